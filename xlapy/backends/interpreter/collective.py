@@ -1,0 +1,1 @@
+"""Interpreter handlers: collective (to be filled)."""

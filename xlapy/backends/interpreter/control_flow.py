@@ -1,0 +1,1 @@
+"""Interpreter handlers: control_flow (to be filled)."""

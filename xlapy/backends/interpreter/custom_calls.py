@@ -1,0 +1,1 @@
+"""Interpreter handlers: custom_calls (to be filled)."""

@@ -1,0 +1,1 @@
+"""Interpreter handlers: data_movement (to be filled)."""

@@ -1,0 +1,1 @@
+"""Interpreter handlers: elementwise (to be filled)."""

@@ -1,0 +1,1 @@
+"""Interpreter handlers: linalg (to be filled)."""

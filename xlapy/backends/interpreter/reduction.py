@@ -1,0 +1,1 @@
+"""Interpreter handlers: reduction (to be filled)."""

@@ -1,0 +1,1 @@
+"""Interpreter handlers: rng (to be filled)."""

@@ -1,0 +1,9 @@
+"""Client layer: backend registry, running HLO (``run_hlo``) and result comparison."""
+from __future__ import annotations
+
+from .backends import available_backends, get_backend, register_backend
+from .compare import compare_arrays, compare_outputs
+from .run import as_module, flatten_result, run_hlo
+
+__all__ = ["run_hlo", "as_module", "flatten_result", "get_backend", "register_backend",
+           "available_backends", "compare_arrays", "compare_outputs"]

@@ -1,0 +1,75 @@
+"""Backend registry: a backend turns an HloModule into an executable.
+
+A backend is registered under a platform name (``"interpreter"``, ``"cpu"``);
+``get_backend(name)`` returns it. Names are case-insensitive, as in XLA's tools
+(``--platform=CPU``, ``--platform=Interpreter``).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol, Sequence
+
+from ..errors import InvalidArgumentError
+from ..hlo.ir import HloModule
+
+
+class Executable(Protocol):
+    """A compiled module: ``execute(args)`` returns the root value (tuples as Python tuples)."""
+
+    module: HloModule
+
+    def execute(self, args: Sequence[Any]) -> Any: ...
+
+
+class Backend(Protocol):
+    name: str
+
+    def compile(self, module: HloModule) -> Executable: ...
+
+
+_FACTORIES: dict[str, Callable[[], Backend]] = {}
+_INSTANCES: dict[str, Backend] = {}
+_ALIASES = {"host": "cpu", "interpreter": "interpreter"}
+
+
+def register_backend(name: str, factory: Callable[[], Backend]) -> None:
+    """Make ``factory()`` the backend for platform ``name``."""
+    _FACTORIES[name.lower()] = factory
+    _INSTANCES.pop(name.lower(), None)
+
+
+def available_backends() -> list[str]:
+    return sorted(_FACTORIES)
+
+
+def get_backend(name: str) -> Backend:
+    """The backend registered under ``name``; InvalidArgumentError lists the available ones."""
+    key = _ALIASES.get(name.lower(), name.lower())
+    if key not in _FACTORIES:
+        raise InvalidArgumentError(
+            f"unknown or unavailable backend {name!r}; available: {', '.join(available_backends())}")
+    if key not in _INSTANCES:
+        _INSTANCES[key] = _FACTORIES[key]()
+    return _INSTANCES[key]
+
+
+class InterpreterExecutable:
+    """The reference interpreter bound to one module."""
+
+    def __init__(self, module: HloModule) -> None:
+        self.module = module
+
+    def execute(self, args: Sequence[Any]) -> Any:
+        from ..backends.interpreter import evaluate_module
+        return evaluate_module(self.module, args)
+
+
+class InterpreterBackend:
+    """Runs HLO on the NumPy reference interpreter (no optimization passes)."""
+
+    name = "interpreter"
+
+    def compile(self, module: HloModule) -> InterpreterExecutable:
+        return InterpreterExecutable(module)
+
+
+register_backend("interpreter", InterpreterBackend)

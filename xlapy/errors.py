@@ -1,0 +1,52 @@
+"""Error types raised by xlapy.
+
+Every error the library raises on bad input derives from :class:`XlapyError`, so
+callers can catch one type. Each names the place: an HLO ``line:column``, an
+instruction, or the user's source line.
+"""
+from __future__ import annotations
+
+
+class XlapyError(Exception):
+    """Base class of every error raised by xlapy."""
+
+
+class InvalidArgumentError(XlapyError, ValueError):
+    """An argument (a shape, an attribute, a value) is not valid for the operation."""
+
+
+class ShapeError(InvalidArgumentError):
+    """Shape inference or verification failed: the operands do not fit the op."""
+
+
+class HloParseError(XlapyError, ValueError):
+    """HLO text could not be parsed.
+
+    Attributes ``line`` and ``column`` are 1-based; ``source_line`` is the text
+    of the offending line; ``expected`` says what the parser wanted there.
+    """
+
+    def __init__(self, message: str, line: int = 0, column: int = 0,
+                 source_line: str = "", expected: str = "") -> None:
+        self.line = line
+        self.column = column
+        self.source_line = source_line
+        self.expected = expected
+        self.bare_message = message
+        text = f"{line}:{column}: {message}" if line else message
+        if source_line:
+            caret = " " * max(column - 1, 0) + "^"
+            text += f"\n  {source_line}\n  {caret}"
+        super().__init__(text)
+
+
+class VerificationError(XlapyError, ValueError):
+    """An HLO module breaks an IR invariant (found by the verifier)."""
+
+
+class UnimplementedError(XlapyError, NotImplementedError):
+    """The operation is valid HLO but this backend cannot execute it."""
+
+
+class ExecutionError(XlapyError, RuntimeError):
+    """A program failed while running (e.g. a custom-call reported an error)."""

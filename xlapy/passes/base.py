@@ -1,0 +1,25 @@
+"""The pass interface: a pass rewrites an HloModule in place and says whether it changed it.
+
+Every pass lives in its own file with one class deriving :class:`HloPass`. Its
+docstring states what it needs (preconditions) and what it guarantees.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+from ..hlo.ir import HloModule
+
+
+class HloPass(ABC):
+    """One HLO→HLO rewrite. ``name`` is XLA's pass name where one exists (used by
+    ``--xla_disable_hlo_passes`` and in per-pass dump file names)."""
+
+    name: ClassVar[str] = "unnamed-pass"
+
+    @abstractmethod
+    def run(self, module: HloModule) -> bool:
+        """Rewrite ``module`` in place; return True if anything changed."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"

@@ -1,0 +1,161 @@
+"""``python -m xlapy run_hlo_module``: run an HLO file and compare, like XLA's tool of that name.
+
+The module runs on ``--platform`` and, unless ``--reference_platform=""`` or it
+is the same platform, on the reference platform; results are compared with
+XLA's ``Near`` rule. Given ``--input_data`` with ``out0..`` arrays (the
+conformance ``data.npz`` layout), results are also compared with those.
+Exit status is 0 when every comparison passes, 1 otherwise (2 for usage or
+input errors).
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ..client import compare_outputs, get_backend
+from ..client.run import flatten_result, prepare_argument
+from ..errors import XlapyError
+from ..hlo import parse_module
+from ..hlo.ir import HloModule
+from ..hlo.shape import Shape
+
+log = logging.getLogger("xlapy.run_hlo_module")
+
+
+def fake_argument(shape: Shape, rng: np.random.Generator, large_range: bool = False):
+    """Random data for one parameter, in the spirit of XLA's MakeFakeLiteral."""
+    if shape.is_tuple:
+        return tuple(fake_argument(s, rng, large_range) for s in shape.tuple_shapes)
+    if shape.is_token:
+        return None
+    et = shape.element_type
+    if et.is_pred:
+        return rng.integers(0, 2, size=shape.dims).astype(np.bool_)
+    if et.is_integral:
+        info = np.iinfo(np.int64 if et.is_signed_integral else np.uint64)
+        lo = max(-8, int(info.min)) if et.is_signed_integral else 0
+        if et.bits <= 4:
+            lo, hi = (-2 if et.is_signed_integral else 0), 2
+        else:
+            hi = 8 if not large_range else min(int(info.max), 2 ** (et.bits - 2))
+        return rng.integers(lo, hi, size=shape.dims, endpoint=True).astype(shape.dtype)
+    if et.is_complex:
+        real = rng.uniform(-1, 1, size=shape.dims) + 1j * rng.uniform(-1, 1, size=shape.dims)
+        return real.astype(shape.dtype)
+    if large_range:
+        mag = np.exp(rng.uniform(-10, 10, size=shape.dims))
+        vals = mag * rng.choice([-1.0, 1.0], size=shape.dims)
+    else:
+        vals = rng.uniform(-1, 1, size=shape.dims)
+    return np.asarray(vals).astype(shape.dtype)
+
+
+def load_inputs(path: Path, module: HloModule) -> tuple[list, list | None]:
+    """Arguments ``arg0..`` (cast to the parameter types) and expected ``out0..`` from an npz."""
+    data = np.load(path, allow_pickle=False)
+    params = module.entry.parameters
+    args = []
+    for i, p in enumerate(params):
+        key = f"arg{i}"
+        if key not in data:
+            raise XlapyError(f"{path}: no array {key!r} for parameter {i} ({p.shape})")
+        args.append(np.asarray(data[key]).astype(p.shape.dtype) if p.shape.is_array
+                    else data[key])
+    outs = sorted((k for k in data.files if k.startswith("out")), key=lambda k: int(k[3:]))
+    expected = [data[k] for k in outs] if outs else None
+    return args, expected
+
+
+def _format(values: list) -> str:
+    return "\n".join(f"  [{i}] {np.asarray(v).dtype}{list(np.shape(v))}: "
+                     f"{np.array2string(np.asarray(v), threshold=20)}" for i, v in enumerate(values))
+
+
+def run_file(path: Path, opts: argparse.Namespace) -> int:
+    """Run one HLO file per the options; returns the number of failed comparisons."""
+    module = parse_module(path.read_text())
+    test_backend = get_backend(opts.platform)
+    ref_name = opts.reference_platform
+    ref_backend = (get_backend(ref_name) if ref_name and ref_name.lower() != opts.platform.lower()
+                   else None)
+    test_exe = test_backend.compile(module)
+    ref_exe = ref_backend.compile(module.clone()) if ref_backend else None
+    given, expected = (load_inputs(Path(opts.input_data), module) if opts.input_data
+                       else (None, None))
+    failures = 0
+    rng = np.random.default_rng(opts.seed)
+    params = module.entry.parameters
+    for it in range(opts.iterations):
+        if given is not None and not opts.force_fake_data:
+            raw = given
+        else:
+            raw = [fake_argument(p.shape, rng, opts.use_large_float_range) for p in params]
+        args = [prepare_argument(a, p.shape, f"argument {i}") for i, (a, p)
+                in enumerate(zip(raw, params))]
+        if opts.print_literals:
+            print(f"** Arguments (iteration {it}) **\n{_format(args)}")
+        result = flatten_result(test_exe.execute(args))
+        if opts.print_literals:
+            print(f"** Result on {opts.platform} **\n{_format(result)}")
+        if ref_exe is not None:
+            ref = flatten_result(ref_exe.execute(args))
+            bad = compare_outputs(result, ref, opts.rel_error_bound, opts.abs_error_bound)
+            if bad:
+                failures += 1
+                print(f"** Results on {opts.platform} and {ref_name} MISCOMPARE **")
+                for m in bad:
+                    print("  " + m.message)
+            else:
+                print(f"** Results on {opts.platform} and {ref_name} are close enough. **")
+        if expected is not None and given is not None and not opts.force_fake_data:
+            bad = compare_outputs(result, expected, opts.rel_error_bound, opts.abs_error_bound)
+            if bad:
+                failures += 1
+                print(f"** Results on {opts.platform} and the expected outputs MISCOMPARE **")
+                for m in bad:
+                    print("  " + m.message)
+            else:
+                print(f"** Results on {opts.platform} match the expected outputs. **")
+    return failures
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m xlapy run_hlo_module",
+                                description="Run HLO modules and compare with a reference.")
+    p.add_argument("files", nargs="+", help="HLO text files")
+    p.add_argument("--platform", default="interpreter", help="test platform (interpreter, cpu)")
+    p.add_argument("--reference_platform", default="interpreter",
+                   help='reference platform; "" for none')
+    p.add_argument("--input_data", help="npz with arg0.. (and optionally expected out0..)")
+    p.add_argument("--iterations", type=int, default=1)
+    p.add_argument("--print_literals", action="store_true")
+    p.add_argument("--random_init_input_literals", action="store_true", default=True,
+                   help="random inputs when no --input_data (the default)")
+    p.add_argument("--force_fake_data", action="store_true")
+    p.add_argument("--use_large_float_range", action="store_true")
+    p.add_argument("--abs_error_bound", type=float, default=1e-3)
+    p.add_argument("--rel_error_bound", type=float, default=1e-3)
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--input_format", default="hlo", choices=["hlo"])
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    opts = build_parser().parse_args(argv)
+    total_fail = 0
+    total_runs = 0
+    for f in opts.files:
+        try:
+            total_fail += run_file(Path(f), opts)
+        except (XlapyError, OSError) as e:
+            print(f"{f}: error: {e}", file=sys.stderr)
+            return 2
+        total_runs += opts.iterations
+    if total_fail:
+        print(f"{total_fail}/{total_runs} runs miscompared.")
+    return 1 if total_fail else 0
