@@ -35,13 +35,31 @@ class HloParseError(XlapyError, ValueError):
         self.bare_message = message
         text = f"{line}:{column}: {message}" if line else message
         if source_line:
-            caret = " " * max(column - 1, 0) + "^"
-            text += f"\n  {source_line}\n  {caret}"
+            shown, col = _excerpt(source_line, column)
+            text += f"\n  {shown}\n  {' ' * max(col - 1, 0)}^"
         super().__init__(text)
 
 
+def _excerpt(line: str, column: int, width: int = 160) -> tuple[str, int]:
+    """At most ``width`` characters of ``line`` around ``column`` and the column within them."""
+    if len(line) <= width:
+        return line, column
+    start = max(0, min(column - 1 - width // 2, len(line) - width))
+    shown = line[start:start + width]
+    prefix = "..." if start > 0 else ""
+    suffix = "..." if start + width < len(line) else ""
+    return prefix + shown + suffix, column - start + len(prefix)
+
+
 class VerificationError(XlapyError, ValueError):
-    """An HLO module breaks an IR invariant (found by the verifier)."""
+    """An HLO module breaks an IR invariant (found by the verifier).
+
+    ``problems`` lists every problem found, one line each.
+    """
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems: list[str] = list(problems or [])
 
 
 class UnimplementedError(XlapyError, NotImplementedError):

@@ -1,0 +1,484 @@
+"""Parser of XLA's HLO text format (module, computations, instructions).
+
+Grammar (see ``docs``/the XLA reference §2)::
+
+    module      ::= 'HloModule' name (',' attr)* table* computation+
+    table       ::= ('FileNames'|'FunctionNames'|'FileLocations'|'StackFrames') row*
+    computation ::= ['ENTRY'] name [ '(' (name ':' shape),* ')' '->' shape ] '{' instr+ '}'
+                    [',' 'execution_thread' '=' string]
+    instr       ::= ['ROOT'] name '=' shape opcode '(' operands ')' (',' attr '=' value)*
+    operand     ::= [shape] name | shape opcode '(' operands ')' ...   (nested, anonymous)
+
+Instruction shapes in the text are authoritative (no shape inference here).
+Operands and control predecessors may refer to instructions defined later in the
+same computation, and called computations may be defined after their callers:
+names are resolved when the computation (or the module) is complete. Errors are
+:class:`~xlapy.errors.HloParseError` with the position of the offending token.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from ..errors import HloParseError
+from . import attrs as A
+from .attrs import RawAttr
+from .ir import AliasEntry, HloComputation, HloInstruction, HloModule
+from .lexer import (Scanner, braced_items, read_attr_name, read_shape,
+                    read_shape_index, read_typed_value)
+from .literal import read_literal
+from .opcodes import ASYNC_SUFFIXES, OPCODES
+from .shape import ProgramShape, Shape
+
+log = logging.getLogger(__name__)
+
+_OPCODE = re.compile(r"[A-Za-z][\w\-]*")
+_ATTR_START = re.compile(r"\s*([A-Za-z_](?:[\w.]|-(?!>))*)\s*=")
+_ROOT = re.compile(r"ROOT(?=[\s%])")
+_ENTRY = re.compile(r"ENTRY(?=[\s%])")
+_TABLE = re.compile(r"(FileNames|FunctionNames|FileLocations|StackFrames)\b")
+_SPACES = re.compile(r"\s*")
+_ALIAS_KIND = re.compile(r"may-alias|must-alias")
+
+HEADER_KINDS: dict[str, str] = {
+    "is_scheduled": A.BOOL, "replica_count": A.INT, "num_partitions": A.INT,
+    "alias_passthrough_params": A.BOOL, "entry_computation_layout": "program_shape",
+    "input_output_alias": "io_alias", "buffer_donor": "buffer_donor",
+    "frontend_attributes": A.DICT, "allow_spmd_sharding_propagation_to_parameters": A.BOOL_LIST,
+    "allow_spmd_sharding_propagation_to_output": A.BOOL_LIST,
+}
+
+
+class _Pending:
+    """An instruction as read from the text, before names are resolved."""
+
+    __slots__ = ("name", "pos", "opcode", "op_pos", "shape", "operands", "attrs", "literal",
+                 "parameter_number", "ctrl", "is_root", "instr")
+
+    def __init__(self, name: str, pos: int) -> None:
+        self.name, self.pos = name, pos
+        self.opcode, self.op_pos, self.shape = "", pos, None
+        self.operands: list = []          # (name, pos, declared shape) or _Pending
+        self.attrs: dict[str, Any] = {}
+        self.literal: Any = None
+        self.parameter_number: int | None = None
+        self.ctrl: list[tuple[str, int]] = []
+        self.is_root = False
+        self.instr: HloInstruction | None = None
+
+
+class _CompState:
+    """Names and pending instructions of the computation being parsed."""
+
+    def __init__(self, name: str, pos: int) -> None:
+        self.name, self.pos = name, pos
+        self.by_name: dict[str, _Pending] = {}
+        self.order: list[_Pending] = []
+        self.root: _Pending | None = None
+
+
+class HloParser:
+    """Recursive-descent parser; use :func:`parse_module`."""
+
+    def __init__(self, text: str) -> None:
+        self.sc = Scanner(text)
+        self.names_in_module: dict[str, str] = {}     # instruction name -> computation name
+        self.comp_refs: list[tuple[_Pending, str, Any]] = []
+
+    # ------------------------------------------------------------------ module
+    def parse_module(self) -> HloModule:
+        sc = self.sc
+        p = sc.skip()
+        if not sc.text.startswith("HloModule", p):
+            sc.fail(f"expected 'HloModule' at the start of the module, found {sc.describe()}",
+                    expected="HloModule")
+        sc.pos = p + len("HloModule")
+        name, _ = sc.name("the module name")
+        module = HloModule(name)
+        while sc.accept(","):
+            key, kp = read_attr_name(sc)
+            if key in module.attributes:
+                sc.fail(f"duplicate module attribute '{key}'", kp)
+            module.attributes[key] = self._header_value(key)
+        self._tables(module)
+        comps: list[tuple[HloComputation, int, bool]] = []
+        seen: dict[str, int] = {}
+        while not sc.at_end():
+            comp, cpos, is_entry = self._computation()
+            if comp.name in seen:
+                sc.fail(f"duplicate computation name '{comp.name}'", cpos)
+            seen[comp.name] = cpos
+            comps.append((comp, cpos, is_entry))
+        if not comps:
+            sc.fail("the module has no computations", expected="computation")
+        entries = [c for c in comps if c[2]]
+        if len(entries) > 1:
+            sc.fail(f"more than one ENTRY computation ('{entries[0][0].name}' and "
+                    f"'{entries[1][0].name}')", entries[1][1])
+        entry = entries[0][0] if entries else comps[-1][0]
+        by_name = {c.name: c for c, _, _ in comps}
+        for pd, key, value in self.comp_refs:
+            pd.instr.attrs[key] = self._resolve_comp(value, by_name)
+        for comp, _, _ in comps:
+            module.add_computation(comp, is_entry=comp is entry)
+        return module
+
+    def _resolve_comp(self, value: Any, by_name: dict[str, HloComputation]) -> Any:
+        if isinstance(value, tuple):
+            return tuple(self._resolve_comp(v, by_name) for v in value)
+        comp = by_name.get(value.name)
+        if comp is None:
+            self.sc.fail(f"undefined computation '{value.name}'", value.pos)
+        return comp
+
+    def _header_value(self, key: str) -> Any:
+        sc = self.sc
+        kind = HEADER_KINDS.get(key)
+        if kind == "program_shape":
+            sc.expect("{", "to open entry_computation_layout")
+            p = sc.skip()
+            params = read_shape(sc)
+            if not params.is_tuple:
+                sc.fail("expected '(' parameter shapes ')' in entry_computation_layout", p)
+            sc.expect("->", "in entry_computation_layout")
+            result = read_shape(sc)
+            sc.expect("}", "to close entry_computation_layout")
+            return ProgramShape(params.tuple_shapes, result)
+        if kind == "io_alias":
+            sc.expect("{")
+            out: list = []
+            while not sc.accept("}"):
+                if out:
+                    sc.expect(",", "between input_output_alias entries")
+                out_index = read_shape_index(sc)
+                sc.expect(":")
+                sc.expect("(")
+                param = sc.integer("a parameter number")
+                sc.expect(",")
+                param_index = read_shape_index(sc)
+                alias_kind = "may-alias"
+                if sc.accept(","):
+                    m = sc.match(_ALIAS_KIND)
+                    if not m:
+                        sc.fail(f"expected may-alias or must-alias, found {sc.describe()}")
+                    alias_kind = m.group(0)
+                sc.expect(")")
+                out.append(AliasEntry(out_index, param, param_index, alias_kind))
+            return out
+        if kind == "buffer_donor":
+            sc.expect("{")
+            donors: list = []
+            while not sc.accept("}"):
+                if donors:
+                    sc.expect(",", "between buffer_donor entries")
+                sc.expect("(")
+                param = sc.integer("a parameter number")
+                sc.expect(",")
+                donors.append((param, read_shape_index(sc)))
+                sc.expect(")")
+            return donors
+        if kind is None:
+            log.debug("keeping unknown module attribute %s verbatim", key)
+            return RawAttr(sc.balanced(f"module attribute {key}"))
+        return read_typed_value(sc, kind, key)
+
+    def _tables(self, module: HloModule) -> None:
+        sc, sf = self.sc, module.stack_frames
+        targets = {"FileNames": sf.file_names, "FunctionNames": sf.function_names,
+                   "FileLocations": sf.file_locations, "StackFrames": sf.stack_frames}
+        while True:
+            p = sc.skip()
+            m = _TABLE.match(sc.text, p)
+            if not m:
+                return
+            after = _SPACES.match(sc.text, m.end()).end()
+            if sc.text[after:after + 1] in ("(", "{"):
+                return                      # a computation with that name
+            sc.pos = m.end()
+            table = targets[m.group(1)]
+            while sc.peek().isdigit():
+                ip = sc.skip()
+                row_id = sc.integer()
+                if row_id != len(table) + 1:
+                    sc.fail(f"{m.group(1)} row id {row_id} out of order, expected "
+                            f"{len(table) + 1}", ip)
+                if m.group(1) in ("FileNames", "FunctionNames"):
+                    table.append(sc.string())
+                    continue
+                sc.expect("{")
+                fields: dict[str, int] = {}
+                while not sc.accept("}"):
+                    key, _ = read_attr_name(sc)
+                    fields[key] = sc.integer()
+                if m.group(1) == "FileLocations":
+                    table.append(fields)
+                else:
+                    if "file_location_id" not in fields:
+                        sc.fail("stack frame needs file_location_id", ip)
+                    table.append((fields["file_location_id"], fields.get("parent_frame_id", 0)))
+
+    # ------------------------------------------------------------------ computations
+    def _computation(self) -> tuple[HloComputation, int, bool]:
+        sc = self.sc
+        p = sc.skip()
+        if sc.text.startswith("}", p):
+            sc.fail("unbalanced '}': no computation is open here", p)
+        is_entry = sc.match(_ENTRY) is not None
+        name, npos = sc.name("a computation name")
+        if sc.at("("):
+            sc.pos += 1
+            first = True
+            while not sc.accept(")"):
+                if not first:
+                    sc.expect(",", "between computation parameters")
+                first = False
+                sc.name("a parameter name")
+                sc.expect(":", "after the parameter name")
+                read_shape(sc)
+            sc.expect("->", "before the computation's result shape")
+            read_shape(sc)
+        sc.expect("{", f"to open computation '{name}'")
+        state = _CompState(name, npos)
+        while not sc.accept("}"):
+            if sc.at_end():
+                sc.fail(f"missing '}}' to close computation '{name}' (opened at line "
+                        f"{sc.line_col(npos)[0]})", expected="}")
+            self._instruction(state)
+        comp = self._build(state)
+        if sc.at(","):
+            save = sc.pos
+            sc.accept(",")
+            key, kp = read_attr_name(sc)
+            if key != "execution_thread":
+                sc.pos = save
+                sc.fail(f"unexpected attribute '{key}' after computation '{name}' "
+                        f"(only execution_thread is allowed)", kp)
+            comp.execution_thread = sc.string()
+        return comp, npos, is_entry
+
+    def _build(self, st: _CompState) -> HloComputation:
+        """Create the instruction objects of a parsed computation and link names."""
+        sc = self.sc
+        if not st.order:
+            sc.fail(f"computation '{st.name}' has no instructions", st.pos)
+        comp = HloComputation(st.name)
+        index = {id(pd): i for i, pd in enumerate(st.order)}
+        for pd in st.order:
+            pd.instr = HloInstruction(pd.opcode, pd.shape, (), pd.attrs, name=pd.name,
+                                      literal=pd.literal, parameter_number=pd.parameter_number)
+        forward = False
+        for i, pd in enumerate(st.order):
+            operands = []
+            for ref in pd.operands:
+                target = ref if isinstance(ref, _Pending) else self._lookup(st, ref[0], ref[1])
+                if not isinstance(ref, _Pending) and ref[2] is not None \
+                        and not ref[2].compatible(target.shape):
+                    sc.fail(f"operand '{ref[0]}' of '{pd.name}' has shape "
+                            f"{target.shape.to_text()}, but the operand is written as "
+                            f"{ref[2].to_text()}", ref[1])
+                forward |= index[id(target)] > i
+                operands.append(target.instr)
+            pd.instr.operands = operands
+            for op in operands:
+                op._add_user(pd.instr)
+            for cname, cpos in pd.ctrl:
+                target = self._lookup(st, cname, cpos)
+                forward |= index[id(target)] > i
+                pd.instr.control_predecessors.append(target.instr)
+        params: dict[int, _Pending] = {}
+        for pd in st.order:
+            if pd.opcode == "parameter":
+                if pd.parameter_number in params:
+                    sc.fail(f"duplicate parameter({pd.parameter_number}) in computation "
+                            f"'{st.name}' (also '{params[pd.parameter_number].name}')", pd.op_pos)
+                params[pd.parameter_number] = pd
+        for n in range(len(params)):
+            if n not in params:
+                bad = max(params.values(), key=lambda q: q.parameter_number)
+                sc.fail(f"computation '{st.name}' has parameter({bad.parameter_number}) but no "
+                        f"parameter({n})", bad.op_pos)
+        for pd in st.order:
+            comp.add_instruction(pd.instr)
+        comp.root = (st.root or st.order[-1]).instr
+        if forward:
+            comp.instructions = comp.post_order()
+        for pd in st.order:
+            self.names_in_module.setdefault(pd.name, st.name)
+        return comp
+
+    def _lookup(self, st: _CompState, name: str, pos: int) -> _Pending:
+        pd = st.by_name.get(name)
+        if pd is None:
+            other = self.names_in_module.get(name)
+            where = (f"; it is defined in computation '{other}' (operands must be in the same "
+                     f"computation)" if other else "")
+            self.sc.fail(f"unknown operand '{name}' in computation '{st.name}'{where}", pos)
+        return pd
+
+    # ------------------------------------------------------------------ instructions
+    def _instruction(self, st: _CompState) -> None:
+        sc = self.sc
+        p = sc.skip()
+        is_root = sc.match(_ROOT) is not None
+        if sc.match(_ENTRY):
+            sc.fail(f"missing '}}' to close computation '{st.name}' before the next computation",
+                    p, expected="}")
+        name, npos = sc.name("an instruction name")
+        if not sc.at("="):
+            if sc.peek() in ("(", "{"):
+                sc.fail(f"missing '}}' to close computation '{st.name}' before computation "
+                        f"'{name}'", npos, expected="}")
+            sc.fail(f"expected '=' after instruction name '{name}', found {sc.describe()}",
+                    expected="=")
+        sc.pos += 1
+        pd = _Pending(name, npos)
+        pd.is_root = is_root
+        self._define(st, pd)
+        self._rhs(st, pd, nested=False)
+        if is_root:
+            if st.root is not None:
+                sc.fail(f"computation '{st.name}' has more than one ROOT ('{st.root.name}' and "
+                        f"'{name}')", p)
+            st.root = pd
+        end = sc.skip_in_line()
+        if end < len(sc.text) and sc.text[end] not in "\n}":
+            sc.fail(f"unexpected {sc.describe(end)} after instruction '{name}' (expected ',' "
+                    f"or the end of the line)", end)
+
+    def _define(self, st: _CompState, pd: _Pending) -> None:
+        if pd.name in st.by_name:
+            self.sc.fail(f"duplicate instruction name '{pd.name}' in computation '{st.name}'",
+                         pd.pos)
+        st.by_name[pd.name] = pd
+
+    def _rhs(self, st: _CompState, pd: _Pending, nested: bool,
+             shape: Shape | None = None) -> None:
+        """``shape opcode(operands), attrs`` into ``pd``; appends ``pd`` to the computation."""
+        sc = self.sc
+        pd.shape = shape if shape is not None else read_shape(sc)
+        pd.op_pos = sc.skip()
+        m = sc.match(_OPCODE)
+        if not m:
+            sc.fail(f"expected an opcode, found {sc.describe()}", expected="opcode")
+        opcode = m.group(0)
+        if opcode not in OPCODES and not any(
+                opcode.endswith(s) and opcode[:-len(s)] in OPCODES for s in ASYNC_SUFFIXES):
+            sc.fail(f"unknown opcode '{opcode}'", pd.op_pos, expected="opcode")
+        pd.opcode = opcode
+        sc.expect("(", f"after opcode '{opcode}'")
+        if opcode == "constant":
+            pd.literal = read_literal(sc, pd.shape)
+            sc.expect(")", "to close the constant's literal")
+        elif opcode == "parameter":
+            pd.parameter_number = sc.integer("a parameter number")
+            if pd.parameter_number < 0:
+                sc.fail("parameter number must be non-negative", pd.op_pos)
+            sc.expect(")", "after the parameter number")
+        else:
+            self._operands(st, pd)
+        self._attributes(st, pd, nested)
+        self._check(pd)
+        st.order.append(pd)
+
+    def _operands(self, st: _CompState, pd: _Pending) -> None:
+        sc = self.sc
+        if sc.accept(")"):
+            return
+        while True:
+            p = sc.skip()
+            declared = None
+            if sc.text.startswith("(", p) or re.match(r"[A-Za-z][A-Za-z0-9]*\[", sc.text[p:p + 24]):
+                declared = read_shape(sc)
+            name, npos = sc.name("an operand name")
+            if sc.at("("):
+                if declared is None:
+                    sc.fail(f"nested instruction '{name}(...)' needs a result shape before it",
+                            npos)
+                sc.pos = npos
+                anon = _Pending(self._anon_name(st, name), npos)
+                self._define(st, anon)
+                self._rhs(st, anon, nested=True, shape=declared)
+                pd.operands.append(anon)
+            else:
+                pd.operands.append((name, npos, declared))
+            if sc.accept(")"):
+                return
+            sc.expect(",", "or ')' in the operand list")
+
+    def _anon_name(self, st: _CompState, opcode: str) -> str:
+        base = f"{opcode}.anon"
+        name, n = base, 0
+        while name in st.by_name:
+            n += 1
+            name = f"{base}.{n}"
+        return name
+
+    def _attributes(self, st: _CompState, pd: _Pending, nested: bool) -> None:
+        sc = self.sc
+        while True:
+            save = sc.pos
+            if not sc.accept(","):
+                sc.pos = save
+                return
+            if nested and not _ATTR_START.match(sc.text, sc.pos):
+                sc.pos = save           # the ',' separates the outer operands
+                return
+            key, kp = read_attr_name(sc)
+            if key in pd.attrs or (key == "control-predecessors" and pd.ctrl):
+                sc.fail(f"duplicate attribute '{key}' on '{pd.name}'", kp)
+            kind = A.ATTR_KINDS.get(key)
+            if kind == A.INSTR_LIST:
+                for _ in braced_items(sc, key):
+                    pd.ctrl.append(sc.name("an instruction name"))
+                continue
+            if kind is None:
+                log.debug("keeping unknown attribute %s of %s verbatim", key, pd.name)
+                pd.attrs[key] = RawAttr(sc.balanced(f"attribute '{key}'"))
+                continue
+            value = read_typed_value(sc, kind, key)
+            if kind in (A.COMPUTATION, A.COMPUTATION_LIST):
+                self.comp_refs.append((pd, key, value))
+            pd.attrs[key] = value
+
+    def _check(self, pd: _Pending) -> None:
+        info = OPCODES.get(pd.opcode)
+        if info is None:
+            return
+        if info.arity is not None and len(pd.operands) != info.arity:
+            self.sc.fail(f"'{pd.opcode}' takes {info.arity} operand"
+                         f"{'' if info.arity == 1 else 's'}, but '{pd.name}' has "
+                         f"{len(pd.operands)}", pd.op_pos)
+        if pd.opcode == "broadcast" and "dimensions" not in pd.attrs:
+            pd.attrs["dimensions"] = ()
+        for req in info.required:
+            if req not in pd.attrs:
+                self.sc.fail(f"'{pd.opcode}' instruction '{pd.name}' is missing required "
+                             f"attribute '{req}'", pd.op_pos, expected=req)
+
+
+def parse_module(text: str) -> HloModule:
+    """Parse HLO text into an :class:`HloModule`; raises ``HloParseError``."""
+    parser = HloParser(text)
+    try:
+        return parser.parse_module()
+    except HloParseError:
+        raise
+    except RecursionError:
+        raise parser.sc.error("HLO text is nested too deeply") from None
+    except Exception as e:  # a parser bug must still surface as a parse error
+        raise parser.sc.error(f"internal parser error ({type(e).__name__}: {e})") from e
+
+
+def parse_shape(text: str) -> Shape:
+    """Parse one shape such as ``f32[2,3]{1,0}`` or ``(f32[], s32[4])``."""
+    sc = Scanner(text)
+    try:
+        shape = read_shape(sc)
+    except HloParseError:
+        raise
+    except Exception as e:
+        raise sc.error(f"internal parser error ({type(e).__name__}: {e})") from e
+    if not sc.at_end():
+        sc.fail(f"unexpected {sc.describe()} after the shape")
+    return shape
