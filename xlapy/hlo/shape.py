@@ -48,6 +48,10 @@ class Shape:
     layout: Layout | None = None
     tuple_shapes: tuple["Shape", ...] = ()
 
+    def __post_init__(self) -> None:
+        if len(self.dynamic) != len(self.dims):   # normalise: one flag per dim
+            object.__setattr__(self, "dynamic", (False,) * len(self.dims))
+
     # ----- constructors
     @staticmethod
     def array(element_type: ElementType | str, dims: Iterable[int] = (),

@@ -92,6 +92,9 @@ class Ctx:
             raise self.fail(f"attribute {name} must be a computation, got {comp!r}")
         if comp.root is None:
             raise self.fail(f"called computation {comp.name} ({name}) has no root")
+        if any(p is None for p in comp.parameters):
+            raise self.fail(f"called computation {comp.name} ({name}) has a gap in its "
+                            "parameter numbers")
         return comp
 
     # ----- operand helpers
@@ -149,7 +152,8 @@ def check_dims_in_range(ctx: Ctx, name: str, dims: Sequence[int], rank: int,
                   f"{name}={{{','.join(map(str, dims))}}} repeats a dimension")
 
 
-from . import (collective, control_flow, data_movement, elementwise, linalg,  # noqa: E402,F401
+from . import (collective, control_flow, data_movement, elementwise,  # noqa: E402,F401
+               gather_scatter, linalg,
                reduction, rng)
 
 

@@ -1,0 +1,173 @@
+"""Shape rules of collectives (as one program sees them) and of host I/O (infeed, outfeed,
+send, recv), which carry tokens."""
+from __future__ import annotations
+
+import re
+
+from .. import types as T
+from ..shape import Shape
+from . import Ctx, array_shape, check_dims_in_range, rule, same_type_and_dims, shape_text
+from .computations import check_reducer
+
+
+def group_size(replica_groups) -> int | None:
+    """Devices per group from ``replica_groups`` text (``{{0,1},{2,3}}`` or ``[2,4]<=[8]``),
+    or None when it does not say (``{}`` or absent)."""
+    if replica_groups is None:
+        return None
+    text = str(replica_groups).replace(" ", "")
+    m = re.match(r"^\[(\d+),(\d+)\]<=", text)
+    if m:
+        return int(m.group(2))
+    m = re.match(r"^\{\{([\d,]*)\}", text)
+    if m:
+        return len([x for x in m.group(1).split(",") if x])
+    return None
+
+
+def _same_as_operands(ctx: Ctx) -> Shape:
+    ctx.check(len(ctx.operands) >= 1, "expects at least one operand")
+    shapes = [s.without_layout() for s in ctx.operands]
+    return shapes[0] if len(shapes) == 1 else Shape.tuple(shapes)
+
+
+@rule("all-reduce", "all-reduce-start")
+def all_reduce(ctx: Ctx) -> Shape:
+    """The operands' shapes (a tuple for several); ``to_apply`` is a scalar reducer."""
+    out = _same_as_operands(ctx)
+    for i in range(len(ctx.operands)):
+        et = ctx.array(i).element_type
+        check_reducer(ctx, "to_apply", [et], [et])
+    return out
+
+
+@rule("all-reduce-done", "collective-permute-done")
+def collective_done(ctx: Ctx) -> Shape:
+    """The shape of the started collective's result."""
+    ctx.arity(1)
+    return ctx.operands[0].without_layout()
+
+
+def _scaled(ctx: Ctx, grow: bool) -> Shape:
+    """all-gather (grow) multiplies, reduce-scatter divides ``dimensions={d}`` by the group size."""
+    ctx.arity(1)
+    s = ctx.array(0)
+    dims = ctx.ints("dimensions")
+    ctx.check(len(dims) == 1, f"dimensions must name exactly one dimension, got {list(dims)}")
+    check_dims_in_range(ctx, "dimensions", dims, s.rank)
+    d = dims[0]
+    n = group_size(ctx.attr("replica_groups"))
+    out = list(s.dims)
+    if n is None:
+        decl = ctx.need_declared("group size")
+        ctx.check(decl.is_array and decl.rank == s.rank, f"result {shape_text(decl)} must have "
+                                                         f"the rank of {shape_text(s)}")
+        out[d] = decl.dims[d]
+        big, small = (out[d], s.dims[d]) if grow else (s.dims[d], out[d])
+        ctx.check(small > 0 and big % small == 0 or big == small == 0,
+                  f"result dimension {d} of {shape_text(decl)} is not a multiple-size of "
+                  f"{shape_text(s)}")
+    elif grow:
+        out[d] *= n
+    else:
+        ctx.check(s.dims[d] % n == 0, f"dimension {d} of {shape_text(s)} is not divisible by "
+                                      f"the group size {n}")
+        out[d] //= n
+    return array_shape(s.element_type, out)
+
+
+@rule("all-gather")
+def all_gather(ctx: Ctx) -> Shape:
+    """``dimensions={d}`` grows by the replica group size."""
+    return _scaled(ctx, grow=True)
+
+
+@rule("reduce-scatter")
+def reduce_scatter(ctx: Ctx) -> Shape:
+    """``dimensions={d}`` shrinks by the replica group size; ``to_apply`` is a reducer."""
+    out = _scaled(ctx, grow=False)
+    et = ctx.operands[0].element_type
+    check_reducer(ctx, "to_apply", [et], [et])
+    return out
+
+
+@rule("all-to-all", "collective-broadcast")
+def all_to_all(ctx: Ctx) -> Shape:
+    """The operands' shapes (a tuple for several)."""
+    return _same_as_operands(ctx)
+
+
+@rule("collective-permute")
+def collective_permute(ctx: Ctx) -> Shape:
+    """The operand's shape (the in-place 4-operand form returns the output buffer's)."""
+    ctx.check(len(ctx.operands) in (1, 4), f"expects 1 or 4 operands, got {len(ctx.operands)}")
+    return ctx.operands[0 if len(ctx.operands) == 1 else 1].without_layout()
+
+
+@rule("replica-id", "partition-id")
+def device_id(ctx: Ctx) -> Shape:
+    """``u32[]``."""
+    ctx.arity(0)
+    return Shape.scalar(T.U32)
+
+
+def _token(ctx: Ctx, i: int) -> None:
+    ctx.check(ctx.operands[i].is_token, f"operand {i} {shape_text(ctx.operands[i])} must be a "
+                                        "token")
+
+
+@rule("infeed")
+def infeed(ctx: Ctx) -> Shape:
+    """``infeed(token)`` -> ``(data, token)`` with the data shape declared."""
+    ctx.arity(1)
+    _token(ctx, 0)
+    out = ctx.need_declared("data shape")
+    ctx.check(out.is_tuple and len(out.tuple_shapes) == 2 and out.tuple_shapes[1].is_token,
+              f"result {shape_text(out)} must be (data, token[])")
+    return out.without_layout()
+
+
+@rule("outfeed")
+def outfeed(ctx: Ctx) -> Shape:
+    """``outfeed(data, token)`` -> token."""
+    ctx.arity(2)
+    _token(ctx, 1)
+    return Shape.token()
+
+
+@rule("send")
+def send(ctx: Ctx) -> Shape:
+    """``send(data, token)`` -> ``(data, u32[] context, token)``."""
+    ctx.arity(2)
+    _token(ctx, 1)
+    return Shape.tuple([ctx.operands[0].without_layout(), Shape.scalar(T.U32), Shape.token()])
+
+
+@rule("send-done")
+def send_done(ctx: Ctx) -> Shape:
+    """token."""
+    ctx.arity(1)
+    return Shape.token()
+
+
+@rule("recv")
+def recv(ctx: Ctx) -> Shape:
+    """``recv(token)`` -> ``(data, u32[] context, token)`` with the data shape declared."""
+    ctx.arity(1)
+    _token(ctx, 0)
+    out = ctx.need_declared("data shape")
+    ctx.check(out.is_tuple and len(out.tuple_shapes) == 3
+              and same_type_and_dims(out.tuple_shapes[1], Shape.scalar(T.U32))
+              and out.tuple_shapes[2].is_token,
+              f"result {shape_text(out)} must be (data, u32[], token[])")
+    return out.without_layout()
+
+
+@rule("recv-done")
+def recv_done(ctx: Ctx) -> Shape:
+    """``recv-done(recv)`` -> ``(data, token)``."""
+    ctx.arity(1)
+    s = ctx.operands[0]
+    ctx.check(s.is_tuple and len(s.tuple_shapes) == 3, f"operand {shape_text(s)} must be a recv "
+                                                       "tuple")
+    return Shape.tuple([s.tuple_shapes[0].without_layout(), Shape.token()])
