@@ -46,7 +46,7 @@ def compare_arrays(actual, expected, rtol: float, atol: float) -> str | None:
     inf_mismatch = (np.isinf(ac) | np.isinf(ec)) & ~(nan_a | nan_e) & (ac != ec)
     with np.errstate(invalid="ignore", over="ignore"):
         diff = np.abs(ac - ec)
-        ok = (diff <= atol) | (diff <= rtol * np.abs(ec))
+        ok = (diff <= atol) | (diff <= rtol * np.abs(ec)) | (ac == ec)
     ok = np.where(nan_a | nan_e, nan_a & nan_e, ok) & ~inf_mismatch
     if ok.all():
         return None
