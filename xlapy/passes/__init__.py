@@ -1,0 +1,26 @@
+"""HLO→HLO passes, one file each, and the named pipelines (layer 2).
+
+Passes carry XLA's names (``algsimp``, ``dce``, ``cse`` ...) so ``XLA_FLAGS``
+pass control (``--xla_disable_hlo_passes=...``) and dump names match XLA's.
+"""
+from __future__ import annotations
+
+from .algebraic_simplifier import AlgebraicSimplifier
+from .base import HloPass
+from .call_inliner import CallInliner
+from .comparison_expander import ComparisonExpander
+from .constant_folding import HloConstantFolding, set_constant_evaluator
+from .cse import HloCSE
+from .dce import HloDCE
+from .pipeline import (HloPassFix, HloPassPipeline, PassRecord, PipelineResult, cpu_pipeline,
+                       cpu_simplification_pipeline, format_pass_timings,
+                       target_independent_passes)
+from .tuple_simplifier import TupleSimplifier
+from .zero_sized_simplifier import ZeroSizedHloElimination
+
+__all__ = [
+    "AlgebraicSimplifier", "CallInliner", "ComparisonExpander", "HloCSE", "HloConstantFolding",
+    "HloDCE", "HloPass", "HloPassFix", "HloPassPipeline", "PassRecord", "PipelineResult",
+    "TupleSimplifier", "ZeroSizedHloElimination", "cpu_pipeline", "cpu_simplification_pipeline",
+    "format_pass_timings", "set_constant_evaluator", "target_independent_passes",
+]

@@ -1,0 +1,368 @@
+"""XLA's debug options (``XLA_FLAGS``) and the dump-file helpers.
+
+``XLA_FLAGS`` holds space-separated flags with XLA's names and syntax:
+``--name=value``; a boolean flag may be given bare (``--name``, meaning true)
+or as ``--name=true`` / ``--name=false`` (``1``/``0`` are accepted too).
+Values may be quoted (``--xla_dump_to='my dir'``) and list flags take
+comma-separated values (``--xla_disable_hlo_passes=algsimp,cse``). XLA's own
+parser has no ``--noname`` form, so neither has this one.
+
+Users share ``XLA_FLAGS`` with the real XLA (JAX, TensorFlow), so flags this
+project does not know are ignored with one logged warning each; a known flag
+with a value of the wrong type raises :class:`InvalidArgumentError`.
+
+:func:`get_debug_options` returns the options for the current environment
+(parsed once per ``XLA_FLAGS`` value); :func:`debug_options` overrides fields
+for a ``with`` block. :class:`DumpConfig` computes XLA's dump file names
+(``xla/service/dump.cc``)::
+
+    [<timestamp>.]module_0001.jit_f.before_optimizations.txt
+    module_0001.jit_f.after_optimizations.txt / .dot / .html
+    module_0001.jit_f.after_optimizations-buffer-assignment.txt
+    module_0001.jit_f.0003.simplification.after_algsimp.before_dce.txt
+
+Module numbers are given out in order of first dump (``module_0001`` is the
+first module this process dumped), so file names are stable between runs.
+This module is layer 0: it imports nothing from xlapy but :mod:`xlapy.errors`.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import logging
+import os
+import re
+import shlex
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from .errors import InvalidArgumentError
+
+log = logging.getLogger("xlapy.config")
+
+
+@dataclass(frozen=True)
+class DebugOptions:
+    """XLA ``DebugOptions`` fields this project reads, with XLA's defaults.
+
+    Field names are the flag names without ``--``. Tuple fields are
+    comma-separated lists in ``XLA_FLAGS``.
+    """
+
+    # --- dumping (reference section 7.1)
+    xla_dump_to: str = ""
+    xla_dump_hlo_as_text: bool = False
+    xla_dump_hlo_as_long_text: bool = True
+    xla_dump_hlo_as_proto: bool = False
+    xla_dump_hlo_as_dot: bool = False
+    xla_dump_hlo_as_html: bool = False
+    xla_dump_hlo_as_url: bool = False
+    xla_dump_hlo_module_re: str = ""
+    xla_dump_hlo_pass_re: str = ""
+    xla_dump_emitter_re: str = ""
+    xla_dump_large_constants: bool = False
+    xla_dump_include_timestamp: bool = False
+    xla_dump_max_hlo_modules: int = -1
+    xla_dump_module_metadata: bool = False
+    xla_dump_hlo_snapshots: bool = False
+    xla_enable_dumping: bool = True
+    # --- pass control and general (7.2)
+    xla_disable_hlo_passes: tuple[str, ...] = ()
+    xla_enable_hlo_passes_only: tuple[str, ...] = ()
+    xla_disable_all_hlo_passes: bool = False
+    xla_backend_optimization_level: int = 3
+    xla_llvm_disable_expensive_passes: bool = False
+    xla_backend_extra_options: str = ""
+    xla_embed_ir_in_executable: bool = False
+    xla_hlo_profile: bool = False
+    xla_eliminate_hlo_implicit_broadcast: bool = True
+    xla_allow_excess_precision: bool = True
+    xla_force_host_platform_device_count: int = 1
+    xla_debug_buffer_assignment_show_max: int = 15
+    xla_reduce_window_rewrite_base_length: int = 16
+    xla_detailed_logging: bool = True
+    # --- CPU (7.3)
+    xla_cpu_enable_fast_math: bool = False
+    xla_cpu_fast_math_honor_nans: bool = True
+    xla_cpu_fast_math_honor_infs: bool = True
+    xla_cpu_fast_math_honor_division: bool = True
+    xla_cpu_fast_math_honor_functions: bool = True
+    xla_cpu_enable_fast_min_max: bool = True
+    xla_cpu_use_thunk_runtime: bool = True          # accepted, no effect
+    xla_cpu_use_fusion_emitters: bool = True
+    xla_cpu_multi_thread_eigen: bool = True
+    xla_cpu_parallel_codegen_split_count: int = 32
+    xla_cpu_prefer_vector_width: int = 256
+    xla_cpu_max_isa: str = ""
+    xla_cpu_strict_dot_conv_math: bool = False
+
+    def replace(self, **changes: Any) -> "DebugOptions":
+        """A copy with some fields changed (names checked, lists given as tuples or strings)."""
+        return dataclasses.replace(self, **_coerce_fields(changes))
+
+    @property
+    def disabled_passes(self) -> frozenset[str]:
+        return frozenset(self.xla_disable_hlo_passes)
+
+    def pass_enabled(self, name: str) -> bool:
+        """Whether a pass (or pipeline) called ``name`` may run under these options."""
+        if self.xla_disable_all_hlo_passes or name in self.xla_disable_hlo_passes:
+            return False
+        return not self.xla_enable_hlo_passes_only or name in self.xla_enable_hlo_passes_only
+
+
+_FIELDS: dict[str, dataclasses.Field] = {f.name: f for f in dataclasses.fields(DebugOptions)}
+_FIELD_TYPES: dict[str, type] = {
+    name: type(f.default) for name, f in _FIELDS.items()}   # bool, int, str or tuple
+
+
+def _convert(name: str, value: Any) -> Any:
+    """``value`` (text from XLA_FLAGS, or a Python value) as the type of field ``name``."""
+    kind = _FIELD_TYPES[name]
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("true", "1"):
+            return True
+        if text in ("false", "0"):
+            return False
+        raise InvalidArgumentError(f"XLA flag --{name} takes true or false, got {value!r}")
+    if kind is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        try:
+            return int(str(value).strip(), 10)
+        except ValueError:
+            raise InvalidArgumentError(
+                f"XLA flag --{name} takes an integer, got {value!r}") from None
+    if kind is tuple:
+        if isinstance(value, (tuple, list)):
+            return tuple(str(v) for v in value)
+        return tuple(v for v in str(value).split(",") if v)
+    return str(value)
+
+
+def _coerce_fields(changes: dict[str, Any]) -> dict[str, Any]:
+    unknown = [k for k in changes if k not in _FIELDS]
+    if unknown:
+        raise InvalidArgumentError(f"unknown debug option(s): {', '.join(sorted(unknown))}")
+    return {k: _convert(k, v) for k, v in changes.items()}
+
+
+_warned_unknown: set[str] = set()
+
+
+def parse_xla_flags(text: str, base: DebugOptions | None = None) -> DebugOptions:
+    """Parse an ``XLA_FLAGS`` string into :class:`DebugOptions` (later flags win).
+
+    Unknown flags (and words that are not ``--flags``) are logged once each and ignored.
+    """
+    try:
+        words = shlex.split(text)
+    except ValueError as e:
+        raise InvalidArgumentError(f"cannot split XLA_FLAGS {text!r}: {e}") from None
+    changes: dict[str, Any] = {}
+    for word in words:
+        if not word.startswith("--"):
+            _warn_unknown(word)
+            continue
+        name, eq, value = word[2:].partition("=")
+        if name not in _FIELDS:
+            _warn_unknown(word)
+            continue
+        if not eq:
+            if _FIELD_TYPES[name] is not bool:
+                raise InvalidArgumentError(f"XLA flag --{name} needs a value (--{name}=...)")
+            value = "true"
+        changes[name] = _convert(name, value)
+    return dataclasses.replace(base or DebugOptions(), **changes)
+
+
+def _warn_unknown(word: str) -> None:
+    if word not in _warned_unknown:
+        _warned_unknown.add(word)
+        log.warning("ignored unknown XLA flag %s (not used by xlapy)", word)
+
+
+_cache: dict[str, DebugOptions] = {}
+_overrides: contextvars.ContextVar[tuple[dict[str, Any], ...]] = contextvars.ContextVar(
+    "xlapy_debug_option_overrides", default=())
+
+
+def get_debug_options() -> DebugOptions:
+    """The options from ``XLA_FLAGS`` (parsed once per value) with active overrides applied."""
+    text = os.environ.get("XLA_FLAGS", "")
+    opts = _cache.get(text)
+    if opts is None:
+        opts = _cache[text] = parse_xla_flags(text)
+    for changes in _overrides.get():
+        opts = dataclasses.replace(opts, **changes)
+    return opts
+
+
+@contextlib.contextmanager
+def debug_options(**overrides: Any) -> Iterator[DebugOptions]:
+    """Override debug options inside a ``with`` block (nests; per thread/async context).
+
+    >>> with debug_options(xla_disable_hlo_passes="algsimp"):
+    ...     get_debug_options().pass_enabled("algsimp")
+    False
+    """
+    changes = _coerce_fields(overrides)
+    token = _overrides.set(_overrides.get() + (changes,))
+    try:
+        yield get_debug_options()
+    finally:
+        _overrides.reset(token)
+
+
+# --------------------------------------------------------------------------------------------
+# Dumping
+
+
+_MAX_FILENAME = 255
+
+
+@dataclass
+class _ModuleDumpState:
+    number: int
+    timestamp: str
+    step: int = 0
+
+
+class DumpConfig:
+    """Where and what to dump, from :class:`DebugOptions` (XLA's ``CanonicalDebugOptions``).
+
+    Dumping is on when ``xla_dump_to`` is set, or when an output format flag is given
+    without it (then the dump goes to stdout, as XLA does); ``--xla_dump_hlo_pass_re``
+    alone dumps nothing. ``-`` means stdout. When no format is chosen, text is dumped.
+    """
+
+    def __init__(self, options: DebugOptions | None = None) -> None:
+        o = options or get_debug_options()
+        self.options = o
+        formats = (o.xla_dump_hlo_as_text or o.xla_dump_hlo_as_dot or o.xla_dump_hlo_as_html
+                   or o.xla_dump_hlo_as_proto or o.xla_dump_hlo_snapshots)
+        dump_to = o.xla_dump_to
+        if not dump_to and formats:
+            dump_to = "-"
+        self.enabled = bool(dump_to) and o.xla_enable_dumping
+        self.to_stdout = dump_to == "-"
+        self.directory = None if self.to_stdout or not dump_to else dump_to
+        self.as_text = o.xla_dump_hlo_as_text or not formats
+        self.as_dot = o.xla_dump_hlo_as_dot
+        self.as_html = o.xla_dump_hlo_as_html
+        self.long_text = o.xla_dump_hlo_as_long_text
+        self.large_constants = o.xla_dump_large_constants
+        self.include_timestamp = o.xla_dump_include_timestamp
+        self.max_modules = o.xla_dump_max_hlo_modules
+        self.module_re = _compile(o.xla_dump_hlo_module_re, "xla_dump_hlo_module_re")
+        self.pass_re = _compile(o.xla_dump_hlo_pass_re, "xla_dump_hlo_pass_re")
+
+    def should_dump_module(self, module_name: str) -> bool:
+        """Dumping is on and the module name matches ``--xla_dump_hlo_module_re``."""
+        if not self.enabled:
+            return False
+        return self.module_re is None or self.module_re.search(module_name) is not None
+
+    def should_dump_pass(self, pass_name: str) -> bool:
+        """``--xla_dump_hlo_pass_re`` is set and matches ``pass_name``."""
+        return (self.enabled and self.pass_re is not None
+                and self.pass_re.search(pass_name) is not None)
+
+    def filename(self, module_key: Any, module_name: str, suffix: str) -> str | None:
+        """XLA's file name for a dump of this module, or None beyond ``--xla_dump_max_hlo_modules``."""
+        state = _module_state(module_key, self.include_timestamp, self.max_modules)
+        if state is None:
+            return None
+        prefix = f"{state.timestamp}." if state.timestamp else ""
+        name = f"{prefix}module_{state.number:04d}.{module_name}.{suffix}"
+        if len(name) > _MAX_FILENAME:
+            name = f"{prefix}module_{state.number:04d}.{suffix}"
+        return name
+
+    def pass_dump_suffix(self, module_key: Any, pipeline: str, after_pass: str,
+                         before_pass: str) -> str:
+        """``0003.<pipeline>.after_<pass>.before_<next>`` with this module's next step number."""
+        state = _module_state(module_key, self.include_timestamp, self.max_modules)
+        step = 0
+        if state is not None:
+            state.step += 1
+            step = state.step
+        return f"{step:04d}.{pipeline}.after_{after_pass}.before_{before_pass}"
+
+    def write(self, module_key: Any, module_name: str, suffix: str, contents: str) -> str | None:
+        """Dump ``contents`` under XLA's name for ``suffix``; returns the path (``"-"`` for stdout).
+
+        Returns None when the module is filtered out or over the module limit.
+        """
+        if not self.should_dump_module(module_name):
+            return None
+        name = self.filename(module_key, module_name, suffix)
+        if name is None:
+            return None
+        if self.to_stdout or self.directory is None:
+            sys.stdout.write(f"*** Begin {name} ***\n{contents}\n*** End {name} ***\n")
+            sys.stdout.flush()
+            return "-"
+        path = os.path.join(self.directory, name)
+        write_file_atomically(path, contents)
+        return path
+
+
+def _compile(pattern: str, flag: str) -> re.Pattern | None:
+    if not pattern:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as e:
+        raise InvalidArgumentError(f"--{flag}={pattern!r} is not a valid regex: {e}") from None
+
+
+_dump_lock = threading.Lock()
+_dump_states: dict[Any, _ModuleDumpState | None] = {}
+
+
+def _module_state(key: Any, include_timestamp: bool, max_modules: int) -> _ModuleDumpState | None:
+    """The dump number of a module (given out on first use); None past the module limit."""
+    with _dump_lock:
+        if key in _dump_states:
+            return _dump_states[key]
+        numbered = sum(1 for s in _dump_states.values() if s is not None)
+        if 0 <= max_modules <= numbered:
+            _dump_states[key] = None
+            return None
+        stamp = str(int(time.time() * 1e6)) if include_timestamp else ""
+        state = _dump_states[key] = _ModuleDumpState(numbered + 1, stamp)
+        return state
+
+
+def reset_dump_numbering() -> None:
+    """Forget module numbers and step counters (the next module dumped is module_0001)."""
+    with _dump_lock:
+        _dump_states.clear()
+
+
+def write_file_atomically(path: str, contents: str) -> None:
+    """Write ``contents`` to ``path`` via a temporary file and rename (creates the directory)."""
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".part")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(contents)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+__all__ = ["DebugOptions", "DumpConfig", "debug_options", "get_debug_options",
+           "parse_xla_flags", "reset_dump_numbering", "write_file_atomically"]
