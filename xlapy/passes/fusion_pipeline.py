@@ -1,0 +1,42 @@
+"""The fusion passes of the CPU pipeline, in the order XLA:CPU runs them (reference §3.3, §4).
+
+``fusion_passes(debug_options)`` is appended to the CPU pipeline by
+:func:`xlapy.passes.pipeline.cpu_pipeline`. By default XLA:CPU runs only
+``CpuInstructionFusion(may_duplicate=True)``. With multi-output fusion enabled
+(``xla_cpu_use_multi_output_fusion`` in ``xla_backend_extra_options``, or
+``multi_output=True``) it runs instruction fusion with ``may_duplicate=False``
+followed by ``CpuMultiOutputFusion``. ``FusionMerger`` is a GPU pass; it is added
+only on request (``merge=True``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .base import HloPass
+from .fusion_merger import FusionMerger
+from .instruction_fusion import CpuInstructionFusion
+from .multi_output_fusion import CpuMultiOutputFusion
+
+MULTI_OUTPUT_OPTION = "xla_cpu_use_multi_output_fusion"
+
+
+def _extra_option_enabled(debug_options: Any, key: str) -> bool:
+    text = str(getattr(debug_options, "xla_backend_extra_options", "") or "")
+    for item in text.split(","):
+        name, _, value = item.strip().partition("=")
+        if name == key:
+            return value.strip().lower() not in ("0", "false")
+    return False
+
+
+def fusion_passes(debug_options: Any = None, multi_output: bool | None = None,
+                  merge: bool = False) -> list[HloPass]:
+    """The fusion passes in pipeline order."""
+    if multi_output is None:
+        multi_output = _extra_option_enabled(debug_options, MULTI_OUTPUT_OPTION)
+    passes: list[HloPass] = [CpuInstructionFusion(may_duplicate=not multi_output)]
+    if merge:
+        passes.append(FusionMerger())
+    if multi_output:
+        passes.append(CpuMultiOutputFusion())
+    return passes

@@ -1,0 +1,223 @@
+"""Schedules, logical buffers and live ranges of one computation (input to buffer assignment).
+
+- :func:`post_order_schedule` / :func:`list_schedule` / :func:`best_schedule`: a
+  sequential order of a computation's instructions. The list scheduler is
+  greedy like XLA's ``ListMemoryScheduler``: among ready instructions it picks the
+  one that frees the most bytes net of what it allocates; :func:`best_schedule`
+  keeps whichever schedule has the smaller peak of live bytes (XLA's
+  ``DefaultMemoryScheduler`` picks the best of several the same way).
+- :class:`LogicalBuffer`: one array (or tuple pointer table) an instruction
+  *defines*, at a ShapeIndex. As ``TuplePointsToAnalysis``: ``tuple`` defines only
+  its top-level table (elements alias the operands), ``get-tuple-element`` and
+  ``bitcast`` define nothing (they alias their operand). ``while``, ``conditional``,
+  ``call`` and ``fusion`` define fresh buffers for their outputs (the runtime
+  moves values across the call boundary).
+- :class:`Liveness`: points-to sets, each buffer's ``[start, end]`` interval in
+  the schedule (entry parameters live from the start, values reachable from the
+  root live to the end) and the set of instructions reading each buffer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ..hlo.ir import HloComputation, HloInstruction
+from ..hlo.shape import Shape
+
+POINTER_SIZE = 8
+ShapeIndex = tuple[int, ...]
+
+_ALIASING_OPS = frozenset({"get-tuple-element", "bitcast"})
+
+
+def buffer_size(shape: Shape) -> int:
+    """Bytes of one buffer: dense array bytes, or a table of pointers for a tuple."""
+    if shape.is_tuple:
+        return POINTER_SIZE * len(shape.tuple_shapes)
+    if shape.is_token:
+        return 0
+    return shape.byte_size
+
+
+def _indices(shape: Shape, prefix: ShapeIndex = ()) -> list[ShapeIndex]:
+    """Every ShapeIndex of a shape, pre-order (``()`` first)."""
+    out = [prefix]
+    if shape.is_tuple:
+        for k, s in enumerate(shape.tuple_shapes):
+            out.extend(_indices(s, prefix + (k,)))
+    return out
+
+
+@dataclass(eq=False)
+class LogicalBuffer:
+    """One buffer defined by ``instruction`` at ``index`` (XLA's LogicalBuffer / HloValue)."""
+
+    id: int
+    instruction: HloInstruction
+    index: ShapeIndex
+    shape: Shape
+    size: int
+
+    @property
+    def label(self) -> str:
+        idx = "{" + ",".join(str(i) for i in self.index) + "}"
+        return f"<{self.id} {self.instruction.name}{idx}>"
+
+    def __repr__(self) -> str:
+        return f"LogicalBuffer{self.label}"
+
+
+@dataclass
+class LiveRange:
+    start: int
+    end: int
+
+    def overlaps(self, other: "LiveRange") -> bool:
+        return self.start <= other.end and other.start <= self.end
+
+
+# ----------------------------------------------------------------------------- schedules
+def post_order_schedule(comp: HloComputation) -> list[HloInstruction]:
+    return comp.post_order()
+
+
+def list_schedule(comp: HloComputation) -> list[HloInstruction]:
+    """Greedy memory-minimizing topological order (ready op freeing the most bytes first)."""
+    order = comp.post_order()
+    position = {id(i): k for k, i in enumerate(order)}
+    deps = {id(i): {id(o) for o in i.operands + i.control_predecessors} for i in order}
+    succ: dict[int, list[HloInstruction]] = {id(i): [] for i in order}
+    for i in order:
+        for d in {id(o): o for o in i.operands + i.control_predecessors}.values():
+            succ[id(d)].append(i)
+    remaining_uses = {id(i): len({id(u) for u in i.users}) for i in order}
+    scheduled: set[int] = set()
+    ready = [i for i in order if not deps[id(i)]]
+    out: list[HloInstruction] = []
+    while ready:
+        def gain(instr: HloInstruction) -> tuple[int, int]:
+            freed = sum(_own_bytes(o) for o in {id(o): o for o in instr.operands}.values()
+                        if remaining_uses[id(o)] == 1 and not o.is_root)
+            return (freed - _own_bytes(instr), -position[id(instr)])
+        best = max(ready, key=gain)
+        ready.remove(best)
+        out.append(best)
+        scheduled.add(id(best))
+        for o in {id(o): o for o in best.operands}.values():
+            remaining_uses[id(o)] -= 1
+        for s in succ[id(best)]:
+            if id(s) not in scheduled and deps[id(s)] <= scheduled and \
+                    all(r is not s for r in ready):
+                ready.append(s)
+    return out
+
+
+def _own_bytes(instr: HloInstruction) -> int:
+    if instr.opcode in _ALIASING_OPS or instr.opcode == "parameter":
+        return 0
+    if instr.opcode == "tuple":
+        return buffer_size(instr.shape)
+    return sum(buffer_size(instr.shape.subshape(ix)) for ix in _indices(instr.shape))
+
+
+def best_schedule(comp: HloComputation) -> list[HloInstruction]:
+    """The post-order or list schedule, whichever has the smaller peak of live bytes."""
+    candidates = [post_order_schedule(comp), list_schedule(comp)]
+    return min(candidates, key=lambda s: Liveness(comp, s).peak_live_bytes())
+
+
+# ----------------------------------------------------------------------------- liveness
+@dataclass
+class Liveness:
+    """Buffers, points-to sets and live ranges of ``comp`` under ``schedule``."""
+
+    comp: HloComputation
+    schedule: Sequence[HloInstruction]
+    buffers: list[LogicalBuffer] = field(default_factory=list)
+    points_to: dict[int, dict[ShapeIndex, list[LogicalBuffer]]] = field(default_factory=dict)
+    ranges: dict[int, LiveRange] = field(default_factory=dict)
+    readers: dict[int, list[HloInstruction]] = field(default_factory=dict)
+    time_of: dict[int, int] = field(default_factory=dict)
+    live_out: set[int] = field(default_factory=set)
+    first_id: int = 0
+
+    def __post_init__(self) -> None:
+        self.time_of = {id(i): t for t, i in enumerate(self.schedule)}
+        for instr in self.schedule:
+            self._define(instr)
+        self._ranges()
+
+    # ----- points-to
+    def _new(self, instr: HloInstruction, index: ShapeIndex) -> LogicalBuffer:
+        shape = instr.shape.subshape(index)
+        b = LogicalBuffer(self.first_id + len(self.buffers), instr, index, shape, buffer_size(shape))
+        self.buffers.append(b)
+        return b
+
+    def _define(self, instr: HloInstruction) -> None:
+        pts: dict[ShapeIndex, list[LogicalBuffer]] = {}
+        if instr.opcode == "get-tuple-element":
+            k = instr.attrs["index"]
+            src = self.points_to[id(instr.operands[0])]
+            for ix, bufs in src.items():
+                if ix[:1] == (k,):
+                    pts[ix[1:]] = bufs
+        elif instr.opcode == "bitcast":
+            pts = dict(self.points_to[id(instr.operands[0])])
+        elif instr.opcode == "tuple":
+            pts[()] = [self._new(instr, ())]
+            for k, o in enumerate(instr.operands):
+                for ix, bufs in self.points_to[id(o)].items():
+                    pts[(k,) + ix] = bufs
+        else:
+            for ix in _indices(instr.shape):
+                pts[ix] = [self._new(instr, ix)]
+        self.points_to[id(instr)] = pts
+
+    def buffers_of(self, instr: HloInstruction) -> list[LogicalBuffer]:
+        """Every distinct buffer ``instr``'s value may live in (all shape indices)."""
+        seen: dict[int, LogicalBuffer] = {}
+        for bufs in self.points_to[id(instr)].values():
+            for b in bufs:
+                seen[b.id] = b
+        return list(seen.values())
+
+    def defined_by(self, instr: HloInstruction) -> list[LogicalBuffer]:
+        return [b for b in self.buffers_of(instr) if b.instruction is instr]
+
+    # ----- live ranges
+    def _ranges(self) -> None:
+        end_time = len(self.schedule)
+        for b in self.buffers:
+            t = self.time_of[id(b.instruction)]
+            start = 0 if (b.instruction.opcode == "parameter" and self.comp.is_entry) else t
+            self.ranges[b.id] = LiveRange(start, t)
+            self.readers[b.id] = []
+        for instr in self.schedule:
+            if instr.opcode in _ALIASING_OPS or instr.opcode == "tuple":
+                continue
+            t = self.time_of[id(instr)]
+            for o in {id(o): o for o in instr.operands}.values():
+                for b in self.buffers_of(o):
+                    r = self.ranges[b.id]
+                    r.end = max(r.end, t)
+                    self.readers[b.id].append(instr)
+        if self.comp.root is not None:
+            for b in self.buffers_of(self.comp.root):
+                self.live_out.add(b.id)
+                self.ranges[b.id].end = end_time
+
+    def peak_live_bytes(self, include_parameters: bool = False) -> int:
+        """Max over time of the bytes of simultaneously live buffers (no reuse, no fragmentation)."""
+        events = [0] * (len(self.schedule) + 2)
+        for b in self.buffers:
+            if b.instruction.opcode == "parameter" and not include_parameters:
+                continue
+            r = self.ranges[b.id]
+            events[r.start] += b.size
+            events[r.end + 1] -= b.size
+        peak = cur = 0
+        for e in events:
+            cur += e
+            peak = max(peak, cur)
+        return peak
