@@ -8,6 +8,6 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from . import errors  # noqa: E402
-from .client import run_hlo  # noqa: E402
+from .client import optimize, run_hlo  # noqa: E402
 
-__all__ = ["__version__", "errors", "run_hlo"]
+__all__ = ["__version__", "errors", "optimize", "run_hlo"]

@@ -3,7 +3,20 @@ from __future__ import annotations
 
 from .backends import available_backends, get_backend, register_backend
 from .compare import compare_arrays, compare_outputs
+from .optimize import OptimizationResult, optimize, optimize_with_report, pipeline_for
 from .run import as_module, flatten_result, run_hlo
 
+
+def _install_constant_evaluator() -> None:
+    """Constant folding (layer 2) evaluates through the interpreter (layer 3) via this hook."""
+    from ..backends.interpreter import Evaluator
+    from ..passes.constant_folding import set_constant_evaluator
+    evaluator = Evaluator()
+    set_constant_evaluator(evaluator.evaluate)
+
+
+_install_constant_evaluator()
+
 __all__ = ["run_hlo", "as_module", "flatten_result", "get_backend", "register_backend",
-           "available_backends", "compare_arrays", "compare_outputs"]
+           "available_backends", "compare_arrays", "compare_outputs", "optimize",
+           "optimize_with_report", "OptimizationResult", "pipeline_for"]
