@@ -75,7 +75,7 @@ def test_cli_matches_expected_outputs(tmp_path, capsys):
     hlo, data = _write_case(tmp_path, [4 * x])
     assert run_hlo_module.main([str(hlo), "--input_data", str(data), "--print_literals"]) == 0
     out = capsys.readouterr().out
-    assert "match the expected outputs" in out and "Result on interpreter" in out
+    assert "and the expected outputs match" in out and "Result on interpreter" in out
 
 
 def test_cli_exits_nonzero_on_mismatch(tmp_path, capsys):
@@ -101,4 +101,12 @@ def test_python_dash_m_entry_point(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "xlapy", "run_hlo_module", str(hlo)],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert "close enough" not in proc.stdout  # same platform as reference: no second run
+    assert "Results on interpreter and interpreter are close enough" in proc.stdout
+
+
+def test_cli_without_reference_or_passes(tmp_path, capsys):
+    hlo = tmp_path / "m.hlo"
+    hlo.write_text(AXPY)
+    assert run_hlo_module.main([str(hlo), "--reference_platform=", "--run_test_hlo_passes",
+                                "false"]) == 0
+    assert "close enough" not in capsys.readouterr().out

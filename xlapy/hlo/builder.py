@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from . import types as T
 from .attrs import ConvDimensionNumbers, OpMetadata, Window
-from .ir import HloComputation, HloInstruction, HloModule
+from .ir import HloComputation, HloInstruction, HloModule, computations_post_order
 from .opcodes import BINARY, UNARY
 from .shape import ProgramShape, Shape
 from .shape_inference import infer_shape
@@ -513,19 +513,7 @@ def build_module(entry: XlaBuilder | HloComputation, name: str | None = None) ->
     (recursively, callees first); sets ``entry_computation_layout`` (row-major)."""
     comp = _as_computation(entry)
     module = HloModule(name or comp.name)
-    ordered: list[HloComputation] = []
-    seen: set[int] = set()
-
-    def visit(c: HloComputation) -> None:
-        if id(c) in seen:
-            return
-        seen.add(id(c))
-        for instr in c.instructions:
-            for callee in instr.called_computations:
-                visit(callee)
-        ordered.append(c)
-
-    visit(comp)
+    ordered = computations_post_order([comp])
     names: set[str] = set()
     for c in ordered:
         if c.name in names:

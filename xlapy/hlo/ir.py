@@ -325,24 +325,8 @@ class HloModule:
 
     def computations_post_order(self) -> list[HloComputation]:
         """Every computation after all computations it calls (stable w.r.t. stored order)."""
-        seen: set[int] = set()
-        out: list[HloComputation] = []
-
-        def visit(c: HloComputation) -> None:
-            if id(c) in seen:
-                return
-            seen.add(id(c))
-            for instr in c.instructions:
-                for callee in instr.called_computations:
-                    visit(callee)
-            out.append(c)
-
-        for c in self.computations:
-            if c is not self.entry:
-                visit(c)
-        if self.entry is not None:
-            visit(self.entry)
-        return out
+        others = [c for c in self.computations if c is not self.entry]
+        return computations_post_order(others + ([self.entry] if self.entry else []))
 
     def instructions(self) -> Iterator[HloInstruction]:
         for c in self.computations:
@@ -412,6 +396,25 @@ class HloModule:
 
     def __repr__(self) -> str:
         return f"<HloModule {self.name} ({len(self.computations)} computations)>"
+
+
+def computations_post_order(roots: Iterable[HloComputation]) -> list[HloComputation]:
+    """``roots`` and every computation they call, each after all of its callees."""
+    seen: set[int] = set()
+    out: list[HloComputation] = []
+
+    def visit(c: HloComputation) -> None:
+        if id(c) in seen:
+            return
+        seen.add(id(c))
+        for instr in c.instructions:
+            for callee in instr.called_computations:
+                visit(callee)
+        out.append(c)
+
+    for root in roots:
+        visit(root)
+    return out
 
 
 def _remap_attr(value: Any, cmap: dict[int, HloComputation]) -> Any:

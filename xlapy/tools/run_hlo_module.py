@@ -1,8 +1,10 @@
 """``python -m xlapy run_hlo_module``: run an HLO file and compare, like XLA's tool of that name.
 
-The module runs on ``--platform`` and, unless ``--reference_platform=""`` or it
-is the same platform, on the reference platform; results are compared with
-XLA's ``Near`` rule. Given ``--input_data`` with ``out0..`` arrays (the
+The module is optimized with the test platform's pass pipeline (unless
+``--run_test_hlo_passes=false``) and run on ``--platform``; unless
+``--reference_platform=""``, the unoptimized module also runs on the reference
+platform (the interpreter by default) and results are compared with XLA's
+``Near`` rule — so the default run checks the optimizer against the interpreter. Given ``--input_data`` with ``out0..`` arrays (the
 conformance ``data.npz`` layout), results are also compared with those.
 Exit status is 0 when every comparison passes, 1 otherwise (2 for usage or
 input errors).
@@ -17,7 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..client import compare_outputs, get_backend
+from ..client import compare_outputs, get_backend, optimize
 from ..client.run import flatten_result, prepare_argument
 from ..errors import XlapyError
 from ..hlo import parse_module
@@ -76,14 +78,27 @@ def _format(values: list) -> str:
                      f"{np.array2string(np.asarray(v), threshold=20)}" for i, v in enumerate(values))
 
 
+def _report(result: list, reference: list, opts: argparse.Namespace, what: str,
+            ok_words: str) -> int:
+    """Compare and print XLA's verdict line; returns 1 on a miscompare, else 0."""
+    bad = compare_outputs(result, reference, opts.rel_error_bound, opts.abs_error_bound)
+    if not bad:
+        print(f"** Results on {what} {ok_words}. **")
+        return 0
+    print(f"** Results on {what} MISCOMPARE **")
+    for m in bad:
+        print("  " + m.message)
+    return 1
+
+
 def run_file(path: Path, opts: argparse.Namespace) -> int:
     """Run one HLO file per the options; returns the number of failed comparisons."""
     module = parse_module(path.read_text())
     test_backend = get_backend(opts.platform)
     ref_name = opts.reference_platform
-    ref_backend = (get_backend(ref_name) if ref_name and ref_name.lower() != opts.platform.lower()
-                   else None)
-    test_exe = test_backend.compile(module)
+    ref_backend = get_backend(ref_name) if ref_name else None
+    test_module = optimize(module, backend=opts.platform) if opts.run_test_hlo_passes else module
+    test_exe = test_backend.compile(test_module)
     ref_exe = ref_backend.compile(module.clone()) if ref_backend else None
     given, expected = (load_inputs(Path(opts.input_data), module) if opts.input_data
                        else (None, None))
@@ -104,24 +119,20 @@ def run_file(path: Path, opts: argparse.Namespace) -> int:
             print(f"** Result on {opts.platform} **\n{_format(result)}")
         if ref_exe is not None:
             ref = flatten_result(ref_exe.execute(args))
-            bad = compare_outputs(result, ref, opts.rel_error_bound, opts.abs_error_bound)
-            if bad:
-                failures += 1
-                print(f"** Results on {opts.platform} and {ref_name} MISCOMPARE **")
-                for m in bad:
-                    print("  " + m.message)
-            else:
-                print(f"** Results on {opts.platform} and {ref_name} are close enough. **")
+            failures += _report(result, ref, opts, f"{opts.platform} and {ref_name}",
+                                "are close enough")
         if expected is not None and given is not None and not opts.force_fake_data:
-            bad = compare_outputs(result, expected, opts.rel_error_bound, opts.abs_error_bound)
-            if bad:
-                failures += 1
-                print(f"** Results on {opts.platform} and the expected outputs MISCOMPARE **")
-                for m in bad:
-                    print("  " + m.message)
-            else:
-                print(f"** Results on {opts.platform} match the expected outputs. **")
+            failures += _report(result, expected, opts, f"{opts.platform} and the expected outputs",
+                                "match")
     return failures
+
+
+def _bool(text: str) -> bool:
+    if text.lower() in ("true", "1", "yes"):
+        return True
+    if text.lower() in ("false", "0", "no"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -132,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference_platform", default="interpreter",
                    help='reference platform; "" for none')
     p.add_argument("--input_data", help="npz with arg0.. (and optionally expected out0..)")
+    p.add_argument("--run_test_hlo_passes", type=_bool, default=True,
+                   help="optimize the module for the test platform first (default true)")
     p.add_argument("--iterations", type=int, default=1)
     p.add_argument("--print_literals", action="store_true")
     p.add_argument("--random_init_input_literals", action="store_true", default=True,
