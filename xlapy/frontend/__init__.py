@@ -1,0 +1,24 @@
+"""The front end: tracing NumPy-style Python to HLO, ``jit`` / ``function``, eager mode.
+
+- :mod:`.core`: ``Array``, ``Primitive``, ``bind`` (eager execution with an executable cache);
+- :mod:`.primitives`: every op, defined once by its HLO lowering;
+- :mod:`.tracing`: recording primitives into a builder, captures, must-be-constant signal;
+- :mod:`.jit`: ``jit``, ``function``, the compile cache and its recompile reasons;
+- :mod:`.lax` and :mod:`.control_flow`: strict XLA-level ops, ``cond``/``while_loop``/``scan``;
+- :mod:`.pytree`, :mod:`.dtypes`, :mod:`.source_info`: containers, promotion, user frames.
+"""
+from __future__ import annotations
+
+from . import lax
+from .core import Array, default_backend, set_default_backend
+from .jit import CacheInfo, EagerFunction, JitFunction, function, jit, \
+    set_recompile_warning_threshold
+from .pytree import register_pytree_node, tree_flatten, tree_map, tree_unflatten
+
+# xlapy.numpy installs Array's operators and methods; importing it here means any use of
+# the front end has complete Arrays.
+from .. import numpy as _numpy  # noqa: E402,F401
+
+__all__ = ["Array", "jit", "function", "JitFunction", "EagerFunction", "CacheInfo", "lax",
+           "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_map",
+           "set_default_backend", "default_backend", "set_recompile_warning_threshold"]

@@ -1,0 +1,238 @@
+"""Structured control flow: ``cond``, ``switch``, ``while_loop``, ``fori_loop``, ``scan``.
+
+Inside a trace the branch / body functions are traced into nested computations and
+lowered to HLO ``conditional`` and ``while``; values they close over are captured as
+extra tuple elements (see :mod:`xlapy.frontend.tracing`). Eagerly they run as plain
+Python control flow on concrete values, which has the same semantics.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from ..hlo.builder import as_element_type
+from ..hlo.shape import Shape
+from .core import Array, current_trace, to_array
+from .pytree import tree_flatten, tree_unflatten
+from .tracing import Trace, finalize_tuple_computation, trace_context
+
+
+def _leaves(tree: Any) -> tuple[list[Array], Any]:
+    leaves, treedef = tree_flatten(tree)
+    return [to_array(x) for x in leaves], treedef
+
+
+def _trace_sub(parent: Trace, name: str, fn: Callable[..., Any], leaves: Sequence[Array],
+               rebuild: Callable[[list[Array]], tuple]) -> tuple[Trace, list[Array], Any]:
+    """Trace ``fn(*rebuild(params))`` into a nested trace; returns (trace, out leaves, tree)."""
+    sub = Trace(name, f"{parent.name_stack}/{name}", parent)
+    with trace_context(sub):
+        params = [sub.new_param(Shape.array(as_element_type(x.dtype), x.shape),
+                                weak_type=x.weak_type) for x in leaves]
+        out = fn(*rebuild(params))
+        outs, out_tree = _leaves(out)
+        for o in outs:
+            sub.instr_for(o)
+    return sub, outs, out_tree
+
+
+def _avals_text(xs: Sequence[Array]) -> str:
+    return "(" + ", ".join(x.type_text() for x in xs) + ")"
+
+
+def _union(*lists: Sequence[Array]) -> list[Array]:
+    seen: dict[int, Array] = {}
+    for lst in lists:
+        for x in lst:
+            seen.setdefault(id(x), x)
+    return list(seen.values())
+
+
+def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
+               init_val: Any) -> Any:
+    """``while cond_fun(val): val = body_fun(val)``; ``val`` keeps its structure and types."""
+    trace = current_trace()
+    if trace is None:
+        val = init_val
+        while bool(cond_fun(val)):
+            val = body_fun(val)
+        return val
+    leaves, treedef = _leaves(init_val)
+    rebuild = lambda ps: (tree_unflatten(treedef, ps),)  # noqa: E731
+    ctrace, couts, _ = _trace_sub(trace, "cond", cond_fun, leaves, rebuild)
+    if len(couts) != 1 or couts[0].shape != () or couts[0].dtype != np.bool_:
+        raise InvalidArgumentError(f"while_loop: cond_fun must return a bool scalar, got "
+                                   f"{_avals_text(couts)}")
+    btrace, bouts, btree = _trace_sub(trace, "body", body_fun, leaves, rebuild)
+    if btree != treedef or [(o.shape, o.dtype) for o in bouts] != \
+            [(x.shape, x.dtype) for x in leaves]:
+        raise InvalidArgumentError(
+            f"while_loop: body_fun must return the structure and types of its input; got "
+            f"{btree!r} {_avals_text(bouts)} for input {treedef!r} {_avals_text(leaves)}")
+    captures = _union(ctrace.captures, btrace.captures)
+    n = len(leaves)
+    cond_comp = finalize_tuple_computation(ctrace, n, captures, None,
+                                           root=ctrace.instr_for(couts[0]))
+    body_comp = finalize_tuple_computation(btrace, n, captures,
+                                           [btrace.instr_for(o) for o in bouts], passthrough=True)
+    b = trace.builder
+    with trace.tag("while"):
+        init = b.tuple([trace.instr_for(x) for x in list(leaves) + captures])
+        w = b.while_loop(cond_comp, body_comp, init)
+        outs = [b.get_tuple_element(w, i) for i in range(n)]
+    return tree_unflatten(treedef, [Array(instr=o, trace=trace, weak_type=x.weak_type)
+                                    for o, x in zip(outs, leaves)])
+
+
+def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any) -> Any:
+    """``for i in range(lower, upper): val = body_fun(i, val)`` (``i`` an s32 scalar)."""
+    from . import lax
+    lo = lax.convert_element_type(to_array(lower), np.int32)
+    hi = lax.convert_element_type(to_array(upper), np.int32)
+    one = to_array(np.int32(1))
+
+    def cond(state: Any) -> Array:
+        return lax.lt(state[0], hi)
+
+    def body(state: Any) -> Any:
+        i, val = state
+        return (lax.add(i, one), body_fun(i, val))
+
+    return while_loop(cond, body, (lo, init_val))[1]
+
+
+def _branch_outputs(name: str, results: Sequence[tuple[Trace, list[Array], Any]]) -> None:
+    _, first, tree0 = results[0]
+    for k, (_, outs, tree) in enumerate(results[1:], 1):
+        if tree != tree0 or [(o.shape, o.dtype) for o in outs] != \
+                [(o.shape, o.dtype) for o in first]:
+            raise InvalidArgumentError(
+                f"{name}: branches must return the same structure and types; branch 0 returns "
+                f"{tree0!r} {_avals_text(first)}, branch {k} returns {tree!r} "
+                f"{_avals_text(outs)}")
+
+
+def _conditional(selector: Array, branches: Sequence[Callable[..., Any]],
+                 operands: Sequence[Any], name: str) -> Any:
+    trace = current_trace()
+    leaves, treedef = _leaves(tuple(operands))
+    rebuild = lambda ps: tree_unflatten(treedef, ps)  # noqa: E731
+    results = [_trace_sub(trace, f"branch_{k}", fn, leaves, rebuild)
+               for k, fn in enumerate(branches)]
+    _branch_outputs(name, results)
+    comps, branch_operands = [], []
+    b = trace.builder
+    for sub, outs, _ in results:
+        comps.append(finalize_tuple_computation(sub, len(leaves), sub.captures,
+                                                [sub.instr_for(o) for o in outs]))
+    with trace.tag(name):
+        for sub, _, _ in results:
+            branch_operands.append(b.tuple([trace.instr_for(x)
+                                            for x in list(leaves) + sub.captures]))
+        sel = trace.instr_for(selector)
+        if selector.dtype == np.bool_:      # XLA's pred form takes (true, false)
+            comps, branch_operands = comps[::-1], branch_operands[::-1]
+        c = b.conditional(sel, branch_operands, comps)
+        _, outs0, out_tree = results[0]
+        outs = [b.get_tuple_element(c, i) for i in range(len(outs0))]
+    weak = [all(r[1][i].weak_type for r in results) for i in range(len(outs0))]
+    return tree_unflatten(out_tree, [Array(instr=o, trace=trace, weak_type=w)
+                                     for o, w in zip(outs, weak)])
+
+
+def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
+         *operands: Any) -> Any:
+    """``true_fun(*operands) if pred else false_fun(*operands)`` (lowered to ``conditional``)."""
+    from . import lax
+    pred = to_array(pred)
+    if pred.shape != ():
+        raise InvalidArgumentError(f"cond: pred must be a scalar, got {pred.type_text()}")
+    if pred.dtype != np.bool_:
+        pred = lax.ne(pred, lax.convert_element_type(0, pred.dtype))
+    if current_trace() is None:
+        return (true_fun if bool(pred) else false_fun)(*operands)
+    return _conditional(pred, [false_fun, true_fun], operands, "cond")
+
+
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+    """``branches[clamp(index, 0, len(branches) - 1)](*operands)``."""
+    from . import lax
+    if not branches:
+        raise InvalidArgumentError("switch: needs at least one branch")
+    index = lax.convert_element_type(to_array(index), np.int32)
+    if index.shape != ():
+        raise InvalidArgumentError(f"switch: index must be a scalar, got {index.type_text()}")
+    index = lax.clamp(np.int32(0), index, np.int32(len(branches) - 1))
+    if current_trace() is None:
+        return branches[int(index)](*operands)
+    if len(branches) == 1:
+        return branches[0](*operands)
+    return _conditional(index, list(branches), operands, "switch")
+
+
+def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
+         length: int | None = None, reverse: bool = False) -> tuple[Any, Any]:
+    """``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns (carry, stacked ys)."""
+    from . import lax
+    x_leaves, x_tree = _leaves(xs)
+    lengths = {x.shape[0] for x in x_leaves if x.ndim}
+    if length is not None:
+        lengths.add(int(length))
+    if len(lengths) != 1 or any(x.ndim == 0 for x in x_leaves):
+        raise InvalidArgumentError(f"scan: xs leaves need one common leading length, got "
+                                   f"{sorted(lengths)} (length={length})")
+    n = lengths.pop()
+
+    def x_at(i: Any) -> Any:
+        return tree_unflatten(x_tree, [
+            lax.reshape(lax.dynamic_slice(x, [i] + [0] * (x.ndim - 1), (1,) + x.shape[1:]),
+                        x.shape[1:]) for x in x_leaves])
+
+    if current_trace() is None:
+        carry, ys = init, []
+        for k in range(n):
+            i = n - 1 - k if reverse else k
+            carry, y = f(carry, x_at(np.int32(i)))
+            ys.append(y)
+        if reverse:
+            ys.reverse()
+        y_leaves = [tree_flatten(y)[0] for y in ys]
+        if not ys:
+            return carry, None
+        y_tree = tree_flatten(ys[0])[1]
+        stacked = [lax.stack_nested([to_array(yl[j]) for yl in y_leaves])
+                   for j in range(len(y_leaves[0]))]
+        return carry, tree_unflatten(y_tree, stacked)
+
+    # Probe the output types in a throwaway nested trace, then loop with ys buffers.
+    c_leaves, c_tree = _leaves(init)
+    probe_rebuild = lambda ps: (tree_unflatten(c_tree, ps[:len(c_leaves)]),  # noqa: E731
+                                tree_unflatten(x_tree, ps[len(c_leaves):]))
+    slice_avals = [Array(np.zeros(x.shape[1:], x.dtype), weak_type=x.weak_type) for x in x_leaves]
+    _, probe_outs, probe_tree = _trace_sub(current_trace(), "scan_probe",
+                                           lambda c, x: f(c, x), c_leaves + slice_avals,
+                                           probe_rebuild)
+    carry_out_tree, y_tree = probe_tree.children if probe_tree.kind == "tuple" and \
+        len(probe_tree.children) == 2 else (None, None)
+    if carry_out_tree is None:
+        raise InvalidArgumentError("scan: f must return a pair (carry, y)")
+    y_avals = probe_outs[len(c_leaves):]
+    bufs = [lax.broadcast_in_dim(lax.convert_element_type(0, y.dtype), (n,) + y.shape, ())
+            for y in y_avals]
+
+    def body(i: Array, state: Any) -> Any:
+        carry, ys = state
+        idx = lax.sub(to_array(np.int32(n - 1)), i) if reverse else i
+        new_carry, y = f(carry, x_at(idx))
+        y_l, _ = _leaves(y)
+        ys = [lax.dynamic_update_slice(buf, lax.reshape(v, (1,) + v.shape),
+                                       [idx] + [0] * v.ndim) for buf, v in zip(ys, y_l)]
+        return new_carry, ys
+
+    carry, ys = fori_loop(0, n, body, (init, bufs))
+    return carry, tree_unflatten(y_tree, ys)
+
+
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan"]

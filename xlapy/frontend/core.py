@@ -1,0 +1,345 @@
+"""Front-end core: the :class:`Array` value, :class:`Primitive` and :func:`bind`.
+
+Every operation of the front end is a :class:`Primitive`, defined once by how it lowers
+to HLO with an :class:`~xlapy.hlo.builder.XlaBuilder`. :func:`bind` applies one:
+
+- **inside a trace** (``jit``), the lowering is recorded into the trace's builder and the
+  result is a *traced* Array (an HLO instruction plus its shape);
+- **eagerly**, a one-op HLO module is built for the concrete input shapes and dtypes,
+  compiled on the default backend and run at once. Executables are cached per
+  (primitive, params, input avals, backend), so eager mode and jit share semantics, the
+  way JAX runs eager ops.
+
+Operators on Array (``+``, ``x[i]``, ``.sum()`` ...) are installed by ``xlapy.numpy``.
+Autodiff will attach ``jvp``/``transpose`` rules to the same Primitive objects.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from ..hlo.builder import XlaBuilder, as_element_type, build_module
+from ..hlo.ir import HloComputation, HloInstruction
+from ..hlo.shape import Shape
+from . import dtypes
+from .source_info import located
+
+_DEFAULT_BACKEND = ["interpreter"]
+
+
+def set_default_backend(name: str) -> None:
+    """Run eager ops and jitted functions on backend ``name`` from now on."""
+    from ..client import get_backend
+    get_backend(name)              # fail early on an unknown name
+    _DEFAULT_BACKEND[0] = name
+
+
+def default_backend() -> str:
+    return _DEFAULT_BACKEND[0]
+
+
+# ---------------------------------------------------------------------------------- Array
+class Array:
+    """An n-dimensional array: concrete (a NumPy value) or traced (an HLO instruction).
+
+    ``weak_type`` marks values that came from Python scalars (see ``dtypes``).
+    """
+
+    __slots__ = ("_value", "_instr", "_trace", "shape", "dtype", "weak_type", "__weakref__")
+    __array_priority__ = 100
+    __array_ufunc__ = None        # NumPy defers binary operators to our reflected methods
+    __hash__ = None               # type: ignore[assignment]
+
+    def __init__(self, value: np.ndarray | None = None, *, weak_type: bool = False,
+                 instr: HloInstruction | None = None, trace: Any = None) -> None:
+        self._value = value
+        self._instr = instr
+        self._trace = trace
+        self.weak_type = bool(weak_type)
+        if value is not None:
+            self.shape: tuple[int, ...] = tuple(value.shape)
+            self.dtype: np.dtype = value.dtype
+        else:
+            assert instr is not None
+            self.shape = tuple(instr.shape.dims)
+            self.dtype = instr.shape.dtype
+
+    # ----- basic properties
+    @property
+    def is_traced(self) -> bool:
+        return self._value is None
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+    @property
+    def aval(self) -> tuple[tuple[int, ...], np.dtype, bool]:
+        """The abstract value: (shape, dtype, weak_type)."""
+        return (self.shape, self.dtype, self.weak_type)
+
+    def type_text(self) -> str:
+        """``f32[2,3]``, the HLO spelling of this array's type."""
+        return f"{as_element_type(self.dtype).name}[{','.join(map(str, self.shape))}]"
+
+    def block_until_ready(self) -> "Array":
+        return self
+
+    # ----- conversions to Python / NumPy
+    def _concrete(self, what: str) -> np.ndarray:
+        if self._value is None:
+            raise InvalidArgumentError(located(
+                f"{what} a traced value of type {self.type_text()}: its value is not known "
+                "while the function is being compiled",
+                "use xlapy.lax.cond / xlapy.lax.while_loop for control flow on traced values, "
+                "or mark the argument static with static_argnums / static_argnames"))
+        return self._value
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        v = self._concrete("converting to a NumPy array")
+        return np.asarray(v, dtype=dtype)
+
+    def __bool__(self) -> bool:
+        return bool(self._concrete("converting to a Python bool"))
+
+    def __int__(self) -> int:
+        return int(self._concrete("converting to a Python int"))
+
+    def __float__(self) -> float:
+        return float(self._concrete("converting to a Python float"))
+
+    def __complex__(self) -> complex:
+        return complex(self._concrete("converting to a Python complex"))
+
+    def __index__(self) -> int:
+        v = self._concrete("using as a Python index")
+        if v.dtype.kind not in "iu" or v.ndim:
+            raise TypeError(f"only integer scalar arrays can be used as an index, "
+                            f"got {self.type_text()}")
+        return int(v)
+
+    def item(self) -> Any:
+        return self._concrete("calling .item() on").item()
+
+    def tolist(self) -> Any:
+        return self._concrete("calling .tolist() on").tolist()
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise TypeError("xlapy arrays are immutable; use x = x.at[idx].set(value) instead")
+
+    def __repr__(self) -> str:
+        if self._value is None:
+            return f"Traced<{self.type_text()}{', weak_type' if self.weak_type else ''}>"
+        body = np.array2string(np.asarray(self._value), separator=", ", prefix="Array(")
+        return f"Array({body}, dtype={self.dtype})"
+
+    __str__ = __repr__
+
+
+def is_array_like(x: Any) -> bool:
+    return isinstance(x, (Array, np.ndarray, np.generic, bool, int, float, complex))
+
+
+def to_array(x: Any, dtype: Any = None) -> Array:
+    """An Array from an Array, a NumPy value, a Python scalar or a nested list.
+
+    Python scalars become weakly typed; 64-bit NumPy types are canonicalized to 32 bits.
+    """
+    if isinstance(x, Array):
+        if dtype is None or np.dtype(dtype) == x.dtype:
+            return x
+        from . import lax
+        return lax.convert_element_type(x, dtype)
+    if dtype is not None:
+        dt = dtypes.canonicalize(dtype)
+        return Array(np.asarray(x, dtype=dt))
+    if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
+        dt, weak = dtypes.python_scalar_dtype(x)
+        try:
+            return Array(np.asarray(x, dtype=dt), weak_type=weak)
+        except OverflowError:
+            raise InvalidArgumentError(f"Python int {x} does not fit in {dt}") from None
+    if isinstance(x, (list, tuple)) and any(isinstance(e, Array) for e in _flat(x)):
+        from . import lax
+        return lax.stack_nested(x)
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError) as e:
+        raise InvalidArgumentError(f"cannot convert {type(x).__name__} to an array: {e}") from None
+    if arr.dtype == object or arr.dtype.kind in "SUMm":
+        raise InvalidArgumentError(f"cannot convert {type(x).__name__} of dtype {arr.dtype} "
+                                   "to an array")
+    if isinstance(x, (list, tuple)) and arr.dtype.kind in "iuf":
+        arr = arr.astype(dtypes.DEFAULT_INT if arr.dtype.kind in "iu" else dtypes.DEFAULT_FLOAT)
+    return Array(np.asarray(arr, dtype=dtypes.canonicalize(arr.dtype)))
+
+
+def _flat(x: Any):
+    for e in x:
+        if isinstance(e, (list, tuple)):
+            yield from _flat(e)
+        else:
+            yield e
+
+
+# ------------------------------------------------------------------------------ primitives
+@dataclass(eq=False)
+class Primitive:
+    """One operation: its HLO lowering plus slots for rules added by transformations.
+
+    ``lower(ctx, *operands, **params)`` builds the op with ``ctx.b`` (an XlaBuilder) and
+    returns one instruction (or a list when ``multiple_results``). ``weak`` decides the
+    results' weak type from the operands' (default: all operands weak). ``jvp`` and
+    ``transpose`` are filled in by autodiff.
+    """
+
+    name: str
+    lower: Callable[..., Any]
+    multiple_results: bool = False
+    weak: Callable[[Sequence[Array], dict], bool] | None = None
+    jvp: Callable[..., Any] | None = None
+    transpose: Callable[..., Any] | None = None
+    doc: str = field(default="", repr=False)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def bind(self, *args: Array, **params: Any) -> Any:
+        return bind(self, *args, **params)
+
+    def result_weak(self, args: Sequence[Array], params: dict) -> bool:
+        if self.weak is not None:
+            return self.weak(args, params)
+        return bool(args) and all(a.weak_type for a in args)
+
+
+PRIMITIVES: dict[str, Primitive] = {}
+
+
+def primitive(name: str, lower: Callable[..., Any], **kw: Any) -> Primitive:
+    """Define and register a primitive (names are unique)."""
+    if name in PRIMITIVES:
+        raise InvalidArgumentError(f"primitive {name!r} is defined twice")
+    p = Primitive(name, lower, **kw)
+    PRIMITIVES[name] = p
+    return p
+
+
+class LoweringContext:
+    """What a lowering rule gets: the builder, plus helpers for called computations
+    that carry the same metadata as the op being lowered."""
+
+    def __init__(self, builder: XlaBuilder, metadata: Any = None) -> None:
+        self.b = builder
+        self.metadata = metadata
+
+    def sub_builder(self, name: str) -> XlaBuilder:
+        sb = XlaBuilder(name)
+        sb.set_op_metadata(self.metadata)
+        return sb
+
+    def scalar_computation(self, opcode: str, dtype: Any) -> HloComputation:
+        """``(x, y) -> opcode(x, y)`` over scalars of ``dtype`` (a reducer / combiner)."""
+        et = as_element_type(dtype)
+        sb = self.sub_builder(f"{opcode}_{et.name}")
+        x, y = sb.parameter(Shape.scalar(et)), sb.parameter(Shape.scalar(et))
+        if opcode == "set":
+            return sb.build(y)
+        return sb.build(sb.add_instruction(opcode, [x, y]))
+
+
+# The trace stack: jit pushes a Trace, sub-computations (cond branches, loop bodies) push
+# nested ones. A Trace has ``apply(primitive, args, params) -> list[Array]``.
+_TRACE_STACK: list[Any] = []
+
+
+def current_trace() -> Any:
+    return _TRACE_STACK[-1] if _TRACE_STACK else None
+
+
+def bind(prim: Primitive, *args: Array, **params: Any) -> Any:
+    """Apply ``prim`` to Arrays: record it in the current trace or run it eagerly."""
+    for a in args:
+        if not isinstance(a, Array):
+            raise InvalidArgumentError(f"{prim.name}: operands must be Arrays, got "
+                                       f"{type(a).__name__}")
+    trace = current_trace()
+    outs = trace.apply(prim, args, params) if trace is not None else _eager(prim, args, params)
+    return outs if prim.multiple_results else outs[0]
+
+
+_EAGER_CACHE: dict[Any, Any] = {}
+
+
+def _hashable(v: Any) -> Any:
+    if isinstance(v, list):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, tuple):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, np.ndarray):
+        raise InvalidArgumentError("primitive parameters must be static Python values, "
+                                   "not NumPy arrays")
+    return v
+
+
+def _eager(prim: Primitive, args: Sequence[Array], params: dict) -> list[Array]:
+    for a in args:
+        if a._value is None:
+            raise InvalidArgumentError(located(
+                f"{prim.name}: a traced value escaped from the function that was being "
+                f"compiled ({a.type_text()})",
+                "return values from the jitted function instead of storing them"))
+    backend = default_backend()
+    key = (prim.name, tuple(sorted((k, _hashable(v)) for k, v in params.items())),
+           tuple((a.shape, a.dtype) for a in args), backend)
+    exe = _EAGER_CACHE.get(key)
+    if exe is None:
+        exe = _compile_eager(prim, args, params, backend)
+        _EAGER_CACHE[key] = exe
+    result = exe.execute([a._value for a in args])
+    values = list(result) if prim.multiple_results else [result]
+    weak = prim.result_weak(args, params)
+    return [Array(np.asarray(v), weak_type=weak) for v in values]
+
+
+def _compile_eager(prim: Primitive, args: Sequence[Array], params: dict, backend: str) -> Any:
+    from ..client import get_backend
+    b = XlaBuilder(f"eager_{prim.name}")
+    operands = [b.parameter((a.dtype, a.shape)) for a in args]
+    out = prim.lower(LoweringContext(b), *operands, **params)
+    root = b.tuple(list(out)) if prim.multiple_results else out
+    module = build_module(b.build(root), f"eager_{prim.name}")
+    return get_backend(backend).compile(module)
+
+
+def eager_cache_size() -> int:
+    return len(_EAGER_CACHE)
+
+
+__all__ = ["Array", "Primitive", "PRIMITIVES", "primitive", "bind", "to_array",
+           "LoweringContext", "current_trace", "set_default_backend", "default_backend"]

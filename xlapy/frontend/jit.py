@@ -1,0 +1,477 @@
+"""``xlapy.jit`` and ``xlapy.function(jit_compile=True)``: trace once per signature, compile, cache.
+
+A call computes a key from the arguments: their pytree structure, each array leaf's
+shape, dtype and weak type, the values of static arguments, and the values of
+*must-be-constant* leaves (arguments an op needed as a compile-time value, found while
+tracing; TensorFlow's behaviour). A miss traces the Python function once into an
+HloModule named ``jit_<fn>``, compiles it on the default backend and caches it; every
+compile records a human-readable reason (``argument 'x' shape changed f32[8] -> f32[16]``).
+When a function recompiles more than ``recompile_warning_threshold`` times a warning
+names the argument responsible (a recompilation storm).
+
+Errors raised while tracing (ops that cannot be compiled, Python control flow on traced
+values) reach the caller with xlapy's own frames removed from the traceback.
+"""
+from __future__ import annotations
+
+import collections
+import functools
+import importlib
+import importlib.util
+import inspect
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import InvalidArgumentError, XlapyError
+from ..hlo.builder import as_element_type, build_module
+from ..hlo.ir import AliasEntry, HloModule
+from ..hlo.shape import Shape
+from .core import Array, current_trace, default_backend, to_array
+from .pytree import TreeDef, tree_flatten, tree_flatten_with_path, tree_unflatten
+from .source_info import filter_traceback
+from .tracing import NeedsConstant, Trace, trace_context
+
+log = logging.getLogger("xlapy.jit")
+
+RECOMPILE_WARNING_THRESHOLD = [8]
+
+
+def set_recompile_warning_threshold(n: int) -> None:
+    """Warn when one jitted function has compiled more than ``n`` times (default 8)."""
+    RECOMPILE_WARNING_THRESHOLD[0] = int(n)
+
+
+@dataclass(frozen=True)
+class _Key:
+    treedef: TreeDef
+    avals: tuple           # per leaf: (shape, dtype, weak) or ("const", value bytes)
+    statics: tuple         # (name, value) of static arguments
+
+
+@dataclass
+class CompileRecord:
+    """One compilation: why it happened and the argument types it was for."""
+
+    reason: str
+    signature: str
+
+
+@dataclass
+class CacheInfo:
+    hits: int = 0
+    misses: int = 0
+    compiles: list[CompileRecord] = field(default_factory=list)
+
+    @property
+    def reasons(self) -> list[str]:
+        return [c.reason for c in self.compiles]
+
+
+@dataclass
+class _Entry:
+    module: HloModule
+    executable: Any
+    out_tree: TreeDef
+    out_weak: list[bool]
+    param_leaves: list[int]      # flat leaf index of each HLO parameter
+
+
+@dataclass
+class _Args:
+    """One call's arguments split into static values and array leaves."""
+
+    statics: tuple
+    leaves: list[Any]
+    paths: list[str]
+    treedef: TreeDef
+    dyn_names: list[str]
+
+
+def _leaf_aval(x: Any, path: str) -> tuple:
+    if isinstance(x, Array):
+        return (x.shape, x.dtype, x.weak_type)
+    try:
+        a = to_array(x)
+    except InvalidArgumentError:
+        raise InvalidArgumentError(
+            f"argument {path!r} of type {type(x).__name__} is not an array; mark it static "
+            "with static_argnums / static_argnames") from None
+    return (a.shape, a.dtype, a.weak_type)
+
+
+def _aval_text(aval: tuple) -> str:
+    if aval[0] == "const":
+        return repr(aval[1])
+    shape, dtype, weak = aval
+    return f"{as_element_type(dtype).name}[{','.join(map(str, shape))}]" + (
+        "{weak}" if weak else "")
+
+
+def _const_value(x: Any) -> Any:
+    v = np.asarray(x)
+    return v.item() if v.ndim == 0 else (v.shape, str(v.dtype), v.tobytes())
+
+
+class JitFunction:
+    """A jit-compiled function (see the module docstring); call it like the original."""
+
+    def __init__(self, fn: Callable[..., Any], static_argnums: Sequence[int] = (),
+                 static_argnames: Sequence[str] = (), donate_argnums: Sequence[int] = (),
+                 backend: str | None = None,
+                 recompile_warning_threshold: int | None = None) -> None:
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", "fn")
+        self._module_name = "jit_" + re.sub(r"[^A-Za-z0-9_.\-]", "_", self.__name__)
+        self.__doc__ = getattr(fn, "__doc__", None)
+        self.__wrapped__ = fn
+        self._backend = backend
+        self._threshold = recompile_warning_threshold
+        try:
+            self._sig: inspect.Signature | None = inspect.signature(fn)
+        except (TypeError, ValueError):
+            self._sig = None
+        names = list(self._sig.parameters) if self._sig else []
+        self._static_names = set(static_argnames)
+        for i in ([static_argnums] if isinstance(static_argnums, int) else static_argnums):
+            if i < len(names) and self._sig.parameters[names[i]].kind in (
+                    inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+                self._static_names.add(names[i])
+            else:
+                self._static_names.add(f"args[{i}]")
+        donate = [donate_argnums] if isinstance(donate_argnums, int) else list(donate_argnums)
+        self._donate_names = {names[i] if i < len(names) else f"args[{i}]" for i in donate}
+        self._cache: dict[_Key, _Entry] = {}
+        self._last_key: _Key | None = None
+        self._constant_leaves: dict[TreeDef, set[int]] = {}
+        self._info = CacheInfo()
+        self._changed_args: collections.Counter = collections.Counter()
+        self._warned = False
+
+    # ----- public API
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if current_trace() is not None:       # called while tracing: inline
+            return self.fn(*args, **kwargs)
+        try:
+            entry, a = self._lookup(args, kwargs)
+            values = [self._leaf_value(a.leaves[i]) for i in entry.param_leaves]
+            result = entry.executable.execute(values)
+        except XlapyError as e:
+            raise e.with_traceback(filter_traceback(e.__traceback__)) from None
+        flat = list(result) if isinstance(result, tuple) else [result]
+        if len(entry.out_weak) == 1:
+            flat = [result]
+        outs = [Array(np.asarray(v), weak_type=w) for v, w in zip(flat, entry.out_weak)]
+        return tree_unflatten(entry.out_tree, outs)
+
+    def cache_info(self) -> CacheInfo:
+        """Hits, misses and one :class:`CompileRecord` (with its reason) per compile."""
+        return CacheInfo(self._info.hits, self._info.misses, list(self._info.compiles))
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+        self._last_key = None
+
+    def lower(self, *args: Any, **kwargs: Any) -> "Lowered":
+        """Trace for these arguments (cached like a call) without running."""
+        try:
+            entry, _ = self._lookup(args, kwargs, count=False)
+        except XlapyError as e:
+            raise e.with_traceback(filter_traceback(e.__traceback__)) from None
+        return Lowered(entry.module)
+
+    def get_compiler_ir(self, *args: Any, **kwargs: Any) -> Callable[..., str]:
+        """TF's API: ``f.get_compiler_ir(x)(stage="hlo" | "optimized_hlo" | ...)``."""
+        lowered = self.lower(*args, **kwargs)
+        return lowered.compiler_ir
+
+    experimental_get_compiler_ir = get_compiler_ir
+
+    # ----- arguments and keys
+    def _split(self, args: tuple, kwargs: dict) -> _Args:
+        if self._sig is not None:
+            try:
+                bound = self._sig.bind(*args, **kwargs)
+            except TypeError as e:
+                raise InvalidArgumentError(f"{self.__name__}: {e}") from None
+            named: list[tuple[str, Any]] = []
+            for name, value in bound.arguments.items():
+                kind = self._sig.parameters[name].kind
+                if kind is inspect.Parameter.VAR_POSITIONAL:
+                    named += [(f"{name}[{i}]", v) for i, v in enumerate(value)]
+                elif kind is inspect.Parameter.VAR_KEYWORD:
+                    named += [(f"{name}[{k!r}]", v) for k, v in value.items()]
+                else:
+                    named.append((name, value))
+        else:
+            named = [(f"args[{i}]", v) for i, v in enumerate(args)] + list(kwargs.items())
+        statics, dyn = [], []
+        for name, value in named:
+            if name in self._static_names:
+                try:
+                    hash(value)
+                except TypeError:
+                    raise InvalidArgumentError(
+                        f"static argument {name!r} of {self.__name__} must be hashable, got "
+                        f"{type(value).__name__}") from None
+                statics.append((name, value))
+            else:
+                dyn.append((name, value))
+        leaves, paths, treedefs = [], [], []
+        for name, value in dyn:
+            lv, ps, td = tree_flatten_with_path(value, name)
+            leaves += lv
+            paths += ps
+            treedefs.append(td)
+        treedef = TreeDef("args", tuple(n for n, _ in dyn), tuple(treedefs))
+        return _Args(tuple(statics), leaves, paths, treedef, [n for n, _ in dyn])
+
+    def _key(self, a: _Args) -> _Key:
+        consts = self._constant_leaves.get(a.treedef, set())
+        avals = tuple(("const", _const_value(x)) if i in consts else _leaf_aval(x, p)
+                      for i, (x, p) in enumerate(zip(a.leaves, a.paths)))
+        return _Key(a.treedef, avals, a.statics)
+
+    @staticmethod
+    def _leaf_value(x: Any) -> np.ndarray:
+        return np.asarray(x._value if isinstance(x, Array) else to_array(x)._value)
+
+    def _lookup(self, args: tuple, kwargs: dict, count: bool = True) -> tuple[_Entry, _Args]:
+        a = self._split(args, kwargs)
+        key = self._key(a)
+        entry = self._cache.get(key)
+        if entry is not None:
+            if count:
+                self._info.hits += 1
+            return entry, a
+        reasons = [self._diff(key, a)]
+        while True:
+            try:
+                entry = self._trace(a, key)
+                break
+            except NeedsConstant as nc:
+                self._constant_leaves.setdefault(a.treedef, set()).add(nc.leaf)
+                value = _const_value(a.leaves[nc.leaf])
+                reasons.append(f"{nc.what} needs the value of argument {a.paths[nc.leaf]!r}: "
+                               f"specializing on its value {value!r}")
+                key = self._key(a)
+                hit = self._cache.get(key)
+                if hit is not None:
+                    entry = hit
+                    break
+        self._cache[key] = entry
+        self._last_key = key
+        self._info.misses += 1
+        sig = ", ".join(f"{p}: {_aval_text(v)}" for p, v in zip(a.paths, key.avals))
+        self._info.compiles.append(CompileRecord("; ".join(reasons), sig))
+        self._check_storm()
+        return entry, a
+
+    def _diff(self, key: _Key, a: _Args) -> str:
+        old = self._last_key
+        if old is None:
+            return "first call"
+        if old.treedef != key.treedef:
+            self._changed_args["<structure>"] += 1
+            return f"argument structure changed {old.treedef!r} -> {key.treedef!r}"
+        parts = []
+        for (name, v0), (_, v1) in zip(old.statics, key.statics):
+            if v0 != v1:
+                self._changed_args[name] += 1
+                parts.append(f"value of static argument {name!r} changed {v0!r} -> {v1!r}")
+        for path, a0, a1 in zip(a.paths, old.avals, key.avals):
+            if a0 == a1:
+                continue
+            self._changed_args[path] += 1
+            if a0[0] == "const" and a1[0] == "const":
+                parts.append(f"value of must-be-constant argument {path!r} changed "
+                             f"{a0[1]!r} -> {a1[1]!r}")
+            elif a0[0] == "const" or a1[0] == "const":
+                parts.append(f"argument {path!r} became a compile-time constant")
+            else:
+                what = "shape" if a0[0] != a1[0] else ("dtype" if a0[1] != a1[1]
+                                                       else "weak type")
+                parts.append(f"argument {path!r} {what} changed {_aval_text(a0)} -> "
+                             f"{_aval_text(a1)}")
+        return "; ".join(parts) or "signature seen before was evicted"
+
+    def _check_storm(self) -> None:
+        limit = self._threshold if self._threshold is not None else \
+            RECOMPILE_WARNING_THRESHOLD[0]
+        if self._info.misses > limit and not self._warned:
+            self._warned = True
+            culprit = ", ".join(f"{name!r} ({n} times)"
+                                for name, n in self._changed_args.most_common(2))
+            log.warning("function %r has been compiled %d times (more than %d); recompiles "
+                        "were caused by changes of argument %s. Pass values that change "
+                        "often as arrays of a fixed shape, or pad shapes to a few sizes.",
+                        self.__name__, self._info.misses, limit, culprit or "(unknown)")
+
+    # ----- tracing and compiling
+    def _trace(self, a: _Args, key: _Key) -> _Entry:
+        trace = Trace("main", f"jit({self.__name__})")
+        consts = self._constant_leaves.get(a.treedef, set())
+        with trace_context(trace):
+            vals, param_leaves = [], []
+            for i, (x, path) in enumerate(zip(a.leaves, a.paths)):
+                if i in consts:
+                    vals.append(to_array(x))
+                    continue
+                shape, dtype, weak = key.avals[i]
+                shp = Shape.array(as_element_type(dtype), shape)
+                vals.append(trace.new_param(shp, name=f"Arg_{len(param_leaves)}",
+                                            op_name=path, weak_type=weak, leaf=i))
+                param_leaves.append(i)
+            dyn = self._rebuild(a, vals)
+            out = self._call_fn(a, dyn)
+            out_leaves, out_tree = tree_flatten(out)
+            outs = [to_array(o) for o in out_leaves]
+            b = trace.builder
+            with trace.tag("tuple" if len(outs) != 1 else "constant"):
+                instrs = [trace.instr_for(o) for o in outs]
+                root = instrs[0] if len(instrs) == 1 else b.tuple(instrs)
+        module = build_module(b.build(root), self._module_name)
+        self._add_aliases(module, a, param_leaves, outs)
+        backend = self._backend or default_backend()
+        from ..client import get_backend
+        exe = get_backend(backend).compile(module)
+        return _Entry(module, exe, out_tree, [o.weak_type for o in outs], param_leaves)
+
+    @staticmethod
+    def _rebuild(a: _Args, vals: list[Array]) -> list[Any]:
+        out, pos = [], 0
+        for td in a.treedef.children:
+            n = td.num_leaves
+            out.append(tree_unflatten(td, vals[pos:pos + n]))
+            pos += n
+        return out
+
+    def _call_fn(self, a: _Args, dyn_values: list[Any]) -> Any:
+        values = dict(a.statics)
+        values.update(zip(a.dyn_names, dyn_values))
+        if self._sig is None:
+            pos = [values.pop(f"args[{i}]") for i in range(len(values))
+                   if f"args[{i}]" in values]
+            return self.fn(*pos, **values)
+        args, kwargs = [], {}
+        for name, p in self._sig.parameters.items():
+            if p.kind is inspect.Parameter.VAR_POSITIONAL:
+                i = 0
+                while f"{name}[{i}]" in values:
+                    args.append(values[f"{name}[{i}]"])
+                    i += 1
+            elif p.kind is inspect.Parameter.VAR_KEYWORD:
+                for k, v in values.items():
+                    if k.startswith(f"{name}["):
+                        kwargs[k[len(name) + 2:-2]] = v
+            elif name in values:
+                if p.kind is inspect.Parameter.KEYWORD_ONLY:
+                    kwargs[name] = values[name]
+                else:
+                    args.append(values[name])
+        return self.fn(*args, **kwargs)
+
+    def _add_aliases(self, module: HloModule, a: _Args, param_leaves: list[int],
+                     outs: list[Array]) -> None:
+        """``input_output_alias`` for donated parameters whose type matches an output."""
+        if not self._donate_names:
+            return
+        taken: set[int] = set()
+        aliases = []
+        for p, leaf in enumerate(param_leaves):
+            root = a.paths[leaf].split("[")[0].split(".")[0]
+            if root not in self._donate_names:
+                continue
+            x = a.leaves[leaf]
+            for k, o in enumerate(outs):
+                if k not in taken and o.shape == np.shape(x) and o.dtype == _leaf_aval(x, "")[1]:
+                    taken.add(k)
+                    aliases.append(AliasEntry((k,) if len(outs) > 1 else (), p))
+                    break
+        if aliases:
+            module.attributes["input_output_alias"] = aliases
+
+
+class Lowered:
+    """A traced, unoptimized module: ``as_text()``, ``compiler_ir(stage)``."""
+
+    def __init__(self, module: HloModule) -> None:
+        self.hlo_module = module
+
+    def as_text(self) -> str:
+        return self.hlo_module.to_text()
+
+    def compiler_ir(self, stage: str = "hlo") -> str:
+        """``hlo`` (long text XLA parses), ``optimized_hlo`` or ``optimized_hlo_dot``."""
+        if stage == "hlo":
+            return self.hlo_module.to_text()
+        if stage in ("optimized_hlo", "optimized_hlo_dot"):
+            module = _optimize(self.hlo_module.clone())
+            if stage == "optimized_hlo":
+                return module.to_text()
+            from ..passes.dump import module_to_dot
+            return module_to_dot(module)
+        raise InvalidArgumentError(f"unknown compiler IR stage {stage!r}; expected 'hlo', "
+                                   "'optimized_hlo' or 'optimized_hlo_dot'")
+
+
+def _optimize(module: HloModule) -> HloModule:
+    """The client's ``optimize`` when it exists, else the CPU pass pipeline."""
+    if importlib.util.find_spec("xlapy.client.optimize") is not None:
+        opt = importlib.import_module("xlapy.client.optimize")
+        fn = getattr(opt, "optimize", None)
+        if callable(fn):
+            result = fn(module)
+            return result if isinstance(result, HloModule) else module
+    try:
+        from ..passes.pipeline import cpu_pipeline
+    except ImportError as e:
+        raise InvalidArgumentError(f"optimized HLO is not available yet: {e}") from None
+    cpu_pipeline().run(module)
+    return module
+
+
+def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Sequence[int] | int = (),
+        static_argnames: Sequence[str] | str = (), donate_argnums: Sequence[int] | int = (),
+        backend: str | None = None, recompile_warning_threshold: int | None = None) -> Any:
+    """Compile ``fn`` with XLA semantics (usable as ``@jit`` or ``@jit(static_argnums=...)``)."""
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+
+    def wrap(f: Callable[..., Any]) -> JitFunction:
+        return JitFunction(f, static_argnums, names, donate_argnums, backend,
+                           recompile_warning_threshold)
+    return wrap if fn is None else wrap(fn)
+
+
+class EagerFunction:
+    """``function(jit_compile=False)``: runs op by op; ``get_compiler_ir`` still traces."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self._jit = JitFunction(fn)
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+    def get_compiler_ir(self, *args: Any, **kwargs: Any) -> Callable[..., str]:
+        return self._jit.get_compiler_ir(*args, **kwargs)
+
+    experimental_get_compiler_ir = get_compiler_ir
+
+
+def function(fn: Callable[..., Any] | None = None, *, jit_compile: bool | None = None,
+             **jit_kwargs: Any) -> Any:
+    """TensorFlow-style decorator: ``jit_compile=True`` compiles with must-compile (jit)
+    semantics; ``False``/``None`` runs eagerly op by op."""
+
+    def wrap(f: Callable[..., Any]) -> Any:
+        return JitFunction(f, **jit_kwargs) if jit_compile else EagerFunction(f)
+    return wrap if fn is None else wrap(fn)
+
+
+__all__ = ["jit", "function", "JitFunction", "EagerFunction", "Lowered", "CacheInfo",
+           "CompileRecord", "set_recompile_warning_threshold"]

@@ -1,0 +1,284 @@
+"""``xlapy.lax``: thin, strict wrappers over the primitives (XLA's operation semantics).
+
+Unlike ``xlapy.numpy`` these do no implicit promotion or broadcasting: binary ops need
+operands of one shape and dtype. Control flow (``cond``, ``switch``, ``while_loop``,
+``fori_loop``, ``scan``) lives in :mod:`xlapy.frontend.control_flow` and is re-exported here.
+"""
+from __future__ import annotations
+
+import builtins
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import InvalidArgumentError, ShapeError
+from . import dtypes
+from . import primitives as P
+from .core import Array, bind, to_array
+
+
+def _check_same(name: str, *xs: Array) -> None:
+    first = xs[0]
+    for x in xs[1:]:
+        if x.shape != first.shape or x.dtype != first.dtype:
+            raise ShapeError(f"lax.{name}: operands must have equal shapes and dtypes, got "
+                             + ", ".join(a.type_text() for a in xs))
+
+
+def _unop(name: str):
+    prim = P.unary_p[name]
+
+    def op(x: Any) -> Array:
+        return bind(prim, to_array(x))
+    op.__name__ = name
+    op.__doc__ = f"Elementwise ``{P.UNARY_OPCODES[name]}``."
+    return op
+
+
+def _binop(name: str):
+    prim = P.binary_p[name]
+
+    def op(x: Any, y: Any) -> Array:
+        x, y = to_array(x), to_array(y)
+        _check_same(name, x, y)
+        return bind(prim, x, y)
+    op.__name__ = name
+    op.__doc__ = f"Elementwise ``{P.BINARY_OPCODES[name]}`` of equally shaped operands."
+    return op
+
+
+neg, abs, sign, exp, expm1, log, log1p, sqrt, rsqrt, cbrt = (
+    _unop(n) for n in ("neg", "abs", "sign", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt",
+                       "cbrt"))
+floor, ceil, round, round_even, tanh, sin, cos, tan, logistic = (
+    _unop(n) for n in ("floor", "ceil", "round", "round_even", "tanh", "sin", "cos", "tan",
+                       "logistic"))
+bitwise_not, is_finite, real, imag, erf, population_count, clz = (
+    _unop(n) for n in ("not", "is_finite", "real", "imag", "erf", "population_count", "clz"))
+add, sub, mul, div, rem, pow, max, min, atan2 = (
+    _binop(n) for n in ("add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2"))
+bitwise_and, bitwise_or, bitwise_xor = (_binop(n) for n in ("and", "or", "xor"))
+complex = _binop("complex")
+shift_left, shift_right_arithmetic, shift_right_logical = (
+    _binop(n) for n in ("shift_left", "shift_right_arithmetic", "shift_right_logical"))
+
+
+def _cmp(direction: str):
+    def op(x: Any, y: Any) -> Array:
+        x, y = to_array(x), to_array(y)
+        _check_same(direction.lower(), x, y)
+        return bind(P.compare_p, x, y, direction=direction)
+    op.__name__ = direction.lower()
+    return op
+
+
+eq, ne, lt, le, gt, ge = (_cmp(d) for d in ("EQ", "NE", "LT", "LE", "GT", "GE"))
+
+
+def select(pred: Any, on_true: Any, on_false: Any) -> Array:
+    pred, on_true, on_false = to_array(pred), to_array(on_true), to_array(on_false)
+    _check_same("select", on_true, on_false)
+    if pred.dtype != np.bool_ or pred.shape not in ((), on_true.shape):
+        raise ShapeError(f"lax.select: predicate must be bool of shape {on_true.shape} or a "
+                         f"scalar, got {pred.type_text()}")
+    return bind(P.select_p, pred, on_true, on_false)
+
+
+def clamp(lo: Any, x: Any, hi: Any) -> Array:
+    return bind(P.clamp_p, to_array(lo), to_array(x), to_array(hi))
+
+
+def convert_element_type(x: Any, dtype: Any, weak_type: bool = False) -> Array:
+    """``x`` converted to ``dtype`` (canonicalized to 32 bits)."""
+    x = to_array(x)
+    dt = dtypes.canonicalize(dtype)
+    if x.dtype == dt and x.weak_type == weak_type:
+        return x
+    if x.dtype == dt and not x.is_traced:
+        return Array(x._value, weak_type=weak_type)
+    return bind(P.convert_element_type_p, x, new_dtype=dt, weak_type=weak_type)
+
+
+def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Array:
+    x = to_array(x)
+    shape, bdims = tuple(int(d) for d in shape), tuple(int(d) for d in broadcast_dimensions)
+    if x.shape == shape and bdims == tuple(range(len(shape))):
+        return x
+    return bind(P.broadcast_in_dim_p, x, shape=shape, broadcast_dimensions=bdims)
+
+
+def broadcast(x: Any, sizes: Sequence[int]) -> Array:
+    """Prepend dimensions ``sizes`` to ``x``."""
+    x = to_array(x)
+    n = len(sizes)
+    return broadcast_in_dim(x, tuple(sizes) + x.shape, tuple(range(n, n + x.ndim)))
+
+
+def reshape(x: Any, new_sizes: Sequence[int]) -> Array:
+    x = to_array(x)
+    new_sizes = tuple(int(d) for d in new_sizes)
+    if x.shape == new_sizes:
+        return x
+    return bind(P.reshape_p, x, new_sizes=new_sizes)
+
+
+def transpose(x: Any, permutation: Sequence[int]) -> Array:
+    x = to_array(x)
+    perm = tuple(int(p) for p in permutation)
+    if perm == tuple(range(x.ndim)):
+        return x
+    return bind(P.transpose_p, x, permutation=perm)
+
+
+def slice(x: Any, start_indices: Sequence[int], limit_indices: Sequence[int],
+          strides: Sequence[int] | None = None) -> Array:
+    x = to_array(x)
+    strides = tuple(strides) if strides is not None else (1,) * x.ndim
+    if tuple(start_indices) == (0,) * x.ndim and tuple(limit_indices) == x.shape and \
+            strides == (1,) * x.ndim:
+        return x
+    return bind(P.slice_p, x, start_indices=tuple(int(s) for s in start_indices),
+                limit_indices=tuple(int(s) for s in limit_indices),
+                strides=tuple(int(s) for s in strides))
+
+
+def _index_scalars(indices: Sequence[Any]) -> list[Array]:
+    out = []
+    for i in indices:
+        a = to_array(i)
+        if a.ndim != 0 or a.dtype.kind not in "iu":
+            raise InvalidArgumentError(f"dynamic indices must be integer scalars, got "
+                                       f"{a.type_text()}")
+        out.append(convert_element_type(a, np.int32))
+    return out
+
+
+def dynamic_slice(x: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Array:
+    """XLA DynamicSlice: start indices are clamped so the slice stays in bounds."""
+    return bind(P.dynamic_slice_p, to_array(x), *_index_scalars(start_indices),
+                slice_sizes=tuple(int(s) for s in slice_sizes))
+
+
+def dynamic_update_slice(x: Any, update: Any, start_indices: Sequence[Any]) -> Array:
+    x = to_array(x)
+    update = convert_element_type(to_array(update), x.dtype, x.weak_type)
+    return bind(P.dynamic_update_slice_p, x, update, *_index_scalars(start_indices))
+
+
+def concatenate(operands: Sequence[Any], dimension: int) -> Array:
+    xs = [to_array(o) for o in operands]
+    if len(xs) == 1:
+        return xs[0]
+    return bind(P.concatenate_p, *xs, dimension=int(dimension))
+
+
+def pad(x: Any, padding_value: Any, padding_config: Sequence[Sequence[int]]) -> Array:
+    """``padding_config`` holds (low, high, interior) per dimension (negative trims)."""
+    x = to_array(x)
+    pv = convert_element_type(to_array(padding_value), x.dtype)
+    cfg = tuple((int(c[0]), int(c[1]), int(c[2]) if len(c) > 2 else 0) for c in padding_config)
+    return bind(P.pad_p, x, pv, padding_config=cfg)
+
+
+def rev(x: Any, dimensions: Sequence[int]) -> Array:
+    if not dimensions:
+        return to_array(x)
+    return bind(P.rev_p, to_array(x), dimensions=tuple(int(d) for d in dimensions))
+
+
+def iota(dtype: Any, size: int) -> Array:
+    return broadcasted_iota(dtype, (size,), 0)
+
+
+def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Array:
+    return bind(P.iota_p, dtype=dtypes.canonicalize(dtype), shape=tuple(int(s) for s in shape),
+                dimension=int(dimension))
+
+
+def gather(x: Any, indices: Any, *, offset_dims, collapsed_slice_dims, start_index_map,
+           index_vector_dim: int, slice_sizes) -> Array:
+    return bind(P.gather_p, to_array(x), to_array(indices), offset_dims=tuple(offset_dims),
+                collapsed_slice_dims=tuple(collapsed_slice_dims),
+                start_index_map=tuple(start_index_map), index_vector_dim=int(index_vector_dim),
+                slice_sizes=tuple(int(s) for s in slice_sizes))
+
+
+def scatter(x: Any, indices: Any, updates: Any, *, update_window_dims, inserted_window_dims,
+            scatter_dims_to_operand_dims, index_vector_dim: int, combiner: str = "set") -> Array:
+    """XLA Scatter with a standard combiner (``set``, ``add``, ``mul``, ``min``, ``max``)."""
+    x = to_array(x)
+    updates = convert_element_type(to_array(updates), x.dtype, x.weak_type)
+    return bind(P.scatter_p, x, to_array(indices), updates,
+                update_window_dims=tuple(update_window_dims),
+                inserted_window_dims=tuple(inserted_window_dims),
+                scatter_dims_to_operand_dims=tuple(scatter_dims_to_operand_dims),
+                index_vector_dim=int(index_vector_dim), combiner=combiner)
+
+
+def _reduce(kind: str):
+    def op(x: Any, axes: Sequence[int]) -> Array:
+        x = to_array(x)
+        axes = tuple(sorted(int(a) for a in axes))
+        if not axes:
+            return x
+        return bind(P.reduce_p[kind], x, axes=axes)
+    op.__name__ = f"reduce_{kind}"
+    return op
+
+
+reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = (
+    _reduce(k) for k in ("sum", "prod", "max", "min", "and", "or"))
+
+
+def argmax(x: Any, axis: int, index_dtype: Any = np.int32) -> Array:
+    return bind(P.argmax_p, to_array(x), axis=int(axis), index_dtype=np.dtype(index_dtype))
+
+
+def argmin(x: Any, axis: int, index_dtype: Any = np.int32) -> Array:
+    return bind(P.argmin_p, to_array(x), axis=int(axis), index_dtype=np.dtype(index_dtype))
+
+
+def cumulative(kind: str, x: Any, axis: int, reverse: bool = False) -> Array:
+    """Inclusive cumulative ``sum``/``prod``/``max``/``min`` along ``axis``."""
+    return bind(P.cumulative_p[kind], to_array(x), axis=int(axis), reverse=bool(reverse))
+
+
+def sort(operands: Any, dimension: int = -1, is_stable: bool = True) -> Any:
+    """Sort ``operands`` (an Array or a sequence) by the first one along ``dimension``."""
+    single = isinstance(operands, Array) or not isinstance(operands, (list, tuple))
+    xs = [to_array(operands)] if single else [to_array(o) for o in operands]
+    d = int(dimension) % builtins.max(xs[0].ndim, 1)
+    outs = bind(P.sort_p, *xs, dimension=d, is_stable=bool(is_stable))
+    return outs[0] if single else tuple(outs)
+
+
+def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any,
+                preferred_element_type: Any = None) -> Array:
+    """``dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    pet = None if preferred_element_type is None else dtypes.canonicalize(preferred_element_type)
+    return bind(P.dot_general_p, to_array(lhs), to_array(rhs),
+                contracting=(tuple(lc), tuple(rc)), batch=(tuple(lb), tuple(rb)),
+                preferred_element_type=pet)
+
+
+def stack_nested(x: Any) -> Array:
+    """An Array from nested lists/tuples holding Arrays (stacked along new leading axes)."""
+    if not isinstance(x, (list, tuple)):
+        return to_array(x)
+    parts = [stack_nested(e) for e in x]
+    if not parts:
+        return to_array(np.zeros((0,), dtypes.DEFAULT_FLOAT))
+    dt, weak = dtypes.promote_types(*[(p.dtype, p.weak_type) for p in parts])
+    parts = [reshape(convert_element_type(p, dt, weak), (1,) + p.shape) for p in parts]
+    shapes = {p.shape for p in parts}
+    if len(shapes) != 1:
+        raise ShapeError(f"cannot build an array from sequences of shapes {sorted(shapes)}")
+    return concatenate(parts, 0)
+
+
+from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: E402
+
+__all__ = [n for n in dir() if not n.startswith("_") and n not in (
+    "Any", "Sequence", "np", "annotations", "dtypes", "P", "bind", "InvalidArgumentError",
+    "ShapeError", "builtins")]

@@ -1,0 +1,224 @@
+"""Tracing: recording primitives into an HLO builder.
+
+A :class:`Trace` owns one :class:`~xlapy.hlo.builder.XlaBuilder`. While it is on the
+trace stack, :func:`~xlapy.frontend.core.bind` lowers every primitive into it (all ops
+are staged, even those on constants, as in JAX's omnistaging). Concrete Arrays used
+inside become ``constant`` instructions; traced Arrays of an enclosing trace (values a
+loop body or a cond branch closes over) are *captured*: they become extra parameters
+of the nested computation and extra operands of the ``while``/``conditional``.
+
+Every instruction gets ``OpMetadata(op_type, op_name="jit(f)/<path>/<op>",
+source_file, source_line)`` from the innermost user frame.
+
+:class:`NeedsConstant` is the internal signal of TF's *must-be-constant* inputs: an op
+that needs a compile-time value (a shape, an axis) got a jit argument; jit catches it,
+specializes on that argument's value and traces again.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from ..hlo.attrs import OpMetadata
+from ..hlo.builder import XlaBuilder, as_element_type
+from ..hlo.ir import HloComputation, HloInstruction
+from ..hlo.shape import Shape
+from . import core
+from .core import Array, LoweringContext, Primitive
+from .source_info import located, user_location
+
+
+class NeedsConstant(Exception):
+    """Raised while tracing when ``what`` needs the value of jit argument leaf ``leaf``."""
+
+    def __init__(self, leaf: int, what: str) -> None:
+        super().__init__(f"{what} needs the value of argument leaf {leaf}")
+        self.leaf = leaf
+        self.what = what
+
+
+class Trace:
+    """Records primitives into ``self.builder`` (see the module docstring)."""
+
+    def __init__(self, name: str, name_stack: str, parent: "Trace | None" = None) -> None:
+        self.builder = XlaBuilder(name)
+        self.name_stack = name_stack
+        self.parent = parent
+        self.alive = True
+        self.params: list[HloInstruction] = []
+        self.captures: list[Array] = []            # outer values, in capture order
+        self._captured: dict[int, HloInstruction] = {}
+        self._consts: dict[int, tuple[Array, HloInstruction]] = {}
+        self.param_leaf: dict[int, int] = {}        # id(parameter instr) -> jit leaf index
+
+    # ----- values
+    def new_param(self, shape: Shape, name: str | None = None, op_name: str | None = None,
+                  weak_type: bool = False, leaf: int | None = None) -> Array:
+        """A new flat parameter of this computation, as a traced Array."""
+        meta = self.metadata("parameter", op_name=op_name) if op_name else None
+        self.builder.set_op_metadata(meta)
+        instr = self.builder.parameter(shape, name=name)
+        self.builder.set_op_metadata(None)
+        self.params.append(instr)
+        if leaf is not None:
+            self.param_leaf[id(instr)] = leaf
+        return Array(instr=instr, trace=self, weak_type=weak_type)
+
+    def instr_for(self, x: Array) -> HloInstruction:
+        """The instruction holding ``x`` in this computation (constant / capture if needed)."""
+        if x._value is not None:
+            hit = self._consts.get(id(x))
+            if hit is None:
+                hit = (x, self.builder.constant(x._value))
+                self._consts[id(x)] = hit
+            return hit[1]
+        if x._trace is self:
+            return x._instr
+        hit_instr = self._captured.get(id(x))
+        if hit_instr is not None:
+            return hit_instr
+        if not (x._trace.alive and self._has_ancestor(x._trace)):
+            raise InvalidArgumentError(located(
+                f"a traced value ({x.type_text()}) escaped from the function that was being "
+                "compiled and is used outside it",
+                "return values from the traced function instead of storing them"))
+        old = self.builder._metadata
+        self.builder.set_op_metadata(None)
+        instr = self.builder.parameter(Shape.array(as_element_type(x.dtype), x.shape))
+        self.builder.set_op_metadata(old)
+        self.params.append(instr)
+        self.captures.append(x)
+        self._captured[id(x)] = instr
+        return instr
+
+    def _has_ancestor(self, other: "Trace") -> bool:
+        t = self.parent
+        while t is not None:
+            if t is other:
+                return True
+            t = t.parent
+        return False
+
+    # ----- recording
+    def metadata(self, op_type: str, op_name: str | None = None) -> OpMetadata:
+        loc = user_location(2)
+        return OpMetadata.make(op_type=op_type,
+                               op_name=op_name or f"{self.name_stack}/{op_type}",
+                               source_file=loc.file if loc else None,
+                               source_line=loc.line if loc else None)
+
+    def apply(self, prim: Primitive, args: Sequence[Array], params: dict) -> list[Array]:
+        meta = self.metadata(prim.name)
+        self.builder.set_op_metadata(meta)
+        try:
+            operands = [self.instr_for(a) for a in args]
+            out = prim.lower(LoweringContext(self.builder, meta), *operands, **params)
+        finally:
+            self.builder.set_op_metadata(None)
+        outs = list(out) if prim.multiple_results else [out]
+        weak = prim.result_weak(args, params)
+        return [Array(instr=o, trace=self, weak_type=weak) for o in outs]
+
+    def tag(self, op_type: str) -> Any:
+        """``with trace.tag("while"):`` sets the metadata for instructions built directly."""
+        return _Tag(self, op_type)
+
+
+class _Tag:
+    def __init__(self, trace: Trace, op_type: str) -> None:
+        self.trace, self.op_type = trace, op_type
+
+    def __enter__(self) -> OpMetadata:
+        meta = self.trace.metadata(self.op_type)
+        self.trace.builder.set_op_metadata(meta)
+        return meta
+
+    def __exit__(self, *exc: Any) -> None:
+        self.trace.builder.set_op_metadata(None)
+
+
+@contextmanager
+def trace_context(trace: Trace) -> Iterator[Trace]:
+    """Make ``trace`` the current trace for the ``with`` block."""
+    core._TRACE_STACK.append(trace)
+    try:
+        yield trace
+    finally:
+        core._TRACE_STACK.pop()
+        trace.alive = False
+
+
+def concrete_value(x: Any, what: str) -> np.ndarray:
+    """The compile-time value of ``x`` for ``what`` (an axis, a shape, a bound).
+
+    A traced jit argument raises :class:`NeedsConstant` (jit then specializes on it);
+    any other traced value raises InvalidArgumentError naming the user's line.
+    """
+    if not isinstance(x, Array):
+        return np.asarray(x)
+    if x._value is not None:
+        return x._value
+    leaf = x._trace.param_leaf.get(id(x._instr))
+    if leaf is not None:
+        raise NeedsConstant(leaf, what)
+    raise InvalidArgumentError(located(
+        f"{what} must be a compile-time constant, but it is computed from traced values "
+        f"({x.type_text()})",
+        "pass a Python value, or mark the argument static with static_argnums / "
+        "static_argnames"))
+
+
+def concrete_int(x: Any, what: str) -> int:
+    v = concrete_value(x, what)
+    if v.ndim != 0 or v.dtype.kind not in "iub":
+        raise InvalidArgumentError(f"{what} must be an integer scalar, got {v!r}")
+    return int(v)
+
+
+def finalize_tuple_computation(trace: Trace, n_explicit: int, captures: Sequence[Array],
+                               outs: Sequence[HloInstruction] | None,
+                               root: HloInstruction | None = None,
+                               passthrough: bool = False) -> HloComputation:
+    """Turn a traced sub-computation with flat parameters into XLA's one-tuple-parameter form.
+
+    The tuple holds the ``n_explicit`` explicit inputs then every value in ``captures``
+    (a superset of this trace's own captures). The root is ``tuple(outs)`` (plus the
+    captures themselves when ``passthrough``, as a while body needs) or ``root``.
+    """
+    b = trace.builder
+    explicit = trace.params[:n_explicit]
+    own = {id(a): trace._captured[id(a)] for a in trace.captures}
+    shapes = [p.shape for p in explicit] + [
+        Shape.array(as_element_type(c.dtype), c.shape).with_default_layout() for c in captures]
+    b.set_op_metadata(trace.metadata("parameter"))
+    tuple_param = b.add_instruction("parameter", declared=Shape.tuple(shapes),
+                                    parameter_number=0)
+    gtes = [b.get_tuple_element(tuple_param, i) for i in range(len(shapes))]
+    old_params = list(explicit) + [own[id(c)] for c in captures if id(c) in own]
+    mapping: dict[int, HloInstruction] = {id(p): gtes[i] for i, p in enumerate(explicit)}
+    for j, c in enumerate(captures):
+        if id(c) in own:
+            mapping[id(own[id(c)])] = gtes[n_explicit + j]
+    for p in old_params:
+        p.replace_all_uses_with(mapping[id(p)])
+    if root is None:
+        values = [mapping.get(id(o), o) for o in (outs or [])]
+        if passthrough:
+            values += gtes[n_explicit:]
+        root = b.tuple(values)
+    else:
+        root = mapping.get(id(root), root)
+    b.set_op_metadata(None)
+    comp = b.build(root)
+    for p in old_params:
+        comp.remove_instruction(p)
+    comp.parameters = [tuple_param]
+    comp.instructions = comp.post_order()
+    return comp
+
+
+__all__ = ["Trace", "NeedsConstant", "trace_context", "concrete_value", "concrete_int",
+           "finalize_tuple_computation"]

@@ -1,0 +1,50 @@
+"""``xlapy.numpy``: a NumPy-compatible API that runs eagerly or traces under ``jit``.
+
+``import xlapy.numpy as xnp``. Every function is written in terms of ``xlapy.lax``
+primitives, so it runs op by op eagerly and compiles to HLO inside ``xlapy.jit``.
+Type promotion follows JAX (x64 off, weak Python scalars), see ``xlapy.frontend.dtypes``.
+"""
+from __future__ import annotations
+
+import numpy as _np
+
+from ..frontend.core import Array
+from ..frontend.dtypes import promote_types as _promote_types
+from . import _array_methods  # noqa: F401  (installs Array operators)
+from ._elementwise import (
+    abs, absolute, add, arccos, arcsin, arctan, arctan2, around, asarray, astype, bitwise_and,
+    bitwise_not, bitwise_or, bitwise_xor, broadcast_shapes, broadcast_to, cbrt, ceil, clip,
+    conj, conjugate, cos, cosh, divide, divmod, equal, exp, exp2, expm1, floor, floor_divide,
+    fmod, greater, greater_equal, imag, invert, isfinite, isinf, isnan, left_shift, less,
+    less_equal, log, log1p, log2, log10, logical_and, logical_not, logical_or, logical_xor,
+    maximum, minimum, mod, multiply, negative, not_equal, power, real, reciprocal, remainder,
+    right_shift, rint, round, sign, sin, sinh, sqrt, square, subtract, tan, tanh, true_divide,
+    trunc, where)
+from ._indexing import take
+from ._linalg import dot, einsum, inner, matmul, outer, tensordot, trace, vdot
+from ._reductions import (
+    all, amax, amin, any, argmax, argmin, cummax, cummin, cumprod, cumsum, logsumexp, max,
+    mean, min, prod, std, sum, var)
+from ._shape_ops import (
+    arange, array, atleast_1d, concatenate, empty, empty_like, expand_dims, eye, flip, full,
+    full_like, hstack, identity, linspace, moveaxis, ndim, ones, ones_like, pad, ravel,
+    repeat, reshape, shape, size, split, squeeze, stack, swapaxes, tile, transpose, vstack,
+    zeros, zeros_like)
+from ._sorting import (argsort, argwhere, flatnonzero, load, loadtxt, nonzero, save, savez,
+                       sort, unique)
+
+ndarray = Array
+bool_ = _np.dtype(_np.bool_)
+int8, int16, int32, int64 = (_np.dtype(t) for t in (_np.int8, _np.int16, _np.int32, _np.int64))
+uint8, uint16, uint32, uint64 = (_np.dtype(t) for t in (_np.uint8, _np.uint16, _np.uint32,
+                                                           _np.uint64))
+float16, float32, float64 = (_np.dtype(t) for t in (_np.float16, _np.float32, _np.float64))
+complex64 = _np.dtype(_np.complex64)
+from ..frontend.dtypes import bfloat16  # noqa: E402
+pi, e, inf, nan = _np.pi, _np.e, _np.inf, _np.nan
+newaxis = None
+
+
+def result_type(*args: object) -> _np.dtype:
+    """The dtype ``xnp`` ops give for these operands (see ``xlapy.frontend.dtypes``)."""
+    return _promote_types(*[(a.dtype, a.weak_type) for a in (asarray(x) for x in args)])[0]

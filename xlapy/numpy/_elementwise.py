@@ -1,0 +1,360 @@
+"""Elementwise functions with NumPy broadcasting and JAX-style type promotion."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidArgumentError, ShapeError
+from ..frontend import dtypes
+from ..frontend import lax
+from ..frontend.core import Array, to_array
+
+
+def asarray(x: Any, dtype: Any = None) -> Array:
+    """An Array from array-likes (Python scalars weakly typed, 64-bit -> 32-bit)."""
+    return to_array(x, dtype)
+
+
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    ndim = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(ndim):
+        sizes = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0}
+        sizes.discard(1)
+        if len(sizes) > 1:
+            raise ShapeError(f"shapes {', '.join(map(str, shapes))} cannot be broadcast together")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def broadcast_to(x: Any, shape: Any) -> Array:
+    x = asarray(x)
+    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+    if x.shape == shape:
+        return x
+    if broadcast_shapes(x.shape, shape) != shape:
+        raise ShapeError(f"cannot broadcast {x.type_text()} to shape {shape}")
+    n = len(shape) - x.ndim
+    return lax.broadcast_in_dim(x, shape, tuple(range(n, len(shape))))
+
+
+def promote(*args: Any, to_inexact: bool = False) -> list[Array]:
+    """Convert to one dtype (the promotion lattice) and broadcast to one shape."""
+    xs = [asarray(a) for a in args]
+    dt, weak = dtypes.promote_types(*[(x.dtype, x.weak_type) for x in xs])
+    if to_inexact and not dtypes.is_inexact(dt):
+        dt, weak = dtypes.DEFAULT_FLOAT, weak
+    xs = [lax.convert_element_type(x, dt, weak) for x in xs]
+    shape = broadcast_shapes(*[x.shape for x in xs])
+    return [broadcast_to(x, shape) for x in xs]
+
+
+def _unary(lax_fn: Any, name: str, inexact: bool = False, kinds: str = ""):
+    def f(x: Any) -> Array:
+        (x,) = promote(x, to_inexact=inexact)
+        if kinds and x.dtype.kind not in kinds and not (dtypes.is_float(x.dtype) and "f" in kinds):
+            raise InvalidArgumentError(f"xnp.{name} does not support dtype {x.dtype}")
+        return lax_fn(x)
+    f.__name__ = name
+    f.__doc__ = f"Elementwise ``{name}`` (NumPy semantics)."
+    return f
+
+
+def _binary(lax_fn: Any, name: str, inexact: bool = False):
+    def f(x: Any, y: Any) -> Array:
+        return lax_fn(*promote(x, y, to_inexact=inexact))
+    f.__name__ = name
+    f.__doc__ = f"Elementwise ``{name}`` with broadcasting (NumPy semantics)."
+    return f
+
+
+negative = _unary(lax.neg, "negative")
+exp = _unary(lax.exp, "exp", True)
+expm1 = _unary(lax.expm1, "expm1", True)
+log = _unary(lax.log, "log", True)
+log1p = _unary(lax.log1p, "log1p", True)
+sqrt = _unary(lax.sqrt, "sqrt", True)
+cbrt = _unary(lax.cbrt, "cbrt", True)
+sin = _unary(lax.sin, "sin", True)
+cos = _unary(lax.cos, "cos", True)
+tan = _unary(lax.tan, "tan", True)
+tanh = _unary(lax.tanh, "tanh", True)
+isfinite = _unary(lambda x: lax.is_finite(x) if dtypes.is_float(x.dtype)
+                  else full_like_bool(x, True), "isfinite")
+add = _binary(lax.add, "add")
+subtract = _binary(lax.sub, "subtract")
+multiply = _binary(lax.mul, "multiply")
+maximum = _binary(lax.max, "maximum")
+minimum = _binary(lax.min, "minimum")
+arctan2 = _binary(lax.atan2, "arctan2", True)
+equal = _binary(lax.eq, "equal")
+not_equal = _binary(lax.ne, "not_equal")
+less = _binary(lax.lt, "less")
+less_equal = _binary(lax.le, "less_equal")
+greater = _binary(lax.gt, "greater")
+greater_equal = _binary(lax.ge, "greater_equal")
+bitwise_and = _binary(lax.bitwise_and, "bitwise_and")
+bitwise_or = _binary(lax.bitwise_or, "bitwise_or")
+bitwise_xor = _binary(lax.bitwise_xor, "bitwise_xor")
+left_shift = _binary(lax.shift_left, "left_shift")
+right_shift = _binary(lambda x, y: lax.shift_right_logical(x, y) if x.dtype.kind == "u"
+                      else lax.shift_right_arithmetic(x, y), "right_shift")
+
+
+def full_like_bool(x: Array, value: bool) -> Array:
+    return lax.broadcast_in_dim(asarray(np.bool_(value)), x.shape, ())
+
+
+def _const(value: Any, like: Array) -> Array:
+    """``value`` as an array of ``like``'s dtype, weak type and shape."""
+    c = lax.convert_element_type(asarray(value), like.dtype, like.weak_type)
+    return lax.broadcast_in_dim(c, like.shape, ())
+
+
+def invert(x: Any) -> Array:
+    return lax.bitwise_not(asarray(x))
+
+
+bitwise_not = invert
+
+
+def logical_not(x: Any) -> Array:
+    return lax.bitwise_not(_to_bool(asarray(x)))
+
+
+def _to_bool(x: Array) -> Array:
+    return x if x.dtype == np.bool_ else lax.ne(x, _const(0, x))
+
+
+def _logical(fn: Any, name: str):
+    def f(x: Any, y: Any) -> Array:
+        x, y = promote(x, y)
+        return fn(_to_bool(x), _to_bool(y))
+    f.__name__ = name
+    return f
+
+
+logical_and = _logical(lax.bitwise_and, "logical_and")
+logical_or = _logical(lax.bitwise_or, "logical_or")
+logical_xor = _logical(lax.bitwise_xor, "logical_xor")
+
+
+def absolute(x: Any) -> Array:
+    x = asarray(x)
+    if x.dtype == np.bool_ or x.dtype.kind == "u":
+        return x
+    return lax.abs(x)
+
+
+abs = absolute
+
+
+def sign(x: Any) -> Array:
+    x = asarray(x)
+    if x.dtype.kind == "u":
+        return lax.convert_element_type(lax.ne(x, _const(0, x)), x.dtype, x.weak_type)
+    return lax.sign(x)
+
+
+def true_divide(x: Any, y: Any) -> Array:
+    return lax.div(*promote(x, y, to_inexact=True))
+
+
+divide = true_divide
+
+
+def _int_floordiv_mod(x: Array, y: Array) -> tuple[Array, Array]:
+    """Integer floor division and modulo with the divisor's sign (Python semantics)."""
+    zero = _const(0, x)
+    q, r = lax.div(x, y), lax.rem(x, y)
+    if x.dtype.kind == "u":
+        return q, r
+    fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(y, zero)))
+    q = lax.select(fix, lax.sub(q, _const(1, x)), q)
+    r = lax.select(fix, lax.add(r, y), r)
+    return q, r
+
+
+def _float_floordiv_mod(x: Array, y: Array) -> tuple[Array, Array]:
+    zero = _const(0, x)
+    mod = lax.rem(x, y)
+    div = lax.div(lax.sub(x, mod), y)
+    fix = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.lt(y, zero), lax.lt(mod, zero)))
+    mod = lax.select(fix, lax.add(mod, y), mod)
+    div = lax.select(fix, lax.sub(div, _const(1, x)), div)
+    return lax.round_even(div), mod
+
+
+def divmod(x: Any, y: Any) -> tuple[Array, Array]:
+    x, y = promote(x, y)
+    if x.dtype == np.bool_:
+        x, y = (lax.convert_element_type(v, np.int8) for v in (x, y))
+    if dtypes.is_integer(x.dtype):
+        return _int_floordiv_mod(x, y)
+    return _float_floordiv_mod(x, y)
+
+
+def floor_divide(x: Any, y: Any) -> Array:
+    return divmod(x, y)[0]
+
+
+def remainder(x: Any, y: Any) -> Array:
+    return divmod(x, y)[1]
+
+
+mod = remainder
+
+
+def fmod(x: Any, y: Any) -> Array:
+    return lax.rem(*promote(x, y))
+
+
+def power(x: Any, y: Any) -> Array:
+    x, y = promote(x, y)
+    if x.dtype == np.bool_:
+        raise InvalidArgumentError("xnp.power does not support bool operands")
+    return lax.pow(x, y)
+
+
+def square(x: Any) -> Array:
+    x = asarray(x)
+    return lax.mul(x, x)
+
+
+def reciprocal(x: Any) -> Array:
+    x = asarray(x)
+    return lax.div(_const(1, x), x)
+
+
+def exp2(x: Any) -> Array:
+    (x,) = promote(x, to_inexact=True)
+    return lax.exp(lax.mul(x, _const(np.log(2.0), x)))
+
+
+def log2(x: Any) -> Array:
+    (x,) = promote(x, to_inexact=True)
+    return lax.div(lax.log(x), _const(np.log(2.0), x))
+
+
+def log10(x: Any) -> Array:
+    (x,) = promote(x, to_inexact=True)
+    return lax.div(lax.log(x), _const(np.log(10.0), x))
+
+
+def arctan(x: Any) -> Array:
+    (x,) = promote(x, to_inexact=True)
+    return lax.atan2(x, _const(1, x))
+
+
+def arcsin(x: Any) -> Array:
+    (x,) = promote(x, to_inexact=True)
+    one = _const(1, x)
+    return lax.mul(_const(2, x), lax.atan2(x, lax.add(one, lax.sqrt(lax.sub(one, lax.mul(x, x))))))
+
+
+def arccos(x: Any) -> Array:
+    (x,) = promote(x, to_inexact=True)
+    one = _const(1, x)
+    return lax.mul(_const(2, x), lax.atan2(lax.sqrt(lax.sub(one, lax.mul(x, x))), lax.add(one, x)))
+
+
+def sinh(x: Any) -> Array:
+    (x,) = promote(x, to_inexact=True)
+    return lax.mul(_const(0.5, x), lax.sub(lax.expm1(x), lax.expm1(lax.neg(x))))
+
+
+def cosh(x: Any) -> Array:
+    (x,) = promote(x, to_inexact=True)
+    return lax.mul(_const(0.5, x), lax.add(lax.exp(x), lax.exp(lax.neg(x))))
+
+
+def _float_only(fn: Any, name: str):
+    def f(x: Any) -> Array:
+        x = asarray(x)
+        return fn(x) if dtypes.is_inexact(x.dtype) else x
+    f.__name__ = name
+    return f
+
+
+floor = _float_only(lax.floor, "floor")
+ceil = _float_only(lax.ceil, "ceil")
+rint = _float_only(lax.round_even, "rint")
+trunc = _float_only(lambda x: lax.select(lax.lt(x, _const(0, x)), lax.ceil(x), lax.floor(x)),
+                    "trunc")
+
+
+def round(x: Any, decimals: int = 0) -> Array:
+    """Round half to even (NumPy's rule), optionally to ``decimals`` places."""
+    x = asarray(x)
+    if not dtypes.is_inexact(x.dtype):
+        return x
+    if decimals == 0:
+        return lax.round_even(x)
+    scale = _const(10.0 ** decimals, x)
+    return lax.div(lax.round_even(lax.mul(x, scale)), scale)
+
+
+around = round
+
+
+def isnan(x: Any) -> Array:
+    x = asarray(x)
+    if not dtypes.is_inexact(x.dtype):
+        return full_like_bool(x, False)
+    return lax.ne(x, x)
+
+
+def isinf(x: Any) -> Array:
+    x = asarray(x)
+    if not dtypes.is_inexact(x.dtype):
+        return full_like_bool(x, False)
+    return lax.eq(lax.abs(x), _const(np.inf, x))
+
+
+def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Array:
+    x = asarray(x)
+    if a_min is not None:
+        x = maximum(x, a_min)
+    if a_max is not None:
+        x = minimum(x, a_max)
+    return x
+
+
+def where(condition: Any, x: Any = None, y: Any = None) -> Any:
+    """Three-argument ``where`` (select with broadcasting); the one-argument form is
+    ``nonzero`` (data-dependent shape)."""
+    if x is None and y is None:
+        from ._sorting import nonzero
+        return nonzero(condition)
+    if x is None or y is None:
+        raise InvalidArgumentError("xnp.where takes one or three arguments")
+    c = _to_bool(asarray(condition))
+    x, y = promote(x, y)
+    shape = broadcast_shapes(c.shape, x.shape)
+    return lax.select(broadcast_to(c, shape), broadcast_to(x, shape), broadcast_to(y, shape))
+
+
+def astype(x: Any, dtype: Any) -> Array:
+    return lax.convert_element_type(asarray(x), dtype)
+
+
+def real(x: Any) -> Array:
+    x = asarray(x)
+    return lax.real(x) if dtypes.is_complex(x.dtype) else x
+
+
+def imag(x: Any) -> Array:
+    x = asarray(x)
+    return lax.imag(x) if dtypes.is_complex(x.dtype) else lax.broadcast_in_dim(
+        _const(0, x), x.shape, ())
+
+
+def conj(x: Any) -> Array:
+    x = asarray(x)
+    if not dtypes.is_complex(x.dtype):
+        return x
+    return lax.complex(lax.real(x), lax.neg(lax.imag(x)))
+
+
+conjugate = conj

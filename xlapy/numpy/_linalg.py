@@ -1,0 +1,155 @@
+"""Products: ``matmul``, ``dot``, ``tensordot``, ``outer``, ``einsum`` (all via ``dot_general``)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidArgumentError, ShapeError
+from ..frontend import lax
+from ..frontend.core import Array
+from ._elementwise import asarray, broadcast_shapes, broadcast_to, multiply
+from ._shape_ops import _promote_only
+
+
+def matmul(a: Any, b: Any) -> Array:
+    x, y = _promote_only([a, b])
+    if x.ndim == 0 or y.ndim == 0:
+        raise ShapeError("matmul: operands must not be scalars")
+    x2 = lax.reshape(x, (1,) + x.shape) if x.ndim == 1 else x
+    y2 = lax.reshape(y, y.shape + (1,)) if y.ndim == 1 else y
+    if x2.shape[-1] != y2.shape[-2]:
+        raise ShapeError(f"matmul: contracting dimensions differ: {x.type_text()} @ "
+                         f"{y.type_text()}")
+    batch = broadcast_shapes(x2.shape[:-2], y2.shape[:-2])
+    x2 = broadcast_to(x2, batch + x2.shape[-2:])
+    y2 = broadcast_to(y2, batch + y2.shape[-2:])
+    nb = len(batch)
+    bd = tuple(range(nb))
+    out = lax.dot_general(x2, y2, (((nb + 1,), (nb,)), (bd, bd)))
+    shape = batch + (x.shape[-2:-1] if x.ndim > 1 else ()) + (y.shape[-1:] if y.ndim > 1 else ())
+    return lax.reshape(out, shape)
+
+
+def dot(a: Any, b: Any) -> Array:
+    x, y = _promote_only([a, b])
+    if x.ndim == 0 or y.ndim == 0:
+        return multiply(x, y)
+    rc = 0 if y.ndim == 1 else y.ndim - 2
+    if x.shape[-1] != y.shape[rc]:
+        raise ShapeError(f"dot: shapes {x.shape} and {y.shape} not aligned")
+    return lax.dot_general(x, y, (((x.ndim - 1,), (rc,)), ((), ())))
+
+
+def vdot(a: Any, b: Any) -> Array:
+    x, y = _promote_only([a, b])
+    return dot(lax.reshape(x, (x.size,)), lax.reshape(y, (y.size,)))
+
+
+def inner(a: Any, b: Any) -> Array:
+    x, y = _promote_only([a, b])
+    if x.ndim == 0 or y.ndim == 0:
+        return multiply(x, y)
+    return lax.dot_general(x, y, (((x.ndim - 1,), (y.ndim - 1,)), ((), ())))
+
+
+def outer(a: Any, b: Any) -> Array:
+    x, y = _promote_only([a, b])
+    x, y = lax.reshape(x, (x.size, 1)), lax.reshape(y, (1, y.size))
+    return multiply(x, y)
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2) -> Array:
+    x, y = _promote_only([a, b])
+    if isinstance(axes, int):
+        ax, bx = list(range(x.ndim - axes, x.ndim)), list(range(axes))
+    else:
+        ax, bx = ([axes[0]] if isinstance(axes[0], int) else list(axes[0]),
+                  [axes[1]] if isinstance(axes[1], int) else list(axes[1]))
+    ax = [i % x.ndim for i in ax]
+    bx = [i % y.ndim for i in bx]
+    return lax.dot_general(x, y, ((tuple(ax), tuple(bx)), ((), ())))
+
+
+def _parse_einsum(subscripts: str, n: int) -> tuple[list[str], str]:
+    spec = subscripts.replace(" ", "")
+    if "." in spec:
+        raise InvalidArgumentError("xnp.einsum: ellipsis ('...') subscripts are not supported")
+    if "->" in spec:
+        lhs, out = spec.split("->")
+    else:
+        lhs = spec
+        letters = lhs.replace(",", "")
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    ins = lhs.split(",")
+    if len(ins) != n:
+        raise InvalidArgumentError(f"xnp.einsum: {len(ins)} subscripts for {n} operands")
+    return ins, out
+
+
+def _diagonal_reduce(x: Array, labels: str) -> tuple[Array, str]:
+    """Remove repeated labels of one operand by taking the diagonal."""
+    while True:
+        dup = next((c for c in labels if labels.count(c) > 1), None)
+        if dup is None:
+            return x, labels
+        i = labels.index(dup)
+        j = labels.index(dup, i + 1)
+        n = x.shape[i]
+        eye = lax.eq(lax.broadcasted_iota(np.int32, x.shape, i),
+                     lax.broadcasted_iota(np.int32, x.shape, j))
+        x = lax.select(eye, x, broadcast_to(lax.convert_element_type(0, x.dtype), x.shape))
+        x = lax.reduce_sum(x, (j,))
+        labels = labels[:j] + labels[j + 1:]
+        assert x.shape[i] == n
+
+
+def _sum_out(x: Array, labels: str, keep: set[str]) -> tuple[Array, str]:
+    axes = [i for i, c in enumerate(labels) if c not in keep]
+    if axes:
+        x = lax.reduce_sum(x, axes)
+        labels = "".join(c for c in labels if c in keep)
+    return x, labels
+
+
+def einsum(subscripts: str, *operands: Any) -> Array:
+    """Einstein summation, contracted left to right with ``dot_general``."""
+    xs = _promote_only(operands)
+    ins, out = _parse_einsum(subscripts, len(xs))
+    for x, lab in zip(xs, ins):
+        if len(lab) != x.ndim:
+            raise ShapeError(f"xnp.einsum: subscript {lab!r} for operand of rank {x.ndim}")
+    terms = [_diagonal_reduce(x, lab) for x, lab in zip(xs, ins)]
+    acc, acc_lab = terms[0]
+    for k in range(1, len(terms) + 1):
+        later = set(out).union(*[set(lab) for _, lab in terms[k:]])
+        if k == len(terms):
+            acc, acc_lab = _sum_out(acc, acc_lab, later)
+            break
+        y, y_lab = terms[k]
+        acc, acc_lab = _sum_out(acc, acc_lab, later | set(y_lab))
+        later_after = set(out).union(*[set(lab) for _, lab in terms[k + 1:]])
+        y, y_lab = _sum_out(y, y_lab, later_after | set(acc_lab))
+        shared = [c for c in acc_lab if c in y_lab]
+        batch = [c for c in shared if c in later_after]
+        contract = [c for c in shared if c not in later_after]
+        dn = ((tuple(acc_lab.index(c) for c in contract), tuple(y_lab.index(c) for c in contract)),
+              (tuple(acc_lab.index(c) for c in batch), tuple(y_lab.index(c) for c in batch)))
+        acc = lax.dot_general(acc, y, dn)
+        acc_lab = "".join(batch) + "".join(c for c in acc_lab if c not in shared) + "".join(
+            c for c in y_lab if c not in shared)
+    missing = set(out) - set(acc_lab)
+    if missing:
+        raise InvalidArgumentError(f"xnp.einsum: output labels {sorted(missing)} do not appear "
+                                   "in the inputs")
+    return lax.transpose(acc, [acc_lab.index(c) for c in out])
+
+
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
+    x = asarray(a)
+    if offset or (axis1, axis2) != (0, 1) or x.ndim != 2 or x.shape[0] != x.shape[1]:
+        raise InvalidArgumentError("xnp.trace supports square 2-D arrays with offset 0")
+    return einsum("ii", x)
+
+
+__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "trace"]
