@@ -12,6 +12,7 @@ from xlapy.passes.buffer_assignment import (
     CONSTANT, OUTPUT, PARAMETER, TEMP, assign_buffers, human_bytes, intermediate_bytes)
 from xlapy.passes.fusion_pipeline import fusion_passes
 from xlapy.passes.liveness import Liveness, best_schedule, list_schedule
+from conformance import CASES_DIR
 
 ADD = """
 add_f32 {
@@ -253,7 +254,7 @@ def test_human_bytes():
     assert human_bytes(3 * 1024 * 1024) == "3.00MiB"
 
 
-TRAIN = [d for d in sorted(glob.glob("/work/shared/conformance/cases/training/*/"))
+TRAIN = [d for d in sorted(glob.glob(str(CASES_DIR / "training" / "*") + "/"))
          if os.path.basename(d.rstrip("/")) in ("train_mlp_adam", "train_cifar_cnn_rmsprop")]
 
 

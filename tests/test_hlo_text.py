@@ -14,6 +14,7 @@ from xlapy.hlo.ir import AliasEntry, HloComputation, HloInstruction, HloModule, 
 from xlapy.hlo.literal import format_literal, quote_string, to_literal, unescape_string
 from xlapy.hlo.parser import parse_module, parse_shape
 from xlapy.hlo.shape import UNBOUNDED, Layout, ProgramShape, Shape
+from conformance import CASES_DIR
 
 DATA = Path(__file__).parent / "data" / "hlo"
 
@@ -386,7 +387,7 @@ def test_shape_details():
 
 # ---------------------------------------------------------------- module structure
 def test_stack_frame_tables_round_trip():
-    text = (Path("/work/shared/conformance/cases/seed/seed_mean_sq/module.optimized.hlo"))
+    text = (CASES_DIR / "seed" / "seed_mean_sq" / "module.optimized.hlo")
     source = text.read_text() if text.exists() else None
     body = """HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[8]{0})->f32[8]{0}}
 

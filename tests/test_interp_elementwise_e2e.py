@@ -13,8 +13,9 @@ import pytest
 
 from xlapy.backends.interpreter import evaluate_module
 from xlapy.hlo import parse_module
+from conformance import CASES_DIR
 
-CASES = Path("/work/shared/conformance/cases")
+CASES = CASES_DIR
 
 
 def run_text(text: str, *args):

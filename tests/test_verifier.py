@@ -11,6 +11,7 @@ from xlapy.hlo.builder import XlaBuilder, build_module, comparator_computation, 
 from xlapy.hlo.ir import AliasEntry, HloComputation, HloInstruction
 from xlapy.hlo.shape import ProgramShape, Shape
 from xlapy.hlo.verifier import verify_computation, verify_module
+from conformance import CASES_DIR
 
 F32_4 = Shape.array(T.F32, (4,))
 
@@ -207,7 +208,7 @@ def test_computation_without_instructions_in_module():
     assert any("empty" in p and "no root" in p for p in problems_of(m))
 
 
-CONFORMANCE = sorted(glob.glob("/work/shared/conformance/cases/*/*/module*.hlo"))
+CONFORMANCE = sorted(glob.glob(str(CASES_DIR / "*" / "*" / "module*.hlo")))
 
 
 @pytest.mark.parametrize("path", CONFORMANCE,

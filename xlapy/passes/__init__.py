@@ -24,3 +24,19 @@ __all__ = [
     "TupleSimplifier", "ZeroSizedHloElimination", "cpu_pipeline", "cpu_simplification_pipeline",
     "format_pass_timings", "set_constant_evaluator", "target_independent_passes",
 ]
+
+from .copy_insertion import CopyInsertion  # noqa: E402
+from .layout_assignment import CpuLayoutAssignment  # noqa: E402
+from .reshape_mover import ReshapeMover  # noqa: E402
+
+__all__ += ["CopyInsertion", "CpuLayoutAssignment", "ReshapeMover"]
+
+from .batchnorm_expander import BatchNormExpander  # noqa: E402
+from .convolution_canonicalization import ConvolutionCanonicalization  # noqa: E402
+from .dot_decomposer import DotDecomposer  # noqa: E402
+from .transpose_folding import TransposeFolding  # noqa: E402
+from .while_loop_invariant_code_motion import WhileLoopInvariantCodeMotion  # noqa: E402
+from .while_loop_simplifier import WhileLoopSimplifier  # noqa: E402
+
+__all__ += ["BatchNormExpander", "ConvolutionCanonicalization", "DotDecomposer",
+            "TransposeFolding", "WhileLoopInvariantCodeMotion", "WhileLoopSimplifier"]

@@ -34,9 +34,13 @@ def fusion_passes(debug_options: Any = None, multi_output: bool | None = None,
     """The fusion passes in pipeline order."""
     if multi_output is None:
         multi_output = _extra_option_enabled(debug_options, MULTI_OUTPUT_OPTION)
-    passes: list[HloPass] = [CpuInstructionFusion(may_duplicate=not multi_output)]
+    from .copy_insertion import CopyInsertion
+    from .layout_assignment import CpuLayoutAssignment
+    passes: list[HloPass] = [CpuLayoutAssignment(),       # 3.2 #42
+                             CpuInstructionFusion(may_duplicate=not multi_output)]
     if merge:
         passes.append(FusionMerger())
     if multi_output:
         passes.append(CpuMultiOutputFusion())
+    passes.append(CopyInsertion())                        # 3.3 #11, before buffer assignment
     return passes

@@ -274,28 +274,41 @@ def cpu_simplification_pipeline(name: str = "simplification") -> HloPass:
     from .algebraic_simplifier import AlgebraicSimplifier
     from .constant_folding import HloConstantFolding
     from .dce import HloDCE
+    from .reshape_mover import ReshapeMover
     from .tuple_simplifier import TupleSimplifier
+    from .while_loop_invariant_code_motion import WhileLoopInvariantCodeMotion
+    from .while_loop_simplifier import WhileLoopSimplifier
     from .zero_sized_simplifier import ZeroSizedHloElimination
     return HloPassFix(HloPassPipeline(name, [
-        AlgebraicSimplifier(), HloDCE(), ZeroSizedHloElimination(), TupleSimplifier(),
+        AlgebraicSimplifier(), HloDCE(), ZeroSizedHloElimination(),
+        WhileLoopInvariantCodeMotion(), TupleSimplifier(), WhileLoopSimplifier(), ReshapeMover(),
         HloDCE(), HloConstantFolding(),
     ]))
 
 
 def target_independent_passes() -> list[HloPass]:
     """The target-independent CPU passes before layout assignment, in XLA's order (3.1-3.2)."""
+    from .batchnorm_expander import BatchNormExpander
     from .call_inliner import CallInliner
     from .comparison_expander import ComparisonExpander
+    from .convolution_canonicalization import ConvolutionCanonicalization
     from .cse import HloCSE
     from .dce import HloDCE
+    from .dot_decomposer import DotDecomposer
+    from .transpose_folding import TransposeFolding
     from .tuple_simplifier import TupleSimplifier
     from .zero_sized_simplifier import ZeroSizedHloElimination
     return [
         HloDCE(),                         # sharding-removal
-        ZeroSizedHloElimination(),        # 3.2 #7
+        DotDecomposer(),                  # 3.2 #3
+        ZeroSizedHloElimination(),        # #7
         ComparisonExpander(),             # #12
         CallInliner(),                    # #15
-        cpu_simplification_pipeline(),    # #30
+        DotDecomposer(),                  # #16
+        BatchNormExpander(),              # #22
+        ConvolutionCanonicalization(),    # #28
+        cpu_simplification_pipeline(),    # #30 (with the while-loop passes and reshape-mover)
+        TransposeFolding(),               # #36
         HloCSE(),                         # #37
         TupleSimplifier(),                # #39
     ]

@@ -1,0 +1,106 @@
+"""ConvolutionCanonicalization ("convolution-canonicalization", XLA CPU's
+``ConvCanonicalization``): give every convolution the dimension order the CPU convolution
+emitter (Eigen's NHWC/HWIO) works in.
+
+Canonical ``dim_labels`` for ``n`` spatial dimensions are ``b01..f_01..io->b01..f``: the
+input is ``[batch, spatial 0..n-1, feature]``, the kernel ``[spatial 0..n-1, input feature,
+output feature]`` and the output ``[batch, spatial 0..n-1, feature]``. A convolution with
+any other labels is rewritten as
+
+    transpose(convolution(transpose(input), transpose(kernel)), back to the old output order)
+
+with the canonical labels; window, ``feature_group_count``, ``batch_group_count``,
+precision and metadata are kept (the window is indexed by spatial dimension number, so it
+does not change). Transposes that would be identities are not emitted. Convolutions that
+already have canonical labels are not touched.
+
+XLA runs this only on the entry computation; here every non-fusion computation is
+canonicalized, so convolutions in loop bodies reach the emitter in the same form.
+
+Needs: static shapes (convolutions with dynamic dimensions are left alone). Guarantees:
+every convolution in a non-fusion computation has canonical ``dim_labels``; results are
+unchanged bit for bit (the same products are summed in the same order).
+"""
+from __future__ import annotations
+
+from ..hlo.attrs import ConvDimensionNumbers
+from ..hlo.ir import HloComputation, HloInstruction, HloModule
+from .base import HloPass
+from .hlo_utils import add_instruction, array_shape, non_fusion_computations, sort_instructions
+
+
+def canonical_conv_dims(num_spatial: int) -> ConvDimensionNumbers:
+    """``b01..f_01..io->b01..f`` for ``num_spatial`` spatial dimensions."""
+    n = num_spatial
+    spatial = tuple(range(1, n + 1))
+    return ConvDimensionNumbers(0, n + 1, spatial, n, n + 1, tuple(range(n)), 0, n + 1, spatial)
+
+
+def is_canonical_convolution(conv: HloInstruction) -> bool:
+    dn: ConvDimensionNumbers = conv.attrs["dim_labels"]
+    return dn == canonical_conv_dims(len(dn.input_spatial))
+
+
+class ConvolutionCanonicalization(HloPass):
+    """XLA CPU's ``ConvCanonicalization``."""
+
+    name = "convolution-canonicalization"
+
+    def run(self, module: HloModule) -> bool:
+        changed = False
+        for comp in non_fusion_computations(module):
+            convs = [i for i in comp.instructions if _should_canonicalize(i)]
+            for conv in convs:
+                _canonicalize(comp, conv)
+            if convs:
+                sort_instructions(comp)
+                changed = True
+        return changed
+
+
+def _should_canonicalize(instr: HloInstruction) -> bool:
+    if instr.opcode != "convolution" or len(instr.operands) != 2:
+        return False
+    dn = instr.attrs.get("dim_labels")
+    if not isinstance(dn, ConvDimensionNumbers) or dn.labels is not None:
+        return False
+    if any(s.is_dynamic for s in [instr.shape] + [o.shape for o in instr.operands]):
+        return False
+    return not is_canonical_convolution(instr)
+
+
+def _transposed(comp: HloComputation, operand: HloInstruction, perm: list[int]) -> HloInstruction:
+    """``operand`` with its dimensions in the order ``perm`` (itself for the identity)."""
+    if perm == list(range(len(perm))):
+        return operand
+    dims = operand.shape.dims
+    shape = array_shape(operand.shape, dims=[dims[p] for p in perm])
+    return add_instruction(comp, "transpose", shape, [operand], {"dimensions": tuple(perm)},
+                           like=operand)
+
+
+def _canonicalize(comp: HloComputation, conv: HloInstruction) -> None:
+    dn: ConvDimensionNumbers = conv.attrs["dim_labels"]
+    lhs, rhs = conv.operands
+    n = len(dn.input_spatial)
+    new_lhs = _transposed(comp, lhs, [dn.input_batch, *dn.input_spatial, dn.input_feature])
+    new_rhs = _transposed(comp, rhs, [*dn.kernel_spatial, dn.kernel_input_feature,
+                                      dn.kernel_output_feature])
+    out_order = [dn.output_batch, *dn.output_spatial, dn.output_feature]
+    out_dims = [conv.shape.dims[d] for d in out_order]
+    attrs = dict(conv.attrs)
+    attrs["dim_labels"] = canonical_conv_dims(n)
+    new_conv = add_instruction(comp, "convolution", array_shape(conv.shape, dims=out_dims),
+                               [new_lhs, new_rhs], attrs, like=conv)
+    # Output dim d of the original is dim out_order.index(d) of the canonical result.
+    back = [out_order.index(d) for d in range(len(out_order))]
+    if back == list(range(len(back))):
+        result = new_conv
+        result.shape = conv.shape
+    else:
+        result = add_instruction(comp, "transpose", conv.shape, [new_conv],
+                                 {"dimensions": tuple(back)}, like=conv)
+    comp.replace_instruction(conv, result)
+
+
+__all__ = ["ConvolutionCanonicalization", "canonical_conv_dims", "is_canonical_convolution"]
