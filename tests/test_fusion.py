@@ -1,15 +1,11 @@
 """Fusion passes (XLA:CPU's rules): fusion shapes, refusals with reasons, and unchanged numerics."""
 from __future__ import annotations
 
-import glob
-import json
-import os
 
 import numpy as np
 import pytest
 
 from xlapy.backends.interpreter import evaluate_module
-from xlapy.errors import UnimplementedError
 from xlapy.hlo import parse_module
 from xlapy.hlo.verifier import verify_module
 from xlapy.passes.buffer_assignment import assign_buffers
@@ -18,7 +14,8 @@ from xlapy.passes.fusion_pipeline import fusion_passes
 from xlapy.passes.fusion_utils import fused_computation, is_expensive
 from xlapy.passes.instruction_fusion import CpuInstructionFusion, is_coupled_softmax_producer
 from xlapy.passes.multi_output_fusion import CpuMultiOutputFusion
-from conformance import CASES_DIR
+from conformance import case_params
+from xlapy.client import compare_outputs, flatten_result
 
 ADD = """
 add_f32 {
@@ -501,45 +498,14 @@ def test_fusion_passes_follow_cpu_pipeline_order():
 
 
 # ----------------------------------------------------------------------------- conformance
-CASES = sorted(glob.glob(str(CASES_DIR / "*" / "*") + "/"))
-
-
-def _flatten(v):
-    if isinstance(v, tuple):
-        return [y for x in v for y in _flatten(x)]
-    return [v]
-
-
-def _matches(outs, data, case) -> bool:
-    for k, o in enumerate(outs):
-        e = data[f"out{k}"]
-        o = np.asarray(o)
-        if o.dtype != e.dtype:
-            o = o.astype(e.dtype)
-        if not np.allclose(o, e, rtol=case["rtol"], atol=case["atol"], equal_nan=True):
-            return False
-    return True
-
-
-@pytest.mark.skipif(not CASES, reason="conformance cases not present")
-@pytest.mark.parametrize("case_dir", CASES, ids=[c.split("/")[-2] for c in CASES])
+@pytest.mark.parametrize("case,which", case_params(files=("module.hlo",)))
 @pytest.mark.parametrize("multi_output", [False, True], ids=["default", "mof"])
-def test_conformance_modules_compute_the_same_after_fusion(case_dir, multi_output):
-    case = json.load(open(os.path.join(case_dir, "case.json")))
-    data = np.load(os.path.join(case_dir, "data.npz"))
-    text = open(os.path.join(case_dir, "module.hlo")).read()
-    m = parse_module(text)
-    args = [data[f"arg{i}"] for i in range(len(m.entry.parameters))]
-    args = [a.astype(p.shape.dtype) for a, p in zip(args, m.entry.parameters)]
-    try:
-        unfused_ok = _matches(_flatten(evaluate_module(parse_module(text), args)), data, case)
-    except UnimplementedError as e:
-        pytest.skip(f"interpreter: {e}")
+def test_conformance_modules_compute_the_same_after_fusion(case, which, multi_output):
+    m = parse_module(case.text(which))
+    args, expected = case.inputs_and_outputs([p.shape for p in m.entry.parameters])
     for p in fusion_passes(multi_output=multi_output, merge=multi_output):
         p.run(m)
     verify_module(m)
     assign_buffers(m)
-    outs = _flatten(evaluate_module(m, args))
-    if not unfused_ok:
-        pytest.skip("the unfused module already disagrees with XLA (interpreter issue)")
-    assert _matches(outs, data, case)
+    bad = compare_outputs(flatten_result(evaluate_module(m, args)), expected, case.rtol, case.atol)
+    assert not bad, "\n".join(b.message for b in bad)
