@@ -7,12 +7,16 @@ from .optimize import OptimizationResult, optimize, optimize_with_report, pipeli
 from .run import as_module, flatten_result, run_hlo
 
 
+def _evaluate_constant(instr, operands):
+    """Constant folding (layer 2) evaluates through the interpreter (layer 3) via this hook;
+    the interpreter is imported on the first fold, keeping ``import xlapy`` light."""
+    from ..backends.interpreter.evaluator import Evaluator
+    return Evaluator().evaluate(instr, operands)
+
+
 def _install_constant_evaluator() -> None:
-    """Constant folding (layer 2) evaluates through the interpreter (layer 3) via this hook."""
-    from ..backends.interpreter import Evaluator
     from ..passes.constant_folding import set_constant_evaluator
-    evaluator = Evaluator()
-    set_constant_evaluator(evaluator.evaluate)
+    set_constant_evaluator(_evaluate_constant)
 
 
 _install_constant_evaluator()

@@ -18,7 +18,6 @@ import re
 from typing import Any, Callable
 
 import numpy as np
-import scipy.linalg.lapack as _lapack
 
 from ...errors import InvalidArgumentError, UnimplementedError
 from ...hlo.attrs import RawAttr
@@ -92,7 +91,8 @@ def _batch(x: np.ndarray) -> tuple[int, ...]:
 
 
 def _fn(prefix: str, name: str) -> Callable:
-    return getattr(_lapack, prefix + name)
+    import scipy.linalg.lapack   # imported on first use: scipy.linalg costs ~0.1 s to load
+    return getattr(scipy.linalg.lapack, prefix + name)
 
 
 def _results(instr: HloInstruction, values: list[np.ndarray]) -> tuple:

@@ -33,7 +33,6 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
-import scipy.special
 
 from ...errors import InvalidArgumentError
 from ...hlo import types as T
@@ -71,6 +70,11 @@ def _complex_sign(z: np.ndarray) -> np.ndarray:
     return np.where(mag == 0, np.zeros((), z.dtype), z / np.where(mag == 0, 1, mag))
 
 
+def _erf(x: np.ndarray) -> np.ndarray:
+    from scipy.special import erf   # imported on first use: scipy.special takes ~0.1 s to load
+    return erf(x)
+
+
 def _logistic(x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-x))
 
@@ -81,7 +85,7 @@ _FLOAT_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "round-nearest-afz": _round_afz, "cbrt": np.cbrt, "cosine": np.cos, "sine": np.sin,
     "tan": np.tan, "tanh": np.tanh, "exponential": np.exp, "exponential-minus-one": np.expm1,
     "log": np.log, "log-plus-one": np.log1p, "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1 / np.sqrt(x), "logistic": _logistic, "erf": scipy.special.erf,
+    "rsqrt": lambda x: 1 / np.sqrt(x), "logistic": _logistic, "erf": _erf,
     "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asinh": np.arcsinh,
     "atan": np.arctan, "atanh": np.arctanh, "cosh": np.cosh, "sinh": np.sinh,
     "negate": np.negative,

@@ -12,8 +12,6 @@ from math import prod
 from typing import Any
 
 import numpy as np
-import scipy.linalg.blas as _blas
-import scipy.linalg.lapack as _lapack
 from numpy.lib.stride_tricks import sliding_window_view
 
 from ...errors import InvalidArgumentError, ShapeError
@@ -277,7 +275,8 @@ def _cholesky(ev: Evaluator, instr: HloInstruction, operands: list) -> np.ndarra
     lower = bool(instr.attr("lower", False))
     work = _batched_matrices(a.astype(_lapack_dtype(a.dtype)))
     out = np.empty_like(work)
-    potrf = _lapack.get_lapack_funcs("potrf", (work,))
+    from scipy.linalg.lapack import get_lapack_funcs   # lazy: scipy.linalg is slow to load
+    potrf = get_lapack_funcs("potrf", (work,))
     for i, m in enumerate(work if a.shape[-1] else []):
         c, info = potrf(m, lower=lower, clean=1)
         out[i] = np.nan if info != 0 else c
@@ -299,7 +298,8 @@ def triangular_solve(a: np.ndarray, b: np.ndarray, left_side: bool, lower: bool,
         return b.astype(dtype)
     aw = _batched_matrices(a.astype(dtype))
     bw = _batched_matrices(b.astype(dtype))
-    trsm = _blas.get_blas_funcs("trsm", (aw, bw))
+    from scipy.linalg.blas import get_blas_funcs
+    trsm = get_blas_funcs("trsm", (aw, bw))
     out = np.empty_like(bw)
     for i in range(bw.shape[0]):
         out[i] = trsm(alpha, aw[i], bw[i], side=0 if left_side else 1, lower=int(lower),
