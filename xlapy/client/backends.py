@@ -56,11 +56,14 @@ class InterpreterExecutable:
     """The reference interpreter bound to one module."""
 
     def __init__(self, module: HloModule) -> None:
+        from ..backends.interpreter import Evaluator
         self.module = module
+        # One evaluator per executable: instruction orders are computed once, and the
+        # stateful rng op advances across executions as XLA's does.
+        self._evaluator = Evaluator(module)
 
     def execute(self, args: Sequence[Any]) -> Any:
-        from ..backends.interpreter import evaluate_module
-        return evaluate_module(self.module, args)
+        return self._evaluator.run(args)
 
 
 class InterpreterBackend:

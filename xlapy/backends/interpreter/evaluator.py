@@ -53,15 +53,26 @@ class Evaluator:
     """Evaluates computations of one module on NumPy values.
 
     ``rng_seed`` seeds the legacy stateful ``rng`` op; ``max_while_iterations``
-    guards against runaway loops (None = unlimited).
+    guards against runaway loops (None = unlimited). An evaluator caches each
+    computation's instruction order, so the module must not change while it is in
+    use (an executable keeps one evaluator for its module's lifetime).
     """
 
     def __init__(self, module: HloModule | None = None, rng_seed: int = 42,
                  max_while_iterations: int | None = None) -> None:
         self.module = module
-        self.rng = np.random.default_rng(rng_seed)
+        self.rng_seed = rng_seed
+        self._rng: np.random.Generator | None = None
         self.rng_state = 0          # rng-get-and-update-state counter
         self.max_while_iterations = max_while_iterations
+        self._orders: dict[int, list[HloInstruction]] = {}
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The generator of the stateful ``rng`` op (created on first use)."""
+        if self._rng is None:
+            self._rng = np.random.default_rng(self.rng_seed)
+        return self._rng
 
     def run(self, args: Sequence[Any]) -> Any:
         """Run the module's entry computation on ``args``."""
@@ -74,8 +85,11 @@ class Evaluator:
         if len(args) != len(comp.parameters):
             raise InvalidArgumentError(
                 f"computation {comp.name} takes {len(comp.parameters)} arguments, got {len(args)}")
+        order = self._orders.get(id(comp))
+        if order is None:
+            order = self._orders[id(comp)] = comp.post_order()
         env: dict[int, Any] = {}
-        for instr in comp.post_order():
+        for instr in order:
             if instr.opcode == "parameter":
                 env[id(instr)] = args[instr.parameter_number]
                 continue
