@@ -90,7 +90,7 @@ def test_scan_cumulative_sum_and_reverse():
         return lax.scan(lambda c, x: (c + x, c * x), np.float32(0), xs, reverse=reverse)
 
     for reverse in (False, True):
-        c, ys, want = 0.0, [], [0.0] * 5
+        c, want = 0.0, [0.0] * 5
         order = range(4, -1, -1) if reverse else range(5)
         for k in order:
             want[k] = c * xs[k]

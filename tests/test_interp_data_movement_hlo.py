@@ -6,12 +6,8 @@ and the real-XLA conformance programs of the ``shape`` category.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-from conformance import all_cases
 from xlapy.backends.interpreter import evaluate_module
-from xlapy.client import compare_outputs
-from xlapy.client.run import flatten_result
 from xlapy.hlo import parse_module
 
 RNG = np.random.default_rng(2)
@@ -150,17 +146,3 @@ ENTRY main {
     padded[1:3, [1, 3]] = x[:, 1:]          # columns land at -1, 1, 3: column 0 is cropped
     expected = (padded + np.arange(4).reshape(4, 1))[:, ::-1]
     np.testing.assert_array_equal(run_text(text, x), expected)
-
-
-SHAPE_CASES = [c for c in all_cases() if c.info.get("category") == "shape"]
-
-
-@pytest.mark.skipif(not SHAPE_CASES, reason="no conformance cases available")
-@pytest.mark.parametrize("which", ["module.hlo", "module.optimized.hlo"])
-@pytest.mark.parametrize("case", SHAPE_CASES, ids=lambda c: c.name)
-def test_shape_conformance_cases(case, which):
-    module = parse_module(case.text(which))
-    args, expected = case.inputs_and_outputs([p.shape for p in module.entry.parameters])
-    result = flatten_result(evaluate_module(module, args))
-    bad = compare_outputs(result, expected, case.rtol, case.atol)
-    assert not bad, "\n".join(m.message for m in bad)

@@ -1,21 +1,13 @@
 """End to end: HLO text with elementwise and RNG ops, parsed and run by the interpreter.
 
-The conformance cases (elementwise/*, misc/misc_rng_bit_generator) hold real
-XLA outputs; they are skipped when the shared conformance folder is absent.
+The real-XLA conformance cases run in tests/test_conformance_interpreter.py.
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
-import pytest
 
 from xlapy.backends.interpreter import evaluate_module
 from xlapy.hlo import parse_module
-from conformance import CASES_DIR
-
-CASES = CASES_DIR
 
 
 def run_text(text: str, *args):
@@ -99,36 +91,3 @@ ENTRY main {
     from xlapy.backends.interpreter.rng import threefry2x32
     x0, x1 = threefry2x32((1, 2), np.array([3, 4, 5], np.uint32), np.array([4, 4, 4], np.uint32))
     assert bits[0].tolist() == x0.tolist() and bits[1].tolist() == x1.tolist()
-
-
-def _flatten(value):
-    if isinstance(value, tuple):
-        return [leaf for v in value for leaf in _flatten(v)]
-    return [value]
-
-
-def _conformance_dirs():
-    if not CASES.is_dir():
-        return []
-    dirs = sorted((CASES / "elementwise").glob("*")) + [CASES / "misc" / "misc_rng_bit_generator"]
-    return [d for d in dirs if (d / "case.json").is_file()]
-
-
-@pytest.mark.parametrize("hlo_file", ["module.hlo", "module.optimized.hlo"])
-@pytest.mark.parametrize("case_dir", _conformance_dirs(), ids=lambda d: d.name)
-def test_conformance_case(case_dir, hlo_file):
-    case = json.loads((case_dir / "case.json").read_text())
-    data = np.load(case_dir / "data.npz")
-    module = parse_module((case_dir / hlo_file).read_text())
-    args = [data[f"arg{i}"] for i in range(len(case["entry_params"]))]
-    outs = _flatten(evaluate_module(module, args))
-    assert len(outs) == len(case["outputs"])
-    for i, got in enumerate(outs):
-        want = data[f"out{i}"]
-        got = np.asarray(got)
-        assert got.shape == want.shape, (i, got.shape, want.shape)
-        if want.dtype.kind in "biu":
-            np.testing.assert_array_equal(got.astype(want.dtype), want, err_msg=f"out{i}")
-        else:
-            np.testing.assert_allclose(got.astype(want.dtype), want, rtol=case["rtol"],
-                                       atol=case["atol"], equal_nan=True, err_msg=f"out{i}")

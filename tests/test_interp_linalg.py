@@ -128,7 +128,7 @@ def naive_conv(lhs, rhs, labels: str, window: Window, fgc: int = 1, bgc: int = 1
     dn = ConvDimensionNumbers.from_string(labels)
     nsp = len(dn.input_spatial)
     wd = window.dims
-    n_in, c_in = lhs.shape[dn.input_batch], lhs.shape[dn.input_feature]
+    n_in = lhs.shape[dn.input_batch]
     o_out = rhs.shape[dn.kernel_output_feature]
     c_grp = rhs.shape[dn.kernel_input_feature]
     in_sp = [lhs.shape[d] for d in dn.input_spatial]

@@ -13,7 +13,6 @@ import pytest
 
 from interp_builders import Comp, binary, run_one, run_text, sh
 from xlapy.hlo.attrs import Window
-from xlapy.hlo.shape import Shape
 
 RNG = np.random.default_rng(0)
 
