@@ -86,8 +86,8 @@ _op("scatter", None, "data_movement",
 _op("tuple", None, "data_movement")
 _op("get-tuple-element", 1, "data_movement", ("index",))
 _op("copy-start", 1, "data_movement", (), ("cross_program_prefetch_index",
-                                            "is_cross_program_prefetch"), executable=False)
-_op("copy-done", 1, "data_movement", executable=False)
+                                            "is_cross_program_prefetch"))
+_op("copy-done", 1, "data_movement")
 _op("get-dimension-size", 1, "data_movement", ("dimensions",))
 _op("set-dimension-size", 2, "data_movement", ("dimensions",))
 _op("shuffle", 1, "data_movement", executable=False)
