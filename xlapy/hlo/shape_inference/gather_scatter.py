@@ -1,6 +1,8 @@
 """Shape rules of gather and scatter (part of the data-movement family), with batching dims."""
 from __future__ import annotations
 
+from typing import Sequence
+
 from ..shape import Shape
 from . import Ctx, array_shape, check_dims_in_range, rule, shape_text
 from .computations import check_reducer
@@ -44,6 +46,28 @@ def _check_batching(ctx: Ctx, operand: Shape, indices: Shape, ivd: int, op_name:
     return op_b, idx_b
 
 
+def _check_operand_dims(ctx: Ctx, operand: Shape, indices: Shape, ivd: int,
+                        window: tuple[str, Sequence[int]], dropped: tuple[str, Sequence[int]],
+                        batching: tuple[str, Sequence[int]],
+                        index_map: tuple[str, Sequence[int]]) -> None:
+    """The checks gather and scatter share, under each op's attribute names: the dropped
+    (collapsed/inserted) dims, the batching dims and the window dims cover the operand's
+    rank exactly, and the index map has one entry per index-vector element."""
+    (wname, wdims), (dname, ddims), (bname, bdims), (mname, mdims) = (window, dropped, batching,
+                                                                      index_map)
+    check_dims_in_range(ctx, dname, ddims, operand.rank)
+    ctx.check(not set(ddims) & set(bdims),
+              f"{dname}={_fmt(ddims)} and {bname}={_fmt(bdims)} must be disjoint")
+    ctx.check(len(wdims) + len(ddims) + len(bdims) == operand.rank,
+              f"{wname}={_fmt(wdims)}, {dname}={_fmt(ddims)} and {bname}={_fmt(bdims)} must "
+              f"account for every dimension of {shape_text(operand)}")
+    nidx = _index_vector_size(indices, ivd)
+    ctx.check(len(mdims) == nidx,
+              f"{mname}={_fmt(mdims)} must have {nidx} entries (the index vector size of "
+              f"{shape_text(indices)})")
+    check_dims_in_range(ctx, mname, mdims, operand.rank)
+
+
 @rule("gather")
 def gather(ctx: Ctx) -> Shape:
     """Result dims: ``offset_dims`` positions hold the slice sizes of the operand dims that are
@@ -65,19 +89,9 @@ def gather(ctx: Ctx) -> Shape:
     _sorted_unique(ctx, "collapsed_slice_dims", collapsed)
     out_rank = len(offset_dims) + len(batch)
     check_dims_in_range(ctx, "offset_dims", offset_dims, out_rank)
-    check_dims_in_range(ctx, "collapsed_slice_dims", collapsed, operand.rank)
-    ctx.check(not set(collapsed) & set(op_batch),
-              f"collapsed_slice_dims={_fmt(collapsed)} and operand_batching_dims="
-              f"{_fmt(op_batch)} must be disjoint")
-    ctx.check(len(offset_dims) + len(collapsed) + len(op_batch) == operand.rank,
-              f"offset_dims={_fmt(offset_dims)}, collapsed_slice_dims={_fmt(collapsed)} and "
-              f"operand_batching_dims={_fmt(op_batch)} must account for every dimension of "
-              f"{shape_text(operand)}")
-    nidx = _index_vector_size(indices, ivd)
-    ctx.check(len(start_index_map) == nidx,
-              f"start_index_map={_fmt(start_index_map)} must have {nidx} entries (the index "
-              f"vector size of {shape_text(indices)})")
-    check_dims_in_range(ctx, "start_index_map", start_index_map, operand.rank)
+    _check_operand_dims(ctx, operand, indices, ivd, ("offset_dims", offset_dims),
+                        ("collapsed_slice_dims", collapsed), ("operand_batching_dims", op_batch),
+                        ("start_index_map", start_index_map))
     ctx.check(not set(start_index_map) & set(op_batch),
               f"start_index_map={_fmt(start_index_map)} must not contain operand batching dims")
     ctx.check(len(slice_sizes) == operand.rank,
@@ -132,19 +146,9 @@ def scatter(ctx: Ctx) -> Shape:
     _sorted_unique(ctx, "update_window_dims", window)
     _sorted_unique(ctx, "inserted_window_dims", inserted)
     check_dims_in_range(ctx, "update_window_dims", window, upd.rank)
-    check_dims_in_range(ctx, "inserted_window_dims", inserted, operand.rank)
-    ctx.check(not set(inserted) & set(in_batch),
-              f"inserted_window_dims={_fmt(inserted)} and input_batching_dims={_fmt(in_batch)} "
-              "must be disjoint")
-    ctx.check(len(window) + len(inserted) + len(in_batch) == operand.rank,
-              f"update_window_dims={_fmt(window)}, inserted_window_dims={_fmt(inserted)} and "
-              f"input_batching_dims={_fmt(in_batch)} must account for every dimension of "
-              f"{shape_text(operand)}")
-    nidx = _index_vector_size(indices, ivd)
-    ctx.check(len(to_operand) == nidx,
-              f"scatter_dims_to_operand_dims={_fmt(to_operand)} must have {nidx} entries (the "
-              f"index vector size of {shape_text(indices)})")
-    check_dims_in_range(ctx, "scatter_dims_to_operand_dims", to_operand, operand.rank)
+    _check_operand_dims(ctx, operand, indices, ivd, ("update_window_dims", window),
+                        ("inserted_window_dims", inserted), ("input_batching_dims", in_batch),
+                        ("scatter_dims_to_operand_dims", to_operand))
     ctx.check(upd.rank == len(window) + len(batch),
               f"updates {shape_text(upd)} must have rank {len(window) + len(batch)} "
               f"(update_window_dims={_fmt(window)} plus the index batch dims of "
