@@ -5,15 +5,19 @@
 - :mod:`.tracing`: recording primitives into a builder, captures, must-be-constant signal;
 - :mod:`.jit`: ``jit``, ``function``, the compile cache and its recompile reasons;
 - :mod:`.lax` and :mod:`.control_flow`: strict XLA-level ops, ``cond``/``while_loop``/``scan``;
+- :mod:`.autodiff` and :mod:`.autodiff_rules`: ``grad``/``vjp``/``jvp``, ``GradientTape``;
+- :mod:`.variables`: ``Variable``, mutable state that compiled functions read and assign;
 - :mod:`.pytree`, :mod:`.dtypes`, :mod:`.source_info`: containers, promotion, user frames.
 """
 from __future__ import annotations
 
 from . import lax
+from .autodiff import GradientTape, grad, jvp, stop_gradient, value_and_grad, vjp
 from .core import Array, default_backend, set_default_backend
 from .jit import CacheInfo, EagerFunction, JitFunction, function, jit, \
     set_recompile_warning_threshold
 from .pytree import register_pytree_node, tree_flatten, tree_map, tree_unflatten
+from .variables import Variable
 
 # xlapy.numpy installs Array's operators and methods; importing it here means any use of
 # the front end has complete Arrays.
@@ -21,4 +25,6 @@ from .. import numpy as _numpy  # noqa: E402,F401
 
 __all__ = ["Array", "jit", "function", "JitFunction", "EagerFunction", "CacheInfo", "lax",
            "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_map",
-           "set_default_backend", "default_backend", "set_recompile_warning_threshold"]
+           "set_default_backend", "default_backend", "set_recompile_warning_threshold",
+           "grad", "value_and_grad", "vjp", "jvp", "stop_gradient", "GradientTape",
+           "Variable"]

@@ -4,6 +4,12 @@ Inside a trace the branch / body functions are traced into nested computations a
 lowered to HLO ``conditional`` and ``while``; values they close over are captured as
 extra tuple elements (see :mod:`xlapy.frontend.tracing`). Eagerly they run as plain
 Python control flow on concrete values, which has the same semantics.
+
+Autodiff: while tracing a nested body no tape records; instead ``cond`` and ``scan``
+record one node whose rule differentiates the branch or body (``scan`` recomputes each
+step's carry in a forward pass, then runs the body's reverse pass in a reverse scan).
+``fori_loop`` with static bounds is a ``scan`` and differentiable; a ``while_loop``
+on tracked values records a node whose rule explains that it cannot be reversed.
 """
 from __future__ import annotations
 
@@ -27,8 +33,9 @@ def _leaves(tree: Any) -> tuple[list[Array], Any]:
 def _trace_sub(parent: Trace, name: str, fn: Callable[..., Any], leaves: Sequence[Array],
                rebuild: Callable[[list[Array]], tuple]) -> tuple[Trace, list[Array], Any]:
     """Trace ``fn(*rebuild(params))`` into a nested trace; returns (trace, out leaves, tree)."""
+    from .autodiff import paused_recording
     sub = Trace(name, f"{parent.name_stack}/{name}", parent)
-    with trace_context(sub):
+    with trace_context(sub), paused_recording():
         params = [sub.new_param(Shape.array(as_element_type(x.dtype), x.shape),
                                 weak_type=x.weak_type) for x in leaves]
         out = fn(*rebuild(params))
@@ -53,6 +60,11 @@ def _union(*lists: Sequence[Array]) -> list[Array]:
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                init_val: Any) -> Any:
     """``while cond_fun(val): val = body_fun(val)``; ``val`` keeps its structure and types."""
+    return _while(cond_fun, body_fun, init_val, record=True)
+
+
+def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any,
+           record: bool) -> Any:
     trace = current_trace()
     if trace is None:
         val = init_val
@@ -82,12 +94,55 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
         init = b.tuple([trace.instr_for(x) for x in list(leaves) + captures])
         w = b.while_loop(cond_comp, body_comp, init)
         outs = [b.get_tuple_element(w, i) for i in range(n)]
-    return tree_unflatten(treedef, [Array(instr=o, trace=trace, weak_type=x.weak_type)
-                                    for o, x in zip(outs, leaves)])
+    results = [Array(instr=o, trace=trace, weak_type=x.weak_type) for o, x in zip(outs, leaves)]
+    if record:
+        from .autodiff import record_control_flow
+        record_control_flow("while", _while_not_reversible, list(leaves) + captures, results)
+    return tree_unflatten(treedef, results)
+
+
+def _while_not_reversible(*args: Any) -> Any:
+    from .source_info import located
+    raise InvalidArgumentError(located(
+        "reverse-mode differentiation of while_loop is not supported: its trip count is "
+        "only known at run time",
+        "use fori_loop with Python-int bounds or scan, which are differentiable"))
 
 
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any) -> Any:
-    """``for i in range(lower, upper): val = body_fun(i, val)`` (``i`` an s32 scalar)."""
+    """``for i in range(lower, upper): val = body_fun(i, val)`` (``i`` an s32 scalar).
+
+    With concrete bounds inside a trace it is a ``scan`` (so it can be differentiated);
+    with traced bounds a ``while_loop``.
+    """
+    if current_trace() is not None and _is_concrete(lower) and _is_concrete(upper):
+        from . import lax
+        lo, hi = int(np.asarray(_concrete(lower))), int(np.asarray(_concrete(upper)))
+
+        def step(state: Any, _: Any) -> tuple:
+            i, val = state
+            return (lax.add(i, to_array(np.int32(1))), body_fun(i, val)), None
+
+        (_, val), _ = scan(step, (to_array(np.int32(lo)), init_val), None,
+                           length=builtins_max(hi - lo, 0))
+        return val
+    return _fori_while(lower, upper, body_fun, init_val)
+
+
+def builtins_max(a: int, b: int) -> int:
+    return a if a > b else b
+
+
+def _is_concrete(x: Any) -> bool:
+    return not (isinstance(x, Array) and x.is_traced)
+
+
+def _concrete(x: Any) -> Any:
+    return x._value if isinstance(x, Array) else x
+
+
+def _fori_while(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
+                init_val: Any, record: bool = True) -> Any:
     from . import lax
     lo = lax.convert_element_type(to_array(lower), np.int32)
     hi = lax.convert_element_type(to_array(upper), np.int32)
@@ -100,7 +155,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
         i, val = state
         return (lax.add(i, one), body_fun(i, val))
 
-    return while_loop(cond, body, (lo, init_val))[1]
+    return _while(cond, body, (lo, init_val), record)[1]
 
 
 def _branch_outputs(name: str, results: Sequence[tuple[Trace, list[Array], Any]]) -> None:
@@ -138,8 +193,33 @@ def _conditional(selector: Array, branches: Sequence[Callable[..., Any]],
         _, outs0, out_tree = results[0]
         outs = [b.get_tuple_element(c, i) for i in range(len(outs0))]
     weak = [all(r[1][i].weak_type for r in results) for i in range(len(outs0))]
-    return tree_unflatten(out_tree, [Array(instr=o, trace=trace, weak_type=w)
-                                     for o, w in zip(outs, weak)])
+    arrays = [Array(instr=o, trace=trace, weak_type=w) for o, w in zip(outs, weak)]
+    captures = _union(*[sub.captures for sub, _, _ in results])
+    from .autodiff import record_control_flow
+    record_control_flow(name, _cond_rule(selector, branches, leaves, treedef, captures, name),
+                        list(leaves) + captures, arrays)
+    return tree_unflatten(out_tree, arrays)
+
+
+def _cond_rule(selector: Array, branches: Sequence[Callable[..., Any]], leaves: list[Array],
+               treedef: Any, captures: list[Array], name: str) -> Callable[..., Any]:
+    """The vjp of a conditional: a conditional over the branches' vjps."""
+    from .autodiff import vjp_with_captures
+    n = len(leaves)
+
+    def rule(cts: list[Array], outs: list[Array], *args: Array) -> tuple:
+        def backward(fn: Callable[..., Any]) -> Callable[..., Any]:
+            def run(ops: list[Array], out_cts: list[Array]) -> list[Array]:
+                flat = lambda *xs: _leaves(fn(*tree_unflatten(treedef, list(xs))))[0]  # noqa: E731
+                return vjp_with_captures(flat, ops, captures, out_cts)
+            return run
+        fns = [backward(f) for f in branches]
+        if selector.dtype == np.bool_:
+            res = cond(selector, fns[1], fns[0], list(args[:n]), list(cts))
+        else:
+            res = switch(selector, fns, list(args[:n]), list(cts))
+        return tuple(res)
+    return rule
 
 
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
@@ -211,7 +291,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     probe_rebuild = lambda ps: (tree_unflatten(c_tree, ps[:len(c_leaves)]),  # noqa: E731
                                 tree_unflatten(x_tree, ps[len(c_leaves):]))
     slice_avals = [Array(np.zeros(x.shape[1:], x.dtype), weak_type=x.weak_type) for x in x_leaves]
-    _, probe_outs, probe_tree = _trace_sub(current_trace(), "scan_probe",
+    probe, probe_outs, probe_tree = _trace_sub(current_trace(), "scan_probe",
                                            lambda c, x: f(c, x), c_leaves + slice_avals,
                                            probe_rebuild)
     carry_out_tree, y_tree = probe_tree.children if probe_tree.kind == "tuple" and \
@@ -231,8 +311,49 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
                                        [idx] + [0] * v.ndim) for buf, v in zip(ys, y_l)]
         return new_carry, ys
 
-    carry, ys = fori_loop(0, n, body, (init, bufs))
-    return carry, tree_unflatten(y_tree, ys)
+    carry, ys = _fori_while(0, n, body, (init, bufs), record=False)
+    carry_leaves = _leaves(carry)[0]
+    from .autodiff import record_control_flow
+    rule = _scan_rule(f, c_tree, x_tree, len(c_leaves), len(x_leaves), n, probe.captures,
+                      reverse)
+    record_control_flow("scan", rule, c_leaves + x_leaves + list(probe.captures),
+                        carry_leaves + list(ys))
+    return tree_unflatten(carry_out_tree, carry_leaves), tree_unflatten(y_tree, ys)
+
+
+def _scan_rule(f: Callable[..., Any], c_tree: Any, x_tree: Any, nc: int, nx: int, n: int,
+               captures: list[Array], reverse: bool) -> Callable[..., Any]:
+    """The vjp of ``scan``: recompute the carries, then a reverse scan of the body's vjp."""
+    from . import lax
+    from .autodiff import vjp_with_captures
+
+    def flat_f(*leaves: Array) -> list[Array]:
+        carry, y = f(tree_unflatten(c_tree, list(leaves[:nc])),
+                     tree_unflatten(x_tree, list(leaves[nc:])))
+        return _leaves(carry)[0] + _leaves(y)[0]
+
+    def rule(cts: list[Array], outs: list[Array], *args: Array) -> tuple:
+        c0, xs = list(args[:nc]), list(args[nc:nc + nx])
+        ct_c, ct_ys = list(cts[:nc]), list(cts[nc:])
+
+        def forward(c: list[Array], x: list[Array]) -> tuple:
+            return flat_f(*c, *x)[:nc], list(c)
+        _, carries = scan(forward, c0, xs, length=n, reverse=reverse)
+
+        def backward(state: tuple, sl: tuple) -> tuple:
+            ct_c, ct_caps = state
+            c_i, x_i, cty_i = sl
+            grads = vjp_with_captures(flat_f, list(c_i) + list(x_i), captures,
+                                      list(ct_c) + list(cty_i))
+            g_c, g_x, g_caps = grads[:nc], grads[nc:nc + nx], grads[nc + nx:]
+            return (g_c, [lax.add(a, b) for a, b in zip(ct_caps, g_caps)]), g_x
+
+        caps0 = [lax.broadcast_in_dim(lax.convert_element_type(0, c.dtype), c.shape, ())
+                 for c in captures]
+        (g_c0, g_caps), g_xs = scan(backward, (ct_c, caps0), (carries, xs, ct_ys),
+                                    reverse=not reverse)
+        return tuple(list(g_c0) + list(g_xs or []) + list(g_caps))
+    return rule
 
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan"]

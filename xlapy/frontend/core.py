@@ -11,7 +11,7 @@ to HLO with an :class:`~xlapy.hlo.builder.XlaBuilder`. :func:`bind` applies one:
   way JAX runs eager ops.
 
 Operators on Array (``+``, ``x[i]``, ``.sum()`` ...) are installed by ``xlapy.numpy``.
-Autodiff will attach ``jvp``/``transpose`` rules to the same Primitive objects.
+Autodiff attaches a ``vjp`` rule to the same Primitive objects.
 """
 from __future__ import annotations
 
@@ -162,7 +162,8 @@ class Array:
 
 
 def is_array_like(x: Any) -> bool:
-    return isinstance(x, (Array, np.ndarray, np.generic, bool, int, float, complex))
+    return isinstance(x, (Array, np.ndarray, np.generic, bool, int, float, complex)) or \
+        hasattr(x, "__xlapy_array__")
 
 
 def to_array(x: Any, dtype: Any = None) -> Array:
@@ -175,6 +176,9 @@ def to_array(x: Any, dtype: Any = None) -> Array:
             return x
         from . import lax
         return lax.convert_element_type(x, dtype)
+    read = getattr(x, "__xlapy_array__", None)     # Variables
+    if read is not None:
+        return to_array(read(), dtype)
     if dtype is not None:
         dt = dtypes.canonicalize(dtype)
         return Array(np.asarray(x, dtype=dt))
@@ -214,16 +218,22 @@ class Primitive:
 
     ``lower(ctx, *operands, **params)`` builds the op with ``ctx.b`` (an XlaBuilder) and
     returns one instruction (or a list when ``multiple_results``). ``weak`` decides the
-    results' weak type from the operands' (default: all operands weak). ``jvp`` and
-    ``transpose`` are filled in by autodiff.
+    results' weak type from the operands' (default: all operands weak).
+
+    ``vjp(ct, ans, *args, **params)`` is the reverse-mode rule, set by ``defvjp`` in
+    ``xlapy.frontend.autodiff_rules``: given the cotangent ``ct`` of the result (a list for
+    ``multiple_results``, with zeros for results that got none), the primal result ``ans``
+    and the primal operands, it returns one cotangent per operand (``None`` where the
+    operand is not differentiable, e.g. integer indices). Rules are written with ``lax``
+    ops, so they are themselves differentiable (higher-order and forward mode follow).
+    A primitive without a rule raises a clear error when differentiated.
     """
 
     name: str
     lower: Callable[..., Any]
     multiple_results: bool = False
     weak: Callable[[Sequence[Array], dict], bool] | None = None
-    jvp: Callable[..., Any] | None = None
-    transpose: Callable[..., Any] | None = None
+    vjp: Callable[..., Any] | None = None
     doc: str = field(default="", repr=False)
 
     def __hash__(self) -> int:
@@ -282,6 +292,17 @@ def current_trace() -> Any:
     return _TRACE_STACK[-1] if _TRACE_STACK else None
 
 
+# Active autodiff tapes (``xlapy.frontend.autodiff``): each gets ``record(prim, args,
+# params, outs)`` for every primitive applied while it is active.
+_TAPES: list[Any] = []
+
+
+def record(prim: Any, args: Sequence[Array], params: dict, outs: Sequence[Array]) -> None:
+    """Tell the active tapes that ``prim`` mapped ``args`` to ``outs``."""
+    for tape in _TAPES:
+        tape.record(prim, args, params, outs)
+
+
 def bind(prim: Primitive, *args: Array, **params: Any) -> Any:
     """Apply ``prim`` to Arrays: record it in the current trace or run it eagerly."""
     for a in args:
@@ -290,6 +311,8 @@ def bind(prim: Primitive, *args: Array, **params: Any) -> Any:
                                        f"{type(a).__name__}")
     trace = current_trace()
     outs = trace.apply(prim, args, params) if trace is not None else _eager(prim, args, params)
+    if _TAPES:
+        record(prim, args, params, outs)
     return outs if prim.multiple_results else outs[0]
 
 

@@ -30,10 +30,12 @@ from ..errors import InvalidArgumentError, XlapyError
 from ..hlo.builder import as_element_type, build_module
 from ..hlo.ir import AliasEntry, HloModule
 from ..hlo.shape import Shape
+from . import core
 from .core import Array, current_trace, default_backend, to_array
 from .pytree import TreeDef, tree_flatten, tree_flatten_with_path, tree_unflatten
 from .source_info import filter_traceback
 from .tracing import NeedsConstant, Trace, trace_context
+from .variables import Variable, trace_slots
 
 log = logging.getLogger("xlapy.jit")
 
@@ -78,6 +80,8 @@ class _Entry:
     out_tree: TreeDef
     out_weak: list[bool]
     param_leaves: list[int]      # flat leaf index of each HLO parameter
+    variables: list[Variable] = field(default_factory=list)   # parameters after the leaves
+    assigned: list[Variable] = field(default_factory=list)    # outputs after the results
 
 
 @dataclass
@@ -94,6 +98,8 @@ class _Args:
 def _leaf_aval(x: Any, path: str) -> tuple:
     if isinstance(x, Array):
         return (x.shape, x.dtype, x.weak_type)
+    if isinstance(x, Variable):
+        return ("var", id(x), x.shape, x.dtype)
     try:
         a = to_array(x)
     except InvalidArgumentError:
@@ -106,6 +112,8 @@ def _leaf_aval(x: Any, path: str) -> tuple:
 def _aval_text(aval: tuple) -> str:
     if aval[0] == "const":
         return repr(aval[1])
+    if aval[0] == "var":
+        return f"Variable {as_element_type(aval[3]).name}[{','.join(map(str, aval[2]))}]"
     shape, dtype, weak = aval
     return f"{as_element_type(dtype).name}[{','.join(map(str, shape))}]" + (
         "{weak}" if weak else "")
@@ -155,15 +163,21 @@ class JitFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if current_trace() is not None:       # called while tracing: inline
             return self.fn(*args, **kwargs)
+        if core._TAPES:
+            # A tape is recording: run op by op so that it sees every operation.
+            log.debug("%s runs eagerly: a GradientTape / grad is recording", self.__name__)
+            return self.fn(*args, **kwargs)
         try:
             entry, a = self._lookup(args, kwargs)
             values = [self._leaf_value(a.leaves[i]) for i in entry.param_leaves]
+            values += [v._value._value for v in entry.variables]
             result = entry.executable.execute(values)
         except XlapyError as e:
             raise e.with_traceback(filter_traceback(e.__traceback__)) from None
-        flat = list(result) if isinstance(result, tuple) else [result]
-        if len(entry.out_weak) == 1:
-            flat = [result]
+        n_out = len(entry.out_weak) + len(entry.assigned)
+        flat = [result] if n_out == 1 else list(result)
+        for var, value in zip(entry.assigned, flat[len(entry.out_weak):]):
+            var._value = Array(np.asarray(value))
         outs = [Array(np.asarray(v), weak_type=w) for v, w in zip(flat, entry.out_weak)]
         return tree_unflatten(entry.out_tree, outs)
 
@@ -317,8 +331,8 @@ class JitFunction:
         with trace_context(trace):
             vals, param_leaves = [], []
             for i, (x, path) in enumerate(zip(a.leaves, a.paths)):
-                if i in consts:
-                    vals.append(to_array(x))
+                if i in consts or isinstance(x, Variable):
+                    vals.append(x if isinstance(x, Variable) else to_array(x))
                     continue
                 shape, dtype, weak = key.avals[i]
                 shp = Shape.array(as_element_type(dtype), shape)
@@ -329,16 +343,34 @@ class JitFunction:
             out = self._call_fn(a, dyn)
             out_leaves, out_tree = tree_flatten(out)
             outs = [to_array(o) for o in out_leaves]
+            slots = list(trace_slots(trace).values())
+            assigned = [s for s in slots if s.assigned]
             b = trace.builder
-            with trace.tag("tuple" if len(outs) != 1 else "constant"):
+            with trace.tag("tuple" if len(outs) + len(assigned) != 1 else "constant"):
                 instrs = [trace.instr_for(o) for o in outs]
+                instrs += [trace.instr_for(s.current) for s in assigned]
                 root = instrs[0] if len(instrs) == 1 else b.tuple(instrs)
         module = build_module(b.build(root), self._module_name)
         self._add_aliases(module, a, param_leaves, outs)
+        self._add_variable_aliases(module, slots, len(param_leaves), len(outs), len(instrs))
         backend = self._backend or default_backend()
         from ..client import get_backend
         exe = get_backend(backend).compile(module)
-        return _Entry(module, exe, out_tree, [o.weak_type for o in outs], param_leaves)
+        return _Entry(module, exe, out_tree, [o.weak_type for o in outs], param_leaves,
+                      [s.variable for s in slots], [s.variable for s in assigned])
+
+    @staticmethod
+    def _add_variable_aliases(module: HloModule, slots: list, n_params: int, n_outs: int,
+                              n_total: int) -> None:
+        """Each assigned Variable's output aliases the Variable's parameter."""
+        aliases = list(module.attributes.get("input_output_alias", []))
+        k = n_outs
+        for p, slot in enumerate(slots):
+            if slot.assigned:
+                aliases.append(AliasEntry((k,) if n_total > 1 else (), n_params + p))
+                k += 1
+        if aliases:
+            module.attributes["input_output_alias"] = aliases
 
     @staticmethod
     def _rebuild(a: _Args, vals: list[Array]) -> list[Any]:

@@ -279,6 +279,12 @@ def stack_nested(x: Any) -> Array:
 
 from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: E402
 
+
+def stop_gradient(x: Any) -> Any:
+    """``x`` with no gradient flowing through it (see ``xlapy.frontend.autodiff``)."""
+    from .autodiff import stop_gradient as _stop
+    return _stop(x)
+
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
     "Any", "Sequence", "np", "annotations", "dtypes", "P", "bind", "InvalidArgumentError",
     "ShapeError", "builtins")]

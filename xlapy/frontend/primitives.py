@@ -4,7 +4,7 @@ Each block below is ``name_p = primitive(name, lowering, ...)``. A lowering gets
 :class:`~xlapy.frontend.core.LoweringContext` (``ctx.b`` is the builder) and the operand
 instructions, and returns the result instruction(s). Operands arrive already
 promoted and broadcast (``xlapy.frontend.lax`` checks that), so lowerings stay small.
-Gradient rules attach later as ``name_p.jvp`` / ``name_p.transpose``.
+Gradient rules attach as ``name_p.vjp`` (see ``autodiff_rules``).
 """
 from __future__ import annotations
 

@@ -1,0 +1,195 @@
+"""``Variable``: mutable state that compiled functions read and assign (TF's ``tf.Variable``).
+
+Eagerly a Variable holds a concrete array; ``assign`` replaces it. Inside ``jit`` the
+first read of a Variable adds a parameter to the traced module (after the function's
+own arguments); reads see the latest value assigned in the function; every assigned
+Variable becomes an extra output that *aliases* its parameter, which the module header
+shows as ``input_output_alias={ {k}: (p, {}, may-alias) }``. After the call the
+Variable holds the new value. Assigning inside a ``cond`` branch or a loop body is
+refused: return the value and assign it outside.
+
+Trainable Variables are watched by ``GradientTape`` when read. As in TensorFlow, the
+gradient does not flow through ``assign``: a read after an assign starts a new value.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from ..hlo.builder import as_element_type
+from ..hlo.shape import Shape
+from . import core
+from .core import Array, current_trace, to_array
+from .source_info import located
+
+_NAMES = itertools.count()
+
+
+@dataclass
+class VariableSlot:
+    """A Variable's state inside one jit trace."""
+
+    variable: "Variable"
+    param: Array
+    current: Array
+    assigned: bool = False
+
+
+def _root(trace: Any) -> Any:
+    while trace.parent is not None:
+        trace = trace.parent
+    return trace
+
+
+def trace_slots(trace: Any) -> dict[int, VariableSlot]:
+    """The variable slots of a (root) trace, in first-read order."""
+    slots = getattr(trace, "variable_slots", None)
+    if slots is None:
+        slots = {}
+        trace.variable_slots = slots
+    return slots
+
+
+class Variable:
+    """A mutable, named array (see the module docstring).
+
+    ``Variable(initial_value, trainable=True, name=None, dtype=None)``; read it with
+    ``v.value()`` / ``v.read_value()`` or use it directly in ``xlapy.numpy`` operations;
+    change it with ``assign``, ``assign_add``, ``assign_sub``.
+    """
+
+    __array_priority__ = 200
+    __hash__ = object.__hash__
+
+    def __init__(self, initial_value: Any, trainable: bool = True, name: str | None = None,
+                 dtype: Any = None) -> None:
+        if callable(initial_value):
+            initial_value = initial_value()
+        value = to_array(initial_value, dtype)
+        if value.is_traced:
+            raise InvalidArgumentError(located(
+                "a Variable's initial value must be concrete, but it was computed inside a "
+                "function being compiled",
+                "create Variables outside compiled functions (e.g. build the model first)"))
+        self._value = Array(value._value)
+        self.trainable = bool(trainable)
+        self.name = name or f"Variable_{next(_NAMES)}"
+        self.shape: tuple[int, ...] = value.shape
+        self.dtype: np.dtype = value.dtype
+
+    # ----- reading
+    def read_value(self) -> Array:
+        """The current value (traced inside ``jit``); watched by active tapes."""
+        trace = current_trace()
+        if trace is None:
+            arr = Array(self._value._value)
+        else:
+            slot = self._slot(trace)
+            cur = slot.current
+            arr = Array(instr=cur._instr, trace=cur._trace)
+        for tape in list(core._TAPES):
+            tape.on_variable_read(self, arr)
+        return arr
+
+    value = read_value
+    __xlapy_array__ = read_value
+
+    def _slot(self, trace: Any) -> VariableSlot:
+        root = _root(trace)
+        slots = trace_slots(root)
+        slot = slots.get(id(self))
+        if slot is None:
+            shape = Shape.array(as_element_type(self.dtype), self.shape)
+            param = root.new_param(shape, name=self.name.replace("/", "_"),
+                                   op_name=f"variable {self.name}")
+            slot = VariableSlot(self, param, param)
+            slots[id(self)] = slot
+        return slot
+
+    def numpy(self) -> np.ndarray:
+        """The current value as a NumPy array (eager only)."""
+        return np.array(self._value._value)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.asarray(self.read_value(), dtype=dtype)
+
+    # ----- writing
+    def assign(self, value: Any) -> "Variable":
+        """Set the value (same shape; converted to the Variable's dtype)."""
+        v = to_array(value)
+        if v.shape != self.shape:
+            raise InvalidArgumentError(located(
+                f"cannot assign a value of shape {v.shape} to Variable {self.name!r} of shape "
+                f"{self.shape}"))
+        if v.dtype != self.dtype:
+            if not v.weak_type and not np.can_cast(v.dtype, self.dtype, "same_kind"):
+                raise InvalidArgumentError(located(
+                    f"cannot assign a value of dtype {v.dtype} to Variable {self.name!r} of "
+                    f"dtype {self.dtype}"))
+            from . import lax
+            v = lax.convert_element_type(v, self.dtype)
+        trace = current_trace()
+        if trace is None:
+            if v.is_traced:
+                raise InvalidArgumentError(located(
+                    f"assigning a traced value to Variable {self.name!r} outside the function "
+                    "being compiled"))
+            self._value = Array(np.asarray(v._value))
+            return self
+        if trace.parent is not None:
+            raise InvalidArgumentError(located(
+                f"Variable {self.name!r} is assigned inside a cond branch or a loop body; "
+                "return the new value from it and assign outside"))
+        slot = self._slot(trace)
+        slot.current = Array(instr=trace.instr_for(v), trace=trace)
+        slot.assigned = True
+        return self
+
+    def assign_add(self, delta: Any) -> "Variable":
+        return self.assign(self.read_value() + delta)
+
+    def assign_sub(self, delta: Any) -> "Variable":
+        return self.assign(self.read_value() - delta)
+
+    # ----- array-like behaviour
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __repr__(self) -> str:
+        body = np.array2string(np.asarray(self._value._value), separator=", ")
+        return f"<Variable {self.name!r} shape={self.shape} dtype={self.dtype} {body}>"
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.read_value(), name)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+
+def _delegate(name: str) -> Any:
+    def method(self: Variable, *args: Any) -> Any:
+        return getattr(self.read_value(), name)(*args)
+    method.__name__ = name
+    return method
+
+
+for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
+            "xor", "lshift", "rshift"):
+    setattr(Variable, f"__{_op}__", _delegate(f"__{_op}__"))
+    setattr(Variable, f"__r{_op}__", _delegate(f"__r{_op}__"))
+for _op in ("neg", "pos", "abs", "invert", "getitem", "lt", "le", "gt", "ge", "bool",
+            "float", "int", "index"):
+    setattr(Variable, f"__{_op}__", _delegate(f"__{_op}__"))
+
+__all__ = ["Variable", "VariableSlot", "trace_slots"]
