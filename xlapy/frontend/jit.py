@@ -163,12 +163,15 @@ class JitFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if current_trace() is not None:       # called while tracing: inline
             return self.fn(*args, **kwargs)
-        if core._TAPES:
-            # A tape is recording: run op by op so that it sees every operation.
-            log.debug("%s runs eagerly: a GradientTape / grad is recording", self.__name__)
-            return self.fn(*args, **kwargs)
         try:
             entry, a = self._lookup(args, kwargs)
+            if core._TAPES:
+                taped = self._call_under_tape(entry, a)
+                if taped is not None:
+                    return taped
+                # Variables read inside: run op by op so that the tape sees every read.
+                log.debug("%s runs eagerly: a tape records Variable reads", self.__name__)
+                return self.fn(*args, **kwargs)
             values = [self._leaf_value(a.leaves[i]) for i in entry.param_leaves]
             values += [v._value._value for v in entry.variables]
             result = entry.executable.execute(values)
@@ -180,6 +183,47 @@ class JitFunction:
             var._value = Array(np.asarray(value))
         outs = [Array(np.asarray(v), weak_type=w) for v, w in zip(flat, entry.out_weak)]
         return tree_unflatten(entry.out_tree, outs)
+
+    def _call_under_tape(self, entry: _Entry, a: _Args) -> Any:
+        """Run compiled and record one node whose vjp is another compiled function.
+
+        Returns None when the function uses Variables (the caller then runs it op by op).
+        """
+        from .autodiff import ControlFlowNode, tracked_by_any
+        if entry.variables or any(isinstance(x, Variable) for x in a.leaves):
+            return None
+        inputs = [to_array(a.leaves[i]) for i in entry.param_leaves]
+        values = [np.asarray(x._value) for x in inputs]
+        result = entry.executable.execute(values)
+        flat = [result] if len(entry.out_weak) == 1 else list(result)
+        outs = [Array(np.asarray(v), weak_type=w) for v, w in zip(flat, entry.out_weak)]
+        if tracked_by_any(inputs):
+            backward = self._backward_function(a, entry)
+
+            def rule(cts: list[Array], ans: list[Array], *xs: Array) -> tuple:
+                return tuple(backward(list(xs), list(cts)))
+            core.record(ControlFlowNode(f"jit({self.__name__})", rule), inputs, {}, outs)
+        return tree_unflatten(entry.out_tree, outs)
+
+    def _backward_function(self, a: _Args, entry: _Entry) -> "JitFunction":
+        """``(inputs, cotangents) -> input cotangents``, compiled (one per call signature)."""
+        key = self._key(a)
+        cache = self.__dict__.setdefault("_backward", {})
+        if key not in cache:
+            from .autodiff import vjp
+            leaves, params = list(a.leaves), list(entry.param_leaves)
+
+            def flat(*xs: Array) -> list[Array]:
+                vals = list(leaves)
+                for i, x in zip(params, xs):
+                    vals[i] = x
+                return tree_flatten(self._call_fn(a, self._rebuild(a, vals)))[0]
+
+            def backward(xs: list[Array], cts: list[Array]) -> Any:
+                return vjp(flat, *xs)[1](list(cts))
+            backward.__name__ = f"{self.__name__}_vjp"
+            cache[key] = JitFunction(backward, backend=self._backend)
+        return cache[key]
 
     def cache_info(self) -> CacheInfo:
         """Hits, misses and one :class:`CompileRecord` (with its reason) per compile."""
