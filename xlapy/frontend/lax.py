@@ -278,6 +278,10 @@ def stack_nested(x: Any) -> Array:
 
 
 from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: E402
+from .lax_nn import (ConvDimensionNumbers, conv, conv_dimension_numbers,  # noqa: E402
+                     conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window,
+                     reduce_window_max, reduce_window_min, reduce_window_sum,
+                     select_and_scatter_add)
 
 
 def stop_gradient(x: Any) -> Any:
