@@ -134,3 +134,19 @@ def test_eager_executable_cache_is_reused():
     for _ in range(3):
         a + a
     assert eager_cache_size() == n
+
+
+def test_top_k_matches_numpy_descending_stable_and_differentiable():
+    import xlapy
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 5, (3, 9)).astype(np.float32)      # many ties
+    vals, idx = xlapy.jit(lambda a: lax.top_k(a, 4))(x)
+    ref_idx = np.argsort(-x, axis=-1, kind="stable")[:, :4]
+    np.testing.assert_array_equal(np.asarray(idx), ref_idx)
+    np.testing.assert_array_equal(np.asarray(vals), np.take_along_axis(x, ref_idx, -1))
+    ints = np.array([3, -1, 7, 7, -8], np.int32)
+    np.testing.assert_array_equal(np.asarray(lax.top_k(ints, 3)[1]), [2, 3, 0])
+    g = xlapy.grad(lambda a: lax.top_k(a, 2)[0].sum())(np.array([3., 1, 4, 2], np.float32))
+    np.testing.assert_array_equal(np.asarray(g), [1, 0, 1, 0])
+    with pytest.raises(xlapy.errors.InvalidArgumentError):
+        lax.top_k(ints, 6)

@@ -463,11 +463,11 @@ defvjp(P.cumulative_p["min"], _cum_extreme_vjp("min"))
 
 # -------------------------------------------------------------------------- sort / dot
 def take_along_axis(x: Array, idx: Array, axis: int) -> Array:
-    """``x`` read at ``idx`` along ``axis`` (``idx`` has ``x``'s shape), as a gather."""
+    """``x`` read at ``idx`` along ``axis`` (``idx`` matches ``x`` in the other dims)."""
     parts = []
     for d in range(x.ndim):
-        coord = idx if d == axis else lax.broadcasted_iota(idx.dtype, x.shape, d)
-        parts.append(lax.reshape(coord, x.shape + (1,)))
+        coord = idx if d == axis else lax.broadcasted_iota(idx.dtype, idx.shape, d)
+        parts.append(lax.reshape(coord, idx.shape + (1,)))
     full = lax.concatenate(parts, x.ndim)
     return lax.gather(x, full, offset_dims=(), collapsed_slice_dims=tuple(range(x.ndim)),
                       start_index_map=tuple(range(x.ndim)), index_vector_dim=x.ndim,

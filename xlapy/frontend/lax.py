@@ -284,6 +284,26 @@ from .lax_nn import (ConvDimensionNumbers, conv, conv_dimension_numbers,  # noqa
                      select_and_scatter_add)
 
 
+def top_k(x: Any, k: int) -> tuple[Array, Array]:
+    """The ``k`` largest entries along the last axis and their indices (like ``jax.lax.top_k``).
+
+    Descending; equal values keep their order (lower index first); NaN counts as largest.
+    """
+    from .autodiff_rules import take_along_axis
+    x = to_array(x)
+    k = int(k)
+    if x.ndim == 0 or not 0 <= k <= x.shape[-1]:
+        raise InvalidArgumentError(f"top_k: k={k} must be in [0, {x.shape[-1] if x.ndim else 0}] "
+                                   f"for an operand of type {x.type_text()}")
+    axis = x.ndim - 1
+    keys = neg(x) if dtypes.is_float(x.dtype) else bitwise_not(x)
+    idx = sort([keys, broadcasted_iota(np.int32, x.shape, axis)], axis, is_stable=True)[1]
+    idx = slice(idx, (0,) * x.ndim, x.shape[:-1] + (k,))
+    if idx.size == 0:
+        return broadcast_in_dim(convert_element_type(0, x.dtype), idx.shape, ()), idx
+    return take_along_axis(x, idx, axis), idx
+
+
 def stop_gradient(x: Any) -> Any:
     """``x`` with no gradient flowing through it (see ``xlapy.frontend.autodiff``)."""
     from .autodiff import stop_gradient as _stop
