@@ -53,6 +53,7 @@ class Tape:
         self.watch_accessed_variables = watch_accessed_variables
         self.watched_variables: dict[int, Any] = {}
         self.variable_reads: dict[int, list[Array]] = {}
+        self.keep_recording_backward = False
 
     # ----- what is tracked
     def watch(self, x: Array) -> None:
@@ -91,11 +92,13 @@ class Tape:
         for o, c in zip(outs, cts):
             if id(o) in self.tracked:
                 _accumulate(acc, o, c)
-        paused = self in core._TAPES
+        # A tape does not record its own reverse pass, unless it is persistent and still
+        # recording (TF: then gradient() inside the block is itself differentiable).
+        paused = self in core._TAPES and not self.keep_recording_backward
         if paused:
             core._TAPES.remove(self)
         try:
-            for node in reversed(self.nodes):
+            for node in list(reversed(self.nodes)):
                 out_cts = [acc.get(id(o)) for o in node.outs]
                 if all(c is None for c in out_cts):
                     continue
@@ -359,6 +362,7 @@ class GradientTape:
 
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
         self._tape = Tape(watch_accessed_variables)
+        self._tape.keep_recording_backward = persistent
         self._persistent = persistent
         self._used = False
         self._recording = False
@@ -464,8 +468,7 @@ def vjp_with_captures(fn: Callable[..., Any], primals: Sequence[Array],
     directly, so the operations ``fn`` applies to them are recorded.
     """
     tape = Tape()
-    fresh = [Array(p._value, weak_type=p.weak_type) if p._value is not None else
-             Array(instr=p._instr, trace=p._trace, weak_type=p.weak_type) for p in primals]
+    fresh = [alias(p) for p in primals]
     for a in fresh:
         tape.watch(a)
     for c in captures:

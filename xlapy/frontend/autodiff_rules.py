@@ -77,7 +77,8 @@ _ZERO_GRAD = ("sign", "floor", "ceil", "round", "round_even")
 def _abs_vjp(g: Array, ans: Array, x: Array) -> tuple:
     if np.dtype(x.dtype).kind == "c":
         safe = _where(lax.eq(ans, _zeros(ans)), _f(ans, 1), ans)
-        unit = lax.div(x, lax.complex(safe, _zeros(safe)))
+        conj = lax.complex(lax.real(x), lax.neg(lax.imag(x)))
+        unit = lax.div(conj, lax.complex(safe, _zeros(safe)))
         return (lax.mul(lax.complex(g, _zeros(g)), unit),)
     return (lax.mul(g, lax.sign(x)),)
 
@@ -150,10 +151,14 @@ defvjp(P.select_p, lambda g, ans, p, t, f: (None, _where(p, g, _zeros(g)),
 def _clamp_vjp(g: Array, ans: Array, lo: Array, x: Array, hi: Array) -> tuple:
     lo_b = lax.broadcast_in_dim(lo, x.shape, ()) if lo.shape != x.shape else lo
     hi_b = lax.broadcast_in_dim(hi, x.shape, ()) if hi.shape != x.shape else hi
+    # Exactly one operand is the result: x inside [lo, hi], else lo below, else hi.
     z = _zeros(g)
-    g_x = _where(lax.bitwise_and(lax.gt(x, lo_b), lax.lt(x, hi_b)), g, z)
-    g_lo = _where(lax.bitwise_and(lax.gt(lo_b, x), lax.lt(lo_b, hi_b)), g, z)
-    g_hi = _where(lax.lt(hi_b, x), g, z)
+    x_wins = lax.bitwise_and(lax.le(lo_b, x), lax.le(x, hi_b))
+    hi_wins = lax.lt(hi_b, lax.max(x, lo_b))
+    lo_wins = lax.bitwise_and(lax.bitwise_not(x_wins), lax.bitwise_not(hi_wins))
+    g_x = _where(x_wins, g, z)
+    g_lo = _where(lo_wins, g, z)
+    g_hi = _where(hi_wins, g, z)
 
     def fit(c: Array, like: Array) -> Array:
         return lax.reduce_sum(c, tuple(range(c.ndim))) if like.shape != c.shape else c
@@ -291,6 +296,18 @@ def _scatter_gather(t: Array, x: Array, idx: Array, upd: Array, update_window_di
                       index_vector_dim=index_vector_dim, slice_sizes=sizes)
 
 
+def _update_ids(upd: Array, dims: dict) -> Array:
+    """1-based ids of the update elements' scatter positions (windows share one id)."""
+    window = set(dims["update_window_dims"])
+    scatter_dims = [d for d in range(upd.ndim) if d not in window]
+    shape = tuple(upd.shape[d] for d in scatter_dims)
+    n = int(np.prod(shape, dtype=np.int64))
+    one = lax.broadcast_in_dim(to_array(np.int32(1)), (n,), ())
+    ids = lax.reshape(lax.add(lax.iota(np.int32, n), one), shape) if shape else \
+        to_array(np.int32(1))
+    return lax.broadcast_in_dim(ids, upd.shape, tuple(scatter_dims))
+
+
 def _scatter_vjp(g: Array, ans: Array, x: Array, idx: Array, upd: Array, *,
                  update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims,
                  index_vector_dim, combiner: str) -> tuple:
@@ -301,17 +318,49 @@ def _scatter_vjp(g: Array, ans: Array, x: Array, idx: Array, upd: Array, *,
     def read(t: Array) -> Array:
         return _scatter_gather(t, x, idx, upd, **dims)
 
+    # Which updates took effect: scatter each update's id (out-of-bounds updates are
+    # dropped) and read the ids back; for ``set`` only the one written last survives.
+    ids = _update_ids(upd, dims)
+    zero_ids = lax.broadcast_in_dim(to_array(np.int32(0)), x.shape, ())
+    landed = lax.eq(read(lax.scatter(zero_ids, idx, ids, combiner="set", **dims)), ids) \
+        if combiner == "set" else _in_bounds(idx, x, upd, dims)
+    z_u = _zeros(upd)
     if combiner == "add":
-        return g, None, read(g)
+        return g, None, _where(landed, read(g), z_u)
     if combiner == "set":
-        return lax.scatter(g, idx, _zeros(upd), combiner="set", **dims), None, read(g)
+        return lax.scatter(g, idx, z_u, combiner="set", **dims), None, \
+            _where(landed, read(g), z_u)
     if combiner == "mul":
         g_x = lax.scatter(g, idx, upd, combiner="mul", **dims)
-        return g_x, None, lax.div(read(lax.mul(g, ans)), upd)
-    # min / max: the gradient goes to whichever of operand and update is the result.
-    g_x = lax.mul(g, _bool_to(lax.eq(x, ans), g))
-    g_u = lax.mul(read(g), _bool_to(lax.eq(upd, read(ans)), upd))
-    return g_x, None, g_u
+        return g_x, None, _where(landed, read(lax.mul(g, x)), z_u)
+    # min / max: the gradient is shared among the operand and updates equal to the result.
+    hit_x = _bool_to(lax.eq(x, ans), x)
+    hit_u = _where(landed, _bool_to(lax.eq(upd, read(ans)), upd), z_u)
+    count = lax.add(hit_x, lax.scatter(_zeros(x), idx, hit_u, combiner="add", **dims))
+    share = lax.div(g, _where(lax.eq(count, _zeros(count)), _f(count, 1), count))
+    return lax.mul(share, hit_x), None, lax.mul(read(share), hit_u)
+
+
+def _in_bounds(idx: Array, x: Array, upd: Array, dims: dict) -> Array:
+    """Per update element: whether its window lies inside the operand (else dropped)."""
+    window_sizes, pos = [], 0
+    for d in range(x.ndim):
+        if d in dims["inserted_window_dims"]:
+            window_sizes.append(1)
+        else:
+            window_sizes.append(upd.shape[dims["update_window_dims"][pos]])
+            pos += 1
+    ivd = dims["index_vector_dim"]
+    vec = idx if ivd < idx.ndim else lax.reshape(idx, idx.shape + (1,))
+    hi = np.array([x.shape[d] - window_sizes[d] for d in dims["scatter_dims_to_operand_dims"]],
+                  idx.dtype)
+    axis = ivd if ivd < idx.ndim else idx.ndim
+    bound = lax.broadcast_in_dim(to_array(hi), vec.shape, (axis,))
+    ok = lax.bitwise_and(lax.ge(vec, _zeros(vec)), lax.le(vec, bound))
+    ok = lax.reduce_and(ok, (axis,))                     # the batch shape of the updates
+    window = set(dims["update_window_dims"])
+    scatter_dims = tuple(d for d in range(upd.ndim) if d not in window)
+    return lax.broadcast_in_dim(ok, upd.shape, scatter_dims)
 
 
 defvjp(P.scatter_p, _scatter_vjp)

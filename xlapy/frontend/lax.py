@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import InvalidArgumentError, ShapeError
 from . import dtypes
 from . import primitives as P
+from . import core
 from .core import Array, bind, to_array
 
 
@@ -94,7 +95,7 @@ def convert_element_type(x: Any, dtype: Any, weak_type: bool = False) -> Array:
     dt = dtypes.canonicalize(dtype)
     if x.dtype == dt and x.weak_type == weak_type:
         return x
-    if x.dtype == dt and not x.is_traced:
+    if x.dtype == dt and not x.is_traced and not core._TAPES:
         return Array(x._value, weak_type=weak_type)
     return bind(P.convert_element_type_p, x, new_dtype=dt, weak_type=weak_type)
 
@@ -311,4 +312,4 @@ def stop_gradient(x: Any) -> Any:
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
     "Any", "Sequence", "np", "annotations", "dtypes", "P", "bind", "InvalidArgumentError",
-    "ShapeError", "builtins")]
+    "ShapeError", "builtins", "core")]
