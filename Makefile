@@ -16,6 +16,7 @@ venv: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) examples/demo.py
+	$(PY) examples/keras_digits.py
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2

@@ -1,0 +1,33 @@
+"""``xlapy.keras``: Keras-style models and training on xlapy.
+
+::
+
+    from xlapy import keras
+    model = keras.Sequential([
+        keras.layers.Dense(64, activation="relu", input_shape=(64,)),
+        keras.layers.Dense(10),
+    ])
+    model.compile(optimizer="adam",
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"], jit_compile=True)
+    model.fit(x, y, batch_size=32, epochs=5, validation_data=(x_val, y_val))
+
+With ``jit_compile=True`` each train step (forward, loss, gradients, optimizer and
+metric updates) is one compiled XLA program; ``jit_compile=False`` runs it op by op.
+Weights, optimizer state, metric state and dropout keys are :class:`xlapy.Variable`
+objects. Modules: ``layers``, ``models``, ``optimizers`` (with ``schedules``),
+``losses``, ``metrics``, ``initializers``, ``activations``, ``regularizers``,
+``callbacks``, ``datasets``, ``utils``, ``backend``.
+"""
+from __future__ import annotations
+
+from . import (activations, backend, callbacks, datasets, initializers, layers, losses,
+               metrics, optimizers, regularizers, utils)
+from . import models
+from .layers import Input
+from .models import Model, Sequential
+from .progbar import Progbar
+
+__all__ = ["Sequential", "Model", "Input", "Progbar", "activations", "backend", "callbacks",
+           "datasets", "initializers", "layers", "losses", "metrics", "models",
+           "optimizers", "regularizers", "utils"]

@@ -1,0 +1,87 @@
+"""Process-wide Keras state: unique layer names, the global seed, the batch mask.
+
+- :func:`unique_name` gives ``dense``, ``dense_1``, ... per base name (reset by
+  :func:`clear_session`, as in Keras);
+- :func:`set_random_seed` seeds the generator that initializers and layers without an
+  explicit ``seed`` draw their seeds from, so a whole model is reproducible;
+- :func:`batch_mask` is the per-row weight of the batch being trained on. ``fit`` pads a
+  partial last batch to the full batch size (so that it does not compile a second
+  program) and marks the padded rows with weight 0; layers that compute statistics
+  over the batch (``BatchNormalization``) read the mask so that padded rows do not
+  count.
+"""
+from __future__ import annotations
+
+import collections
+import re
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import numpy as np
+
+_NAME_COUNTS: collections.Counter = collections.Counter()
+_RNG: list[np.random.Generator] = [np.random.default_rng()]
+_BATCH_MASK: list[Any] = []
+
+FLOATX = np.dtype(np.float32)
+
+
+def floatx() -> str:
+    """The default float type of weights and activations (``'float32'``)."""
+    return FLOATX.name
+
+
+def epsilon() -> float:
+    """The fuzz factor Keras uses in losses and metrics (``1e-7``)."""
+    return 1e-7
+
+
+def snake_case(name: str) -> str:
+    """``Conv2D`` -> ``conv2d``, ``BatchNormalization`` -> ``batch_normalization``."""
+    s = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", s).lower()
+
+
+def unique_name(base: str) -> str:
+    """``base`` the first time, then ``base_1``, ``base_2``, ..."""
+    n = _NAME_COUNTS[base]
+    _NAME_COUNTS[base] += 1
+    return base if n == 0 else f"{base}_{n}"
+
+
+def clear_session() -> None:
+    """Reset layer-name counters (Keras's ``clear_session``)."""
+    _NAME_COUNTS.clear()
+
+
+def set_random_seed(seed: int) -> None:
+    """Seed the generator of initializers and dropout layers created without a seed.
+
+    Also seeds NumPy's global generator, which ``fit(shuffle=True)`` uses, as Keras does.
+    """
+    _RNG[0] = np.random.default_rng(seed)
+    np.random.seed(seed)
+
+
+def draw_seed() -> int:
+    """A fresh seed from the global generator (for objects created without one)."""
+    return int(_RNG[0].integers(0, 2**31 - 1))
+
+
+@contextmanager
+def batch_mask(mask: Any) -> Iterator[None]:
+    """Within the block, :func:`current_batch_mask` is ``mask`` (a ``float32[batch]``)."""
+    _BATCH_MASK.append(mask)
+    try:
+        yield
+    finally:
+        _BATCH_MASK.pop()
+
+
+def current_batch_mask() -> Any:
+    """The row weights of the batch being trained on, or ``None`` outside ``fit``."""
+    return _BATCH_MASK[-1] if _BATCH_MASK else None
+
+
+__all__ = ["floatx", "epsilon", "unique_name", "clear_session", "set_random_seed",
+           "draw_seed", "batch_mask", "current_batch_mask", "snake_case"]
