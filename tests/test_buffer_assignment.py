@@ -274,3 +274,21 @@ def test_training_step_temp_bytes_well_below_unfused_sum(case_dir):
     for instr in m.entry.instructions:          # every value has a home
         if instr.shape.is_array:
             assert ba.slice(instr).size == instr.shape.byte_size
+
+
+def test_layout_changing_copy_does_not_write_into_its_operand():
+    from xlapy.hlo import parse_module
+    from xlapy.passes.buffer_assignment import assign_buffers
+    module = parse_module("""HloModule m
+ENTRY e {
+  p = f32[4,8]{1,0} parameter(0)
+  n = f32[4,8]{1,0} negate(p)
+  c = f32[4,8]{0,1} copy(n)
+  ROOT r = f32[4,8]{0,1} negate(c)
+}""")
+    ba = assign_buffers(module)
+    entry = module.entry
+    by_name = {i.name: i for i in entry.instructions}
+    n_slice, c_slice = ba.slice(by_name["n"]), ba.slice(by_name["c"])
+    same = n_slice.allocation is c_slice.allocation and n_slice.offset == c_slice.offset
+    assert not same

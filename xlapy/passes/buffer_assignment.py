@@ -112,10 +112,17 @@ def can_share_operand_buffer(instr: HloInstruction, operand_index: int,
         return operand_index in in_place_operands(instr) and index == ()
     if index != ():
         return False
+    if _physical_order(out) != _physical_order(operand.shape):
+        return False            # a layout-changing copy would overwrite values still unread
     if instr.opcode == "fusion":
         return not instr.shape.is_tuple and is_elementwise_on_operand(instr, operand_index) \
             and out.dims == operand.shape.dims
     return is_elementwise(instr) and out.dims == operand.shape.dims
+
+
+def _physical_order(shape: Shape) -> tuple[int, ...]:
+    layout = shape.layout if shape.layout is not None else shape.with_default_layout().layout
+    return tuple(layout.minor_to_major)
 
 
 class _Groups:
