@@ -76,3 +76,11 @@ class InterpreterBackend:
 
 
 register_backend("interpreter", InterpreterBackend)
+
+
+def _cpu_backend() -> Backend:
+    from ..backends.cpu import CpuBackend     # imports llvmlite: only when first used
+    return CpuBackend()
+
+
+register_backend("cpu", _cpu_backend)

@@ -1,0 +1,226 @@
+"""BLAS numbers behind xlapy's dot thunk (xlapy/backends/cpu/blas.py).
+
+Measures, on OpenBLAS from scipy-openblas32 as xlapy calls it (ctypes):
+
+1. ``sgemm``/``dgemm`` GFLOP/s for square sizes (the library's threads, and one thread);
+2. the crossover between NumPy's ``matmul`` into ``out`` and the BLAS call, through the dot
+   thunk itself (``SMALL_DOT_FLOPS`` forced to 0 and to infinity);
+3. ``M == 1`` / ``N == 1`` / vector-vector shapes: ``sgemm`` against ``sgemv`` and ``sdot``;
+4. batched dots: one ``sgemm_batch_strided`` call against a Python loop of ``sgemm`` calls
+   and NumPy's batched ``matmul``.
+
+Run without OpenBLAS tuning variables so the numbers describe this machine's own kernel::
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/dot_crossover.py
+
+``--quick`` runs fewer sizes. Times are the minimum over several repeats of back-to-back calls.
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import sys
+import time
+from typing import Callable
+
+import numpy as np
+
+from xlapy.backends.cpu import blas, blas_lib
+from xlapy.hlo.ir import HloInstruction
+from xlapy.hlo.shape import Shape
+
+
+def settle() -> None:
+    """Let idle OpenBLAS threads of the other library stop spinning (NumPy links its own
+    OpenBLAS; two busy thread pools on two cores slow each other down by 10-100x)."""
+    time.sleep(0.3)
+
+
+def per_call(fn: Callable[[], object], min_time: float = 0.05, repeats: int = 5) -> float:
+    """Seconds per call: the best of ``repeats`` samples of back-to-back calls."""
+    settle()
+    fn()
+    number = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        dt = time.perf_counter() - t0
+        if dt >= min_time / repeats or number >= 1 << 20:
+            break
+        number *= 4
+    best = dt / number
+    for _ in range(repeats - 1):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / number)
+    return best
+
+
+def header() -> None:
+    env = {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+                                      "OPENBLAS_NUM_THREADS") if k in os.environ}
+    lib = blas.library()
+    print(f"# OpenBLAS {lib.path}")
+    print(f"# corename {lib.corename()}, threads {lib.num_threads()}, "
+          f"cores {os.cpu_count()}, env {env or 'no OPENBLAS_* variables'}")
+    try:
+        from threadpoolctl import threadpool_info
+        for info in threadpool_info():
+            if info.get("user_api") == "blas":
+                print(f"# threadpoolctl: {info.get('prefix')} {info.get('version')} kernel "
+                      f"{info.get('architecture')} threads {info.get('num_threads')}")
+    except ImportError:
+        print("# threadpoolctl not installed")
+
+
+def gemm_rates(sizes: list[int]) -> None:
+    lib = blas.library()
+    print(f"\n## square GEMM through ctypes (C = A @ B, row-major), GFLOP/s")
+    print(f"| n | sgemm {lib.num_threads()} threads | sgemm 1 thread | dgemm "
+          f"{lib.num_threads()} threads | NumPy f32 matmul |")
+    print("|---|---|---|---|---|")
+    rng = np.random.default_rng(0)
+    for n in sizes:
+        rates = []
+        for dtype, single in ((np.float32, False), (np.float32, True), (np.float64, False)):
+            a = rng.standard_normal((n, n)).astype(dtype)
+            b = rng.standard_normal((n, n)).astype(dtype)
+            c = np.empty((n, n), dtype)
+            fn = lib.gemm[np.dtype(dtype)]
+            pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
+
+            def call() -> None:
+                fn(101, 111, 111, n, n, n, 1.0, pa, n, pb, n, 0.0, pc, n)
+            if single:
+                with lib.single_threaded():
+                    t = per_call(call, min_time=0.3 if n >= 512 else 0.05)
+            else:
+                t = per_call(call, min_time=0.3 if n >= 512 else 0.05)
+            rates.append(2 * n**3 / t / 1e9)
+            if dtype is np.float32 and not single:
+                assert np.allclose(c, a @ b, rtol=1e-3, atol=1e-3 * n)
+                tn = per_call(lambda: np.matmul(a, b, out=c), min_time=0.3 if n >= 512 else 0.05)
+        print(f"| {n} | {rates[0]:.0f} | {rates[1]:.0f} | {rates[2]:.0f} | "
+              f"{2 * n**3 / tn / 1e9:.0f} |")
+
+
+def _dot_instr(m: int, k: int, n: int, batch: int = 0, et: str = "f32") -> HloInstruction:
+    b = (batch,) if batch else ()
+    p0 = HloInstruction("parameter", Shape.array(et, b + (m, k)), parameter_number=0)
+    p1 = HloInstruction("parameter", Shape.array(et, b + (k, n)), parameter_number=1)
+    bd = (0,) if batch else ()
+    nb = len(b)
+    return HloInstruction("dot", Shape.array(et, b + (m, n)), [p0, p1], {
+        "lhs_batch_dims": bd, "lhs_contracting_dims": (nb + 1,),
+        "rhs_batch_dims": bd, "rhs_contracting_dims": (nb,)})
+
+
+def thunk_time(instr: HloInstruction, small_flops: float, arrays) -> float:
+    old = blas.SMALL_DOT_FLOPS
+    blas.SMALL_DOT_FLOPS = small_flops
+    try:
+        thunk = blas.make_dot_thunk(instr)
+        a, b, c = arrays
+        return per_call(lambda: thunk([a, b], c), min_time=0.05)
+    finally:
+        blas.SMALL_DOT_FLOPS = old
+
+
+def crossover(sizes: list[int]) -> None:
+    print("\n## dot thunk: NumPy matmul path vs BLAS path (f32 [n,n] x [n,n], same view "
+          "objects each call)")
+    print("| n | NumPy path us | BLAS path us | faster |")
+    print("|---|---|---|---|")
+    rng = np.random.default_rng(1)
+    for n in sizes:
+        instr = _dot_instr(n, n, n)
+        arrays = (rng.standard_normal((n, n)).astype(np.float32),
+                  rng.standard_normal((n, n)).astype(np.float32), np.empty((n, n), np.float32))
+        tn = thunk_time(instr, float("inf"), arrays)
+        tb = thunk_time(instr, 0, arrays)
+        print(f"| {n} | {tn * 1e6:.2f} | {tb * 1e6:.2f} | {'NumPy' if tn < tb else 'BLAS'} |")
+    print("\n(fresh arrays each call add ~0.9 us per array to the BLAS path: "
+          f"{per_call(lambda: arrays[0].ctypes.data) * 1e6:.2f} us for arr.ctypes.data)")
+
+
+def vector_shapes(sizes: list[int]) -> None:
+    lib = blas.library()
+    i, p, f = ctypes.c_int, ctypes.c_void_p, ctypes.c_float
+    gemv = lib.lib.scipy_cblas_sgemv
+    gemv.argtypes = [i, i, i, i, f, p, i, p, i, f, p, i]
+    gemv.restype = None
+    sdot = lib.lib.scipy_cblas_sdot
+    sdot.argtypes = [i, p, i, p, i]
+    sdot.restype = ctypes.c_float
+    print("\n## matrix-vector and vector-vector: sgemm vs sgemv / sdot (us per call)")
+    print("| shape | sgemm | sgemv or sdot |")
+    print("|---|---|---|")
+    rng = np.random.default_rng(2)
+    for n in sizes:
+        a = rng.standard_normal((n, n)).astype(np.float32)
+        x = rng.standard_normal(n).astype(np.float32)
+        y = np.empty(n, np.float32)
+        pa, px, py = a.ctypes.data, x.ctypes.data, y.ctypes.data
+        row = blas_lib.MatrixArg(False, n)
+        mv = blas_lib.GemmCall(np.dtype(np.float32), n, 1, n, row, blas_lib.MatrixArg(False, 1), 1)
+        t_gemm = per_call(lambda: mv.run(pa, px, py))
+        t_gemv = per_call(lambda: gemv(101, 111, n, n, 1.0, pa, n, px, 1, 0.0, py, 1))
+        print(f"| [{n},{n}] x [{n}] | {t_gemm * 1e6:.2f} | {t_gemv * 1e6:.2f} |")
+        vv = blas_lib.GemmCall(np.dtype(np.float32), 1, 1, n, blas_lib.MatrixArg(False, n),
+                           blas_lib.MatrixArg(False, 1), 1)
+        t_g = per_call(lambda: vv.run(px, pa, py))
+        t_d = per_call(lambda: sdot(n, px, 1, pa, 1))
+        print(f"| [{n}] . [{n}] | {t_g * 1e6:.2f} | {t_d * 1e6:.2f} |")
+
+
+def batched(cases: list[tuple[int, int]]) -> None:
+    print("\n## batched [b, n, n] x [b, n, n] (us per call)")
+    print("| b x n | gemm_batch_strided | loop of sgemm | numpy matmul | dot thunk |")
+    print("|---|---|---|---|---|")
+    rng = np.random.default_rng(3)
+    for bsz, n in cases:
+        a = rng.standard_normal((bsz, n, n)).astype(np.float32)
+        b = rng.standard_normal((bsz, n, n)).astype(np.float32)
+        c = np.empty((bsz, n, n), np.float32)
+        arg = blas_lib.MatrixArg(False, n)
+        one = blas_lib.GemmCall(np.dtype(np.float32), n, n, n, arg, arg, n)
+        many = blas_lib.GemmCall(np.dtype(np.float32), n, n, n, arg, arg, n, bsz,
+                                 n * n, n * n, n * n)
+        pa, pb, pc = a.ctypes.data, b.ctypes.data, c.ctypes.data
+        step = n * n * 4
+        t_batch = per_call(lambda: many.run(pa, pb, pc))
+        assert np.allclose(c, a @ b, rtol=1e-3, atol=1e-3 * n)
+
+        def loop() -> None:
+            for j in range(bsz):
+                one.run(pa + j * step, pb + j * step, pc + j * step)
+        t_loop = per_call(loop)
+        t_np = per_call(lambda: np.matmul(a, b, out=c))
+        thunk = blas.make_dot_thunk(_dot_instr(n, n, n, batch=bsz))
+        t_thunk = per_call(lambda: thunk([a, b], c))
+        print(f"| {bsz} x {n} | {t_batch * 1e6:.1f} | {t_loop * 1e6:.1f} | {t_np * 1e6:.1f} | "
+              f"{t_thunk * 1e6:.1f} |")
+
+
+def main(argv: list[str]) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer sizes")
+    args = ap.parse_args(argv)
+    header()
+    if args.quick:
+        gemm_rates([64, 256, 1024])
+        crossover([8, 32, 64])
+        vector_shapes([256])
+        batched([(64, 32)])
+    else:
+        gemm_rates([64, 128, 256, 512, 1024, 2048])
+        crossover([2, 4, 8, 16, 24, 32, 40, 48, 64, 96, 128])
+        vector_shapes([64, 512, 4096])
+        batched([(256, 8), (64, 32), (16, 128)])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

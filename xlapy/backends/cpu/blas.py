@@ -1,0 +1,373 @@
+"""HLO ``dot`` for the CPU backend: a library thunk calling OpenBLAS (``scipy-openblas32``).
+
+Calling convention (shared with the runtime)
+--------------------------------------------
+``make_dot_thunk(instr)`` returns ``thunk(operands, out) -> None``:
+
+- ``operands`` is ``[lhs, rhs]``: NumPy arrays whose ``.shape`` is the operand's *logical*
+  dims and whose ``.dtype`` is its element type's dtype. Any strides are accepted: views
+  whose strides follow the HLO layout (a column-major ``f32[M,K]{0,1}`` arrives as an
+  ``(M, K)`` array with strides ``(4, 4*M)``), non-contiguous slices, negative or zero
+  strides. Operands are only read.
+- ``out`` follows the same convention for the result shape. The thunk writes every element
+  of ``out`` in place (its previous contents are ignored, NaN garbage included) and never
+  rebinds it. ``out`` must not overlap the operands.
+
+``supports_dot(instr)`` says whether ``make_dot_thunk`` accepts the instruction (any
+static-shaped dense ``dot``; not ``sparsity``).
+
+How a dot runs
+--------------
+The dimension numbers split each operand into batch, free and contracting dims, so the dot
+is a batch of matrix products ``C[b] = A[b] @ B[b]`` with ``A`` = lhs as ``[B, M, K]``,
+``B`` = rhs as ``[B, K, N]`` and ``C`` = out as ``[B, M, N]`` (result dims are batch, lhs
+free, rhs free). When a group of dims collapses into one strided dim in an array and its
+matrix is row- or column-major (one unit stride), the array is passed to BLAS as it is,
+with the transpose flag and leading dimension that describe it; a column-major output is
+computed as ``C^T = B^T A^T``. Only arrays that do not fit are copied (to a contiguous
+``[B, M, K]``/``[B, K, N]``/``[B, M, N]``). A plan is made once per combination of array
+dims, strides and dtypes (``DotThunk.plans``).
+
+Paths (benchmarks/dot_crossover.py, 2 cores, OpenBLAS 0.3.34 SkylakeX kernel):
+
+- ``M*N*K < SMALL_DOT_FLOPS`` (64^3) per matrix: ``numpy.matmul`` into ``out``. The ctypes
+  call costs ~1.2 us plus ~0.9 us per array address not seen before (``arr.ctypes.data``;
+  the runtime's fixed views are cached); NumPy's matmul ~0.7 us. Through the thunk both
+  paths measured within noise of each other up to 96^3 (e.g. 32^3: 3.4 vs 3.6 us, 64^3:
+  6.8 vs 6.9 us); below 64^3 NumPy's own OpenBLAS stays single-threaded, so its thread
+  pool never competes with this library's.
+- unbatched ``?gemm``: ``sgemm`` 240 GFLOP/s at 256^3, 330 at 1024^3, 350 at 2048^3.
+- ``M == 1`` or ``N == 1``: ``?gemv`` (4096x4096 matrix-vector 2.4 ms vs 7.7 ms through
+  ``sgemm``); ``M == N == 1``: ``?dot`` (0.6-0.8 us vs 1.9-3.7 us through ``sgemm``).
+- batches: ``?gemm_batch_strided``, always single-threaded (OpenBLAS 0.3.34's threaded
+  batch call can take ~250 ms), split over all cores when the batch has at least
+  ``PARALLEL_DOT_FLOPS``; products of ``LOOP_MATRIX_FLOPS`` or more (and complex ones) are
+  one threaded ``?gemm`` per matrix.
+
+Element types: ``f32``/``f64``/``c64``/``c128`` results run in ``s/d/c/z`` BLAS; ``f16``,
+``bf16`` and the f8 types convert the operands to the result type, multiply in f32 with
+``sgemm`` and round once (XLA:CPU's and the interpreter's numerics); integer and ``pred``
+results multiply in 64-bit integers and wrap modulo 2^bits. ``operand_precision`` and
+``algorithm`` do not change CPU results.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from math import prod
+from typing import Sequence
+
+import numpy as np
+
+from ...errors import ExecutionError, InvalidArgumentError, ShapeError, UnimplementedError
+from ...hlo.ir import HloInstruction
+from ...hlo.types import ElementType
+from ..interpreter.linalg import wrap_integers
+from .blas_lib import (BLAS_DTYPES, LOOP_MATRIX_FLOPS, MatmulPlan, VectorCall, cores,
+                       dense_geometry, geometry, library, matmul_into, parallel_for,
+                       plan_matmul, plan_vector)
+
+#: Below this many multiply-adds per matrix (M*N*K) numpy.matmul beats the ctypes call.
+SMALL_DOT_FLOPS = 64 * 64 * 64
+#: Batched dots of at least this many flops split their batch over all cores.
+PARALLEL_DOT_FLOPS = 2e6
+
+
+# --------------------------------------------------------------------------------------------
+# addresses
+
+class _AddressCache:
+    """``arr.ctypes.data`` costs about a microsecond; the runtime passes the same view
+    objects for buffers at fixed addresses, so the last array of each slot is remembered
+    (weakly: a cached array is never kept alive)."""
+
+    __slots__ = ("refs",)
+
+    def __init__(self, slots: int) -> None:
+        self.refs: list = [None] * slots
+
+    def address(self, slot: int, arr: np.ndarray) -> int:
+        entry = self.refs[slot]
+        if entry is not None and entry[0]() is arr:
+            return entry[1]
+        addr = arr.ctypes.data
+        self.refs[slot] = (weakref.ref(arr), addr)
+        return addr
+
+
+# --------------------------------------------------------------------------------------------
+# dot
+
+@dataclass(frozen=True)
+class DotDims:
+    """A dot's dims: lhs (batch, free, contracting), rhs (batch, contracting, free)."""
+
+    lhs_batch: tuple[int, ...]
+    lhs_free: tuple[int, ...]
+    lhs_contract: tuple[int, ...]
+    rhs_batch: tuple[int, ...]
+    rhs_contract: tuple[int, ...]
+    rhs_free: tuple[int, ...]
+
+    @property
+    def lhs_perm(self) -> list[int]:
+        return [*self.lhs_batch, *self.lhs_free, *self.lhs_contract]
+
+    @property
+    def rhs_perm(self) -> list[int]:
+        return [*self.rhs_batch, *self.rhs_contract, *self.rhs_free]
+
+
+def describe(instr: HloInstruction) -> str:
+    return f"%{instr.name} = {instr.shape} {instr.opcode}(...)"
+
+
+def dot_dims(instr: HloInstruction) -> DotDims:
+    """The dimension numbers of ``instr``, checked against its operand and result shapes."""
+    if instr.opcode != "dot" or len(instr.operands) != 2:
+        raise InvalidArgumentError(f"{describe(instr)}: expected a dot with 2 operands")
+    ls, rs = instr.operands[0].shape, instr.operands[1].shape
+    if not (ls.is_array and rs.is_array and instr.shape.is_array):
+        raise InvalidArgumentError(f"{describe(instr)}: dot operands and result must be arrays")
+
+    def get(name: str) -> tuple[int, ...]:
+        return tuple(int(d) for d in instr.attr(name, ()) or ())
+
+    lb, lc = get("lhs_batch_dims"), get("lhs_contracting_dims")
+    rb, rc = get("rhs_batch_dims"), get("rhs_contracting_dims")
+    for name, dims, shape in (("lhs", lb + lc, ls), ("rhs", rb + rc, rs)):
+        if len(set(dims)) != len(dims) or any(not 0 <= d < shape.rank for d in dims):
+            raise ShapeError(f"{describe(instr)}: {name} batch/contracting dims {dims} are "
+                             f"repeated or out of range for {shape}")
+    if len(lb) != len(rb) or len(lc) != len(rc):
+        raise ShapeError(f"{describe(instr)}: batch/contracting dim lists differ in length "
+                         f"(lhs {lb}/{lc}, rhs {rb}/{rc})")
+    for kind, a, b in (("batch", lb, rb), ("contracting", lc, rc)):
+        for da, db in zip(a, b):
+            if ls.dims[da] != rs.dims[db]:
+                raise ShapeError(f"{describe(instr)}: lhs {kind} dim {da} (size {ls.dims[da]}) "
+                                 f"!= rhs {kind} dim {db} (size {rs.dims[db]})")
+    lf = tuple(d for d in range(ls.rank) if d not in lb and d not in lc)
+    rf = tuple(d for d in range(rs.rank) if d not in rb and d not in rc)
+    expect = tuple(ls.dims[d] for d in lb + lf) + tuple(rs.dims[d] for d in rf)
+    if expect != instr.shape.dims:
+        raise ShapeError(f"{describe(instr)}: operands {ls} and {rs} give result dims {expect}, "
+                         f"not {instr.shape.dims}")
+    return DotDims(lb, lf, lc, rb, rc, rf)
+
+
+def supports_dot(instr: HloInstruction) -> bool:
+    """Whether :func:`make_dot_thunk` handles ``instr`` (a dense, static-shaped dot)."""
+    if instr.opcode != "dot" or len(instr.operands) != 2 or instr.attr("sparsity") is not None:
+        return False
+    shapes = [instr.shape, *(o.shape for o in instr.operands)]
+    if any(not s.is_array or s.is_dynamic for s in shapes):
+        return False
+    try:
+        dot_dims(instr)
+    except InvalidArgumentError:
+        return False
+    return True
+
+
+def compute_dtype(et: ElementType) -> np.dtype | None:
+    """The BLAS dtype a result of type ``et`` is computed in, or None for the integer path."""
+    if et.is_complex:
+        return np.dtype(np.complex64 if et.bits == 64 else np.complex128)
+    if et.is_floating:
+        return np.dtype(np.float64 if et.bits == 64 else np.float32)
+    return None
+
+
+def to_result_type(x: np.ndarray, et: ElementType) -> np.ndarray:
+    """An operand converted to the result type, as XLA does before a dot."""
+    return x if x.dtype == et.dtype else x.astype(et.dtype)
+
+
+class _BlasDotPlan:
+    """How one dot runs for one combination of operand/output dims, strides and dtypes."""
+
+    def __init__(self, dims: DotDims, acc: np.dtype, et: ElementType,
+                 lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> None:
+        self.dims, self.acc, self.et = dims, acc, et
+        d = dims
+        self.batch = prod(lhs.shape[i] for i in d.lhs_batch)
+        self.m = prod(lhs.shape[i] for i in d.lhs_free)
+        self.k = prod(lhs.shape[i] for i in d.lhs_contract)
+        self.n = prod(rhs.shape[i] for i in d.rhs_free)
+        self.shape3 = ((self.batch, self.m, self.k), (self.batch, self.k, self.n),
+                       (self.batch, self.m, self.n))
+        self.empty = self.batch == 0 or self.m == 0 or self.n == 0
+        self.zero = not self.empty and self.k == 0
+        self.small = self.m * self.n * self.k < SMALL_DOT_FLOPS
+        # the output is written directly when it has the compute dtype (and, for the NumPy
+        # path, when it reshapes to [B, M, N] without a copy)
+        self.out_direct = out.dtype == acc
+        if self.out_direct and self.small and not self.empty:
+            self.out_direct = np.may_share_memory(out.reshape(self.shape3[2]), out)
+        self.plan: MatmulPlan | None = None
+        if self.empty or self.zero or self.small:
+            return
+        nb, nlf = len(d.lhs_batch), len(d.lhs_free)
+        usable = lambda x: x.dtype == acc and et.dtype == acc
+        ga = geometry(lhs, d.lhs_batch, d.lhs_free, d.lhs_contract) if usable(lhs) else None
+        gb = geometry(rhs, d.rhs_batch, d.rhs_contract, d.rhs_free) if usable(rhs) else None
+        gc = (geometry(out, range(nb), range(nb, nb + nlf), range(nb + nlf, out.ndim))
+              if self.out_direct else None)
+        self.plan = plan_matmul(acc, self.batch, self.m, self.k, self.n, ga, gb, gc)
+        self.vector: VectorCall | None = None
+        if self.plan is None:       # beyond 32-bit BLAS sizes
+            self.small = True
+        elif self.batch == 1 and (self.m == 1 or self.n == 1):
+            p = self.plan
+            final = [dense_geometry(1, r, c) if copy else g for copy, g, (r, c) in
+                     ((p.copy_a, ga, (self.m, self.k)), (p.copy_b, gb, (self.k, self.n)),
+                      (p.temp_c, gc, (self.m, self.n)))]
+            self.vector = plan_vector(acc, *final)
+        # a batch of smaller products: single-threaded batch calls on all cores
+        self.pieces = None
+        call = self.plan.call if self.plan is not None else None
+        if (call is not None and call.batch > 1 and call.matrix_flops < LOOP_MATRIX_FLOPS
+                and call.batch * call.matrix_flops >= PARALLEL_DOT_FLOPS and cores() > 1):
+            self.pieces = call.split(min(call.batch, 4 * cores()))
+
+    def summary(self) -> str:
+        """One line: the path this plan takes (for tests and debugging)."""
+        if self.empty or self.zero:
+            return "empty" if self.empty else "zeros"
+        if self.small:
+            return "numpy"
+        p = self.plan
+        kind = ("dot" if self.vector.rows == 0 else "gemv") if self.vector else "gemm"
+        if self.pieces is not None:
+            kind += f" parallel={len(self.pieces)}"
+        copies = [n for n, f in (("lhs", p.copy_a), ("rhs", p.copy_b), ("out", p.temp_c)) if f]
+        return f"{kind} batch={self.batch} copies={','.join(copies) or 'none'}"
+
+    def operand(self, x: np.ndarray, perm: list[int], shape3: tuple[int, int, int],
+                dense: bool) -> np.ndarray:
+        """An operand as ``[B, rows, cols]`` of the compute dtype (contiguous if ``dense``)."""
+        x = to_result_type(x, self.et).transpose(perm)
+        if x.dtype != self.acc or dense:
+            x = np.ascontiguousarray(x, dtype=self.acc)
+        return x.reshape(shape3)
+
+    def run(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray, addrs: _AddressCache) -> None:
+        if self.empty:
+            return
+        if self.zero:
+            out.fill(0)
+            return
+        d = self.dims
+        if self.small:
+            a = self.operand(lhs, d.lhs_perm, self.shape3[0], False)
+            b = self.operand(rhs, d.rhs_perm, self.shape3[1], False)
+            if self.out_direct:
+                np.matmul(a, b, out=out.reshape(self.shape3[2]))
+            else:
+                np.copyto(out, np.matmul(a, b).reshape(out.shape), casting="unsafe")
+            return
+        plan = self.plan
+        if plan.copy_a:
+            lhs = self.operand(lhs, d.lhs_perm, self.shape3[0], True)
+            pa = lhs.ctypes.data
+        else:
+            pa = addrs.address(0, lhs)
+        if plan.copy_b:
+            rhs = self.operand(rhs, d.rhs_perm, self.shape3[1], True)
+            pb = rhs.ctypes.data
+        else:
+            pb = addrs.address(1, rhs)
+        if plan.temp_c:
+            target = np.empty(self.shape3[2], dtype=self.acc)
+            pc = target.ctypes.data
+        else:
+            pc = addrs.address(2, out)
+        if self.vector is not None:          # works on the unswapped lhs and rhs
+            self.vector.run(pa, pb, pc, target if plan.temp_c else out)
+        elif plan.swap:
+            self._gemm(pb, pa, pc)
+        else:
+            self._gemm(pa, pb, pc)
+        if plan.temp_c:
+            np.copyto(out, target.reshape(out.shape), casting="unsafe")
+
+
+    def _gemm(self, pa: int, pb: int, pc: int) -> None:
+        if self.pieces is None:
+            self.plan.call.run(pa, pb, pc)
+            return
+
+        def work(piece: tuple, state: dict) -> None:
+            call, oa, ob, oc = piece
+            call.run(pa + oa, pb + ob, pc + oc)
+        with library().single_threaded():
+            parallel_for(self.pieces, work)
+
+
+def _integer_dot(dims: DotDims, et: ElementType, lhs: np.ndarray, rhs: np.ndarray,
+                 out: np.ndarray) -> None:
+    """Integer/pred results: products summed in 64 bits, wrapped to ``et`` (XLA semantics)."""
+    acc = np.uint64 if et.is_unsigned_integral and et.bits == 64 else np.int64
+    batch = prod(lhs.shape[i] for i in dims.lhs_batch)
+    m = prod(lhs.shape[i] for i in dims.lhs_free)
+    k = prod(lhs.shape[i] for i in dims.lhs_contract)
+    n = prod(rhs.shape[i] for i in dims.rhs_free)
+    a = np.asarray(lhs).transpose(dims.lhs_perm).astype(acc).reshape(batch, m, k)
+    b = np.asarray(rhs).transpose(dims.rhs_perm).astype(acc).reshape(batch, k, n)
+    res = np.matmul(a, b).reshape(out.shape)
+    np.copyto(out, wrap_integers(res, et), casting="unsafe")
+
+
+class DotThunk:
+    """``thunk(operands, out)`` for one dot instruction (see the module docstring).
+
+    A plan is made per combination of array dims, strides and dtypes and kept in ``plans``
+    (``plan.summary()`` says which path it takes)."""
+
+    def __init__(self, instr: HloInstruction) -> None:
+        self.dims = dot_dims(instr)
+        self.et = instr.shape.element_type
+        self.acc = compute_dtype(self.et)
+        self.expect = [o.shape.dims for o in instr.operands] + [instr.shape.dims]
+        self.where = describe(instr)
+        self.plans: dict[tuple, _BlasDotPlan] = {}
+        self.addrs = _AddressCache(3)
+
+    def check(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> None:
+        got = [lhs.shape, rhs.shape, out.shape]
+        if got != self.expect:
+            raise ExecutionError(f"{self.where}: dot thunk got arrays of dims {got}, expected "
+                                 f"{self.expect}")
+        if out.dtype != self.et.dtype:
+            raise ExecutionError(f"{self.where}: output array has dtype {out.dtype}, expected "
+                                 f"{self.et.dtype}")
+
+    def __call__(self, operands: Sequence[np.ndarray], out: np.ndarray) -> None:
+        lhs, rhs = operands
+        if self.acc is None:
+            self.check(lhs, rhs, out)
+            _integer_dot(self.dims, self.et, lhs, rhs, out)
+            return
+        key = (lhs.shape, lhs.strides, lhs.dtype, rhs.shape, rhs.strides, rhs.dtype,
+               out.shape, out.strides, out.dtype)
+        plan = self.plans.get(key)
+        if plan is None:
+            self.check(lhs, rhs, out)
+            plan = _BlasDotPlan(self.dims, self.acc, self.et, lhs, rhs, out)
+            self.plans[key] = plan
+        plan.run(lhs, rhs, out, self.addrs)
+
+
+def make_dot_thunk(instr: HloInstruction) -> DotThunk:
+    """A thunk computing ``instr`` (an HLO dot) from operand views into ``out`` (see the
+    module docstring for the calling convention)."""
+    if not supports_dot(instr):
+        dot_dims(instr)   # raises the precise shape error when there is one
+        raise UnimplementedError(f"{describe(instr)}: the BLAS dot thunk does not handle "
+                                 f"dynamic shapes or sparse dots")
+    return DotThunk(instr)
+
+
+__all__ = ["supports_dot", "make_dot_thunk", "DotThunk", "dot_dims", "DotDims", "compute_dtype",
+           "to_result_type", "SMALL_DOT_FLOPS", "library", "matmul_into", "BLAS_DTYPES"]

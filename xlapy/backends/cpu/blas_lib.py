@@ -1,0 +1,512 @@
+"""OpenBLAS (``scipy-openblas32``) through ctypes, and how strided NumPy arrays map to it.
+
+The library is loaded once with ctypes (symbols carry the ``scipy_`` prefix, integers are
+32-bit); ctypes releases the GIL during every call. ``library()`` gives the loaded library:
+``?gemm``, ``?gemm_batch_strided``, ``?gemv`` and ``?dot`` entry points by NumPy dtype, the
+kernel name (``corename()``), the thread count, and ``single_threaded()`` for callers that
+parallelise BLAS calls themselves.
+
+Geometry: a group of array dims that collapses into one strided dim is a :class:`Strided`;
+a matrix is passed to row-major BLAS unchanged when it is row-major (unit column stride,
+leading dim = row stride) or column-major (the transpose flag, leading dim = column
+stride); a column-major result is computed as ``C^T = B^T A^T``. :func:`plan_matmul`
+picks the call with the fewest dense copies for a batch of products, :func:`plan_vector`
+a ``gemv``/``dot`` for matrix-vector and vector-vector products, and :func:`matmul_into`
+does ``c = a @ b`` for plain 2-D/3-D arrays.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from itertools import product
+from math import prod
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ...errors import InvalidArgumentError, ShapeError
+
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+#: Smaller products run with one OpenBLAS thread: two threads gain at most ~1.2x below
+#: 256^3 (benchmarks/dot_crossover.py) and waking them costs milliseconds when other
+#: thread pools (NumPy's own OpenBLAS, JAX) compete for the cores.
+THREADED_FLOPS = 2 * 256**3
+#: Batched products of at least this many flops each run as one (multi-threaded) ?gemm
+#: call per matrix instead of one single-threaded gemm_batch_strided call.
+LOOP_MATRIX_FLOPS = 2 * 256**3
+_INT32_MAX = 2**31 - 1
+
+
+# --------------------------------------------------------------------------------------------
+# the library
+
+class _Library:
+    """``libscipy_openblas`` loaded with ctypes; the ``?gemm`` entry points by dtype."""
+
+    def __init__(self) -> None:
+        import scipy_openblas32
+        path = os.path.join(scipy_openblas32.get_lib_dir(),
+                            f"lib{scipy_openblas32.get_library()}.so")
+        self.path = path
+        self.lib = ctypes.CDLL(path)
+        prefix = "scipy_"
+        i, p = ctypes.c_int, ctypes.c_void_p
+        self.gemm: dict[np.dtype, Callable] = {}
+        self.gemm_batch: dict[np.dtype, Callable] = {}
+        self.gemv: dict[np.dtype, Callable] = {}
+        self.dot: dict[np.dtype, Callable] = {}
+        # complex routines take alpha and beta by pointer
+        for ch, dtype, scalar in (("s", np.float32, ctypes.c_float),
+                                  ("d", np.float64, ctypes.c_double),
+                                  ("c", np.complex64, p), ("z", np.complex128, p)):
+            dt = np.dtype(dtype)
+            self.gemm[dt] = self._fn(f"{prefix}cblas_{ch}gemm",
+                                     [i, i, i, i, i, i, scalar, p, i, p, i, scalar, p, i])
+            self.gemm_batch[dt] = self._fn(f"{prefix}cblas_{ch}gemm_batch_strided",
+                                           [i, i, i, i, i, i, scalar, p, i, i, p, i, i, scalar,
+                                            p, i, i, i])
+            self.gemv[dt] = self._fn(f"{prefix}cblas_{ch}gemv",
+                                     [i, i, i, i, scalar, p, i, p, i, scalar, p, i])
+            if ch in "sd":
+                self.dot[dt] = self._fn(f"{prefix}cblas_{ch}dot", [i, p, i, p, i], scalar)
+            else:     # the complex dot writes its result through a pointer
+                self.dot[dt] = self._fn(f"{prefix}cblas_{ch}dotu_sub", [i, p, i, p, i, p])
+        self._set_threads = getattr(self.lib, f"{prefix}openblas_set_num_threads")
+        self._set_threads.argtypes = [i]
+        self._get_threads = getattr(self.lib, f"{prefix}openblas_get_num_threads")
+        self._get_threads.restype = i
+        self._corename = getattr(self.lib, f"{prefix}openblas_get_corename")
+        self._corename.restype = ctypes.c_char_p
+        # alpha/beta for the complex routines are passed by pointer
+        self.complex_scalars: dict[np.dtype, tuple[int, int, int]] = {}
+        self._keep = []
+        for dtype in (np.complex64, np.complex128):
+            arr = np.array([1, 0, 1], dtype=dtype)   # alpha = 1, beta = 0, beta = 1
+            self._keep.append(arr)
+            base, size = arr.ctypes.data, arr.itemsize
+            self.complex_scalars[np.dtype(dtype)] = (base, base + size, base + 2 * size)
+        self._single = _SingleThreaded(self)
+
+    def _fn(self, name: str, argtypes: list, restype: Any = None) -> Callable:
+        fn = getattr(self.lib, name)
+        fn.argtypes = argtypes
+        fn.restype = restype
+        return fn
+
+    def corename(self) -> str:
+        return self._corename().decode()
+
+    def num_threads(self) -> int:
+        return int(self._get_threads())
+
+    def alpha_beta(self, dtype: np.dtype, beta: int) -> tuple:
+        """``(alpha=1, beta)`` as the routine for ``dtype`` takes them."""
+        if dtype.kind == "c":
+            one, zero, one_b = self.complex_scalars[dtype]
+            return one, (one_b if beta else zero)
+        return 1.0, float(beta)
+
+    def single_threaded(self) -> "_SingleThreaded":
+        """A context manager: OpenBLAS runs one thread per call inside the block (for
+        callers that run BLAS calls in parallel themselves, and around
+        ``gemm_batch_strided``); the previous thread count is restored when the last
+        user leaves. Reentrant and thread-safe."""
+        return self._single
+
+
+class _SingleThreaded:
+    """See :meth:`_Library.single_threaded` (a class, not a generator: it is on hot paths)."""
+
+    def __init__(self, lib: _Library) -> None:
+        self.lib = lib
+        self.lock = threading.Lock()
+        self.users = 0
+        self.saved = 1
+
+    def __enter__(self) -> None:
+        with self.lock:
+            if self.users == 0:
+                self.saved = self.lib.num_threads()
+                if self.saved != 1:
+                    self.lib._set_threads(1)
+            self.users += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self.lock:
+            self.users -= 1
+            if self.users == 0 and self.saved != 1:
+                self.lib._set_threads(self.saved)
+
+
+_LIB: _Library | None = None
+_LIB_LOCK = threading.Lock()
+
+
+def library() -> _Library:
+    """The loaded OpenBLAS library (loaded on first use)."""
+    global _LIB
+    if _LIB is None:
+        with _LIB_LOCK:
+            if _LIB is None:
+                _LIB = _Library()
+    return _LIB
+
+
+BLAS_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
+
+
+# --------------------------------------------------------------------------------------------
+# matrix geometry
+
+@dataclass(frozen=True)
+class Strided:
+    """A group of dims collapsed into one: ``size`` elements ``stride`` elements apart.
+
+    ``stride`` is ``None`` when ``size <= 1`` (any stride describes it)."""
+
+    size: int
+    stride: int | None
+
+
+def collapse(shape: Sequence[int], strides: Sequence[int], dims: Sequence[int],
+             itemsize: int) -> Strided | None:
+    """``dims`` of an array (byte ``strides``) as one strided dim, row-major over ``dims``
+    in the given order, or None when they do not collapse."""
+    size = prod(shape[d] for d in dims)
+    real = [d for d in dims if shape[d] != 1]
+    if size <= 1 or not real:
+        return Strided(size, None)
+    if any(strides[d] % itemsize for d in real):
+        return None
+    for outer, inner in zip(real, real[1:]):
+        if strides[outer] != strides[inner] * shape[inner]:
+            return None
+    return Strided(size, strides[real[-1]] // itemsize)
+
+
+@dataclass(frozen=True)
+class MatrixArg:
+    """How a ``rows x cols`` matrix is passed to row-major BLAS: transposed? leading dim."""
+
+    trans: bool
+    ld: int
+
+
+def matrix_arg(rows: Strided, cols: Strided) -> MatrixArg | None:
+    """BLAS description of the matrix with element ``(i, j)`` at ``i*rows.stride +
+    j*cols.stride``, or None when it is neither row- nor column-major."""
+    r, c = rows.size, cols.size
+    rs, cs = rows.stride, cols.stride
+    if (c <= 1 or cs == 1) and (r <= 1 or (rs is not None and rs >= c)):
+        ld = rs if r > 1 else max(1, c)
+        return MatrixArg(False, ld) if ld <= _INT32_MAX else None
+    if (r <= 1 or rs == 1) and (c <= 1 or (cs is not None and cs >= r)):
+        ld = cs if c > 1 else max(1, r)
+        return MatrixArg(True, ld) if ld <= _INT32_MAX else None
+    return None
+
+
+@dataclass(frozen=True)
+class GemmCall:
+    """``C[b] = op(A[b]) @ op(B[b])`` (+ ``C[b]`` with ``beta=1``) in row-major BLAS terms;
+    pointers are given per call, everything else is fixed. Strides are in elements."""
+
+    dtype: np.dtype
+    m: int
+    n: int
+    k: int
+    a: MatrixArg
+    b: MatrixArg
+    ldc: int
+    batch: int = 1
+    stride_a: int = 0
+    stride_b: int = 0
+    stride_c: int = 0
+
+    @property
+    def matrix_flops(self) -> int:
+        return 2 * self.m * self.n * self.k
+
+    def run(self, a_ptr: int, b_ptr: int, c_ptr: int, beta: int = 0) -> None:
+        lib = library()
+        alpha, beta_v = lib.alpha_beta(self.dtype, beta)
+        ta = _TRANS if self.a.trans else _NO_TRANS
+        tb = _TRANS if self.b.trans else _NO_TRANS
+        if self.batch == 1 and self.matrix_flops >= THREADED_FLOPS:
+            lib.gemm[self.dtype](_ROW_MAJOR, ta, tb, self.m, self.n, self.k, alpha, a_ptr,
+                                 self.a.ld, b_ptr, self.b.ld, beta_v, c_ptr, self.ldc)
+        elif self.batch == 1:
+            with lib.single_threaded():
+                lib.gemm[self.dtype](_ROW_MAJOR, ta, tb, self.m, self.n, self.k, alpha, a_ptr,
+                                     self.a.ld, b_ptr, self.b.ld, beta_v, c_ptr, self.ldc)
+        elif self.dtype.kind != "c" and self.matrix_flops < LOOP_MATRIX_FLOPS:
+            # OpenBLAS 0.3.34's gemm_batch_strided with more than one thread can take
+            # ~250 ms per call (measured for 64 products of 32x32x32); run single-threaded
+            with lib.single_threaded():
+                lib.gemm_batch[self.dtype](_ROW_MAJOR, ta, tb, self.m, self.n, self.k, alpha,
+                                           a_ptr, self.a.ld, self.stride_a, b_ptr, self.b.ld,
+                                           self.stride_b, beta_v, c_ptr, self.ldc,
+                                           self.stride_c, self.batch)
+        else:
+            # large products keep OpenBLAS's threads; complex ones also avoid
+            # c/zgemm_batch_strided, which reads the batch strides in units of real numbers
+            fn, item = lib.gemm[self.dtype], self.dtype.itemsize
+            for i in range(self.batch):
+                fn(_ROW_MAJOR, ta, tb, self.m, self.n, self.k, alpha,
+                   a_ptr + i * self.stride_a * item, self.a.ld, b_ptr + i * self.stride_b * item,
+                   self.b.ld, beta_v, c_ptr + i * self.stride_c * item, self.ldc)
+
+    def split(self, pieces: int) -> list[tuple["GemmCall", int, int, int]]:
+        """The batch cut into ``pieces`` calls: ``(call, a, b, c byte offsets)`` each."""
+        item = self.dtype.itemsize
+        out = []
+        for i in range(pieces):
+            lo, hi = self.batch * i // pieces, self.batch * (i + 1) // pieces
+            if hi > lo:
+                out.append((replace(self, batch=hi - lo), lo * self.stride_a * item,
+                            lo * self.stride_b * item, lo * self.stride_c * item))
+        return out
+
+
+def plan_gemm(dtype: np.dtype, batch: int, a_rows: Strided, a_cols: Strided, b_rows: Strided,
+              b_cols: Strided, c_rows: Strided, c_cols: Strided,
+              batch_strides: tuple[int | None, int | None, int | None] = (0, 0, 0)
+              ) -> tuple[GemmCall, bool] | None:
+    """A call computing ``C = A @ B`` for the given geometries, and whether it swaps the
+    operands (``C^T = B^T A^T``, so ``a_ptr``/``b_ptr`` must be passed swapped); None when an
+    array does not fit BLAS or a size exceeds 32-bit BLAS integers."""
+    m, k, n = a_rows.size, a_cols.size, b_cols.size
+    if max(m, n, k, batch) > _INT32_MAX or any(s is not None and abs(s) > _INT32_MAX
+                                                for s in batch_strides):
+        return None
+    if batch > 1 and (any(s is None or s < 0 for s in batch_strides) or batch_strides[2] == 0):
+        return None         # operands may repeat a matrix (stride 0), outputs may not
+    sa, sb, sc = ((s or 0) for s in batch_strides)
+    c_row = matrix_arg(c_rows, c_cols)
+    if c_row is not None and not c_row.trans:
+        a, b = matrix_arg(a_rows, a_cols), matrix_arg(b_rows, b_cols)
+        if a is None or b is None:
+            return None
+        return GemmCall(dtype, m, n, k, a, b, c_row.ld, batch, sa, sb, sc), False
+    c_col = matrix_arg(c_cols, c_rows)     # C^T row-major
+    if c_col is not None and not c_col.trans:
+        bt, at = matrix_arg(b_cols, b_rows), matrix_arg(a_cols, a_rows)
+        if at is None or bt is None:
+            return None
+        return GemmCall(dtype, n, m, k, bt, at, c_col.ld, batch, sb, sa, sc), True
+    return None
+
+
+@dataclass(frozen=True)
+class VectorCall:
+    """A product with a vector side, for one (unbatched) matrix product ``C = A @ B``:
+    ``?gemv`` when ``M == 1`` or ``N == 1`` (``y = op(X) v``), ``?dot`` when both are 1.
+    ``x_is_a`` says whether the matrix ``X`` is ``A`` (then the vector is ``B``)."""
+
+    dtype: np.dtype
+    rows: int            # gemv: rows/cols of the row-major matrix passed; dot: 1, k
+    cols: int
+    trans: bool
+    ld: int
+    incv: int            # stride of the vector operand
+    incy: int            # stride of the result
+    x_is_a: bool
+
+    def run(self, a_ptr: int, b_ptr: int, c_ptr: int, out: np.ndarray) -> None:
+        lib = library()
+        x_ptr, v_ptr = (a_ptr, b_ptr) if self.x_is_a else (b_ptr, a_ptr)
+        if self.rows == 0:       # vector-vector
+            fn = lib.dot[self.dtype]
+            if self.dtype.kind == "c":
+                fn(self.cols, x_ptr, self.ld, v_ptr, self.incv, c_ptr)
+            else:
+                out[...] = fn(self.cols, x_ptr, self.ld, v_ptr, self.incv)
+            return
+        alpha, beta = lib.alpha_beta(self.dtype, 0)
+        lib.gemv[self.dtype](_ROW_MAJOR, _TRANS if self.trans else _NO_TRANS, self.rows,
+                             self.cols, alpha, x_ptr, self.ld, v_ptr, self.incv, beta, c_ptr,
+                             self.incy)
+
+
+def _inc(v: Strided) -> int | None:
+    """A BLAS vector increment for a strided vector (positive, 32-bit), or None."""
+    if v.size <= 1:
+        return 1
+    return v.stride if v.stride is not None and 0 < v.stride <= _INT32_MAX else None
+
+
+def plan_vector(dtype: np.dtype, a: "Geometry", b: "Geometry", c: "Geometry") -> VectorCall | None:
+    """A ``gemv``/``dot`` call for an unbatched product with ``M == 1`` or ``N == 1``."""
+    (_, a_rows, a_cols), (_, b_rows, b_cols), (_, c_rows, c_cols) = a, b, c
+    m, k, n = a_rows.size, a_cols.size, b_cols.size
+    if max(m, n, k) > _INT32_MAX:
+        return None
+    if m == 1 and n == 1:
+        inc_a, inc_b = _inc(a_cols), _inc(b_rows)
+        if inc_a is None or inc_b is None:
+            return None
+        return VectorCall(dtype, 0, k, False, inc_a, inc_b, 1, True)
+    if n == 1:      # C[:, 0] = A @ B[:, 0]
+        mat, vec, res, x_is_a = matrix_arg(a_rows, a_cols), _inc(b_rows), _inc(c_rows), True
+        shape = (m, k)
+    elif m == 1:    # C[0, :] = B^T @ A[0, :]
+        mat, vec, res, x_is_a = matrix_arg(b_cols, b_rows), _inc(a_cols), _inc(c_cols), False
+        shape = (n, k)
+    else:
+        return None
+    if mat is None or vec is None or res is None:
+        return None
+    rows, cols = (shape[1], shape[0]) if mat.trans else shape
+    return VectorCall(dtype, rows, cols, mat.trans, mat.ld, vec, res, x_is_a)
+
+
+Geometry = tuple[Strided, Strided, Strided]   # (batch, rows, cols) of a batched matrix
+
+
+def geometry(x: np.ndarray, batch_dims: Sequence[int], row_dims: Sequence[int],
+             col_dims: Sequence[int]) -> Geometry | None:
+    """``x`` as a batch of matrices (each group of dims collapsed), or None."""
+    parts = [collapse(x.shape, x.strides, g, x.itemsize) for g in (batch_dims, row_dims, col_dims)]
+    if any(p is None for p in parts):
+        return None
+    return parts[0], parts[1], parts[2]
+
+
+def dense_geometry(batch: int, rows: int, cols: int) -> Geometry:
+    """A contiguous ``[batch, rows, cols]`` array."""
+    return Strided(batch, rows * cols), Strided(rows, cols), Strided(cols, 1)
+
+
+@dataclass(frozen=True)
+class MatmulPlan:
+    """A GEMM call plus which arrays must first be made dense (copied to contiguous
+    ``[batch, rows, cols]``; for ``c``: computed in a temporary and copied out)."""
+
+    call: GemmCall
+    swap: bool
+    copy_a: bool
+    copy_b: bool
+    temp_c: bool
+
+
+def plan_matmul(dtype: np.dtype, batch: int, m: int, k: int, n: int, a: Geometry | None,
+                b: Geometry | None, c: Geometry | None) -> MatmulPlan | None:
+    """The plan with the fewest dense copies for ``C[batch,m,n] = A[batch,m,k] @ B[batch,k,n]``
+    given each array's geometry (None: the array must be copied); None only when even dense
+    arrays exceed 32-bit BLAS sizes."""
+    dense = (dense_geometry(batch, m, k), dense_geometry(batch, k, n), dense_geometry(batch, m, n))
+    given = (a, b, c)
+    for flags in sorted(product((False, True), repeat=3), key=sum):
+        if any(not f and g is None for f, g in zip(flags, given)):
+            continue
+        ga, gb, gc = (d if f else g for f, g, d in zip(flags, given, dense))
+        planned = plan_gemm(dtype, batch, ga[1], ga[2], gb[1], gb[2], gc[1], gc[2],
+                            (ga[0].stride, gb[0].stride, gc[0].stride))
+        if planned is not None:
+            return MatmulPlan(planned[0], planned[1], *flags)
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# plain matrix products (used by the convolution thunk and the benchmarks)
+
+def matmul_into(a: np.ndarray, b: np.ndarray, c: np.ndarray, accumulate: bool = False) -> None:
+    """``c = a @ b`` (``c += a @ b`` with ``accumulate``) through BLAS, for 2-D or equally
+    batched 3-D arrays of one BLAS dtype; arrays that do not fit BLAS are copied first."""
+    if not (a.dtype == b.dtype == c.dtype) or c.dtype not in BLAS_DTYPES:
+        raise InvalidArgumentError(f"matmul_into needs one BLAS dtype, got {a.dtype}, "
+                                   f"{b.dtype}, {c.dtype}")
+    if a.ndim == 2 and b.ndim == 2 and c.ndim == 2:
+        a, b, c = a[None], b[None], c[None]
+    if a.ndim != 3 or b.ndim != 3 or c.ndim != 3:
+        raise ShapeError(f"matmul_into: needs 2-D or 3-D arrays, got {a.shape}, {b.shape}, "
+                         f"{c.shape}")
+    batch, m, k = a.shape
+    n = b.shape[2]
+    if b.shape[:2] != (batch, k) or c.shape != (batch, m, n):
+        raise ShapeError(f"matmul_into: shapes {a.shape} @ {b.shape} -> {c.shape} do not fit")
+    if batch == 0 or m == 0 or n == 0:
+        return
+    if k == 0:
+        if not accumulate:
+            c.fill(0)
+        return
+    dims = ((0,), (1,), (2,))
+    plan = plan_matmul(c.dtype, batch, m, k, n, geometry(a, *dims), geometry(b, *dims),
+                       geometry(c, *dims))
+    if plan is None:
+        res = np.matmul(a, b)
+        if accumulate:
+            c += res
+        else:
+            c[...] = res
+        return
+    if plan.copy_a:
+        a = np.ascontiguousarray(a)
+    if plan.copy_b:
+        b = np.ascontiguousarray(b)
+    target = np.array(c, order="C") if plan.temp_c else c
+    pa, pb = a.ctypes.data, b.ctypes.data
+    if plan.swap:
+        pa, pb = pb, pa
+    plan.call.run(pa, pb, target.ctypes.data, beta=1 if accumulate else 0)
+    if plan.temp_c:
+        c[...] = target
+
+
+
+# --------------------------------------------------------------------------------------------
+# parallel loops of library calls
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def cores() -> int:
+    """CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        with _POOL_LOCK:
+            if _POOL is None:
+                _POOL = ThreadPoolExecutor(max(1, cores() - 1), thread_name_prefix="xlapy-blas")
+    return _POOL
+
+
+def parallel_for(items: Sequence[Any], work: Callable[[Any, dict], None]) -> None:
+    """``work(item, state)`` for every item, on the calling thread and ``cores() - 1`` pool
+    threads (BLAS calls and NumPy copies release the GIL); ``state`` is a per-thread dict
+    for scratch buffers. The first exception is raised after all threads stop."""
+    lock = threading.Lock()
+    it = iter(items)
+
+    def loop() -> None:
+        state: dict = {}
+        while True:
+            with lock:
+                item = next(it, None)
+            if item is None:
+                return
+            work(item, state)
+
+    helpers = [_pool().submit(loop) for _ in range(min(len(items), cores()) - 1)]
+    try:
+        loop()
+    finally:
+        for f in helpers:
+            f.result()
+
+
+__all__ = ["library", "BLAS_DTYPES", "Strided", "collapse", "MatrixArg", "matrix_arg", "GemmCall",
+           "plan_gemm", "VectorCall", "plan_vector", "Geometry", "geometry", "dense_geometry",
+           "MatmulPlan", "plan_matmul", "matmul_into", "cores", "parallel_for", "THREADED_FLOPS",
+           "LOOP_MATRIX_FLOPS"]

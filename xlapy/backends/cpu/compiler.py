@@ -1,0 +1,491 @@
+"""``CpuBackend``: HloModule -> optimized HLO -> buffers -> LLVM kernels -> :class:`CpuExecutable`.
+
+``compile(module)``:
+
+1. looks the module up in this backend's in-memory cache, then in the disk cache
+   (``cache.py``; key = canonical HLO text, versions, host target, flags);
+2. on a miss, runs :func:`xlapy.passes.cpu_pipeline` on a clone, assigns buffers,
+   asks the kernel emitters for every instruction they can emit (all kernels of the
+   module are compiled together by ``jit_engine``, split into a few LLVM modules that
+   compile in parallel), and stores the optimized HLO text, the object code and the
+   kernel table in the disk cache;
+3. on a disk hit, parses the stored optimized HLO, assigns buffers again (the same
+   text gives the same assignment; a digest checks it) and loads the object code,
+   so neither the passes nor LLVM run;
+4. builds the plan: one thunk per instruction of each computation's schedule (see
+   ``executable.py`` for the kinds of thunks and the runtime).
+
+With ``--xla_dump_to`` the HLO before/after optimization, the buffer assignment, the
+LLVM IR before and after optimization (``.ir-no-opt.ll``, ``.ir-with-opt.ll``) and the
+assembly (``.s``) are written with XLA's file names; the disk cache is not read then
+(so every file can be produced).
+"""
+from __future__ import annotations
+
+import collections
+import hashlib
+import logging
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ...config import DumpConfig, get_debug_options
+from ...errors import XlapyError
+from ...hlo.ir import HloComputation, HloInstruction, HloModule
+from ...passes import cpu_pipeline
+from ...passes.buffer_assignment import BufferAssignment, assign_buffers
+from ...passes.dump import dump_hlo_module, dump_text, module_key
+from ..interpreter import Evaluator
+from . import cache as cache_mod
+from .executable import CpuExecutable, buffer_ref, value_ref
+from .fallback import FallbackThunk
+from .jit_engine import OPT_LEVEL, SMALL_OPT_LEVEL, engine
+from .kernel_api import KernelSpec
+from .thunks import (CallThunk, ConditionalThunk, CopyThunk, KernelThunk, LibraryThunk, Plan,
+                     ThreadPool, Thunk, WhileThunk, leaves, shared_pool)
+
+log = logging.getLogger("xlapy.cpu")
+
+# Instructions whose value is already in place (aliases or buffers filled elsewhere).
+NO_OP = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "bitcast",
+                   "after-all"})
+# Instructions that forward operand 0 into a fresh buffer.
+FORWARD = frozenset({"opt-barrier", "add-dependency", "domain"})
+
+# Kernels are split over several LLVM modules (compiled in parallel) only when there
+# are at least this many fused instructions per module.
+MIN_SPLIT_WEIGHT = 24
+
+# Kernels writing fewer elements than this are compiled at SMALL_OPT_LEVEL.
+SMALL_KERNEL_ELEMENTS = 1024
+
+# A kernel this large (bytes moved + weighted element operations, ``KernelSpec.cost``) is
+# split across threads. Measured on the 2-core test machine (shared with other jobs):
+# handing a range to the pool costs ~10-20 us, a+b*c runs ~7 us per 64k elements in
+# cache and is bandwidth-bound beyond, exp ~0.6 ns/element. With the other core busy no
+# size gained; the threshold (~250k elements of a+b*c, ~100k of exp: >100 us of work)
+# keeps the split to kernels where a free core pays for the hand-off several times.
+DEFAULT_PARALLEL_COST = 4_000_000
+
+
+@dataclass
+class KernelRecord:
+    """A compiled kernel as stored in the cache: where it came from and its work units."""
+
+    name: str
+    computation: str
+    instruction: str
+    units: int
+    cost: float
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "computation": self.computation,
+                "instruction": self.instruction, "units": self.units, "cost": self.cost}
+
+    @staticmethod
+    def from_json(d: dict) -> "KernelRecord":
+        return KernelRecord(str(d["name"]), str(d["computation"]), str(d["instruction"]),
+                            int(d["units"]), float(d["cost"]))
+
+
+def kernel_emitters(assignment: BufferAssignment) -> list[Any]:
+    """The native kernel emitters available, in order of preference."""
+    from .loop_emitter import LoopEmitter
+    return [LoopEmitter(assignment)]
+
+
+def _library_module(opcode: str):
+    """``blas`` for dot, ``conv`` for convolution (None while the module is not there)."""
+    import importlib
+    name = {"dot": "blas", "convolution": "conv"}.get(opcode)
+    if name is None:
+        return None
+    try:
+        return importlib.import_module(f"{__package__}.{name}")
+    except ImportError:
+        return None
+
+
+def _library_target(instr: HloInstruction) -> tuple[HloInstruction, list[int]] | None:
+    """The dot/convolution a library routine computes for ``instr`` and, per operand of
+    that op, which of ``instr``'s operands feeds it (a ``kCustom`` fusion wrapping one op
+    on its parameters counts as that op)."""
+    if instr.opcode in ("dot", "convolution"):
+        return instr, list(range(len(instr.operands)))
+    if instr.opcode == "fusion" and instr.attrs.get("kind") == "kCustom":
+        root = instr.attrs["calls"].root
+        if root.opcode in ("dot", "convolution") and \
+                all(o.opcode == "parameter" for o in root.operands):
+            return root, [o.parameter_number for o in root.operands]
+    return None
+
+
+def library_supports(instr: HloInstruction) -> bool:
+    """Whether ``blas.py``/``conv.py`` have a routine for ``instr``."""
+    target = _library_target(instr)
+    if target is None:
+        return False
+    op, _ = target
+    lib = _library_module(op.opcode)
+    check = getattr(lib, "supports_dot" if op.opcode == "dot" else "supports_convolution", None)
+    return bool(check is not None and check(op))
+
+
+def library_routine(instr: HloInstruction) -> Callable[[list, Any], None] | None:
+    """A routine ``fn(operand_views, output_view)`` from ``blas.py``/``conv.py`` for a
+    ``dot``/``convolution`` (or a kCustom fusion wrapping one); None if none fits."""
+    if not library_supports(instr):
+        return None
+    op, feeds = _library_target(instr)
+    lib = _library_module(op.opcode)
+    make = getattr(lib, "make_dot_thunk" if op.opcode == "dot" else "make_convolution_thunk")
+    fn = make(op)
+    if feeds == list(range(len(instr.operands))):
+        return fn
+    return lambda operands, out: fn([operands[k] for k in feeds], out)
+
+
+class CpuBackend:
+    """The ``"cpu"`` platform: compiles modules to native code (see the module docstring).
+
+    ``cache_dir``/``use_disk_cache`` override ``XLAPY_CACHE_DIR``/``XLAPY_DISABLE_CACHE``;
+    ``num_threads`` sizes the kernel thread pool (1 = single-threaded);
+    ``parallel_cost`` is the kernel cost above which a kernel is split across threads.
+    """
+
+    name = "cpu"
+
+    def __init__(self, cache_dir: str | None = None, use_disk_cache: bool | None = None,
+                 num_threads: int | None = None, parallel_cost: float | None = None,
+                 memory_cache_size: int = 64) -> None:
+        self.disk_cache = cache_mod.DiskCache(cache_dir, use_disk_cache)
+        self.num_threads = num_threads
+        self.parallel_cost = DEFAULT_PARALLEL_COST if parallel_cost is None else parallel_cost
+        self._pool: ThreadPool | None = None
+        self._memory: collections.OrderedDict[str, CpuExecutable] = collections.OrderedDict()
+        self._memory_size = memory_cache_size
+        self._lock = threading.Lock()
+
+    # ----- public
+    def compile(self, module: HloModule) -> CpuExecutable:
+        """Compile ``module`` (not modified) into an executable."""
+        options = get_debug_options()
+        dump = DumpConfig(options)
+        text = module.to_text()
+        key = cache_mod.cache_key(text, engine().host, options)
+        with self._lock:
+            exe = self._memory.get(key)
+            if exe is not None and not dump.enabled:
+                self._memory.move_to_end(key)
+                return exe
+        exe = None
+        if not dump.enabled:
+            entry = self.disk_cache.load(key)
+            if entry is not None:
+                exe = self._from_cache(module, entry)
+        if exe is None:
+            exe = self._compile_fresh(module, key, options, dump)
+        with self._lock:
+            self._memory[key] = exe
+            while len(self._memory) > self._memory_size:
+                self._memory.popitem(last=False)
+        return exe
+
+    # ----- the two paths
+    def _compile_fresh(self, source: HloModule, key: str, options, dump: DumpConfig) -> CpuExecutable:
+        start = time.perf_counter()
+        dkey = module_key(source)
+        module = source.clone()
+        if dump.enabled:
+            dump_hlo_module(module, "before_optimizations", dump, key=dkey)
+        cpu_pipeline(options).run(module)
+        assignment = assign_buffers(module)
+        if dump.enabled:
+            dump_hlo_module(module, "after_optimizations", dump, key=dkey)
+            dump_text(module, "after_optimizations-buffer-assignment.txt", assignment.to_text(),
+                      dump, key=dkey)
+        llvm_modules, levels, specs = self._emit_kernels(module, assignment)
+        records = [KernelRecord(s.name, s.instruction.parent.name, s.instruction.name,
+                                s.units, s.cost) for s in specs]
+        compiled = None
+        if specs:
+            compiled = engine().compile(llvm_modules, [r.name for r in records],
+                                        keep_text=dump.enabled, levels=levels)
+            if dump.enabled:
+                dump_text(module, "ir-no-opt.ll", compiled.ir_no_opt, dump, key=dkey)
+                dump_text(module, "ir-with-opt.ll", compiled.ir_with_opt, dump, key=dkey)
+                dump_text(module, "s", compiled.assembly, dump, key=dkey)
+        objects = compiled.objects if compiled else []
+        self.disk_cache.store(key, cache_mod.CacheEntry(
+            module.to_text(), objects, [r.to_json() for r in records],
+            assignment_digest(assignment)))
+        exe = self._build(module, assignment, records, objects)
+        log.debug("compiled %s in %.3f s: %d kernels", source.name,
+                  time.perf_counter() - start, len(records))
+        return exe
+
+    def _from_cache(self, source: HloModule, entry: "cache_mod.CacheEntry") -> CpuExecutable | None:
+        from ...hlo import parse_module
+        try:
+            module = parse_module(entry.optimized_hlo)
+            assignment = assign_buffers(module)
+            if assignment_digest(assignment) != entry.assignment_digest:
+                log.info("disk cache entry for %s has a different buffer assignment; "
+                         "recompiling", source.name)
+                return None
+            records = [KernelRecord.from_json(k) for k in entry.kernels]
+            return self._build(module, assignment, records, entry.objects)
+        except (XlapyError, KeyError, ValueError) as e:
+            log.warning("disk cache entry for %s is unusable (%s); recompiling", source.name, e)
+            return None
+
+    # ----- kernels
+    def _emit_kernels(self, module: HloModule, assignment: BufferAssignment
+                      ) -> tuple[list[Any], list[int], list[KernelSpec]]:
+        """Emit a kernel for every instruction an emitter supports.
+
+        Returns LLVM modules, their optimization levels and the kernel specs. Kernels
+        with fewer than :data:`SMALL_KERNEL_ELEMENTS` output elements are optimized at
+        ``SMALL_OPT_LEVEL`` (O3 costs several times the compile time and gains nothing
+        measurable on them), the rest at O3. Each group is spread over a few modules of
+        similar size (fused instruction count) that LLVM compiles in parallel."""
+        emitters = kernel_emitters(assignment)
+        names = _KernelNames()
+        chosen: list[tuple[str, HloInstruction, Any]] = []
+        for comp_name, schedule in assignment.schedules.items():
+            for instr in schedule:
+                if instr.opcode in NO_OP or instr.opcode in FORWARD or \
+                        instr.opcode in ("while", "conditional", "call"):
+                    continue
+                if library_supports(instr):
+                    continue
+                em = next((e for e in emitters if e.can_emit(instr)), None)
+                if em is not None:
+                    chosen.append((comp_name, instr, em))
+        small = [_is_small(i) for _, i, _ in chosen]
+        weights = [len(i.attrs["calls"].instructions) if i.opcode == "fusion" else 1
+                   for _, i, _ in chosen]
+        modules, levels, specs = [], [], []
+        for want_small, level in ((True, SMALL_OPT_LEVEL), (False, OPT_LEVEL)):
+            group = [(c, w) for c, w, sm in zip(chosen, weights, small) if sm == want_small]
+            total = sum(w for _, w in group)
+            count = max(1, min(os.cpu_count() or 1, total // MIN_SPLIT_WEIGHT))
+            mods = [engine().new_module(f"{module.name}.{level}.{g}") for g in range(count)]
+            load = [0] * count
+            for (comp_name, instr, em), w in sorted(group, key=lambda x: -x[1]):
+                g = load.index(min(load))
+                load[g] += w
+                specs.append(em.emit(mods[g], names.new(comp_name, instr), instr))
+            modules.extend(m for m, n in zip(mods, load) if n)
+            levels.extend(level for n in load if n)
+        return modules, levels, specs
+
+    # ----- plan
+    def _thread_pool(self) -> ThreadPool | None:
+        if self.num_threads is None:
+            return shared_pool()
+        if self.num_threads <= 1:
+            return None
+        if self._pool is None:
+            self._pool = ThreadPool(self.num_threads)
+        return self._pool
+
+    def _build(self, module: HloModule, assignment: BufferAssignment,
+               records: list[KernelRecord], objects: list[bytes]) -> CpuExecutable:
+        loaded = engine().load(objects, [r.name for r in records]) if records else None
+        kernels = {}
+        for r in records:
+            instr = module.computation(r.computation).instruction(r.instruction)
+            kernels[id(instr)] = (r, loaded.address(r.name))
+        builder = _PlanBuilder(module, assignment, kernels, Evaluator(module),
+                               self._thread_pool(), self.parallel_cost)
+        plan = builder.plan(module.entry)
+        exe = CpuExecutable(module, assignment, plan, value_ref(assignment, module.entry.root),
+                            keep_alive=[loaded, builder.evaluator])
+        _materialize_constants(exe, assignment, module)
+        exe.bind_fixed()
+        return exe
+
+
+def _is_small(instr: HloInstruction) -> bool:
+    leaves = [s for _, s in _leaf_paths(instr.shape)]
+    return max((s.num_elements for s in leaves), default=0) < SMALL_KERNEL_ELEMENTS
+
+
+class _KernelNames:
+    """Unique LLVM symbol names derived from computation and instruction names."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+
+    def new(self, comp: str, instr: HloInstruction) -> str:
+        base = re.sub(r"[^A-Za-z0-9_]", "_", f"xk_{comp}__{instr.name}")
+        name, n = base, 1
+        while name in self.used:
+            n += 1
+            name = f"{base}_{n}"
+        self.used.add(name)
+        return name
+
+
+def assignment_digest(assignment: BufferAssignment) -> str:
+    """A digest of where every buffer lives (kernels may assume which buffers coincide)."""
+    return hashlib.sha256(assignment.to_text().encode()).hexdigest()
+
+
+def _materialize_constants(exe: CpuExecutable, assignment: BufferAssignment,
+                           module: HloModule) -> None:
+    """Write every constant's literal into its buffer, in the constant's layout."""
+    from .thunks import write_value
+    for comp_name in assignment.schedules:
+        for instr in module.computation(comp_name).instructions:
+            if instr.opcode == "constant":
+                write_value(value_ref(assignment, instr), instr.literal, exe.memory, instr)
+
+
+def _read_leaf_prefixes(comp: HloComputation, param: HloInstruction) -> list[tuple[int, ...]]:
+    """Shape-index prefixes of ``param`` that ``comp`` reads (through get-tuple-element)."""
+    used: list[tuple[int, ...]] = []
+
+    def visit(instr: HloInstruction, prefix: tuple[int, ...]) -> None:
+        if instr is comp.root:
+            used.append(prefix)
+        for u in instr.users:
+            if u.opcode == "get-tuple-element":
+                visit(u, prefix + (u.attrs["index"],))
+            else:
+                used.append(prefix)
+    visit(param, ())
+    return used
+
+
+def _passed_through(body: HloComputation) -> set[tuple[int, ...]]:
+    """Shape indices of the loop state that ``body`` returns unchanged: its root's leaf is
+    ``get-tuple-element`` of its parameter at the same index. (Such a parameter buffer is
+    live out of the body, so buffer assignment never lets an op overwrite it.)"""
+    param = body.parameters[0]
+    out: set[tuple[int, ...]] = set()
+    for ix, _ in _leaf_paths(param.shape):
+        value = body.root
+        for k in ix:
+            if value.opcode != "tuple":
+                break
+            value = value.operands[k]
+        else:
+            path: list[int] = []
+            while value.opcode == "get-tuple-element":
+                path.insert(0, value.attrs["index"])
+                value = value.operands[0]
+            if value is param and tuple(path) == ix:
+                out.add(ix)
+    return out
+
+
+class _PlanBuilder:
+    """Turns computations with assigned buffers into plans of thunks."""
+
+    def __init__(self, module: HloModule, assignment: BufferAssignment,
+                 kernels: dict[int, tuple[KernelRecord, int]], evaluator: Evaluator,
+                 pool: ThreadPool | None, parallel_cost: float) -> None:
+        self.module, self.assignment, self.kernels = module, assignment, kernels
+        self.evaluator, self.pool, self.parallel_cost = evaluator, pool, parallel_cost
+        self.plans: dict[str, Plan] = {}
+
+    def plan(self, comp: HloComputation) -> Plan:
+        if comp.name not in self.plans:
+            thunks = [t for instr in self.assignment.schedules[comp.name]
+                      if (t := self.thunk(instr)) is not None]
+            self.plans[comp.name] = Plan(comp.name, thunks)
+        return self.plans[comp.name]
+
+    def ref(self, instr: HloInstruction):
+        return value_ref(self.assignment, instr)
+
+    def pairs(self, src: HloInstruction, dst: HloInstruction, only=None, exclude=()):
+        """(source leaf, destination leaf) for the array leaves of two equal-shaped values;
+        ``only``: just the leaves under these shape-index prefixes; ``exclude``: leaves
+        (shape indices) to leave out."""
+        s, d = leaves(self.ref(src)), leaves(self.ref(dst))
+        out = list(zip(s, d))
+        idx = [ix for ix, _ in _leaf_paths(dst.shape)]
+        return [p for p, ix in zip(out, idx)
+                if (only is None or any(ix[:len(u)] == u for u in only)) and ix not in exclude]
+
+    def thunk(self, instr: HloInstruction) -> Thunk | None:
+        op = instr.opcode
+        if op in NO_OP:
+            return None
+        if id(instr) in self.kernels:
+            record, address = self.kernels[id(instr)]
+            refs = [buffer_ref(self.assignment, kb_instr, kb_index)
+                    for kb_instr, kb_index in _kernel_buffer_keys(instr)]
+            return KernelThunk(instr, record.name, address, refs, record.units, record.cost,
+                               self.pool, self.parallel_cost)
+        if op in FORWARD:
+            return CopyThunk(instr, self.pairs(instr.operands[0], instr))
+        if op == "while":
+            return self.while_thunk(instr)
+        if op == "conditional":
+            return self.conditional_thunk(instr)
+        if op == "call":
+            callee = instr.to_apply
+            to_params = [p for o, prm in zip(instr.operands, callee.parameters)
+                         for p in self.pairs(o, prm)]
+            return CallThunk(instr, self.plan(callee), to_params, self.pairs(callee.root, instr))
+        fn = library_routine(instr)
+        if fn is not None:
+            return LibraryThunk(instr, fn, [self.ref(o) for o in instr.operands], self.ref(instr))
+        return FallbackThunk(instr, self.evaluator, [self.ref(o) for o in instr.operands],
+                             self.ref(instr))
+
+    def while_thunk(self, instr: HloInstruction) -> WhileThunk:
+        cond, body = instr.attrs["condition"], instr.attrs["body"]
+        cparam, bparam = cond.parameters[0], body.parameters[0]
+        through = _passed_through(body)
+        paths = [ix for ix, _ in _leaf_paths(bparam.shape)]
+        read = _read_leaf_prefixes(body, bparam)
+        to_body_first = self.pairs(instr, bparam, read)
+        to_body = self.pairs(instr, bparam, [ix for ix in read if ix not in through],
+                             exclude=through)
+        from_body = [pair for ix, pair in zip(paths, self.pairs(body.root, instr))
+                     if ix not in through]
+        return WhileThunk(
+            instr, self.pairs(instr.operands[0], instr), self.plan(cond),
+            self.pairs(instr, cparam, _read_leaf_prefixes(cond, cparam)),
+            buffer_ref(self.assignment, cond.root), self.plan(body),
+            to_body_first, to_body, from_body)
+
+    def conditional_thunk(self, instr: HloInstruction) -> ConditionalThunk:
+        branches = instr.attrs.get("branch_computations")
+        if branches is None:
+            branches = [instr.attrs["true_computation"], instr.attrs["false_computation"]]
+        out = []
+        for k, comp in enumerate(branches):
+            param = comp.parameters[0]
+            out.append((self.plan(comp),
+                        self.pairs(instr.operands[k + 1], param,
+                                   _read_leaf_prefixes(comp, param)),
+                        self.pairs(comp.root, instr)))
+        return ConditionalThunk(instr, buffer_ref(self.assignment, instr.operands[0]), out)
+
+
+def _leaf_paths(shape, prefix=()):
+    """(shape index, leaf shape) of every array leaf, depth first."""
+    if shape.is_tuple:
+        out = []
+        for k, s in enumerate(shape.tuple_shapes):
+            out.extend(_leaf_paths(s, prefix + (k,)))
+        return out
+    return [] if shape.is_token else [(prefix, shape)]
+
+
+def _kernel_buffer_keys(instr: HloInstruction) -> list[tuple[HloInstruction, tuple[int, ...]]]:
+    """(instruction, shape index) of each entry of the kernel buffer table (kernel_api order)."""
+    from .kernel_api import kernel_buffers
+    return [(kb.instruction, kb.index) for kb in kernel_buffers(instr)]
+
+
+__all__ = ["CpuBackend", "KernelRecord", "DEFAULT_PARALLEL_COST"]

@@ -1,0 +1,218 @@
+"""HLO ``convolution`` for the CPU backend: a library thunk doing GEMMs through OpenBLAS.
+
+Calling convention (the same as the dot thunk's, see ``blas.py``): ``thunk(operands, out)``
+with ``operands = [input, kernel]`` as NumPy arrays in their *logical* dims (any strides, e.g.
+views whose strides follow the HLO layout) and ``out`` in the result's logical dims; the
+thunk writes every element of ``out`` in place. ``out`` must not overlap the operands.
+``supports_convolution(instr)`` says whether ``make_convolution_thunk`` accepts ``instr``
+(static shapes and dim_labels without ``?``).
+
+Semantics are XLA's ConvGeneralDilated, as in the interpreter (``interpreter/linalg.py``):
+any ``dim_labels`` (1-D, 2-D, 3-D, ... and 0-D spatial), window strides, padding (negative
+padding crops), ``lhs_dilate`` (transposed convolutions), ``rhs_dilate``, ``rhs_reversal``,
+``feature_group_count`` and ``batch_group_count``.
+
+A call:
+
+1. views the operands in canonical order ``x[N, S..., C]``, ``w[K..., C/G, O]`` and
+   ``y[N/Bg, P..., O]`` (transposes of the given views; ``w`` is copied when it is not
+   C-contiguous, reversed or of another dtype; ``y`` is computed in a temporary when it is
+   not C-contiguous);
+2. dilates and pads the input into ``xp[N, Sp..., C]`` (skipped without padding or
+   dilation). The buffer is kept for the next call, so its zero borders and holes are
+   written once and later calls only copy the interior;
+3. runs the strategy planned for the shapes (``conv_plan.py``: ``taps`` GEMMs straight on
+   ``xp``, ``im2col`` blocks, or ``elementwise`` multiply-adds for depthwise convolutions)
+   over its work items: on the calling thread plus ``cores - 1`` pool threads with
+   OpenBLAS single-threaded when the convolution has at least ``PARALLEL_FLOPS``, else on
+   the calling thread with OpenBLAS's own threads.
+
+Element types: f32/f64/c64/c128 compute in their own type; f16, bf16 and the f8 types are
+converted to f32, computed in f32 and rounded once (XLA:CPU upcasts them the same way);
+integer and pred convolutions, and sizes beyond 32-bit BLAS integers, use the interpreter's
+exact ``convolve`` (integers in int64, wrapped to the result type).
+
+Measured (benchmarks/conv_bench.py, 2 cores, OpenBLAS SkylakeX kernel, f32, batch 256, NHWC
+32x32x32 -> 32, 3x3 SAME): forward ~30 ms (~160 GFLOP/s) against ~62 ms for JAX's jitted
+``conv_general_dilated``, 114 ms for one NumPy matmul per tap and 916 ms for the
+interpreter; its input gradient ~30 ms (JAX 62), its weight gradient in canonical labels
+~43 ms (JAX 150-190), depthwise 3x3 ~59 ms (JAX 213).
+"""
+from __future__ import annotations
+
+from math import prod
+from typing import Sequence
+
+import numpy as np
+
+from ...errors import ExecutionError, InvalidArgumentError, UnimplementedError
+from ...hlo.attrs import Window, WindowDim
+from ...hlo.ir import HloInstruction
+from ..interpreter.linalg import convolve
+from . import conv_plan
+from .blas import compute_dtype, to_result_type
+from .blas_lib import cores, library, parallel_for
+from .conv_plan import ConvGeometry, conv_geometry, describe
+
+#: Below this many flops a convolution runs on the calling thread only.
+PARALLEL_FLOPS = 8e6
+#: Padded-input buffers up to this size are kept between calls.
+KEEP_PADDED_BYTES = 256 << 20
+
+_INT32_MAX = 2**31 - 1
+
+
+def supports_convolution(instr: HloInstruction) -> bool:
+    """Whether :func:`make_convolution_thunk` handles ``instr`` (static shapes, known labels)."""
+    if instr.opcode != "convolution" or len(instr.operands) != 2:
+        return False
+    shapes = [instr.shape, *(o.shape for o in instr.operands)]
+    if any(not s.is_array or s.is_dynamic for s in shapes):
+        return False
+    try:
+        conv_geometry(instr)
+    except (InvalidArgumentError, ValueError):
+        return False
+    return True
+
+
+def _fits_blas(g: ConvGeometry) -> bool:
+    """Every GEMM size, leading dim and offset fits OpenBLAS's 32-bit integers."""
+    return max(g.n * prod(g.padded) * g.c, prod(g.kernel) * g.c * g.o,
+               g.nb * prod(g.out) * g.o) <= _INT32_MAX
+
+
+class ConvThunk:
+    """``thunk(operands, out)`` for one convolution instruction (see the module docstring)."""
+
+    def __init__(self, instr: HloInstruction) -> None:
+        self.where = describe(instr)
+        self.instr = instr
+        self.geo = g = conv_geometry(instr)
+        self.et = instr.shape.element_type
+        self.acc = compute_dtype(self.et)
+        dn = g.dn
+        self.expect = [o.shape.dims for o in instr.operands] + [instr.shape.dims]
+        self.lhs_perm = [dn.input_batch, *dn.input_spatial, dn.input_feature]
+        self.rhs_perm = [*dn.kernel_spatial, dn.kernel_input_feature, dn.kernel_output_feature]
+        self.out_perm = [dn.output_batch, *dn.output_spatial, dn.output_feature]
+        self.empty = prod(instr.shape.dims) == 0
+        self.zero = not self.empty and (prod(g.kernel) == 0 or g.cg == 0)
+        self.flips = tuple(i for i, wd in enumerate(g.window) if wd.rhs_reversal)
+        self.needs_padding = g.needs_padding
+        self._free_padded: list[np.ndarray] = []
+        self.strategy = "interpreter"
+        if self.acc is None or not _fits_blas(g):
+            self.acc = None
+        elif not (self.empty or self.zero):
+            self.strategy = conv_plan.choose_strategy(g, self.acc.itemsize)
+            self.plan = conv_plan.make_strategy(self.strategy, g, self.acc)
+            self.parallel = (g.flops >= PARALLEL_FLOPS and cores() > 1
+                             and len(self.plan.items) > 1)
+            self._pad_index = self._interior_index()
+
+    # ----- call
+    def __call__(self, operands: Sequence[np.ndarray], out: np.ndarray) -> None:
+        lhs, rhs = operands
+        got = [lhs.shape, rhs.shape, out.shape]
+        if got != self.expect or out.dtype != self.et.dtype:
+            raise ExecutionError(f"{self.where}: convolution thunk got arrays of dims {got} and "
+                                 f"output dtype {out.dtype}, expected {self.expect} and "
+                                 f"{self.et.dtype}")
+        if self.empty:
+            return
+        if self.zero:
+            out.fill(0)
+            return
+        if self.acc is None:
+            self._interpret(lhs, rhs, out)
+            return
+        g, acc = self.geo, self.acc
+        x = to_result_type(lhs, self.et).transpose(self.lhs_perm).reshape(
+            (g.n, *g.spatial, g.c))
+        w = self._kernel(rhs)
+        y = out.transpose(self.out_perm).reshape((g.nb, *g.out, g.o))
+        direct = y.dtype == acc and y.flags.c_contiguous
+        target = y if direct else np.empty(y.shape, acc)
+        xp = self._padded_input(x)
+        try:
+            work = self.plan.bind(xp, w, target)
+            if self.parallel:
+                with library().single_threaded():
+                    parallel_for(self.plan.items, work)
+            else:
+                state: dict = {}
+                for item in self.plan.items:
+                    work(item, state)
+        finally:
+            if self.needs_padding and xp.nbytes <= KEEP_PADDED_BYTES:
+                self._free_padded.append(xp)
+        if not direct:
+            np.copyto(y, target, casting="unsafe")
+
+    def _interpret(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> None:
+        """Integer/pred results (and sizes beyond 32-bit BLAS): the interpreter's convolve."""
+        g = self.geo
+        window = self.instr.attr("window") or Window(
+            tuple(WindowDim() for _ in g.dn.input_spatial))
+        res = convolve(lhs, rhs, g.dn, window, g.groups, g.batch_groups, self.et,
+                       where=self.where)
+        np.copyto(out, res, casting="unsafe")
+
+    # ----- operands
+    def _kernel(self, rhs: np.ndarray) -> np.ndarray:
+        """The kernel as a C-contiguous ``[K..., C/G, O]`` array of the compute dtype."""
+        g = self.geo
+        w = to_result_type(rhs, self.et).transpose(self.rhs_perm).reshape(
+            (*g.kernel, g.cg, g.o))
+        if self.flips:
+            w = np.flip(w, axis=self.flips)
+        if w.dtype != self.acc or not w.flags.c_contiguous:
+            w = np.ascontiguousarray(w, dtype=self.acc)
+        return w
+
+    def _interior_index(self) -> tuple | None:
+        """Where the input lands in ``xp`` and which part of it does: ``(dst, src)`` index
+        tuples, or None when negative padding crops the whole input away."""
+        g = self.geo
+        dst, src = [slice(None)], [slice(None)]
+        for s, sp, wd in zip(g.spatial, g.padded, g.window):
+            d, lo = wd.lhs_dilate, wd.pad_lo
+            first = max(0, (d - 1 - lo) // d)      # first input index at padded position >= 0
+            last = min(s - 1, (sp - 1 - lo) // d)  # last input index at position <= sp - 1
+            if last < first:
+                return None
+            p0 = first * d + lo
+            dst.append(slice(p0, p0 + (last - first) * d + 1, d))
+            src.append(slice(first, last + 1))
+        return tuple(dst), tuple(src)
+
+    def _padded_input(self, x: np.ndarray) -> np.ndarray:
+        """``x`` dilated and padded (negative padding crops) into a C-contiguous
+        ``[N, Sp..., C]`` of the compute dtype (``x`` itself when it already is one)."""
+        g = self.geo
+        if not self.needs_padding:
+            if x.dtype == self.acc and (x.flags.c_contiguous or self.strategy != "taps"):
+                return x
+            return np.ascontiguousarray(x, dtype=self.acc)
+        try:
+            xp = self._free_padded.pop()       # its borders and holes are zero from before
+        except IndexError:
+            xp = np.zeros((g.n, *g.padded, g.c), self.acc)
+        if self._pad_index is not None:
+            dst, src = self._pad_index
+            np.copyto(xp[dst], x[src], casting="unsafe")
+        return xp
+
+
+def make_convolution_thunk(instr: HloInstruction) -> ConvThunk:
+    """A thunk computing ``instr`` (an HLO convolution) from operand views into ``out``."""
+    if not supports_convolution(instr):
+        conv_geometry(instr)     # raises the precise error when the instruction is invalid
+        raise UnimplementedError(f"{describe(instr)}: the convolution thunk does not handle "
+                                 f"dynamic shapes")
+    return ConvThunk(instr)
+
+
+__all__ = ["supports_convolution", "make_convolution_thunk", "ConvThunk", "conv_geometry",
+           "PARALLEL_FLOPS"]

@@ -1,0 +1,324 @@
+"""A compiled CPU module: its plan of thunks, its memory, and ``execute(args)``.
+
+Runtime design
+--------------
+``CpuBackend.compile`` (``compiler.py``) runs the CPU pass pipeline, assigns buffers
+and turns every instruction of the entry computation's schedule into a **thunk**:
+
+- **native kernel** (``kernel``): LLVM code from a ``KernelEmitter`` (loop fusions and
+  elementwise / data-movement ops, ``loop_emitter.py``). All kernels of a module are
+  compiled in one go (a few LLVM modules optimized in parallel, linked as one JIT
+  library); a kernel is ``void(i8** buffers, i64 begin, i64 end)`` over ``units`` work
+  units;
+- **library** (``library``): a Python routine on NumPy views (BLAS ``dot``, convolution);
+- **control flow** (``while``, ``conditional``, ``call``): the called computations have
+  their own plans (sub-plans) over their own buffers (buffer assignment gives every
+  called computation its own region of the arena); values cross the boundary by
+  copying the leaves (operand -> parameter buffers, root -> result buffers). A
+  ``while`` keeps its state in its own result buffers and copies into the condition's
+  parameter only the leaves the condition reads;
+- **copy** (``copy``): forwards an operand into a fresh buffer (``opt-barrier``-like ops);
+- **no-op**: ``parameter``, ``constant``, ``tuple``, ``get-tuple-element`` and ``bitcast``
+  need no work (their values already are in place);
+- **fallback** (``fallback``): the reference interpreter's handler on NumPy views of the
+  buffers (``fallback.py``), for everything else. Currently:
+
+  * always: ``reduce``, ``reduce-window``, ``select-and-scatter``, ``scatter``, ``sort``,
+    ``topk``, ``fft``, ``custom-call`` (the LAPACK targets), ``cholesky``,
+    ``triangular-solve``, ``rng``, ``rng-bit-generator``, ``rng-get-and-update-state``,
+    ``batch-norm-*``, ``map``, the collectives (single-device semantics),
+    ``get-dimension-size``/``set-dimension-size``, ``copy-start``/``copy-done``;
+  * loop fusions that contain one of those (most often a ``reduce``: in the conformance
+    programs these are the bulk of the fallbacks) or an op/element type the elemental
+    emitter does not support (``ElementalEmitter.supports``);
+  * an instance whose buffers the loop emitter cannot use: an operand sharing the
+    output's buffer that is read at other elements than the one written (e.g. a
+    layout-changing ``copy`` that buffer assignment placed in its operand's buffer,
+    or a ``dynamic-update-slice`` whose operand 0 is read elsewhere in its fusion);
+  * ``dot``/``convolution`` that ``blas.py``/``conv.py`` do not support.
+
+  ``CpuExecutable.fallback_opcodes()`` lists them for a compiled module.
+
+Memory: the preallocated temp allocation is one 64-byte-aligned arena allocated once
+per executable and reused by every call; constants are materialized once in their
+layouts; parameters are the caller's arrays (validated before any native code runs:
+count, dims and dtype, errors name the parameter and both shapes; copied only when the
+array is not C-contiguous in the parameter's layout, or when the parameter is donated
+to an output, so the caller's array is never written); outputs are fresh arrays each
+call (the returned arrays themselves, in their layouts). Kernel pointer tables are filled once for fixed buffers and only the slots of
+parameter/output buffers are patched per call. Large kernels (``cost`` above
+``parallel_cost``) run their unit ranges on a persistent thread pool.
+
+One call runs at a time per executable (a lock guards the arena).
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Sequence
+
+import numpy as np
+
+from ...errors import InvalidArgumentError
+from ...hlo.ir import HloModule
+from ...hlo.shape import Shape
+from ...passes.buffer_assignment import CONSTANT, OUTPUT, PARAMETER, TEMP, BufferAssignment
+from .thunks import (BufferRef, KernelThunk, Memory, Plan, TokenRef, ValueRef, address_of,
+                     aligned_empty, major_to_minor, physical_bytes)
+
+
+class _Param:
+    """How one entry parameter's argument is checked and bound to its allocations."""
+
+    def __init__(self, number: int, name: str, shape: Shape,
+                 leaves: list[tuple[tuple[int, ...], int, bool]]) -> None:
+        self.number, self.name, self.shape = number, name, shape
+        self.where = f"argument {number} ({name})"
+        self.leaves = leaves                 # (shape index, allocation, donated)
+        # the common case: one row-major array leaf, not donated
+        self.fast = (shape.is_array and len(leaves) == 1 and not leaves[0][2]
+                     and major_to_minor(shape) == list(range(shape.rank)))
+        self.alloc = leaves[0][1] if leaves else -1
+        self.dims = shape.dims if shape.is_array else ()
+        self.dtype = shape.dtype if shape.is_array else None
+
+
+class _Result:
+    """How one array leaf of the result is returned: the output array itself, a view
+    into an output array, or a copy (parameters, constants, repeated leaves)."""
+
+    def __init__(self, ref: BufferRef, mode: str, perm: list[int] | None) -> None:
+        self.ref, self.mode, self.perm = ref, mode, perm
+
+
+class CpuExecutable:
+    """A module compiled for the CPU: call :meth:`execute` with NumPy arguments."""
+
+    def __init__(self, module: HloModule, assignment: BufferAssignment, plan: Plan,
+                 result: ValueRef, keep_alive: Sequence[Any] = ()) -> None:
+        self.module = module
+        self.assignment = assignment
+        self.plan = plan
+        self.result = result
+        self._keep_alive = list(keep_alive)     # loaded code, evaluator, ...
+        self._lock = threading.Lock()
+        allocations = assignment.allocations
+        self.memory = Memory(len(allocations))
+        entry = module.entry
+        leaves: list[list[tuple[tuple[int, ...], int, bool]]] = [[] for _ in entry.parameters]
+        outputs = []
+        for a in allocations:
+            if a.kind == PARAMETER:
+                if a.param_shape is not None and a.param_shape.is_array:
+                    leaves[a.parameter_number].append(
+                        (tuple(a.param_index), a.index, a.aliased_with_output))
+            elif a.kind == OUTPUT:
+                outputs.append(a)
+            elif a.kind in (TEMP, CONSTANT):
+                self.memory.set(a.index, aligned_empty(a.size, zero=True))
+        self._params = [_Param(i, p.name, p.shape, leaves[i])
+                        for i, p in enumerate(entry.parameters)]
+        self._param_allocs = [alloc for p in self._params for _, alloc, _ in p.leaves]
+        self._results, self._result_tree = self._plan_results(result)
+        self._outputs = self._plan_outputs(outputs)
+        self._dynamic_slots = []
+        for t in plan.walk():
+            if isinstance(t, KernelThunk):
+                self._dynamic_slots.extend(t.dynamic_slots())
+        self._run = plan.run
+
+    def _plan_results(self, result: ValueRef) -> tuple[list[_Result], Any]:
+        """Decide how each result leaf is returned; the tree holds indices into the list."""
+        allocations = self.assignment.allocations
+        results: list[_Result] = []
+        seen: set[tuple[int, int]] = set()
+
+        def visit(ref: ValueRef) -> Any:
+            if isinstance(ref, tuple):
+                return tuple(visit(r) for r in ref)
+            if isinstance(ref, TokenRef):
+                return ref
+            a = allocations[ref.alloc]
+            fresh = a.kind == OUTPUT or (a.kind == PARAMETER and a.aliased_with_output)
+            key = (ref.alloc, ref.offset)
+            order = major_to_minor(ref.shape)
+            if not fresh or key in seen:
+                mode = "copy"
+            elif a.kind == OUTPUT and ref.offset == 0 and ref.size == a.size \
+                    and ref.shape.num_elements:
+                mode = "direct"
+            else:
+                mode = "view"
+            seen.add(key)
+            perm = None if order == list(range(ref.shape.rank)) else \
+                [order.index(d) for d in range(ref.shape.rank)]
+            results.append(_Result(ref, mode, perm))
+            return len(results) - 1
+        return results, visit(result)
+
+    def _plan_outputs(self, outputs) -> list[tuple[int, tuple[int, ...], Any]]:
+        """``(allocation, physical dims, dtype)`` of the array allocated for each output
+        allocation per call: the returned leaf's own array when it fills the allocation."""
+        direct = {r.ref.alloc: r.ref for r in self._results if r.mode == "direct"}
+        plan = []
+        for a in outputs:
+            ref = direct.get(a.index)
+            if ref is None:
+                plan.append((a.index, (a.size,), np.dtype(np.uint8)))
+            else:
+                order = major_to_minor(ref.shape)
+                plan.append((a.index, tuple(ref.shape.dims[d] for d in order), ref.shape.dtype))
+        return plan
+
+    # ----- set-up helpers used by the compiler
+    def bind_fixed(self) -> None:
+        """Fill kernel tables for buffers at fixed addresses (arena, constants)."""
+        for t in self.plan.walk():
+            if isinstance(t, KernelThunk):
+                t.bind_fixed(self.memory)
+
+    @property
+    def temp_address(self) -> int:
+        """Address of the temp arena (0 if the module needs none)."""
+        temp = self.assignment.temp_allocation
+        return self.memory.addrs[temp.index] if temp is not None else 0
+
+    def thunk_kinds(self) -> dict[str, str]:
+        """``instruction name -> thunk kind`` for every thunk, sub-plans included."""
+        return {t.instruction.name: t.kind for t in self.plan.walk()}
+
+    def fallback_opcodes(self) -> list[str]:
+        """Sorted opcodes (``fusion:<root opcode>`` for fusions) that run as fallbacks."""
+        out = set()
+        for t in self.plan.walk():
+            if t.kind == "fallback":
+                i = t.instruction
+                out.add(f"fusion:{i.attrs['calls'].root.opcode}" if i.opcode == "fusion"
+                        else i.opcode)
+        return sorted(out)
+
+    # ----- arguments
+    def _argument(self, value: Any, shape: Shape, where: str) -> list[np.ndarray]:
+        """Validate one argument; return each array leaf as a C-contiguous array holding
+        its bytes in the leaf's layout (the caller's array when it already is one)."""
+        if shape.is_tuple:
+            if not isinstance(value, (tuple, list)) or len(value) != len(shape.tuple_shapes):
+                raise InvalidArgumentError(f"{where}: expected a tuple of "
+                                           f"{len(shape.tuple_shapes)} values for {shape}")
+            out: list[np.ndarray] = []
+            for k, (v, s) in enumerate(zip(value, shape.tuple_shapes)):
+                out.extend(self._argument(v, s, f"{where}[{k}]"))
+            return out
+        if shape.is_token:
+            return []
+        if isinstance(value, np.ndarray):
+            arr = value
+        elif isinstance(value, np.generic):
+            arr = np.asarray(value)
+        else:
+            try:
+                arr = np.asarray(value, dtype=shape.dtype)
+            except (TypeError, ValueError) as e:
+                raise InvalidArgumentError(f"{where}: cannot convert {type(value).__name__} "
+                                           f"to {shape.to_text(False)}: {e}") from None
+        if arr.dtype != shape.dtype:
+            raise InvalidArgumentError(
+                f"{where}: expected {shape.to_text(False)} (dtype {shape.dtype}), got an array "
+                f"of dtype {arr.dtype} and shape {tuple(arr.shape)}")
+        if tuple(arr.shape) != shape.dims:
+            raise InvalidArgumentError(
+                f"{where}: expected shape {shape.to_text(False)}, got shape "
+                f"{arr.dtype}{list(arr.shape)}")
+        if arr.flags.c_contiguous and major_to_minor(shape) == list(range(shape.rank)):
+            return [arr]
+        return [physical_bytes(arr, shape)]
+
+    def _bind_slow(self, p: _Param, value: Any) -> None:
+        data = self._argument(value, p.shape, p.where)
+        position = {ix: k for ix, k in _leaf_indices(p.shape)}
+        for index, alloc, donated in p.leaves:
+            buf = data[position[index]]
+            self.memory.set(alloc, buf.copy() if donated else buf)
+
+    def _check_count(self, args: Sequence[Any]) -> None:
+        if len(args) != len(self._params):
+            expected = ", ".join(f"{p.name}: {p.shape.to_text(False)}" for p in self._params)
+            raise InvalidArgumentError(f"module {self.module.name} takes {len(self._params)} "
+                                       f"arguments ({expected}), got {len(args)}")
+
+    # ----- running
+    def execute(self, args: Sequence[Any]) -> Any:
+        """Run the module on ``args`` (NumPy arrays or scalars); tuples come back as tuples."""
+        if len(args) != len(self._params):
+            self._check_count(args)
+        with self._lock:
+            mem = self.memory
+            bases, addrs = mem.bases, mem.addrs
+            for p, value in zip(self._params, args):
+                if p.fast and type(value) is np.ndarray and value.dtype == p.dtype \
+                        and value.shape == p.dims and value.flags.c_contiguous:
+                    bases[p.alloc] = value
+                    addrs[p.alloc] = address_of(value)
+                else:
+                    self._bind_slow(p, value)
+            for alloc, dims, dtype in self._outputs:
+                out = np.empty(dims, dtype)
+                bases[alloc] = out
+                addrs[alloc] = address_of(out)
+            for table, slot, alloc, offset in self._dynamic_slots:
+                table[slot] = addrs[alloc] + offset
+            self._run(mem)
+            values = [self._value(r) for r in self._results]
+            for alloc in self._param_allocs:    # do not keep the caller's arrays alive
+                bases[alloc] = None
+        return _build_tree(self._result_tree, values)
+
+    def _value(self, r: _Result) -> np.ndarray:
+        if r.mode == "direct":
+            out = self.memory.bases[r.ref.alloc]
+            return out if r.perm is None else out.transpose(r.perm)
+        view = r.ref.view(self.memory)
+        return np.array(view) if r.mode == "copy" else view
+
+
+def _build_tree(tree: Any, values: list) -> Any:
+    if isinstance(tree, tuple):
+        return tuple(_build_tree(t, values) for t in tree)
+    if isinstance(tree, TokenRef):
+        return tree.value(None)
+    return values[tree]
+
+
+def _leaf_indices(shape: Shape, prefix: tuple[int, ...] = ()) -> list[tuple[tuple[int, ...], int]]:
+    """``(shape index, position among array leaves)`` for every array leaf."""
+    out: list[tuple[tuple[int, ...], int]] = []
+
+    def visit(s: Shape, ix: tuple[int, ...]) -> None:
+        if s.is_tuple:
+            for k, sub in enumerate(s.tuple_shapes):
+                visit(sub, ix + (k,))
+        elif not s.is_token:
+            out.append((ix, len(out)))
+    visit(shape, prefix)
+    return out
+
+
+def buffer_ref(assignment: BufferAssignment, instr, index: tuple[int, ...] = ()) -> BufferRef:
+    """The :class:`BufferRef` of ``instr``'s array value at ``index``."""
+    sl = assignment.slice(instr, index)
+    a = sl.allocation
+    return BufferRef(a.index, sl.offset, sl.size, instr.shape.subshape(index),
+                     fixed=a.kind in (TEMP, CONSTANT))
+
+
+def value_ref(assignment: BufferAssignment, instr, index: tuple[int, ...] = ()) -> ValueRef:
+    """The value tree (arrays, tuples, tokens) of ``instr`` at ``index``."""
+    shape = instr.shape.subshape(index)
+    if shape.is_tuple:
+        return tuple(value_ref(assignment, instr, index + (k,))
+                     for k in range(len(shape.tuple_shapes)))
+    if shape.is_token:
+        return TokenRef()
+    return buffer_ref(assignment, instr, index)
+
+
+__all__ = ["CpuExecutable", "buffer_ref", "value_ref"]

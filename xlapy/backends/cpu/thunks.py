@@ -1,0 +1,451 @@
+"""The CPU runtime's building blocks: memory, buffer references, thunks and the thread pool.
+
+**Memory.** Every buffer of a compiled module lives in one allocation of the buffer
+assignment (:mod:`xlapy.passes.buffer_assignment`). :class:`Memory` holds one
+C-contiguous NumPy array (and its address) per allocation index: the temp arena and
+the constants are *fixed* (``uint8`` arrays set once per executable); entry parameters
+(the caller's arrays) and outputs (fresh arrays) are *per call*, set by the executable
+before each run.
+
+A :class:`BufferRef` names one array value: allocation, byte offset, array shape (with
+its layout). ``view(mem)`` is the logical NumPy view of those bytes (the physical
+array in major-to-minor order, transposed back to dimension order); for fixed
+allocations the view is built once.
+
+A **thunk** runs one instruction: ``run(mem)``. A :class:`Plan` is a list of thunks
+for one computation. Kernel thunks call native code with a precomputed table of
+buffer addresses (``i8** buffers``); slots that point into per-call allocations are
+patched by the executable at the start of each call (:meth:`KernelThunk.dynamic_slots`).
+"""
+from __future__ import annotations
+
+import abc
+import ctypes
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ...errors import ExecutionError
+from ...hlo.ir import HloInstruction
+from ...hlo.shape import Shape
+
+KERNEL_CFUNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+
+
+# ----------------------------------------------------------------------------- memory and views
+def major_to_minor(shape: Shape) -> list[int]:
+    """Dimensions from most major to most minor (row-major when the shape has no layout)."""
+    if shape.layout is None or len(shape.layout.minor_to_major) != shape.rank:
+        return list(range(shape.rank))
+    return list(reversed(shape.layout.minor_to_major))
+
+
+def as_bytes(base: np.ndarray) -> np.ndarray:
+    """A contiguous array's memory as a flat ``uint8`` array (no copy)."""
+    if base.dtype == np.uint8 and base.ndim == 1:
+        return base
+    return base.reshape(-1).view(np.uint8)
+
+
+def address_of(a: np.ndarray) -> int:
+    """The data address of an array (faster than ``a.ctypes.data`` for writeable arrays)."""
+    if a.flags.writeable and a.size and a.dtype.kind in "biufc":    # buffer protocol
+        return ctypes.addressof(ctypes.c_char.from_buffer(a))
+    return a.ctypes.data
+
+
+def logical_view(base: np.ndarray, offset: int, shape: Shape) -> np.ndarray:
+    """The array ``shape`` stored at byte ``offset`` of ``base`` in its layout, indexed
+    logically (``base`` is a contiguous array of any dtype)."""
+    order = major_to_minor(shape)
+    nbytes = shape.num_elements * shape.element_type.byte_size
+    flat = as_bytes(base)[offset:offset + nbytes].view(shape.dtype)
+    physical = flat.reshape([shape.dims[d] for d in order])
+    if order == list(range(shape.rank)):
+        return physical
+    return physical.transpose([order.index(d) for d in range(shape.rank)])
+
+
+def physical_bytes(value: np.ndarray, shape: Shape) -> np.ndarray:
+    """``value`` (logical, of ``shape``'s dtype and dims) as contiguous bytes in ``shape``'s layout."""
+    order = major_to_minor(shape)
+    if order != list(range(shape.rank)):
+        value = value.transpose(order)
+    value = np.ascontiguousarray(value)
+    return value.reshape(-1).view(np.uint8)
+
+
+def aligned_empty(nbytes: int, alignment: int = 64, zero: bool = False) -> np.ndarray:
+    """A ``uint8`` array of ``nbytes`` whose data address is a multiple of ``alignment``."""
+    raw = (np.zeros if zero else np.empty)(nbytes + alignment, dtype=np.uint8)
+    start = -raw.ctypes.data % alignment
+    return raw[start:start + nbytes]
+
+
+class Memory:
+    """Base array and address of every allocation (see the module docstring).
+
+    A base is any C-contiguous array holding the allocation's bytes (the caller's array
+    for a parameter, the result array for an output, ``uint8`` for the arena)."""
+
+    __slots__ = ("bases", "addrs")
+
+    def __init__(self, num_allocations: int) -> None:
+        self.bases: list[np.ndarray | None] = [None] * num_allocations
+        self.addrs: list[int] = [0] * num_allocations
+
+    def set(self, index: int, base: np.ndarray) -> None:
+        self.bases[index] = base
+        self.addrs[index] = address_of(base)
+
+
+@dataclass(eq=False)
+class BufferRef:
+    """One array value: ``shape`` at byte ``offset`` of allocation ``alloc``."""
+
+    alloc: int
+    offset: int
+    size: int
+    shape: Shape
+    fixed: bool
+    _view: np.ndarray | None = None
+
+    def view(self, mem: Memory) -> np.ndarray:
+        if self._view is not None:
+            return self._view
+        v = logical_view(mem.bases[self.alloc], self.offset, self.shape)
+        if self.fixed:
+            self._view = v
+        return v
+
+    def raw(self, mem: Memory) -> np.ndarray:
+        """The buffer's bytes as a flat ``uint8`` view."""
+        return as_bytes(mem.bases[self.alloc])[self.offset:self.offset + self.size]
+
+    def address(self, mem: Memory) -> int:
+        return mem.addrs[self.alloc] + self.offset
+
+    def same_bytes(self, other: "BufferRef") -> bool:
+        return self.alloc == other.alloc and self.offset == other.offset
+
+
+class TokenRef:
+    """A token value (no bytes)."""
+
+    def value(self, mem: Memory) -> Any:
+        from ..interpreter import TOKEN
+        return TOKEN
+
+
+# A value tree: BufferRef for arrays, TokenRef for tokens, tuple for tuples.
+ValueRef = Any
+
+
+def read_value(ref: ValueRef, mem: Memory) -> Any:
+    """The interpreter value (arrays as logical views, tuples, TOKEN) of a value tree."""
+    if isinstance(ref, BufferRef):
+        return ref.view(mem)
+    if isinstance(ref, tuple):
+        return tuple(read_value(r, mem) for r in ref)
+    return ref.value(mem)
+
+
+def write_value(ref: ValueRef, value: Any, mem: Memory, where: HloInstruction) -> None:
+    """Store an interpreter value into the buffers of a value tree (casting as assignment does)."""
+    if isinstance(ref, BufferRef):
+        if ref.shape.num_elements:
+            ref.view(mem)[...] = value
+        return
+    if isinstance(ref, tuple):
+        if not isinstance(value, tuple) or len(value) != len(ref):
+            raise ExecutionError(f"{where.name}: expected a tuple of {len(ref)} values from "
+                                 f"{where.opcode}, got {type(value).__name__}")
+        for r, v in zip(ref, value):
+            write_value(r, v, mem, where)
+
+
+def leaves(ref: ValueRef) -> list[BufferRef]:
+    """Array leaves of a value tree, depth first."""
+    if isinstance(ref, BufferRef):
+        return [ref]
+    if isinstance(ref, tuple):
+        return [leaf for r in ref for leaf in leaves(r)]
+    return []
+
+
+class Copier:
+    """Copies the bytes of ``src`` to ``dst`` for ``(src, dst)`` buffer pairs.
+
+    Pairs that are the same bytes or empty are dropped; when every buffer is at a
+    fixed address the byte views are made once."""
+
+    __slots__ = ("pairs", "fixed", "_views")
+
+    def __init__(self, pairs: Sequence[tuple[BufferRef, BufferRef]]) -> None:
+        self.pairs = [(s, d) for s, d in pairs if s.size and not s.same_bytes(d)]
+        self.fixed = all(s.fixed and d.fixed for s, d in self.pairs)
+        self._views: list[tuple[np.ndarray, np.ndarray]] | None = None
+
+    def __call__(self, mem: Memory) -> None:
+        views = self._views
+        if views is None:
+            views = [(d.raw(mem), s.raw(mem)) for s, d in self.pairs]
+            if self.fixed:
+                self._views = views
+        for dst, src in views:
+            np.copyto(dst, src)
+
+
+# ----------------------------------------------------------------------------- thunks
+class Thunk(abc.ABC):
+    """Runs one instruction on buffers; ``kind`` is reported by ``thunk_kinds()``."""
+
+    kind = "thunk"
+    instruction: HloInstruction
+
+    @abc.abstractmethod
+    def run(self, mem: Memory) -> None:
+        """Execute the instruction, reading and writing buffers through ``mem``."""
+
+
+class Plan:
+    """The thunks of one computation in schedule order."""
+
+    def __init__(self, name: str, thunks: list[Thunk]) -> None:
+        self.name = name
+        self.thunks = thunks
+        self._runs = [t.run for t in thunks]
+
+    def run(self, mem: Memory) -> None:
+        for run in self._runs:
+            run(mem)
+
+    def walk(self):
+        """Every thunk of this plan and of the sub-plans of its control-flow thunks."""
+        for t in self.thunks:
+            yield t
+            for sub in getattr(t, "subplans", ()):
+                yield from sub.walk()
+
+
+class KernelThunk(Thunk):
+    """Calls a native kernel ``void(i8** buffers, i64 begin, i64 end)`` over its units."""
+
+    kind = "kernel"
+
+    def __init__(self, instr: HloInstruction, name: str, address: int, refs: Sequence[BufferRef],
+                 units: int, cost: float, pool: "ThreadPool | None", parallel_cost: float) -> None:
+        self.instruction = instr
+        self.name = name
+        self.fn = KERNEL_CFUNC(address)
+        self.refs = list(refs)
+        self.table = (ctypes.c_void_p * max(1, len(self.refs)))()
+        self.table_address = ctypes.addressof(self.table)
+        self.units = units
+        self.cost = cost
+        self.pool = pool if pool is not None and pool.size > 1 and units > 1 \
+            and cost >= parallel_cost else None
+
+    def dynamic_slots(self) -> list[tuple[Any, int, int, int]]:
+        """``(table, slot, allocation, offset)`` for slots in per-call allocations."""
+        return [(self.table, i, r.alloc, r.offset) for i, r in enumerate(self.refs) if not r.fixed]
+
+    def bind_fixed(self, mem: Memory) -> None:
+        for i, r in enumerate(self.refs):
+            if r.fixed:
+                self.table[i] = r.address(mem)
+
+    def run(self, mem: Memory) -> None:
+        if self.units <= 0:
+            return
+        if self.pool is None:
+            self.fn(self.table_address, 0, self.units)
+        else:
+            self.pool.run(self.fn, self.table_address, self.units)
+
+
+class LibraryThunk(Thunk):
+    """Calls a Python library routine ``fn(operand_views, output_view)`` (BLAS dot, conv)."""
+
+    kind = "library"
+
+    def __init__(self, instr: HloInstruction, fn: Callable[[list, Any], None],
+                 operands: Sequence[ValueRef], output: ValueRef) -> None:
+        self.instruction = instr
+        self.fn = fn
+        self.operands = list(operands)
+        self.output = output
+
+    def run(self, mem: Memory) -> None:
+        out = read_value(self.output, mem)
+        self.fn([read_value(r, mem) for r in self.operands], out)
+
+
+class CopyThunk(Thunk):
+    """Copies operand leaves to result leaves (ops that forward a value into a new buffer)."""
+
+    kind = "copy"
+
+    def __init__(self, instr: HloInstruction, pairs: Sequence[tuple[BufferRef, BufferRef]]) -> None:
+        self.instruction = instr
+        self.copy = Copier(pairs)
+
+    def run(self, mem: Memory) -> None:
+        self.copy(mem)
+
+
+class WhileThunk(Thunk):
+    """``while``: the loop state lives in the while's own buffers and is copied into the
+    condition's and body's parameter buffers before each run of their plans.
+
+    A body that passes a leaf through unchanged (its root's leaf *is* its parameter's
+    leaf, which nothing in the body may then overwrite) gets that leaf once, on the
+    first iteration: ``to_body_first`` copies every leaf the body reads, ``to_body``
+    and ``from_body`` only the others."""
+
+    kind = "while"
+
+    def __init__(self, instr: HloInstruction, init: list[tuple[BufferRef, BufferRef]],
+                 condition: Plan, to_condition: list[tuple[BufferRef, BufferRef]],
+                 predicate: BufferRef, body: Plan,
+                 to_body_first: list[tuple[BufferRef, BufferRef]],
+                 to_body: list[tuple[BufferRef, BufferRef]],
+                 from_body: list[tuple[BufferRef, BufferRef]]) -> None:
+        self.instruction = instr
+        self.init, self.condition, self.to_condition = Copier(init), condition, Copier(to_condition)
+        self.predicate, self.body = predicate, body
+        self.to_body_first, self.to_body = Copier(to_body_first), Copier(to_body)
+        self.from_body = Copier(from_body)
+        self.subplans = (condition, body)
+
+    def run(self, mem: Memory) -> None:
+        self.init(mem)
+        to_condition, condition, to_body = self.to_condition, self.condition.run, self.to_body_first
+        body, from_body, predicate = self.body.run, self.from_body, self.predicate
+        while True:
+            to_condition(mem)
+            condition(mem)
+            if not predicate.view(mem).item():
+                return
+            to_body(mem)
+            to_body = self.to_body
+            body(mem)
+            from_body(mem)
+
+
+class ConditionalThunk(Thunk):
+    """``conditional``: picks a branch from the selector, runs its plan on copied operands."""
+
+    kind = "conditional"
+
+    def __init__(self, instr: HloInstruction, selector: BufferRef,
+                 branches: list[tuple[Plan, list, list]]) -> None:
+        self.instruction = instr
+        self.selector = selector
+        # per branch: (plan, operand -> parameter copies, root -> result copies)
+        self.branches = [(plan, Copier(to_params), Copier(from_root))
+                         for plan, to_params, from_root in branches]
+        self.subplans = tuple(b[0] for b in branches)
+
+    def run(self, mem: Memory) -> None:
+        s = self.selector.view(mem).item()
+        if isinstance(s, (bool, np.bool_)):
+            index = 0 if s else 1         # pred selector: true runs branch 0
+        else:
+            index = int(s)
+            if not 0 <= index < len(self.branches):
+                index = len(self.branches) - 1   # out-of-range runs the last branch
+        plan, to_params, from_root = self.branches[index]
+        to_params(mem)
+        plan.run(mem)
+        from_root(mem)
+
+
+class CallThunk(Thunk):
+    """``call``: copies arguments into the callee's parameters, runs it, copies the result."""
+
+    kind = "call"
+
+    def __init__(self, instr: HloInstruction, plan: Plan, to_params: list, from_root: list) -> None:
+        self.instruction = instr
+        self.plan, self.to_params, self.from_root = plan, Copier(to_params), Copier(from_root)
+        self.subplans = (plan,)
+
+    def run(self, mem: Memory) -> None:
+        self.to_params(mem)
+        self.plan.run(mem)
+        self.from_root(mem)
+
+
+# ----------------------------------------------------------------------------- thread pool
+class ThreadPool:
+    """Persistent workers that run ``kernel(table, begin, end)`` on disjoint unit ranges.
+
+    ctypes releases the GIL during the foreign call, so the ranges run in parallel.
+    The calling thread runs the first range itself.
+    """
+
+    def __init__(self, size: int | None = None) -> None:
+        self.size = max(1, size or os.cpu_count() or 1)
+        self._work: list[Any] = [None] * self.size
+        self._start = [threading.Semaphore(0) for _ in range(self.size)]
+        self._done = threading.Semaphore(0)
+        self._lock = threading.Lock()
+        self._errors: list[BaseException] = []
+        self._threads = []
+        for i in range(1, self.size):
+            t = threading.Thread(target=self._worker, args=(i,), daemon=True,
+                                 name=f"xlapy-cpu-{i}")
+            t.start()
+            self._threads.append(t)
+
+    def _worker(self, i: int) -> None:
+        while True:
+            self._start[i].acquire()
+            fn, table, begin, end = self._work[i]
+            try:
+                fn(table, begin, end)
+            except BaseException as e:      # noqa: BLE001 - reported to the caller
+                self._errors.append(e)
+            finally:
+                self._done.release()
+
+    def run(self, fn: Any, table: int, units: int) -> None:
+        """Split ``[0, units)`` into up to ``size`` ranges and run them concurrently."""
+        parts = min(self.size, units)
+        bounds = [units * k // parts for k in range(parts + 1)]
+        with self._lock:
+            for k in range(1, parts):
+                self._work[k] = (fn, table, bounds[k], bounds[k + 1])
+                self._start[k].release()
+            fn(table, bounds[0], bounds[1])
+            for _ in range(1, parts):
+                self._done.acquire()
+            if self._errors:
+                err = self._errors.pop()
+                self._errors.clear()
+                raise ExecutionError(f"a kernel failed on a worker thread: {err}") from err
+
+
+_POOL: ThreadPool | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def shared_pool() -> ThreadPool:
+    """The process-wide pool (one worker per CPU, created on first use)."""
+    global _POOL
+    if _POOL is None:
+        with _POOL_LOCK:
+            if _POOL is None:
+                _POOL = ThreadPool()
+    return _POOL
+
+
+__all__ = ["Memory", "BufferRef", "TokenRef", "ValueRef", "Plan", "Thunk", "KernelThunk",
+           "LibraryThunk", "CopyThunk", "WhileThunk", "ConditionalThunk", "CallThunk",
+           "ThreadPool", "shared_pool", "logical_view", "physical_bytes", "aligned_empty",
+           "major_to_minor", "read_value", "write_value", "leaves", "Copier", "as_bytes",
+           "address_of"]
