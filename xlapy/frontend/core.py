@@ -15,6 +15,7 @@ Autodiff attaches a ``vjp`` rule to the same Primitive objects.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -27,7 +28,8 @@ from ..hlo.shape import Shape
 from . import dtypes
 from .source_info import located
 
-_DEFAULT_BACKEND = ["interpreter"]
+# The backend eager ops and jitted functions run on: ``XLAPY_DEFAULT_BACKEND`` or "cpu".
+_DEFAULT_BACKEND = [os.environ.get("XLAPY_DEFAULT_BACKEND", "cpu")]
 
 
 def set_default_backend(name: str) -> None:

@@ -28,21 +28,24 @@ computed as ``C^T = B^T A^T``. Only arrays that do not fit are copied (to a cont
 ``[B, M, K]``/``[B, K, N]``/``[B, M, N]``). A plan is made once per combination of array
 dims, strides and dtypes (``DotThunk.plans``).
 
-Paths (benchmarks/dot_crossover.py, 2 cores, OpenBLAS 0.3.34 SkylakeX kernel):
+Paths (benchmarks/dot_crossover.py; 2 cores, OpenBLAS 0.3.34 SkylakeX kernel):
 
-- ``M*N*K < SMALL_DOT_FLOPS`` (64^3) per matrix: ``numpy.matmul`` into ``out``. The ctypes
-  call costs ~1.2 us plus ~0.9 us per array address not seen before (``arr.ctypes.data``;
-  the runtime's fixed views are cached); NumPy's matmul ~0.7 us. Through the thunk both
-  paths measured within noise of each other up to 96^3 (e.g. 32^3: 3.4 vs 3.6 us, 64^3:
-  6.8 vs 6.9 us); below 64^3 NumPy's own OpenBLAS stays single-threaded, so its thread
-  pool never competes with this library's.
-- unbatched ``?gemm``: ``sgemm`` 240 GFLOP/s at 256^3, 330 at 1024^3, 350 at 2048^3.
-- ``M == 1`` or ``N == 1``: ``?gemv`` (4096x4096 matrix-vector 2.4 ms vs 7.7 ms through
-  ``sgemm``); ``M == N == 1``: ``?dot`` (0.6-0.8 us vs 1.9-3.7 us through ``sgemm``).
+- ``M*N*K < SMALL_DOT_FLOPS`` (64^3) per matrix: ``numpy.matmul`` into ``out``. Through
+  the thunk it costs ~2.7 us up to 16^3, 3.2 us at 32^3, 6.7 us at 64^3; the BLAS path
+  ~4.8, 5.3 and 9.2 us (ctypes call ~1.2 us, ~0.9 us per array address not seen before --
+  the runtime's fixed views are cached -- and the one-thread switch below). Below 64^3
+  NumPy's own OpenBLAS stays single-threaded, so its thread pool does not wake up.
+- one product: ``?gemm`` straight on the arrays. Below ``THREADED_FLOPS`` (256^3) with
+  one OpenBLAS thread: two threads gain at most ~1.2x there and, on a loaded machine or
+  next to another thread pool, waking them can cost milliseconds. sgemm measured 242
+  GFLOP/s at 256^3, 282 at 512^3, 331 at 1024^3 and ~345 at 2048^3 on 2 threads; one
+  thread 154-175.
+- ``M == 1`` or ``N == 1``: ``?gemv`` (4096x4096 matrix-vector 1.2 ms vs 3.4 ms through
+  ``sgemm``); ``M == N == 1``: ``?dot`` (0.6-0.9 us vs 3.6-5.4 us through ``sgemm``).
 - batches: ``?gemm_batch_strided``, always single-threaded (OpenBLAS 0.3.34's threaded
-  batch call can take ~250 ms), split over all cores when the batch has at least
-  ``PARALLEL_DOT_FLOPS``; products of ``LOOP_MATRIX_FLOPS`` or more (and complex ones) are
-  one threaded ``?gemm`` per matrix.
+  batch call took ~250 ms for 64 products of 32^3), split over all cores when the batch
+  has at least ``PARALLEL_DOT_FLOPS``; products of ``LOOP_MATRIX_FLOPS`` or more (and
+  complex ones) run as one ``?gemm`` per matrix.
 
 Element types: ``f32``/``f64``/``c64``/``c128`` results run in ``s/d/c/z`` BLAS; ``f16``,
 ``bf16`` and the f8 types convert the operands to the result type, multiply in f32 with

@@ -106,12 +106,13 @@ def emit_scalar_computation(b: ir.IRBuilder, comp: HloComputation,
 def find_hero(instr: HloInstruction, opcodes: Iterable[str]) -> HloInstruction | None:
     """The hero (an instruction with one of ``opcodes``) that ``instr`` computes.
 
-    ``instr`` itself, or the root of a loop fusion whose other instructions are
-    parameters or elementwise / data-movement producers of the hero's operands."""
+    ``instr`` itself, or the root of a fusion (of any kind: XLA also wraps a lone
+    reduce-window in a ``kCustom`` fusion) whose other instructions are parameters or
+    elementwise / data-movement producers of the hero's operands."""
     opcodes = frozenset(opcodes)
     if instr.opcode in opcodes:
         return instr if all(o.shape.is_array for o in instr.operands) else None
-    if instr.opcode != "fusion" or instr.attrs.get("kind") == "kCustom":
+    if instr.opcode != "fusion":
         return None
     comp = instr.attrs["calls"]
     hero = comp.root

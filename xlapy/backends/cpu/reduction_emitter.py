@@ -13,8 +13,9 @@
   generators, so ``sum(x + y*z)`` reads x, y and z once and writes one scalar.
 
 What is accepted and how the input is walked (row / column mode, work units, splitting)
-is decided by :mod:`.reduction_analysis`; how values are combined, and in which order, by
-:mod:`.reduction_reducers`; loops by :mod:`.reduction_loops`.
+is decided by :mod:`.reduction_analysis` and :mod:`.reduction_plan`; how values are
+combined, and in which order, by :mod:`.reduction_reducers`; loops by
+:mod:`.reduction_loops`.
 
 **Vectorization.** In row mode (reducing the minor-most physical dimension, full
 reductions included) the innermost loop runs over contiguous elements and carries the
@@ -61,8 +62,8 @@ from ...hlo.shape import Shape
 from .elemental import ElementalEmitter
 from .kernel_api import I64, Generator, KernelSpec, buffer_pointer, declare_kernel
 from .llvm_types import llvm_type, load_element, storage_type, store_element
-from .reduction_analysis import (Hero, Phase, ReductionPlan, analyze, major_to_minor,
-                                 with_layout)
+from .reduction_analysis import analyze
+from .reduction_plan import Hero, Phase, ReductionPlan, major_to_minor, with_layout
 from .reduction_loops import (Carried, Loops, annotate_aliasing, c64, linear_offset, memoize,
                               reindex)
 
@@ -238,7 +239,7 @@ class _ReductionKernel:
         """Fold the input elements at ``idx`` into the accumulators of ``phase``'s heroes
         (earlier phases' values in ``hero_values``); the ``first`` sweep also stores the
         input-side outputs that do not depend on heroes."""
-        b, site = self.b, _Site(self, hero_values, self.plan.phases.index(phase))
+        b, site = self.b, _Site(self, hero_values, phase.number)
         reassociate = phase.order.reassociate
         new: Carried = []
         for h, acc in zip(phase.heroes, self._split_accs(phase.heroes, accs)):

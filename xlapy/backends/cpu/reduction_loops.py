@@ -8,7 +8,7 @@ from llvmlite import ir
 
 from ...hlo.shape import Shape
 from .kernel_api import I64, Generator
-from .reduction_analysis import major_to_minor
+from .reduction_plan import major_to_minor
 from .reduction_reducers import ReduceOrder
 
 Carried = list  # list[ir.Value]: values carried around a loop

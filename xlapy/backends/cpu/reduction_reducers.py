@@ -42,7 +42,6 @@ from typing import Sequence
 
 from llvmlite import ir
 
-from ...hlo import types as T
 from ...hlo.ir import HloComputation, HloInstruction
 from ...hlo.types import ElementType
 from .elemental import ElementalEmitter, is_native_float
