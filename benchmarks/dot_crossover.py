@@ -78,7 +78,7 @@ def header() -> None:
 
 def gemm_rates(sizes: list[int]) -> None:
     lib = blas.library()
-    print(f"\n## square GEMM through ctypes (C = A @ B, row-major), GFLOP/s")
+    print("\n## square GEMM through ctypes (C = A @ B, row-major), GFLOP/s")
     print(f"| n | sgemm {lib.num_threads()} threads | sgemm 1 thread | dgemm "
           f"{lib.num_threads()} threads | NumPy f32 matmul |")
     print("|---|---|---|---|---|")

@@ -209,6 +209,8 @@ class _BlasDotPlan:
         if self.out_direct and self.small and not self.empty:
             self.out_direct = np.may_share_memory(out.reshape(self.shape3[2]), out)
         self.plan: MatmulPlan | None = None
+        self.vector: VectorCall | None = None
+        self.pieces: list[tuple] | None = None
         if self.empty or self.zero or self.small:
             return
         nb, nlf = len(d.lhs_batch), len(d.lhs_free)
@@ -218,19 +220,20 @@ class _BlasDotPlan:
         gc = (geometry(out, range(nb), range(nb, nb + nlf), range(nb + nlf, out.ndim))
               if self.out_direct else None)
         self.plan = plan_matmul(acc, self.batch, self.m, self.k, self.n, ga, gb, gc)
-        self.vector: VectorCall | None = None
-        if self.plan is None:       # beyond 32-bit BLAS sizes
+        if self.plan is None:       # beyond 32-bit BLAS sizes: NumPy
             self.small = True
-        elif self.batch == 1 and (self.m == 1 or self.n == 1):
+            if self.out_direct:
+                self.out_direct = np.may_share_memory(out.reshape(self.shape3[2]), out)
+            return
+        if self.batch == 1 and (self.m == 1 or self.n == 1):
             p = self.plan
             final = [dense_geometry(1, r, c) if copy else g for copy, g, (r, c) in
                      ((p.copy_a, ga, (self.m, self.k)), (p.copy_b, gb, (self.k, self.n)),
                       (p.temp_c, gc, (self.m, self.n)))]
             self.vector = plan_vector(acc, *final)
         # a batch of smaller products: single-threaded batch calls on all cores
-        self.pieces = None
-        call = self.plan.call if self.plan is not None else None
-        if (call is not None and call.batch > 1 and call.matrix_flops < LOOP_MATRIX_FLOPS
+        call = self.plan.call
+        if (self.vector is None and call.batch > 1 and call.matrix_flops < LOOP_MATRIX_FLOPS
                 and call.batch * call.matrix_flops >= PARALLEL_DOT_FLOPS and cores() > 1):
             self.pieces = call.split(min(call.batch, 4 * cores()))
 
