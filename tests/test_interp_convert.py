@@ -149,7 +149,9 @@ def test_reduce_precision_flushes_reduced_denormals_and_keeps_nan():
     got = _reduce(x, 5, 10)
     check(got[:3], a([0.0, -0.0, 2.0**-14], np.float32), np.float32)
     assert np.isnan(got[3:]).all()
-    check(_reduce(a([NAN, 3.0], np.float32), 8, 0), a([INF, 2.0], np.float32), np.float32)
+    got = _reduce(a([NAN, 3.0], np.float32), 8, 0)      # XLA:CPU keeps NaN also with 0 mantissa bits
+    assert np.isnan(got[0])
+    check(got[1:], a([2.0], np.float32), np.float32)
 
 
 def test_reduce_precision_on_f64_and_bf16_operands():

@@ -12,13 +12,18 @@ semantics are XLA's (CPU backend and HloEvaluator):
   value (unsigned) for ``x/0`` and ``INT_MIN`` for ``INT_MIN/-1``, truncating
   toward zero; ``remainder`` gives ``x`` for ``x%0`` and ``0`` for
   ``INT_MIN%-1``, with the sign of the dividend;
-- ``power`` on integers is exact modular exponentiation; a negative exponent
-  gives ``1`` when the base is 1 and ``0`` otherwise (XLA's rule: so
-  ``(-1)**-1 == 0``); ``0**0 == 1``;
+- ``power`` on integers squares over the exponent's low 6 bits only (so
+  ``3**64 == 1``); an exponent with its top bit set (negative, also for unsigned
+  types of 8 bits or more) gives ``1`` for base 1, ``+-1`` by parity for base -1
+  and ``0`` otherwise; ``0**0 == 1``;
 - shifts read the shift amount as unsigned; an amount >= the bit width gives 0
   (``shift-left``, ``shift-right-logical``) or the sign fill
   (``shift-right-arithmetic``);
-- float types narrower than f32 are computed in f32 and rounded back;
+- float types narrower than f32 are computed in f32 and rounded back (the f8
+  and f4 types through f16, rounding twice, as XLA:CPU's float normalization);
+- complex ``abs``, ``sign``, ``sqrt``, ``exponential``, ``log``, ``divide`` and the
+  other complex functions follow XLA:CPU at inf, NaN and -0, not NumPy's C99
+  functions (rules in :mod:`.elementwise_complex`);
 - float ``maximum``/``minimum`` propagate NaN (the first NaN operand is
   returned) and order ``-0 < +0`` (IEEE 754-2019 ``maximum``/``minimum``); pred
   ``maximum`` is ``or`` and ``minimum`` is ``and``;
@@ -39,6 +44,10 @@ from ...hlo import types as T
 from ...hlo.ir import HloInstruction
 from ...hlo.opcodes import BINARY, UNARY
 from ...hlo.types import ElementType
+from .elementwise_complex import (complex_abs, complex_cos, complex_divide, complex_exp,
+                                  complex_expm1, complex_log, complex_log1p, complex_sign,
+                                  complex_sin, complex_sqrt, complex_tan, complex_tanh,
+                                  make_complex)
 from .evaluator import Evaluator, describe, handler
 from .numeric import (as_array, bit_length, bit_pattern, element_type_of, float_compute,
                       real_type, round_float, widen_int, wrap_int)
@@ -65,11 +74,6 @@ def _float_sign(x: np.ndarray) -> np.ndarray:
     return np.where(x > 0, one, np.where(x < 0, -one, x))
 
 
-def _complex_sign(z: np.ndarray) -> np.ndarray:
-    mag = np.abs(z)
-    return np.where(mag == 0, np.zeros((), z.dtype), z / np.where(mag == 0, 1, mag))
-
-
 def _erf(x: np.ndarray) -> np.ndarray:
     from scipy.special import erf   # imported on first use: scipy.special takes ~0.1 s to load
     return erf(x)
@@ -92,15 +96,21 @@ _FLOAT_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 _REAL_ONLY_UNARY = frozenset({"ceil", "floor", "round-nearest-even", "round-nearest-afz", "cbrt",
                               "erf"})
+# Complex ops whose XLA results differ from NumPy's on inf, NaN and -0 (.elementwise_complex).
+_COMPLEX_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "sqrt": complex_sqrt, "exponential": complex_exp, "log": complex_log,
+    "log-plus-one": complex_log1p, "exponential-minus-one": complex_expm1,
+    "sine": complex_sin, "cosine": complex_cos, "tan": complex_tan, "tanh": complex_tanh,
+}
 
 
 def _unary_float(instr: HloInstruction, x: np.ndarray, et: ElementType) -> np.ndarray:
     op = instr.opcode
     v = float_compute(x, et)
     if op == "abs":
-        return round_float(np.abs(v), real_type(et))
+        return round_float(complex_abs(v) if et.is_complex else np.abs(v), real_type(et))
     if op == "sign":
-        return round_float(_complex_sign(v) if et.is_complex else _float_sign(v), et)
+        return round_float(complex_sign(v) if et.is_complex else _float_sign(v), et)
     if op == "is-finite":
         if et.is_complex:
             raise _type_error(instr, et)
@@ -109,7 +119,7 @@ def _unary_float(instr: HloInstruction, x: np.ndarray, et: ElementType) -> np.nd
         return round_float(np.real(v), real_type(et))
     if op == "imag":
         return round_float(np.imag(v) if et.is_complex else np.zeros_like(v), real_type(et))
-    fn = _FLOAT_UNARY.get(op)
+    fn = (_COMPLEX_UNARY.get(op) if et.is_complex else None) or _FLOAT_UNARY.get(op)
     if fn is None or (et.is_complex and op in _REAL_ONLY_UNARY):
         raise _type_error(instr, et)
     return round_float(fn(v), et)
@@ -195,19 +205,30 @@ def _int_remainder(a: np.ndarray, b: np.ndarray, et: ElementType) -> np.ndarray:
 
 
 def _int_power(a: np.ndarray, b: np.ndarray, et: ElementType) -> np.ndarray:
-    """Exponentiation by squaring modulo 2**bits; negative exponents give 1 for base 1, else 0."""
-    base, exp = widen_int(a, et), widen_int(b, et)
-    negative = exp < 0 if et.is_signed_integral else np.zeros(exp.shape, bool)
-    e = np.where(negative, np.array(0, exp.dtype), exp)
-    acc = np.ones(np.broadcast(base, e).shape, base.dtype)
-    b_pow = np.broadcast_to(base, acc.shape).copy()
-    one = np.array(1, e.dtype)
-    while np.any(e):
-        acc = np.where((e & one) != 0, acc * b_pow, acc)
-        b_pow = b_pow * b_pow
+    """XLA's integer power: squaring over the exponent's low 6 bits, wrapping.
+
+    Types narrower than 8 bits are computed at 8 bits (s4 sign-extended, u4 zero-
+    extended), as XLA:CPU does. An exponent whose top bit is set at that width
+    (negative, also for u8..u64) gives 1 for base 1, +-1 by the exponent's parity for
+    base -1 (all ones) and 0 for any other base. So 3**64 == 1 and 0**64 == 1.
+    """
+    width = max(et.bits, 8)
+    mask = np.uint64((1 << width) - 1)
+    base = widen_int(a, et).astype(np.uint64) & mask       # the bits at the compute width
+    exp = widen_int(b, et).astype(np.uint64) & mask
+    negative = (exp >> np.uint64(width - 1)) != 0
+    acc = np.ones(np.broadcast(base, exp).shape, np.uint64)
+    square = np.broadcast_to(base, acc.shape).copy()
+    e = np.broadcast_to(exp, acc.shape).copy()
+    one = np.uint64(1)
+    for _ in range(6):
+        acc = np.where((e & one) != 0, acc * square, acc)     # uint64 products wrap mod 2**64
+        square = square * square
         e = e >> one
-    acc = np.where(negative, np.where(base == 1, 1, 0).astype(acc.dtype), acc)
-    return wrap_int(acc, et)
+    odd = (exp & one) != 0
+    minus_one = np.where(odd, mask, one)
+    special = np.where(base == one, one, np.where(base == mask, minus_one, np.uint64(0)))
+    return wrap_int(np.where(negative, special, acc), et)
 
 
 def _mulhi(a: np.ndarray, b: np.ndarray, et: ElementType) -> np.ndarray:
@@ -301,7 +322,7 @@ _FLOAT_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "maximum": float_maximum, "minimum": float_minimum,
 }
 _COMPLEX_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": complex_divide,
     "power": _complex_power,
 }
 _PRED_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
@@ -335,8 +356,7 @@ def _binary(ev: Evaluator, instr: HloInstruction, operands: list) -> np.ndarray:
 @handler("complex")
 def _complex(ev: Evaluator, instr: HloInstruction, operands: list) -> np.ndarray:
     re, im = operands
-    out = instr.shape.element_type
-    return as_array(np.asarray(re).astype(out.dtype) + 1j * np.asarray(im).astype(out.dtype), out)
+    return make_complex(re, im, instr.shape.element_type.dtype)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -6,6 +6,8 @@
   NaN converts to 0;
 - integer -> float rounds to nearest even; for ml_dtypes targets (bf16, f8, f4)
   the value goes through f32 first, as XLA's CPU backend does;
+- float -> float rounds to nearest even; f64 -> bf16 goes through f32 (two
+  roundings) while f64 -> f8/f4 rounds once, as XLA's CPU backend does;
 - anything -> pred is ``x != 0`` (NaN is true); pred -> number is 0 or 1;
 - complex -> real type takes the real part; real -> complex has zero imaginary part;
 - integer -> integer sign- or zero-extends (by the source signedness) and wraps.
@@ -18,7 +20,7 @@ dimension, which must have size ``ratio``.
 ``reduce-precision`` is XLA's bit manipulation on the operand's own format:
 round the mantissa to nearest even, flush values under the reduced exponent
 range to signed zero (denormals included), turn values over it into signed
-infinity, keep NaN (NaN becomes +inf when ``mantissa_bits == 0``).
+infinity, keep NaN bit for bit (also when ``mantissa_bits == 0``, as XLA:CPU does).
 
 ``stochastic-convert`` is defined by XLA only from a float type to a signed
 integer type (StochasticConvertDecomposer): the magnitude is rounded up when
@@ -34,8 +36,8 @@ from ...hlo import types as T
 from ...hlo.ir import HloInstruction
 from ...hlo.types import ElementType
 from .evaluator import Evaluator, describe, handler
-from .numeric import (as_array, bit_pattern, element_type_of, float_compute, from_bit_pattern,
-                      int_max, int_min, real_type, widen_int, wrap_int)
+from .numeric import (as_array, bit_pattern, convert_float, element_type_of, float_compute,
+                      from_bit_pattern, int_max, int_min, real_type, widen_int, wrap_int)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -87,7 +89,7 @@ def convert_value(x: np.ndarray, frm: ElementType, to: ElementType) -> np.ndarra
     v = float_compute(x, frm)
     if to.is_integral:
         return _float_to_int(v, to)
-    return as_array(v, to)
+    return convert_float(v, to)
 
 
 @handler("convert")
@@ -170,9 +172,7 @@ def reduce_precision_bits(u: np.ndarray, nbits: int, src_exp: int, src_mant: int
         signed_zero = x & sign_mask
         x = np.where(exponent > max_exp, signed_zero | exp_mask, x)
         x = np.where(exponent <= min_exp, signed_zero, x)
-    if mant_bits > 0:
-        return np.where(is_nan, u, x)
-    return np.where(is_nan, exp_mask, x)          # +inf
+    return np.where(is_nan, u, x)                 # NaN bits pass through unchanged
 
 
 @handler("reduce-precision")

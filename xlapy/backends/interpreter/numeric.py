@@ -2,11 +2,14 @@
 
 XLA integers wrap modulo 2**bits and XLA's CPU backend computes every float type
 narrower than f32 (f16, bf16, the f8 family, f4) in f32 and rounds the result
-back. These helpers give handlers that behaviour for every element type:
+back; the f8 and f4 types (but f8e8m0fnu) are first widened to f16 by XLA's float
+normalization, so their results are rounded twice, to f16 and then to the type.
+These helpers give handlers that behaviour for every element type:
 
 - :func:`widen_int` / :func:`wrap_int` carry integers of any width through
   int64 (uint64 for u64) arithmetic and wrap the result back to the type;
-- :func:`float_compute` / :func:`round_float` do the same for floats;
+- :func:`float_compute` / :func:`round_float` do the same for floats, and
+  :func:`convert_float` rounds values to another float type as XLA's ``convert``;
 - :func:`bit_pattern` / :func:`from_bit_pattern` expose the raw bits of any
   integer, pred or float type as uint64 (sub-byte types included).
 """
@@ -74,9 +77,43 @@ def float_compute(x: np.ndarray, et: ElementType) -> np.ndarray:
     return np.asarray(x).astype(float_compute_dtype(et), copy=False)
 
 
+# Types XLA:CPU computes as f16 (itself computed in f32): results round to f16, then to the type.
+_COMPUTED_AS_F16 = frozenset({T.F8E5M2, T.F8E4M3, T.F8E4M3FN, T.F8E4M3B11FNUZ, T.F8E5M2FNUZ,
+                              T.F8E4M3FNUZ, T.F8E3M4, T.F4E2M1FN})
+
+
 def round_float(v: np.ndarray, et: ElementType) -> np.ndarray:
-    """Round computed values back to ``et`` (round to nearest even)."""
+    """Round computed values back to ``et`` (to nearest even; f8/f4 through f16, as XLA:CPU)."""
+    if et in _COMPUTED_AS_F16:
+        return as_array(as_array(v, T.F16), et)
     return as_array(v, et)
+
+
+def _f64_to_f32_round_to_odd(v: np.ndarray) -> np.ndarray:
+    """f64 -> f32 truncating toward zero and setting the last bit when inexact.
+
+    Rounding the result once more to a type with at least two fewer significand bits
+    gives the correctly rounded value of ``v`` in that type (no double-rounding error).
+    """
+    f = v.astype(np.float32)
+    back = f.astype(np.float64)
+    inexact = (back != v) & ~np.isnan(v)
+    f = np.where(inexact & (np.abs(back) > np.abs(v)), np.nextafter(f, np.float32(0)), f)
+    bits = np.asarray(f, np.float32).view(np.uint32)
+    return np.where(inexact, bits | np.uint32(1), bits).view(np.float32)
+
+
+def convert_float(v: np.ndarray, et: ElementType) -> np.ndarray:
+    """``convert`` of f32/f64 values to float type ``et``, rounding to nearest even as XLA:CPU.
+
+    f64 -> bf16 goes through f32 (two roundings, as XLA:CPU); f64 -> f8/f4 types round
+    once, directly (ml_dtypes alone would go through f32).
+    """
+    v = np.asarray(v)
+    with np.errstate(over="ignore", invalid="ignore"):     # overflow to inf is the result
+        if v.dtype == np.float64 and et.bits <= 8:
+            v = _f64_to_f32_round_to_odd(v)
+        return as_array(v, et)
 
 
 def real_type(et: ElementType) -> ElementType:
