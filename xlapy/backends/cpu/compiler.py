@@ -94,13 +94,16 @@ class KernelRecord:
 def kernel_emitters(assignment: BufferAssignment) -> list[Any]:
     """The native kernel emitters available, in order of preference."""
     from .loop_emitter import LoopEmitter
+    from .reduction_emitter import ReductionEmitter
+    from .rng_emitter import RngBitGeneratorEmitter
     from .scatter_emitter import ScatterEmitter
     from .select_scatter_emitter import SelectAndScatterEmitter
     from .sort_emitter import SortEmitter
     from .window_emitter import ReduceWindowEmitter
-    return [LoopEmitter(assignment), ReduceWindowEmitter(assignment),
+    return [ReductionEmitter(assignment), LoopEmitter(assignment),
+            ReduceWindowEmitter(assignment),
             SelectAndScatterEmitter(assignment), ScatterEmitter(assignment),
-            SortEmitter(assignment)]
+            SortEmitter(assignment), RngBitGeneratorEmitter(assignment)]
 
 
 def _library_module(opcode: str):

@@ -5,8 +5,12 @@ Runtime design
 ``CpuBackend.compile`` (``compiler.py``) runs the CPU pass pipeline, assigns buffers
 and turns every instruction of the entry computation's schedule into a **thunk**:
 
-- **native kernel** (``kernel``): LLVM code from a ``KernelEmitter`` (loop fusions and
-  elementwise / data-movement ops, ``loop_emitter.py``). All kernels of a module are
+- **native kernel** (``kernel``): LLVM code from a ``KernelEmitter`` (``reduce`` and every
+  fusion containing reduces, ``reduction_emitter.py``; loop fusions and
+  elementwise / data-movement ops, ``loop_emitter.py``; ``reduce-window``,
+  ``select-and-scatter``, ``scatter``, ``sort`` and ``rng-bit-generator``, top level or as
+  fusion roots: ``window_emitter.py``, ``select_scatter_emitter.py``, ``scatter_emitter.py``,
+  ``sort_emitter.py``, ``rng_emitter.py``). All kernels of a module are
   compiled in one go (a few LLVM modules optimized in parallel, linked as one JIT
   library); a kernel is ``void(i8** buffers, i64 begin, i64 end)`` over ``units`` work
   units;
@@ -23,19 +27,22 @@ and turns every instruction of the entry computation's schedule into a **thunk**
 - **fallback** (``fallback``): the reference interpreter's handler on NumPy views of the
   buffers (``fallback.py``), for everything else. Currently:
 
-  * always: ``reduce``, ``reduce-window``, ``select-and-scatter``, ``scatter``, ``sort``,
-    ``topk``, ``fft``, ``custom-call`` (the LAPACK targets), ``cholesky``,
-    ``triangular-solve``, ``rng``, ``rng-bit-generator``, ``rng-get-and-update-state``,
+  * always: ``topk``, ``fft``, ``custom-call`` (the LAPACK targets),
+    ``cholesky``, ``triangular-solve``, ``rng``, ``rng-get-and-update-state``,
     ``batch-norm-*``, ``map``, the collectives (single-device semantics),
     ``get-dimension-size``/``set-dimension-size``, ``copy-start``/``copy-done``;
-  * loop fusions that contain one of those (most often a ``reduce``: in the conformance
-    programs these are the bulk of the fallbacks) or an op/element type the elemental
-    emitter does not support (``ElementalEmitter.supports``);
+  * loop fusions that contain one of those or an op/element type the elemental
+    emitter does not support (``ElementalEmitter.supports``); reductions over f8 types
+    and reduce fusions whose outputs need other rows' reduced values;
   * an instance whose buffers the loop emitter cannot use: an operand sharing the
     output's buffer that is read at other elements than the one written (e.g. a
     layout-changing ``copy`` that buffer assignment placed in its operand's buffer,
     or a ``dynamic-update-slice`` whose operand 0 is read elsewhere in its fusion);
-  * ``dot``/``convolution`` that ``blas.py``/``conv.py`` do not support.
+  * ``dot``/``convolution`` that ``blas.py``/``conv.py`` do not support;
+  * the structured ops above when their emitter declines (element types without a
+    register type, computations the elemental emitter cannot emit, ``rng-bit-generator``
+    with sub-byte outputs, a scatter operand that shares the output's buffer but is
+    also read elsewhere).
 
   ``CpuExecutable.fallback_opcodes()`` lists them for a compiled module.
 

@@ -49,19 +49,6 @@ def check_fallback_possible(instr: HloInstruction) -> None:
             raise UnimplementedError(f"the CPU backend has no implementation of custom-call "
                                      f"target '{target}': {describe(instr)}")
 
-# Opcodes with no native emitter in this backend: they always run as fallback thunks.
-ALWAYS_FALLBACK = frozenset({
-    "reduce", "reduce-window", "select-and-scatter", "map", "sort", "topk",
-    "gather", "scatter", "fft", "cholesky", "triangular-solve", "custom-call",
-    "rng", "rng-bit-generator", "rng-get-and-update-state",
-    "batch-norm-training", "batch-norm-inference", "batch-norm-grad",
-    "all-reduce", "all-gather", "all-to-all", "reduce-scatter", "collective-permute",
-    "collective-broadcast", "replica-id", "partition-id", "copy-start", "copy-done",
-    "get-dimension-size", "set-dimension-size", "domain", "add-dependency", "after-all",
-    "opt-barrier", "infeed", "outfeed", "send", "recv", "send-done", "recv-done",
-})
-
-
 class FallbackThunk(Thunk):
     """Evaluates one instruction with the interpreter on views of its buffers."""
 

@@ -19,7 +19,6 @@ producers of the hero's operands (XLA's ``wrapped_*`` fusions have only paramete
 """
 from __future__ import annotations
 
-from math import prod
 from typing import Any, Callable, Iterable, Sequence
 
 from llvmlite import ir
@@ -351,11 +350,7 @@ def bytes_of(buffers: Sequence[KernelBuffer]) -> int:
     return sum(kb.shape.byte_size for kb in buffers)
 
 
-def num_elements(dims: Sequence[int]) -> int:
-    return prod(dims)
-
-
 __all__ = ["c64", "major_to_minor", "element_strides", "has_register_type",
            "scalar_computation_supported", "emit_scalar_computation", "find_hero",
            "fused_parameter", "KernelScaffold", "annotate_noalias", "buffer_aliases",
-           "bytes_of", "num_elements"]
+           "bytes_of"]

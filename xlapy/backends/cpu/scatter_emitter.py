@@ -36,8 +36,9 @@ from .kernel_support import (KernelScaffold, buffer_aliases, bytes_of, c64, find
                              fused_parameter, has_register_type, major_to_minor)
 from .reduction_reducers import Reducer
 
-MIN_BLOCK = 32       # elements of the free dimension per unit, at least
-MAX_UNITS = 64
+MIN_BLOCK = 256      # elements of the free dimension per unit, at least (each unit
+                     # reads every index again, so small blocks cost more than they gain)
+MAX_UNITS = 8
 
 
 def _ints(instr: HloInstruction, name: str) -> list[int]:
@@ -136,11 +137,12 @@ def _in_place_ok(plan: _Plan, aliases: dict[int, int], buffers) -> bool:
             return False
         if major_to_minor(buffers[j].shape) != major_to_minor(buffers[out_slot].shape):
             return False
-        sources = [fused_parameter(instr, hero, o) for o in hero.operands]
+        operand = hero.operands[k]
         if instr is hero:
-            if sum(1 for o in hero.operands if o is hero.operands[k]) != 1:
-                return False
-        elif sources.count(j) != 1 or len(hero.operands[k].users) != 1:
+            shared = sum(1 for o in hero.operands if o is operand) > 1
+        else:
+            shared = len(operand.users) > 1      # the fused parameter feeds other values too
+        if shared:
             return False
     return True
 

@@ -16,6 +16,11 @@ and last units also own the rows before / after every band): it writes the init 
 there, then scatters its own windows, which lie inside its band. Otherwise the kernel
 is one unit doing everything in source order.
 
+When the windows **tile** the operand (stride == size, no padding or dilation, and the
+operand is exactly covered: the usual 2x2/2 max pool), every output element lies in
+exactly one window, so no init fill is needed: each window's elements are written once,
+``scatter(init, source)`` at the chosen position and ``init`` elsewhere.
+
 When the output's minor-most physical dimension passes through the window (the
 channels of an NHWC pool), a block of it is handled at once: window validity is the
 same for the whole block, and the select / scatter loops over the block vectorize.
@@ -203,16 +208,47 @@ class _Kernel:
                 sc.store(self.out, new, ptr)
             self._lanes(lo, hi, lane, "scat")
 
+    def _tiles(self) -> bool:
+        """Whether the windows tile the operand exactly (each element in one window)."""
+        geo = self.geo
+        return all(w.stride == w.size and w.rhs_dilate == 1 and w.lhs_dilate == 1
+                   and w.pad_lo == 0 and w.pad_hi == 0 and n == o * w.size
+                   for w, n, o in zip(geo.wd, geo.in_dims, geo.out_dims))
+
+    def _write_windows(self, y_index: list, lo: ir.Value | None, hi: ir.Value | None) -> None:
+        """Tiling windows: write every element of the window once, ``scatter(init,
+        source)`` at the chosen position and ``init`` elsewhere (no separate fill)."""
+        b, sc = self.b, self.sc
+        comb = self.plan.combiner
+        init = sc.operand(2)([])
+        dims = [d for d in range(len(y_index)) if d != self.m]
+
+        def slot(found: dict[int, ir.Value]) -> None:
+            def lane(c: ir.Value | None, j: ir.Value) -> None:
+                off = sc.offset(self._at(found, c), self.out_strides)
+                src = sc.operand(1)(self._at(y_index, c))
+                (value,) = comb.from_acc(b, comb.combine(b, comb.to_acc(b, [init]),
+                                                         comb.to_acc(b, [src])))
+                hit = b.icmp_signed("==", b.load(b.gep(self.sel_off, [j])), off)
+                sc.store(self.out, b.select(hit, value, init),
+                         b.gep(sc.ptrs[self.out], [off], inbounds=True))
+            self._lanes(lo, hi, lane, "tile")
+        self.geo.walk(sc, dims, y_index, slot)
+
     def build(self) -> KernelSpec:
         b, sc, geo = self.b, self.sc, self.geo
         src_dims = geo.out_dims
+        tiles = self._tiles()
         units = (src_dims[self.p] if self.p is not None else 1) if prod(geo.in_dims) else 0
         # source dimensions walked inside a unit, row-major (ascending)
         walk = [d for d in range(len(src_dims)) if d != self.p and d != self.m]
         nblocks = -(-src_dims[self.m] // self.block) if self.m is not None else 1
 
+        finish = self._write_windows if tiles else self._scatter
+
         def unit(u: ir.Value) -> None:
-            self._fill_band(u, units)
+            if not tiles:
+                self._fill_band(u, units)
             if prod(src_dims) == 0:
                 return
             y_index: list = [None] * len(src_dims)
@@ -224,7 +260,7 @@ class _Kernel:
                     y_index[d] = index[d]
                 if self.m is None:
                     self._select(y_index, None, None)
-                    self._scatter(y_index, None, None)
+                    finish(y_index, None, None)
                     return
 
                 def block(k: ir.Value) -> None:
@@ -234,7 +270,7 @@ class _Kernel:
                                   c64(src_dims[self.m]))
                     y_index[self.m] = lo
                     self._select(y_index, lo, hi)
-                    self._scatter(y_index, lo, hi)
+                    finish(y_index, lo, hi)
                 sc.loop(0, nblocks, block, "blk")
             sc.nest(src_dims, walk, position, name="src")
 
@@ -246,7 +282,8 @@ class _Kernel:
                           cost=float(bytes_of(sc.buffers) + 2 * work),
                           notes=[f"select-and-scatter of {prod(src_dims)} source elements in "
                                  f"{units} units" + (" (vector lanes)" if self.m is not None
-                                                     else "")])
+                                                     else "") + (" (tiling windows)" if tiles
+                                                                 else "")])
 
 
 __all__ = ["SelectAndScatterEmitter"]

@@ -99,14 +99,13 @@ class _View:
     Scratch views hold register values; output views hold the storage format."""
 
     def __init__(self, kernel: "_SortKernel", ptrs: Sequence[ir.Value],
-                 strides: Sequence[Any], slots: Sequence[int] | None = None) -> None:
+                 strides: Sequence[int], slots: Sequence[int] | None = None) -> None:
         self.k, self.ptrs, self.strides, self.slots = kernel, list(ptrs), list(strides), slots
 
     def _ptr(self, k: int, i: ir.Value) -> ir.Value:
-        b, s = self.k.b, self.strides[k]
-        off = i if (isinstance(s, int) and s == 1) else b.mul(i, s if not isinstance(s, int)
-                                                              else c64(s))
-        return b.gep(self.ptrs[k], [off], inbounds=True)
+        s = self.strides[k]
+        off = i if s == 1 else self.k.b.mul(i, c64(s))
+        return self.k.b.gep(self.ptrs[k], [off], inbounds=True)
 
     def load(self, k: int, i: ir.Value) -> ir.Value:
         if self.slots is None:

@@ -20,7 +20,11 @@ Loop structure. Let ``m`` be the output's minor-most physical dimension:
   ``pad_lo = size - 1``, ``pad_hi = 0`` and ``size >= dim``, every other dimension passing
   through -- how ``cumsum``/``cumprod``/``cummax`` lower): output ``i`` along ``s`` folds
   elements ``0..i``, which is the running accumulator of one sequential pass, so the
-  kernel is O(n) instead of O(n^2) and gives the same bits.
+  kernel is O(n) instead of O(n^2) and gives the same bits. The **reverse** form
+  (``pad_lo = 0``, ``pad_hi = size - 1``: output ``i`` folds ``i..n-1``, e.g. the gradient
+  of a cumsum) is a scan from the end only for reducers that are exact, associative and
+  commutative (integer/boolean ops, ``maximum``/``minimum``), where the order of the fold
+  cannot change a bit; a float ``add``/``multiply`` keeps the per-output fold (XLA's order).
 
 Work units: output rows (every output dimension but ``m``, times blocks of ``m`` in
 vector mode); in scan mode the rows exclude ``s``. Units write disjoint outputs.
@@ -35,7 +39,7 @@ from llvmlite import ir
 from ...errors import InvalidArgumentError
 from ...hlo.attrs import Window, WindowDim
 from ...hlo.ir import HloInstruction
-from .kernel_api import KernelSpec
+from .kernel_api import KernelSpec, kernel_buffers
 from .kernel_support import (KernelScaffold, buffer_aliases, bytes_of, c64, find_hero,
                              has_register_type, major_to_minor)
 from .reduction_reducers import Reducer
@@ -78,17 +82,20 @@ class WindowGeometry:
         highest = (o - 1) * w.stride + (w.size - 1) * w.rhs_dilate - w.pad_lo
         return w.pad_lo > 0, highest >= dilated, w.lhs_dilate > 1
 
-    def scan_dim(self) -> int | None:
-        """The dimension of a cumulative reduction (see the module docstring), or None."""
+    def scan_dim(self) -> tuple[int, bool] | None:
+        """``(dimension, reverse)`` of a cumulative reduction (see the module docstring)."""
         rest = [d for d in range(self.rank) if not self.passes_through(d)]
         if len(rest) != 1:
             return None
         s = rest[0]
         w, n = self.wd[s], self.in_dims[s]
-        if (w.stride == 1 and w.lhs_dilate == 1 and w.rhs_dilate == 1 and not w.rhs_reversal
-                and w.pad_lo == w.size - 1 and w.pad_hi == 0 and w.size >= n
-                and self.out_dims[s] == n and n > 1):
-            return s
+        if not (w.stride == 1 and w.lhs_dilate == 1 and w.rhs_dilate == 1 and not w.rhs_reversal
+                and w.size >= n and self.out_dims[s] == n and n > 1):
+            return None
+        if (w.pad_lo, w.pad_hi) == (w.size - 1, 0):
+            return s, False
+        if (w.pad_lo, w.pad_hi) == (0, w.size - 1):
+            return s, True
         return None
 
     def walk(self, sc: KernelScaffold, dims: Sequence[int], out_index: Sequence[ir.Value],
@@ -140,6 +147,15 @@ class WindowGeometry:
 
 
 # ----------------------------------------------------------------------------- plan
+def _order_free(reducer: Reducer) -> bool:
+    """Whether the reducer's result is the same bits in any fold order."""
+    if not reducer.is_fast:
+        return False
+    et = reducer.element_types[0]
+    return reducer.op in ("maximum", "minimum", "and", "or", "xor") or \
+        et.is_integral or et.is_pred
+
+
 class _Plan:
     """What a reduce-window kernel needs to know about its instruction."""
 
@@ -148,7 +164,10 @@ class _Plan:
         self.instr, self.hero, self.geo, self.reducer, self.n = instr, hero, geometry, reducer, n
         out_shape = hero.shape.tuple_shapes[0] if hero.shape.is_tuple else hero.shape
         self.out_dims = list(out_shape.dims)
-        self.scan = geometry.scan_dim()
+        found = geometry.scan_dim()
+        if found is not None and found[1] and not _order_free(reducer):
+            found = None
+        self.scan, self.reverse = found if found is not None else (None, False)
 
 
 def _analyze(instr: HloInstruction, assignment: Any) -> _Plan | None:
@@ -172,7 +191,6 @@ def _analyze(instr: HloInstruction, assignment: Any) -> _Plan | None:
         return None
     if not Reducer.supported(hero.to_apply, ets):
         return None
-    from .kernel_api import kernel_buffers
     if buffer_aliases(assignment, instr, kernel_buffers(instr)) != {}:
         return None
     return _Plan(instr, hero, WindowGeometry(window, in_dims, outs[0].dims), Reducer(
@@ -291,7 +309,8 @@ class _ReduceWindowKernel:
         sc.finish()
         window = plan.geo.window_elements if plan.scan is None else 1
         work = prod(dims) * window * plan.n * (1 if self.reducer.is_fast else 8)
-        mode = "scan" if plan.scan is not None else ("vector" if self.vector else "scalar")
+        mode = ("reverse scan" if plan.reverse else "scan") if plan.scan is not None else \
+            ("vector" if self.vector else "scalar")
         return KernelSpec(sc.name, plan.instr, sc.buffers, units=units,
                           cost=float(bytes_of(sc.buffers) + 2 * work),
                           notes=[f"reduce-window ({mode} mode) over {prod(dims)} outputs "
@@ -327,7 +346,8 @@ class _ReduceWindowKernel:
         s, m = self.plan.scan, self.m
         n_s = self.plan.out_dims[s]
 
-        def step(i: ir.Value) -> None:
+        def step(k: ir.Value) -> None:
+            i = self.b.sub(c64(n_s - 1), k) if self.plan.reverse else k
             if lo is None:
                 here = [i if d == s else index[d] for d in range(len(index))]
                 self._accumulate(c64(0), here)
