@@ -1,0 +1,170 @@
+"""The benchmark scripts keep working: each runs in ``--smoke`` mode (tiny sizes, one sample,
+backend "interpreter"), every implementation agrees with the float64 reference, and the
+harness's statistics, checks and refusals behave."""
+from __future__ import annotations
+
+import gc
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks"
+if str(BENCH) not in sys.path:
+    sys.path.insert(0, str(BENCH))
+
+harness = importlib.import_module("harness")
+machine = importlib.import_module("machine")
+
+SCRIPTS = ["elementwise", "rows", "transformer", "jit_overhead"]
+EXPECTED_ROWS = {"elementwise": 2, "rows": 2, "transformer": 1, "jit_overhead": 2}
+HAVE_GCC = shutil.which("gcc") is not None
+HAVE_JAX = harness.jax_available()
+
+
+@pytest.fixture(autouse=True)
+def _restore_env():
+    """The scripts set OMP_WAIT_POLICY and XLAPY_DISABLE_CACHE for their own process; keep
+    them out of the other tests that share this worker."""
+    keys = ("OMP_WAIT_POLICY", "XLAPY_DISABLE_CACHE")
+    before = {k: os.environ.get(k) for k in keys}
+    yield
+    for k, v in before.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_script_smoke(script, tmp_path, capsys):
+    module = importlib.import_module(script)
+    out_json = tmp_path / f"{script}.json"
+    rc = module.main(["--smoke", "--backend", "interpreter", "--json", str(out_json)])
+    printed = capsys.readouterr().out
+    assert rc == 0, printed
+    data = json.loads(out_json.read_text())
+    assert data["backend"] == "interpreter"
+    assert data["header"]["cores"] >= 1 and data["header"]["versions"]["numpy"] == np.__version__
+    assert len(data["rows"]) == EXPECTED_ROWS[script]
+    for row in data["rows"]:
+        impls = row["impls"]
+        names = {"xlapy", "numpy"} if script != "jit_overhead" else {"xlapy jit", "numpy"}
+        if HAVE_JAX:
+            names.add("jax" if script != "jit_overhead" else "jax jit")
+        if HAVE_GCC and script != "jit_overhead":
+            names.add("c")
+        for name in names:
+            assert impls[name]["status"] == "ok", (name, impls[name])
+            assert impls[name]["median_s"] > 0
+        assert impls.get("xlapy", impls.get("xlapy jit"))["compile_s"] >= 0
+    assert "| workload |" in printed or "| call (backend interpreter) |" in printed
+
+
+def test_command_line_run(tmp_path):
+    """``python benchmarks/elementwise.py`` works as a script (imports its siblings)."""
+    out = subprocess.run([sys.executable, str(BENCH / "elementwise.py"), "--smoke",
+                          "--backend", "interpreter", "--no-jax", "--no-c"],
+                         capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "| W1 sum(x + y*z) | N=1e3 |" in out.stdout
+    assert "# BLAS:" in out.stdout
+
+
+@pytest.mark.skipif(not HAVE_GCC, reason="gcc not found")
+def test_c_call_keeps_its_inputs_alive():
+    """The call closure owns its input buffers: dropping the caller's arrays and reusing the
+    freed memory must not change the answer (it read freed memory once)."""
+    elementwise = importlib.import_module("elementwise")
+    rng = np.random.default_rng(0)
+    x, y, z = (rng.random(64, dtype=np.float32) for _ in range(3))
+    expected = float(np.sum(x.astype(np.float64) + y.astype(np.float64) * z))
+    call = elementwise.c_w1(x.copy(), y.copy(), z.copy())
+    del x, y, z
+    gc.collect()
+    reuse = [np.zeros(64, np.float32) for _ in range(16)]
+    assert float(call()) == pytest.approx(expected, rel=1e-6)
+    assert len(reuse) == 16
+
+
+def test_summarize_median_and_quartiles():
+    s = harness.summarize([5.0, 1.0, 3.0, 2.0, 4.0], number=10)
+    assert (s.median, s.q1, s.q3, s.iqr, s.number) == (3.0, 2.0, 4.0, 2.0, 10)
+    one = harness.summarize([0.5], number=1)
+    assert (one.median, one.iqr) == (0.5, 0.0)
+
+
+def test_fmt_time_units():
+    assert harness.fmt_time(2.5) == "2.5 s"
+    assert harness.fmt_time(0.0123) == "12.3 ms"
+    assert harness.fmt_time(0.000456) == "456 us"
+    assert harness.fmt_time(7e-7) == "700 ns"
+
+
+def test_check_result_reports_mismatch():
+    ref = np.array([1.0, 2.0, 3.0])
+    assert harness.check_result(np.float32([1, 2, 3]), ref, 1e-6, 0) == ""
+    msg = harness.check_result(np.float32([1, 2, 3.1]), ref, 1e-4, 1e-6)
+    assert "max abs error 0.1" in msg and "flat index 2" in msg
+    assert "shape (2,)" in harness.check_result(np.float32([1, 2]), ref, 1e-4, 1e-6)
+
+
+def test_wrong_implementation_is_reported_and_not_timed():
+    calls = {"good": 0, "bad": 0}
+
+    def good():
+        calls["good"] += 1
+        return np.float32(6.0)
+
+    def bad():
+        calls["bad"] += 1
+        return np.float32(6.5)
+
+    case = harness.Case("w", "n", np.float64(6.0),
+                        [harness.Impl("numpy", good), harness.Impl("xlapy", bad),
+                         harness.Impl("c", None, note="gcc not found")])
+    res = harness.run_case(case, repeat=3, warmup=2, min_sample_s=0.0)
+    assert res.results["xlapy"].status == "WRONG" and res.results["xlapy"].stats is None
+    assert calls["bad"] == 1                      # the check call only
+    assert res.results["numpy"].status == "ok"
+    assert len(res.results["numpy"].stats.samples) == 3
+    assert res.results["c"].status == "missing" and "gcc" in res.results["c"].detail
+    table = harness.format_table([res], "cpu")
+    assert "| w | n | WRONG |" in table and "xlapy: WRONG: output 0" in table
+    timed = harness.run_case(case, repeat=2, warmup=1, min_sample_s=0.0, time_wrong=True)
+    assert timed.results["xlapy"].status == "WRONG"
+    assert len(timed.results["xlapy"].stats.samples) == 2
+    assert "(WRONG)" in harness.format_table([timed], "cpu")
+
+
+def test_ratios_in_table():
+    res = harness.CaseResult("w", "n")
+    for name, t in (("xlapy", 3e-3), ("c", 1e-3), ("jax", 6e-3), ("numpy", 9e-3)):
+        res.results[name] = harness.ImplResult(name, harness.summarize([t], 1))
+    assert res.ratio("xlapy", "c") == pytest.approx(3.0)
+    row = harness.format_table([res], "cpu").splitlines()[2]
+    assert row.endswith("| 3.00 | 0.50 |")
+
+
+def test_openblas_env_refused_unless_allowed(capsys):
+    env = {"OPENBLAS_CORETYPE": "Haswell"}
+    with pytest.raises(SystemExit) as e:
+        machine.check_openblas_env(allow=False, environ=env)
+    assert e.value.code == 2
+    assert "env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE" in capsys.readouterr().err
+    machine.check_openblas_env(allow=True, environ=env)
+    assert "WARNING: OPENBLAS_CORETYPE=Haswell" in capsys.readouterr().err
+    machine.check_openblas_env(allow=False, environ={})
+
+
+def test_missing_backend_falls_back_to_interpreter(capsys):
+    assert harness.resolve_backend("interpreter") == "interpreter"
+    assert harness.resolve_backend("no_such_backend") == "interpreter"
+    assert "falling back to backend 'interpreter'" in capsys.readouterr().err
