@@ -405,3 +405,18 @@ def test_composite_gradients_match_jax():
         got = xlapy.grad(make(xnp), argnums=argnums)(*args)
         for g, j in zip(got, want):
             close(g, np.asarray(j), 2e-5)
+
+
+def test_donated_argument_alias_indexes_the_tuple_when_variables_add_outputs():
+    v = xlapy.Variable(np.zeros(3, np.float32))
+
+    def step(x):
+        v.assign_add(x)
+        return x * 2.0
+
+    f = xlapy.jit(step, donate_argnums=0)
+    x = np.ones(3, np.float32)
+    text = f.get_compiler_ir(x)(stage="hlo")
+    assert "input_output_alias={ {0}: (0, {}, may-alias), {1}: (1, {}, may-alias) }" in text
+    np.testing.assert_allclose(np.asarray(f(x)), 2.0)
+    np.testing.assert_allclose(v.numpy(), 1.0)

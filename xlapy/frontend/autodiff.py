@@ -27,8 +27,8 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from . import autodiff_rules  # noqa: F401  (installs the vjp rules)
-from . import core, dtypes
-from .core import Array, Primitive, to_array
+from . import core, dtypes, lax
+from .core import Array, Primitive, new_ref, to_array
 from .pytree import tree_flatten, tree_unflatten
 from .source_info import located
 
@@ -136,7 +136,6 @@ class Tape:
 
 
 def _accumulate(acc: dict[int, Array], x: Array, ct: Array) -> None:
-    from . import lax
     if ct.dtype != x.dtype:
         ct = lax.convert_element_type(ct, x.dtype)
     prev = acc.get(id(x))
@@ -144,13 +143,11 @@ def _accumulate(acc: dict[int, Array], x: Array, ct: Array) -> None:
 
 
 def _zeros_like(x: Array) -> Array:
-    from . import lax
-    return lax.broadcast_in_dim(lax.convert_element_type(0, x.dtype), x.shape, ())
+    return lax.full_like(x, 0)
 
 
 def _ones_like(x: Array) -> Array:
-    from . import lax
-    return lax.broadcast_in_dim(lax.convert_element_type(1, x.dtype), x.shape, ())
+    return lax.full_like(x, 1)
 
 
 @contextmanager
@@ -180,33 +177,10 @@ def tracked_by_any(xs: Sequence[Any]) -> bool:
     return any(t.is_tracked(x) for t in core._TAPES for x in xs)
 
 
-# The identity seen by tapes: a fresh Array object standing for an input, so that one
-# value passed twice gets two gradients and enclosing tapes still see the dependence.
-def _alias_vjp(ct: Array, ans: Array, x: Array) -> tuple:
-    return (ct,)
-
-
-_alias_p = Primitive("alias", lambda ctx, x: x, vjp=_alias_vjp)
-
-
-def alias(x: Array) -> Array:
-    """A new Array object for the same value; active tapes record it as an identity."""
-    y = Array(x._value, weak_type=x.weak_type) if x._value is not None else \
-        Array(instr=x._instr, trace=x._trace, weak_type=x.weak_type)
-    if core._TAPES:
-        core.record(_alias_p, [x], {}, [y])
-    return y
-
-
 def stop_gradient(x: Any) -> Any:
     """``x`` with no gradient flowing through it (a pytree of arrays is mapped)."""
     leaves, tree = tree_flatten(x)
-    out = []
-    for leaf in leaves:
-        a = to_array(leaf)
-        out.append(Array(a._value, weak_type=a.weak_type) if a._value is not None else
-                   Array(instr=a._instr, trace=a._trace, weak_type=a.weak_type))
-    return tree_unflatten(tree, out)
+    return tree_unflatten(tree, [new_ref(to_array(a), keep_gradient=False) for a in leaves])
 
 
 # ----------------------------------------------------------------------------- JAX style
@@ -215,7 +189,7 @@ def _prepare(primals: Sequence[Any]) -> tuple[list[Array], Any, Tape]:
     tape = Tape()
     fresh = []
     for leaf in leaves:
-        a = alias(to_array(leaf))
+        a = new_ref(to_array(leaf))
         tape.watch(a)
         fresh.append(a)
     return fresh, tree, tape
@@ -443,17 +417,12 @@ class GradientTape:
             for r in self._tape.variable_reads.get(id(s), []):
                 g = acc.get(id(r))
                 if g is not None:
-                    total = g if total is None else _add(total, g)
+                    total = g if total is None else lax.add(total, g)
             return total
         if isinstance(s, Array):
             return acc.get(id(s))
         raise InvalidArgumentError(f"GradientTape.gradient: sources must be Arrays or "
                                    f"Variables, got {type(s).__name__}")
-
-
-def _add(a: Array, b: Array) -> Array:
-    from . import lax
-    return lax.add(a, b)
 
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "stop_gradient", "GradientTape", "Tape"]
@@ -468,7 +437,7 @@ def vjp_with_captures(fn: Callable[..., Any], primals: Sequence[Array],
     directly, so the operations ``fn`` applies to them are recorded.
     """
     tape = Tape()
-    fresh = [alias(p) for p in primals]
+    fresh = [new_ref(p) for p in primals]
     for a in fresh:
         tape.watch(a)
     for c in captures:
@@ -483,8 +452,9 @@ def vjp_with_captures(fn: Callable[..., Any], primals: Sequence[Array],
     return result
 
 
-class ControlFlowNode(Primitive):
-    """A recorded ``cond`` / ``scan`` / ``while``: its rule is a closure over the functions."""
+class ClosureNode(Primitive):
+    """A recorded ``cond`` / ``scan`` / ``while`` / compiled call: its rule is a closure
+    over the functions it runs."""
 
     def __init__(self, name: str, rule: Callable[..., Any]) -> None:
         super().__init__(name, lambda ctx, *xs: None, multiple_results=True, vjp=rule)
@@ -494,4 +464,4 @@ def record_control_flow(name: str, rule: Callable[..., Any], args: Sequence[Arra
                         outs: Sequence[Array]) -> None:
     """Record a control-flow node on the active tapes when they track one of ``args``."""
     if core._TAPES and tracked_by_any(args):
-        core.record(ControlFlowNode(name, rule), list(args), {}, list(outs))
+        core.record(ClosureNode(name, rule), list(args), {}, list(outs))

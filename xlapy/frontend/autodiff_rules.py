@@ -26,17 +26,11 @@ from .core import Array, to_array
 
 
 # ----------------------------------------------------------------------------- helpers
-def _full(value: Any, like: Array) -> Array:
-    return lax.broadcast_in_dim(lax.convert_element_type(value, like.dtype), like.shape, ())
-
-
 def _zeros(like: Array) -> Array:
-    return _full(0, like)
+    return lax.full_like(like, 0)
 
 
-def _f(x: Array, v: float) -> Array:
-    """The scalar ``v`` broadcast to ``x``'s shape and dtype."""
-    return _full(v, x)
+_f = lax.full_like      # ``_f(x, v)``: the scalar ``v`` with ``x``'s shape and dtype
 
 
 def _where(pred: Array, a: Array, b: Array) -> Array:
@@ -439,8 +433,7 @@ def _along_axis_scan(step: Any, xs: Sequence[Array], axis: int, init: Array,
 
 
 def _rest_zeros(x: Array, axis: int) -> Array:
-    shape = tuple(s for d, s in enumerate(x.shape) if d != axis)
-    return lax.broadcast_in_dim(lax.convert_element_type(0, x.dtype), shape, ())
+    return lax.full_like(x, 0, shape=tuple(s for d, s in enumerate(x.shape) if d != axis))
 
 
 def _cumprod_vjp(g: Array, ans: Array, x: Array, *, axis: int, reverse: bool) -> tuple:
@@ -511,18 +504,6 @@ defvjp(P.cumulative_p["min"], _cum_extreme_vjp("min"))
 
 
 # -------------------------------------------------------------------------- sort / dot
-def take_along_axis(x: Array, idx: Array, axis: int) -> Array:
-    """``x`` read at ``idx`` along ``axis`` (``idx`` matches ``x`` in the other dims)."""
-    parts = []
-    for d in range(x.ndim):
-        coord = idx if d == axis else lax.broadcasted_iota(idx.dtype, idx.shape, d)
-        parts.append(lax.reshape(coord, idx.shape + (1,)))
-    full = lax.concatenate(parts, x.ndim)
-    return lax.gather(x, full, offset_dims=(), collapsed_slice_dims=tuple(range(x.ndim)),
-                      start_index_map=tuple(range(x.ndim)), index_vector_dim=x.ndim,
-                      slice_sizes=(1,) * x.ndim)
-
-
 def _sort_vjp(gs: list[Array], outs: list[Array], *xs: Array, dimension: int,
               is_stable: bool) -> tuple:
     iota = lax.broadcasted_iota(np.int32, xs[0].shape, dimension)
@@ -532,7 +513,7 @@ def _sort_vjp(gs: list[Array], outs: list[Array], *xs: Array, dimension: int,
     out = []
     for x, g in zip(xs, gs):
         differentiable = dtypes.is_float(x.dtype) or np.dtype(x.dtype).kind == "c"
-        out.append(take_along_axis(g, inverse, dimension) if differentiable else None)
+        out.append(lax.take_along_axis(g, inverse, dimension) if differentiable else None)
     return tuple(out)
 
 
@@ -574,4 +555,4 @@ def _dot_general_vjp(g: Array, ans: Array, x: Array, y: Array, *, contracting, b
 
 defvjp(P.dot_general_p, _dot_general_vjp)
 
-__all__ = ["defvjp", "take_along_axis"]
+__all__ = ["defvjp"]

@@ -124,13 +124,9 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
             return (lax.add(i, to_array(np.int32(1))), body_fun(i, val)), None
 
         (_, val), _ = scan(step, (to_array(np.int32(lo)), init_val), None,
-                           length=builtins_max(hi - lo, 0))
+                           length=max(hi - lo, 0))
         return val
     return _fori_while(lower, upper, body_fun, init_val)
-
-
-def builtins_max(a: int, b: int) -> int:
-    return a if a > b else b
 
 
 def _is_concrete(x: Any) -> bool:
@@ -299,8 +295,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     if carry_out_tree is None:
         raise InvalidArgumentError("scan: f must return a pair (carry, y)")
     y_avals = probe_outs[len(c_leaves):]
-    bufs = [lax.broadcast_in_dim(lax.convert_element_type(0, y.dtype), (n,) + y.shape, ())
-            for y in y_avals]
+    bufs = [lax.full_like(y, 0, shape=(n,) + y.shape) for y in y_avals]
 
     def body(i: Array, state: Any) -> Any:
         carry, ys = state
@@ -348,8 +343,7 @@ def _scan_rule(f: Callable[..., Any], c_tree: Any, x_tree: Any, nc: int, nx: int
             g_c, g_x, g_caps = grads[:nc], grads[nc:nc + nx], grads[nc + nx:]
             return (g_c, [lax.add(a, b) for a, b in zip(ct_caps, g_caps)]), g_x
 
-        caps0 = [lax.broadcast_in_dim(lax.convert_element_type(0, c.dtype), c.shape, ())
-                 for c in captures]
+        caps0 = [lax.full_like(c, 0) for c in captures]
         (g_c0, g_caps), g_xs = scan(backward, (ct_c, caps0), (carries, xs, ct_ys),
                                     reverse=not reverse)
         return tuple(list(g_c0) + list(g_xs or []) + list(g_caps))

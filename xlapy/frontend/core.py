@@ -163,11 +163,6 @@ class Array:
     __str__ = __repr__
 
 
-def is_array_like(x: Any) -> bool:
-    return isinstance(x, (Array, np.ndarray, np.generic, bool, int, float, complex)) or \
-        hasattr(x, "__xlapy_array__")
-
-
 def to_array(x: Any, dtype: Any = None) -> Array:
     """An Array from an Array, a NumPy value, a Python scalar or a nested list.
 
@@ -305,6 +300,29 @@ def record(prim: Any, args: Sequence[Array], params: dict, outs: Sequence[Array]
         tape.record(prim, args, params, outs)
 
 
+def _identity_vjp(ct: Array, ans: Array, x: Array) -> tuple:
+    return (ct,)
+
+
+# A new Array object for the same value, seen by tapes as the identity (not registered:
+# it never lowers to an instruction).
+alias_p = Primitive("alias", lambda ctx, x: x, vjp=_identity_vjp)
+
+
+def new_ref(x: Array, weak_type: bool | None = None, keep_gradient: bool = True) -> Array:
+    """A new Array object for ``x``'s value (``weak_type`` re-types it).
+
+    Active tapes record it as an identity, so gradients flow through it; with
+    ``keep_gradient=False`` it is a fresh value to them (``stop_gradient``, Variable reads).
+    """
+    weak = x.weak_type if weak_type is None else weak_type
+    y = Array(x._value, weak_type=weak) if x._value is not None else \
+        Array(instr=x._instr, trace=x._trace, weak_type=weak)
+    if keep_gradient and _TAPES:
+        record(alias_p, [x], {}, [y])
+    return y
+
+
 def bind(prim: Primitive, *args: Array, **params: Any) -> Any:
     """Apply ``prim`` to Arrays: record it in the current trace or run it eagerly."""
     for a in args:
@@ -366,5 +384,5 @@ def eager_cache_size() -> int:
     return len(_EAGER_CACHE)
 
 
-__all__ = ["Array", "Primitive", "PRIMITIVES", "primitive", "bind", "to_array",
+__all__ = ["Array", "Primitive", "PRIMITIVES", "primitive", "bind", "to_array", "new_ref",
            "LoweringContext", "current_trace", "set_default_backend", "default_backend"]

@@ -153,6 +153,7 @@ class JitFunction:
         donate = [donate_argnums] if isinstance(donate_argnums, int) else list(donate_argnums)
         self._donate_names = {names[i] if i < len(names) else f"args[{i}]" for i in donate}
         self._cache: dict[_Key, _Entry] = {}
+        self._backward: dict[_Key, JitFunction] = {}     # compiled vjps, for tapes
         self._last_key: _Key | None = None
         self._constant_leaves: dict[TreeDef, set[int]] = {}
         self._info = CacheInfo()
@@ -165,14 +166,13 @@ class JitFunction:
             return self.fn(*args, **kwargs)
         try:
             entry, a = self._lookup(args, kwargs)
-            if core._TAPES:
-                taped = self._call_under_tape(entry, a)
-                if taped is not None:
-                    return taped
-                # Variables read inside: run op by op so that the tape sees every read.
+            if core._TAPES and (entry.variables or any(isinstance(x, Variable)
+                                                       for x in a.leaves)):
+                # A tape records Variable reads: run op by op so that it sees every read.
                 log.debug("%s runs eagerly: a tape records Variable reads", self.__name__)
                 return self.fn(*args, **kwargs)
-            values = [self._leaf_value(a.leaves[i]) for i in entry.param_leaves]
+            inputs = [to_array(a.leaves[i]) for i in entry.param_leaves]
+            values = [np.asarray(x._value) for x in inputs]
             values += [v._value._value for v in entry.variables]
             result = entry.executable.execute(values)
         except XlapyError as e:
@@ -182,33 +182,25 @@ class JitFunction:
         for var, value in zip(entry.assigned, flat[len(entry.out_weak):]):
             var._value = Array(np.asarray(value))
         outs = [Array(np.asarray(v), weak_type=w) for v, w in zip(flat, entry.out_weak)]
+        if core._TAPES:
+            self._record(entry, a, inputs, outs)
         return tree_unflatten(entry.out_tree, outs)
 
-    def _call_under_tape(self, entry: _Entry, a: _Args) -> Any:
-        """Run compiled and record one node whose vjp is another compiled function.
+    def _record(self, entry: _Entry, a: _Args, inputs: list[Array], outs: list[Array]) -> None:
+        """Under a tape: record one node whose vjp is another compiled function."""
+        from .autodiff import ClosureNode, tracked_by_any
+        if not tracked_by_any(inputs):
+            return
+        backward = self._backward_function(a, entry)
 
-        Returns None when the function uses Variables (the caller then runs it op by op).
-        """
-        from .autodiff import ControlFlowNode, tracked_by_any
-        if entry.variables or any(isinstance(x, Variable) for x in a.leaves):
-            return None
-        inputs = [to_array(a.leaves[i]) for i in entry.param_leaves]
-        values = [np.asarray(x._value) for x in inputs]
-        result = entry.executable.execute(values)
-        flat = [result] if len(entry.out_weak) == 1 else list(result)
-        outs = [Array(np.asarray(v), weak_type=w) for v, w in zip(flat, entry.out_weak)]
-        if tracked_by_any(inputs):
-            backward = self._backward_function(a, entry)
-
-            def rule(cts: list[Array], ans: list[Array], *xs: Array) -> tuple:
-                return tuple(backward(list(xs), list(cts)))
-            core.record(ControlFlowNode(f"jit({self.__name__})", rule), inputs, {}, outs)
-        return tree_unflatten(entry.out_tree, outs)
+        def rule(cts: list[Array], ans: list[Array], *xs: Array) -> tuple:
+            return tuple(backward(list(xs), list(cts)))
+        core.record(ClosureNode(f"jit({self.__name__})", rule), inputs, {}, outs)
 
     def _backward_function(self, a: _Args, entry: _Entry) -> "JitFunction":
         """``(inputs, cotangents) -> input cotangents``, compiled (one per call signature)."""
         key = self._key(a)
-        cache = self.__dict__.setdefault("_backward", {})
+        cache = self._backward
         if key not in cache:
             from .autodiff import vjp
             leaves, params = list(a.leaves), list(entry.param_leaves)
@@ -292,10 +284,6 @@ class JitFunction:
         avals = tuple(("const", _const_value(x)) if i in consts else _leaf_aval(x, p)
                       for i, (x, p) in enumerate(zip(a.leaves, a.paths)))
         return _Key(a.treedef, avals, a.statics)
-
-    @staticmethod
-    def _leaf_value(x: Any) -> np.ndarray:
-        return np.asarray(x._value if isinstance(x, Array) else to_array(x)._value)
 
     def _lookup(self, args: tuple, kwargs: dict, count: bool = True) -> tuple[_Entry, _Args]:
         a = self._split(args, kwargs)
@@ -395,8 +383,10 @@ class JitFunction:
                 instrs += [trace.instr_for(s.current) for s in assigned]
                 root = instrs[0] if len(instrs) == 1 else b.tuple(instrs)
         module = build_module(b.build(root), self._module_name)
-        self._add_aliases(module, a, param_leaves, outs)
-        self._add_variable_aliases(module, slots, len(param_leaves), len(outs), len(instrs))
+        aliases = self._donation_aliases(a, param_leaves, outs, len(instrs) > 1)
+        aliases += self._variable_aliases(slots, len(param_leaves), len(outs), len(instrs) > 1)
+        if aliases:
+            module.attributes["input_output_alias"] = aliases
         backend = self._backend or default_backend()
         from ..client import get_backend
         exe = get_backend(backend).compile(module)
@@ -404,17 +394,15 @@ class JitFunction:
                       [s.variable for s in slots], [s.variable for s in assigned])
 
     @staticmethod
-    def _add_variable_aliases(module: HloModule, slots: list, n_params: int, n_outs: int,
-                              n_total: int) -> None:
+    def _variable_aliases(slots: list, n_params: int, n_outs: int,
+                          tuple_root: bool) -> list[AliasEntry]:
         """Each assigned Variable's output aliases the Variable's parameter."""
-        aliases = list(module.attributes.get("input_output_alias", []))
-        k = n_outs
+        aliases, k = [], n_outs
         for p, slot in enumerate(slots):
             if slot.assigned:
-                aliases.append(AliasEntry((k,) if n_total > 1 else (), n_params + p))
+                aliases.append(AliasEntry((k,) if tuple_root else (), n_params + p))
                 k += 1
-        if aliases:
-            module.attributes["input_output_alias"] = aliases
+        return aliases
 
     @staticmethod
     def _rebuild(a: _Args, vals: list[Array]) -> list[Any]:
@@ -450,11 +438,11 @@ class JitFunction:
                     args.append(values[name])
         return self.fn(*args, **kwargs)
 
-    def _add_aliases(self, module: HloModule, a: _Args, param_leaves: list[int],
-                     outs: list[Array]) -> None:
-        """``input_output_alias`` for donated parameters whose type matches an output."""
+    def _donation_aliases(self, a: _Args, param_leaves: list[int], outs: list[Array],
+                          tuple_root: bool) -> list[AliasEntry]:
+        """Aliases of donated parameters with an output of the same type."""
         if not self._donate_names:
-            return
+            return []
         taken: set[int] = set()
         aliases = []
         for p, leaf in enumerate(param_leaves):
@@ -465,10 +453,9 @@ class JitFunction:
             for k, o in enumerate(outs):
                 if k not in taken and o.shape == np.shape(x) and o.dtype == _leaf_aval(x, "")[1]:
                     taken.add(k)
-                    aliases.append(AliasEntry((k,) if len(outs) > 1 else (), p))
+                    aliases.append(AliasEntry((k,) if tuple_root else (), p))
                     break
-        if aliases:
-            module.attributes["input_output_alias"] = aliases
+        return aliases
 
 
 class Lowered:

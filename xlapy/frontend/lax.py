@@ -14,8 +14,7 @@ import numpy as np
 from ..errors import InvalidArgumentError, ShapeError
 from . import dtypes
 from . import primitives as P
-from . import core
-from .core import Array, bind, to_array
+from .core import Array, bind, new_ref, to_array
 
 
 def _check_same(name: str, *xs: Array) -> None:
@@ -95,8 +94,8 @@ def convert_element_type(x: Any, dtype: Any, weak_type: bool = False) -> Array:
     dt = dtypes.canonicalize(dtype)
     if x.dtype == dt and x.weak_type == weak_type:
         return x
-    if x.dtype == dt and not x.is_traced and not core._TAPES:
-        return Array(x._value, weak_type=weak_type)
+    if x.dtype == dt and not x.is_traced:
+        return new_ref(x, weak_type)
     return bind(P.convert_element_type_p, x, new_dtype=dt, weak_type=weak_type)
 
 
@@ -106,6 +105,16 @@ def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequenc
     if x.shape == shape and bdims == tuple(range(len(shape))):
         return x
     return bind(P.broadcast_in_dim_p, x, shape=shape, broadcast_dimensions=bdims)
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None,
+              shape: Sequence[int] | None = None) -> Array:
+    """``fill_value`` broadcast to ``x``'s shape (or ``shape``), strongly typed as ``x``'s
+    dtype (or ``dtype``)."""
+    x = to_array(x)
+    dt = x.dtype if dtype is None else dtype
+    return broadcast_in_dim(convert_element_type(fill_value, dt),
+                            x.shape if shape is None else shape, ())
 
 
 def broadcast(x: Any, sizes: Sequence[int]) -> Array:
@@ -285,12 +294,23 @@ from .lax_nn import (ConvDimensionNumbers, conv, conv_dimension_numbers,  # noqa
                      select_and_scatter_add)
 
 
+def take_along_axis(x: Array, idx: Array, axis: int) -> Array:
+    """``x`` read at ``idx`` along ``axis`` (``idx`` matches ``x`` in the other dims)."""
+    parts = []
+    for d in range(x.ndim):
+        coord = idx if d == axis else broadcasted_iota(idx.dtype, idx.shape, d)
+        parts.append(reshape(coord, idx.shape + (1,)))
+    full = concatenate(parts, x.ndim)
+    return gather(x, full, offset_dims=(), collapsed_slice_dims=tuple(range(x.ndim)),
+                  start_index_map=tuple(range(x.ndim)), index_vector_dim=x.ndim,
+                  slice_sizes=(1,) * x.ndim)
+
+
 def top_k(x: Any, k: int) -> tuple[Array, Array]:
     """The ``k`` largest entries along the last axis and their indices (like ``jax.lax.top_k``).
 
     Descending; equal values keep their order (lower index first); NaN counts as largest.
     """
-    from .autodiff_rules import take_along_axis
     x = to_array(x)
     k = int(k)
     if x.ndim == 0 or not 0 <= k <= x.shape[-1]:
@@ -301,7 +321,7 @@ def top_k(x: Any, k: int) -> tuple[Array, Array]:
     idx = sort([keys, broadcasted_iota(np.int32, x.shape, axis)], axis, is_stable=True)[1]
     idx = slice(idx, (0,) * x.ndim, x.shape[:-1] + (k,))
     if idx.size == 0:
-        return broadcast_in_dim(convert_element_type(0, x.dtype), idx.shape, ()), idx
+        return full_like(x, 0, shape=idx.shape), idx
     return take_along_axis(x, idx, axis), idx
 
 
@@ -312,4 +332,4 @@ def stop_gradient(x: Any) -> Any:
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in (
     "Any", "Sequence", "np", "annotations", "dtypes", "P", "bind", "InvalidArgumentError",
-    "ShapeError", "builtins", "core")]
+    "ShapeError", "builtins", "new_ref")]

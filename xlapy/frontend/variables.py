@@ -23,7 +23,7 @@ from ..errors import InvalidArgumentError
 from ..hlo.builder import as_element_type
 from ..hlo.shape import Shape
 from . import core
-from .core import Array, current_trace, to_array
+from .core import Array, current_trace, new_ref, to_array
 from .source_info import located
 
 _NAMES = itertools.count()
@@ -85,12 +85,8 @@ class Variable:
     def read_value(self) -> Array:
         """The current value (traced inside ``jit``); watched by active tapes."""
         trace = current_trace()
-        if trace is None:
-            arr = Array(self._value._value)
-        else:
-            slot = self._slot(trace)
-            cur = slot.current
-            arr = Array(instr=cur._instr, trace=cur._trace)
+        current = self._value if trace is None else self._slot(trace).current
+        arr = new_ref(current, keep_gradient=False)      # each read is its own value
         for tape in list(core._TAPES):
             tape.on_variable_read(self, arr)
         return arr
