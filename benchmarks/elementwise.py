@@ -60,14 +60,7 @@ def make_case(name: str, fn: Callable[..., Any], c_build: Callable[..., Callable
               n: int, nargs: int, mean: bool, s: harness.Settings) -> harness.Case:
     rng = np.random.default_rng(n)
     args = [rng.random(n, dtype=np.float32) for _ in range(nargs)]
-    skip = s.xlapy_allowed(n * nargs)
-    impls = [harness.Impl("xlapy", None, note=skip) if skip else
-             harness.xlapy_impl(fn, args, s.backend),
-             harness.numpy_impl(fn, args)]
-    if s.jax:
-        impls.append(harness.jax_impl(fn, args))
-    if s.c:
-        impls.append(harness.c_impl(lambda: c_build(*args)))
+    impls = harness.peer_impls(fn, args, s, lambda: c_build(*args))
     # f32 results of a good reduction are within ~1e-6 relative; rtol 1e-4 still catches a
     # sequential f32 accumulator, which loses whole digits at 1e7+ elements.
     return harness.Case(name, f"N={n:.0e}".replace("e+0", "e"), reference(fn, args, mean),

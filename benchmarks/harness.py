@@ -110,14 +110,20 @@ def xlapy_impl(fn: Fn, args: Sequence[np.ndarray], backend: str) -> Impl:
         return fn(xnp, *a)
 
     body.__name__ = getattr(fn, "__name__", "fn")
-    jitted = xlapy.jit(body, backend=backend)
+    return jitted_impl(xlapy.jit(body, backend=backend), args, backend)
+
+
+def jitted_impl(jitted: Any, args: Sequence[Any], backend: str,
+                result: Callable[[Any], Any] = lambda r: r) -> Impl:
+    """The "xlapy" implementation calling ``jitted(*args)`` (``result`` maps what it returns
+    to what is checked), compiled first so that its compile time is kept apart."""
     t0 = time.perf_counter()
     try:
         jitted.lower(*args)          # traces and compiles; the calls below hit the cache
     except Exception as e:
         return failed_impl("xlapy", "compile", e)
     compile_s = time.perf_counter() - t0
-    return Impl("xlapy", lambda: jitted(*args), compile_s,
+    return Impl("xlapy", lambda: result(jitted(*args)), compile_s,
                 note=fallback_note(jitted, args, backend))
 
 
@@ -302,7 +308,8 @@ COLUMNS = ("xlapy", "numpy", "jax", "c")
 TITLES = {"xlapy": "xlapy", "numpy": "NumPy eager", "jax": "JAX jit", "c": "C loop"}
 
 
-def _cell(r: ImplResult | None) -> str:
+def time_cell(r: ImplResult | None) -> str:
+    """A table cell: the median per call ± half the IQR, or why there is none."""
     if r is None:
         return "-"
     if r.stats is None:
@@ -313,12 +320,19 @@ def _cell(r: ImplResult | None) -> str:
     return text + (" (WRONG)" if r.status == "WRONG" else "")
 
 
-def _ratio(x: float | None) -> str:
+def ratio_cell(x: float | None) -> str:
     return "-" if x is None else f"{x:.2f}"
 
 
-def _compile(r: ImplResult | None) -> str:
+def compile_cell(r: ImplResult | None) -> str:
     return "-" if r is None or r.compile_s is None else f"{r.compile_s:.2f}"
+
+
+def notes(results: Sequence[CaseResult]) -> list[str]:
+    """One line per implementation that is not plainly ok (its status and detail)."""
+    return [f"- {c.workload} {c.size}, {TITLES.get(r.name, r.name)}: "
+            f"{r.status}{': ' + r.detail if r.detail else ''}"
+            for c in results for r in c.results.values() if r.status != "ok" or r.detail]
 
 
 def format_table(results: Sequence[CaseResult], backend: str) -> str:
@@ -329,17 +343,13 @@ def format_table(results: Sequence[CaseResult], backend: str) -> str:
     for c in results:
         r = c.results
         lines.append(
-            f"| {c.workload} | {c.size} | {_cell(r.get('xlapy'))} | {_compile(r.get('xlapy'))} | "
-            f"{_cell(r.get('numpy'))} | {_cell(r.get('jax'))} | {_compile(r.get('jax'))} | "
-            f"{_cell(r.get('c'))} | {_ratio(c.ratio('xlapy', 'c'))} | "
-            f"{_ratio(c.ratio('xlapy', 'jax'))} |")
-    notes = []
-    for c in results:
-        for r in c.results.values():
-            if r.status != "ok" or r.detail:
-                notes.append(f"- {c.workload} {c.size}, {TITLES.get(r.name, r.name)}: "
-                             f"{r.status}{': ' + r.detail if r.detail else ''}")
-    return "\n".join(lines + ([""] + notes if notes else []))
+            f"| {c.workload} | {c.size} | {time_cell(r.get('xlapy'))} | "
+            f"{compile_cell(r.get('xlapy'))} | {time_cell(r.get('numpy'))} | "
+            f"{time_cell(r.get('jax'))} | {compile_cell(r.get('jax'))} | "
+            f"{time_cell(r.get('c'))} | {ratio_cell(c.ratio('xlapy', 'c'))} | "
+            f"{ratio_cell(c.ratio('xlapy', 'jax'))} |")
+    extra = notes(results)
+    return "\n".join(lines + ([""] + extra if extra else []))
 
 
 def to_json(header: dict, backend: str, results: Sequence[CaseResult]) -> dict:
@@ -459,13 +469,30 @@ class Settings:
         return ""
 
 
-def main(argv: Sequence[str] | None, description: str,
-         build_cases: Callable[[Settings], Iterable[Case]], default_repeat: int = 15) -> int:
-    """Parse flags, build the cases, run them, print the header and table, write JSON.
+def peer_impls(fn: Fn, args: Sequence[np.ndarray], s: Settings,
+               c_build: Callable[[], Callable[[], Any]]) -> list[Impl]:
+    """xlapy (unless the inputs are too big for the interpreter), NumPy, and JAX and the C
+    loop ``c_build`` when the flags allow them."""
+    skip = s.xlapy_allowed(sum(a.size for a in args))
+    impls = [Impl("xlapy", None, note=skip) if skip else xlapy_impl(fn, args, s.backend),
+             numpy_impl(fn, args)]
+    if s.jax:
+        impls.append(jax_impl(fn, args))
+    if s.c:
+        impls.append(c_impl(c_build))
+    return impls
 
-    Returns the exit status: 1 when an implementation failed or gave a wrong answer.
-    """
-    args = parser(description, default_repeat).parse_args(argv)
+
+def exit_status(results: Sequence[CaseResult]) -> int:
+    """1 when an implementation failed or gave a wrong answer, else 0."""
+    return int(any(r.status in ("WRONG", "error") for c in results for r in c.results.values()))
+
+
+def run(args: argparse.Namespace, build_cases: Callable[[Settings], Iterable[Case]],
+        table: Callable[[Sequence[CaseResult], str], str] = format_table,
+        legend: str = "cells are median ± half the IQR per call") -> int:
+    """Build the cases from parsed flags, run them, print the header and ``table``, write
+    JSON; returns :func:`exit_status`."""
     backend = setup(args)
     settings = Settings(backend, args.smoke, not args.no_jax, not args.no_c)
     repeat, warmup, min_sample = ((1, 1, 0.0) if args.smoke else
@@ -483,11 +510,15 @@ def main(argv: Sequence[str] | None, description: str,
         for lib in blas_after:
             print(f"# BLAS (after the run): {lib}")
     header.update(print_footer(measure_busy=not args.smoke))
-    print(f"# {repeat} samples per implementation; cells are median ± half the IQR per call")
-    print(format_table(results, backend))
+    print(f"# {repeat} samples per implementation; {legend}")
+    print(table(results, backend))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(to_json(header, backend, results), f, indent=1)
-    bad = [r for c in results for r in c.results.values() if r.status in ("WRONG", "error")]
-    return 1 if bad else 0
+    return exit_status(results)
 
+
+def main(argv: Sequence[str] | None, description: str,
+         build_cases: Callable[[Settings], Iterable[Case]], default_repeat: int = 15) -> int:
+    """Parse the common flags and :func:`run`; returns the exit status."""
+    return run(parser(description, default_repeat).parse_args(argv), build_cases)

@@ -14,14 +14,12 @@ and wrapping the result. Rows:
 """
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 import harness
-from machine import machine_header
 
 SIZE = 16
 
@@ -99,23 +97,10 @@ def format_table(results: Sequence[harness.CaseResult], backend: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = harness.parser(__doc__.splitlines()[0], default_repeat=15).parse_args(argv)
-    backend = harness.setup(args)
-    settings = harness.Settings(backend, args.smoke, not args.no_jax, False)
-    repeat, warmup, min_sample = ((1, 1, 0.0) if args.smoke else
-                                  (args.repeat, max(args.warmup, 100),
-                                   args.min_sample_ms / 1e3))
-    header = machine_header(measure_busy=not args.smoke)
-    harness.print_header(header)
-    results = [harness.run_case(c, repeat, warmup, min_sample, args.time_wrong)
-               for c in build_cases(settings)]
-    header.update(harness.print_footer(measure_busy=not args.smoke))
-    print(f"# {repeat} samples per implementation (each the mean of many calls)")
-    print(format_table(results, backend))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(harness.to_json(header, backend, results), f, indent=1)
-    bad = [r for c in results for r in c.results.values() if r.status in ("WRONG", "error")]
-    return 1 if bad else 0
+    args.warmup = max(args.warmup, 100)
+    args.no_c = True
+    return harness.run(args, build_cases, format_table,
+                       legend="each the mean of many calls")
 
 
 if __name__ == "__main__":

@@ -65,14 +65,7 @@ def c_layernorm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray) -> Callable[
 
 def make_case(name: str, fn: Callable[..., Any], c_build: Callable[..., Callable[[], Any]],
               args: list[np.ndarray], s: harness.Settings) -> harness.Case:
-    skip = s.xlapy_allowed(sum(a.size for a in args))
-    impls = [harness.Impl("xlapy", None, note=skip) if skip else
-             harness.xlapy_impl(fn, args, s.backend),
-             harness.numpy_impl(fn, args)]
-    if s.jax:
-        impls.append(harness.jax_impl(fn, args))
-    if s.c:
-        impls.append(harness.c_impl(lambda: c_build(*args)))
+    impls = harness.peer_impls(fn, args, s, lambda: c_build(*args))
     ref = fn(np, *[a.astype(np.float64) for a in args])
     size = "x".join(map(str, args[0].shape))
     return harness.Case(name, size, ref, impls, rtol=1e-4, atol=1e-6)

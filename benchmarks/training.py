@@ -161,22 +161,12 @@ def _loss_of(result: Any) -> np.ndarray:
     return np.asarray(result[-1], np.float64)
 
 
-def xlapy_impls(name: str, args: tuple, backend: str, smoke: bool) -> list[harness.Impl]:
+def xlapy_impls(name: str, args: tuple, backend: str) -> list[harness.Impl]:
     import xlapy
     make, _, _ = WORKLOADS[name]
     step = make(namespace("xlapy"))
-    jitted = xlapy.jit(step, backend=backend)
-    t0 = time.perf_counter()
-    try:
-        jitted.lower(*args)
-    except Exception as e:
-        return [harness.failed_impl("xlapy", "compile", e)]
-    compile_s = time.perf_counter() - t0
-    impls = [harness.Impl("xlapy", lambda: _loss_of(jitted(*args)), compile_s,
-                          note=harness.fallback_note(jitted, args, backend))]
-    eager = lambda: _loss_of(step(*args))  # noqa: E731
-    impls.append(harness.Impl("eager", eager))
-    return impls
+    jit = harness.jitted_impl(xlapy.jit(step, backend=backend), args, backend, _loss_of)
+    return [jit, harness.Impl("eager", lambda: _loss_of(step(*args)))]
 
 
 def jax_impl(name: str, args: tuple) -> harness.Impl:
@@ -199,7 +189,7 @@ def build_cases(s: harness.Settings) -> list[harness.Case]:
     cases = []
     for name, (_, problem, size) in WORKLOADS.items():
         args = problem(s.smoke)
-        impls = xlapy_impls(name, args, s.backend, s.smoke)
+        impls = xlapy_impls(name, args, s.backend)
         if s.jax:
             impls.append(jax_impl(name, args))
         first = next((i for i in impls if i.call is not None), None)
@@ -210,16 +200,17 @@ def build_cases(s: harness.Settings) -> list[harness.Case]:
 
 
 def format_table(results: Sequence[harness.CaseResult], backend: str) -> str:
-    cell, comp = harness._cell, harness._compile
+    cell, comp, ratio = harness.time_cell, harness.compile_cell, harness.ratio_cell
     lines = [f"| workload | size | xlapy jit ({backend}) | compile s | xlapy eager | JAX jit | "
              "JAX compile s | eager/jit | xlapy/JAX |", "|" + "---|" * 9]
     for c in results:
         r = c.results
         lines.append(f"| {c.workload} | {c.size} | {cell(r.get('xlapy'))} | "
                      f"{comp(r.get('xlapy'))} | {cell(r.get('eager'))} | {cell(r.get('jax'))} | "
-                     f"{comp(r.get('jax'))} | {harness._ratio(c.ratio('eager', 'xlapy'))} | "
-                     f"{harness._ratio(c.ratio('xlapy', 'jax'))} |")
-    return "\n".join(lines)
+                     f"{comp(r.get('jax'))} | {ratio(c.ratio('eager', 'xlapy'))} | "
+                     f"{ratio(c.ratio('xlapy', 'jax'))} |")
+    notes = harness.notes(results)
+    return "\n".join(lines + ([""] + notes if notes else []))
 
 
 # ------------------------------------------------------------------------- compile time
@@ -255,24 +246,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = harness.parser(__doc__.splitlines()[0], default_repeat=7)
     p.add_argument("--compile", action="store_true", help="measure compile times only")
     args = p.parse_args(argv)
-    backend = harness.setup(args)
-    header = harness.machine_header()
-    harness.print_header(header)
     if args.compile:
+        backend = harness.setup(args)
+        harness.print_header(harness.machine_header())
         compile_times(backend)
         return 0
-    settings = harness.Settings(backend, args.smoke, not args.no_jax, False)
-    results = [harness.run_case(c, 1 if args.smoke else args.repeat,
-                                0 if args.smoke else args.warmup,
-                                0.0 if args.smoke else args.min_sample_ms / 1000)
-               for c in build_cases(settings)]
-    print(format_table(results, backend))
-    bad = [r for c in results for r in c.results.values() if r.status in ("WRONG", "error")]
-    for c in results:
-        for r in c.results.values():
-            if r.status != "ok" or r.detail:
-                print(f"- {c.workload}, {r.name}: {r.status} {r.detail}")
-    return 1 if bad else 0
+    return harness.run(args, build_cases, format_table)
 
 
 if __name__ == "__main__":

@@ -128,14 +128,7 @@ def build_cases(s: harness.Settings) -> Iterator[harness.Case]:
     cfg = SMOKE if s.smoke else FULL
     args = make_inputs(cfg)
     fn = make_block(cfg.heads)
-    skip = s.xlapy_allowed(sum(a.size for a in args))
-    impls = [harness.Impl("xlapy", None, note=skip) if skip else
-             harness.xlapy_impl(fn, args, s.backend),
-             harness.numpy_impl(fn, args)]
-    if s.jax:
-        impls.append(harness.jax_impl(fn, args))
-    if s.c:
-        impls.append(harness.c_impl(lambda: c_block(cfg, args)))
+    impls = harness.peer_impls(fn, args, s, lambda: c_block(cfg, args))
     ref = fn(np, *[a.astype(np.float64) for a in args])
     yield harness.Case("W6 transformer block", str(cfg), ref, impls, rtol=1e-3, atol=1e-3)
 

@@ -23,10 +23,23 @@ if str(BENCH) not in sys.path:
 harness = importlib.import_module("harness")
 machine = importlib.import_module("machine")
 
-SCRIPTS = ["elementwise", "rows", "transformer", "jit_overhead"]
-EXPECTED_ROWS = {"elementwise": 2, "rows": 2, "transformer": 1, "jit_overhead": 2}
+SCRIPTS = ["elementwise", "rows", "transformer", "jit_overhead", "training"]
+EXPECTED_ROWS = {"elementwise": 2, "rows": 2, "transformer": 1, "jit_overhead": 2,
+                 "training": 3}
 HAVE_GCC = shutil.which("gcc") is not None
 HAVE_JAX = harness.jax_available()
+
+
+def expected_impls(script: str) -> tuple[str, set[str]]:
+    """The compiled xlapy column of ``script`` and every column that must be ok."""
+    jit, names = {"jit_overhead": ("xlapy jit", {"xlapy execute()", "xlapy eager", "numpy"}),
+                  "training": ("xlapy", {"eager"})}.get(script, ("xlapy", {"numpy"}))
+    names.add(jit)
+    if HAVE_JAX:
+        names |= {"jax jit", "jax eager"} if script == "jit_overhead" else {"jax"}
+    if HAVE_GCC and script not in ("jit_overhead", "training"):
+        names.add("c")
+    return jit, names
 
 
 @pytest.fixture(autouse=True)
@@ -54,18 +67,17 @@ def test_script_smoke(script, tmp_path, capsys):
     assert data["backend"] == "interpreter"
     assert data["header"]["cores"] >= 1 and data["header"]["versions"]["numpy"] == np.__version__
     assert len(data["rows"]) == EXPECTED_ROWS[script]
+    jit, names = expected_impls(script)
     for row in data["rows"]:
         impls = row["impls"]
-        names = {"xlapy", "numpy"} if script != "jit_overhead" else {"xlapy jit", "numpy"}
-        if HAVE_JAX:
-            names.add("jax" if script != "jit_overhead" else "jax jit")
-        if HAVE_GCC and script != "jit_overhead":
-            names.add("c")
+        assert set(impls) == names, sorted(impls)
         for name in names:
             assert impls[name]["status"] == "ok", (name, impls[name])
             assert impls[name]["median_s"] > 0
-        assert impls.get("xlapy", impls.get("xlapy jit"))["compile_s"] >= 0
-    assert "| workload |" in printed or "| call (backend interpreter) |" in printed
+        assert impls[jit]["compile_s"] > 0
+    table_head = ("| call (backend interpreter) |" if script == "jit_overhead" else
+                  "| workload | size | xlapy")
+    assert sum(line.startswith(table_head) for line in printed.splitlines()) == 1, printed
 
 
 def test_command_line_run(tmp_path):
@@ -151,6 +163,17 @@ def test_ratios_in_table():
     assert res.ratio("xlapy", "c") == pytest.approx(3.0)
     row = harness.format_table([res], "cpu").splitlines()[2]
     assert row.endswith("| 3.00 | 0.50 |")
+    assert harness.time_cell(res.results["c"]) == "1 ms"
+    assert harness.ratio_cell(None) == "-" and harness.compile_cell(None) == "-"
+
+
+def test_exit_status_and_notes():
+    ok = harness.CaseResult("w", "n", {"numpy": harness.ImplResult("numpy")})
+    assert harness.exit_status([ok]) == 0 and harness.notes([ok]) == []
+    bad = harness.CaseResult("w", "n", {"xlapy": harness.ImplResult("xlapy", status="error",
+                                                                    detail="boom")})
+    assert harness.exit_status([ok, bad]) == 1
+    assert harness.notes([ok, bad]) == ["- w n, xlapy: error: boom"]
 
 
 def test_openblas_env_refused_unless_allowed(capsys):

@@ -27,6 +27,27 @@ def _softmax(z):
     return e / e.sum(-1, keepdims=True)
 
 
+# ------------------------------------------------------------------------- activations
+def test_activations_by_name_with_keras_defaults():
+    from math import erf
+    from xlapy.keras import activations
+    x = np.float32([-2.0, -0.5, 0.0, 1.5])
+    exact = 0.5 * x * (1 + np.vectorize(erf)(x / np.sqrt(2)))
+    np.testing.assert_allclose(np.asarray(activations.get("gelu")(x)), exact, rtol=1e-6,
+                               atol=1e-7)                  # Keras: exact unless approximate
+    np.testing.assert_allclose(np.asarray(activations.get("leaky_relu")(x)),
+                               np.where(x >= 0, x, 0.2 * x), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(activations.get("softsign")(x)), x / (1 + abs(x)),
+                               rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(activations.get("swish")(x)),
+                               x / (1 + np.exp(-x)), rtol=1e-6)
+    assert activations.get(None) is activations.linear
+    assert activations.serialize(activations.get("swish")) == "silu"
+    assert all(hasattr(activations, n) for n in activations.__all__)
+    with pytest.raises(InvalidArgumentError, match="unknown activation 'gelu2'"):
+        activations.get("gelu2")
+
+
 # ------------------------------------------------------------------------------ losses
 def test_crossentropies_match_keras_formulas():
     rng = np.random.default_rng(0)

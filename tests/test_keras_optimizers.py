@@ -159,6 +159,12 @@ def test_schedules_follow_keras_formulas():
     it = schedules.InverseTimeDecay(0.1, 10, 0.5)
     np.testing.assert_allclose([float(it(s)) for s in steps], 0.1 / (1 + 0.5 * steps / 10),
                                rtol=1e-5)
+    its = schedules.InverseTimeDecay(0.1, 10, 0.5, staircase=True)
+    np.testing.assert_allclose([float(its(s)) for s in steps], 0.1 / (1 + 0.5 * (steps // 10)),
+                               rtol=1e-5)
+    assert (ed.name, its.name) == ("ExponentialDecay", "InverseTimeDecay")
+    with pytest.raises(InvalidArgumentError, match="decay_steps must be positive"):
+        schedules.InverseTimeDecay(0.1, 0, 0.5)
     pc = schedules.PiecewiseConstantDecay([5, 10], [1.0, 0.5, 0.1])
     assert [float(pc(s)) for s in (0, 5, 6, 10, 11)] == [1.0, 1.0, 0.5, 0.5, pytest.approx(0.1)]
     cd = schedules.CosineDecay(0.1, decay_steps=20, alpha=0.1)

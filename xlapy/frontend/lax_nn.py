@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..hlo import attrs as hlo_attrs
+from ..hlo.shape_inference.reduction import window_output_size
 from . import dtypes
 from . import lax
 from . import primitives_nn as PN
@@ -101,9 +102,9 @@ def conv_dimension_numbers(lhs_shape: Sequence[int], rhs_shape: Sequence[int],
 
 
 # ------------------------------------------------------------------------------- arguments
-def _ints(name: str, values: Any, n: int, default: int | None = None,
-          positive: bool = True) -> tuple[int, ...]:
-    """``values`` (None, an int or a sequence) as ``n`` ints."""
+def int_tuple(name: str, values: Any, n: int, default: int | None = None) -> tuple[int, ...]:
+    """``values`` (None, an int or a sequence) as ``n`` positive ints; None gives ``default``
+    (an error when there is none). ``name`` starts the error message."""
     if values is None:
         if default is None:
             raise InvalidArgumentError(f"{name} is required")
@@ -113,12 +114,12 @@ def _ints(name: str, values: Any, n: int, default: int | None = None,
     try:
         out = tuple(int(v) for v in values)
     except (TypeError, ValueError):
-        raise InvalidArgumentError(f"{name} must be a sequence of {n} integers, "
+        raise InvalidArgumentError(f"{name} must be an int or a sequence of {n} integers, "
                                    f"got {values!r}") from None
     if len(out) != n:
         raise InvalidArgumentError(f"{name} must have {n} entries (one per spatial/window "
                                    f"dimension), got {out}")
-    if positive and builtins.any(v < 1 for v in out):
+    if builtins.any(v < 1 for v in out):
         raise InvalidArgumentError(f"{name} must be positive, got {out}")
     return out
 
@@ -189,9 +190,9 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
     if lhs.dtype != rhs.dtype:
         raise InvalidArgumentError(f"{what}: operands must have the same dtype")
     nsp = lhs.ndim - 2
-    strides = _ints(f"{what}: window_strides", window_strides, nsp)
-    lhs_dil = _ints(f"{what}: lhs_dilation", lhs_dilation, nsp, 1)
-    rhs_dil = _ints(f"{what}: rhs_dilation", rhs_dilation, nsp, 1)
+    strides = int_tuple(f"{what}: window_strides", window_strides, nsp)
+    lhs_dil = int_tuple(f"{what}: lhs_dilation", lhs_dilation, nsp, 1)
+    rhs_dil = int_tuple(f"{what}: rhs_dilation", rhs_dilation, nsp, 1)
     fgc, bgc = int(feature_group_count), int(batch_group_count)
     _check_groups(what, lhs, rhs, dn, fgc, bgc)
     in_spatial = [lhs.shape[d] for d in dn.lhs_spec[2:]]
@@ -277,8 +278,8 @@ def conv_transpose(lhs: Any, rhs: Any, strides: Sequence[int], padding: Any,
         dimension_numbers = _TRANSPOSE_DEFAULT_SPECS[lhs.ndim]
     dn = conv_dimension_numbers(lhs.shape, rhs.shape, dimension_numbers)
     nsp = lhs.ndim - 2
-    strides = _ints("conv_transpose: strides", strides, nsp)
-    rhs_dil = _ints("conv_transpose: rhs_dilation", rhs_dilation, nsp, 1)
+    strides = int_tuple("conv_transpose: strides", strides, nsp)
+    rhs_dil = int_tuple("conv_transpose: rhs_dilation", rhs_dilation, nsp, 1)
     k_spatial = [rhs.shape[d] for d in dn.rhs_spec[2:]]
     if isinstance(padding, str):
         mode = padding.upper()
@@ -314,10 +315,10 @@ def _window_kind(kind: Any) -> str:
 def _window_params(x: Array, window_dimensions: Any, window_strides: Any, padding: Any,
                    base_dilation: Any, window_dilation: Any, what: str) -> dict:
     n = x.ndim
-    dims = _ints(f"{what}: window_dimensions", window_dimensions, n)
-    strides = _ints(f"{what}: window_strides", window_strides, n, 1)
-    base = _ints(f"{what}: base_dilation", base_dilation, n, 1)
-    wdil = _ints(f"{what}: window_dilation", window_dilation, n, 1)
+    dims = int_tuple(f"{what}: window_dimensions", window_dimensions, n)
+    strides = int_tuple(f"{what}: window_strides", window_strides, n, 1)
+    base = int_tuple(f"{what}: base_dilation", base_dilation, n, 1)
+    wdil = int_tuple(f"{what}: window_dilation", window_dilation, n, 1)
     pads = _resolve_padding(padding, x.shape, [(w - 1) * d + 1 for w, d in zip(dims, wdil)],
                             strides, what)
     return dict(window_dimensions=dims, window_strides=strides, padding=pads,
@@ -335,31 +336,24 @@ def _reduce_window_identity(kind: str, x: Any, window_dimensions: Any, window_st
     return bind(PN.reduce_window_p[kind], x, **params)
 
 
-def reduce_window_sum(x: Any, window_dimensions: Sequence[int],
-                      window_strides: Sequence[int] | None = None, padding: Any = "VALID",
-                      base_dilation: Sequence[int] | None = None,
-                      window_dilation: Sequence[int] | None = None) -> Array:
-    """Sum over each window (padding and base-dilation holes contribute nothing)."""
-    return _reduce_window_identity("sum", x, window_dimensions, window_strides, padding,
-                                   base_dilation, window_dilation)
+def _reduce_window_of(kind: str, doc: str):
+    def op(x: Any, window_dimensions: Sequence[int],
+           window_strides: Sequence[int] | None = None, padding: Any = "VALID",
+           base_dilation: Sequence[int] | None = None,
+           window_dilation: Sequence[int] | None = None) -> Array:
+        return _reduce_window_identity(kind, x, window_dimensions, window_strides, padding,
+                                       base_dilation, window_dilation)
+    op.__name__ = op.__qualname__ = f"reduce_window_{kind}"
+    op.__doc__ = doc
+    return op
 
 
-def reduce_window_max(x: Any, window_dimensions: Sequence[int],
-                      window_strides: Sequence[int] | None = None, padding: Any = "VALID",
-                      base_dilation: Sequence[int] | None = None,
-                      window_dilation: Sequence[int] | None = None) -> Array:
-    """Maximum over each window (an empty window gives the dtype's lowest value)."""
-    return _reduce_window_identity("max", x, window_dimensions, window_strides, padding,
-                                   base_dilation, window_dilation)
-
-
-def reduce_window_min(x: Any, window_dimensions: Sequence[int],
-                      window_strides: Sequence[int] | None = None, padding: Any = "VALID",
-                      base_dilation: Sequence[int] | None = None,
-                      window_dilation: Sequence[int] | None = None) -> Array:
-    """Minimum over each window (an empty window gives the dtype's highest value)."""
-    return _reduce_window_identity("min", x, window_dimensions, window_strides, padding,
-                                   base_dilation, window_dilation)
+reduce_window_sum = _reduce_window_of(
+    "sum", "Sum over each window (padding and base-dilation holes contribute nothing).")
+reduce_window_max = _reduce_window_of(
+    "max", "Maximum over each window (an empty window gives the dtype's lowest value).")
+reduce_window_min = _reduce_window_of(
+    "min", "Minimum over each window (an empty window gives the dtype's highest value).")
 
 
 def reduce_window(operand: Any, init_value: Any, computation: Any,
@@ -411,7 +405,7 @@ def select_and_scatter_add(source: Any, operand: Any, select_prim: Any,
     params = _window_params(operand, window_dimensions, window_strides, padding, None, None,
                             what)
     del params["base_dilation"], params["window_dilation"]
-    out_shape = tuple(_window_output_size(n, w, s, lo, hi) for n, w, s, (lo, hi) in zip(
+    out_shape = tuple(window_output_size(n, w, s, lo, hi) for n, w, s, (lo, hi) in zip(
         operand.shape, params["window_dimensions"], params["window_strides"],
         params["padding"]))
     if source.shape != out_shape:
@@ -420,11 +414,6 @@ def select_and_scatter_add(source: Any, operand: Any, select_prim: Any,
     return bind(PN.select_and_scatter_add_p, source, operand, select_kind=select_kind, **params)
 
 
-def _window_output_size(n: int, w: int, s: int, lo: int, hi: int) -> int:
-    padded = n + lo + hi
-    return 0 if padded < w else (padded - w) // s + 1
-
-
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv",
            "conv_transpose", "padtype_to_pads", "reduce_window", "reduce_window_sum",
-           "reduce_window_max", "reduce_window_min", "select_and_scatter_add"]
+           "reduce_window_max", "reduce_window_min", "select_and_scatter_add", "int_tuple"]

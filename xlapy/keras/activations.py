@@ -1,9 +1,10 @@
 """Activations by name (``Dense(10, activation='relu')``), built on :mod:`xlapy.nn`.
 
 ``get(identifier)`` accepts a name, ``None`` (the identity, ``'linear'``) or a callable.
-Keras's parameterised defaults are kept: ``leaky_relu`` has slope 0.2, ``gelu`` is the
-tanh approximation, ``hard_sigmoid`` is ``relu6(x + 3) / 6``, ``softmax`` is over the
-last axis.
+Most activations are the :mod:`xlapy.nn` functions themselves; where Keras's defaults
+differ from ``jax.nn``'s they are kept: ``leaky_relu`` has slope 0.2 and ``gelu`` is the
+exact (erf) form unless ``approximate=True``. ``hard_sigmoid`` is ``relu6(x + 3) / 6``,
+``softmax`` is over the last axis.
 """
 from __future__ import annotations
 
@@ -19,70 +20,24 @@ def linear(x: Any) -> Any:
     return x
 
 
-def relu(x: Any) -> Any:
-    return nn.relu(x)
-
-
-def relu6(x: Any) -> Any:
-    return nn.relu6(x)
-
-
 def leaky_relu(x: Any, negative_slope: float = 0.2) -> Any:
     return nn.leaky_relu(x, negative_slope)
 
 
-def elu(x: Any, alpha: float = 1.0) -> Any:
-    return nn.elu(x, alpha)
-
-
-def selu(x: Any) -> Any:
-    return nn.selu(x)
-
-
-def gelu(x: Any, approximate: bool = True) -> Any:
+def gelu(x: Any, approximate: bool = False) -> Any:
     return nn.gelu(x, approximate)
 
 
-def sigmoid(x: Any) -> Any:
-    return nn.sigmoid(x)
-
-
-def hard_sigmoid(x: Any) -> Any:
-    return nn.hard_sigmoid(x)
-
-
-def silu(x: Any) -> Any:
-    return nn.silu(x)
-
-
-def tanh(x: Any) -> Any:
-    return xnp.tanh(x)
-
-
-def softplus(x: Any) -> Any:
-    return nn.softplus(x)
-
-
-def softsign(x: Any) -> Any:
-    return nn.soft_sign(x)
-
-
-def exponential(x: Any) -> Any:
-    return xnp.exp(x)
-
-
-def softmax(x: Any, axis: int = -1) -> Any:
-    return nn.softmax(x, axis=axis)
-
-
-def log_softmax(x: Any, axis: int = -1) -> Any:
-    return nn.log_softmax(x, axis=axis)
-
+relu, relu6, elu, selu, sigmoid = nn.relu, nn.relu6, nn.elu, nn.selu, nn.sigmoid
+hard_sigmoid, softplus, softsign = nn.hard_sigmoid, nn.softplus, nn.soft_sign
+silu = swish = nn.silu
+softmax, log_softmax = nn.softmax, nn.log_softmax
+tanh, exponential = xnp.tanh, xnp.exp
 
 _BY_NAME: dict[str, Callable[[Any], Any]] = {
     "linear": linear, "relu": relu, "relu6": relu6, "leaky_relu": leaky_relu, "elu": elu,
     "selu": selu, "gelu": gelu, "sigmoid": sigmoid, "hard_sigmoid": hard_sigmoid,
-    "silu": silu, "swish": silu, "tanh": tanh, "softplus": softplus, "softsign": softsign,
+    "silu": silu, "swish": swish, "tanh": tanh, "softplus": softplus, "softsign": softsign,
     "exponential": exponential, "softmax": softmax, "log_softmax": log_softmax,
 }
 

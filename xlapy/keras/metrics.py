@@ -186,21 +186,16 @@ SparseCategoricalCrossentropy = _wrapper(losses_mod.sparse_categorical_crossentr
                                          "sparse_categorical_crossentropy")
 BinaryCrossentropy = _wrapper(losses_mod.binary_crossentropy, "binary_crossentropy")
 
-_BY_NAME: dict[str, tuple[Callable[..., Any], str]] = {
-    "accuracy": (auto_accuracy, "accuracy"), "acc": (auto_accuracy, "acc"),
-    "binary_accuracy": (binary_accuracy, "binary_accuracy"),
-    "categorical_accuracy": (categorical_accuracy, "categorical_accuracy"),
-    "sparse_categorical_accuracy": (sparse_categorical_accuracy,
-                                    "sparse_categorical_accuracy"),
-    "mse": (losses_mod.mean_squared_error, "mse"),
-    "mean_squared_error": (losses_mod.mean_squared_error, "mean_squared_error"),
-    "mae": (losses_mod.mean_absolute_error, "mae"),
-    "mean_absolute_error": (losses_mod.mean_absolute_error, "mean_absolute_error"),
-    "categorical_crossentropy": (losses_mod.categorical_crossentropy,
-                                 "categorical_crossentropy"),
-    "sparse_categorical_crossentropy": (losses_mod.sparse_categorical_crossentropy,
-                                        "sparse_categorical_crossentropy"),
-    "binary_crossentropy": (losses_mod.binary_crossentropy, "binary_crossentropy"),
+_BY_NAME: dict[str, Callable[..., Any]] = {
+    "accuracy": auto_accuracy, "acc": auto_accuracy, "binary_accuracy": binary_accuracy,
+    "categorical_accuracy": categorical_accuracy,
+    "sparse_categorical_accuracy": sparse_categorical_accuracy,
+    "mse": losses_mod.mean_squared_error, "mean_squared_error": losses_mod.mean_squared_error,
+    "mae": losses_mod.mean_absolute_error,
+    "mean_absolute_error": losses_mod.mean_absolute_error,
+    "categorical_crossentropy": losses_mod.categorical_crossentropy,
+    "sparse_categorical_crossentropy": losses_mod.sparse_categorical_crossentropy,
+    "binary_crossentropy": losses_mod.binary_crossentropy,
 }
 
 
@@ -212,8 +207,7 @@ def get(identifier: Any) -> Metric:
         if identifier not in _BY_NAME:
             raise InvalidArgumentError(f"unknown metric {identifier!r}; expected one of "
                                        f"{sorted(_BY_NAME)}, a Metric or a function")
-        fn, name = _BY_NAME[identifier]
-        return MeanMetricWrapper(fn, name)
+        return MeanMetricWrapper(_BY_NAME[identifier], identifier)   # "acc" stays "acc"
     if isinstance(identifier, type) and issubclass(identifier, Metric):
         return identifier()
     if callable(identifier):

@@ -118,16 +118,15 @@ class Trainer:
             per_sample = per_sample * xnp.asarray(sample_weight, per_sample.dtype)
         total = xnp.sum(per_sample)
         if self.loss_fn.reduction != "sum":
-            mask = backend.current_batch_mask()
-            count = xnp.sum(mask) if mask is not None else float(per_sample.shape[0])
-            total = total / count
+            total = total / self._batch_count(per_sample)
         for penalty in self.losses:
             total = total + penalty
         return total
 
-    def _batch_count(self, y_pred: Any) -> Any:
+    def _batch_count(self, batch: Any) -> Any:
+        """The number of real rows: the mask's sum in ``fit``, else ``batch``'s length."""
         mask = backend.current_batch_mask()
-        return xnp.sum(mask) if mask is not None else float(xnp.shape(y_pred)[0])
+        return xnp.sum(mask) if mask is not None else float(xnp.shape(batch)[0])
 
     def _update_metrics(self, loss: Any, y: Any, y_pred: Any, sample_weight: Any) -> dict:
         self.loss_tracker.update_state(loss, sample_weight=self._batch_count(y_pred))
@@ -252,21 +251,21 @@ class Trainer:
         plan = BatchPlan(num_samples(x, y, sw), batch_size, False, steps)
         self._ensure_built(x)
         verbose = self._verbosity(verbose)
+        names = self.metrics_names
         cbs = self._callbacks(None if _internal else callbacks, verbose,
-                              {"steps": len(plan), "mode": "test",
-                               "metrics": self.metrics_names})
+                              {"steps": len(plan), "mode": "test", "metrics": names})
         self.reset_metrics()
         cbs.on_test_begin()
         logs: dict = {}
         for step, batch in enumerate(plan):
             cbs.on_test_batch_begin(step)
             logs = _logs_to_floats(self.test_function(*self._step_args(x, y, sw, batch)),
-                                      self.metrics_names)
+                                   names)
             cbs.on_test_batch_end(step, logs)
         cbs.on_test_end(logs)
         if return_dict:
             return logs
-        values = [logs[name] for name in self.metrics_names]
+        values = [logs[name] for name in names]
         return values[0] if len(values) == 1 else values
 
     def predict(self, x: Any, batch_size: int | None = None, verbose: Any = "auto",

@@ -36,20 +36,6 @@ def _layout(x: Array, data_format: str, what: str) -> tuple[int, int, tuple[int,
     return 0, 1, tuple(range(2, n + 2))
 
 
-def _per_dim(name: str, value: Any, n: int, what: str) -> tuple[int, ...]:
-    if isinstance(value, (int, np.integer)):
-        value = (int(value),) * n
-    try:
-        out = tuple(int(v) for v in value)
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(f"{what}: {name} must be an int or {n} ints, "
-                                   f"got {value!r}") from None
-    if len(out) != n or any(v < 1 for v in out):
-        raise InvalidArgumentError(f"{what}: {name} must be {n} positive ints (one per "
-                                   f"spatial dimension), got {out}")
-    return out
-
-
 def _spatial_padding(padding: Any, in_sizes: Sequence[int], window: Sequence[int],
                      strides: Sequence[int], what: str) -> list[tuple[int, int]]:
     """Explicit ``(low, high)`` pairs for the spatial dimensions (``window`` is dilated)."""
@@ -91,8 +77,8 @@ def conv(x: Any, kernel: Any, strides: Any = 1, padding: Any = "valid", dilation
     if kernel.ndim != x.ndim:
         raise InvalidArgumentError(f"{what}: kernel must have rank {x.ndim} "
                                    f"(spatial..., in_channels, out_channels)")
-    strides = _per_dim("strides", strides, n, what)
-    dilation = _per_dim("dilation", dilation, n, what)
+    strides = lax_nn.int_tuple(f"{what}: strides", strides, n)
+    dilation = lax_nn.int_tuple(f"{what}: dilation", dilation, n)
     groups = int(groups)
     c_in, k_in, c_out = x.shape[chan], kernel.shape[n], kernel.shape[n + 1]
     if groups < 1 or c_in % groups or c_in // groups != k_in:
@@ -120,8 +106,8 @@ def _pool_window(x: Array, window_shape: Any, strides: Any, padding: Any, data_f
     """Full-rank window, strides and padding (1 / no padding on batch and channels)."""
     _, _, spatial = _layout(x, data_format, what)
     n = len(spatial)
-    win = _per_dim("window_shape", window_shape, n, what)
-    st = win if strides is None else _per_dim("strides", strides, n, what)
+    win = lax_nn.int_tuple(f"{what}: window_shape", window_shape, n)
+    st = win if strides is None else lax_nn.int_tuple(f"{what}: strides", strides, n)
     pads = _spatial_padding(padding, [x.shape[d] for d in spatial], win, st, what)
     full_win, full_st, full_pad = [1] * x.ndim, [1] * x.ndim, [(0, 0)] * x.ndim
     for i, d in enumerate(spatial):

@@ -136,14 +136,6 @@ def shuffle(key: Any, x: Any, axis: int = 0) -> Array:
     return _shuffle(k, arr, _axis("shuffle", axis, arr.ndim))
 
 
-def _top_k_indices(x: Array, k: int) -> Array:
-    """Indices of the ``k`` largest values along the last axis, largest first, ties by
-    lower index (XLA TopK's order: a stable ascending sort of ``-x`` in total order)."""
-    idx = lax.broadcasted_iota(I32, x.shape, x.ndim - 1)
-    order = lax.sort([lax.neg(x), idx], x.ndim - 1, is_stable=True)[1]
-    return lax.slice(order, (0,) * x.ndim, x.shape[:-1] + (k,))
-
-
 # --------------------------------------------------------------------------- categorical
 def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None,
                 replace: bool = True, mode: str | None = None) -> Array:
@@ -184,7 +176,7 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None,
             f"random.categorical: cannot draw {draws} categories without replacement from "
             f"{logits.shape[ax]}")
     noisy = xnp.add(logits, gumbel_sample(k, logits.shape, logits.dtype, mode))
-    indices = _top_k_indices(xnp.moveaxis(noisy, ax, -1), draws)   # batch + (draws,)
+    indices = lax.top_k(xnp.moveaxis(noisy, ax, -1), draws)[1]     # batch + (draws,)
     nd = indices.ndim
     return lax.reshape(lax.transpose(indices, (nd - 1,) + tuple(range(nd - 1))), shape)
 
@@ -249,7 +241,7 @@ def _weighted_indices(key: Array, p: Any, shape: tuple[int, ...], n_inputs: int,
         return xnp.sum(lax.convert_element_type(below, I32), axis=-1)
     mode = "low" if mode is None else mode
     g = xnp.add(gumbel_sample(key, (n_inputs,), p_arr.dtype, mode), xnp.log(p_arr))
-    return lax.reshape(_top_k_indices(g, n_draws), shape)
+    return lax.reshape(lax.top_k(g, n_draws)[1], shape)
 
 
 __all__ = ["randint", "permutation", "shuffle", "categorical", "choice"]

@@ -68,7 +68,7 @@ class Node:
 
 
 def _is_symbolic(x: Any) -> bool:
-    return any(isinstance(t, KerasTensor) for t in tree_flatten(x, is_leaf=_kt_leaf)[0])
+    return any(isinstance(t, KerasTensor) for t in flatten_symbolic(x)[0])
 
 
 def _kt_leaf(x: Any) -> bool:

@@ -13,18 +13,10 @@ from typing import Any
 from ... import nn
 from ... import numpy as xnp
 from ...errors import InvalidArgumentError
+from ...frontend.lax_nn import int_tuple
+from ...hlo.shape_inference.reduction import window_output_size as hlo_window_output_size
 from .. import activations
 from .base import Layer, Shape
-
-
-def _tuple(name: str, value: Any, rank: int, owner: str) -> tuple[int, ...]:
-    if isinstance(value, int):
-        return (value,) * rank
-    out = tuple(int(v) for v in value)
-    if len(out) != rank or any(v < 1 for v in out):
-        raise InvalidArgumentError(f"{owner}: {name} must be an int or {rank} positive ints, "
-                                   f"got {value!r}")
-    return out
 
 
 def _padding(padding: str, owner: str, allowed: tuple[str, ...] = ("valid", "same")) -> str:
@@ -47,12 +39,9 @@ def window_output_size(n: int | None, window: int, stride: int, padding: str,
     """Output length of a window op over ``n`` inputs (``None`` stays unknown)."""
     if n is None:
         return None
-    if padding == "same":
+    if padding in ("same", "causal"):
         return -(-n // stride)
-    if padding == "causal":
-        return -(-n // stride)
-    span = (window - 1) * dilation + 1
-    return max(0, (n - span) // stride + 1)
+    return hlo_window_output_size(n, window, stride, 0, 0, window_dilation=dilation)
 
 
 def _spatial_axes(rank: int, data_format: str) -> tuple[int, ...]:
@@ -74,9 +63,9 @@ class _Conv(Layer):
         super().__init__(**kwargs)
         owner = f"{type(self).__name__} {self.name!r}"
         self.filters = int(filters)
-        self.kernel_size = _tuple("kernel_size", kernel_size, self.rank, owner)
-        self.strides = _tuple("strides", strides, self.rank, owner)
-        self.dilation_rate = _tuple("dilation_rate", dilation_rate, self.rank, owner)
+        self.kernel_size = int_tuple(f"{owner}: kernel_size", kernel_size, self.rank)
+        self.strides = int_tuple(f"{owner}: strides", strides, self.rank)
+        self.dilation_rate = int_tuple(f"{owner}: dilation_rate", dilation_rate, self.rank)
         allowed = ("valid", "same", "causal") if self.rank == 1 else ("valid", "same")
         self.padding = _padding(padding, owner, allowed)
         self.data_format = _data_format(data_format, owner)
@@ -156,9 +145,9 @@ class _Pooling(Layer):
                  data_format: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         owner = f"{type(self).__name__} {self.name!r}"
-        self.pool_size = _tuple("pool_size", pool_size, self.rank, owner)
+        self.pool_size = int_tuple(f"{owner}: pool_size", pool_size, self.rank)
         self.strides = self.pool_size if strides is None else \
-            _tuple("strides", strides, self.rank, owner)
+            int_tuple(f"{owner}: strides", strides, self.rank)
         self.padding = _padding(padding, owner)
         self.data_format = _data_format(data_format, owner)
 

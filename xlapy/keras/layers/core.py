@@ -135,8 +135,8 @@ class Dropout(Layer):
         self.rate = float(rate)
         self.noise_shape = None if noise_shape is None else tuple(noise_shape)
         self.seed = backend.draw_seed() if seed is None else int(seed)
-        key = np.array([0, self.seed & 0xFFFFFFFF], np.uint32)   # xlapy.random.key(seed)
-        self.seed_state = Variable(key, trainable=False, name=f"{self.name}/seed_state")
+        self.seed_state = Variable(xr.key(self.seed), trainable=False,
+                                   name=f"{self.name}/seed_state")
 
     def _mask_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         if self.noise_shape is None:

@@ -6,8 +6,9 @@
 - SGD: ``w -= lr * g``; with momentum ``m = momentum * m - lr * g`` then ``w += m``
   (Nesterov: ``w += momentum * m - lr * g``);
 - Adam: ``m += (g - m) * (1 - beta_1)``, ``v += (g**2 - v) * (1 - beta_2)``,
-  ``w -= lr * sqrt(1 - beta_2**t) / (1 - beta_1**t) * m / (sqrt(v) + epsilon)``
-  (AMSGrad uses the running maximum of ``v``);
+  ``w -= alpha * m / (sqrt(v) + epsilon)`` with ``alpha = lr * sqrt(1 - beta_2**t) /
+  (1 - beta_1**t)`` computed once per step (``step_rate``); AMSGrad uses the running
+  maximum of ``v``;
 - RMSprop: ``a = rho * a + (1 - rho) * g**2`` (centered: minus the square of the
   running mean gradient), ``step = lr * g / sqrt(a + epsilon)``, ``w -= step`` (with
   momentum ``m = momentum * m + step`` and ``w -= m``);
@@ -67,11 +68,14 @@ class Adam(Optimizer):
         if self.amsgrad:
             self.add_slot(var, "vhat")
 
-    def update_step(self, g: Any, var: Variable, lr: Any) -> None:
+    def step_rate(self, lr: Any) -> Any:
+        """``lr`` with the bias correction of step ``t`` folded in (once per step)."""
         t = (self.iterations.read_value() + 1).astype(np.float32)
         b1_power = xnp.power(np.float32(self.beta_1), t)
         b2_power = xnp.power(np.float32(self.beta_2), t)
-        alpha = lr * xnp.sqrt(1.0 - b2_power) / (1.0 - b1_power)
+        return lr * xnp.sqrt(1.0 - b2_power) / (1.0 - b1_power)
+
+    def update_step(self, g: Any, var: Variable, alpha: Any) -> None:
         m_slot, v_slot = self.get_slot(var, "m"), self.get_slot(var, "v")
         m = m_slot.read_value()
         v = v_slot.read_value()

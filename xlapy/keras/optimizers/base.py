@@ -13,7 +13,8 @@ inverse-time decay of TensorFlow 2's Keras optimizers, ``lr=`` is accepted as th
 spelling of ``learning_rate``). Gradients are clipped first (``clipvalue`` elementwise,
 ``clipnorm`` per variable, ``global_clipnorm`` over all), then ``weight_decay`` shrinks
 each variable by ``variable * weight_decay * lr`` (decoupled, as in Keras 3), then the
-subclass's ``update_step`` applies the algorithm.
+subclass's ``update_step`` applies the algorithm with the rate of :meth:`Optimizer.step_rate`.
+Work shared by every variable (the rate, the decay factor) is done once per step.
 """
 from __future__ import annotations
 
@@ -162,12 +163,20 @@ class Optimizer:
         self.build(variables)
         grads = self._clip(grads)
         lr = self.current_learning_rate()
+        shrink = self.weight_decay * lr if self.weight_decay else None
+        rate = self.step_rate(lr)
         for g, v in zip(grads, variables):
-            if self.weight_decay:
-                v.assign(v.read_value() - v.read_value() * (self.weight_decay * lr))
-            self.update_step(g, v, lr)
+            if shrink is not None:
+                v.assign(v.read_value() - v.read_value() * shrink)
+            self.update_step(g, v, rate)
         self.iterations.assign(self.iterations.read_value() + 1)
         return self.iterations
+
+    def step_rate(self, learning_rate: Any) -> Any:
+        """The rate :meth:`update_step` gets this step, computed once for all variables:
+        ``learning_rate`` itself unless the algorithm folds a per-step factor into it
+        (Adam's bias correction)."""
+        return learning_rate
 
     def apply(self, grads: Sequence[Any], trainable_variables: Sequence[Variable]) -> Variable:
         """Keras 3's spelling: ``apply(grads, variables)``."""

@@ -37,39 +37,37 @@ def _positive(name: str, value: Any, owner: str) -> None:
         raise InvalidArgumentError(f"{owner}: {name} must be positive, got {value}")
 
 
-class ExponentialDecay(LearningRateSchedule):
+class _TimeDecay(LearningRateSchedule):
+    """Shared by the decays of ``step / decay_steps`` (floored with ``staircase=True``)."""
+
+    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
+                 staircase: bool = False, name: str | None = None) -> None:
+        name = name or type(self).__name__
+        _positive("decay_steps", decay_steps, name)
+        self.initial_learning_rate = float(initial_learning_rate)
+        self.decay_steps, self.decay_rate = decay_steps, float(decay_rate)
+        self.staircase, self.name = staircase, name
+
+    def _progress(self, step: Any) -> Any:
+        p = _step(step) / float(self.decay_steps)
+        return xnp.floor(p) if self.staircase else p
+
+
+class ExponentialDecay(_TimeDecay):
     """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (the exponent floored
     with ``staircase=True``)."""
 
-    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
-                 staircase: bool = False, name: str = "ExponentialDecay") -> None:
-        _positive("decay_steps", decay_steps, name)
-        self.initial_learning_rate = float(initial_learning_rate)
-        self.decay_steps, self.decay_rate = decay_steps, float(decay_rate)
-        self.staircase, self.name = staircase, name
+    def __call__(self, step: Any) -> Any:
+        return self.initial_learning_rate * xnp.power(np.float32(self.decay_rate),
+                                                      self._progress(step))
+
+
+class InverseTimeDecay(_TimeDecay):
+    """``initial_learning_rate / (1 + decay_rate * step / decay_steps)`` (the quotient
+    floored with ``staircase=True``)."""
 
     def __call__(self, step: Any) -> Any:
-        p = _step(step) / float(self.decay_steps)
-        if self.staircase:
-            p = xnp.floor(p)
-        return self.initial_learning_rate * xnp.power(np.float32(self.decay_rate), p)
-
-
-class InverseTimeDecay(LearningRateSchedule):
-    """``initial_learning_rate / (1 + decay_rate * step / decay_steps)``."""
-
-    def __init__(self, initial_learning_rate: float, decay_steps: int, decay_rate: float,
-                 staircase: bool = False, name: str = "InverseTimeDecay") -> None:
-        _positive("decay_steps", decay_steps, name)
-        self.initial_learning_rate = float(initial_learning_rate)
-        self.decay_steps, self.decay_rate = decay_steps, float(decay_rate)
-        self.staircase, self.name = staircase, name
-
-    def __call__(self, step: Any) -> Any:
-        p = _step(step) / float(self.decay_steps)
-        if self.staircase:
-            p = xnp.floor(p)
-        return self.initial_learning_rate / (1.0 + self.decay_rate * p)
+        return self.initial_learning_rate / (1.0 + self.decay_rate * self._progress(step))
 
 
 class PiecewiseConstantDecay(LearningRateSchedule):
