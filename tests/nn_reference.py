@@ -5,10 +5,18 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 
 import xlapy
 
 RNG = np.random.default_rng(1234)
+
+
+@pytest.fixture(autouse=True)
+def fixed_rng():
+    """Each test draws the same data whatever ran before it in its worker (autouse in the
+    test modules that import it)."""
+    RNG.bit_generator.state = np.random.default_rng(1234).bit_generator.state
 
 
 def rand(*shape, dtype=np.float32):

@@ -12,6 +12,7 @@ from xlapy.errors import InvalidArgumentError
 from xlapy.frontend import lax_nn as L
 from xlapy.frontend import primitives_nn as PN
 from xlapy.frontend.core import to_array
+from nn_reference import fixed_rng  # noqa: F401  (autouse: same data in any order)
 from nn_reference import (RNG, both, distinct, fd_directional, identity, np_chooser_grad,
                           np_conv, np_reduce_window, rand, window_slots)
 

@@ -12,6 +12,7 @@ import xlapy
 import xlapy.nn as xnn
 from xlapy.errors import InvalidArgumentError
 from xlapy.frontend import lax_nn as L
+from nn_reference import fixed_rng  # noqa: F401  (autouse: same data in any order)
 from nn_reference import (both, distinct, fd_directional, np_chooser_grad, np_conv,
                           np_reduce_window, rand)
 

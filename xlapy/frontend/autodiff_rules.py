@@ -15,7 +15,6 @@ has several:
 """
 from __future__ import annotations
 
-import builtins
 from typing import Any, Sequence
 
 import numpy as np
@@ -171,6 +170,10 @@ def _convert_vjp(g: Array, ans: Array, x: Array, *, new_dtype: Any, weak_type: b
 
 
 defvjp(P.convert_element_type_p, _convert_vjp)
+defvjp(P.bitcast_convert_type_p, lambda g, ans, x, *, new_dtype: (None,))
+# d/dx erfinv(x) = sqrt(pi)/2 * exp(erfinv(x)**2)
+defvjp(P.erf_inv_p, lambda g, ans, x: (lax.mul(g, lax.mul(_f(ans, np.sqrt(np.pi) / 2),
+                                                          lax.exp(lax.mul(ans, ans)))),))
 
 
 # ------------------------------------------------------------------------ data movement

@@ -99,6 +99,57 @@ def convert_element_type(x: Any, dtype: Any, weak_type: bool = False) -> Array:
     return bind(P.convert_element_type_p, x, new_dtype=dt, weak_type=weak_type)
 
 
+def bitcast_convert_type(x: Any, new_dtype: Any) -> Array:
+    """The bits of ``x`` reinterpreted as ``new_dtype`` of the same width (same shape)."""
+    x = to_array(x)
+    dt = np.dtype(new_dtype)
+    if dt.itemsize != x.dtype.itemsize:
+        raise InvalidArgumentError(f"bitcast_convert_type: {x.type_text()} and {dt} have "
+                                   "different widths")
+    if dt == x.dtype:
+        return x
+    return bind(P.bitcast_convert_type_p, x, new_dtype=dt)
+
+
+def erf_inv(x: Any) -> Array:
+    """The inverse error function of ``f16``, ``bf16`` or ``f32`` values, expanded as XLA
+    expands ``chlo.erf_inv`` (Giles' polynomials, computed in ``f32``)."""
+    x = to_array(x)
+    if x.dtype not in (np.float32, dtypes.float16, dtypes.bfloat16):
+        raise InvalidArgumentError(f"erf_inv supports f16, bf16 and f32, got {x.type_text()}")
+    return bind(P.erf_inv_p, x)
+
+
+_INT_OF_WIDTH = {2: np.dtype(np.int16), 4: np.dtype(np.int32)}
+
+
+def nextafter(x: Array, toward: Array) -> Array:
+    """The next representable value after ``x`` in the direction of ``toward`` (same
+    shape and floating dtype); NaN if either is NaN, ``toward`` if they are equal."""
+    if x.dtype != toward.dtype or x.shape != toward.shape or not dtypes.is_float(x.dtype) \
+            or x.dtype.itemsize not in _INT_OF_WIDTH:
+        raise InvalidArgumentError(f"nextafter: operands must be f16/bf16/f32 of one shape, "
+                                   f"got {x.type_text()} and {toward.type_text()}")
+    it = _INT_OF_WIDTH[x.dtype.itemsize]
+    bits_x = bitcast_convert_type(x, it)
+    sign_mask = full_like(bits_x, np.iinfo(it).min)          # only the sign bit set
+    zero_i, one_i = full_like(bits_x, 0), full_like(bits_x, 1)
+    # From +-0 the step lands on the smallest subnormal with toward's sign.
+    toward_sign = bitwise_and(bitcast_convert_type(toward, it), sign_mask)
+    from_zero = bitwise_or(toward_sign, one_i)
+    # Sign-magnitude bits: a step toward zero is one less, away from zero one more.
+    x_negative = ne(bitwise_and(bits_x, sign_mask), zero_i)
+    toward_zero = ne(gt(x, toward), x_negative)
+    stepped = select(toward_zero, sub(bits_x, one_i), add(bits_x, one_i))
+    x_zero = eq(x, full_like(x, 0))
+    out = select(x_zero, from_zero, stepped)
+    out = bitcast_convert_type(out, x.dtype)
+    out = select(eq(x, toward), toward, out)
+    either_nan = bitwise_or(ne(x, x), ne(toward, toward))
+    return select(either_nan, full_like(x, np.nan), out)
+
+
+
 def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Array:
     x = to_array(x)
     shape, bdims = tuple(int(d) for d in shape), tuple(int(d) for d in broadcast_dimensions)
@@ -110,11 +161,13 @@ def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequenc
 def full_like(x: Any, fill_value: Any, dtype: Any = None,
               shape: Sequence[int] | None = None) -> Array:
     """``fill_value`` broadcast to ``x``'s shape (or ``shape``), strongly typed as ``x``'s
-    dtype (or ``dtype``)."""
+    dtype (or ``dtype``); a Python or NumPy scalar is converted exactly (``0xFFFFFFFF``
+    fills a ``uint32`` array)."""
     x = to_array(x)
-    dt = x.dtype if dtype is None else dtype
-    return broadcast_in_dim(convert_element_type(fill_value, dt),
-                            x.shape if shape is None else shape, ())
+    dt = x.dtype if dtype is None else dtypes.canonicalize(dtype)
+    fill = convert_element_type(fill_value, dt) if isinstance(fill_value, Array) else \
+        Array(np.asarray(fill_value, dt))
+    return broadcast_in_dim(fill, x.shape if shape is None else shape, ())
 
 
 def broadcast(x: Any, sizes: Sequence[int]) -> Array:

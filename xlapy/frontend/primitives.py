@@ -78,6 +78,42 @@ def _convert(ctx: LoweringContext, x: I, *, new_dtype: Any, weak_type: bool) -> 
 
 convert_element_type_p = primitive("convert_element_type", _convert,
                                    weak=lambda args, params: params["weak_type"])
+bitcast_convert_type_p = primitive(
+    "bitcast_convert_type", lambda ctx, x, *, new_dtype: ctx.b.bitcast_convert(x, new_dtype),
+    weak=_never_weak)
+
+
+# Giles' single-precision coefficients, highest degree first, as in XLA's chlo lowering.
+_ERFINV_SMALL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                 0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_LARGE = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                 0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _erf_inv_lower(ctx: LoweringContext, x: I) -> I:
+    """XLA's chlo expansion: a degree-8 polynomial in ``w = -log1p(-x*x)`` (shifted),
+    one coefficient set for ``w < 5`` and one for the tails; ``+-inf`` at ``+-1``."""
+    b = ctx.b
+    dtype = x.shape.dtype
+    if dtype != np.float32:
+        x = b.convert(x, np.float32)
+    dims = x.shape.dims
+
+    def c(v: float) -> I:
+        return b.broadcast_in_dim(b.constant(np.float32(v)), dims, ())
+
+    w = b.negate(b.log_plus_one(b.multiply(x, b.negate(x))))
+    small = b.compare(w, c(5.0), "LT")
+    w = b.select(small, b.subtract(w, c(2.5)), b.subtract(b.sqrt(w), c(3.0)))
+    p = b.select(small, c(_ERFINV_SMALL[0]), c(_ERFINV_LARGE[0]))
+    for lo, hi in zip(_ERFINV_SMALL[1:], _ERFINV_LARGE[1:]):
+        p = b.add(b.select(small, c(lo), c(hi)), b.multiply(p, w))
+    at_one = b.compare(b.abs(x), c(1.0), "EQ")
+    out = b.select(at_one, b.multiply(x, c(np.inf)), b.multiply(p, x))
+    return out if dtype == np.float32 else b.convert(out, dtype)
+
+
+erf_inv_p = primitive("erf_inv", _erf_inv_lower, weak=_never_weak)
 
 # ---------------------------------------------------------------------------- data movement
 broadcast_in_dim_p = primitive(
@@ -134,7 +170,7 @@ scatter_p = primitive("scatter", _scatter, weak=_first_weak)
 # ------------------------------------------------------------------------------- reductions
 
 
-def _identity(kind: str, dtype: np.dtype) -> np.ndarray:
+def reduction_identity(kind: str, dtype: np.dtype) -> np.ndarray:
     """The identity element of reduction ``kind`` for ``dtype``."""
     if kind in ("sum", "or"):
         return np.zeros((), dtype)
@@ -155,7 +191,7 @@ REDUCE_OPCODES = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "mi
 def _reducer(kind: str):
     def lower(ctx: LoweringContext, x: I, *, axes: tuple[int, ...]) -> I:
         dtype = x.shape.dtype
-        init = ctx.b.constant(_identity(kind, dtype))
+        init = ctx.b.constant(reduction_identity(kind, dtype))
         comp = ctx.scalar_computation(REDUCE_OPCODES[kind], dtype)
         return ctx.b.reduce(x, init, comp, axes)
     return lower
@@ -169,7 +205,7 @@ def _argminmax(is_max: bool):
     def lower(ctx: LoweringContext, x: I, *, axis: int, index_dtype: Any) -> I:
         b, dtype = ctx.b, x.shape.dtype
         idx = b.iota((index_dtype, x.shape.dims), axis)
-        init = [b.constant(_identity("max" if is_max else "min", dtype)),
+        init = [b.constant(reduction_identity("max" if is_max else "min", dtype)),
                 b.constant(np.zeros((), index_dtype))]
         sb = ctx.sub_builder("argmax" if is_max else "argmin")
         et, it = as_element_type(dtype), as_element_type(index_dtype)
@@ -198,7 +234,7 @@ def _cumulative(kind: str):
         window[axis] = n
         padding = [(0, 0)] * len(dims)
         padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
-        init = ctx.b.constant(_identity(kind, x.shape.dtype))
+        init = ctx.b.constant(reduction_identity(kind, x.shape.dtype))
         comp = ctx.scalar_computation(REDUCE_OPCODES[kind], x.shape.dtype)
         return ctx.b.reduce_window(x, init, comp, window, None, padding)
     return lower
@@ -236,6 +272,7 @@ def _dot_general(ctx: LoweringContext, a: I, b: I, *, contracting, batch,
 dot_general_p = primitive("dot_general", _dot_general)
 
 __all__ = ["unary_p", "binary_p", "compare_p", "select_p", "clamp_p", "convert_element_type_p",
+           "bitcast_convert_type_p", "erf_inv_p", "reduction_identity",
            "broadcast_in_dim_p", "reshape_p", "transpose_p", "slice_p", "dynamic_slice_p",
            "dynamic_update_slice_p", "concatenate_p", "pad_p", "rev_p", "iota_p", "gather_p",
            "scatter_p", "reduce_p", "argmax_p", "argmin_p", "cumulative_p", "sort_p",

@@ -30,7 +30,7 @@ from ..hlo.ir import HloInstruction
 from ..hlo.shape import Shape
 from . import lax
 from .core import Array, LoweringContext, bind, primitive, to_array
-from .primitives import _identity as reduction_identity
+from .primitives import reduction_identity
 
 I = HloInstruction
 Pairs = Sequence[tuple[int, int]]

@@ -21,7 +21,6 @@ from .. import numpy as xnp
 from . import _threefry as tf
 from ._distributions import _row, _uniform, gumbel_sample
 from ._keys import check_broadcast, check_dtype, check_key, check_shape
-from ._special import full
 
 I32 = np.dtype(np.int32)
 
@@ -57,8 +56,8 @@ def randint(key: Any, shape: Any, minval: Any, maxval: Any, dtype: Any = None) -
 def _clip_convert(val: Array, dtype: np.dtype) -> Array:
     """``val`` converted to integer ``dtype``, clipping instead of wrapping."""
     vi, di = dtypes.iinfo(val.dtype), dtypes.iinfo(dtype)
-    lo = full(max(int(di.min), int(vi.min)), val)
-    hi = full(min(int(di.max), int(vi.max)), val)
+    lo = lax.full_like(val, max(int(di.min), int(vi.min)))
+    hi = lax.full_like(val, min(int(di.max), int(vi.max)))
     return lax.convert_element_type(lax.min(lax.max(val, lo), hi), dtype)
 
 
@@ -81,13 +80,13 @@ def _randint(key: Array, shape: tuple[int, ...], minval: Array, maxval: Array,
     lower = tf.random_bits(_row(keys, 1), nbits, shape)
 
     span = lax.convert_element_type(lax.sub(maxval, minval), tf.UINT_DTYPES[nbits])
-    one = full(1, span)
+    one = lax.full_like(span, 1)
     span = lax.select(lax.le(maxval, minval), one, span)       # empty range: minval
     # A maxval beyond the dtype's range stands for max + 1 (may wrap to 0 = full range).
     span = lax.select(lax.bitwise_and(too_big, lax.gt(maxval, minval)), lax.add(span, one),
                       span)
     # (hi * 2**nbits + lo) mod span, without overflow: 2**nbits mod span as a multiplier.
-    multiplier = lax.rem(full(2 ** (nbits // 2), span), span)
+    multiplier = lax.rem(lax.full_like(span, 2 ** (nbits // 2)), span)
     multiplier = lax.rem(lax.mul(multiplier, multiplier), span)
     offset = lax.add(lax.mul(lax.rem(higher, span), multiplier), lax.rem(lower, span))
     offset = lax.rem(offset, span)

@@ -6,7 +6,7 @@ wherever the backend's operations are (integer ops, ``bitcast-convert``, ``+``, 
 ``max``, comparisons are exact; ``log``, ``log1p``, ``erf`` are as exact as the backend's).
 
 ``uniform`` fills the mantissa of a float in ``[1, 2)`` with random bits and subtracts
-one; ``normal`` is ``sqrt(2) * erf_inv(u)`` for ``u`` uniform in ``(-1, 1)``;
+one; ``normal`` is ``sqrt(2) * lax.erf_inv(u)`` for ``u`` uniform in ``(-1, 1)``;
 ``gumbel``, ``exponential``, ``laplace`` and ``logistic`` invert their CDFs.
 """
 from __future__ import annotations
@@ -21,7 +21,6 @@ from ..frontend.core import Array, to_array
 from .. import numpy as xnp
 from . import _threefry as tf
 from ._keys import check_broadcast, check_dtype, check_key, check_shape
-from ._special import bitcast_convert_type, erf_inv, full, nextafter
 
 F32 = np.dtype(np.float32)
 
@@ -62,11 +61,11 @@ def _uniform(key: Array, shape: tuple[int, ...], dtype: np.dtype, minval: Any,
     bits = tf.random_bits(key, rng_bits, shape)
     bits = lax.convert_element_type(bits, uint)
     # Random mantissa bits under the exponent of 1.0: a float in [1, 2).
-    float_bits = lax.shift_right_logical(bits, full(rng_bits - nmant, bits))
+    float_bits = lax.shift_right_logical(bits, lax.full_like(bits, rng_bits - nmant))
     one_bits = np.array(1.0, dtype).view(uint)
-    float_bits = lax.bitwise_or(float_bits, full(one_bits, bits))
-    floats = bitcast_convert_type(float_bits, dtype)
-    floats = lax.sub(floats, full(1.0, floats))
+    float_bits = lax.bitwise_or(float_bits, lax.full_like(bits, one_bits))
+    floats = lax.bitcast_convert_type(float_bits, dtype)
+    floats = lax.sub(floats, lax.full_like(floats, 1.0))
     lo, hi = xnp.broadcast_to(lo, shape), xnp.broadcast_to(hi, shape)
     return lax.max(lo, lax.add(lax.mul(floats, lax.sub(hi, lo)), lo))
 
@@ -91,7 +90,7 @@ def normal(key: Any, shape: Any = (), dtype: Any = None) -> Array:
 def _normal_real(key: Array, shape: tuple[int, ...], dtype: np.dtype) -> Array:
     lo = np.nextafter(np.array(-1., dtype), np.array(0., dtype), dtype=dtype)
     u = _uniform(key, shape, dtype, lo, np.array(1., dtype))
-    return lax.mul(full(np.sqrt(2), u), erf_inv(u))
+    return lax.mul(lax.full_like(u, np.sqrt(2)), lax.erf_inv(u))
 
 
 def truncated_normal(key: Any, lower: Any, upper: Any, shape: Any = None,
@@ -110,12 +109,12 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Any = None,
     a = lax.erf(xnp.true_divide(lower, sqrt2))
     b = lax.erf(xnp.true_divide(upper, sqrt2))
     u = _uniform(k, shape, dt, a, b)
-    out = lax.mul(full(np.sqrt(2), u), erf_inv(u))
+    out = lax.mul(lax.full_like(u, np.sqrt(2)), lax.erf_inv(u))
     # Clip into the open interval (rounding can land on a bound); no gradient flows
     # through the clip bounds, as in JAX.
     lower, upper = lax.stop_gradient(lower), lax.stop_gradient(upper)
-    above = nextafter(lower, full(np.inf, lower))
-    below = nextafter(upper, full(-np.inf, upper))
+    above = lax.nextafter(lower, lax.full_like(lower, np.inf))
+    below = lax.nextafter(upper, lax.full_like(upper, -np.inf))
     return xnp.minimum(xnp.maximum(out, above), below)
 
 
@@ -205,11 +204,11 @@ def _gumbel_highest(key: Array, shape: tuple[int, ...]) -> Array:
     bits = tf.random_bits(key, 32, (2,) + shape)
     neg = lax.bitwise_not(bits)
     lo_neg = _row(neg, 1)
-    carry = lax.convert_element_type(lax.eq(lo_neg, full(0xFFFFFFFF, lo_neg)), tf.UINT32)
+    carry = lax.convert_element_type(lax.eq(lo_neg, lax.full_like(lo_neg, 0xFFFFFFFF)), tf.UINT32)
     add = lax.concatenate([lax.reshape(carry, (1,) + shape),
                            tf.u32_full(1, (1,) + shape)], 0)
     neg = lax.add(neg, add)                          # 1 - bits as a 64-bit fixed point
-    flip = lax.lt(_row(bits, 0), full(1 << 31, _row(bits, 0)))
+    flip = lax.lt(_row(bits, 0), lax.full_like(_row(bits, 0), 1 << 31))
     x = _safe_int_to_float(xnp.where(flip, bits, neg))
     return xnp.where(flip, lax.neg(lax.log(lax.neg(lax.log1p(lax.neg(x))))),
                      lax.neg(lax.log(lax.neg(lax.log(x)))))
@@ -221,16 +220,16 @@ def _safe_int_to_float(bits: Array) -> Array:
     info = dtypes.finfo(np.float32)
     clz = lax.clz(bits)
     hi, lo, hiclz, loclz = _row(bits, 0), _row(bits, 1), _row(clz, 0), _row(clz, 1)
-    hi_empty = lax.eq(hiclz, full(32, hiclz))
+    hi_empty = lax.eq(hiclz, lax.full_like(hiclz, 32))
     from_lo = lax.select(hi_empty, lax.shift_left(lo, loclz),
-                         lax.shift_right_logical(lo, lax.sub(full(32, hiclz), hiclz)))
+                         lax.shift_right_logical(lo, lax.sub(lax.full_like(hiclz, 32), hiclz)))
     mantissa = lax.bitwise_or(lax.shift_left(hi, hiclz), from_lo)
-    mantissa = lax.shift_right_logical(mantissa, full(32 - info.nmant - 1, mantissa))
-    mantissa = lax.bitwise_and(mantissa, full((1 << info.nmant) - 1, mantissa))
-    zeros = lax.select(hi_empty, lax.add(full(32, loclz), loclz), hiclz)
-    exp = lax.shift_left(lax.sub(full(-info.minexp, zeros), zeros), full(info.nmant, zeros))
-    exp = lax.bitwise_and(exp, full((1 << 30) - (1 << (info.nmant - 1)), exp))
-    return bitcast_convert_type(lax.bitwise_or(exp, mantissa), np.float32)
+    mantissa = lax.shift_right_logical(mantissa, lax.full_like(mantissa, 32 - info.nmant - 1))
+    mantissa = lax.bitwise_and(mantissa, lax.full_like(mantissa, (1 << info.nmant) - 1))
+    zeros = lax.select(hi_empty, lax.add(lax.full_like(loclz, 32), loclz), hiclz)
+    exp = lax.shift_left(lax.sub(lax.full_like(zeros, -info.minexp), zeros), lax.full_like(zeros, info.nmant))
+    exp = lax.bitwise_and(exp, lax.full_like(exp, (1 << 30) - (1 << (info.nmant - 1))))
+    return lax.bitcast_convert_type(lax.bitwise_or(exp, mantissa), np.float32)
 
 
 __all__ = ["uniform", "normal", "truncated_normal", "bernoulli", "exponential", "laplace",
