@@ -217,7 +217,7 @@ def test_batched_parallel_and_loop(mode, dtype, monkeypatch):
     got, ref, thunk = run(instr, lhs, rhs, out)
     assert_close(got, ref, 9)
     (plan,) = thunk.plans.values()
-    if mode == "parallel" and blas_lib.cores() > 1:
+    if mode == "parallel" and blas.cores() > 1:
         assert "parallel=" in plan.summary()
 
 

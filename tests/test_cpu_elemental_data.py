@@ -146,7 +146,7 @@ def test_dynamic_slice_clamps_starts(it):
         if it[0] == "u" and (a < 0 or b < 0):
             continue
         starts = [np.array(v).astype(DTYPES[it]) for v in (a, b)]
-        check(f"  ROOT r = f32[2,3] dynamic-slice(p0, p1, p2), dynamic_slice_sizes={{2,3}}",
+        check("  ROOT r = f32[2,3] dynamic-slice(p0, p1, p2), dynamic_slice_sizes={2,3}",
               ["f32[5,6]", f"{it}[]", f"{it}[]"], [x] + starts)
 
 

@@ -15,26 +15,9 @@ jax = pytest.importorskip("jax")
 pytestmark = pytest.mark.peers
 
 from cpu_harness import run_native, same_values  # noqa: E402
+from real_xla import run_on_xla  # noqa: E402
 from test_cpu_elemental import CONVERT_TYPES, DTYPES, FLOATS, INTS, N, values  # noqa: E402
 from xlapy.hlo import parse_module  # noqa: E402
-
-
-def run_on_xla(text: str, args: list[np.ndarray]) -> list[np.ndarray]:
-    """Compile HLO text with XLA:CPU and run it (64-bit types enabled)."""
-    import jax.extend.backend as jeb
-    from jax._src.lib import xla_client as xc
-    was_x64 = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)      # restored below: other tests need it off
-    try:
-        module = xc.hlo.hlo_module_from_text(text)
-        computation = xc.XlaComputation(module.as_serialized_hlo_module_proto())
-        mlir = xc._xla.mlir.xla_computation_to_mlir_module(computation)
-        backend = jeb.get_backend("cpu")
-        exe = backend.compile_and_load(mlir, backend.devices()[:1], xc.CompileOptions())
-        outs = exe.execute([jax.device_put(a) for a in args])
-        return [np.asarray(o) for o in outs]
-    finally:
-        jax.config.update("jax_enable_x64", was_x64)
 
 
 def text(params: list[str], roots: list[tuple[str, str]]) -> str:

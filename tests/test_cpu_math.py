@@ -194,3 +194,14 @@ def test_float64_functions_match_numpy(f64_kernels, name):
     with np.errstate(all="ignore"):
         want = (UNARY.get(name) or BINARY[name])(*args)
     np.testing.assert_allclose(got, want, rtol=4e-16, atol=0)
+
+
+def test_unknown_function_is_a_typed_error():
+    from xlapy.errors import UnimplementedError
+    module = ir.Module()
+    fn = ir.Function(module, ir.FunctionType(F32, [F32]), name="f")
+    b = ir.IRBuilder(fn.append_basic_block())
+    with pytest.raises(UnimplementedError, match="unary function 'gamma'"):
+        math_ir.emit_unary(b, "gamma", fn.args[0])
+    with pytest.raises(UnimplementedError, match="binary function 'hypot'"):
+        math_ir.emit_binary(b, "hypot", fn.args[0], fn.args[0])

@@ -1,8 +1,7 @@
 """The CPU reduction emitter on fusions: epilogues, multi-output, phases, the pipeline.
 
 Hand-written fusions (including XLA's own softmax/layernorm YNNPACK fusions) run through
-``cpu_reduction_harness``; the front end's programs run through the whole CPU backend with
-the reduction emitter in its emitter list.
+``cpu_kernel_harness``; the front end's programs run through the whole CPU backend.
 """
 from __future__ import annotations
 
@@ -14,29 +13,18 @@ from xlapy.hlo import parse_module
 
 cpu = pytest.importorskip("xlapy.backends.cpu")
 
-from cpu_reduction_harness import (Kernel, SharedBuffer, check_direct, interpret,  # noqa: E402
-                                   rand, with_reduction_emitter)
+from cpu_kernel_harness import (ADD_F32, MAX_F32, Kernel, SharedBuffer,  # noqa: E402
+                                check_direct, interpret, rand)
 from xlapy.backends.cpu.reduction_emitter import ReductionEmitter  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def backend():
-    with with_reduction_emitter():
-        yield cpu.CpuBackend(use_disk_cache=False)
+    return cpu.CpuBackend(use_disk_cache=False)
 
 
 # ----------------------------------------------------------------------------- fusions
-MOF = """HloModule mof
-%add_f32 (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %r = f32[] add(%a, %b)
-}
-%max_f32 (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %r = f32[] maximum(%a, %b)
-}
+MOF = "HloModule mof\n" + ADD_F32 + MAX_F32 + """\
 %fused (p0: f32[64,48], p1: f32[64]) -> (f32[64], f32[64], f32[64,48]) {
   %p0 = f32[64,48]{1,0} parameter(0)
   %p1 = f32[64]{0} parameter(1)
@@ -68,12 +56,7 @@ def test_multi_output_fusion_with_epilogue_and_elementwise_output(kind):
     assert k.spec.notes[0].startswith("row")
 
 
-COLUMN_FUSION = """HloModule colfusion
-%add_f32 (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %r = f32[] add(%a, %b)
-}
+COLUMN_FUSION = "HloModule colfusion\n" + ADD_F32 + """\
 %fused (p0: f32[ROWS,24], p1: f32[ROWS,24], p2: f32[24]) -> (f32[24], f32[ROWS,24]) {
   %p0 = f32[ROWS,24]{1,0} parameter(0)
   %p1 = f32[ROWS,24]{1,0} parameter(1)
@@ -103,12 +86,7 @@ def test_column_fusion_with_init_epilogue_and_output(n):
     assert ("split" in k.spec.notes[0]) == (n == 9000)
 
 
-NESTED = """HloModule nested
-%add_f32 (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %r = f32[] add(%a, %b)
-}
+NESTED = "HloModule nested\n" + ADD_F32 + """\
 %add_s32 (a: s32[], b: s32[]) -> s32[] {
   %a = s32[] parameter(0)
   %b = s32[] parameter(1)
@@ -145,12 +123,7 @@ def test_reduce_of_reduce_and_reduces_of_other_shapes(kind):
     assert "over [0]" in k.spec.notes[0]
 
 
-LOGSUMEXP = """HloModule lse
-%add_f32 (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %r = f32[] add(%a, %b)
-}
+LOGSUMEXP = "HloModule lse\n" + ADD_F32 + """\
 %fused (p0: f32[ROWS,16], p1: f32[16]) -> f32[1,16] {
   %p0 = f32[ROWS,16]{1,0} parameter(0)
   %p1 = f32[16]{0} parameter(1)
@@ -184,17 +157,7 @@ def test_epilogue_through_size_one_bitcasts(rows):
     check_direct(LOGSUMEXP.replace("ROWS", str(rows)), [x, c])
 
 
-XLA_SOFTMAX = """HloModule xla_softmax
-%add_f32 (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %r = f32[] add(%a, %b)
-}
-%max_f32 (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %r = f32[] maximum(%a, %b)
-}
+XLA_SOFTMAX = "HloModule xla_softmax\n" + ADD_F32 + MAX_F32 + """\
 %fused (p0: f32[R,C]) -> f32[R,C] {
   %p0 = f32[R,C]{1,0} parameter(0)
   %ninf = f32[] constant(-inf)
@@ -216,12 +179,7 @@ ENTRY main {
 }
 """
 
-XLA_LAYERNORM = """HloModule xla_layernorm
-%add_f32 (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %r = f32[] add(%a, %b)
-}
+XLA_LAYERNORM = "HloModule xla_layernorm\n" + ADD_F32 + """\
 %fused (p0: f32[R,C], p1: f32[C], p2: f32[C]) -> (f32[R,C], f32[R]) {
   %p0 = f32[R,C]{1,0} parameter(0)
   %p1 = f32[C]{0} parameter(1)
@@ -341,25 +299,17 @@ def test_results_do_not_depend_on_thread_count():
     text = lower(sum_xyz, *args)
     rows = rand(16, 20000, seed=4)
     row_text = lower(lambda xp, x: xp.sum(x * x, axis=1), rows)
-    with with_reduction_emitter():
-        results = []
-        for threads in (1, 2):
-            be = cpu.CpuBackend(use_disk_cache=False, num_threads=threads, parallel_cost=0)
-            results.append((be.compile(parse_module(text)).execute(args),
-                            be.compile(parse_module(row_text)).execute([rows])))
+    results = []
+    for threads in (1, 2):
+        be = cpu.CpuBackend(use_disk_cache=False, num_threads=threads, parallel_cost=0)
+        results.append((be.compile(parse_module(text)).execute(args),
+                        be.compile(parse_module(row_text)).execute([rows])))
     (a1, r1), (a2, r2) = results
     assert np.asarray(a1).tobytes() == np.asarray(a2).tobytes()
     assert np.asarray(r1).tobytes() == np.asarray(r2).tobytes()
 
 
-
-
-IN_PLACE = """HloModule in_place
-%add_f32 (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %r = f32[] add(%a, %b)
-}
+IN_PLACE = "HloModule in_place\n" + ADD_F32 + """\
 %fused (p0: f32[64,40], p1: f32[64]) -> f32[64] {
   %p0 = f32[64,40]{1,0} parameter(0)
   %p1 = f32[64]{0} parameter(1)

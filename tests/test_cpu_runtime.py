@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import threading
+import time
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -210,6 +212,59 @@ def test_threads_give_the_same_answer_as_one_thread():
     np.testing.assert_allclose(a, np.tanh(x) * y + x, rtol=2e-6, atol=1e-6)
 
 
+def test_address_of_reads_the_data_pointer_of_any_array():
+    from xlapy.backends.cpu.thunks import address_of
+    base = np.arange(24, dtype=np.float64).reshape(4, 6)
+    arrays = [base, base[1:], base[:, 2:], base.T, np.zeros(0, np.float32),
+              np.frombuffer(b"0123456789", np.uint8)[3:], np.asarray(np.int8(5)),
+              np.empty(100, ml_dtypes.bfloat16)]
+    assert not arrays[5].flags.writeable
+    for a in arrays:
+        assert address_of(a) == a.ctypes.data
+
+
+def test_thread_pool_waits_for_every_share_when_one_fails():
+    from xlapy.backends.cpu.thunks import ThreadPool
+    pool = ThreadPool(2)
+    finished = []
+
+    def share(tag, begin, end):
+        if tag == begin == 0:
+            raise ValueError("the calling thread's share failed")
+        if tag == begin == 1:
+            raise KeyError("a worker's share failed")
+        time.sleep(0.05)                       # the worker finishes after the caller
+        finished.append((tag, begin, end))
+
+    with pytest.raises(ValueError, match="calling thread"):
+        pool.run(share, 0, 2)
+    assert finished == [(0, 1, 2)], "run returned before the worker's share was done"
+    with pytest.raises(KeyError, match="worker"):
+        pool.run(share, 1, 2)
+    assert finished == [(0, 1, 2), (1, 0, 1)]
+    pool.run(share, 2, 4)
+    assert sorted(finished[2:]) == [(2, 0, 2), (2, 2, 4)]
+
+
+def test_thread_pool_parallel_for_uses_the_workers_and_nests():
+    from xlapy.backends.cpu.thunks import ThreadPool
+    pool = ThreadPool(2)
+    both = threading.Barrier(2, timeout=10)   # broken unless two threads take items at once
+    done = []
+
+    def work(item, state):
+        if "met" not in state:
+            both.wait()
+            state["met"] = True
+        # a job started inside a share finds the pool busy and runs on this thread
+        pool.parallel_for([10 * item, 10 * item + 1], lambda x, _: done.append(x))
+        done.append(item)
+
+    pool.parallel_for(list(range(6)), work)
+    assert sorted(done) == sorted(list(range(6)) + [10 * i + k for i in range(6)
+                                                    for k in (0, 1)])
+
+
 def test_concurrent_calls_from_python_threads(backend):
     exe = compile_text(backend, TEMPS)
     inputs = [rand(40, 40, seed=s) for s in range(8)]
@@ -295,6 +350,21 @@ def test_conditional_picks_the_branch_and_clamps_the_index(backend, k, expected)
     exe = compile_text(backend, CONDITIONAL)
     x = np.array([1, -2, 3, -4], np.float32)
     np.testing.assert_array_equal(exe.execute([np.int32(k), x]), expected(x))
+
+
+PRED_CONDITIONAL = CONDITIONAL[:CONDITIONAL.index("ENTRY")] + """ENTRY main {
+  p = pred[] parameter(0)
+  x = f32[4] parameter(1)
+  ROOT r = f32[4] conditional(p, x, x), true_computation=neg, false_computation=dbl
+}
+"""
+
+
+def test_pred_conditional_runs_the_true_branch_on_true(backend):
+    exe = compile_text(backend, PRED_CONDITIONAL)
+    x = np.array([1, -2, 3, -4], np.float32)
+    np.testing.assert_array_equal(exe.execute([np.bool_(True), x]), -x)
+    np.testing.assert_array_equal(exe.execute([np.bool_(False), x]), 2 * x)
 
 
 DUS = """

@@ -10,6 +10,7 @@ from xlapy.config import debug_options
 from xlapy.hlo import parse_module
 
 cpu = pytest.importorskip("xlapy.backends.cpu")
+from cpu_kernel_harness import rand   # noqa: E402
 from xlapy.backends.cpu.loop_emitter import UNIT_ELEMENTS, LoopEmitter   # noqa: E402
 
 
@@ -25,10 +26,6 @@ def run_both(backend, text, args):
     got = flatten_result(exe.execute(args))
     want = flatten_result(evaluate_module(parse_module(text), args))
     return got, want, exe
-
-
-def rand(*dims, seed=0):
-    return np.random.default_rng(seed).standard_normal(dims).astype(np.float32)
 
 
 COLUMN_MAJOR_RESULT = """

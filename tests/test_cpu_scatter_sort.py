@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import xlapy
 from xlapy.hlo import parse_module
 
 cpu = pytest.importorskip("xlapy.backends.cpu")
 
+from cpu_kernel_harness import assert_same, rand, run_both  # noqa: E402
 from xlapy.backends.cpu import sort_emitter  # noqa: E402
 from xlapy.backends.cpu.scatter_emitter import ScatterEmitter  # noqa: E402
 from xlapy.backends.cpu.sort_comparator import key_expression  # noqa: E402
@@ -23,28 +23,6 @@ from xlapy.backends.cpu.sort_emitter import SortEmitter  # noqa: E402
 @pytest.fixture(scope="module")
 def backend():
     return cpu.CpuBackend(use_disk_cache=False)
-
-
-def run_both(backend, text: str, args: list, native: tuple[str, ...] = ()):
-    exe = backend.compile(parse_module(text))
-    kinds = exe.thunk_kinds()
-    for name in native:
-        assert kinds.get(name) == "kernel", kinds
-    got = exe.execute(args)
-    got = [np.asarray(g) for g in (got if isinstance(got, tuple) else [got])]
-    want = [np.asarray(w) for w in xlapy.run_hlo(text, args, backend="interpreter")]
-    return got, want
-
-
-def assert_same(got: list, want: list) -> None:
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
-        assert g.tobytes() == w.tobytes(), (g, w)
-
-
-def rand(dims, dtype=np.float32, seed=0, scale=1.0):
-    return (np.random.default_rng(seed).standard_normal(dims) * scale).astype(dtype)
 
 
 # ----------------------------------------------------------------------------- scatter
@@ -102,8 +80,8 @@ SCATTERS = [
 def test_scatter_combiners_and_out_of_bounds(backend, case, combiner):
     x_dims, i_dims, u_dims, dnums = SCATTERS[case]
     rng = np.random.default_rng(case)
-    x = rand(x_dims, seed=case, scale=3)
-    u = rand(u_dims, seed=50 + case, scale=3)
+    x = rand(*x_dims, seed=case, scale=3)
+    u = rand(*u_dims, seed=50 + case, scale=3)
     i = rng.integers(-2, max(x_dims) + 2, i_dims).astype(np.int32)   # duplicates and OOB
     text = scatter_module("f32", x_dims, i_dims, u_dims, dnums, combiner)
     assert_same(*run_both(backend, text, [x, i, u], native=("r",)))
@@ -115,8 +93,8 @@ def test_scatter_integer_and_f64(backend, et, dtype):
     i = np.array([[3], [3], [9], [-1], [10], [0]], np.int32)
     for combiner in ("add", "max", "set"):
         text = scatter_module(et, x_dims, i_dims, u_dims, dnums, combiner)
-        x = (rand(x_dims, seed=1, scale=20)).astype(dtype)
-        u = (rand(u_dims, seed=2, scale=20)).astype(dtype)
+        x = (rand(*x_dims, seed=1, scale=20)).astype(dtype)
+        u = (rand(*u_dims, seed=2, scale=20)).astype(dtype)
         assert_same(*run_both(backend, text, [x, i, u], native=("r",)))
 
 
@@ -130,7 +108,7 @@ def test_scatter_index_types_and_extreme_indices(backend, index_type, values):
     dtype = {"u32": np.uint32, "s64": np.int64, "u64": np.uint64, "s8": np.int8}[index_type]
     i = np.array(values, dtype).reshape(i_dims)
     text = scatter_module("f32", x_dims, i_dims, u_dims, dnums, "add", index_type)
-    x, u = rand(x_dims, seed=3), rand(u_dims, seed=4)
+    x, u = rand(*x_dims, seed=3), rand(*u_dims, seed=4)
     got, want = run_both(backend, text, [x, i, u], native=("r",))
     assert_same(got, want)
     expect = x.copy()
@@ -165,9 +143,9 @@ ENTRY main {
 
 
 def test_variadic_scatter(backend):
-    x, y = rand((10, 4), seed=5), np.arange(40, dtype=np.int32).reshape(10, 4)
+    x, y = rand(10, 4, seed=5), np.arange(40, dtype=np.int32).reshape(10, 4)
     i = np.array([[1], [1], [7], [12], [-3], [0], [7], [1]], np.int32)
-    u, w = rand((8, 4), seed=6, scale=2), np.arange(100, 132, dtype=np.int32).reshape(8, 4)
+    u, w = rand(8, 4, seed=6, scale=2), np.arange(100, 132, dtype=np.int32).reshape(8, 4)
     assert_same(*run_both(backend, VARIADIC_SCATTER, [x, y, i, u, w], native=("r",)))
 
 
@@ -214,7 +192,7 @@ ENTRY main {
 
 
 def test_fused_scatter_with_update_producer(backend):
-    x, u = rand((16, 8), seed=7), rand((5, 8), seed=8)
+    x, u = rand(16, 8, seed=7), rand(5, 8, seed=8)
     i = np.array([[3], [15], [3], [16], [0]], np.int32)
     assert_same(*run_both(backend, FUSED_SCATTER, [x, i, u], native=("f",)))
 
@@ -225,7 +203,7 @@ def test_scatter_in_place_skips_the_copy(backend):
     assert s.opcode == "scatter"
     # the sorted operand dies at the scatter: its buffer is the scatter's, updated in place
     assert exe.assignment.slice(s.operands[0]) == exe.assignment.slice(s)
-    x, u = rand((16, 8), seed=7), rand((5, 8), seed=8)
+    x, u = rand(16, 8, seed=7), rand(5, 8, seed=8)
     i = np.array([[3], [15], [3], [16], [0]], np.int32)
     assert_same(*run_both(backend, IN_PLACE_SCATTER, [x, i, u], native=("s", "sorted")))
 
@@ -261,14 +239,14 @@ def test_scatter_declines_an_in_place_operand_that_is_also_read(backend):
     f = exe.module.entry.root.operands[0]
     assert exe.assignment.slice(f.operands[0]) == exe.assignment.slice(f)
     assert exe.thunk_kinds()["f"] == "fallback"
-    x, i = rand((16, 8), seed=1), np.array([[3], [15], [2], [16], [0]], np.int32)
+    x, i = rand(16, 8, seed=1), np.array([[3], [15], [2], [16], [0]], np.int32)
     assert_same(*run_both(backend, SHARED_OPERAND, [x, i], native=("sorted",)))
 
 
 def test_scatter_threads_agree_and_empty_updates():
     x_dims, i_dims, u_dims, dnums = SCATTERS[-1]
     text = scatter_module("f32", x_dims, i_dims, u_dims, dnums, "add")
-    x, u = rand(x_dims, seed=9), rand(u_dims, seed=10)
+    x, u = rand(*x_dims, seed=9), rand(*u_dims, seed=10)
     i = np.random.default_rng(11).integers(0, x_dims[0], i_dims).astype(np.int32)
     outs = [cpu.CpuBackend(use_disk_cache=False, num_threads=t, parallel_cost=0)
             .compile(parse_module(text)).execute([x, i, u]) for t in (1, 2)]
@@ -309,7 +287,7 @@ def with_specials(x: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("direction", ["LT", "GT"])
 def test_total_order_sort_with_nans(backend, dims, d, direction):
     text = sort_module("f32", dims, d, direction, "TOTALORDER")
-    assert_same(*run_both(backend, text, [with_specials(rand(dims, seed=len(dims)))],
+    assert_same(*run_both(backend, text, [with_specials(rand(*dims, seed=len(dims)))],
                           native=("r",)))
 
 
@@ -318,7 +296,7 @@ def test_total_order_sort_with_nans(backend, dims, d, direction):
 def test_sort_types_and_column_major(backend, et, dtype):
     import ml_dtypes
     dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype
-    x = (rand((9, 40), seed=12, scale=50)).astype(dtype)
+    x = (rand(9, 40, seed=12, scale=50)).astype(dtype)
     for layout in ("", "{0,1}"):
         text = sort_module(et, (9, 40), 1, "LT", "", layout)
         assert_same(*run_both(backend, text, [x], native=("r",)))
@@ -374,7 +352,7 @@ def test_jax_comparator_uses_precomputed_keys(backend):
     sort = module.entry.root
     assert key_expression(sort.to_apply) is not None
     assert key_expression(parse_module(sort_module("f32", (4,), 0)).entry.root.to_apply) is None
-    x = with_specials(rand((5, 300), seed=13))
+    x = with_specials(rand(5, 300, seed=13))
     got, want = run_both(backend, JAX_ARGSORT, [x], native=("s",))
     assert_same(got, want)
     keys = np.where(x == 0, 0.0, x)
@@ -383,7 +361,7 @@ def test_jax_comparator_uses_precomputed_keys(backend):
 
 def test_lexicographic_two_operand_sort(backend):
     k = np.random.default_rng(14).integers(0, 6, (3, 500)).astype(np.int32)
-    v = np.round(rand((3, 500), seed=15) * 2) / 2
+    v = np.round(rand(3, 500, seed=15) * 2) / 2
     got, want = run_both(backend, LEXICOGRAPHIC, [k, v], native=("s",))
     assert_same(got, want)
     order = np.lexsort((-v, k), axis=1)
@@ -391,7 +369,7 @@ def test_lexicographic_two_operand_sort(backend):
 
 
 def test_float_lt_sort_matches_numpy_without_nans(backend):
-    x = rand((64, 1000), seed=16)
+    x = rand(64, 1000, seed=16)
     text = sort_module("f32", (64, 1000), 1)
     exe = backend.compile(parse_module(text))
     np.testing.assert_array_equal(exe.execute([x]), np.sort(x, axis=1))
@@ -417,7 +395,7 @@ ENTRY main {
 
 
 def test_fusion_rooted_at_sort(backend):
-    x = np.round(rand((6, 50), seed=20) * 2) / 2 + 0.0       # ties, no -0
+    x = np.round(rand(6, 50, seed=20) * 2) / 2 + 0.0       # ties, no -0
     got, want = run_both(backend, FUSED_SORT, [x], native=("f",))
     assert_same(got, want)
     # descending -x is ascending x; ties keep their order
@@ -430,16 +408,16 @@ def test_sort_without_scratch_memory_still_sorts(backend, monkeypatch):
         null = sort_emitter.ir.Constant(sort_emitter.I8.as_pointer(), None)
         return null, null
     monkeypatch.setattr(sort_emitter._SortKernel, "_scratch", no_heap)
-    x = with_specials(rand((3, 70), seed=17))
+    x = with_specials(rand(3, 70, seed=17))
     text = sort_module("f32", (3, 70), 1, "GT", "TOTALORDER")
     assert_same(*run_both(cpu.CpuBackend(use_disk_cache=False), text, [x], native=("r",)))
     got, want = run_both(cpu.CpuBackend(use_disk_cache=False), JAX_ARGSORT,
-                         [with_specials(rand((5, 300), seed=18))], native=("s",))
+                         [with_specials(rand(5, 300, seed=18))], native=("s",))
     assert_same(got, want)
 
 
 def test_sort_threads_agree():
-    x = rand((256, 700), seed=19)
+    x = rand(256, 700, seed=19)
     text = sort_module("f32", (256, 700), 1, "LT", "TOTALORDER")
     outs = [cpu.CpuBackend(use_disk_cache=False, num_threads=t, parallel_cost=0)
             .compile(parse_module(text)).execute([x]) for t in (1, 2)]

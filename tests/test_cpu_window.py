@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import xlapy
 from xlapy.hlo import parse_module
 
 cpu = pytest.importorskip("xlapy.backends.cpu")
 
+from cpu_kernel_harness import assert_same, rand, run_both  # noqa: E402
 from xlapy.backends.cpu.select_scatter_emitter import SelectAndScatterEmitter  # noqa: E402
 from xlapy.backends.cpu.window_emitter import ReduceWindowEmitter  # noqa: E402
 
@@ -21,29 +21,6 @@ from xlapy.backends.cpu.window_emitter import ReduceWindowEmitter  # noqa: E402
 @pytest.fixture(scope="module")
 def backend():
     return cpu.CpuBackend(use_disk_cache=False)
-
-
-def run_both(backend, text: str, args: list, native: tuple[str, ...] = ()) -> tuple[list, list]:
-    """(CPU results, interpreter results) as lists; ``native`` instructions must be kernels."""
-    exe = backend.compile(parse_module(text))
-    kinds = exe.thunk_kinds()
-    for name in native:
-        assert kinds.get(name) == "kernel", kinds
-    got = exe.execute(args)
-    got = list(got) if isinstance(got, tuple) else [got]
-    want = [np.asarray(w) for w in xlapy.run_hlo(text, args, backend="interpreter")]
-    return [np.asarray(g) for g in got], want
-
-
-def assert_same(got: list, want: list) -> None:
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
-        assert g.tobytes() == w.tobytes(), (g, w)
-
-
-def rand(dims, dtype=np.float32, seed=0):
-    return np.random.default_rng(seed).standard_normal(dims).astype(dtype)
 
 
 REDUCERS = {
@@ -118,7 +95,7 @@ def test_f32_windows_match_interpreter(backend, case, op, init):
     out = window_out_dims(dims, size, stride, pad, lhs, rhs)
     text = reduce_window_module("f32", dims, out, window_text(size, stride, pad, lhs, rhs),
                                 op, init)
-    assert_same(*run_both(backend, text, [rand(dims, seed=case)], native=("rw",)))
+    assert_same(*run_both(backend, text, [rand(*dims, seed=case)], native=("rw",)))
 
 
 @pytest.mark.parametrize("et,dtype,op,init", [
@@ -130,7 +107,7 @@ def test_other_types(backend, et, dtype, op, init):
     out = window_out_dims(dims, (3, 3), (1, 2), [(1, 1), (1, 1)])
     text = reduce_window_module(et, dims, out, window_text((3, 3), (1, 2), [(1, 1), (1, 1)]),
                                 op, init)
-    x = (rand(dims, seed=3) * 4).astype(dtype)
+    x = (rand(*dims, seed=3) * 4).astype(dtype)
     assert_same(*run_both(backend, text, [x], native=("rw",)))
 
 
@@ -140,7 +117,7 @@ def test_narrow_floats_accumulate_in_f32(backend, et):
     dtype = ml_dtypes.bfloat16 if et == "bf16" else np.float16
     dims = (4, 40)
     text = reduce_window_module(et, dims, (4, 40), "size=1x40 pad=0_0x39_0", "add", "0")
-    x = (rand(dims, seed=5) * 100).astype(dtype)
+    x = (rand(*dims, seed=5) * 100).astype(dtype)
     got, want = run_both(backend, text, [x], native=("rw",))
     assert_same(got, want)
     accumulated_in_f32 = np.cumsum(x.astype(np.float32), axis=1).astype(dtype)
@@ -149,7 +126,7 @@ def test_narrow_floats_accumulate_in_f32(backend, et):
 
 def test_pred_reductions(backend):
     dims = (6, 9)
-    x = rand(dims, seed=7) > 0.3
+    x = rand(*dims, seed=7) > 0.3
     for op, init in (("and", "true"), ("or", "false")):
         text = reduce_window_module("pred", dims, (6, 7), "size=1x3", op, init)
         assert_same(*run_both(backend, text, [x], native=("rw",)))
@@ -160,7 +137,7 @@ def test_column_major_layout_and_nan(backend):
     out = window_out_dims(dims, (2, 3), (2, 1), [(0, 1), (1, 1)])
     text = reduce_window_module("f32", dims, out, window_text((2, 3), (2, 1), [(0, 1), (1, 1)]),
                                 "max", "-inf", layout="{0,1}")
-    x = rand(dims, seed=8)
+    x = rand(*dims, seed=8)
     x[3, 4] = np.nan
     got, want = run_both(backend, text, [x], native=("rw",))
     assert_same(got, want)
@@ -178,7 +155,7 @@ def test_cumulative_sums_use_the_scan_kernel(backend, dims, axis):
     module = parse_module(text)
     spec_note = _emit_notes(module)
     assert "scan mode" in spec_note, spec_note
-    x = rand(dims, seed=9)
+    x = rand(*dims, seed=9)
     got, want = run_both(backend, text, [x], native=("rw",))
     assert_same(got, want)
     np.testing.assert_allclose(got[0], np.cumsum(x, axis=axis), rtol=1e-4, atol=1e-3)
@@ -194,7 +171,7 @@ def test_reverse_cumulative_reductions(backend, et, dtype, op, init, mode):
     dims = (4, 33)
     text = reduce_window_module(et, dims, dims, "size=1x33 pad=0_0x0_32", op, init)
     assert mode in _emit_notes(parse_module(text))
-    x = (rand(dims, seed=10) * (0.5 if et == "f32" else 50) + 1).astype(dtype)
+    x = (rand(*dims, seed=10) * (0.5 if et == "f32" else 50) + 1).astype(dtype)
     got, want = run_both(backend, text, [x], native=("rw",))
     assert_same(got, want)
     if op == "max":
@@ -242,7 +219,7 @@ ENTRY main {
 
 
 def test_variadic_argmax_reducer(backend):
-    x = np.round(rand((2, 9, 9, 4), seed=11) * 2) / 2          # many ties
+    x = np.round(rand(2, 9, 9, 4, seed=11) * 2) / 2          # many ties
     assert_same(*run_both(backend, VARIADIC, [x], native=("rw",)))
 
 
@@ -273,7 +250,7 @@ ENTRY main {
 
 
 def test_fusions_rooted_at_reduce_window(backend):
-    assert_same(*run_both(backend, FUSED, [rand((2, 10, 10, 8), seed=12)], native=("f", "g")))
+    assert_same(*run_both(backend, FUSED, [rand(2, 10, 10, 8, seed=12)], native=("f", "g")))
 
 
 def test_empty_and_scalar_shapes(backend):
@@ -309,26 +286,26 @@ def test_select_and_scatter_matches_interpreter(backend, case):
     dims, size, stride, pad, _, rhs = WINDOWS[case]
     src = window_out_dims(dims, size, stride, pad, None, rhs)
     text = select_and_scatter_module(dims, src, window_text(size, stride, pad, None, rhs))
-    x = np.round(rand(dims, seed=case) * 2) / 2                 # ties: GE keeps the first
-    s = rand(src, seed=100 + case)
+    x = np.round(rand(*dims, seed=case) * 2) / 2                 # ties: GE keeps the first
+    s = rand(*src, seed=100 + case)
     assert_same(*run_both(backend, text, [x, s], native=("r",)))
 
 
 def test_select_and_scatter_nan_min_pool_and_layout(backend):
     dims, src = (6, 9, 9, 3), (6, 4, 4, 3)
-    x = rand(dims, seed=13)
+    x = rand(*dims, seed=13)
     x[0, 1:3, 1:3, 0] = np.nan
     for select, layout in (("GE", ""), ("LE", ""), ("GT", "{0,1,2,3}")):
         text = select_and_scatter_module(dims, src, "size=1x3x3x1 stride=1x2x2x1", select,
                                          layout)
-        assert_same(*run_both(backend, text, [x, rand(src, seed=14)], native=("r",)))
+        assert_same(*run_both(backend, text, [x, rand(*src, seed=14)], native=("r",)))
 
 
 def test_select_and_scatter_vector_lanes_and_threads():
     """NHWC max-pool gradient: channel lanes, one unit per image; 1 or 2 threads agree."""
     dims, src = (8, 16, 16, 64), (8, 8, 8, 64)
     text = select_and_scatter_module(dims, src, "size=1x2x2x1 stride=1x2x2x1")
-    x, s = rand(dims, seed=15), rand(src, seed=16)
+    x, s = rand(*dims, seed=15), rand(*src, seed=16)
     results = []
     for threads in (1, 2):
         be = cpu.CpuBackend(use_disk_cache=False, num_threads=threads, parallel_cost=0)

@@ -24,6 +24,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from real_xla import run_on_xla
 from xlapy.backends.interpreter.evaluator import evaluate_module
 from xlapy.hlo import parse_module
 
@@ -243,24 +244,6 @@ def test_reduce_precision_keeps_nan_bits():
 
 # ----------------------------------------------------------------------------------------------
 # against the real XLA:CPU
-
-def run_on_xla(text: str, args: list[np.ndarray]) -> list[np.ndarray]:
-    """Compile HLO text with XLA:CPU (64-bit types enabled) and run it."""
-    jax = pytest.importorskip("jax")
-    import jax.extend.backend as jeb
-    from jax._src.lib import xla_client as xc
-    was_x64 = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)      # restored below: other tests need it off
-    try:
-        module = xc.hlo.hlo_module_from_text(text)
-        computation = xc.XlaComputation(module.as_serialized_hlo_module_proto())
-        mlir = xc._xla.mlir.xla_computation_to_mlir_module(computation)
-        backend = jeb.get_backend("cpu")
-        exe = backend.compile_and_load(mlir, backend.devices()[:1], xc.CompileOptions())
-        return [np.asarray(o) for o in exe.execute([jax.device_put(a) for a in args])]
-    finally:
-        jax.config.update("jax_enable_x64", was_x64)
-
 
 def compare_group(params: list[str], roots: list[tuple[str, str]], args: list[np.ndarray],
                   tol: dict[str, float | tuple[float, float]] | None = None) -> None:

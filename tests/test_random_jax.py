@@ -20,6 +20,7 @@ pytestmark = pytest.mark.peers
 import jax.numpy as jnp  # noqa: E402
 import jax.random as jr  # noqa: E402
 
+from real_xla import run_on_xla  # noqa: E402
 import xlapy  # noqa: E402
 import xlapy.numpy  # noqa: E402,F401
 import xlapy.random as xr  # noqa: E402
@@ -176,18 +177,6 @@ TRANSCENDENTAL = {
 }
 
 
-def _run_on_xla(text: str, args: list[np.ndarray]) -> list[np.ndarray]:
-    """Parse ``text`` with XLA's own HLO parser, compile it for XLA:CPU and run it."""
-    import jax.extend.backend as jeb
-    from jax._src.lib import xla_client as xc
-    module = xc.hlo.hlo_module_from_text(text)
-    computation = xc.XlaComputation(module.as_serialized_hlo_module_proto())
-    mlir = xc._xla.mlir.xla_computation_to_mlir_module(computation)
-    backend = jeb.get_backend("cpu")
-    exe = backend.compile_and_load(mlir, backend.devices()[:1], xc.CompileOptions())
-    return [np.asarray(o) for o in exe.execute([jax.device_put(a) for a in args])]
-
-
 @pytest.mark.parametrize("name", sorted(TRANSCENDENTAL))
 def test_float_samplers(name):
     """Close to JAX on the interpreter; JAX's bits when xlapy's HLO runs on XLA:CPU."""
@@ -203,7 +192,7 @@ def test_float_samplers(name):
         # with its evaluator, whose erf rounds differently from its compiled erf.
         bounds = [np.float32(-1.5), np.float32(2.)]
         f = xlapy.jit(lambda k, lo, hi: xr.truncated_normal(k, lo, hi, (500,)))
-        (on_xla,) = _run_on_xla(f.lower(key, *bounds).as_text(), [key] + bounds)
+        (on_xla,) = run_on_xla(f.lower(key, *bounds).as_text(), [key] + bounds)
     else:
-        (on_xla,) = _run_on_xla(xlapy.jit(lambda k: fn(xr, k)).lower(key).as_text(), [key])
+        (on_xla,) = run_on_xla(xlapy.jit(lambda k: fn(xr, k)).lower(key).as_text(), [key])
     assert_bits_equal(on_xla, theirs)

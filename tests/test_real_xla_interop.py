@@ -10,22 +10,10 @@ import pytest
 jax = pytest.importorskip("jax")
 pytestmark = pytest.mark.peers
 
+from real_xla import run_on_xla  # noqa: E402
 import xlapy  # noqa: E402
 import xlapy.numpy as xnp  # noqa: E402
 from xlapy import lax  # noqa: E402
-
-
-def run_on_xla(text: str, args: list[np.ndarray]) -> list[np.ndarray]:
-    """Parse ``text`` with XLA's own HLO parser, compile it for XLA:CPU and run it."""
-    import jax.extend.backend as jeb
-    from jax._src.lib import xla_client as xc
-    module = xc.hlo.hlo_module_from_text(text)
-    computation = xc.XlaComputation(module.as_serialized_hlo_module_proto())
-    mlir = xc._xla.mlir.xla_computation_to_mlir_module(computation)
-    backend = jeb.get_backend("cpu")
-    exe = backend.compile_and_load(mlir, backend.devices()[:1], xc.CompileOptions())
-    outs = exe.execute([jax.device_put(a) for a in args])
-    return [np.asarray(o) for o in outs]
 
 
 def _mlp_loss(w1, b1, w2, x, y):

@@ -32,8 +32,7 @@ Paths (benchmarks/dot_crossover.py; 2 cores, OpenBLAS 0.3.34 SkylakeX kernel):
 
 - ``M*N*K < SMALL_DOT_FLOPS`` (64^3) per matrix: ``numpy.matmul`` into ``out``. Through
   the thunk it costs ~2.7 us up to 16^3, 3.2 us at 32^3, 6.7 us at 64^3; the BLAS path
-  ~4.8, 5.3 and 9.2 us (ctypes call ~1.2 us, ~0.9 us per array address not seen before --
-  the runtime's fixed views are cached -- and the one-thread switch below). Below 64^3
+  ~5.2, 5.8 and 9.3 us (the ctypes call ~1.2 us and the one-thread switch below). Below 64^3
   NumPy's own OpenBLAS stays single-threaded, so its thread pool does not wake up.
 - one product: ``?gemm`` straight on the arrays. Below ``THREADED_FLOPS`` (256^3) with
   one OpenBLAS thread: two threads gain at most ~1.2x there and, on a loaded machine or
@@ -55,7 +54,6 @@ results multiply in 64-bit integers and wrap modulo 2^bits. ``operand_precision`
 """
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from math import prod
 from typing import Sequence
@@ -65,37 +63,16 @@ import numpy as np
 from ...errors import ExecutionError, InvalidArgumentError, ShapeError, UnimplementedError
 from ...hlo.ir import HloInstruction
 from ...hlo.types import ElementType
+from ..interpreter.evaluator import describe
 from ..interpreter.linalg import wrap_integers
-from .blas_lib import (BLAS_DTYPES, LOOP_MATRIX_FLOPS, MatmulPlan, VectorCall, cores,
-                       dense_geometry, geometry, library, matmul_into, parallel_for,
-                       plan_matmul, plan_vector)
+from .blas_lib import (BLAS_DTYPES, LOOP_MATRIX_FLOPS, MatmulPlan, VectorCall, dense_geometry,
+                       geometry, library, matmul_into, plan_matmul, plan_vector)
+from .thunks import address_of, cores, shared_pool
 
 #: Below this many multiply-adds per matrix (M*N*K) numpy.matmul beats the ctypes call.
 SMALL_DOT_FLOPS = 64 * 64 * 64
 #: Batched dots of at least this many flops split their batch over all cores.
 PARALLEL_DOT_FLOPS = 2e6
-
-
-# --------------------------------------------------------------------------------------------
-# addresses
-
-class _AddressCache:
-    """``arr.ctypes.data`` costs about a microsecond; the runtime passes the same view
-    objects for buffers at fixed addresses, so the last array of each slot is remembered
-    (weakly: a cached array is never kept alive)."""
-
-    __slots__ = ("refs",)
-
-    def __init__(self, slots: int) -> None:
-        self.refs: list = [None] * slots
-
-    def address(self, slot: int, arr: np.ndarray) -> int:
-        entry = self.refs[slot]
-        if entry is not None and entry[0]() is arr:
-            return entry[1]
-        addr = arr.ctypes.data
-        self.refs[slot] = (weakref.ref(arr), addr)
-        return addr
 
 
 # --------------------------------------------------------------------------------------------
@@ -119,10 +96,6 @@ class DotDims:
     @property
     def rhs_perm(self) -> list[int]:
         return [*self.rhs_batch, *self.rhs_contract, *self.rhs_free]
-
-
-def describe(instr: HloInstruction) -> str:
-    return f"%{instr.name} = {instr.shape} {instr.opcode}(...)"
 
 
 def dot_dims(instr: HloInstruction) -> DotDims:
@@ -159,12 +132,17 @@ def dot_dims(instr: HloInstruction) -> DotDims:
     return DotDims(lb, lf, lc, rb, rc, rf)
 
 
+def static_arrays(instr: HloInstruction) -> bool:
+    """Whether ``instr``'s result and operands are all static-shaped arrays."""
+    return all(s.is_array and not s.is_dynamic
+               for s in (instr.shape, *(o.shape for o in instr.operands)))
+
+
 def supports_dot(instr: HloInstruction) -> bool:
     """Whether :func:`make_dot_thunk` handles ``instr`` (a dense, static-shaped dot)."""
     if instr.opcode != "dot" or len(instr.operands) != 2 or instr.attr("sparsity") is not None:
         return False
-    shapes = [instr.shape, *(o.shape for o in instr.operands)]
-    if any(not s.is_array or s.is_dynamic for s in shapes):
+    if not static_arrays(instr):
         return False
     try:
         dot_dims(instr)
@@ -258,7 +236,7 @@ class _BlasDotPlan:
             x = np.ascontiguousarray(x, dtype=self.acc)
         return x.reshape(shape3)
 
-    def run(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray, addrs: _AddressCache) -> None:
+    def run(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> None:
         if self.empty:
             return
         if self.zero:
@@ -276,21 +254,12 @@ class _BlasDotPlan:
         plan = self.plan
         if plan.copy_a:
             lhs = self.operand(lhs, d.lhs_perm, self.shape3[0], True)
-            pa = lhs.ctypes.data
-        else:
-            pa = addrs.address(0, lhs)
         if plan.copy_b:
             rhs = self.operand(rhs, d.rhs_perm, self.shape3[1], True)
-            pb = rhs.ctypes.data
-        else:
-            pb = addrs.address(1, rhs)
-        if plan.temp_c:
-            target = np.empty(self.shape3[2], dtype=self.acc)
-            pc = target.ctypes.data
-        else:
-            pc = addrs.address(2, out)
+        target = np.empty(self.shape3[2], dtype=self.acc) if plan.temp_c else out
+        pa, pb, pc = address_of(lhs), address_of(rhs), address_of(target)
         if self.vector is not None:          # works on the unswapped lhs and rhs
-            self.vector.run(pa, pb, pc, target if plan.temp_c else out)
+            self.vector.run(pa, pb, pc, target)
         elif plan.swap:
             self._gemm(pb, pa, pc)
         else:
@@ -308,7 +277,7 @@ class _BlasDotPlan:
             call, oa, ob, oc = piece
             call.run(pa + oa, pb + ob, pc + oc)
         with library().single_threaded():
-            parallel_for(self.pieces, work)
+            shared_pool().parallel_for(self.pieces, work)
 
 
 def _integer_dot(dims: DotDims, et: ElementType, lhs: np.ndarray, rhs: np.ndarray,
@@ -338,7 +307,6 @@ class DotThunk:
         self.expect = [o.shape.dims for o in instr.operands] + [instr.shape.dims]
         self.where = describe(instr)
         self.plans: dict[tuple, _BlasDotPlan] = {}
-        self.addrs = _AddressCache(3)
 
     def check(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> None:
         got = [lhs.shape, rhs.shape, out.shape]
@@ -362,7 +330,7 @@ class DotThunk:
             self.check(lhs, rhs, out)
             plan = _BlasDotPlan(self.dims, self.acc, self.et, lhs, rhs, out)
             self.plans[key] = plan
-        plan.run(lhs, rhs, out, self.addrs)
+        plan.run(lhs, rhs, out)
 
 
 def make_dot_thunk(instr: HloInstruction) -> DotThunk:

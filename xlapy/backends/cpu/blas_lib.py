@@ -19,7 +19,6 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from itertools import product
 from math import prod
@@ -458,55 +457,6 @@ def matmul_into(a: np.ndarray, b: np.ndarray, c: np.ndarray, accumulate: bool = 
 
 
 
-# --------------------------------------------------------------------------------------------
-# parallel loops of library calls
-
-_POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
-
-
-def cores() -> int:
-    """CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _POOL
-    if _POOL is None:
-        with _POOL_LOCK:
-            if _POOL is None:
-                _POOL = ThreadPoolExecutor(max(1, cores() - 1), thread_name_prefix="xlapy-blas")
-    return _POOL
-
-
-def parallel_for(items: Sequence[Any], work: Callable[[Any, dict], None]) -> None:
-    """``work(item, state)`` for every item, on the calling thread and ``cores() - 1`` pool
-    threads (BLAS calls and NumPy copies release the GIL); ``state`` is a per-thread dict
-    for scratch buffers. The first exception is raised after all threads stop."""
-    lock = threading.Lock()
-    it = iter(items)
-
-    def loop() -> None:
-        state: dict = {}
-        while True:
-            with lock:
-                item = next(it, None)
-            if item is None:
-                return
-            work(item, state)
-
-    helpers = [_pool().submit(loop) for _ in range(min(len(items), cores()) - 1)]
-    try:
-        loop()
-    finally:
-        for f in helpers:
-            f.result()
-
-
 __all__ = ["library", "BLAS_DTYPES", "Strided", "collapse", "MatrixArg", "matrix_arg", "GemmCall",
            "plan_gemm", "VectorCall", "plan_vector", "Geometry", "geometry", "dense_geometry",
-           "MatmulPlan", "plan_matmul", "matmul_into", "cores", "parallel_for", "THREADED_FLOPS",
-           "LOOP_MATRIX_FLOPS"]
+           "MatmulPlan", "plan_matmul", "matmul_into", "THREADED_FLOPS", "LOOP_MATRIX_FLOPS"]

@@ -39,13 +39,14 @@ from ...passes import cpu_pipeline
 from ...passes.buffer_assignment import BufferAssignment, assign_buffers
 from ...passes.dump import dump_hlo_module, dump_text, module_key
 from ..interpreter import Evaluator
+from . import blas, conv
 from . import cache as cache_mod
 from .executable import CpuExecutable, buffer_ref, value_ref
 from .fallback import FallbackThunk
 from .jit_engine import OPT_LEVEL, SMALL_OPT_LEVEL, engine
-from .kernel_api import KernelSpec
+from .kernel_api import KernelSpec, indexed_leaves, kernel_buffers
 from .thunks import (CallThunk, ConditionalThunk, CopyThunk, KernelThunk, LibraryThunk, Plan,
-                     ThreadPool, Thunk, WhileThunk, leaves, shared_pool)
+                     ThreadPool, Thunk, WhileThunk, leaves, shared_pool, write_value)
 
 log = logging.getLogger("xlapy.cpu")
 
@@ -106,18 +107,6 @@ def kernel_emitters(assignment: BufferAssignment) -> list[Any]:
             SortEmitter(assignment), RngBitGeneratorEmitter(assignment)]
 
 
-def _library_module(opcode: str):
-    """``blas`` for dot, ``conv`` for convolution (None while the module is not there)."""
-    import importlib
-    name = {"dot": "blas", "convolution": "conv"}.get(opcode)
-    if name is None:
-        return None
-    try:
-        return importlib.import_module(f"{__package__}.{name}")
-    except ImportError:
-        return None
-
-
 def _library_target(instr: HloInstruction) -> tuple[HloInstruction, list[int]] | None:
     """The dot/convolution a library routine computes for ``instr`` and, per operand of
     that op, which of ``instr``'s operands feeds it (a ``kCustom`` fusion wrapping one op
@@ -132,15 +121,15 @@ def _library_target(instr: HloInstruction) -> tuple[HloInstruction, list[int]] |
     return None
 
 
+# opcode -> (whether the routine handles an instruction, the routine's factory)
+_LIBRARY = {"dot": (blas.supports_dot, blas.make_dot_thunk),
+            "convolution": (conv.supports_convolution, conv.make_convolution_thunk)}
+
+
 def library_supports(instr: HloInstruction) -> bool:
     """Whether ``blas.py``/``conv.py`` have a routine for ``instr``."""
     target = _library_target(instr)
-    if target is None:
-        return False
-    op, _ = target
-    lib = _library_module(op.opcode)
-    check = getattr(lib, "supports_dot" if op.opcode == "dot" else "supports_convolution", None)
-    return bool(check is not None and check(op))
+    return target is not None and _LIBRARY[target[0].opcode][0](target[0])
 
 
 def library_routine(instr: HloInstruction) -> Callable[[list, Any], None] | None:
@@ -149,9 +138,7 @@ def library_routine(instr: HloInstruction) -> Callable[[list, Any], None] | None
     if not library_supports(instr):
         return None
     op, feeds = _library_target(instr)
-    lib = _library_module(op.opcode)
-    make = getattr(lib, "make_dot_thunk" if op.opcode == "dot" else "make_convolution_thunk")
-    fn = make(op)
+    fn = _LIBRARY[op.opcode][1](op)
     if feeds == list(range(len(instr.operands))):
         return fn
     return lambda operands, out: fn([operands[k] for k in feeds], out)
@@ -320,8 +307,8 @@ class CpuBackend:
 
 
 def _is_small(instr: HloInstruction) -> bool:
-    leaves = [s for _, s in _leaf_paths(instr.shape)]
-    return max((s.num_elements for s in leaves), default=0) < SMALL_KERNEL_ELEMENTS
+    return max((s.num_elements for _, s in indexed_leaves(instr.shape)),
+               default=0) < SMALL_KERNEL_ELEMENTS
 
 
 class _KernelNames:
@@ -348,7 +335,6 @@ def assignment_digest(assignment: BufferAssignment) -> str:
 def _materialize_constants(exe: CpuExecutable, assignment: BufferAssignment,
                            module: HloModule) -> None:
     """Write every constant's literal into its buffer, in the constant's layout."""
-    from .thunks import write_value
     for comp_name in assignment.schedules:
         for instr in module.computation(comp_name).instructions:
             if instr.opcode == "constant":
@@ -377,7 +363,7 @@ def _passed_through(body: HloComputation) -> set[tuple[int, ...]]:
     live out of the body, so buffer assignment never lets an op overwrite it.)"""
     param = body.parameters[0]
     out: set[tuple[int, ...]] = set()
-    for ix, _ in _leaf_paths(param.shape):
+    for ix, _ in indexed_leaves(param.shape):
         value = body.root
         for k in ix:
             if value.opcode != "tuple":
@@ -419,7 +405,7 @@ class _PlanBuilder:
         (shape indices) to leave out."""
         s, d = leaves(self.ref(src)), leaves(self.ref(dst))
         out = list(zip(s, d))
-        idx = [ix for ix, _ in _leaf_paths(dst.shape)]
+        idx = [ix for ix, _ in indexed_leaves(dst.shape)]
         return [p for p, ix in zip(out, idx)
                 if (only is None or any(ix[:len(u)] == u for u in only)) and ix not in exclude]
 
@@ -454,7 +440,7 @@ class _PlanBuilder:
         cond, body = instr.attrs["condition"], instr.attrs["body"]
         cparam, bparam = cond.parameters[0], body.parameters[0]
         through = _passed_through(body)
-        paths = [ix for ix, _ in _leaf_paths(bparam.shape)]
+        paths = [ix for ix, _ in indexed_leaves(bparam.shape)]
         read = _read_leaf_prefixes(body, bparam)
         to_body_first = self.pairs(instr, bparam, read)
         to_body = self.pairs(instr, bparam, [ix for ix in read if ix not in through],
@@ -481,19 +467,8 @@ class _PlanBuilder:
         return ConditionalThunk(instr, buffer_ref(self.assignment, instr.operands[0]), out)
 
 
-def _leaf_paths(shape, prefix=()):
-    """(shape index, leaf shape) of every array leaf, depth first."""
-    if shape.is_tuple:
-        out = []
-        for k, s in enumerate(shape.tuple_shapes):
-            out.extend(_leaf_paths(s, prefix + (k,)))
-        return out
-    return [] if shape.is_token else [(prefix, shape)]
-
-
 def _kernel_buffer_keys(instr: HloInstruction) -> list[tuple[HloInstruction, tuple[int, ...]]]:
     """(instruction, shape index) of each entry of the kernel buffer table (kernel_api order)."""
-    from .kernel_api import kernel_buffers
     return [(kb.instruction, kb.index) for kb in kernel_buffers(instr)]
 
 

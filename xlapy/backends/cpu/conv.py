@@ -23,7 +23,7 @@ A call:
    written once and later calls only copy the interior;
 3. runs the strategy planned for the shapes (``conv_plan.py``: ``taps`` GEMMs straight on
    ``xp``, ``im2col`` blocks, or ``elementwise`` multiply-adds for depthwise convolutions)
-   over its work items: on the calling thread plus ``cores - 1`` pool threads with
+   over its work items: on the calling thread plus the runtime's pool threads with
    OpenBLAS single-threaded when the convolution has at least ``PARALLEL_FLOPS``, else on
    the calling thread with OpenBLAS's own threads.
 
@@ -48,11 +48,13 @@ import numpy as np
 from ...errors import ExecutionError, InvalidArgumentError, UnimplementedError
 from ...hlo.attrs import Window, WindowDim
 from ...hlo.ir import HloInstruction
+from ..interpreter.evaluator import describe
 from ..interpreter.linalg import convolve
 from . import conv_plan
-from .blas import compute_dtype, to_result_type
-from .blas_lib import cores, library, parallel_for
-from .conv_plan import ConvGeometry, conv_geometry, describe
+from .blas import compute_dtype, static_arrays, to_result_type
+from .blas_lib import library
+from .conv_plan import ConvGeometry, conv_geometry
+from .thunks import cores, shared_pool
 
 #: Below this many flops a convolution runs on the calling thread only.
 PARALLEL_FLOPS = 8e6
@@ -64,10 +66,7 @@ _INT32_MAX = 2**31 - 1
 
 def supports_convolution(instr: HloInstruction) -> bool:
     """Whether :func:`make_convolution_thunk` handles ``instr`` (static shapes, known labels)."""
-    if instr.opcode != "convolution" or len(instr.operands) != 2:
-        return False
-    shapes = [instr.shape, *(o.shape for o in instr.operands)]
-    if any(not s.is_array or s.is_dynamic for s in shapes):
+    if instr.opcode != "convolution" or len(instr.operands) != 2 or not static_arrays(instr):
         return False
     try:
         conv_geometry(instr)
@@ -139,7 +138,7 @@ class ConvThunk:
             work = self.plan.bind(xp, w, target)
             if self.parallel:
                 with library().single_threaded():
-                    parallel_for(self.plan.items, work)
+                    shared_pool().parallel_for(self.plan.items, work)
             else:
                 state: dict = {}
                 for item in self.plan.items:

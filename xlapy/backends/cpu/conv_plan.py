@@ -33,6 +33,7 @@ from ...errors import InvalidArgumentError, ShapeError
 from ...hlo.attrs import ConvDimensionNumbers, Window, WindowDim
 from ...hlo.ir import HloInstruction
 from ...hlo.shape_inference import infer_shape
+from ..interpreter.evaluator import describe
 from .blas_lib import GemmCall, MatrixArg
 
 #: Bytes of patches one im2col block copies before its GEMM (about a core's L2).
@@ -47,10 +48,6 @@ ELEMENTWISE_GROUP_WORK = 8
 TAPS_CALL_BYTES = 64 << 10
 
 Work = Callable[[object, dict], None]
-
-
-def describe(instr: HloInstruction) -> str:
-    return f"%{instr.name} = {instr.shape} {instr.opcode}(...)"
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ a register value (types: :mod:`.llvm_types`). A generator may add basic blocks
 (``concatenate``, ``pad``, ``dynamic-update-slice``); it returns with the builder at the
 end of the block where its value is available, and it expects the builder to append at
 the end of its current block. Each generator computes an element once per
-block and index (see ``_memoized``). :meth:`ElementalEmitter.supports` says whether an
+block and index (``kernel_api.memoize``). :meth:`ElementalEmitter.supports` says whether an
 instruction has a generator; the runtime runs anything else through the interpreter.
 
 Semantics are XLA:CPU's, checked bit for bit against jaxlib's XLA:CPU in
@@ -50,7 +50,7 @@ from ...hlo.ir import HloInstruction
 from ...hlo.types import ElementType
 from . import math_ir
 from .elemental_complex import complex_binary, complex_unary, complex_value
-from .kernel_api import Generator, IrIndex
+from .kernel_api import Generator, IrIndex, memoize
 from .llvm_types import (I1, call_intrinsic, compute_type, from_compute, int_constant,
                          llvm_type, to_compute)
 
@@ -78,6 +78,22 @@ def operand_type(instr: HloInstruction, i: int = 0) -> ElementType:
 
 def is_native_float(et: ElementType) -> bool:
     return et in NATIVE_FLOATS
+
+
+def _op_for_type(instr: HloInstruction, float_ops, int_ops, pred_ops, complex_ops) -> bool:
+    """Whether ``instr``'s opcode is among the ops of its operand element type's kind."""
+    et = operand_type(instr)
+    if is_native_float(et):
+        ops = float_ops
+    elif et.is_integral:
+        ops = int_ops
+    elif et.is_pred:
+        ops = pred_ops
+    elif et.is_complex:
+        ops = complex_ops
+    else:
+        return False
+    return instr.opcode in ops
 
 
 class ElementalEmitter:
@@ -109,29 +125,10 @@ class ElementalEmitter:
                 f"the CPU elemental emitter does not handle {instr.opcode} "
                 f"({', '.join(str(o.shape) for o in instr.operands)}) -> {instr.shape} "
                 f"in instruction {instr.name}")
-        return self._memoized(_EMITTERS[instr.opcode](self, instr, list(operand_generators)))
-
-    def _memoized(self, gen: Generator) -> Generator:
-        """``gen`` computing each element once per basic block.
-
-        In a fused computation an instruction with several users is asked for the same
-        element by each of them; re-emitting it every time would grow the IR
-        exponentially with the depth of such sharing. A value is reused when the same
-        index values (by identity) are asked for again in the block that computed it.
-        """
-        cache: dict[tuple[int, ...], tuple[tuple, ir.Block, ir.Value]] = {}
-
-        def element(index: IrIndex) -> ir.Value:
-            key = tuple(id(v) for v in index)
-            hit = cache.get(key)
-            block = self.builder.block
-            if hit is not None and hit[1] is block:
-                return hit[2]
-            value = gen(index)
-            # The index values are kept alive with the entry so their ids stay unique.
-            cache[key] = (tuple(index), self.builder.block, value)
-            return value
-        return element
+        # in a fused computation an instruction with several users is asked for the same
+        # element by each of them: computing it once per block keeps the IR linear
+        return memoize(self.builder, _EMITTERS[instr.opcode](self, instr,
+                                                             list(operand_generators)))
 
     # ----- helpers shared by the handler modules
     def i64(self, value: int) -> ir.Constant:
@@ -168,16 +165,7 @@ UNARY_OPS = _FLOAT_UNARY | _INT_UNARY | _COMPLEX_UNARY
 
 
 def _supports_unary(instr: HloInstruction) -> bool:
-    et, op = operand_type(instr), instr.opcode
-    if is_native_float(et):
-        return op in _FLOAT_UNARY
-    if et.is_integral:
-        return op in _INT_UNARY
-    if et.is_pred:
-        return op in _PRED_UNARY
-    if et.is_complex:
-        return op in _COMPLEX_UNARY
-    return False
+    return _op_for_type(instr, _FLOAT_UNARY, _INT_UNARY, _PRED_UNARY, _COMPLEX_UNARY)
 
 
 def float_unary(b: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value:
@@ -265,16 +253,7 @@ BINARY_OPS = _FLOAT_BINARY | _INT_BINARY | _COMPLEX_BINARY
 
 
 def _supports_binary(instr: HloInstruction) -> bool:
-    et, op = operand_type(instr), instr.opcode
-    if is_native_float(et):
-        return op in _FLOAT_BINARY
-    if et.is_integral:
-        return op in _INT_BINARY
-    if et.is_pred:
-        return op in _PRED_BINARY
-    if et.is_complex:
-        return op in _COMPLEX_BINARY
-    return False
+    return _op_for_type(instr, _FLOAT_BINARY, _INT_BINARY, _PRED_BINARY, _COMPLEX_BINARY)
 
 
 def float_binary(b: ir.IRBuilder, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
@@ -384,10 +363,8 @@ def _binary(em: ElementalEmitter, instr: HloInstruction, gens: list) -> Generato
 
     def element(index: IrIndex) -> ir.Value:
         x, y = lhs(index), rhs(index)
-        if et.is_pred:
-            logical = _PRED_BINARY[op]
-            return b.or_(x, y) if logical == "or" else (
-                b.and_(x, y) if logical == "and" else b.xor(x, y))
+        if et.is_pred:          # i1 logic: the op's or/and/xor
+            return int_binary(b, _PRED_BINARY[op], x, y, False)
         if et.is_integral:
             return int_binary(b, op, x, y, et.is_signed_integral)
         if et.is_complex:

@@ -59,11 +59,24 @@ def complex_binary(b: ir.IRBuilder, op: str, x: ir.Value, y: ir.Value) -> ir.Val
     return complex_value(b, x.type, re, im)
 
 
+def _infinity_parts(b: ir.IRBuilder, re: ir.Value, im: ir.Value) -> tuple[ir.Value, ...]:
+    """For ``re + im i``: whether a part is infinite, whether both are finite (a NaN part
+    is not), and each part as +-1 where it is infinite, else +-0 (keeping its sign)."""
+    ty = re.type
+    zero, one, inf = (ir.Constant(ty, v) for v in (0.0, 1.0, float("inf")))
+    re_abs, im_abs = call_intrinsic(b, "llvm.fabs", [re]), call_intrinsic(b, "llvm.fabs", [im])
+    re_inf, im_inf = b.fcmp_ordered("==", re_abs, inf), b.fcmp_ordered("==", im_abs, inf)
+    finite = b.and_(b.fcmp_ordered("!=", re_abs, inf), b.fcmp_ordered("!=", im_abs, inf))
+    re1 = call_intrinsic(b, "llvm.copysign", [b.select(re_inf, one, zero), re])
+    im1 = call_intrinsic(b, "llvm.copysign", [b.select(im_inf, one, zero), im])
+    return b.or_(re_inf, im_inf), finite, re1, im1
+
+
 def _complex_divide(b: ir.IRBuilder, ar, ai, br, bi) -> tuple[ir.Value, ir.Value]:
     """XLA's complex division: Smith's algorithm, then C99-style results where it gives
     (NaN, NaN): zero denominator, infinite numerator, infinite denominator."""
     ty = ar.type
-    zero, one, inf = (ir.Constant(ty, v) for v in (0.0, 1.0, float("inf")))
+    zero, inf = ir.Constant(ty, 0.0), ir.Constant(ty, float("inf"))
 
     def fabs(v):
         return call_intrinsic(b, "llvm.fabs", [v])
@@ -87,21 +100,13 @@ def _complex_divide(b: ir.IRBuilder, ar, ai, br, bi) -> tuple[ir.Value, ir.Value
                       b.or_(b.fcmp_ordered("ord", ar, zero), b.fcmp_ordered("ord", ai, zero)))
     signed_inf = copysign(inf, br)
     zr, zi = b.fmul(signed_inf, ar), b.fmul(signed_inf, ai)
-    # 2. infinite numerator, finite denominator
-    ar_abs, ai_abs = fabs(ar), fabs(ai)
-    ar_inf, ai_inf = b.fcmp_ordered("==", ar_abs, inf), b.fcmp_ordered("==", ai_abs, inf)
-    b_finite = b.and_(b.fcmp_ordered("!=", br_abs, inf), b.fcmp_ordered("!=", bi_abs, inf))
-    inf_num = b.and_(b.or_(ar_inf, ai_inf), b_finite)
-    ar1 = copysign(b.select(ar_inf, one, zero), ar)
-    ai1 = copysign(b.select(ai_inf, one, zero), ai)
+    # 2. infinite numerator, finite denominator; 3. finite numerator, infinite denominator
+    a_inf, a_finite, ar1, ai1 = _infinity_parts(b, ar, ai)
+    b_inf, b_finite, br1, bi1 = _infinity_parts(b, br, bi)
+    inf_num = b.and_(a_inf, b_finite)
     nr = b.fmul(inf, b.fadd(b.fmul(ar1, br), b.fmul(ai1, bi)))
     ni = b.fmul(inf, b.fsub(b.fmul(ai1, br), b.fmul(ar1, bi)))
-    # 3. finite numerator, infinite denominator
-    br_inf, bi_inf = b.fcmp_ordered("==", br_abs, inf), b.fcmp_ordered("==", bi_abs, inf)
-    a_finite = b.and_(b.fcmp_ordered("!=", ar_abs, inf), b.fcmp_ordered("!=", ai_abs, inf))
-    inf_den = b.and_(b.or_(br_inf, bi_inf), a_finite)
-    br1 = copysign(b.select(br_inf, one, zero), br)
-    bi1 = copysign(b.select(bi_inf, one, zero), bi)
+    inf_den = b.and_(b_inf, a_finite)
     dr = b.fmul(zero, b.fadd(b.fmul(ar, br1), b.fmul(ai, bi1)))
     di = b.fmul(zero, b.fsub(b.fmul(ai, br1), b.fmul(ar, bi1)))
     both_nan = b.and_(b.fcmp_unordered("uno", cr, zero), b.fcmp_unordered("uno", ci, zero))

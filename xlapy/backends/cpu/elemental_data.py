@@ -23,13 +23,14 @@ from llvmlite import ir
 from ...errors import UnimplementedError
 from ...hlo import types as T
 from ...hlo.ir import HloInstruction
-from ...hlo.shape import Shape
 from ...hlo.types import ElementType
 from .elemental import ElementalEmitter, elemental, is_native_float
 from .elemental_convert import convert_value, from_bits, to_bits
 from .kernel_api import Generator, IrIndex
 from .llvm_types import (I64, array_bytes_global, call_intrinsic, constant, llvm_type,
                          load_element, storage_type)
+from .thunks import major_to_minor
+
 
 def movable(et: ElementType) -> bool:
     """Element types whose register values data-movement ops can carry."""
@@ -139,12 +140,6 @@ def _reshape(em: ElementalEmitter, instr: HloInstruction, gens: list) -> Generat
     return lambda index: gen(reshape_index(em.builder, index, out_dims, in_dims))
 
 
-def _major_to_minor(shape: Shape) -> list[int]:
-    if shape.layout is None or shape.rank == 0:
-        return list(range(shape.rank))
-    return list(reversed(shape.layout.minor_to_major))
-
-
 def _supports_bitcast(instr: HloInstruction) -> bool:
     src, dst = instr.operands[0].shape, instr.shape
     for s in (src, dst):
@@ -163,7 +158,7 @@ def _bitcast(em: ElementalEmitter, instr: HloInstruction, gens: list) -> Generat
     """Physical element order is kept: a reshape between the two layouts' physical orders."""
     b = em.builder
     src, dst = instr.operands[0].shape, instr.shape
-    src_order, dst_order = _major_to_minor(src), _major_to_minor(dst)
+    src_order, dst_order = major_to_minor(src), major_to_minor(dst)
     src_phys = [src.dims[d] for d in src_order]
     dst_phys = [dst.dims[d] for d in dst_order]
     (gen,) = gens

@@ -52,9 +52,11 @@ layouts; parameters are the caller's arrays (validated before any native code ru
 count, dims and dtype, errors name the parameter and both shapes; copied only when the
 array is not C-contiguous in the parameter's layout, or when the parameter is donated
 to an output, so the caller's array is never written); outputs are fresh arrays each
-call (the returned arrays themselves, in their layouts). Kernel pointer tables are filled once for fixed buffers and only the slots of
-parameter/output buffers are patched per call. Large kernels (``cost`` above
-``parallel_cost``) run their unit ranges on a persistent thread pool.
+call (the returned arrays themselves, in their layouts). Kernel pointer tables are
+filled once for fixed buffers and only the slots of parameter/output buffers are
+patched per call. Large kernels (``cost`` above ``parallel_cost``) run their unit ranges
+on a persistent thread pool (``thunks.ThreadPool``, shared with the dot and convolution
+routines' parallel loops).
 
 One call runs at a time per executable (a lock guards the arena).
 """
@@ -69,6 +71,7 @@ from ...errors import InvalidArgumentError
 from ...hlo.ir import HloModule
 from ...hlo.shape import Shape
 from ...passes.buffer_assignment import CONSTANT, OUTPUT, PARAMETER, TEMP, BufferAssignment
+from ...passes.copy_insertion import array_leaf_indices
 from .thunks import (BufferRef, KernelThunk, Memory, Plan, TokenRef, ValueRef, address_of,
                      aligned_empty, major_to_minor, physical_bytes)
 
@@ -80,7 +83,9 @@ class _Param:
                  leaves: list[tuple[tuple[int, ...], int, bool]]) -> None:
         self.number, self.name, self.shape = number, name, shape
         self.where = f"argument {number} ({name})"
-        self.leaves = leaves                 # (shape index, allocation, donated)
+        # (position among the argument's array leaves, allocation, donated) per leaf
+        position = {ix: k for k, ix in enumerate(array_leaf_indices(shape))}
+        self.bindings = [(position[ix], alloc, donated) for ix, alloc, donated in leaves]
         # the common case: one row-major array leaf, not donated
         self.fast = (shape.is_array and len(leaves) == 1 and not leaves[0][2]
                      and major_to_minor(shape) == list(range(shape.rank)))
@@ -90,11 +95,12 @@ class _Param:
 
 
 class _Result:
-    """How one array leaf of the result is returned: the output array itself, a view
-    into an output array, or a copy (parameters, constants, repeated leaves)."""
+    """How one array leaf of the result is returned: ``direct`` (the output array itself,
+    transposed to logical order), ``view`` (a view into an output array) or ``copy``
+    (parameters, constants, repeated leaves)."""
 
-    def __init__(self, ref: BufferRef, mode: str, perm: list[int] | None) -> None:
-        self.ref, self.mode, self.perm = ref, mode, perm
+    def __init__(self, ref: BufferRef, mode: str) -> None:
+        self.ref, self.mode = ref, mode
 
 
 class CpuExecutable:
@@ -124,7 +130,7 @@ class CpuExecutable:
                 self.memory.set(a.index, aligned_empty(a.size, zero=True))
         self._params = [_Param(i, p.name, p.shape, leaves[i])
                         for i, p in enumerate(entry.parameters)]
-        self._param_allocs = [alloc for p in self._params for _, alloc, _ in p.leaves]
+        self._param_allocs = [alloc for p in self._params for _, alloc, _ in p.bindings]
         self._results, self._result_tree = self._plan_results(result)
         self._outputs = self._plan_outputs(outputs)
         self._dynamic_slots = []
@@ -147,7 +153,6 @@ class CpuExecutable:
             a = allocations[ref.alloc]
             fresh = a.kind == OUTPUT or (a.kind == PARAMETER and a.aliased_with_output)
             key = (ref.alloc, ref.offset)
-            order = major_to_minor(ref.shape)
             if not fresh or key in seen:
                 mode = "copy"
             elif a.kind == OUTPUT and ref.offset == 0 and ref.size == a.size \
@@ -156,9 +161,7 @@ class CpuExecutable:
             else:
                 mode = "view"
             seen.add(key)
-            perm = None if order == list(range(ref.shape.rank)) else \
-                [order.index(d) for d in range(ref.shape.rank)]
-            results.append(_Result(ref, mode, perm))
+            results.append(_Result(ref, mode))
             return len(results) - 1
         return results, visit(result)
 
@@ -172,8 +175,7 @@ class CpuExecutable:
             if ref is None:
                 plan.append((a.index, (a.size,), np.dtype(np.uint8)))
             else:
-                order = major_to_minor(ref.shape)
-                plan.append((a.index, tuple(ref.shape.dims[d] for d in order), ref.shape.dtype))
+                plan.append((a.index, tuple(ref.physical_dims), ref.shape.dtype))
         return plan
 
     # ----- set-up helpers used by the compiler
@@ -241,9 +243,8 @@ class CpuExecutable:
 
     def _bind_slow(self, p: _Param, value: Any) -> None:
         data = self._argument(value, p.shape, p.where)
-        position = {ix: k for ix, k in _leaf_indices(p.shape)}
-        for index, alloc, donated in p.leaves:
-            buf = data[position[index]]
+        for position, alloc, donated in p.bindings:
+            buf = data[position]
             self.memory.set(alloc, buf.copy() if donated else buf)
 
     def _check_count(self, args: Sequence[Any]) -> None:
@@ -282,7 +283,7 @@ class CpuExecutable:
     def _value(self, r: _Result) -> np.ndarray:
         if r.mode == "direct":
             out = self.memory.bases[r.ref.alloc]
-            return out if r.perm is None else out.transpose(r.perm)
+            return out if r.ref.perm is None else out.transpose(r.ref.perm)
         view = r.ref.view(self.memory)
         return np.array(view) if r.mode == "copy" else view
 
@@ -293,20 +294,6 @@ def _build_tree(tree: Any, values: list) -> Any:
     if isinstance(tree, TokenRef):
         return tree.value(None)
     return values[tree]
-
-
-def _leaf_indices(shape: Shape, prefix: tuple[int, ...] = ()) -> list[tuple[tuple[int, ...], int]]:
-    """``(shape index, position among array leaves)`` for every array leaf."""
-    out: list[tuple[tuple[int, ...], int]] = []
-
-    def visit(s: Shape, ix: tuple[int, ...]) -> None:
-        if s.is_tuple:
-            for k, sub in enumerate(s.tuple_shapes):
-                visit(sub, ix + (k,))
-        elif not s.is_token:
-            out.append((ix, len(out)))
-    visit(shape, prefix)
-    return out
 
 
 def buffer_ref(assignment: BufferAssignment, instr, index: tuple[int, ...] = ()) -> BufferRef:

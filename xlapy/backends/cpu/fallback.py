@@ -36,18 +36,6 @@ def check_fallback_possible(instr: HloInstruction) -> None:
             raise UnimplementedError(f"the CPU backend has no implementation of custom-call "
                                      f"target '{target}': {describe(instr)}")
 
-def check_fallback_possible(instr: HloInstruction) -> None:
-    """Raise :class:`UnimplementedError` at compile time when neither native code nor the
-    interpreter can run ``instr`` (so the error does not wait for the first call)."""
-    if instr.opcode not in HANDLERS:
-        raise UnimplementedError(f"the CPU backend cannot execute opcode '{instr.opcode}' "
-                                 f"(no native emitter and no interpreter handler): "
-                                 f"{describe(instr)}")
-    if instr.opcode == "custom-call":
-        target = instr.attrs.get("custom_call_target", "")
-        if target not in CUSTOM_CALLS:
-            raise UnimplementedError(f"the CPU backend has no implementation of custom-call "
-                                     f"target '{target}': {describe(instr)}")
 
 class FallbackThunk(Thunk):
     """Evaluates one instruction with the interpreter on views of its buffers."""

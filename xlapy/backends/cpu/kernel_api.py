@@ -27,7 +27,7 @@ last-bit difference from XLA:CPU (which contracts) is possible.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol
 
 from llvmlite import ir
 
@@ -51,6 +51,7 @@ class KernelBuffer:
     shape: Shape              # array shape, with the layout the bytes are stored in
     instruction: HloInstruction
     index: tuple[int, ...] = ()   # shape index inside a tuple-shaped value
+    operand: int | None = None    # operand number of an "operand" entry
 
 
 @dataclass
@@ -76,12 +77,18 @@ class KernelEmitter(Protocol):
 def kernel_buffers(instr: HloInstruction) -> list[KernelBuffer]:
     """The buffer table of a kernel for ``instr``: array operands, then result leaves."""
     out: list[KernelBuffer] = []
-    for op in instr.operands:
+    for n, op in enumerate(instr.operands):
         for index, sub in indexed_leaves(op.shape):
-            out.append(KernelBuffer("operand", sub, op, index))
+            out.append(KernelBuffer("operand", sub, op, index, n))
     for index, sub in indexed_leaves(instr.shape):
         out.append(KernelBuffer("output", sub, instr, index))
     return out
+
+
+def operand_slots(buffers: list[KernelBuffer]) -> dict[tuple[int, tuple[int, ...]], int]:
+    """``(operand number, shape index) -> slot`` of a buffer table's operand entries."""
+    return {(kb.operand, kb.index): slot for slot, kb in enumerate(buffers)
+            if kb.role == "operand"}
 
 
 def indexed_leaves(shape: Shape, prefix: tuple[int, ...] = ()) -> list[tuple[tuple[int, ...], Shape]]:
@@ -92,6 +99,23 @@ def indexed_leaves(shape: Shape, prefix: tuple[int, ...] = ()) -> list[tuple[tup
     for i, s in enumerate(shape.tuple_shapes):
         out.extend(indexed_leaves(s, prefix + (i,)))
     return out
+
+
+def memoize(builder: ir.IRBuilder, gen: Generator) -> Generator:
+    """``gen`` computing each element once per basic block: a value is reused when the
+    same index values (by identity) are asked for again in the block that computed it."""
+    cache: dict[tuple[int, ...], tuple[tuple, Any, ir.Value]] = {}
+
+    def element(index: IrIndex) -> ir.Value:
+        key = tuple(id(v) for v in index)
+        hit = cache.get(key)
+        if hit is not None and hit[1] is builder.block:
+            return hit[2]
+        value = gen(index)
+        # the entry keeps the index values alive, so their ids stay unique
+        cache[key] = (tuple(index), builder.block, value)
+        return value
+    return element
 
 
 def declare_kernel(module: ir.Module, name: str) -> tuple[ir.Function, ir.IRBuilder]:
@@ -112,4 +136,5 @@ def buffer_pointer(builder: ir.IRBuilder, fn: ir.Function, i: int,
 
 
 __all__ = ["IrIndex", "Generator", "KERNEL_TYPE", "KernelBuffer", "KernelSpec",
-           "KernelEmitter", "kernel_buffers", "indexed_leaves", "declare_kernel", "buffer_pointer"]
+           "KernelEmitter", "kernel_buffers", "operand_slots", "indexed_leaves", "memoize",
+           "declare_kernel", "buffer_pointer"]

@@ -1,6 +1,6 @@
-"""Scaffolding shared by the CPU backend's structured kernels (windows, scatter, sort).
+"""Scaffolding shared by the CPU backend's kernel emitters.
 
-These kernels compute one **hero** instruction (``reduce-window``,
+The structured kernels compute one **hero** instruction (``reduce-window``,
 ``select-and-scatter``, ``scatter``, ``sort``) either as a top-level instruction or as
 the root of a fusion whose other instructions are elementwise / data-movement
 producers of the hero's operands (XLA's ``wrapped_*`` fusions have only parameters).
@@ -14,21 +14,29 @@ producers of the hero's operands (XLA's ``wrapped_*`` fusions have only paramete
 - counted loops, stack scratch (``alloca`` in the entry block, so LLVM promotes
   one-element slots to registers) and scoped ``noalias`` metadata for the buffers.
 
+Every emitter (loop, reduction and the structured ones) shares :class:`PlannedEmitter`
+(analyze an instruction once, emit from the plan), the counted loops
+(:func:`for_loop`, :func:`carried_loop`), layout offsets (:func:`linear_offset`),
+in-place buffer detection (:func:`buffer_aliases`) and :func:`annotate_noalias`.
 :func:`emit_scalar_computation` emits a called computation (a reducer, comparator or
 ``select``) on scalar register values with the elemental emitter.
 """
 from __future__ import annotations
 
+import abc
 from typing import Any, Callable, Iterable, Sequence
 
 from llvmlite import ir
 
+from ...errors import InvalidArgumentError
 from ...hlo.ir import HloComputation, HloInstruction
 from ...hlo.shape import Shape
 from .elemental import ElementalEmitter
-from .kernel_api import (I64, Generator, KernelBuffer, buffer_pointer, declare_kernel,
-                         kernel_buffers)
+from .elemental_data import delinearize
+from .kernel_api import (I64, Generator, KernelBuffer, KernelSpec, buffer_pointer,
+                         declare_kernel, kernel_buffers)
 from .llvm_types import llvm_type, load_element, storage_type, store_element
+from .thunks import major_to_minor
 
 # Fused instructions that never become elemental producers of a hero operand.
 _NOT_PRODUCERS = frozenset({"tuple", "get-tuple-element", "while", "conditional", "call",
@@ -41,13 +49,6 @@ def c64(value: int) -> ir.Constant:
     return ir.Constant(I64, value)
 
 
-def major_to_minor(shape: Shape) -> list[int]:
-    """Dimensions from most major to most minor (row-major without a layout)."""
-    if shape.layout is None or len(shape.layout.minor_to_major) != shape.rank:
-        return list(range(shape.rank))
-    return list(reversed(shape.layout.minor_to_major))
-
-
 def element_strides(shape: Shape) -> list[int]:
     """Per logical dimension, the distance in elements between neighbours in memory."""
     strides = [0] * shape.rank
@@ -58,6 +59,27 @@ def element_strides(shape: Shape) -> list[int]:
     return strides
 
 
+def linear_offset(b: ir.IRBuilder, index: Sequence[ir.Value], shape: Shape) -> ir.Value:
+    """Physical element offset of a logical ``index`` in ``shape``'s layout (row-major
+    without one); size-1 dimensions (index 0) are skipped."""
+    linear = None
+    for d in major_to_minor(shape):
+        if linear is None:
+            linear = index[d]
+        elif shape.dims[d] != 1:
+            linear = b.add(b.mul(linear, c64(shape.dims[d])), index[d])
+    return linear if linear is not None else c64(0)
+
+
+def strip_root_bitcasts(value: HloInstruction) -> HloInstruction:
+    """Look through bitcasts that keep the element type: a root bitcast's bytes are its
+    operand's bytes, so a kernel stores the operand (in the operand's layout)."""
+    while value.opcode == "bitcast" and value.operands[0].shape.is_array and \
+            value.operands[0].shape.element_type == value.shape.element_type:
+        value = value.operands[0]
+    return value
+
+
 def has_register_type(shape: Shape) -> bool:
     """Whether every element of the array ``shape`` has an LLVM register type."""
     try:
@@ -65,6 +87,88 @@ def has_register_type(shape: Shape) -> bool:
     except Exception:          # noqa: BLE001 - no register type: not emittable
         return False
     return True
+
+
+# ----------------------------------------------------------------------------- loops
+def carried_loop(b: ir.IRBuilder, lo: ir.Value | int, hi: ir.Value | int, carried: list,
+                 body: Callable[[ir.Value, list], list], name: str) -> list:
+    """``for (i = lo; i < hi; ++i) carried = body(i, carried)`` at the builder's
+    position; returns the final carried values (phis of the loop header)."""
+    lo = c64(lo) if isinstance(lo, int) else lo
+    hi = c64(hi) if isinstance(hi, int) else hi
+    pre = b.block
+    header = b.append_basic_block(f"{name}.header")
+    inner = b.append_basic_block(f"{name}.body")
+    exit_ = b.append_basic_block(f"{name}.exit")
+    b.branch(header)
+    b.position_at_end(header)
+    iv = b.phi(I64, name=name)
+    iv.add_incoming(lo, pre)
+    phis = []
+    for v in carried:
+        p = b.phi(v.type)
+        p.add_incoming(v, pre)
+        phis.append(p)
+    b.cbranch(b.icmp_signed("<", iv, hi), inner, exit_)
+    b.position_at_end(inner)
+    new = body(iv, list(phis))
+    end = b.block
+    iv.add_incoming(b.add(iv, c64(1), name=f"{name}.next", flags=["nsw"]), end)
+    for p, v in zip(phis, new):
+        p.add_incoming(v, end)
+    b.branch(header)
+    b.position_at_end(exit_)
+    return list(phis)
+
+
+def for_loop(b: ir.IRBuilder, lo: ir.Value | int, hi: ir.Value | int,
+             body: Callable[[ir.Value], None], name: str) -> None:
+    """``for (i = lo; i < hi; ++i) body(i)`` at the builder's position."""
+    def step(i: ir.Value, _: list) -> list:
+        body(i)
+        return []
+    carried_loop(b, lo, hi, [], step, name)
+
+
+# ----------------------------------------------------------------------------- emitters
+class PlannedEmitter(abc.ABC):
+    """A ``KernelEmitter`` that analyzes an instruction once (:meth:`analyze`: a plan,
+    or None when it declines) and builds the kernel from that plan (:meth:`build`).
+
+    ``assignment`` (a ``BufferAssignment``) tells which operand shares an output buffer;
+    without it no buffers are assumed to coincide. ``kind`` names the emitter in errors.
+    """
+
+    kind = "kernel"
+
+    def __init__(self, assignment: Any = None) -> None:
+        self.assignment = assignment
+        self._plans: dict[int, Any] = {}
+
+    @abc.abstractmethod
+    def analyze(self, instr: HloInstruction) -> Any | None:
+        """The plan of a kernel for ``instr``, or None if this emitter cannot emit it."""
+
+    @abc.abstractmethod
+    def build(self, module: ir.Module, name: str, plan: Any) -> KernelSpec:
+        """Emit kernel ``name`` into ``module`` from ``plan``."""
+
+    def plan(self, instr: HloInstruction) -> Any | None:
+        """The (memoized) analysis of ``instr``."""
+        key = id(instr)
+        if key not in self._plans:
+            self._plans[key] = self.analyze(instr)
+        return self._plans[key]
+
+    def can_emit(self, instr: HloInstruction) -> bool:
+        return self.plan(instr) is not None
+
+    def emit(self, module: ir.Module, name: str, instr: HloInstruction) -> KernelSpec:
+        plan = self.plan(instr)
+        if plan is None:
+            raise InvalidArgumentError(f"the {self.kind} emitter cannot emit {instr.name} "
+                                       f"({instr.opcode}); ask can_emit first")
+        return self.build(module, name, plan)
 
 
 def scalar_computation_supported(comp: HloComputation) -> bool:
@@ -214,24 +318,7 @@ class KernelScaffold:
     def loop(self, lo: ir.Value | int, hi: ir.Value | int,
              body: Callable[[ir.Value], None], name: str = "i") -> None:
         """``for (i = lo; i < hi; ++i) body(i)`` at the builder's position."""
-        b = self.b
-        lo = c64(lo) if isinstance(lo, int) else lo
-        hi = c64(hi) if isinstance(hi, int) else hi
-        pre = b.block
-        header = b.append_basic_block(f"{name}.header")
-        block = b.append_basic_block(f"{name}.body")
-        exit_ = b.append_basic_block(f"{name}.exit")
-        b.branch(header)
-        b.position_at_end(header)
-        iv = b.phi(I64, name=name)
-        iv.add_incoming(lo, pre)
-        b.cbranch(b.icmp_signed("<", iv, hi), block, exit_)
-        b.position_at_end(block)
-        body(iv)
-        nxt = b.add(iv, c64(1), name=f"{name}.next", flags=["nsw"])
-        iv.add_incoming(nxt, b.block)
-        b.branch(header)
-        b.position_at_end(exit_)
+        for_loop(self.b, lo, hi, body, name)
 
     def nest(self, dims: Sequence[int], order: Sequence[int],
              body: Callable[[list], None], ranges: dict[int, tuple[Any, Any]] | None = None,
@@ -263,14 +350,7 @@ class KernelScaffold:
 
     def delinearize(self, linear: ir.Value, extents: Sequence[int]) -> list[ir.Value]:
         """Row-major coordinates of ``linear`` in a box of ``extents``."""
-        b, out = self.b, [c64(0)] * len(extents)
-        for k in range(len(extents) - 1, -1, -1):
-            if k == 0:
-                out[k] = linear
-            elif extents[k] != 1:
-                out[k] = b.urem(linear, c64(extents[k]))
-                linear = b.udiv(linear, c64(extents[k]))
-        return out
+        return delinearize(self.b, linear, extents)
 
     # ----- finishing
     def finish(self) -> None:
@@ -285,9 +365,14 @@ def annotate_noalias(module: ir.Module, name: str, fn: ir.Function,
                      ptrs: Sequence[ir.Value]) -> None:
     """Scoped ``noalias`` metadata: every load/store through a buffer pointer gets that
     buffer's scope and ``noalias`` for the other buffers (so LLVM vectorizes without
-    run-time overlap checks). Buffers that share memory must share a pointer value."""
+    run-time overlap checks). Buffers that share memory must share a pointer value, or
+    casts of one: pointers are told apart by what they are casts of."""
+    def root(v: ir.Value) -> ir.Value:
+        while isinstance(v, ir.CastInstr):
+            v = v.operands[0]
+        return v
     distinct: list[ir.Value] = []
-    for p in ptrs:
+    for p in map(root, ptrs):
         if all(p is not q for q in distinct):
             distinct.append(p)
     if len(distinct) < 2:
@@ -350,7 +435,8 @@ def bytes_of(buffers: Sequence[KernelBuffer]) -> int:
     return sum(kb.shape.byte_size for kb in buffers)
 
 
-__all__ = ["c64", "major_to_minor", "element_strides", "has_register_type",
+__all__ = ["c64", "major_to_minor", "element_strides", "linear_offset", "strip_root_bitcasts",
+           "has_register_type", "carried_loop", "for_loop", "PlannedEmitter",
            "scalar_computation_supported", "emit_scalar_computation", "find_hero",
            "fused_parameter", "KernelScaffold", "annotate_noalias", "buffer_aliases",
            "bytes_of"]

@@ -27,6 +27,7 @@ from typing import Callable, Sequence
 
 from llvmlite import ir
 
+from ...errors import UnimplementedError
 from .llvm_types import F32, F64, I1, I32, I64, call_intrinsic, declare_function
 
 
@@ -504,8 +505,6 @@ LIBM_UNARY = frozenset({"exp", "expm1", "log", "log1p", "tanh", "sin", "cos", "t
                         "cbrt", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh",
                         "sinh"})
 LIBM_BINARY = frozenset({"atan2", "pow"})
-UNARY_FUNCTIONS = LIBM_UNARY | {"logistic"}
-BINARY_FUNCTIONS = LIBM_BINARY
 
 
 def _libm(b: ir.IRBuilder, name: str, args: Sequence[ir.Value]) -> ir.Value:
@@ -518,7 +517,7 @@ def emit_unary(b: ir.IRBuilder, name: str, x: ir.Value) -> ir.Value:
     if name == "logistic":
         return logistic(b, x)
     if name not in LIBM_UNARY:
-        raise KeyError(f"no math function {name!r}")
+        raise UnimplementedError(f"the CPU math library has no unary function {name!r}")
     if x.type == F32:
         inline = _INLINE_F32_UNARY.get(name)
         if inline is not None:
@@ -530,7 +529,7 @@ def emit_unary(b: ir.IRBuilder, name: str, x: ir.Value) -> ir.Value:
 def emit_binary(b: ir.IRBuilder, name: str, x: ir.Value, y: ir.Value) -> ir.Value:
     """``name(x, y)`` (``atan2`` or ``pow``) for float or double operands."""
     if name not in LIBM_BINARY:
-        raise KeyError(f"no math function {name!r}")
+        raise UnimplementedError(f"the CPU math library has no binary function {name!r}")
     if x.type == F32:
         return _INLINE_F32_BINARY[name](b, x, y)
     return _libm(b, name, [x, y])
@@ -538,4 +537,4 @@ def emit_binary(b: ir.IRBuilder, name: str, x: ir.Value, y: ir.Value) -> ir.Valu
 
 __all__ = ["FloatOps", "exp_f32", "expm1_f32", "log_f32", "log1p_f32", "tanh_f32", "logistic",
            "sin_f32", "cos_f32", "tan_f32", "erf_f32", "atan2_f32", "pow_f32", "cbrt_f32",
-           "emit_unary", "emit_binary", "UNARY_FUNCTIONS", "BINARY_FUNCTIONS"]
+           "emit_unary", "emit_binary", "LIBM_UNARY", "LIBM_BINARY"]

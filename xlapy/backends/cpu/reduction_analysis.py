@@ -37,11 +37,14 @@ from math import prod
 from ...hlo.ir import HloComputation, HloInstruction
 from ...hlo.opcodes import ELEMENTWISE
 from ...hlo.shape import Shape
+from ...passes.copy_insertion import ancestors
+from ...passes.fusion_utils import is_elementwise_on_operand
 from .elemental import ElementalEmitter
-from .kernel_api import KernelBuffer, kernel_buffers
+from .kernel_api import KernelBuffer, kernel_buffers, operand_slots
+from .kernel_support import buffer_aliases, major_to_minor, strip_root_bitcasts
 from .llvm_types import llvm_type, storage_type
 from .reduction_plan import (ROW_CACHE_ELEMENTS, Hero, Output, Phase, ReductionPlan, geometry,
-                             major_to_minor, row_cache, squeezed, with_layout)
+                             row_cache, squeezed, with_layout)
 from .reduction_reducers import Reducer, reduction_order
 
 # Opcodes never handled here, whatever the elemental emitter supports.
@@ -90,7 +93,7 @@ def _analyze(instr: HloInstruction, assignment) -> ReductionPlan | None:
     buffers = kernel_buffers(instr)
     if not all(_storable(b.shape) for b in buffers):
         return None
-    dependent = _hero_dependent(heroes) if comp is not None else hero_ids
+    dependent = _users_closure([h.instr for h in heroes]) if comp is not None else hero_ids
     if any(k in dependent for k in elemental) or \
             any(id(i) in dependent for h in heroes for i in h.inits):
         return None                  # evaluated before (or apart from) the heroes' sweeps
@@ -100,13 +103,16 @@ def _analyze(instr: HloInstruction, assignment) -> ReductionPlan | None:
     if comp is not None:
         if not _fused_supported(comp, heroes, outputs):
             return None
-        needed = _needed(outputs, heroes)
+        needed = set().union(*(ancestors(i) for i in [o.value for o in outputs] +
+                               [h.instr for h in heroes]))
         if not all(_reads_own_row(i, dependent, hero_ids, in_dims, reduced)
-                   for i in needed if id(i) in dependent):
+                   for i in comp.instructions if id(i) in needed and id(i) in dependent):
             return None
+    aliases = buffer_aliases(assignment, instr, buffers)
+    if aliases is None:
+        return None
     plan = ReductionPlan(instr, comp, heroes, elemental, outputs, buffers,
-                         _operand_slots(instr, buffers), _aliases(buffers, assignment),
-                         in_dims, reduced)
+                         operand_slots(buffers), aliases, in_dims, reduced)
     if not _aliases_safe(plan):
         return None
     plan.phases = _phases(heroes, in_dims, reduced)
@@ -140,18 +146,7 @@ def _choose_heroes(reduces: list[Hero]) -> list[Hero]:
     """Every reduce with the input and reduced dimensions of the largest reduce feeding no
     other reduce (ties: the first)."""
     ids = {id(r.instr) for r in reduces}
-
-    def feeds_reduce(r: HloInstruction) -> bool:
-        seen, work = set(), list(r.users)
-        while work:
-            u = work.pop()
-            if id(u) in ids:
-                return True
-            if id(u) not in seen:
-                seen.add(id(u))
-                work.extend(u.users)
-        return False
-    tops = [r for r in reduces if not feeds_reduce(r.instr)]
+    tops = [r for r in reduces if not ids & _users_closure(r.instr.users)]
     best = max(tops, key=lambda r: prod(r.in_dims))
     key = (best.in_dims, frozenset(best.instr.dimensions))
     return [r for r in reduces if (r.in_dims, frozenset(r.instr.dimensions)) == key]
@@ -167,42 +162,13 @@ def _phases(heroes: list[Hero], in_dims: tuple[int, ...], reduced: frozenset[int
     def phase_of(h: Hero) -> int:
         if id(h.instr) not in depth:
             depth[id(h.instr)] = 0           # provisional (no cycles in HLO)
-            used = _heroes_used(h.instr.operands, ids)
+            used = (ancestors(h.instr) - {id(h.instr)}) & ids.keys()
             depth[id(h.instr)] = 1 + max((phase_of(ids[u]) for u in used), default=-1)
         return depth[id(h.instr)]
     count = 1 + max(phase_of(h) for h in heroes)
     groups = [[h for h in heroes if depth[id(h.instr)] == p] for p in range(count)]
     return [Phase(g, reduction_order([h.reducer for h in g], in_dims, reduced), p)
             for p, g in enumerate(groups)]
-
-
-def _heroes_used(values: list[HloInstruction], ids: dict[int, Hero]) -> set[int]:
-    """ids of the heroes that ``values`` (transitively) use."""
-    seen: set[int] = set()
-    found: set[int] = set()
-    work = list(values)
-    while work:
-        i = work.pop()
-        if id(i) in seen:
-            continue
-        seen.add(id(i))
-        if id(i) in ids:
-            found.add(id(i))
-            continue
-        work.extend(i.operands)
-    return found
-
-
-def _needed(outputs: list[Output], heroes: list[Hero]) -> list[HloInstruction]:
-    """Every instruction the outputs and heroes (transitively) use."""
-    seen: dict[int, HloInstruction] = {}
-    work = [o.value for o in outputs] + [h.instr for h in heroes]
-    while work:
-        i = work.pop()
-        if id(i) not in seen:
-            seen[id(i)] = i
-            work.extend(i.operands)
-    return list(seen.values())
 
 
 def _storable(shape: Shape) -> bool:
@@ -212,14 +178,6 @@ def _storable(shape: Shape) -> bool:
     except Exception:              # noqa: BLE001 - element type without an LLVM type
         return False
     return True
-
-
-def _strip_bitcasts(value: HloInstruction) -> HloInstruction:
-    """Root bitcasts that keep the element type store their operand's bytes."""
-    while value.opcode == "bitcast" and value.operands[0].shape.is_array and \
-            value.operands[0].shape.element_type == value.shape.element_type:
-        value = value.operands[0]
-    return value
 
 
 def _outputs(roots: list[HloInstruction], heroes: list[Hero], buffers: list[KernelBuffer],
@@ -240,7 +198,7 @@ def _outputs(roots: list[HloInstruction], heroes: list[Hero], buffers: list[Kern
         return None
     outputs = []
     for (value, leaf), slot in zip(leaves, slots):
-        stored = _strip_bitcasts(value) if leaf is None else value
+        stored = strip_root_bitcasts(value) if leaf is None else value
         shape = stored.shape if leaf is None else stored.shape.tuple_shapes[leaf]
         store_shape = buffers[slot].shape if stored is value else with_layout(shape)
         late = False
@@ -256,16 +214,17 @@ def _outputs(roots: list[HloInstruction], heroes: list[Hero], buffers: list[Kern
     return outputs
 
 
-def _hero_dependent(heroes: list[Hero]) -> set[int]:
-    """ids of the heroes and every instruction that (transitively) uses one."""
+def _users_closure(starts: list[HloInstruction]) -> set[int]:
+    """ids of ``starts`` and every instruction that (transitively) uses one. (A fused
+    computation has no control edges, so this is ``fusion_utils.reachable_from`` without
+    its per-node scan for control successors, which makes that one quadratic.)"""
     seen: set[int] = set()
-    work = [h.instr for h in heroes]
+    work = list(starts)
     while work:
         i = work.pop()
-        if id(i) in seen:
-            continue
-        seen.add(id(i))
-        work.extend(i.users)
+        if id(i) not in seen:
+            seen.add(id(i))
+            work.extend(i.users)
     return seen
 
 
@@ -356,36 +315,6 @@ def _fused_supported(comp: HloComputation, heroes: list[Hero], outputs: list[Out
     return True
 
 
-def _operand_slots(instr: HloInstruction, buffers: list[KernelBuffer]
-                   ) -> dict[tuple[int, tuple[int, ...]], int]:
-    """(operand number, shape index) -> buffer slot, for the operand entries."""
-    out: dict[tuple[int, tuple[int, ...]], int] = {}
-    for slot, b in enumerate(buffers):
-        if b.role != "operand":
-            continue
-        for n, op in enumerate(instr.operands):
-            if op is b.instruction and (n, b.index) not in out:
-                out[(n, b.index)] = slot
-                break
-    return out
-
-
-def _aliases(buffers: list[KernelBuffer], assignment) -> dict[int, int]:
-    """Operand slots that the buffer assignment placed in an output slot's memory."""
-    if assignment is None:
-        return {}
-    slices = [assignment.slice(b.instruction, b.index) for b in buffers]
-    out = {}
-    for j, b in enumerate(buffers):
-        if b.role != "operand" or slices[j].size == 0:
-            continue
-        for k, o in enumerate(buffers):
-            if o.role == "output" and slices[k].allocation is slices[j].allocation and \
-                    slices[k].offset == slices[j].offset:
-                out[j] = k
-    return out
-
-
 def _aliases_safe(plan: ReductionPlan) -> bool:
     """An operand sharing an output buffer must be read only where that output element is
     written, i.e. only by the reduce-side epilogue, elementwise (what buffer assignment
@@ -395,10 +324,8 @@ def _aliases_safe(plan: ReductionPlan) -> bool:
     if plan.comp is None or len(plan.outputs) != 1 or plan.outputs[0].side != "reduce" or \
             plan.outputs[0].store_shape.dims != plan.out_dims:
         return False
-    from ...passes.fusion_utils import is_elementwise_on_operand
-    numbers = {slot: n for (n, _), slot in plan.operand_slots.items()}
     out = plan.outputs[0]
-    return all(is_elementwise_on_operand(plan.instr, numbers[j]) and
+    return all(is_elementwise_on_operand(plan.instr, plan.buffers[j].operand) and
                plan.buffers[j].shape.layout == out.store_shape.layout
                for j in plan.aliases)
 

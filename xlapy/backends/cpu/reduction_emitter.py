@@ -56,44 +56,31 @@ from typing import Any, Callable
 
 from llvmlite import ir
 
-from ...errors import InvalidArgumentError
 from ...hlo.ir import HloInstruction
 from ...hlo.shape import Shape
 from .elemental import ElementalEmitter
-from .kernel_api import I64, Generator, KernelSpec, buffer_pointer, declare_kernel
+from .kernel_api import I64, Generator, KernelSpec, buffer_pointer, declare_kernel, memoize
+from .kernel_support import (PlannedEmitter, annotate_noalias, c64, linear_offset,
+                             major_to_minor)
 from .llvm_types import llvm_type, load_element, storage_type, store_element
 from .reduction_analysis import analyze
-from .reduction_plan import Hero, Phase, ReductionPlan, major_to_minor, with_layout
-from .reduction_loops import (Carried, Loops, annotate_aliasing, c64, linear_offset, memoize,
-                              reindex)
+from .reduction_loops import Carried, Loops, reindex
+from .reduction_plan import Hero, Phase, ReductionPlan, with_layout
 
 
-class ReductionEmitter:
+class ReductionEmitter(PlannedEmitter):
     """A ``KernelEmitter`` for reductions and reduction fusions (see the module docstring).
 
     ``assignment`` (a ``BufferAssignment``) tells which operand shares an output buffer;
     without it no buffers are assumed to coincide.
     """
 
-    def __init__(self, assignment: Any = None) -> None:
-        self.assignment = assignment
-        self._plans: dict[int, ReductionPlan | None] = {}
+    kind = "reduction"
 
-    def plan(self, instr: HloInstruction) -> ReductionPlan | None:
-        """The analysis of ``instr`` (None when this emitter does not handle it)."""
-        key = id(instr)
-        if key not in self._plans:
-            self._plans[key] = analyze(instr, self.assignment)
-        return self._plans[key]
+    def analyze(self, instr: HloInstruction) -> ReductionPlan | None:
+        return analyze(instr, self.assignment)
 
-    def can_emit(self, instr: HloInstruction) -> bool:
-        return self.plan(instr) is not None
-
-    def emit(self, module: ir.Module, name: str, instr: HloInstruction) -> KernelSpec:
-        plan = self.plan(instr)
-        if plan is None:
-            raise InvalidArgumentError(f"the reduction emitter cannot emit {instr.name} "
-                                       f"({instr.opcode}); ask can_emit first")
+    def build(self, module: ir.Module, name: str, plan: ReductionPlan) -> KernelSpec:
         return _ReductionKernel(module, name, plan).build()
 
 
@@ -147,10 +134,10 @@ class _Site:
                 self.gens[id(instr)] = memoize(self.k.b, self.k.elemental_reduce(
                     self.k.plan.elemental[id(instr)], operands))
             else:
-                gen = self.k.em.generator(instr, operands)
+                gen = self.k.em.generator(instr, operands)       # memoized by the emitter
                 if self.sweep is not None and id(instr) in self.k.plan.row_cache:
-                    gen = self.k.keep_in_row(instr, gen)
-                self.gens[id(instr)] = memoize(self.k.b, gen)
+                    gen = memoize(self.k.b, self.k.keep_in_row(instr, gen))
+                self.gens[id(instr)] = gen
 
     def _leaf(self, instr: HloInstruction) -> Generator | None:
         """Generators that need no operand generators: hero results, buffer reads and
@@ -361,7 +348,7 @@ class _ReductionKernel:
         if plan.split > 1:
             self._combine_partials()
         b.ret_void()
-        annotate_aliasing(self.module, self.name, self.fn, self.ptrs, plan.aliases)
+        annotate_noalias(self.module, self.name, self.fn, self.ptrs)
         nbytes = sum(buf.shape.byte_size for buf in plan.buffers)
         ops = len(plan.comp.instructions) if plan.comp is not None else 1
         orders = "/".join(p.order.kind for p in plan.phases)

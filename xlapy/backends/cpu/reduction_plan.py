@@ -33,7 +33,9 @@ from math import prod
 from ...hlo.ir import HloComputation, HloInstruction
 from ...hlo.opcodes import ELEMENTWISE
 from ...hlo.shape import Shape
+from ...passes.fusion_utils import is_expensive
 from .kernel_api import KernelBuffer
+from .kernel_support import major_to_minor
 from .reduction_reducers import ReduceOrder, Reducer
 
 UNIT_WORK = 1 << 15          # input elements per work unit (at least, when there are many)
@@ -42,13 +44,6 @@ MAX_SPLIT = 16               # chunks a reduction with few outputs is split into
 SPLIT_ITEMS = 8              # split only when there are fewer items than this
 MAX_PARTIALS = 1 << 14       # partial results kept for a split reduction, at most
 ROW_CACHE_ELEMENTS = 8192    # rows at most this long keep shared values between sweeps
-
-
-def major_to_minor(shape: Shape) -> list[int]:
-    """Dimensions from most major to most minor (row-major if ``shape`` has no layout)."""
-    if shape.layout is None or len(shape.layout.minor_to_major) != shape.rank:
-        return list(range(shape.rank))
-    return list(reversed(shape.layout.minor_to_major))
 
 
 def with_layout(shape: Shape) -> Shape:
@@ -209,7 +204,6 @@ def _split(plan: ReductionPlan, total: int) -> int:
     return chunks if chunks >= 2 else 1
 
 
-
 def sweep_roots(plan: ReductionPlan) -> list[list[HloInstruction]]:
     """The values each sweep over a row evaluates at every input element: one sweep per
     phase (its heroes' operands; the first also stores the early input-side outputs),
@@ -227,7 +221,6 @@ def sweep_roots(plan: ReductionPlan) -> list[list[HloInstruction]]:
 def row_cache(plan: ReductionPlan) -> dict[int, int]:
     """Expensive input-space values evaluated elementwise by several sweeps: id -> the
     first sweep (which computes and keeps them)."""
-    from ...passes.fusion_utils import is_expensive
     hero_ids = {id(h.instr) for h in plan.heroes}
     used: dict[int, list[int]] = {}
     values: dict[int, HloInstruction] = {}
@@ -251,7 +244,6 @@ def row_cache(plan: ReductionPlan) -> dict[int, int]:
             and values[k].shape.is_array and read_in_place(values[k])}
 
 
-
 __all__ = ["Hero", "Output", "Phase", "ReductionPlan", "geometry", "row_cache", "sweep_roots",
-           "major_to_minor", "with_layout", "squeezed", "UNIT_WORK", "COLUMN_BLOCK", "MAX_SPLIT",
+           "with_layout", "squeezed", "UNIT_WORK", "COLUMN_BLOCK", "MAX_SPLIT",
            "ROW_CACHE_ELEMENTS"]

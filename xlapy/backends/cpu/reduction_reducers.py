@@ -42,9 +42,12 @@ from typing import Sequence
 
 from llvmlite import ir
 
-from ...hlo.ir import HloComputation, HloInstruction
+from ...hlo.ir import HloComputation
+from ...hlo.shape import Shape
 from ...hlo.types import ElementType
-from .elemental import ElementalEmitter, is_native_float
+from .elemental import is_native_float
+from .kernel_support import (emit_scalar_computation, has_register_type,
+                             scalar_computation_supported)
 from .llvm_types import (call_intrinsic, compute_type, from_compute, int_constant,
                          llvm_type, to_compute)
 
@@ -81,24 +84,6 @@ def fast_op(comp: HloComputation, et: ElementType) -> str | None:
     return None
 
 
-def general_supported(comp: HloComputation) -> bool:
-    """Whether every instruction of reducer ``comp`` can be emitted on scalars."""
-    for instr in comp.instructions:
-        if instr.opcode == "parameter":
-            if not (instr.shape.is_array and instr.shape.rank == 0):
-                return False
-            continue
-        if instr.opcode == "tuple":
-            if instr is not comp.root:
-                return False
-            continue
-        if not instr.shape.is_array or instr.shape.rank != 0:
-            return False
-        if not ElementalEmitter.supports(instr):
-            return False
-    return True
-
-
 class Reducer:
     """The reducer of one ``reduce`` with ``n`` inputs of ``element_types``."""
 
@@ -117,12 +102,8 @@ class Reducer:
         """Whether a reducer over ``element_types`` with body ``comp`` can be emitted."""
         if len(element_types) == 1 and fast_op(comp, element_types[0]) is not None:
             return True
-        for et in element_types:
-            try:
-                llvm_type(et)
-            except Exception:          # noqa: BLE001 - no register type: not supported
-                return False
-        return general_supported(comp)
+        return all(has_register_type(Shape.scalar(et)) for et in element_types) and \
+            scalar_computation_supported(comp)
 
     # ----- accumulator types and conversions
     def acc_types(self) -> list[ir.Type]:
@@ -205,24 +186,7 @@ class Reducer:
 
     def _general(self, b: ir.IRBuilder, args: list[ir.Value]) -> list[ir.Value]:
         """Emit the reducer body on scalar ``args`` (accumulators then values)."""
-        em = ElementalEmitter(b, b.module)
-        values: dict[int, ir.Value] = {}
-
-        def value_of(instr: HloInstruction) -> ir.Value:
-            return values[id(instr)]
-
-        for instr in self.comp.post_order():
-            if instr.opcode == "parameter":
-                values[id(instr)] = args[instr.parameter_number]
-            elif instr.opcode == "tuple":
-                continue
-            else:
-                gens = [(lambda index, o=o: value_of(o)) for o in instr.operands]
-                values[id(instr)] = em.generator(instr, gens)([])
-        root = self.comp.root
-        if root.opcode == "tuple":
-            return [value_of(o) for o in root.operands]
-        return [value_of(root)]
+        return emit_scalar_computation(b, self.comp, args)
 
 
 @dataclass
@@ -263,5 +227,5 @@ def reduction_order(reducers: Sequence[Reducer], in_dims: Sequence[int],
     return order
 
 
-__all__ = ["Reducer", "ReduceOrder", "reduction_order", "fast_op", "general_supported",
+__all__ = ["Reducer", "ReduceOrder", "reduction_order", "fast_op",
            "FAST_OPS", "TREE_WINDOW", "VECTOR_MIN_ELEMENTS"]

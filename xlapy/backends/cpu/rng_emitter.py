@@ -19,15 +19,13 @@ Work units: blocks of :data:`BLOCK` counters (unit 0 also writes the new state).
 from __future__ import annotations
 
 from math import prod
-from typing import Any
-
 from llvmlite import ir
 
-from ...errors import InvalidArgumentError
 from ...hlo import types as T
 from ...hlo.ir import HloInstruction
 from .kernel_api import KernelSpec
-from .kernel_support import KernelScaffold, bytes_of, c64, element_strides, major_to_minor
+from .kernel_support import (KernelScaffold, PlannedEmitter, bytes_of, c64, element_strides,
+                             major_to_minor)
 from .llvm_types import I32, I64, call_intrinsic, llvm_type
 
 BLOCK = 1024
@@ -50,31 +48,29 @@ def split_dim(dims: tuple[int, ...]) -> int:
     return max(range(len(dims)), key=lambda i: (dims[i], -i))
 
 
-class RngBitGeneratorEmitter:
+class RngBitGeneratorEmitter(PlannedEmitter):
     """A ``KernelEmitter`` for ``rng-bit-generator`` (ThreeFry, Philox, default)."""
 
-    def __init__(self, assignment: Any = None) -> None:
-        self.assignment = assignment
+    kind = "rng-bit-generator"
 
-    def can_emit(self, instr: HloInstruction) -> bool:
+    def analyze(self, instr: HloInstruction) -> HloInstruction | None:
+        """``instr`` itself when it is an rng-bit-generator this emitter handles."""
         if instr.opcode != "rng-bit-generator" or _algorithm(instr) is None:
-            return False
+            return None
         shape = instr.shape
         if len(instr.operands) != 1 or not shape.is_tuple or len(shape.tuple_shapes) != 2:
-            return False
+            return None
         state, (new_state, bits) = instr.operands[0].shape, shape.tuple_shapes
         if not (state.is_array and state.element_type is T.U64 and state.rank == 1
                 and state.dims[0] >= 2 and new_state.is_array and new_state.dims == state.dims
                 and new_state.element_type is T.U64):
-            return False
+            return None
         et = bits.element_type if bits.is_array else None
-        return et is not None and not et.is_pred and not et.is_complex and \
+        ok = et is not None and not et.is_pred and not et.is_complex and \
             et.bits in (8, 16, 32, 64)
+        return instr if ok else None
 
-    def emit(self, module: ir.Module, name: str, instr: HloInstruction) -> KernelSpec:
-        if not self.can_emit(instr):
-            raise InvalidArgumentError(f"the rng-bit-generator emitter cannot emit "
-                                       f"{instr.name}; ask can_emit first")
+    def build(self, module: ir.Module, name: str, instr: HloInstruction) -> KernelSpec:
         return _RngKernel(module, name, instr).build()
 
 

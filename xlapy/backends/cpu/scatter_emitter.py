@@ -28,12 +28,11 @@ from typing import Any
 
 from llvmlite import ir
 
-from ...errors import InvalidArgumentError
 from ...hlo.ir import HloInstruction
 from .elemental_data import index_to_i64
 from .kernel_api import KernelSpec, kernel_buffers
-from .kernel_support import (KernelScaffold, buffer_aliases, bytes_of, c64, find_hero,
-                             fused_parameter, has_register_type, major_to_minor)
+from .kernel_support import (KernelScaffold, PlannedEmitter, buffer_aliases, bytes_of, c64,
+                             find_hero, fused_parameter, has_register_type, major_to_minor)
 from .reduction_reducers import Reducer
 
 MIN_BLOCK = 256      # elements of the free dimension per unit, at least (each unit
@@ -156,26 +155,15 @@ def _free_dim(plan: _Plan, out_shape) -> int | None:
     return None
 
 
-class ScatterEmitter:
+class ScatterEmitter(PlannedEmitter):
     """A ``KernelEmitter`` for ``scatter`` and loop fusions rooted at one."""
 
-    def __init__(self, assignment: Any = None) -> None:
-        self.assignment = assignment
-        self._plans: dict[int, _Plan | None] = {}
+    kind = "scatter"
 
-    def _plan(self, instr: HloInstruction) -> _Plan | None:
-        if id(instr) not in self._plans:
-            self._plans[id(instr)] = _analyze(instr, self.assignment)
-        return self._plans[id(instr)]
+    def analyze(self, instr: HloInstruction) -> _Plan | None:
+        return _analyze(instr, self.assignment)
 
-    def can_emit(self, instr: HloInstruction) -> bool:
-        return self._plan(instr) is not None
-
-    def emit(self, module: ir.Module, name: str, instr: HloInstruction) -> KernelSpec:
-        plan = self._plan(instr)
-        if plan is None:
-            raise InvalidArgumentError(f"the scatter emitter cannot emit {instr.name} "
-                                       f"({instr.opcode}); ask can_emit first")
+    def build(self, module: ir.Module, name: str, plan: _Plan) -> KernelSpec:
         return _Kernel(module, name, plan).build()
 
 

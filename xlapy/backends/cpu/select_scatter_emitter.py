@@ -32,13 +32,12 @@ from typing import Any, Callable
 
 from llvmlite import ir
 
-from ...errors import InvalidArgumentError
 from ...hlo.attrs import Window
 from ...hlo.ir import HloInstruction
 from .kernel_api import KernelSpec, kernel_buffers
-from .kernel_support import (KernelScaffold, buffer_aliases, bytes_of, c64, element_strides,
-                             emit_scalar_computation, find_hero, has_register_type,
-                             major_to_minor, scalar_computation_supported)
+from .kernel_support import (KernelScaffold, PlannedEmitter, buffer_aliases, bytes_of, c64,
+                             element_strides, emit_scalar_computation, find_hero,
+                             has_register_type, major_to_minor, scalar_computation_supported)
 from .llvm_types import I1, llvm_type
 from .reduction_reducers import Reducer
 from .window_emitter import VECTOR_BLOCK, WindowGeometry
@@ -79,26 +78,15 @@ def _analyze(instr: HloInstruction, assignment: Any) -> _Plan | None:
     return _Plan(instr, hero, geo, Reducer(scatter, [et_y]))
 
 
-class SelectAndScatterEmitter:
+class SelectAndScatterEmitter(PlannedEmitter):
     """A ``KernelEmitter`` for ``select-and-scatter`` and loop fusions rooted at one."""
 
-    def __init__(self, assignment: Any = None) -> None:
-        self.assignment = assignment
-        self._plans: dict[int, _Plan | None] = {}
+    kind = "select-and-scatter"
 
-    def _plan(self, instr: HloInstruction) -> _Plan | None:
-        if id(instr) not in self._plans:
-            self._plans[id(instr)] = _analyze(instr, self.assignment)
-        return self._plans[id(instr)]
+    def analyze(self, instr: HloInstruction) -> _Plan | None:
+        return _analyze(instr, self.assignment)
 
-    def can_emit(self, instr: HloInstruction) -> bool:
-        return self._plan(instr) is not None
-
-    def emit(self, module: ir.Module, name: str, instr: HloInstruction) -> KernelSpec:
-        plan = self._plan(instr)
-        if plan is None:
-            raise InvalidArgumentError(f"the select-and-scatter emitter cannot emit "
-                                       f"{instr.name} ({instr.opcode}); ask can_emit first")
+    def build(self, module: ir.Module, name: str, plan: _Plan) -> KernelSpec:
         return _Kernel(module, name, plan).build()
 
 

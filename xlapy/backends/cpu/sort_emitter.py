@@ -29,11 +29,10 @@ from typing import Any, Callable, Sequence
 
 from llvmlite import ir
 
-from ...errors import InvalidArgumentError
 from ...hlo.ir import HloInstruction
 from .kernel_api import KernelSpec, kernel_buffers
-from .kernel_support import (KernelScaffold, buffer_aliases, bytes_of, c64, element_strides,
-                             find_hero, has_register_type, major_to_minor,
+from .kernel_support import (KernelScaffold, PlannedEmitter, buffer_aliases, bytes_of, c64,
+                             element_strides, find_hero, has_register_type, major_to_minor,
                              scalar_computation_supported)
 from .llvm_types import I1, I8, declare_function, llvm_type
 from .sort_comparator import SortComparator
@@ -70,27 +69,19 @@ def _analyze(instr: HloInstruction, assignment: Any) -> HloInstruction | None:
     return hero
 
 
-class SortEmitter:
+class SortEmitter(PlannedEmitter):
     """A ``KernelEmitter`` for ``sort`` (and loop fusions rooted at one)."""
 
-    def __init__(self, assignment: Any = None) -> None:
-        self.assignment = assignment
-        self._heroes: dict[int, HloInstruction | None] = {}
+    kind = "sort"
 
-    def _hero(self, instr: HloInstruction) -> HloInstruction | None:
-        if id(instr) not in self._heroes:
-            self._heroes[id(instr)] = _analyze(instr, self.assignment)
-        return self._heroes[id(instr)]
+    def analyze(self, instr: HloInstruction) -> tuple[HloInstruction, HloInstruction] | None:
+        """``(instr, the sort it computes)``, or None."""
+        hero = _analyze(instr, self.assignment)
+        return None if hero is None else (instr, hero)
 
-    def can_emit(self, instr: HloInstruction) -> bool:
-        return self._hero(instr) is not None
-
-    def emit(self, module: ir.Module, name: str, instr: HloInstruction) -> KernelSpec:
-        hero = self._hero(instr)
-        if hero is None:
-            raise InvalidArgumentError(f"the sort emitter cannot emit {instr.name} "
-                                       f"({instr.opcode}); ask can_emit first")
-        return _SortKernel(module, name, instr, hero).build()
+    def build(self, module: ir.Module, name: str,
+              plan: tuple[HloInstruction, HloInstruction]) -> KernelSpec:
+        return _SortKernel(module, name, *plan).build()
 
 
 class _View:

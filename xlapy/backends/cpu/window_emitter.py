@@ -36,12 +36,11 @@ from typing import Any, Callable, Sequence
 
 from llvmlite import ir
 
-from ...errors import InvalidArgumentError
 from ...hlo.attrs import Window, WindowDim
 from ...hlo.ir import HloInstruction
 from .kernel_api import KernelSpec, kernel_buffers
-from .kernel_support import (KernelScaffold, buffer_aliases, bytes_of, c64, find_hero,
-                             has_register_type, major_to_minor)
+from .kernel_support import (KernelScaffold, PlannedEmitter, buffer_aliases, bytes_of, c64,
+                             find_hero, has_register_type, major_to_minor)
 from .reduction_reducers import Reducer
 
 VECTOR_BLOCK = 256     # accumulators per stack block in vector mode
@@ -197,26 +196,15 @@ def _analyze(instr: HloInstruction, assignment: Any) -> _Plan | None:
         hero.to_apply, ets), n)
 
 
-class ReduceWindowEmitter:
+class ReduceWindowEmitter(PlannedEmitter):
     """A ``KernelEmitter`` for ``reduce-window`` and loop fusions rooted at one."""
 
-    def __init__(self, assignment: Any = None) -> None:
-        self.assignment = assignment
-        self._plans: dict[int, _Plan | None] = {}
+    kind = "reduce-window"
 
-    def _plan(self, instr: HloInstruction) -> _Plan | None:
-        if id(instr) not in self._plans:
-            self._plans[id(instr)] = _analyze(instr, self.assignment)
-        return self._plans[id(instr)]
+    def analyze(self, instr: HloInstruction) -> _Plan | None:
+        return _analyze(instr, self.assignment)
 
-    def can_emit(self, instr: HloInstruction) -> bool:
-        return self._plan(instr) is not None
-
-    def emit(self, module: ir.Module, name: str, instr: HloInstruction) -> KernelSpec:
-        plan = self._plan(instr)
-        if plan is None:
-            raise InvalidArgumentError(f"the reduce-window emitter cannot emit {instr.name} "
-                                       f"({instr.opcode}); ask can_emit first")
+    def build(self, module: ir.Module, name: str, plan: _Plan) -> KernelSpec:
         return _ReduceWindowKernel(module, name, plan).build()
 
 

@@ -1,28 +1,71 @@
-"""Harness for the CPU reduction emitter tests (``test_cpu_reduction*.py``).
+"""Harness for the tests of the CPU backend's kernel emitters (``test_cpu_reduction*``,
+``test_cpu_window``, ``test_cpu_scatter_sort``, ``test_cpu_runtime_loops``).
 
-``Kernel(text)`` emits one kernel for the entry root of a hand-written module (a
-``reduce`` or a ``fusion`` whose operands are entry parameters or constants), compiles it
-with the JIT engine and calls it on NumPy buffers laid out in each buffer's layout, so
-layouts and unit ranges are exactly what a test says. ``with_reduction_emitter()`` puts
-the reduction emitter first in the CPU backend's emitter list for a block.
+- ``run_both(backend, text, args, native)`` compiles a module with the whole CPU backend,
+  checks that the ``native`` instructions run as kernels and returns its results and the
+  interpreter's; ``assert_same`` compares them bit for bit.
+- ``Kernel(text)`` emits one reduction kernel for the entry root of a hand-written module
+  (a ``reduce`` or a ``fusion`` whose operands are entry parameters or constants),
+  compiles it with the JIT engine and calls it on NumPy buffers laid out in each buffer's
+  layout, so layouts and unit ranges are exactly what a test says; ``check_direct``
+  compares it with the interpreter.
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import itertools
 
 import numpy as np
 
 import xlapy
-from xlapy.backends.cpu import compiler
 from xlapy.backends.cpu.jit_engine import engine
-from xlapy.backends.cpu.loop_emitter import LoopEmitter
 from xlapy.backends.cpu.reduction_emitter import ReductionEmitter
 from xlapy.backends.cpu.thunks import KERNEL_CFUNC, logical_view, physical_bytes
 from xlapy.hlo import parse_module
 
 _names = itertools.count()
+
+ADD_F32 = """%add_f32 (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %r = f32[] add(%a, %b)
+}
+"""
+
+MAX_F32 = """%max_f32 (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %r = f32[] maximum(%a, %b)
+}
+"""
+
+
+def rand(*dims, dtype=np.float32, seed=0, scale=1.0) -> np.ndarray:
+    """Standard normal values (times ``scale``) of ``dims``, as ``dtype``."""
+    return (np.random.default_rng(seed).standard_normal(dims) * scale).astype(dtype)
+
+
+def interpret(text: str, args: list) -> list:
+    return [np.asarray(v) for v in xlapy.run_hlo(text, args, backend="interpreter")]
+
+
+def run_both(backend, text: str, args: list, native: tuple[str, ...] = ()) -> tuple[list, list]:
+    """(CPU results, interpreter results) as lists; ``native`` instructions must be kernels."""
+    exe = backend.compile(parse_module(text))
+    kinds = exe.thunk_kinds()
+    for name in native:
+        assert kinds.get(name) == "kernel", kinds
+    got = exe.execute(args)
+    got = [np.asarray(g) for g in (got if isinstance(got, tuple) else [got])]
+    return got, interpret(text, args)
+
+
+def assert_same(got: list, want: list) -> None:
+    """Same dtypes, shapes and bytes (NaN equal to NaN, the sign of zero significant)."""
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
+        assert g.tobytes() == w.tobytes(), (g, w)
 
 
 class Kernel:
@@ -79,10 +122,6 @@ class SharedBuffer:
                                size=4)
 
 
-def interpret(text: str, args: list) -> list:
-    return [np.asarray(v) for v in xlapy.run_hlo(text, args, backend="interpreter")]
-
-
 def check_direct(text: str, args: list, rtol: float = 1e-5, atol: float = 1e-6) -> Kernel:
     kernel = Kernel(text)
     got = kernel.run(args)
@@ -95,10 +134,6 @@ def check_direct(text: str, args: list, rtol: float = 1e-5, atol: float = 1e-6) 
         else:
             np.testing.assert_array_equal(g, w)
     return kernel
-
-
-def rand(*dims, dtype=np.float32, seed=0):
-    return np.random.default_rng(seed).standard_normal(dims).astype(dtype)
 
 
 def reduce_module(et: str, dims: tuple, layout: tuple | None, rdims: tuple, op: str,
@@ -121,15 +156,3 @@ ENTRY main {{
   ROOT out = {shape} reduce(x, init), dimensions={{{reduced}}}, to_apply=red
 }}
 """
-
-
-@contextlib.contextmanager
-def with_reduction_emitter():
-    """The CPU backend's emitters are [ReductionEmitter, LoopEmitter] inside the block."""
-    saved = compiler.kernel_emitters
-    compiler.kernel_emitters = lambda assignment: [ReductionEmitter(assignment),
-                                                   LoopEmitter(assignment)]
-    try:
-        yield
-    finally:
-        compiler.kernel_emitters = saved
