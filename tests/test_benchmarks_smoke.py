@@ -70,7 +70,10 @@ def test_script_smoke(script, tmp_path, capsys):
     jit, names = expected_impls(script)
     for row in data["rows"]:
         impls = row["impls"]
-        assert set(impls) == names, sorted(impls)
+        absent = {n for n, r in impls.items() if r["status"] == "missing"}
+        assert set(impls) - absent == names, sorted(impls)
+        if not HAVE_JAX:  # a peer that is not installed is a column marked missing
+            assert {"jax jit" if script == "jit_overhead" else "jax"} <= absent, impls
         for name in names:
             assert impls[name]["status"] == "ok", (name, impls[name])
             assert impls[name]["median_s"] > 0
