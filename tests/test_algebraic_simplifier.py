@@ -118,6 +118,43 @@ def test_divide_by_power_of_two_becomes_multiply():
     assert float(root.operands[1].operands[0].literal) == 0.25
 
 
+@pytest.mark.parametrize("exponent,opcode", [(2, "multiply"), (-1, "divide"), (0, "broadcast"),
+                                             (1, "parameter")])
+def test_power_by_small_constants_float(exponent, opcode):
+    """XLA's pow(x, 0|1|2|-1) rewrites give the correctly rounded power, bit for bit, on NaN,
+    inf, -0 and subnormals (NumPy's float32 pow is off by an ulp for 7**-1, so the reference
+    is computed in float64 and rounded once)."""
+    m, root = simplify(f"  c = f32[] constant({exponent})\n"
+                       "  b = f32[4,3] broadcast(c), dimensions={}\n"
+                       "  ROOT r = f32[4,3] power(x, b)", X)
+    assert root.opcode == opcode
+    assert "power" not in opcodes(m)
+    got = np.asarray(evaluate_module(m, [SPECIALS]))
+    with np.errstate(all="ignore"):
+        want = np.power(SPECIALS.astype(np.float64), float(exponent)).astype(np.float32)
+    assert got.tobytes() == want.tobytes(), (got, want)
+
+
+def test_power_integers_square_and_keep_negative_exponent():
+    ints = np.array([[0, -3, 7], [1, -1, 46340], [2, -2, 5], [9, 10, -46341]], np.int32)
+    m, root = simplify("  c = s32[] constant(2)\n  b = s32[4,3] broadcast(c), dimensions={}\n"
+                       "  ROOT r = s32[4,3] power(x, b)", XI, args=[ints])
+    assert root.opcode == "multiply" and root.operands == [m.entry.parameters[0]] * 2
+    kept = H.parse_module("HloModule m\nENTRY e {\n" + XI + "\n  c = s32[] constant(-1)\n"
+                          "  b = s32[4,3] broadcast(c), dimensions={}\n"
+                          "  ROOT r = s32[4,3] power(x, b)\n}")
+    AlgebraicSimplifier().run(kept)
+    assert kept.entry.root.opcode == "power"
+
+
+def test_power_by_other_constants_is_kept():
+    m = H.parse_module("HloModule m\nENTRY e {\n" + X + "\n  c = f32[] constant(0.5)\n"
+                       "  b = f32[4,3] broadcast(c), dimensions={}\n"
+                       "  ROOT r = f32[4,3] power(x, b)\n}")
+    AlgebraicSimplifier().run(m)
+    assert m.entry.root.opcode == "power"
+
+
 def test_divide_by_other_constants_is_kept():
     m = H.parse_module("HloModule m\nENTRY e {\n" + X + "\n  c = f32[] constant(3)\n"
                        "  b = f32[4,3] broadcast(c), dimensions={}\n"

@@ -14,6 +14,10 @@ Arithmetic (:func:`_simplify_arithmetic`)
   multiply(x, 0) -> 0              integers only (floats: NaN * 0, inf * 0, -x * 0)
   divide(x, 1) -> x                integers and real floats
   divide(x, c) -> multiply(x, 1/c) floats, c a power of two whose reciprocal is exact
+  power(x, 0) -> 1; power(x, 1) -> x; power(x, 2) -> x * x      integers and real floats
+  power(x, -1) -> 1 / x            real floats
+                                   (XLA's own rewrites: x * x and 1 / x are the correctly
+                                   rounded x**2 and x**-1, and pow(NaN, 0) is 1 in C too)
   negate(negate(x)) -> x; not(not(x)) -> x
   op(broadcast(s1), broadcast(s2), ...) -> broadcast(op(s1, s2, ...)) for elementwise ops
                                    whose operands are all broadcasts of scalars (so the scalar
@@ -45,7 +49,7 @@ Reductions and dots
       a -0.0 product stays -0.0 where a summing dot would give +0.0)
 
 Not done, because they are not exact: x * 0 for floats, reassociation, exp(log(x)),
-log(exp(x)), x / c for non-powers of two, power(x, 2) -> x * x.
+log(exp(x)), x / c for non-powers of two, power(x, 0.5) -> sqrt(x) (-0 and -inf differ).
 
 Needs: nothing. Leaves dead instructions for ``dce``; fusion bodies are not touched.
 """
@@ -187,6 +191,24 @@ def _simplify_divide(comp: HloComputation, instr: HloInstruction) -> HloInstruct
     return None
 
 
+def _simplify_power(comp: HloComputation, instr: HloInstruction) -> HloInstruction | None:
+    a, b = instr.operands
+    et = instr.shape.element_type
+    if not (et.is_integral or et.is_floating):
+        return None
+    exponent = _value(b)
+    if exponent == 0:
+        return add_scalar_broadcast(comp, 1, instr.shape, like=instr)
+    if exponent == 1:
+        return a
+    if exponent == 2:
+        return add_instruction(comp, "multiply", instr.shape, [a, a], like=instr)
+    if exponent == -1 and et.is_floating:
+        one = add_scalar_broadcast(comp, 1, instr.shape, like=instr)
+        return add_instruction(comp, "divide", instr.shape, [one, a], like=instr)
+    return None
+
+
 def _exact_reciprocal(instr: HloInstruction) -> np.ndarray | None:
     """1/c in c's type when c is a power of two whose reciprocal is representable exactly."""
     c = _value(instr)
@@ -293,6 +315,7 @@ REWRITES: dict[str, Rewrite] = {
     "subtract": _simplify_subtract,
     "multiply": _simplify_multiply,
     "divide": _simplify_divide,
+    "power": _simplify_power,
     "negate": _simplify_involution,
     "not": _simplify_involution,
     "compare": _simplify_compare,

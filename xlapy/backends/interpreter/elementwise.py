@@ -311,6 +311,14 @@ def float_minimum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(a), a, np.where(np.isnan(b), b, r))
 
 
+def _float_power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """pow computed in float64 and rounded once, so f32 and narrower get the correctly rounded
+    power (NumPy's float32 pow is off by an ulp at times, e.g. 7**-1 and some squares)."""
+    if a.dtype.itemsize >= 8:
+        return np.power(a, b)
+    return np.power(a.astype(np.float64), b.astype(np.float64)).astype(a.dtype)
+
+
 def _complex_power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     r = np.power(a, b)
     return np.where((a == 1) | (b == 0), np.ones((), r.dtype), r)
@@ -318,7 +326,7 @@ def _complex_power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 _FLOAT_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
-    "remainder": np.fmod, "power": np.power, "atan2": np.arctan2,
+    "remainder": np.fmod, "power": _float_power, "atan2": np.arctan2,
     "maximum": float_maximum, "minimum": float_minimum,
 }
 _COMPLEX_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
