@@ -157,6 +157,25 @@ def test_dynamic_slice_u32_high_bit_start_clamps_to_end():
     np.testing.assert_array_equal(r, x[5:])
 
 
+def test_u64_starts_at_and_above_two_to_the_63_clamp_to_the_end():
+    """A u64 start of 2**63 or more is a huge unsigned index (not a negative one): it clamps
+    to the last slice in dynamic-slice, dynamic-update-slice and gather."""
+    x = arange("s32", (8,))
+    for start in (2 ** 63, 2 ** 64 - 1):
+        r = check("  ROOT r = s32[3] dynamic-slice(p0, p1), dynamic_slice_sizes={3}",
+                  ["s32[8]", "u64[]"], [x, np.uint64(start)])
+        np.testing.assert_array_equal(r, x[5:])
+        u = np.array([-1, -2], np.int32)
+        r = check("  ROOT r = s32[8] dynamic-update-slice(p0, p1, p2)",
+                  ["s32[8]", "s32[2]", "u64[]"], [x, u, np.uint64(start)])
+        np.testing.assert_array_equal(r, np.concatenate([x[:6], u]))
+    idx = np.array([[2 ** 63], [1], [2 ** 64 - 1]], np.uint64)
+    r = check("  ROOT r = s32[3,2] gather(p0, p1), offset_dims={1}, collapsed_slice_dims={}, "
+              "start_index_map={0}, index_vector_dim=1, slice_sizes={2}",
+              ["s32[8]", "u64[3,1]"], [x, idx])
+    np.testing.assert_array_equal(r, [x[6:], x[1:3], x[6:]])
+
+
 @pytest.mark.parametrize("starts", [(1, 2), (-1, 5), (9, 9), (0, 0)])
 def test_dynamic_update_slice_clamps_starts(starts):
     x, u = arange("s64", (4, 5)), -arange("s64", (2, 3))

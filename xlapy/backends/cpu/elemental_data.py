@@ -117,9 +117,14 @@ def clamp_index(b: ir.IRBuilder, v: ir.Value, lo: int, hi: int) -> ir.Value:
 
 
 def index_to_i64(b: ir.IRBuilder, v: ir.Value, signed: bool) -> ir.Value:
-    """An integer index value (any width) as i64, extended by its signedness."""
+    """An integer index value (any width) as i64, extended by its signedness; u64 values of
+    2**63 and above saturate to the i64 maximum (they clamp to the top, as XLA compares
+    unsigned indices unsigned, instead of wrapping negative)."""
     if v.type.width == 64:
-        return v
+        if signed:
+            return v
+        wrapped = b.icmp_signed("<", v, ir.Constant(I64, 0))
+        return b.select(wrapped, ir.Constant(I64, 2**63 - 1), v)
     return b.sext(v, I64) if signed else b.zext(v, I64)
 
 

@@ -40,7 +40,16 @@ def index_scalar(value: Any) -> int:
     """An index operand's value as a Python int (signed or unsigned integer element types)."""
     a = np.asarray(value)
     require_integral(a)
-    return int(a.astype(np.int64).reshape(()))
+    return int(indices_as_int64(a).reshape(()))
+
+
+def indices_as_int64(a: np.ndarray) -> np.ndarray:
+    """Integer indices as int64; u64 values of 2**63 and above saturate to the int64 maximum
+    instead of wrapping negative, so they clamp (or fall out of bounds) at the top as XLA's
+    unsigned comparison does."""
+    if a.dtype == np.uint64:
+        return np.minimum(a, np.uint64(np.iinfo(np.int64).max)).astype(np.int64)
+    return a.astype(np.int64)
 
 
 def require_integral(a: np.ndarray) -> None:
@@ -57,7 +66,7 @@ def dynamic_starts(instr: HloInstruction, starts: Sequence[Any], rank: int) -> l
     if len(starts) == 1 and np.ndim(starts[0]) == 1:           # legacy single start vector
         vec = np.asarray(starts[0])
         require_integral(vec)
-        values = [int(v) for v in vec.astype(np.int64)]
+        values = [int(v) for v in indices_as_int64(vec)]
     else:
         if any(np.ndim(s) != 0 for s in starts):
             raise InvalidArgumentError(f"{describe(instr)}: start indices must be scalars "

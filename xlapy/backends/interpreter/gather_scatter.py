@@ -22,7 +22,7 @@ import numpy as np
 
 from ...errors import InvalidArgumentError
 from ...hlo.ir import HloComputation, HloInstruction
-from .data_movement import check_result, require_integral
+from .data_movement import check_result, indices_as_int64, require_integral
 from .evaluator import Evaluator, describe, handler
 from .scalar_computation import apply_scalar, as_list, simple_binary_op
 
@@ -31,7 +31,7 @@ def _index_space(indices: np.ndarray, index_vector_dim: int) -> np.ndarray:
     """Start indices as ``batch_shape + (index_vector_size,)`` int64 (index vector last)."""
     idx = np.asarray(indices)
     require_integral(idx)
-    idx = idx.astype(np.int64)
+    idx = indices_as_int64(idx)
     if index_vector_dim == idx.ndim:
         return idx[..., None]
     return np.moveaxis(idx, index_vector_dim, -1)
