@@ -150,3 +150,25 @@ def test_top_k_matches_numpy_descending_stable_and_differentiable():
     np.testing.assert_array_equal(np.asarray(g), [1, 0, 1, 0])
     with pytest.raises(xlapy.errors.InvalidArgumentError):
         lax.top_k(ints, 6)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, 8, -1, -3])
+def test_integer_pow_is_multiplies_and_matches_numpy(n):
+    """x ** <int> traces to multiplies (no HLO power, as JAX's integer_pow), eagerly and
+    jitted, with the gradient n * x**(n-1)."""
+    x = np.array([0.5, -2.0, 3.0, 1.25], np.float32)
+    want = x.astype(np.float64) ** n
+    for got in both(lambda a: a ** n, x):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=2e-6)
+    hlo = xlapy.jit(lambda a: xnp.power(a, np.int64(n))).get_compiler_ir(x)(stage="hlo")
+    assert " power(" not in hlo
+    grad = xlapy.grad(lambda a: xnp.sum(lax.integer_pow(a, n)))(x)
+    np.testing.assert_allclose(np.asarray(grad), n * x.astype(np.float64) ** (n - 1), rtol=2e-6)
+
+
+def test_integer_pow_keeps_integer_dtypes_and_rejects_negative_integer_exponents():
+    assert (xnp.array([2, 3], np.int8) ** 3).dtype == np.int8
+    np.testing.assert_array_equal(np.asarray(xnp.array([2, -3], np.int32) ** 3), [8, -27])
+    with pytest.raises(InvalidArgumentError, match="negative power -1"):
+        xnp.array([2, 3], np.int32) ** -1
+    np.testing.assert_allclose(np.asarray(xnp.array([2.0, 4.0]) ** 0.5), [2 ** 0.5, 2.0])

@@ -7,6 +7,7 @@ operands of one shape and dtype. Control flow (``cond``, ``switch``, ``while_loo
 from __future__ import annotations
 
 import builtins
+import operator
 from typing import Any, Sequence
 
 import numpy as np
@@ -168,6 +169,28 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None,
     fill = convert_element_type(fill_value, dt) if isinstance(fill_value, Array) else \
         Array(np.asarray(fill_value, dt))
     return broadcast_in_dim(fill, x.shape if shape is None else shape, ())
+
+
+def integer_pow(x: Any, y: int) -> Array:
+    """``x ** y`` for a constant integer ``y``, as JAX's ``lax.integer_pow``: multiplies by
+    repeated squaring (``x**3`` is ``x*x*x``, never a ``power`` op), ``1 / x**-y`` for a
+    negative ``y`` (floating and complex ``x`` only) and ones for ``y == 0``."""
+    x = to_array(x)
+    y = operator.index(y)
+    if y < 0 and not dtypes.is_inexact(x.dtype):
+        raise InvalidArgumentError(f"integer_pow: integers cannot be raised to the negative "
+                                   f"power {y} (operand dtype {x.dtype})")
+    if y == 0:
+        return full_like(x, 1)
+    result, square, n = None, x, builtins.abs(y)
+    while True:                    # binary exponentiation, low bit first
+        if n & 1:
+            result = square if result is None else mul(result, square)
+        n >>= 1
+        if not n:
+            break
+        square = mul(square, square)
+    return div(full_like(x, 1), result) if y < 0 else result
 
 
 def broadcast(x: Any, sizes: Sequence[int]) -> Array:

@@ -211,6 +211,16 @@ def fmod(x: Any, y: Any) -> Array:
 
 
 def power(x: Any, y: Any) -> Array:
+    """``x ** y``; a constant integer exponent (Python or NumPy integer scalar) is
+    ``lax.integer_pow`` (multiplies, as in JAX), anything else an HLO ``power``."""
+    if isinstance(y, (int, np.integer)) and not isinstance(y, (bool, np.bool_)):
+        x = asarray(x)
+        if x.dtype == np.bool_:
+            raise InvalidArgumentError("xnp.power does not support bool operands")
+        if y < 0 and not dtypes.is_inexact(x.dtype):
+            raise InvalidArgumentError(f"xnp.power: integers cannot be raised to the negative "
+                                       f"power {y} (base dtype {x.dtype})")
+        return lax.integer_pow(x, int(y))
     x, y = promote(x, y)
     if x.dtype == np.bool_:
         raise InvalidArgumentError("xnp.power does not support bool operands")
