@@ -55,8 +55,8 @@ def user_location(skip: int = 1) -> SourceLocation | None:
     while frame is not None:
         filename = frame.f_code.co_filename
         if not is_internal_file(filename):
-            return SourceLocation(os.path.abspath(filename), frame.f_lineno,
-                                  frame.f_code.co_name)
+            path = filename if filename.startswith("<") else os.path.abspath(filename)
+            return SourceLocation(path, frame.f_lineno, frame.f_code.co_name)
         frame = frame.f_back
     return None
 
