@@ -250,3 +250,40 @@ def test_save_load_eager(tmp_path):
     path = tmp_path / "a.npy"
     xnp.save(path, xnp.arange(3))
     np.testing.assert_array_equal(np.asarray(xnp.load(path)), [0, 1, 2])
+
+
+MATMUL_SHAPES = [((3,), (3,)), ((2, 3), (3,)), ((3,), (3, 4)), ((5, 2, 3), (3, 4)),
+                 ((2, 3), (5, 3, 4)), ((5, 1, 2, 3), (4, 3, 6)), ((1, 2, 3), (7, 3, 4)),
+                 ((6, 1, 2, 3), (1, 5, 3, 4)), ((2, 5, 2, 3), (2, 5, 3, 4)),
+                 ((1, 1, 2, 3), (1, 3, 4)), ((3,), (6, 3, 4)), ((6, 2, 3), (3,))]
+
+
+@pytest.mark.parametrize("sa,sb", MATMUL_SHAPES)
+def test_matmul_broadcasting_values_and_gradients(sa, sb):
+    """Batch dims of one operand stay free dims of one dot_general; values and both gradients
+    of sum(sin(a @ b)) match NumPy's broadcasting matmul."""
+    rng = np.random.default_rng(len(sa) * 10 + len(sb))
+    a = rng.standard_normal(sa).astype(np.float32)
+    b = rng.standard_normal(sb).astype(np.float32)
+    want = np.matmul(a.astype(np.float64), b)
+    for got in (xnp.matmul(a, b), xlapy.jit(lambda u, v: u @ v)(a, b)):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-5)
+    ga, gb = xlapy.grad(lambda u, v: xnp.sum(xnp.sin(u @ v)), argnums=(0, 1))(a, b)
+    a2 = a[None] if a.ndim == 1 else a.astype(np.float64)
+    b2 = b[:, None] if b.ndim == 1 else b.astype(np.float64)
+    g = np.cos(np.matmul(a2, b2))                       # d loss / d (a2 @ b2)
+    da, db = g @ np.swapaxes(b2, -1, -2), np.swapaxes(a2, -1, -2) @ g
+
+    def unbroadcast(d, shape):
+        d = d.sum(axis=tuple(range(d.ndim - len(shape)))) if d.ndim > len(shape) else d
+        return d.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1), keepdims=True)
+    da = unbroadcast(da, a2.shape).reshape(sa)
+    db = unbroadcast(db, b2.shape).reshape(sb)
+    np.testing.assert_allclose(np.asarray(ga), da, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(gb), db, rtol=1e-4, atol=1e-4)
+
+
+def test_matmul_by_a_matrix_is_one_dot_without_broadcast():
+    x, w = np.ones((8, 16, 32), np.float32), np.ones((32, 4), np.float32)
+    hlo = xlapy.jit(lambda u, v: u @ v).get_compiler_ir(x, w)(stage="hlo")
+    assert hlo.count(" dot(") == 1 and " broadcast(" not in hlo

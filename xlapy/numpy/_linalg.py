@@ -13,6 +13,10 @@ from ._shape_ops import _promote_only
 
 
 def matmul(a: Any, b: Any) -> Array:
+    """NumPy's ``a @ b`` as one ``dot_general``, the way JAX lowers it: a batch dimension only
+    one operand has (or where the other has size 1) stays a free dimension of that operand
+    instead of being broadcast, so ``[B, S, D] @ [D, E]`` is a single GEMM over ``B*S`` rows
+    and never materializes the weight ``B`` times."""
     x, y = _promote_only([a, b])
     if x.ndim == 0 or y.ndim == 0:
         raise ShapeError("matmul: operands must not be scalars")
@@ -22,11 +26,27 @@ def matmul(a: Any, b: Any) -> Array:
         raise ShapeError(f"matmul: contracting dimensions differ: {x.type_text()} @ "
                          f"{y.type_text()}")
     batch = broadcast_shapes(x2.shape[:-2], y2.shape[:-2])
-    x2 = broadcast_to(x2, batch + x2.shape[-2:])
-    y2 = broadcast_to(y2, batch + y2.shape[-2:])
     nb = len(batch)
-    bd = tuple(range(nb))
-    out = lax.dot_general(x2, y2, (((nb + 1,), (nb,)), (bd, bd)))
+    xoff, yoff = nb - (x2.ndim - 2), nb - (y2.ndim - 2)
+    roles = []                      # per batch position: shared, x's own, y's own or neither
+    for p in range(nb):
+        big_x = p >= xoff and x2.shape[p - xoff] != 1
+        big_y = p >= yoff and y2.shape[p - yoff] != 1
+        roles.append("b" if big_x and big_y else "x" if big_x else "y" if big_y else "")
+    x_pos = [p for p in range(xoff, nb) if roles[p] in ("b", "x")]
+    y_pos = [p for p in range(yoff, nb) if roles[p] in ("b", "y")]
+    x3 = lax.reshape(x2, tuple(x2.shape[p - xoff] for p in x_pos) + x2.shape[-2:])
+    y3 = lax.reshape(y2, tuple(y2.shape[p - yoff] for p in y_pos) + y2.shape[-2:])
+    x_batch = tuple(i for i, p in enumerate(x_pos) if roles[p] == "b")
+    y_batch = tuple(i for i, p in enumerate(y_pos) if roles[p] == "b")
+    out = lax.dot_general(x3, y3, (((x3.ndim - 1,), (y3.ndim - 2,)), (x_batch, y_batch)))
+    # dot_general's order: shared batch, x's own dims, m, y's own dims, n
+    labels = ([p for p in x_pos if roles[p] == "b"] + [p for p in x_pos if roles[p] == "x"]
+              + ["m"] + [p for p in y_pos if roles[p] == "y"] + ["n"])
+    want = [p for p in range(nb) if roles[p]] + ["m", "n"]
+    perm = [labels.index(t) for t in want]
+    if perm != sorted(perm):
+        out = lax.transpose(out, perm)
     shape = batch + (x.shape[-2:-1] if x.ndim > 1 else ()) + (y.shape[-1:] if y.ndim > 1 else ())
     return lax.reshape(out, shape)
 
