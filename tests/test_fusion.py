@@ -490,10 +490,11 @@ ENTRY main {
 
 def test_fusion_passes_follow_cpu_pipeline_order():
     names = [p.name for p in fusion_passes()]
-    assert names == ["layout-assignment", "fusion", "copy-insertion"]
+    assert names == ["layout-assignment", "fusion", "reduction_consumer_fusion",
+                     "copy-insertion"]
     mof = fusion_passes(multi_output=True)
-    assert [p.name for p in mof] == ["layout-assignment", "fusion", "multi_output_fusion",
-                                     "copy-insertion"]
+    assert [p.name for p in mof] == ["layout-assignment", "fusion", "reduction_consumer_fusion",
+                                     "multi_output_fusion", "copy-insertion"]
     assert mof[1].may_duplicate is False
 
 

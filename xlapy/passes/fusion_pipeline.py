@@ -7,6 +7,13 @@
 ``multi_output=True``) it runs instruction fusion with ``may_duplicate=False``
 followed by ``CpuMultiOutputFusion``. ``FusionMerger`` is a GPU pass; it is added
 only on request (``merge=True``).
+
+``ReductionConsumerFusion`` (xlapy's own, not an XLA:CPU pass) runs right after
+instruction fusion: it moves a row reduction, the consumers that read it through a
+broadcast back to the rows, and the reductions that follow over the same rows into one
+``kInput`` fusion (softmax, layernorm), which the CPU reduction emitter runs in phases
+over each row. ``reduction_consumer_fusion=False`` (or
+``--xla_disable_hlo_passes=reduction_consumer_fusion``) leaves it out.
 """
 from __future__ import annotations
 
@@ -16,6 +23,7 @@ from .base import HloPass
 from .fusion_merger import FusionMerger
 from .instruction_fusion import CpuInstructionFusion
 from .multi_output_fusion import CpuMultiOutputFusion
+from .reduction_consumer_fusion import ReductionConsumerFusion
 
 MULTI_OUTPUT_OPTION = "xla_cpu_use_multi_output_fusion"
 
@@ -30,7 +38,8 @@ def _extra_option_enabled(debug_options: Any, key: str) -> bool:
 
 
 def fusion_passes(debug_options: Any = None, multi_output: bool | None = None,
-                  merge: bool = False) -> list[HloPass]:
+                  merge: bool = False, reduction_consumer_fusion: bool = True
+                  ) -> list[HloPass]:
     """The fusion passes in pipeline order."""
     if multi_output is None:
         multi_output = _extra_option_enabled(debug_options, MULTI_OUTPUT_OPTION)
@@ -38,6 +47,8 @@ def fusion_passes(debug_options: Any = None, multi_output: bool | None = None,
     from .layout_assignment import CpuLayoutAssignment
     passes: list[HloPass] = [CpuLayoutAssignment(),       # 3.2 #42
                              CpuInstructionFusion(may_duplicate=not multi_output)]
+    if reduction_consumer_fusion:
+        passes.append(ReductionConsumerFusion())
     if merge:
         passes.append(FusionMerger())
     if multi_output:

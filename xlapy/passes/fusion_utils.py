@@ -507,9 +507,21 @@ def unique_operands(instr: HloInstruction) -> list[HloInstruction]:
     return out
 
 
+def control_successors(comp: HloComputation) -> dict[int, list[HloInstruction]]:
+    """``id(instr) -> instructions that name it as a control predecessor`` in ``comp``."""
+    out: dict[int, list[HloInstruction]] = {}
+    for u in comp.instructions:
+        for c in u.control_predecessors:
+            out.setdefault(id(c), []).append(u)
+    return out
+
+
 def reachable_from(starts: Sequence[HloInstruction]) -> set[int]:
-    """ids of every instruction reachable by following users from ``starts`` (inclusive)."""
+    """ids of every instruction reachable by following users and control edges from
+    ``starts`` (inclusive). Linear: each computation's control successors are collected
+    once, and only when it has control edges."""
     seen: set[int] = set()
+    successors: dict[int, dict[int, list[HloInstruction]]] = {}
     work = list(starts)
     while work:
         node = work.pop()
@@ -517,6 +529,10 @@ def reachable_from(starts: Sequence[HloInstruction]) -> set[int]:
             continue
         seen.add(id(node))
         work.extend(node.users)
-        work.extend(u for u in (node.parent.instructions if node.parent else ())
-                    if any(c is node for c in u.control_predecessors))
+        comp = node.parent
+        if comp is None:
+            continue
+        if id(comp) not in successors:
+            successors[id(comp)] = control_successors(comp)
+        work.extend(successors[id(comp)].get(id(node), ()))
     return seen

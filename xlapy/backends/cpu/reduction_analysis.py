@@ -215,9 +215,8 @@ def _outputs(roots: list[HloInstruction], heroes: list[Hero], buffers: list[Kern
 
 
 def _users_closure(starts: list[HloInstruction]) -> set[int]:
-    """ids of ``starts`` and every instruction that (transitively) uses one. (A fused
-    computation has no control edges, so this is ``fusion_utils.reachable_from`` without
-    its per-node scan for control successors, which makes that one quadratic.)"""
+    """ids of ``starts`` and every instruction that (transitively) uses one (a fused
+    computation has no control edges, so users are all there is to follow)."""
     seen: set[int] = set()
     work = list(starts)
     while work:

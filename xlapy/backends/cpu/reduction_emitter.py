@@ -22,14 +22,19 @@ reductions included) the innermost loop runs over contiguous elements and carrie
 accumulators in registers. For an order-insensitive reducer (max/min/integer/boolean
 ops), and for a float add/multiply over an input of 4096 elements or more, this is a
 reduction LLVM's loop vectorizer recognizes: the generated code keeps several independent
-vector accumulators (on this AVX-512 host, with LLVM's preferred 256-bit vectors:
-4 x ``<8 x float>``, interleaved to hide the add latency), combines them with a horizontal
-reduction at the end of the row and finishes the tail with a narrower or scalar loop. A
-float ``add``/``multiply`` of such a large input is therefore **reassociated** (its
+vector accumulators (4 x ``<8 x float>``, interleaved to hide the add latency) and
+combines them with a horizontal reduction at the end of the row. A float
+``add``/``multiply`` of such a large input is therefore **reassociated** (its
 ``fadd``/``fmul`` carry the ``reassoc`` flag and nothing else: no FMA contraction, NaN and
 infinities as IEEE), as XLA:CPU does for these sizes (it hands them to YNNPACK's
-vectorized reduction). Smaller float sums follow XLA:CPU's exact order (a sequential fold,
-or the window tree of its ``TreeReductionRewriter``), so they agree with XLA bit for bit.
+vectorized reduction). Its loop is *pinned* (``reduction_loops``): the vector width and
+interleave count are fixed by loop metadata and the rest of the row is folded by a loop
+of single vectors and a scalar tail, so the order depends on the row length and the
+accumulator type only, never on what else the kernel computes (fusing a sum with its
+producers and consumers keeps its bits, unless one of the two kernels splits the rows
+across threads, see below). Smaller float sums follow XLA:CPU's
+exact order (a sequential fold, or the window tree of its ``TreeReductionRewriter``), so
+they agree with XLA bit for bit.
 ``maximum``/``minimum`` are ``llvm.maximum``/``llvm.minimum``: NaN propagates and
 ``-0 < +0``, in any order. General reducers (argmax) combine in index order.
 In column mode (the minor-most dimension is kept) the accumulators of a block of
@@ -64,8 +69,9 @@ from .kernel_support import (PlannedEmitter, annotate_noalias, c64, linear_offse
                              major_to_minor)
 from .llvm_types import llvm_type, load_element, storage_type, store_element
 from .reduction_analysis import analyze
-from .reduction_loops import Carried, Loops, reindex
+from .reduction_loops import Carried, Loops, reindex, vector_lanes
 from .reduction_plan import Hero, Phase, ReductionPlan, with_layout
+from .reduction_reducers import ReduceOrder
 
 
 class ReductionEmitter(PlannedEmitter):
@@ -85,6 +91,13 @@ class ReductionEmitter(PlannedEmitter):
 
 
 # ----------------------------------------------------------------------------------------------
+def _pinned_lanes(heroes: list[Hero], order: ReduceOrder) -> int:
+    """Lanes of the pinned vector loop of a reassociated float sum or product (0: none;
+    see ``reduction_loops``)."""
+    sensitive = [t for h in heroes if h.reducer.order_sensitive for t in h.reducer.acc_types()]
+    return vector_lanes(sensitive) if order.reassociate and sensitive else 0
+
+
 class _Site:
     """Generators of the fused values at one place in the kernel.
 
@@ -267,7 +280,8 @@ class _ReductionKernel:
             return self.loops.tree(phase.order, idx, start, leaf,
                                    lambda a, v: self.combine(phase, a, v),
                                    lambda: self.identities(phase))
-        return self.loops.sweep(self._dims(self.plan.reduced_phys), idx, start, leaf, chunk)
+        return self.loops.sweep(self._dims(self.plan.reduced_phys), idx, start, leaf, chunk,
+                                lanes=_pinned_lanes(phase.heroes, phase.order))
 
     def finish(self, idx: list, hero_values: dict[int, list[ir.Value]]) -> None:
         """Evaluate the reduce-side outputs at the output element of ``idx``; store them."""
@@ -316,7 +330,8 @@ class _ReductionKernel:
                 accs = self.loops.tree(h.order, idx, start, leaf,
                                        lambda a, v: r.combine(b, a, v), r.identity)
             else:
-                accs = self.loops.sweep([(d, h.in_dims[d]) for d in phys], idx, start, leaf)
+                accs = self.loops.sweep([(d, h.in_dims[d]) for d in phys], idx, start, leaf,
+                                        lanes=_pinned_lanes([h], h.order))
             values = r.from_acc(b, accs)
             return values if h.instr.shape.is_tuple else values[0]
         return gen

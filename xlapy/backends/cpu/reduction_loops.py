@@ -1,5 +1,18 @@
 """LLVM IR building blocks of the reduction kernels: loops carrying accumulators over
-the reduced dimensions, the walk of XLA's reduction tree, and index relabelling."""
+the reduced dimensions, the walk of XLA's reduction tree, and index relabelling.
+
+**Pinned vector loops.** A reassociated float sum (``"vector"`` order) is left to LLVM's
+loop vectorizer, whose choice of vector width and interleave count depends on the loop
+body: the same sum fused with more work (``sum(tanh(x))`` in one kernel instead of
+``tanh`` in another) would be added in another order. :meth:`Loops.sweep` therefore
+splits the innermost reduced loop of such a sweep into a *main* loop over the largest
+multiple of ``lanes * INTERLEAVE`` elements, whose ``llvm.loop`` metadata fixes the
+width (``lanes``) and the interleave count (:data:`INTERLEAVE`), a loop of single
+vectors (width ``lanes``, no interleaving) over the largest multiple of ``lanes`` of
+what remains, and a scalar *tail* (width 1) folding the last elements in order. Each
+loop starts from the previous one's (horizontally reduced) result, so the order of a
+row depends only on its length and the accumulator type (:func:`vector_lanes`).
+"""
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -8,9 +21,33 @@ from llvmlite import ir
 
 from .elemental_data import delinearize
 from .kernel_support import c64, carried_loop, for_loop
+from .llvm_types import I64
 from .reduction_reducers import ReduceOrder
 
 Carried = list  # list[ir.Value]: values carried around a loop
+
+VECTOR_BYTES = 32            # one 256-bit register of accumulators per interleaved part
+INTERLEAVE = 4               # independent vector accumulators in a pinned main loop
+
+
+def vector_lanes(acc_types: Sequence[ir.Type]) -> int:
+    """Lanes of a pinned vector loop for accumulators of ``acc_types`` (the first float
+    type decides: 8 for ``float``, 4 for ``double``)."""
+    for t in acc_types:
+        if isinstance(t, ir.DoubleType):
+            return VECTOR_BYTES // 8
+        if isinstance(t, (ir.FloatType, ir.HalfType)):
+            return VECTOR_BYTES // 4
+    return VECTOR_BYTES // 4
+
+
+def loop_hints(module: ir.Module, hints: Sequence[tuple[str, int]]) -> ir.values.MDValue:
+    """A distinct ``llvm.loop`` node (first operand: itself) carrying ``hints``."""
+    ops = [module.add_metadata([ir.MetaDataString(module, name), ir.Constant(ir.IntType(32), v)])
+           for name, v in hints]
+    node = ir.values.MDValue(module, [], name=str(len(module.metadata)))
+    node.operands = (node, *ops)
+    return node
 
 
 def reindex(index: Sequence[ir.Value], src: Sequence[int], dst: Sequence[int]) -> list:
@@ -38,6 +75,41 @@ class Loops:
         """``for (i = lo; i < hi; ++i) carried = body(i, carried)``; the final values."""
         return carried_loop(self.b, lo, hi, carried, body, name)
 
+    def hinted_loop(self, lo: ir.Value, hi: ir.Value, carried: Carried,
+                    body: Callable[[ir.Value, Carried], Carried], name: str,
+                    width: int, interleave: int) -> Carried:
+        """:meth:`loop` whose back edge carries ``llvm.loop`` hints fixing the vector
+        width and interleave count (1 and 1: a scalar loop, folded in order)."""
+        b = self.b
+        pre = b.block
+        header = b.append_basic_block(f"{name}.header")
+        inner = b.append_basic_block(f"{name}.body")
+        exit_ = b.append_basic_block(f"{name}.exit")
+        b.branch(header)
+        b.position_at_end(header)
+        iv = b.phi(I64, name=name)
+        iv.add_incoming(lo, pre)
+        phis = []
+        for v in carried:
+            p = b.phi(v.type)
+            p.add_incoming(v, pre)
+            phis.append(p)
+        b.cbranch(b.icmp_signed("<", iv, hi), inner, exit_)
+        b.position_at_end(inner)
+        new = body(iv, list(phis))
+        end = b.block
+        iv.add_incoming(b.add(iv, c64(1), name=f"{name}.next", flags=["nsw"]), end)
+        for p, v in zip(phis, new):
+            p.add_incoming(v, end)
+        latch = b.branch(header)
+        hints = [("llvm.loop.vectorize.width", width),
+                 ("llvm.loop.interleave.count", interleave)]
+        if width > 1:
+            hints.append(("llvm.loop.vectorize.enable", 1))
+        latch.set_metadata("llvm.loop", loop_hints(b.module, hints))
+        b.position_at_end(exit_)
+        return list(phis)
+
     def each(self, lo: ir.Value, hi: ir.Value, body: Callable[[ir.Value], None],
              name: str) -> None:
         """``for (i = lo; i < hi; ++i) body(i)`` (nothing carried)."""
@@ -51,9 +123,11 @@ class Loops:
 
     def sweep(self, dims: Sequence[tuple[int, int]], idx: list, carried: Carried,
               body: Callable[[Carried], Carried],
-              chunk: tuple[ir.Value, int] | None = None) -> Carried:
+              chunk: tuple[ir.Value, int] | None = None, lanes: int = 0) -> Carried:
         """Nested loops over ``(dimension, size)`` pairs (outermost first) setting ``idx``;
-        ``chunk = (c, n)`` restricts the first dimension to chunk ``c`` of ``n``."""
+        ``chunk = (c, n)`` restricts the first dimension to chunk ``c`` of ``n``.
+        ``lanes > 0``: the innermost loop is a pinned vector loop and its scalar tail
+        (module docstring)."""
         if not dims:
             return body(carried)
         (d, size), rest = dims[0], dims[1:]
@@ -65,8 +139,20 @@ class Loops:
 
         def step(iv: ir.Value, cur: Carried) -> Carried:
             idx[d] = iv
-            return self.sweep(rest, idx, cur, body)
-        return self.loop(lo, hi, carried, step, f"r{d}")
+            return self.sweep(rest, idx, cur, body, lanes=lanes)
+        if rest or lanes <= 0:
+            return self.loop(lo, hi, carried, step, f"r{d}")
+        cur, start = carried, lo
+        for width, interleave, part in ((lanes, INTERLEAVE, "v"), (lanes, 1, "w")):
+            block = width * interleave
+            if chunk is None:
+                end = c64(size - size % block)
+            else:
+                count = self.b.sub(hi, lo)
+                end = self.b.add(lo, self.b.sub(count, self.b.urem(count, c64(block))))
+            cur = self.hinted_loop(start, end, cur, step, f"r{d}.{part}", width, interleave)
+            start = end
+        return self.hinted_loop(start, hi, cur, step, f"r{d}.t", 1, 1)
 
     def tree(self, order: ReduceOrder, idx: list, start: Carried,
              leaf: Callable[[Carried], Carried], combine: Callable[[Carried, Carried], Carried],
@@ -115,4 +201,5 @@ class Loops:
             idx[d] = v
 
 
-__all__ = ["Loops", "Carried", "reindex"]
+__all__ = ["Loops", "Carried", "reindex", "vector_lanes", "loop_hints", "VECTOR_BYTES",
+           "INTERLEAVE"]

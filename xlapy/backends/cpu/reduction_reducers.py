@@ -32,7 +32,12 @@ agree with XLA's bit for bit where XLA's order is known:
   exactly that tree (:class:`ReduceOrder` ``levels``), one window after the other;
 - ``"vector"``: inputs of :data:`VECTOR_MIN_ELEMENTS` elements or more, which XLA hands to
   YNNPACK's vectorized, reassociating reduction (its exact order is not reproduced): the
-  kernel lets LLVM reassociate and vectorize. Order-insensitive reducers also use it.
+  kernel lets LLVM reassociate and vectorize each row with a fixed vector width and
+  interleave count (``reduction_loops``' pinned loops: per row, lane ``j`` of part ``p``
+  sums the elements ``k * 4W + p * W + j`` of the largest multiple of ``4W``, the parts
+  and lanes are combined by LLVM's horizontal reduction, then single vectors and a scalar
+  tail fold the rest), so a row's order depends only on its length and the accumulator
+  type. Order-insensitive reducers also use it (unpinned: their order never matters).
 """
 from __future__ import annotations
 
