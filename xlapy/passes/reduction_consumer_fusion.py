@@ -58,7 +58,7 @@ from ..hlo.opcodes import ELEMENTWISE
 from ..hlo.shape import Shape
 from .base import HloPass
 from .fusion_utils import (FusionDecision, FusionRefusal, fused_computation, fusion_kind,
-                           is_expensive, sort_topologically)
+                           is_expensive, reachable_from, sort_topologically)
 from .instruction_fusion import fusible_computations
 
 log = logging.getLogger(__name__)
@@ -145,17 +145,6 @@ def _reducer_ok(reduce: HloInstruction) -> FusionDecision:
             root.shape.element_type != et or reduce.shape.element_type != et:
         return FusionDecision.forbid(f"{reduce.name}'s reducer changes the element type")
     return FusionDecision.allow()
-
-
-def _users_closure(starts: list[HloInstruction]) -> set[int]:
-    seen: set[int] = set()
-    work = list(starts)
-    while work:
-        i = work.pop()
-        if id(i) not in seen:
-            seen.add(id(i))
-            work.extend(i.users)
-    return seen
 
 
 def _relabels(i: HloInstruction) -> bool:
@@ -247,7 +236,7 @@ def row_fusion_decision(comp: HloComputation) -> FusionDecision:
     if rows.rows < SPLIT_ROWS and prod(rows.in_dims) >= SPLIT_WORK:
         return FusionDecision.forbid(f"only {rows.rows} long rows: the reduce alone is "
                                      f"split across threads")
-    dependent = _users_closure(reduces)
+    dependent = reachable_from(reduces)
     for r in reduces:
         init = r.operands[1]
         if id(init) in dependent or init.opcode not in ("constant", "parameter"):

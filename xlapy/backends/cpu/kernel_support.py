@@ -90,10 +90,22 @@ def has_register_type(shape: Shape) -> bool:
 
 
 # ----------------------------------------------------------------------------- loops
+def loop_hints(module: ir.Module, hints: Sequence[tuple[str, int]]) -> ir.values.MDValue:
+    """A distinct ``llvm.loop`` node (first operand: itself) carrying ``hints``."""
+    ops = [module.add_metadata([ir.MetaDataString(module, name), ir.Constant(ir.IntType(32), v)])
+           for name, v in hints]
+    node = ir.values.MDValue(module, [], name=str(len(module.metadata)))
+    node.operands = (node, *ops)
+    return node
+
+
 def carried_loop(b: ir.IRBuilder, lo: ir.Value | int, hi: ir.Value | int, carried: list,
-                 body: Callable[[ir.Value, list], list], name: str) -> list:
+                 body: Callable[[ir.Value, list], list], name: str,
+                 hints: Sequence[tuple[str, int]] = ()) -> list:
     """``for (i = lo; i < hi; ++i) carried = body(i, carried)`` at the builder's
-    position; returns the final carried values (phis of the loop header)."""
+    position; returns the final carried values (phis of the loop header). ``hints``
+    (e.g. ``("llvm.loop.vectorize.width", 8)``) go on the back edge as ``llvm.loop``
+    metadata."""
     lo = c64(lo) if isinstance(lo, int) else lo
     hi = c64(hi) if isinstance(hi, int) else hi
     pre = b.block
@@ -116,7 +128,9 @@ def carried_loop(b: ir.IRBuilder, lo: ir.Value | int, hi: ir.Value | int, carrie
     iv.add_incoming(b.add(iv, c64(1), name=f"{name}.next", flags=["nsw"]), end)
     for p, v in zip(phis, new):
         p.add_incoming(v, end)
-    b.branch(header)
+    latch = b.branch(header)
+    if hints:
+        latch.set_metadata("llvm.loop", loop_hints(b.module, hints))
     b.position_at_end(exit_)
     return list(phis)
 

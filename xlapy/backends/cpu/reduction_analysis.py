@@ -38,7 +38,7 @@ from ...hlo.ir import HloComputation, HloInstruction
 from ...hlo.opcodes import ELEMENTWISE
 from ...hlo.shape import Shape
 from ...passes.copy_insertion import ancestors
-from ...passes.fusion_utils import is_elementwise_on_operand
+from ...passes.fusion_utils import is_elementwise_on_operand, reachable_from
 from .elemental import ElementalEmitter
 from .kernel_api import KernelBuffer, kernel_buffers, operand_slots
 from .kernel_support import buffer_aliases, major_to_minor, strip_root_bitcasts
@@ -93,7 +93,7 @@ def _analyze(instr: HloInstruction, assignment) -> ReductionPlan | None:
     buffers = kernel_buffers(instr)
     if not all(_storable(b.shape) for b in buffers):
         return None
-    dependent = _users_closure([h.instr for h in heroes]) if comp is not None else hero_ids
+    dependent = reachable_from([h.instr for h in heroes]) if comp is not None else hero_ids
     if any(k in dependent for k in elemental) or \
             any(id(i) in dependent for h in heroes for i in h.inits):
         return None                  # evaluated before (or apart from) the heroes' sweeps
@@ -146,7 +146,7 @@ def _choose_heroes(reduces: list[Hero]) -> list[Hero]:
     """Every reduce with the input and reduced dimensions of the largest reduce feeding no
     other reduce (ties: the first)."""
     ids = {id(r.instr) for r in reduces}
-    tops = [r for r in reduces if not ids & _users_closure(r.instr.users)]
+    tops = [r for r in reduces if not ids & reachable_from(r.instr.users)]
     best = max(tops, key=lambda r: prod(r.in_dims))
     key = (best.in_dims, frozenset(best.instr.dimensions))
     return [r for r in reduces if (r.in_dims, frozenset(r.instr.dimensions)) == key]
@@ -212,19 +212,6 @@ def _outputs(roots: list[HloInstruction], heroes: list[Hero], buffers: list[Kern
             return None
         outputs.append(Output(stored, leaf, side, store_shape, slot, late))
     return outputs
-
-
-def _users_closure(starts: list[HloInstruction]) -> set[int]:
-    """ids of ``starts`` and every instruction that (transitively) uses one (a fused
-    computation has no control edges, so users are all there is to follow)."""
-    seen: set[int] = set()
-    work = list(starts)
-    while work:
-        i = work.pop()
-        if id(i) not in seen:
-            seen.add(id(i))
-            work.extend(i.users)
-    return seen
 
 
 def _reads_own_row(i: HloInstruction, dependent: set[int], hero_ids: set[int],

@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 from llvmlite import ir
 
 from .elemental_data import delinearize
-from .kernel_support import c64, carried_loop, for_loop
+from .kernel_support import c64, carried_loop, for_loop, loop_hints
 from .llvm_types import I64
 from .reduction_reducers import ReduceOrder
 
@@ -39,15 +39,6 @@ def vector_lanes(acc_types: Sequence[ir.Type]) -> int:
         if isinstance(t, (ir.FloatType, ir.HalfType)):
             return VECTOR_BYTES // 4
     return VECTOR_BYTES // 4
-
-
-def loop_hints(module: ir.Module, hints: Sequence[tuple[str, int]]) -> ir.values.MDValue:
-    """A distinct ``llvm.loop`` node (first operand: itself) carrying ``hints``."""
-    ops = [module.add_metadata([ir.MetaDataString(module, name), ir.Constant(ir.IntType(32), v)])
-           for name, v in hints]
-    node = ir.values.MDValue(module, [], name=str(len(module.metadata)))
-    node.operands = (node, *ops)
-    return node
 
 
 def reindex(index: Sequence[ir.Value], src: Sequence[int], dst: Sequence[int]) -> list:
@@ -80,35 +71,11 @@ class Loops:
                     width: int, interleave: int) -> Carried:
         """:meth:`loop` whose back edge carries ``llvm.loop`` hints fixing the vector
         width and interleave count (1 and 1: a scalar loop, folded in order)."""
-        b = self.b
-        pre = b.block
-        header = b.append_basic_block(f"{name}.header")
-        inner = b.append_basic_block(f"{name}.body")
-        exit_ = b.append_basic_block(f"{name}.exit")
-        b.branch(header)
-        b.position_at_end(header)
-        iv = b.phi(I64, name=name)
-        iv.add_incoming(lo, pre)
-        phis = []
-        for v in carried:
-            p = b.phi(v.type)
-            p.add_incoming(v, pre)
-            phis.append(p)
-        b.cbranch(b.icmp_signed("<", iv, hi), inner, exit_)
-        b.position_at_end(inner)
-        new = body(iv, list(phis))
-        end = b.block
-        iv.add_incoming(b.add(iv, c64(1), name=f"{name}.next", flags=["nsw"]), end)
-        for p, v in zip(phis, new):
-            p.add_incoming(v, end)
-        latch = b.branch(header)
         hints = [("llvm.loop.vectorize.width", width),
                  ("llvm.loop.interleave.count", interleave)]
         if width > 1:
             hints.append(("llvm.loop.vectorize.enable", 1))
-        latch.set_metadata("llvm.loop", loop_hints(b.module, hints))
-        b.position_at_end(exit_)
-        return list(phis)
+        return carried_loop(self.b, lo, hi, carried, body, name, hints)
 
     def each(self, lo: ir.Value, hi: ir.Value, body: Callable[[ir.Value], None],
              name: str) -> None:
