@@ -7,6 +7,9 @@ and wrapping the result. Rows:
 - ``numpy``: the same expression in NumPy (the floor: a few ufunc calls);
 - ``xlapy eager``: op by op on xlapy Arrays (one cached one-op executable per op);
 - ``xlapy jit``: the cached jitted call, as a user makes it (NumPy arrays in, Array out);
+  this takes jit's fast path (a signature of the arguments' types, shapes and dtypes looked
+  up directly); ``--full-path`` turns the fast path off, so the row shows the full path
+  (binding, pytree flattening, full cache key, argument conversion);
 - ``xlapy execute()``: the backend executable alone, without the jit front end;
 - ``jax jit`` / ``jax eager``: the same on JAX device arrays.
 
@@ -96,11 +99,21 @@ def format_table(results: Sequence[harness.CaseResult], backend: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = harness.parser(__doc__.splitlines()[0], default_repeat=15).parse_args(argv)
+    p = harness.parser(__doc__.splitlines()[0], default_repeat=15)
+    p.add_argument("--full-path", action="store_true",
+                   help="turn jit's fast path off: every xlapy jit call takes the full path")
+    args = p.parse_args(argv)
     args.warmup = max(args.warmup, 100)
     args.no_c = True
-    return harness.run(args, build_cases, format_table,
-                       legend="each the mean of many calls")
+    from xlapy.frontend.jit import set_fast_path_enabled
+    if args.full_path:
+        print("# jit fast path off (--full-path)")
+    set_fast_path_enabled(not args.full_path)
+    try:
+        return harness.run(args, build_cases, format_table,
+                           legend="each the mean of many calls")
+    finally:
+        set_fast_path_enabled(True)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,12 @@ compile records a human-readable reason (``argument 'x' shape changed f32[8] -> 
 When a function recompiles more than ``recompile_warning_threshold`` times a warning
 names the argument responsible (a recompilation storm).
 
+A cached call has a fast path: a cheap signature of the arguments (per leaf its type,
+shape and dtype; see ``jit_signature``) maps straight to the compiled entry, skipping the
+pytree flattening and key building of the full path. The first call of each signature,
+calls under an active ``GradientTape`` and argument structures with must-be-constant
+leaves take the full path; both paths count hits and misses the same way.
+
 Errors raised while tracing (ops that cannot be compiled, Python control flow on traced
 values) reach the caller with xlapy's own frames removed from the traceback.
 """
@@ -31,7 +37,8 @@ from ..hlo.builder import as_element_type, build_module
 from ..hlo.ir import AliasEntry, HloModule
 from ..hlo.shape import Shape
 from . import core
-from .core import Array, current_trace, default_backend, to_array
+from .core import Array, default_backend, to_array
+from .jit_signature import CallBinding, fast_signature, make_binding
 from .pytree import TreeDef, tree_flatten, tree_flatten_with_path, tree_unflatten
 from .source_info import filter_traceback
 from .tracing import NeedsConstant, Trace, trace_context
@@ -40,11 +47,18 @@ from .variables import Variable, trace_slots
 log = logging.getLogger("xlapy.jit")
 
 RECOMPILE_WARNING_THRESHOLD = [8]
+_FAST_PATH = [True]
 
 
 def set_recompile_warning_threshold(n: int) -> None:
     """Warn when one jitted function has compiled more than ``n`` times (default 8)."""
     RECOMPILE_WARNING_THRESHOLD[0] = int(n)
+
+
+def set_fast_path_enabled(enabled: bool) -> None:
+    """Turn the fast path of cached calls on (the default) or off, for every jitted
+    function; with it off every call takes the full path (a debugging aid)."""
+    _FAST_PATH[0] = bool(enabled)
 
 
 @dataclass(frozen=True)
@@ -82,6 +96,21 @@ class _Entry:
     param_leaves: list[int]      # flat leaf index of each HLO parameter
     variables: list[Variable] = field(default_factory=list)   # parameters after the leaves
     assigned: list[Variable] = field(default_factory=list)    # outputs after the results
+    n_results: int = field(init=False)                        # outputs of the executable
+    unflatten: Callable[[list[Array]], Any] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.n_results = len(self.out_weak) + len(self.assigned)
+        self.unflatten = _unflattener(self.out_tree)
+
+
+def _unflattener(treedef: TreeDef) -> Callable[[list[Array]], Any]:
+    """``tree_unflatten(treedef, ·)``, shortcut for one array and a tuple of arrays."""
+    if treedef.is_leaf:
+        return lambda outs: outs[0]
+    if treedef.kind == "tuple" and all(c.is_leaf for c in treedef.children):
+        return tuple
+    return functools.partial(tree_unflatten, treedef)
 
 
 @dataclass
@@ -93,6 +122,7 @@ class _Args:
     paths: list[str]
     treedef: TreeDef
     dyn_names: list[str]
+    binding: CallBinding
 
 
 def _leaf_aval(x: Any, path: str) -> tuple:
@@ -153,6 +183,7 @@ class JitFunction:
         donate = [donate_argnums] if isinstance(donate_argnums, int) else list(donate_argnums)
         self._donate_names = {names[i] if i < len(names) else f"args[{i}]" for i in donate}
         self._cache: dict[_Key, _Entry] = {}
+        self._bindings: dict[Any, CallBinding] = {}      # by (number of args, kwarg names)
         self._backward: dict[_Key, JitFunction] = {}     # compiled vjps, for tapes
         self._last_key: _Key | None = None
         self._constant_leaves: dict[TreeDef, set[int]] = {}
@@ -162,8 +193,22 @@ class JitFunction:
 
     # ----- public API
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if current_trace() is not None:       # called while tracing: inline
+        if core._TRACE_STACK:                 # called while tracing: inline
             return self.fn(*args, **kwargs)
+        if _FAST_PATH[0] and not core._TAPES:
+            binding = self._bindings.get((len(args), tuple(kwargs)) if kwargs else len(args))
+            found = None if binding is None else fast_signature(binding, args, kwargs)
+            entry = None if found is None else binding.calls.get(found[0])
+            if entry is not None:
+                self._info.hits += 1
+                try:
+                    return entry.unflatten(self._execute(entry, found[1]))
+                except XlapyError as e:
+                    raise e.with_traceback(filter_traceback(e.__traceback__)) from None
+        return self._call_full(args, kwargs)
+
+    def _call_full(self, args: tuple, kwargs: dict) -> Any:
+        """A call through the full path: bind, flatten, key, look up (or compile), run."""
         try:
             entry, a = self._lookup(args, kwargs)
             if core._TAPES and (entry.variables or any(isinstance(x, Variable)
@@ -172,19 +217,39 @@ class JitFunction:
                 log.debug("%s runs eagerly: a tape records Variable reads", self.__name__)
                 return self.fn(*args, **kwargs)
             inputs = [to_array(a.leaves[i]) for i in entry.param_leaves]
-            values = [np.asarray(x._value) for x in inputs]
-            values += [v._value._value for v in entry.variables]
-            result = entry.executable.execute(values)
+            outs = self._execute(entry, [np.asarray(x._value) for x in inputs])
         except XlapyError as e:
             raise e.with_traceback(filter_traceback(e.__traceback__)) from None
-        n_out = len(entry.out_weak) + len(entry.assigned)
-        flat = [result] if n_out == 1 else list(result)
-        for var, value in zip(entry.assigned, flat[len(entry.out_weak):]):
-            var._value = Array(np.asarray(value))
-        outs = [Array(np.asarray(v), weak_type=w) for v, w in zip(flat, entry.out_weak)]
         if core._TAPES:
             self._record(entry, a, inputs, outs)
-        return tree_unflatten(entry.out_tree, outs)
+        else:
+            self._remember_fast(a, entry, args, kwargs)
+        return entry.unflatten(outs)
+
+    @staticmethod
+    def _execute(entry: _Entry, values: list[Any]) -> list[Array]:
+        """Run ``entry`` on its parameters' NumPy values (the Variables' values are added
+        here); store assigned Variables; return the results as Arrays."""
+        if entry.variables:
+            values = values + [v._value._value for v in entry.variables]
+        result = entry.executable.execute(values)
+        flat = (result,) if entry.n_results == 1 else tuple(result)
+        if entry.assigned:
+            for var, value in zip(entry.assigned, flat[len(entry.out_weak):]):
+                var._value = Array(np.asarray(value))
+        return [Array(np.asarray(v), weak_type=w) for v, w in zip(flat, entry.out_weak)]
+
+    def _remember_fast(self, a: _Args, entry: _Entry, args: tuple, kwargs: dict) -> None:
+        """Let later calls with this call's fast signature go straight to ``entry``."""
+        if not _FAST_PATH[0] or self._constant_leaves.get(a.treedef):
+            return
+        found = fast_signature(a.binding, args, kwargs)
+        if found is not None and len(found[1]) == len(entry.param_leaves):
+            a.binding.calls[found[0]] = entry
+
+    def _forget_fast(self) -> None:
+        for binding in self._bindings.values():
+            binding.calls.clear()
 
     def _record(self, entry: _Entry, a: _Args, inputs: list[Array], outs: list[Array]) -> None:
         """Under a tape: record one node whose vjp is another compiled function."""
@@ -223,6 +288,7 @@ class JitFunction:
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._forget_fast()
         self._last_key = None
 
     def lower(self, *args: Any, **kwargs: Any) -> "Lowered":
@@ -241,35 +307,33 @@ class JitFunction:
     experimental_get_compiler_ir = get_compiler_ir
 
     # ----- arguments and keys
-    def _split(self, args: tuple, kwargs: dict) -> _Args:
-        if self._sig is not None:
+    def _binding(self, args: tuple, kwargs: dict) -> CallBinding:
+        """The binding plan of calls shaped like this one (made on the first such call)."""
+        shape = (len(args), tuple(kwargs)) if kwargs else len(args)
+        binding = self._bindings.get(shape)
+        if binding is None:
             try:
-                bound = self._sig.bind(*args, **kwargs)
+                binding = make_binding(self._sig, self._static_names, len(args),
+                                       tuple(kwargs))
             except TypeError as e:
                 raise InvalidArgumentError(f"{self.__name__}: {e}") from None
-            named: list[tuple[str, Any]] = []
-            for name, value in bound.arguments.items():
-                kind = self._sig.parameters[name].kind
-                if kind is inspect.Parameter.VAR_POSITIONAL:
-                    named += [(f"{name}[{i}]", v) for i, v in enumerate(value)]
-                elif kind is inspect.Parameter.VAR_KEYWORD:
-                    named += [(f"{name}[{k!r}]", v) for k, v in value.items()]
-                else:
-                    named.append((name, value))
-        else:
-            named = [(f"args[{i}]", v) for i, v in enumerate(args)] + list(kwargs.items())
+            self._bindings[shape] = binding
+        return binding
+
+    def _split(self, args: tuple, kwargs: dict) -> _Args:
+        binding = self._binding(args, kwargs)
         statics, dyn = [], []
-        for name, value in named:
-            if name in self._static_names:
+        for slot, value in binding.values(args, kwargs):
+            if slot.static:
                 try:
                     hash(value)
                 except TypeError:
                     raise InvalidArgumentError(
-                        f"static argument {name!r} of {self.__name__} must be hashable, got "
-                        f"{type(value).__name__}") from None
-                statics.append((name, value))
+                        f"static argument {slot.name!r} of {self.__name__} must be hashable, "
+                        f"got {type(value).__name__}") from None
+                statics.append((slot.name, value))
             else:
-                dyn.append((name, value))
+                dyn.append((slot.name, value))
         leaves, paths, treedefs = [], [], []
         for name, value in dyn:
             lv, ps, td = tree_flatten_with_path(value, name)
@@ -277,7 +341,7 @@ class JitFunction:
             paths += ps
             treedefs.append(td)
         treedef = TreeDef("args", tuple(n for n, _ in dyn), tuple(treedefs))
-        return _Args(tuple(statics), leaves, paths, treedef, [n for n, _ in dyn])
+        return _Args(tuple(statics), leaves, paths, treedef, [n for n, _ in dyn], binding)
 
     def _key(self, a: _Args) -> _Key:
         consts = self._constant_leaves.get(a.treedef, set())
@@ -300,6 +364,7 @@ class JitFunction:
                 break
             except NeedsConstant as nc:
                 self._constant_leaves.setdefault(a.treedef, set()).add(nc.leaf)
+                self._forget_fast()          # keys of this structure now hold values
                 value = _const_value(a.leaves[nc.leaf])
                 reasons.append(f"{nc.what} needs the value of argument {a.paths[nc.leaf]!r}: "
                                f"specializing on its value {value!r}")
@@ -337,6 +402,10 @@ class JitFunction:
                              f"{a0[1]!r} -> {a1[1]!r}")
             elif a0[0] == "const" or a1[0] == "const":
                 parts.append(f"argument {path!r} became a compile-time constant")
+            elif a0[0] == "var" or a1[0] == "var":
+                other = " (another Variable)" if a0[0] == a1[0] else ""
+                parts.append(f"argument {path!r} changed {_aval_text(a0)} -> "
+                             f"{_aval_text(a1)}{other}")
             else:
                 what = "shape" if a0[0] != a1[0] else ("dtype" if a0[1] != a1[1]
                                                        else "weak type")
@@ -414,28 +483,16 @@ class JitFunction:
         return out
 
     def _call_fn(self, a: _Args, dyn_values: list[Any]) -> Any:
+        """Call the Python function as the user did, with ``dyn_values`` for the arrays."""
         values = dict(a.statics)
         values.update(zip(a.dyn_names, dyn_values))
-        if self._sig is None:
-            pos = [values.pop(f"args[{i}]") for i in range(len(values))
-                   if f"args[{i}]" in values]
-            return self.fn(*pos, **values)
-        args, kwargs = [], {}
-        for name, p in self._sig.parameters.items():
-            if p.kind is inspect.Parameter.VAR_POSITIONAL:
-                i = 0
-                while f"{name}[{i}]" in values:
-                    args.append(values[f"{name}[{i}]"])
-                    i += 1
-            elif p.kind is inspect.Parameter.VAR_KEYWORD:
-                for k, v in values.items():
-                    if k.startswith(f"{name}["):
-                        kwargs[k[len(name) + 2:-2]] = v
-            elif name in values:
-                if p.kind is inspect.Parameter.KEYWORD_ONLY:
-                    kwargs[name] = values[name]
-                else:
-                    args.append(values[name])
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for slot in a.binding.slots:        # positional slots come first, in order
+            if isinstance(slot.source, int):
+                args.append(values[slot.name])
+            else:
+                kwargs[slot.source] = values[slot.name]
         return self.fn(*args, **kwargs)
 
     def _donation_aliases(self, a: _Args, param_leaves: list[int], outs: list[Array],
@@ -537,4 +594,4 @@ def function(fn: Callable[..., Any] | None = None, *, jit_compile: bool | None =
 
 
 __all__ = ["jit", "function", "JitFunction", "EagerFunction", "Lowered", "CacheInfo",
-           "CompileRecord", "set_recompile_warning_threshold"]
+           "CompileRecord", "set_recompile_warning_threshold", "set_fast_path_enabled"]
