@@ -7,6 +7,8 @@ A *case* is one workload at one size with several implementations of it (xlapy t
    (an implementation that disagrees is reported as ``WRONG`` and not timed);
 2. warms every implementation up, then takes ``repeat`` samples *round-robin* (one sample of
    each implementation in turn), so slow drifts of a noisy machine hit all of them alike;
+   each sample starts after a short pause and one untimed call (:data:`SETTLE_S`), so the
+   previous implementation's BLAS/OpenMP threads have stopped spinning;
    a sample times ``number`` back-to-back calls, with ``number`` chosen so that one sample
    lasts at least ``--min-sample-ms``;
 3. reports medians and interquartile ranges per call, and ratios against the peers
@@ -256,10 +258,19 @@ def _sample(call: Callable[[], Any], number: int) -> float:
     return (time.perf_counter() - t0) / number
 
 
+# OpenBLAS worker threads spin for about 2**28 cycles (~0.1 s) after a call before they sleep,
+# and NumPy, JAX and xlapy each bring their own thread pools: a sample taken right after
+# another implementation's sample shares the 2 cores with that implementation's spinning
+# threads (this doubled W6's times). Each sample therefore starts after a pause that lets
+# them sleep, and after one untimed call that wakes its own implementation's threads.
+SETTLE_S = 0.25
+
+
 def run_case(case: Case, repeat: int, warmup: int, min_sample_s: float,
-             time_wrong: bool = False) -> CaseResult:
-    """Check every implementation, then time the ones that agree (round-robin samples);
-    ``time_wrong`` times the disagreeing ones too (they stay marked WRONG)."""
+             time_wrong: bool = False, settle_s: float = SETTLE_S) -> CaseResult:
+    """Check every implementation, then time the ones that agree (round-robin samples,
+    each after a ``settle_s`` pause and one untimed call); ``time_wrong`` times the
+    disagreeing ones too (they stay marked WRONG)."""
     out = CaseResult(case.workload, case.size)
     live: list[Impl] = []
     for impl in case.impls:
@@ -294,6 +305,9 @@ def run_case(case: Case, repeat: int, warmup: int, min_sample_s: float,
     try:
         for _ in range(repeat):
             for impl in live:
+                if len(live) > 1 and settle_s > 0:
+                    time.sleep(settle_s)
+                    impl.call()
                 samples[impl.name].append(_sample(impl.call, numbers[impl.name]))
     finally:
         if gc_was_enabled:
@@ -501,7 +515,8 @@ def run(args: argparse.Namespace, build_cases: Callable[[Settings], Iterable[Cas
     print_header(header)
     results = []
     for case in build_cases(settings):      # one case at a time: big inputs are freed
-        results.append(run_case(case, repeat, warmup, min_sample, args.time_wrong))
+        results.append(run_case(case, repeat, warmup, min_sample, args.time_wrong,
+                                settle_s=0.0 if args.smoke else SETTLE_S))
         print(f"... {case.workload} {case.size} done", file=sys.stderr, flush=True)
         del case
     blas_after = blas_libraries()

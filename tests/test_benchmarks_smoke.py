@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -194,3 +195,27 @@ def test_missing_backend_falls_back_to_interpreter(capsys):
     assert harness.resolve_backend("interpreter") == "interpreter"
     assert harness.resolve_backend("no_such_backend") == "interpreter"
     assert "falling back to backend 'interpreter'" in capsys.readouterr().err
+
+
+def test_round_robin_samples_start_after_a_pause_and_an_untimed_call():
+    """Each timed sample follows a settle pause and one untimed call of the same
+    implementation, so another implementation's spinning threads are asleep and the sampled
+    implementation's own are awake; a lone implementation needs neither."""
+    log: list[tuple[str, float]] = []
+
+    def impl(name):
+        def call():
+            log.append((name, time.perf_counter()))
+            return np.ones(2)
+        return harness.Impl(name, call)
+    case = harness.Case("w", "n", np.ones(2), [impl("a"), impl("b")])
+    harness.run_case(case, repeat=2, warmup=1, min_sample_s=0.0, settle_s=0.05)
+    timed = log[2:]                       # after the one checking call of each
+    names = [n for n, _ in timed]
+    assert names == ["a", "a", "b", "b", "a", "a", "b", "b"]
+    gaps = [t1 - t0 for (_, t0), (_, t1) in zip(timed, timed[1:])]
+    assert all(g >= 0.045 for g in gaps[1::2])        # a pause before each untimed call
+    log.clear()
+    harness.run_case(harness.Case("w", "n", np.ones(2), [impl("a")]), repeat=3, warmup=1,
+                     min_sample_s=0.0, settle_s=0.05)
+    assert [n for n, _ in log] == ["a"] * 4               # check + 3 samples, no extra calls
