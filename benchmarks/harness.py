@@ -7,8 +7,8 @@ A *case* is one workload at one size with several implementations of it (xlapy t
    (an implementation that disagrees is reported as ``WRONG`` and not timed);
 2. warms every implementation up, then takes ``repeat`` samples *round-robin* (one sample of
    each implementation in turn), so slow drifts of a noisy machine hit all of them alike;
-   each sample starts after a short pause and one untimed call (:data:`SETTLE_S`), so the
-   previous implementation's BLAS/OpenMP threads have stopped spinning;
+   each sample starts after a short pause and an untimed sample (:data:`SETTLE_S`), so the
+   previous implementation's BLAS/OpenMP threads have stopped spinning and its own are awake;
    a sample times ``number`` back-to-back calls, with ``number`` chosen so that one sample
    lasts at least ``--min-sample-ms``;
 3. reports medians and interquartile ranges per call, and ratios against the peers
@@ -262,14 +262,15 @@ def _sample(call: Callable[[], Any], number: int) -> float:
 # and NumPy, JAX and xlapy each bring their own thread pools: a sample taken right after
 # another implementation's sample shares the 2 cores with that implementation's spinning
 # threads (this doubled W6's times). Each sample therefore starts after a pause that lets
-# them sleep, and after one untimed call that wakes its own implementation's threads.
+# them sleep, and after an untimed sample (as long as a timed one) that brings its own
+# implementation back to steady state (threads awake, caches and clocks warm).
 SETTLE_S = 0.25
 
 
 def run_case(case: Case, repeat: int, warmup: int, min_sample_s: float,
              time_wrong: bool = False, settle_s: float = SETTLE_S) -> CaseResult:
     """Check every implementation, then time the ones that agree (round-robin samples,
-    each after a ``settle_s`` pause and one untimed call); ``time_wrong`` times the
+    each after a ``settle_s`` pause and an untimed sample); ``time_wrong`` times the
     disagreeing ones too (they stay marked WRONG)."""
     out = CaseResult(case.workload, case.size)
     live: list[Impl] = []
@@ -307,7 +308,7 @@ def run_case(case: Case, repeat: int, warmup: int, min_sample_s: float,
             for impl in live:
                 if len(live) > 1 and settle_s > 0:
                     time.sleep(settle_s)
-                    impl.call()
+                    _sample(impl.call, numbers[impl.name])      # untimed: back to steady state
                 samples[impl.name].append(_sample(impl.call, numbers[impl.name]))
     finally:
         if gc_was_enabled:

@@ -198,7 +198,7 @@ def test_missing_backend_falls_back_to_interpreter(capsys):
 
 
 def test_round_robin_samples_start_after_a_pause_and_an_untimed_call():
-    """Each timed sample follows a settle pause and one untimed call of the same
+    """Each timed sample follows a settle pause and an untimed sample of the same
     implementation, so another implementation's spinning threads are asleep and the sampled
     implementation's own are awake; a lone implementation needs neither."""
     log: list[tuple[str, float]] = []
