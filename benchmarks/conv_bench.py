@@ -18,7 +18,9 @@ Results are checked against JAX (or the interpreter) before timing. Run as::
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/conv_bench.py
 
-``--batch N`` changes the batch size (``--batch 16`` for a quick run).
+``--batch N`` changes the batch size (``--batch 16`` for a quick run); ``--w5`` times the
+convolutions of the W5 CNN training step (benchmarks/training.py) instead, each weight
+gradient both canonicalized and in autodiff's ``f01b_i01o->01bf`` labels.
 
 Measured on the development machine (2 cores, Xeon with AVX-512, OpenBLAS 0.3.34 SkylakeX
 kernel, no OPENBLAS_* variables, JAX 0.10.2; medians, two runs, ms):
@@ -33,6 +35,30 @@ kernel, no OPENBLAS_* variables, JAX 0.10.2; medians, two runs, ms):
 | fwd 3x3 stride 2 -> 64      | 2.42  | 16.4-17.0 | 30-32   |            |
 | depthwise 3x3               | 0.15  | 58-60     | 213     |            |
 | 1-D k=5 (batch 64)          | 2.68  | 14.7-14.9 | 9.5     |            |
+
+``--w5`` (same machine, idle, one run; the input gradients are the padded "full"
+convolutions, their GFLOP counting the padding products):
+
+| case (batch 256)                  | GFLOP | strategy | xlapy ms | JAX jit ms |
+|-----------------------------------|-------|----------|----------|------------|
+| conv1 fwd (3 channels)            | 0.45  | im2col   | 9.5      | 32         |
+| conv1 weight grad canonical       | 0.45  | im2col   | 5.1      | 19         |
+| conv1 weight grad f01b_i01o       | 0.45  | im2col   | 10.3     | 42         |
+| conv2 fwd                         | 4.25  | taps     | 19.2     | 137        |
+| conv2 input grad                  | 4.83  | taps     | 20.2     | 28         |
+| conv2 weight grad canonical       | 4.25  | taps     | 24.0     | 223        |
+| conv2 weight grad f01b_i01o       | 4.25  | taps_t   | 33.1     | 262        |
+| conv3 fwd                         | 2.12  | taps     | 8.5      | 14.5       |
+| conv3 input grad                  | 2.12  | taps     | 9.0      | 14.6       |
+| conv3 weight grad canonical       | 2.12  | taps     | 14.4     | 66         |
+| conv3 weight grad f01b_i01o       | 2.12  | taps_t   | 16.1     | 69         |
+| conv4 fwd                         | 3.19  | taps     | 11.5     | 58         |
+| conv4 input grad                  | 4.25  | taps     | 12.8     | 15.6       |
+| conv4 weight grad canonical       | 3.19  | taps     | 17.2     | 134        |
+| conv4 weight grad f01b_i01o       | 3.19  | taps_t   | 18.5     | 140        |
+
+The canonical weight gradients exclude the transposes the pipeline puts before them; the
+``f01b_i01o`` ones include the copies ``taps_t`` makes of both operands.
 
 The interpreter takes 916 ms for the forward case. The first call of a thunk is about
 twice as slow (it allocates the padded input it keeps).
@@ -92,6 +118,32 @@ def cases(n: int) -> list[Case]:
     ]
 
 
+def w5_cases(n: int) -> list[Case]:
+    """Every convolution of the W5 CIFAR-10 CNN training step (benchmarks/training.py) at
+    batch ``n``: forward, input gradients (full convolutions, padding 2 for the valid layers)
+    and weight gradients, the latter both as the CPU pipeline canonicalizes them (the
+    operands transposed to ``b01f_01io``) and in the labels autodiff emits
+    (``f01b_i01o->01bf`` on the NHWC activations)."""
+    same, valid = Window.make((3, 3), padding=((1, 1), (1, 1))), Window.make((3, 3))
+    full = Window.make((3, 3), padding=((2, 2), (2, 2)))
+    fwd = ("NHWC", "HWIO", "NHWC")
+    out = []
+    for i, (hw, cin, cout, pad) in enumerate([(32, 3, 32, True), (32, 32, 32, False),
+                                               (15, 32, 64, True), (15, 64, 64, False)], 1):
+        ho = hw if pad else hw - 2
+        out.append(Case(f"W5 conv{i} fwd", (n, hw, hw, cin), (3, 3, cin, cout),
+                        "b01f_01io->b01f", same if pad else valid, fwd))
+        if i > 1:
+            out.append(Case(f"W5 conv{i} input grad", (n, ho, ho, cout), (3, 3, cout, cin),
+                            "b01f_01io->b01f", same if pad else full, fwd))
+        wwin = Window.make((ho, ho), padding=((1, 1), (1, 1)) if pad else ((0, 0), (0, 0)))
+        out.append(Case(f"W5 conv{i} weight grad canonical", (cin, hw, hw, n),
+                        (ho, ho, n, cout), "b01f_01io->b01f", wwin, fwd))
+        out.append(Case(f"W5 conv{i} weight grad f01b_i01o", (n, hw, hw, cin),
+                        (n, ho, ho, cout), "f01b_i01o->01bf", wwin, ("CHWN", "IHWO", "HWNC")))
+    return out
+
+
 def make_instr(c: Case) -> HloInstruction:
     p0 = HloInstruction("parameter", Shape.array("f32", c.lhs), parameter_number=0)
     p1 = HloInstruction("parameter", Shape.array("f32", c.rhs), parameter_number=1)
@@ -147,17 +199,19 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--interpreter", action="store_true", help="also time the interpreter once")
     ap.add_argument("--only", help="run only cases whose name contains this text")
+    ap.add_argument("--w5", action="store_true",
+                    help="the convolutions of the W5 CNN training step instead")
     args = ap.parse_args(argv)
     lib = blas.library()
     env = {k: v for k, v in os.environ.items() if k.startswith("OPENBLAS")}
     print(f"# OpenBLAS kernel {lib.corename()}, {lib.num_threads()} threads, "
           f"{os.cpu_count()} cores, env {env or 'no OPENBLAS_* variables'}, "
           f"load {os.getloadavg()[0]:.2f}")
-    print("| case | GFLOP | xlapy ms | xlapy GFLOP/s | jax ms | numpy ms | interpreter ms | "
-          "max rel err |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| case | GFLOP | strategy | xlapy ms | xlapy GFLOP/s | jax ms | numpy ms | "
+          "interpreter ms | max rel err |")
+    print("|---|---|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
-    for c in cases(args.batch):
+    for c in (w5_cases if args.w5 else cases)(args.batch):
         if args.only and args.only not in c.name:
             continue
         instr = make_instr(c)
@@ -182,8 +236,8 @@ def main(argv: list[str]) -> None:
         t_x = per_call(lambda: thunk([x, w], out))
         t_np = f"{per_call(lambda: numpy_taps(x, w)) * 1e3:.1f}" if c.numpy_taps else "-"
         gflop = c_flops(instr, c) / 1e9
-        print(f"| {c.name} | {gflop:.2f} | {t_x * 1e3:.1f} | {gflop / t_x:.0f} | {t_jax} | "
-              f"{t_np} | {t_interp} | {err:.1e} |")
+        print(f"| {c.name} | {gflop:.2f} | {thunk.strategy} | {t_x * 1e3:.1f} | "
+              f"{gflop / t_x:.0f} | {t_jax} | {t_np} | {t_interp} | {err:.1e} |")
         sys.stdout.flush()
 
 

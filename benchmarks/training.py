@@ -13,8 +13,13 @@ eagerly op by op (``xlapy eager``: TensorFlow's ``jit_compile=False`` baseline),
 ``--compile`` measures compile time instead: cold (empty disk cache) and warm (the disk
 cache filled by a first process, read by a second one).
 
+``--profile`` prints XLA's per-instruction execution profile (``--xla_hlo_profile``) of the
+xlapy W5 step instead: the step compiled with profiling, ``--warmup`` untimed calls, then
+``--repeat`` profiled calls; ``--profile-rows N`` limits the table to the slowest N rows.
+
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/training.py
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/training.py --compile
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/training.py --profile
 """
 from __future__ import annotations
 
@@ -242,10 +247,49 @@ def compile_times(backend: str) -> None:
         print(f"| {name} | {runs[0]:.2f} | {min(runs[1:]):.3f} |")
 
 
+# ------------------------------------------------------------------------------ profile
+PROFILED_WORKLOAD = "W5 CIFAR-10 CNN RMSprop"
+
+
+def print_profile(backend: str, warmup: int, calls: int, rows: int | None,
+                  smoke: bool = False) -> None:
+    """The W5 step compiled with ``--xla_hlo_profile``: its profile over ``calls`` calls."""
+    import xlapy
+    from xlapy.client import get_backend
+    from xlapy.config import debug_options
+    make, problem, size = WORKLOADS[PROFILED_WORKLOAD]
+    args = problem(smoke)
+    module = xlapy.jit(make(namespace("xlapy")), backend=backend).lower(*args).hlo_module
+    with debug_options(xla_hlo_profile=True):
+        exe = get_backend(backend).compile(module)
+    flat = [np.asarray(a) for a in xlapy.tree_flatten(args)[0]]
+    for _ in range(warmup):
+        exe.execute(flat)
+    exe.reset_profile()
+    for _ in range(max(1, calls)):
+        exe.execute(flat)
+    print(f"# {PROFILED_WORKLOAD}, {'smoke' if smoke else size}: --xla_hlo_profile after "
+          f"{warmup} warm-up calls")
+    print(exe.profile_text(rows))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = harness.parser(__doc__.splitlines()[0], default_repeat=7)
     p.add_argument("--compile", action="store_true", help="measure compile times only")
+    p.add_argument("--profile", action="store_true",
+                   help="print the per-instruction profile of the xlapy W5 step (cpu backend)")
+    p.add_argument("--profile-rows", type=int, default=None, metavar="N",
+                   help="with --profile: only the slowest N rows")
     args = p.parse_args(argv)
+    if args.profile:
+        backend = harness.setup(args)
+        if backend != "cpu":
+            print("--profile needs the cpu backend", file=sys.stderr)
+            return 2
+        harness.print_header(harness.machine_header())
+        print_profile(backend, args.warmup, 1 if args.smoke else args.repeat,
+                      args.profile_rows, smoke=args.smoke)
+        return 0
     if args.compile:
         backend = harness.setup(args)
         harness.print_header(harness.machine_header())

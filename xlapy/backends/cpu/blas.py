@@ -36,9 +36,13 @@ Paths (benchmarks/dot_crossover.py; 2 cores, OpenBLAS 0.3.34 SkylakeX kernel):
   NumPy's own OpenBLAS stays single-threaded, so its thread pool does not wake up.
 - one product: ``?gemm`` straight on the arrays. Below ``THREADED_FLOPS`` (256^3) with
   one OpenBLAS thread: two threads gain at most ~1.2x there and, on a loaded machine or
-  next to another thread pool, waking them can cost milliseconds. sgemm measured 242
-  GFLOP/s at 256^3, 282 at 512^3, 331 at 1024^3 and ~345 at 2048^3 on 2 threads; one
-  thread 154-175.
+  next to another thread pool, waking them can cost milliseconds. Larger products are cut
+  into one block of C's columns (rows when M > N) per core, each a single-threaded
+  ``?gemm`` on the runtime's pool (``GemmCall.split_product``): OpenBLAS's own threads
+  wait for each other spinning, and on a machine with other busy processes a 256x2304x512
+  product took 20-75 ms that way against 3-6 ms split (3 ms either way on an idle
+  machine). sgemm measured 242 GFLOP/s at 256^3, 282 at 512^3, 331 at 1024^3 and ~345 at
+  2048^3 on 2 OpenBLAS threads; one thread 154-175.
 - ``M == 1`` or ``N == 1``: ``?gemv`` (4096x4096 matrix-vector 1.2 ms vs 3.4 ms through
   ``sgemm``); ``M == N == 1``: ``?dot`` (0.6-0.9 us vs 3.6-5.4 us through ``sgemm``).
 - batches: ``?gemm_batch_strided``, always single-threaded (OpenBLAS 0.3.34's threaded
@@ -65,8 +69,9 @@ from ...hlo.ir import HloInstruction
 from ...hlo.types import ElementType
 from ..interpreter.evaluator import describe
 from ..interpreter.linalg import wrap_integers
-from .blas_lib import (BLAS_DTYPES, LOOP_MATRIX_FLOPS, MatmulPlan, VectorCall, dense_geometry,
-                       geometry, library, matmul_into, plan_matmul, plan_vector)
+from .blas_lib import (BLAS_DTYPES, LOOP_MATRIX_FLOPS, THREADED_FLOPS, MatmulPlan,
+                       VectorCall, dense_geometry, geometry, library, matmul_into, plan_matmul,
+                       plan_vector)
 from .thunks import address_of, cores, shared_pool
 
 #: Below this many multiply-adds per matrix (M*N*K) numpy.matmul beats the ctypes call.
@@ -214,6 +219,11 @@ class _BlasDotPlan:
         if (self.vector is None and call.batch > 1 and call.matrix_flops < LOOP_MATRIX_FLOPS
                 and call.batch * call.matrix_flops >= PARALLEL_DOT_FLOPS and cores() > 1):
             self.pieces = call.split(min(call.batch, 4 * cores()))
+        # one large product: blocks of columns (or rows) on the pool's threads, each a
+        # single-threaded ?gemm
+        if (self.vector is None and call.batch == 1 and call.matrix_flops >= THREADED_FLOPS
+                and cores() > 1):
+            self.pieces = call.split_product(cores())
 
     def summary(self) -> str:
         """One line: the path this plan takes (for tests and debugging)."""

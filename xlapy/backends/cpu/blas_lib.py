@@ -258,6 +258,25 @@ class GemmCall:
                    a_ptr + i * self.stride_a * item, self.a.ld, b_ptr + i * self.stride_b * item,
                    self.b.ld, beta_v, c_ptr + i * self.stride_c * item, self.ldc)
 
+    def split_product(self, pieces: int) -> list[tuple["GemmCall", int, int, int]]:
+        """One product (batch 1) cut into up to ``pieces`` calls computing blocks of C's
+        columns (of its rows when M > N, so that the smaller operand is the one every
+        piece packs again): ``(call, a, b, c byte offsets)`` each."""
+        item, along_n = self.dtype.itemsize, self.n >= self.m
+        size = self.n if along_n else self.m
+        out = []
+        for i in range(pieces):
+            lo, hi = size * i // pieces, size * (i + 1) // pieces
+            if hi <= lo:
+                continue
+            if along_n:
+                b_off = lo * self.b.ld if self.b.trans else lo
+                out.append((replace(self, n=hi - lo), 0, b_off * item, lo * item))
+            else:
+                a_off = lo if self.a.trans else lo * self.a.ld
+                out.append((replace(self, m=hi - lo), a_off * item, 0, lo * self.ldc * item))
+        return out
+
     def split(self, pieces: int) -> list[tuple["GemmCall", int, int, int]]:
         """The batch cut into ``pieces`` calls: ``(call, a, b, c byte offsets)`` each."""
         item = self.dtype.itemsize

@@ -1,24 +1,45 @@
 """How the convolution thunk (``conv.py``) computes one convolution: its geometry and the
-three strategies, everything that depends on shapes only (planned once per instruction).
+strategies, everything that depends on shapes and layouts only (planned once per
+instruction).
 
-All strategies work in the canonical order ``xp[N, Sp..., C]`` (the dilated, padded input,
-C-contiguous), ``w[K..., C/G, O]`` (C-contiguous) and ``y[N/Bg, P..., O]``
-(C-contiguous), and write disjoint output rows per work item, so items may run in parallel.
+Strategies work on ``xp`` (the dilated, padded input, C-contiguous), ``w[K..., C/G, O]``
+(C-contiguous) and the output, each in the order the strategy declares (``x_order`` /
+``y_order``, permutations of the canonical ``[N, Sp..., C]`` / ``[N/Bg, P..., O]``), and
+write disjoint output rows per work item, so items may run in parallel.
 
 - ``im2col``: output rows ``(image, P...)`` are cut into blocks whose patches fit
   ``PATCH_BYTES``; a block copies its patches into a ``[G, rows, K..., C/G]`` buffer and one
   ``?gemm`` (batched over the G feature groups) multiplies them with the kernel matrix
   ``[K... * C/G, O]`` straight into the output rows. Large windows (weight gradients) also
   split the kernel's first spatial dim, accumulating with ``beta = 1``.
-- ``taps``: no copy at all, for ``G == 1`` and no ``rhs_dilate`` in the last spatial dim. In
-  ``xp`` the last-dim taps of a window and the features are one contiguous run, so for each
-  output position ``p`` (but the last dim's) and kernel tap ``k`` (but the last dim's),
-  ``y[:, p, q, :] += xp[:, p*s + k*d, q*s : q*s + K, :] @ w[k]`` is one GEMM whose M is the
-  batch (leading dim = the image stride) and K the run; the last output dim ``q`` is the
-  batch of one ``gemm_batch_strided`` call (A moves by ``stride * C``, B stays).
+- ``taps`` (in ``conv_taps.py``, like ``taps_t``): no copy at all, for ``G == 1`` and no
+  ``rhs_dilate`` in the last spatial dim. In ``xp`` the last-dim taps of a window and the
+  features are one contiguous run, so for each output position ``p`` (but the last dim's)
+  and kernel tap ``k`` (but the last dim's),
+  ``y[:, p, q, :] += xp[:, p*s + k*d, q*s : q*s + K, :] @ w[k]`` is one GEMM whose M is
+  the batch (leading dim = the image stride) and K the run; the last output dim ``q`` is the
+  batch of one ``gemm_batch_strided`` call (A moves by ``stride * C``, B stays). Many
+  images are cut into blocks that run every position in turn; taps reading only padding
+  are left out for finite kernels; long K runs are cut into chunks (``conv_taps.py``).
+- ``taps_t``: ``taps`` on ``xp[Sp..., C, N]`` and ``y[P..., N, O]`` (also ``Bg == 1``), for
+  inputs stored batch-innermost: a weight gradient ``f01b_i01o->01bf`` on NHWC activations is
+  a convolution whose batch is the channels. Its GEMMs read A transposed (leading dim
+  ``N``); building ``xp`` moves runs of ``N`` elements instead of transposing.
 - ``elementwise``: for many groups with tiny per-group products (depthwise convolutions),
   ``y[.., g, j] += window[.., k, g, c] * w[k, c, g, j]`` with NumPy multiply-adds on window
   views, per block of output rows.
+
+Weight gradients have few output positions and long reductions: when ``taps``/``im2col``
+would have fewer than four work items per thread and the output is small
+(``SHARD_OUTPUT_BYTES``), their taps / kernel chunks are split into shards (a multiple of
+the thread count); shard 0 writes the output, the others private copies added in at the end.
+
+Measured on the W5 CNN's convolutions (2 cores, OpenBLAS SkylakeX, batch 256; table in
+benchmarks/conv_bench.py): taps reach 220-330 GFLOP/s on NHWC forward and input-gradient
+convolutions; thin GEMMs (a 3-channel first layer: K = 9; a 3-image weight gradient:
+M = 3) were 30-35% faster as im2col under load and even when idle, hence ``TAPS_MIN_DIM``;
+a 32x32-channel weight gradient runs its taps as 32x32xK GEMMs at ~80-90 GFLOP/s per
+thread, the bound of OpenBLAS's packing on such thin products.
 """
 from __future__ import annotations
 
@@ -46,6 +67,12 @@ ELEMENTWISE_GROUP_WORK = 8
 #: ``taps`` is chosen when its number of BLAS calls times this is at most the bytes im2col
 #: would copy (one call costs about as much as copying this many bytes).
 TAPS_CALL_BYTES = 64 << 10
+#: ``taps`` needs GEMMs with at least this many rows (images) and K (last kernel dim x
+#: features): thinner ones run at a fraction of BLAS speed (a 3-channel first layer
+#: measured 30% slower than im2col; a 3-image weight gradient 35%).
+TAPS_MIN_DIM = 16
+#: ``taps`` splits its taps into shards with private outputs only for outputs up to this.
+SHARD_OUTPUT_BYTES = 4 << 20
 
 Work = Callable[[object, dict], None]
 
@@ -68,6 +95,7 @@ class ConvGeometry:
     kernel: tuple[int, ...]    # kernel spatial sizes (K)
     out: tuple[int, ...]       # output spatial sizes (P)
     padded: tuple[int, ...]    # dilated + padded input sizes (Sp)
+    batch_inner: bool = False  # the input is stored with its batch dim most minor
 
     @property
     def cg(self) -> int:
@@ -121,10 +149,12 @@ def conv_geometry(instr: HloInstruction) -> ConvGeometry:
     kernel = tuple(rhs.dims[d] for d in dn.kernel_spatial)
     if nsp == 0:                      # a dot over features: one unit spatial dim
         wd, spatial, padded, out, kernel = (WindowDim(),), (1,), (1,), (1,), (1,)
+    minor = lhs.layout.minor_to_major[0] if lhs.layout is not None and lhs.rank else lhs.rank - 1
     return ConvGeometry(dn, wd, int(instr.attr("feature_group_count", 1) or 1),
                         int(instr.attr("batch_group_count", 1) or 1),
                         lhs.dims[dn.input_batch], lhs.dims[dn.input_feature],
-                        rhs.dims[dn.kernel_output_feature], spatial, kernel, out, padded)
+                        rhs.dims[dn.kernel_output_feature], spatial, kernel, out, padded,
+                        batch_inner=lhs.rank > 0 and minor == dn.input_batch)
 
 
 def windows_view(g: ConvGeometry, xp: np.ndarray) -> np.ndarray:
@@ -142,24 +172,34 @@ def windows_view(g: ConvGeometry, xp: np.ndarray) -> np.ndarray:
 def applicable_strategies(g: ConvGeometry) -> list[str]:
     """The strategies that can compute ``g`` (im2col and elementwise always can)."""
     taps = g.groups == 1 and g.window[-1].rhs_dilate == 1
-    return ["im2col", "elementwise"] + (["taps"] if taps else [])
+    taps_t = taps and g.batch_groups == 1
+    return ["im2col", "elementwise"] + (["taps"] if taps else []) + (["taps_t"] if taps_t else [])
 
 
 def choose_strategy(g: ConvGeometry, itemsize: int) -> str:
-    """``elementwise`` for many groups with tiny per-group products, ``taps`` when it applies
-    and its BLAS calls are few next to the bytes im2col would copy, else ``im2col``."""
+    """``elementwise`` for many groups with tiny per-group products, ``taps`` when it applies,
+    its GEMMs are not thin (``TAPS_MIN_DIM`` rows and K) and its BLAS calls are few next to
+    the bytes im2col would copy (``taps_t`` for inputs stored batch-innermost), else
+    ``im2col``."""
     if g.groups > 1 and g.cg * g.opg <= ELEMENTWISE_GROUP_WORK:
         return "elementwise"
-    if "taps" in applicable_strategies(g):
+    if "taps" in applicable_strategies(g) and g.nb >= TAPS_MIN_DIM \
+            and g.kernel[-1] * g.c >= TAPS_MIN_DIM:
         calls = g.batch_groups * prod(g.out[:-1]) * prod(g.kernel[:-1])
         copy_bytes = g.n * prod(g.out) * prod(g.kernel) * g.c * itemsize
         if calls * TAPS_CALL_BYTES <= copy_bytes:
-            return "taps"
+            return "taps_t" if g.batch_inner and "taps_t" in applicable_strategies(g) \
+                else "taps"
     return "im2col"
 
 
-def make_strategy(name: str, g: ConvGeometry, acc: np.dtype):
-    return {"im2col": Im2col, "taps": Taps, "elementwise": Elementwise}[name](g, acc)
+def make_strategy(name: str, g: ConvGeometry, acc: np.dtype, threads: int = 1):
+    """The strategy object: ``items``, ``x_order``/``y_order``, ``items_for``, ``bind`` and
+    ``finish`` (the taps strategies live in ``conv_taps.py``, which builds on this module)."""
+    from .conv_taps import Taps, TapsT
+    if name == "elementwise":
+        return Elementwise(g, acc)
+    return {"im2col": Im2col, "taps": Taps, "taps_t": TapsT}[name](g, acc, threads)
 
 
 def even_split(n: int, most: int) -> list[tuple[int, int]]:
@@ -203,99 +243,123 @@ def plan_blocks(g: ConvGeometry, itemsize: int) -> tuple[list[Block], list[tuple
 # --------------------------------------------------------------------------------------------
 # strategies: ``items`` (independent work items) and ``bind(xp, w, target) -> work``
 
-class Im2col:
+class _Canonical:
+    """Strategies working on the canonical ``xp[N, Sp..., C]`` and ``y[N/Bg, P..., O]``."""
+
+    g: ConvGeometry
+    items: list
+
+    def items_for(self, w: np.ndarray) -> list:
+        """The work items (the same for every kernel)."""
+        return self.items
+
+    @property
+    def x_order(self) -> list[int]:
+        return list(range(len(self.g.padded) + 2))
+
+    y_order = x_order
+
+    def finish(self, target: np.ndarray) -> None:
+        """Nothing to add up: every item wrote its output rows."""
+
+
+class PartialOutputs:
+    """Output shards: work items of shard ``s > 0`` write into a private copy of the output
+    that :meth:`finish` adds into the target (for small outputs with few work items, whose
+    reduction is split so that every thread gets work)."""
+
+    shards = 1
+    _partials: np.ndarray | None = None
+
+    def _outputs(self, target: np.ndarray) -> list[int]:
+        """The output base address of each shard (allocating the private copies)."""
+        self._partials = (np.empty((self.shards - 1,) + target.shape, target.dtype)
+                          if self.shards > 1 else None)
+        return [target.ctypes.data] + ([p.ctypes.data for p in self._partials]
+                                       if self._partials is not None else [])
+
+    def finish(self, target: np.ndarray) -> None:
+        """Add the shards' partial outputs into ``target``."""
+        if self._partials is not None:
+            for p in self._partials:
+                target += p
+            self._partials = None
+
+
+class Im2col(PartialOutputs, _Canonical):
     """Patches copied block by block, one (group-batched) GEMM per block and kernel chunk."""
 
-    def __init__(self, g: ConvGeometry, acc: np.dtype) -> None:
+    def __init__(self, g: ConvGeometry, acc: np.dtype, threads: int = 1) -> None:
         self.g, self.acc = g, acc
         blocks, k_chunks = plan_blocks(g, acc.itemsize)
         item, nsp = acc.itemsize, len(g.out)
         k_rest = prod(g.kernel[1:]) * g.cg
-        # per block: [(window index, grouped shape, group-major order, GEMM, w offset,
-        #              output offset, beta)] in bytes, one entry per kernel chunk
+        self.shards = shard_count(len(blocks), len(k_chunks), threads,
+                              g.nb * prod(g.out) * g.o * item)
+        # per block and shard: [(window index, grouped shape, group-major order, GEMM,
+        #   w offset, output offset, beta, shard)] in bytes, one entry per kernel chunk
         self.items: list[list[tuple]] = []
         self.buffer_elems = 0
         for b in blocks:
             rows = (b.b1 - b.b0) * (b.q1 - b.q0) * prod(g.out[1:])
             row0 = b.b0 * prod(g.out) + b.q0 * prod(g.out[1:])
             img, o_lo = b.bg * g.nb, b.bg * g.groups * g.opg
-            steps = []
-            for i, (k0, k1) in enumerate(k_chunks):
-                index = ((slice(img + b.b0, img + b.b1), slice(b.q0, b.q1))
-                         + (slice(None),) * (nsp - 1) + (slice(k0, k1),))
-                shape = ((b.b1 - b.b0, b.q1 - b.q0, *g.out[1:], k1 - k0, *g.kernel[1:],
-                          g.groups, g.cg))
-                rank = len(shape)
-                order = (rank - 2, *range(rank - 2), rank - 1)    # groups first
-                k = (k1 - k0) * k_rest
-                call = GemmCall(acc, rows, g.opg, k, MatrixArg(False, k), MatrixArg(False, g.o),
-                                g.o, g.groups, rows * k, g.opg, g.opg)
-                steps.append((index, shape, order, call, (k0 * k_rest * g.o + o_lo) * item,
-                              (row0 * g.o + o_lo) * item, 1 if i else 0))
-                self.buffer_elems = max(self.buffer_elems, g.groups * rows * k)
-            self.items.append(steps)
+            for shard in range(self.shards):
+                lo = len(k_chunks) * shard // self.shards
+                hi = len(k_chunks) * (shard + 1) // self.shards
+                steps = []
+                for k0, k1 in k_chunks[lo:hi]:
+                    index = ((slice(img + b.b0, img + b.b1), slice(b.q0, b.q1))
+                             + (slice(None),) * (nsp - 1) + (slice(k0, k1),))
+                    shape = ((b.b1 - b.b0, b.q1 - b.q0, *g.out[1:], k1 - k0, *g.kernel[1:],
+                              g.groups, g.cg))
+                    rank = len(shape)
+                    order = (rank - 2, *range(rank - 2), rank - 1)    # groups first
+                    k = (k1 - k0) * k_rest
+                    call = GemmCall(acc, rows, g.opg, k, MatrixArg(False, k),
+                                    MatrixArg(False, g.o), g.o, g.groups, rows * k, g.opg, g.opg)
+                    steps.append((index, shape, order, call, (k0 * k_rest * g.o + o_lo) * item,
+                                  (row0 * g.o + o_lo) * item, 1 if steps else 0, shard))
+                    self.buffer_elems = max(self.buffer_elems, g.groups * rows * k)
+                self.items.append(steps)
 
     def bind(self, xp: np.ndarray, w: np.ndarray, target: np.ndarray) -> Work:
         windows = windows_view(self.g, xp)
-        wptr, tptr = w.ctypes.data, target.ctypes.data
+        wptr = w.ctypes.data
+        outs = self._outputs(target)
 
         def work(steps: list[tuple], state: dict) -> None:
             buf = state.get("buf")
             if buf is None:
                 buf = state["buf"] = np.empty(self.buffer_elems, self.acc)
             bptr = buf.ctypes.data
-            for index, shape, order, call, w_off, t_off, beta in steps:
+            for index, shape, order, call, w_off, t_off, beta, shard in steps:
                 src = windows[index].reshape(shape).transpose(order)
                 np.copyto(buf[:src.size].reshape(src.shape), src)
-                call.run(bptr, wptr + w_off, tptr + t_off, beta)
+                call.run(bptr, wptr + w_off, outs[shard] + t_off, beta)
         return work
 
 
-class Taps:
-    """GEMMs straight on the padded input (see the module docstring)."""
-
-    def __init__(self, g: ConvGeometry, acc: np.dtype) -> None:
-        self.g, self.acc = g, acc
-        item = acc.itemsize
-        # element strides of the C-contiguous xp[N, Sp..., C]
-        nsp = len(g.padded)
-        xs = [prod(g.padded) * g.c] + [prod(g.padded[i + 1:]) * g.c for i in range(nsp)] + [1]
-        k_run = g.kernel[-1] * g.c
-        last = g.window[-1]
-        self.taps = []            # (x offset, w offset) in bytes per tap but the last dim's
-        for t, kpre in enumerate(np.ndindex(*g.kernel[:-1])):
-            xo = sum(k * wd.rhs_dilate * xs[1 + i] for i, (k, wd) in enumerate(zip(kpre, g.window)))
-            self.taps.append((xo * item, t * k_run * g.o * item))
-        positions = list(np.ndindex(*g.out[:-1]))
-        want = 8      # split the last output dim when there are few positions
-        pieces = max(1, min(g.out[-1], -(-want // max(1, len(positions) * g.batch_groups))))
-        self.items = []           # (GEMM, x offset, output offset, kernel column offset), bytes
-        for bg in range(g.batch_groups):
-            o_lo = bg * g.opg
-            for pre in positions:
-                flat = int(np.ravel_multi_index(pre, g.out[:-1])) if pre else 0
-                xo = bg * g.nb * xs[0] + sum(p * wd.stride * xs[1 + i]
-                                             for i, (p, wd) in enumerate(zip(pre, g.window)))
-                for q0, q1 in even_split(g.out[-1], -(-g.out[-1] // pieces)):
-                    call = GemmCall(acc, g.nb, g.opg, k_run, MatrixArg(False, xs[0]),
-                                    MatrixArg(False, g.o), prod(g.out) * g.o, q1 - q0,
-                                    last.stride * g.c, 0, g.o)
-                    self.items.append((call, (xo + q0 * last.stride * g.c) * item,
-                                       ((flat * g.out[-1] + q0) * g.o + o_lo) * item,
-                                       o_lo * item))
-
-    def bind(self, xp: np.ndarray, w: np.ndarray, target: np.ndarray) -> Work:
-        xptr, wptr, tptr = xp.ctypes.data, w.ctypes.data, target.ctypes.data
-        taps = self.taps
-
-        def work(it: tuple, state: dict) -> None:
-            call, x_off, t_off, w_lo = it
-            for j, (tx, tw) in enumerate(taps):
-                call.run(xptr + x_off + tx, wptr + w_lo + tw, tptr + t_off, 1 if j else 0)
-        return work
+def shard_count(items: int, taps: int, threads: int, out_bytes: int) -> int:
+    """Into how many output shards a strategy with ``items`` work items splits its ``taps``
+    (taps or kernel chunks) for ``threads`` threads (1: no split)."""
+    if threads <= 1 or taps < 2 or items >= 4 * threads or out_bytes > SHARD_OUTPUT_BYTES:
+        return 1
+    per_item = -(-4 * threads // items)
+    return min(taps, -(-per_item // threads) * threads)
 
 
-class Elementwise:
+def buffer_orders(nsp: int, batch_inner: bool) -> tuple[list[int], list[int]]:
+    """The order of ``xp``'s and the output's dims as permutations of the canonical
+    ``[N, S..., C]`` / ``[N, P..., O]``: identities, or batch-inner
+    ``[S..., C, N]`` / ``[P..., N, O]``."""
+    if not batch_inner:
+        ident = list(range(nsp + 2))
+        return ident, ident
+    return [*range(1, nsp + 1), nsp + 1, 0], [*range(1, nsp + 1), 0, nsp + 1]
+
+
+class Elementwise(_Canonical):
     """Multiply-adds on window views per block of output rows (grouped convolutions)."""
 
     def __init__(self, g: ConvGeometry, acc: np.dtype) -> None:
@@ -332,5 +396,6 @@ class Elementwise:
 
 
 __all__ = ["ConvGeometry", "conv_geometry", "windows_view", "applicable_strategies",
-           "choose_strategy", "make_strategy", "plan_blocks", "Block", "Im2col", "Taps",
-           "Elementwise", "PATCH_BYTES", "MIN_ROWS", "ELEMENTWISE_GROUP_WORK", "TAPS_CALL_BYTES"]
+           "choose_strategy", "make_strategy", "plan_blocks", "Block", "Im2col", "Elementwise",
+           "buffer_orders", "shard_count", "even_split", "PartialOutputs", "SHARD_OUTPUT_BYTES",
+           "PATCH_BYTES", "MIN_ROWS", "ELEMENTWISE_GROUP_WORK", "TAPS_CALL_BYTES", "TAPS_MIN_DIM"]

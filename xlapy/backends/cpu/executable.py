@@ -59,6 +59,11 @@ on a persistent thread pool (``thunks.ThreadPool``, shared with the dot and conv
 routines' parallel loops).
 
 One call runs at a time per executable (a lock guards the arena).
+
+Profiling: compiled with ``--xla_hlo_profile``, the executable times every thunk
+(``profile.py``); :meth:`CpuExecutable.profile` returns the rows and
+:meth:`CpuExecutable.profile_text` the table, which is also logged at INFO after each call
+and written to ``--xla_dump_to``. Without the flag nothing on the call path changes.
 """
 from __future__ import annotations
 
@@ -67,11 +72,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ...config import DumpConfig, get_debug_options
 from ...errors import InvalidArgumentError
 from ...hlo.ir import HloModule
 from ...hlo.shape import Shape
 from ...passes.buffer_assignment import CONSTANT, OUTPUT, PARAMETER, TEMP, BufferAssignment
 from ...passes.copy_insertion import array_leaf_indices
+from ...passes.dump import module_key
+from .profile import HloProfiler, ProfileRow
 from .thunks import (BufferRef, KernelThunk, Memory, Plan, TokenRef, ValueRef, address_of,
                      aligned_empty, major_to_minor, physical_bytes)
 
@@ -107,7 +115,10 @@ class CpuExecutable:
     """A module compiled for the CPU: call :meth:`execute` with NumPy arguments."""
 
     def __init__(self, module: HloModule, assignment: BufferAssignment, plan: Plan,
-                 result: ValueRef, keep_alive: Sequence[Any] = ()) -> None:
+                 result: ValueRef, keep_alive: Sequence[Any] = (),
+                 profile: bool | None = None, dump_key: Any = None) -> None:
+        """``profile``: time every thunk (default: ``--xla_hlo_profile``); ``dump_key``: the
+        key the compiler dumped the module under (so the profile file gets its number)."""
         self.module = module
         self.assignment = assignment
         self.plan = plan
@@ -138,6 +149,12 @@ class CpuExecutable:
             if isinstance(t, KernelThunk):
                 self._dynamic_slots.extend(t.dynamic_slots())
         self._run = plan.run
+        self.profiler: HloProfiler | None = None
+        options = get_debug_options()
+        if options.xla_hlo_profile if profile is None else profile:
+            self.profiler = HloProfiler(module, plan, DumpConfig(options),
+                                        dump_key if dump_key is not None else module_key(module))
+            self._run = self.profiler.wrap_entry(plan.run)
 
     def _plan_results(self, result: ValueRef) -> tuple[list[_Result], Any]:
         """Decide how each result leaf is returned; the tree holds indices into the list."""
@@ -204,6 +221,31 @@ class CpuExecutable:
                 out.add(f"fusion:{i.attrs['calls'].root.opcode}" if i.opcode == "fusion"
                         else i.opcode)
         return sorted(out)
+
+    # ----- profile
+    def _profiler(self) -> HloProfiler:
+        if self.profiler is None:
+            raise InvalidArgumentError(
+                f"module {self.module.name} was compiled without profiling: set "
+                f"XLA_FLAGS=--xla_hlo_profile (or debug_options(xla_hlo_profile=True)) "
+                f"before compiling it")
+        return self.profiler
+
+    def profile(self) -> list[ProfileRow]:
+        """Per-instruction times accumulated over the calls so far, slowest first
+        (the executable must be compiled with ``--xla_hlo_profile``)."""
+        with self._lock:
+            return self._profiler().rows()
+
+    def profile_text(self, limit: int | None = None) -> str:
+        """:meth:`profile` as a table (``limit``: only the slowest rows)."""
+        with self._lock:
+            return self._profiler().to_text(limit)
+
+    def reset_profile(self) -> None:
+        """Start the profile afresh (e.g. after warm-up calls)."""
+        with self._lock:
+            self._profiler().reset()
 
     # ----- arguments
     def _argument(self, value: Any, shape: Shape, where: str) -> list[np.ndarray]:

@@ -260,6 +260,11 @@ class Plan:
         for run in self._runs:
             run(mem)
 
+    def instrument(self, wrap: Callable[[Thunk], Callable[[Memory], None]]) -> None:
+        """Run ``wrap(thunk)`` instead of ``thunk.run`` for every thunk (the profiler's
+        timers); plans that are not instrumented call ``thunk.run`` directly."""
+        self._runs = [wrap(t) for t in self.thunks]
+
     def walk(self):
         """Every thunk of this plan and of the sub-plans of its control-flow thunks."""
         for t in self.thunks:
