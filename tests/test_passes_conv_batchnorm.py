@@ -75,6 +75,18 @@ def test_canonical_convolution_is_left_alone():
     assert not changed
 
 
+def test_weight_gradient_with_many_minor_batch_elements_is_left_alone():
+    """f01b_i01o->01bf with >= 16 'batch' elements minor-most (autodiff's NHWC weight
+    gradient) is computed from the NHWC activations as it is; with 3 it is canonicalized."""
+    wide = CONV.format(et="f32", lhs="[3,5,6,16]", rhs="[3,3,3,4]", out="[3,4,16,4]",
+                       window="size=3x3", labels="f01b_i01o->01bf", extra="")
+    _, changed = run_passes(wide, [ConvolutionCanonicalization()])
+    assert not changed
+    narrow = wide.replace("[3,5,6,16]", "[3,5,6,3]").replace("[3,4,16,4]", "[3,4,3,4]")
+    _, changed = run_passes(narrow, [ConvolutionCanonicalization()])
+    assert changed
+
+
 def test_only_needed_transposes_are_inserted():
     # input and output already canonical, only the kernel (01oi) needs a transpose
     text = CONV.format(et="s32", lhs="[2,5,6,3]", rhs="[3,3,4,3]", out="[2,3,4,4]",
