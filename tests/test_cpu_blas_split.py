@@ -1,5 +1,5 @@
 """Large single products split into column/row blocks on the runtime's pool
-(``GemmCall.split_product``, the dot thunk's path for products of ``THREADED_FLOPS`` or
+(``GemmCall.split_product``, the dot thunk's path for products of ``SPLIT_PRODUCT_FLOPS`` or
 more) against NumPy / the interpreter, for every transpose combination and odd sizes."""
 from __future__ import annotations
 
@@ -38,9 +38,10 @@ def test_split_product_blocks_cover_the_product(m, n, k, ta, tb, pieces):
 
 @pytest.mark.parametrize("lc,rc", [((1,), (0,)), ((0,), (1,)), ((1,), (1,)), ((0,), (0,))])
 @pytest.mark.parametrize("out_layout", [(1, 0), (0, 1)])
-def test_large_dot_runs_split(lc, rc, out_layout):
+def test_large_dot_runs_split(lc, rc, out_layout, monkeypatch):
     m, k, n = 270, 250, 260
     assert 2 * m * n * k >= THREADED_FLOPS
+    monkeypatch.setattr(blas, "SPLIT_PRODUCT_FLOPS", THREADED_FLOPS)
     ls = (m, k) if lc == (1,) else (k, m)
     rs = (k, n) if rc == (0,) else (n, k)
     instr = make_dot(ls, rs, "f32", (), lc, (), rc)

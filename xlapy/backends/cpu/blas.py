@@ -36,7 +36,8 @@ Paths (benchmarks/dot_crossover.py; 2 cores, OpenBLAS 0.3.34 SkylakeX kernel):
   NumPy's own OpenBLAS stays single-threaded, so its thread pool does not wake up.
 - one product: ``?gemm`` straight on the arrays. Below ``THREADED_FLOPS`` (256^3) with
   one OpenBLAS thread: two threads gain at most ~1.2x there and, on a loaded machine or
-  next to another thread pool, waking them can cost milliseconds. Larger products are cut
+  next to another thread pool, waking them can cost milliseconds. Larger products run on
+  OpenBLAS's threads; from ``SPLIT_PRODUCT_FLOPS`` (1024^3) they are cut
   into one block of C's columns (rows when M > N) per core, each a single-threaded
   ``?gemm`` on the runtime's pool (``GemmCall.split_product``): OpenBLAS's own threads
   wait for each other spinning, and on a machine with other busy processes a 256x2304x512
@@ -78,6 +79,12 @@ from .thunks import address_of, cores, shared_pool
 SMALL_DOT_FLOPS = 64 * 64 * 64
 #: Batched dots of at least this many flops split their batch over all cores.
 PARALLEL_DOT_FLOPS = 2e6
+#: One product of at least this many flops is cut into per-core blocks (below it, and from
+#: ``THREADED_FLOPS``, OpenBLAS's own threads run it). On an idle machine OpenBLAS's
+#: threads were as fast or faster at every size measured (the W4b MLP step 5.3-5.4 ms
+#: against 6.0-8.3 ms split; 1024^3 11.0 vs 11.3 ms); split blocks win only next to other
+#: busy processes, where OpenBLAS's spinning threads wait for each other.
+SPLIT_PRODUCT_FLOPS = 2 * 1024**3
 
 
 # --------------------------------------------------------------------------------------------
@@ -221,7 +228,7 @@ class _BlasDotPlan:
             self.pieces = call.split(min(call.batch, 4 * cores()))
         # one large product: blocks of columns (or rows) on the pool's threads, each a
         # single-threaded ?gemm
-        if (self.vector is None and call.batch == 1 and call.matrix_flops >= THREADED_FLOPS
+        if (self.vector is None and call.batch == 1 and call.matrix_flops >= SPLIT_PRODUCT_FLOPS
                 and cores() > 1):
             self.pieces = call.split_product(cores())
 
