@@ -66,6 +66,7 @@ from ..hlo.opcodes import ELEMENTWISE
 from .algsimp_reduce import simplify_dot, simplify_reduce
 from .algsimp_shapes import SHAPE_REWRITES
 from .base import HloPass
+from .computation_edits import DeferredEdits
 from .hlo_utils import (add_instruction, add_scalar_broadcast, can_replace,
                         non_fusion_computations, scalar_literal, scalar_shape, sort_instructions)
 
@@ -88,20 +89,21 @@ class AlgebraicSimplifier(HloPass):
 
 def _simplify_computation(comp: HloComputation) -> bool:
     changed = False
-    for instr in comp.post_order():
-        if instr.parent is not comp or instr.control_predecessors:
-            continue
-        rewrite = REWRITES.get(instr.opcode)
-        count = len(comp.instructions)
-        new = rewrite(comp, instr) if rewrite is not None else None
-        if new is None and instr.opcode in ELEMENTWISE:
-            new = _sink_scalar_broadcasts(comp, instr)
-        if new is not None and new is not instr and can_replace(instr, new):
-            comp.replace_instruction(instr, new)
-            changed = True
-        else:
-            for added in reversed(comp.instructions[count:]):   # drop a rejected rewrite
-                comp.remove_instruction(added)
+    with DeferredEdits(comp) as edits:
+        for instr in comp.post_order():
+            if instr.parent is not comp or instr.control_predecessors:
+                continue
+            rewrite = REWRITES.get(instr.opcode)
+            count = len(comp.instructions)
+            new = rewrite(comp, instr) if rewrite is not None else None
+            if new is None and instr.opcode in ELEMENTWISE:
+                new = _sink_scalar_broadcasts(comp, instr)
+            if new is not None and new is not instr and can_replace(instr, new):
+                edits.replace(instr, new)
+                changed = True
+            else:
+                for added in reversed(comp.instructions[count:]):   # drop a rejected rewrite
+                    edits.remove(added)
     return changed
 
 

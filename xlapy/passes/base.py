@@ -5,10 +5,34 @@ docstring states what it needs (preconditions) and what it guarantees.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 from abc import ABC, abstractmethod
-from typing import ClassVar
+from typing import ClassVar, Iterator
 
 from ..hlo.ir import HloModule
+
+_REFERENCE_MODE = contextvars.ContextVar("xlapy_passes_reference_mode", default=False)
+
+
+@contextlib.contextmanager
+def reference_mode(enabled: bool = True) -> Iterator[None]:
+    """Passes run in this block use their straightforward forms instead of the ones kept
+    fast for big modules: eager list edits instead of
+    :class:`~xlapy.passes.computation_edits.DeferredEdits`, analyses of fused
+    computations recomputed at every query instead of cached per fusion, reachability by
+    graph search instead of bit sets. Results are the same either way (tests compare
+    them); this exists to check that."""
+    token = _REFERENCE_MODE.set(enabled)
+    try:
+        yield
+    finally:
+        _REFERENCE_MODE.reset(token)
+
+
+def in_reference_mode() -> bool:
+    """Whether :func:`reference_mode` is on in this context."""
+    return _REFERENCE_MODE.get()
 
 
 class HloPass(ABC):

@@ -18,6 +18,7 @@ from __future__ import annotations
 from ..hlo import types as T
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from .base import HloPass
+from .computation_edits import DeferredEdits
 from .hlo_utils import (add_instruction, add_scalar_broadcast, array_shape,
                         non_fusion_computations, sort_instructions)
 
@@ -33,11 +34,12 @@ class ComparisonExpander(HloPass):
         changed = False
         for comp in non_fusion_computations(module):
             touched = False
-            for instr in list(comp.instructions):
-                if (instr.opcode == "compare" and instr.attrs.get("type") == "TOTALORDER"
-                        and _has_ieee_sign_bit(instr.operands[0].shape.element_type)):
-                    _expand(comp, instr)
-                    touched = True
+            with DeferredEdits(comp) as edits:
+                for instr in list(comp.instructions):
+                    if (instr.opcode == "compare" and instr.attrs.get("type") == "TOTALORDER"
+                            and _has_ieee_sign_bit(instr.operands[0].shape.element_type)):
+                        _expand(comp, instr, edits)
+                        touched = True
             if touched:
                 sort_instructions(comp)
                 changed = True
@@ -50,12 +52,12 @@ def _has_ieee_sign_bit(et: T.ElementType) -> bool:
             and not et.name.endswith(("fnuz", "fnu")))
 
 
-def _expand(comp: HloComputation, compare: HloInstruction) -> None:
+def _expand(comp: HloComputation, compare: HloInstruction, edits: DeferredEdits) -> None:
     a, b = compare.operands
     keys = [_total_order_key(comp, x, compare) for x in (a, b)]
     attrs = {k: v for k, v in compare.attrs.items() if k != "type"}
     new = add_instruction(comp, "compare", compare.shape, keys, attrs, like=compare)
-    comp.replace_instruction(compare, new)
+    edits.replace(compare, new)
 
 
 def _total_order_key(comp: HloComputation, x: HloInstruction,

@@ -31,6 +31,7 @@ import numpy as np
 from ..errors import XlapyError
 from ..hlo.ir import HloInstruction, HloModule
 from .base import HloPass
+from .computation_edits import DeferredEdits
 from .hlo_utils import add_instruction, has_side_effect, non_fusion_computations
 
 log = logging.getLogger("xlapy.passes")
@@ -78,20 +79,20 @@ class HloConstantFolding(HloPass):
         changed = False
         memo: dict[int, bool] = {}
         for comp in non_fusion_computations(module):
-            for instr in comp.post_order():
-                if instr.parent is not comp or not self._foldable(instr, memo):
-                    continue
-                try:
-                    value = evaluate(instr, [o.literal for o in instr.operands])
-                except XlapyError as e:
-                    log.debug("constant_folding: not folding %s: %s", instr.name, e)
-                    continue
-                constant = add_instruction(comp, "constant", instr.shape,
-                                           literal=_as_literal(value, instr), like=instr)
-                comp.instructions.remove(constant)           # place it where instr was
-                comp.instructions.insert(comp.instructions.index(instr), constant)
-                comp.replace_instruction(instr, constant)
-                changed = True
+            with DeferredEdits(comp) as edits:
+                for instr in comp.post_order():
+                    if instr.parent is not comp or not self._foldable(instr, memo):
+                        continue
+                    try:
+                        value = evaluate(instr, [o.literal for o in instr.operands])
+                    except XlapyError as e:
+                        log.debug("constant_folding: not folding %s: %s", instr.name, e)
+                        continue
+                    constant = add_instruction(comp, "constant", instr.shape,
+                                               literal=_as_literal(value, instr), like=instr)
+                    edits.insert_before(constant, instr, added=True)   # where instr was
+                    edits.replace(instr, constant)
+                    changed = True
         return changed
 
     def _foldable(self, instr: HloInstruction, memo: dict[int, bool]) -> bool:

@@ -35,6 +35,7 @@ from __future__ import annotations
 from ..hlo.attrs import ConvDimensionNumbers
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from .base import HloPass
+from .computation_edits import DeferredEdits
 from .hlo_utils import add_instruction, array_shape, non_fusion_computations, sort_instructions
 
 
@@ -62,8 +63,9 @@ class ConvolutionCanonicalization(HloPass):
         changed = False
         for comp in non_fusion_computations(module):
             convs = [i for i in comp.instructions if _should_canonicalize(i)]
-            for conv in convs:
-                _canonicalize(comp, conv)
+            with DeferredEdits(comp) as edits:
+                for conv in convs:
+                    _canonicalize(comp, conv, edits)
             if convs:
                 sort_instructions(comp)
                 changed = True
@@ -104,7 +106,7 @@ def _transposed(comp: HloComputation, operand: HloInstruction, perm: list[int]) 
                            like=operand)
 
 
-def _canonicalize(comp: HloComputation, conv: HloInstruction) -> None:
+def _canonicalize(comp: HloComputation, conv: HloInstruction, edits: DeferredEdits) -> None:
     dn: ConvDimensionNumbers = conv.attrs["dim_labels"]
     lhs, rhs = conv.operands
     n = len(dn.input_spatial)
@@ -125,7 +127,7 @@ def _canonicalize(comp: HloComputation, conv: HloInstruction) -> None:
     else:
         result = add_instruction(comp, "transpose", conv.shape, [new_conv],
                                  {"dimensions": tuple(back)}, like=conv)
-    comp.replace_instruction(conv, result)
+    edits.replace(conv, result)
 
 
 __all__ = ["ConvolutionCanonicalization", "canonical_conv_dims", "is_canonical_convolution"]

@@ -36,8 +36,9 @@ from typing import Callable
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.shape import Shape
-from .base import HloPass
+from .base import HloPass, in_reference_mode
 from .hlo_utils import add_instruction, fusion_computations, sort_instructions
+from .reachability import BITSET_LIMIT
 
 ShapeIndex = tuple[int, ...]
 Source = tuple[HloInstruction, ShapeIndex]
@@ -98,6 +99,58 @@ def readers(comp: HloComputation, source: Source) -> list[HloInstruction]:
     return out
 
 
+def _key(source: Source) -> tuple[int, ShapeIndex]:
+    return id(source[0]), source[1]
+
+
+class _BufferReads:
+    """``readers(comp, source)`` and ``instr in ancestors(x)`` for one computation that does
+    not change while this is used, from one sweep each: readers of every buffer source,
+    and one bit set of ancestors (control edges included) per instruction. Without it,
+    each question walks the computation: a pass over n instructions asking about k
+    donated parameters (or loop state elements) took O(k * n). Above
+    ``reachability.BITSET_LIMIT`` instructions, and in reference mode, the questions
+    are answered by those walks."""
+
+    def __init__(self, comp: HloComputation) -> None:
+        self.comp = comp
+        self.indexed = not in_reference_mode() and len(comp.instructions) <= BITSET_LIMIT
+        self._readers: dict[tuple[int, ShapeIndex], list[HloInstruction]] = {}
+        self._position: dict[int, int] = {}
+        self._ancestors: list[int] = []
+        if not self.indexed:
+            return
+        for instr in comp.instructions:
+            if instr.opcode in ("tuple", "get-tuple-element", "bitcast"):
+                continue
+            keys = {_key(buffer_source(op, j)): None
+                    for op in instr.operands for j in array_leaf_indices(op.shape)}
+            for key in keys:
+                self._readers.setdefault(key, []).append(instr)
+        order = comp.post_order()
+        self._position = {id(n): k for k, n in enumerate(order)}
+        self._ancestors = [0] * len(order)
+        for k, n in enumerate(order):
+            bits = 1 << k
+            for d in n.operands + n.control_predecessors:
+                bits |= self._ancestors[self._position[id(d)]]
+            self._ancestors[k] = bits
+
+    def readers(self, source: Source) -> list[HloInstruction]:
+        """:func:`readers` of ``source`` in the computation."""
+        if not self.indexed:
+            return readers(self.comp, source)
+        return self._readers.get(_key(source), [])
+
+    def runs_before(self, definer: HloInstruction) -> "Callable[[HloInstruction], bool]":
+        """``test(r)``: is ``r`` in ``ancestors(definer)`` (so it runs before it)?"""
+        if not self.indexed:
+            before = ancestors(definer)
+            return lambda r: id(r) in before
+        bits = self._ancestors[self._position[id(definer)]]
+        return lambda r: bool((bits >> self._position[id(r)]) & 1)
+
+
 def rebuild_with_copies(comp: HloComputation, value: HloInstruction,
                         needs_copy: Callable[[ShapeIndex], bool],
                         index: ShapeIndex = ()) -> HloInstruction:
@@ -153,27 +206,22 @@ class CopyInsertion(HloPass):
 def _copy_while_init(comp: HloComputation, loop: HloInstruction) -> bool:
     init = loop.operands[0]
     before_loop = ancestors(loop)
-    seen: list[Source] = []
+    outputs = {_key(buffer_source(comp.root, j)) for j in array_leaf_indices(comp.root.shape)}
+    seen: set[tuple[int, ShapeIndex]] = set()
     copies: set[ShapeIndex] = set()
     for idx in array_leaf_indices(init.shape):
         src = buffer_source(init, idx)
-        shared = any(_same(src, s) for s in seen)
-        seen.append(src)
+        shared = _key(src) in seen
+        seen.add(_key(src))
         later_reads = [r for r in readers(comp, src)
                        if r is not loop and id(r) not in before_loop]
         if (src[0].opcode in ("parameter", "constant") or shared or later_reads
-                or _is_output(comp, src)):
+                or _key(src) in outputs):
             copies.add(idx)
     if not copies:
         return False
     loop.replace_operand(0, rebuild_with_copies(comp, init, lambda i: i in copies))
     return True
-
-
-def _is_output(comp: HloComputation, src: Source) -> bool:
-    """The buffer is (part of) the computation's result, so it is read after everything."""
-    return any(_same(buffer_source(comp.root, j), src)
-               for j in array_leaf_indices(comp.root.shape))
 
 
 def _copy_body_root(body: HloComputation) -> bool:
@@ -188,12 +236,14 @@ def _copy_body_root(body: HloComputation) -> bool:
     root = body.root
     leaves = array_leaf_indices(root.shape)
     sources = {idx: buffer_source(root, idx) for idx in leaves}
+    swapped = {src[1] for k, src in sources.items() if src[0] is param and src[1] != k}
+    reads = _BufferReads(body)
     modes: dict[ShapeIndex, str] = {}
-    seen: list[Source] = []
+    seen: set[tuple[int, ShapeIndex]] = set()
     for idx in leaves:
         src = sources[idx]
-        shared = any(_same(src, s) for s in seen)
-        seen.append(src)
+        shared = _key(src) in seen
+        seen.add(_key(src))
         definer = src[0]
         if definer is param:
             if src[1] != idx:
@@ -204,10 +254,8 @@ def _copy_body_root(body: HloComputation) -> bool:
         if shared or definer.opcode in ("parameter", "constant"):
             modes[idx] = "copy"
             continue
-        written = ancestors(definer)
-        swapped_in = any(sources[k][0] is param and sources[k][1] == idx and k != idx
-                         for k in leaves)
-        if swapped_in or any(id(r) not in written for r in readers(body, (param, idx))):
+        before = reads.runs_before(definer)
+        if idx in swapped or any(not before(r) for r in reads.readers((param, idx))):
             modes[idx] = "copy"                     # the old value is read after the write
     if not modes:
         return False
@@ -238,13 +286,13 @@ def _leaf(value: HloInstruction, index: ShapeIndex) -> HloInstruction:
 
 def _copy_branch_root(branch: HloComputation) -> bool:
     root = branch.root
-    seen: list[Source] = []
+    seen: set[tuple[int, ShapeIndex]] = set()
     copies: set[ShapeIndex] = set()
     for idx in array_leaf_indices(root.shape):
         src = buffer_source(root, idx)
-        if src[0].opcode in ("parameter", "constant") or any(_same(src, s) for s in seen):
+        if src[0].opcode in ("parameter", "constant") or _key(src) in seen:
             copies.add(idx)
-        seen.append(src)
+        seen.add(_key(src))
     if not copies:
         return False
     branch.root = rebuild_with_copies(branch, root, lambda i: i in copies)
@@ -256,13 +304,13 @@ def _copy_entry_outputs(module: HloModule) -> bool:
     aliases = {(tuple(a.output_index), a.param_number, tuple(a.param_index))
                for a in module.input_output_alias}
     root = entry.root
-    seen: list[Source] = []
+    seen: set[tuple[int, ShapeIndex]] = set()
     copies: set[ShapeIndex] = set()
     for idx in array_leaf_indices(root.shape):
         src = buffer_source(root, idx)
         definer = src[0]
-        shared = any(_same(src, s) for s in seen)
-        seen.append(src)
+        shared = _key(src) in seen
+        seen.add(_key(src))
         if definer.opcode == "parameter":
             if shared or (idx, definer.parameter_number, src[1]) not in aliases:
                 copies.add(idx)
@@ -277,6 +325,11 @@ def _copy_entry_outputs(module: HloModule) -> bool:
 def _protect_donated_parameters(module: HloModule) -> bool:
     entry = module.entry
     changed = False
+    # Protecting parameter A adds copies of A (that read only A) and control edges from
+    # them: readers of any other parameter and what runs before them do not change, so
+    # the index is rebuilt only for a parameter protected before (another tuple leaf).
+    reads: _BufferReads | None = None
+    protected: set[int] = set()
     for alias in module.input_output_alias:
         out_idx, p_idx = tuple(alias.output_index), tuple(alias.param_index)
         if alias.param_number >= len(entry.parameters):
@@ -287,10 +340,12 @@ def _protect_donated_parameters(module: HloModule) -> bool:
         definer, _ = buffer_source(entry.root, out_idx)
         if definer is param:
             continue                                # output is the parameter itself
-        written = ancestors(definer)
-        late = [r for r in readers(entry, (param, p_idx)) if id(r) not in written]
-        if not late:
+        if reads is None or alias.param_number in protected:
+            reads, protected = _BufferReads(entry), set()
+        before = reads.runs_before(definer)
+        if all(before(r) for r in reads.readers((param, p_idx))):
             continue
+        protected.add(alias.param_number)
         users = list(param.users)
         saved = rebuild_with_copies(entry, param, lambda i: True)
         for user in users:

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from .base import HloPass
+from .computation_edits import DeferredEdits
 from .hlo_utils import fusion_computations, has_side_effect, non_fusion_computations
 
 _NEVER_MERGE = frozenset({"parameter", "rng", "rng-bit-generator", "rng-get-and-update-state",
@@ -55,16 +56,17 @@ def _cse_computation(comp: HloComputation, signatures: "_Signatures") -> bool:
     seen: dict[Any, HloInstruction] = {}
     effect_memo: dict[int, bool] = {}
     changed = False
-    for instr in comp.post_order():
-        if not _mergeable(instr, effect_memo):
-            continue
-        key = signatures.instruction_key(instr, lambda op: id(op))
-        first = seen.get(key)
-        if first is None:
-            seen[key] = instr
-            continue
-        comp.replace_instruction(instr, first)
-        changed = True
+    with DeferredEdits(comp) as edits:
+        for instr in comp.post_order():
+            if not _mergeable(instr, effect_memo):
+                continue
+            key = signatures.instruction_key(instr, id)
+            first = seen.get(key)
+            if first is None:
+                seen[key] = instr
+                continue
+            edits.replace(instr, first)
+            changed = True
     return changed
 
 

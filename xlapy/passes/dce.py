@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..hlo.ir import HloComputation, HloModule
 from .base import HloPass
+from .computation_edits import remove_instructions
 from .hlo_utils import has_side_effect, remove_unreachable_computations
 
 
@@ -44,10 +45,10 @@ def _remove_dead(comp: HloComputation, memo: dict[int, bool]) -> bool:
         live.add(id(instr))
         stack.extend(instr.operands)
         stack.extend(instr.control_predecessors)
-    dead = [i for i in comp.post_order() if id(i) not in live]
-    for instr in reversed(dead):          # users before their operands
-        instr.users = [u for u in instr.users if id(u) in live]
-        comp.remove_instruction(instr)
+    dead = [i for i in comp.instructions if id(i) not in live]
+    for instr in dead:                # a dead instruction's users are dead (or stale links)
+        instr.users = []
+    remove_instructions(comp, dead)
     return bool(dead)
 
 

@@ -27,6 +27,7 @@ from typing import Sequence
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from .base import HloPass
+from .computation_edits import DeferredEdits
 from .hlo_utils import add_instruction, array_shape, non_fusion_computations, sort_instructions
 
 DOT_DIM_ATTRS = ("lhs_batch_dims", "lhs_contracting_dims", "rhs_batch_dims",
@@ -63,8 +64,9 @@ class DotDecomposer(HloPass):
             dots = [i for i in comp.instructions if i.opcode == "dot" and len(i.operands) == 2
                     and not is_canonical_dot(i)
                     and not any(s.is_dynamic for s in [i.shape] + [o.shape for o in i.operands])]
-            for dot in dots:
-                _canonicalize(comp, dot)
+            with DeferredEdits(comp) as edits:
+                for dot in dots:
+                    _canonicalize(comp, dot, edits)
             if dots:
                 sort_instructions(comp)
                 changed = True
@@ -101,7 +103,7 @@ def _canonical_operand(comp: HloComputation, operand: HloInstruction, batch: Seq
     return value, contracting_dim
 
 
-def _canonicalize(comp: HloComputation, dot: HloInstruction) -> None:
+def _canonicalize(comp: HloComputation, dot: HloInstruction, edits: DeferredEdits) -> None:
     lhs, rhs = dot.operands
     lb, lc, rb, rc = (dot_dims(dot, a) for a in DOT_DIM_ATTRS)
     new_lhs, lhs_c = _canonical_operand(comp, lhs, lb, lc, contracting_last=True)
@@ -122,7 +124,7 @@ def _canonicalize(comp: HloComputation, dot: HloInstruction) -> None:
     result = new_dot
     if not same_dims:
         result = add_instruction(comp, "reshape", dot.shape, [new_dot], like=dot)
-    comp.replace_instruction(dot, result)
+    edits.replace(dot, result)
 
 
 __all__ = ["DotDecomposer", "dot_dims", "is_canonical_dot", "is_canonical_operand"]

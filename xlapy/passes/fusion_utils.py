@@ -24,6 +24,7 @@ from ..hlo import types as T
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.opcodes import ELEMENTWISE
 from ..hlo.shape import Shape
+from .computation_edits import DeferredEdits
 
 
 # ----------------------------------------------------------------------------- decisions
@@ -228,6 +229,28 @@ def _fused_param_use(fusion: HloInstruction, i: int) -> UseKind:
     return cache[id(comp.root)]
 
 
+def fused_parameter_uses(fusion: HloInstruction) -> list[UseKind]:
+    """``operand_element_use(fusion, i)`` for every operand ``i``, in one walk of the fused
+    computation (each value carries the uses of the parameters it depends on)."""
+    comp = fused_computation(fusion)
+    uses: dict[int, dict[int, UseKind]] = {}
+    for instr in comp.post_order():
+        if instr.opcode == "parameter":
+            uses[id(instr)] = {instr.parameter_number: UseKind.USE}
+            continue
+        acc: dict[int, UseKind] = {}
+        for j, o in enumerate(instr.operands):
+            through = uses[id(o)]
+            if not through:
+                continue
+            kind = operand_element_use(instr, j)
+            for p, k in through.items():
+                acc[p] = _plus(acc.get(p, UseKind.NO_USE), min(kind, k))
+        uses[id(instr)] = acc
+    root = uses[id(comp.root)]
+    return [root.get(i, UseKind.NO_USE) for i in range(len(fusion.operands))]
+
+
 def reuses_operand_elements(instr: HloInstruction, i: int) -> bool:
     return operand_element_use(instr, i) == UseKind.REUSE
 
@@ -309,12 +332,14 @@ def _clone_name(module: HloModule, original: HloInstruction, keep: bool) -> str:
     return original.name if keep else module.unique_name(original.name)
 
 
-def create_fusion(consumer: HloInstruction, kind: str, name_prefix: str = "") -> HloInstruction:
+def create_fusion(consumer: HloInstruction, kind: str, name_prefix: str = "",
+                  edits: DeferredEdits | None = None) -> HloInstruction:
     """Replace ``consumer`` by ``fusion(kind, calls=fused_computation)`` computing the same value.
 
     The fused computation has one ``param_N`` per distinct operand (in operand
     order) and a clone of the consumer as root. The fusion takes the consumer's
-    place in text order, its metadata and its control dependencies.
+    place in text order, its metadata and its control dependencies. With ``edits``
+    the list work on the consumer's computation is deferred to ``edits.flush()``.
     """
     comp = consumer.parent
     module = _module_of(consumer)
@@ -336,6 +361,11 @@ def create_fusion(consumer: HloInstruction, kind: str, name_prefix: str = "") ->
         attrs["metadata"] = consumer.metadata
     fusion = HloInstruction("fusion", consumer.shape, operands, attrs,
                             name=module.unique_name(f"{name_prefix}fusion"))
+    if edits is not None:
+        edits.insert_before(fusion, consumer)
+        edits.move_control_edges(consumer, fusion)
+        edits.replace(consumer, fusion)
+        return fusion
     insert_before(comp, fusion, consumer)
     fusion.control_predecessors = list(consumer.control_predecessors)
     for other in comp.instructions:
@@ -386,20 +416,25 @@ def _clone_into(fusion: HloInstruction, producer: HloInstruction, keep_names: bo
     return imap[id(inner.root)]
 
 
-def _drop_dead_producer(producer: HloInstruction) -> None:
+def _drop_dead_producer(producer: HloInstruction, edits: DeferredEdits | None = None) -> None:
     if producer.users or producer.is_root or producer.parent is None:
         return
     module = producer.parent.parent
-    producer.parent.remove_instruction(producer)
+    if edits is not None:
+        edits.remove(producer)
+    else:
+        producer.parent.remove_instruction(producer)
     if producer.opcode == "fusion" and module is not None:
         module.remove_computation(fused_computation(producer))
 
 
-def fuse_instruction(fusion: HloInstruction, producer: HloInstruction) -> HloInstruction:
+def fuse_instruction(fusion: HloInstruction, producer: HloInstruction,
+                     edits: DeferredEdits | None = None) -> HloInstruction:
     """Fuse ``producer`` (an operand of ``fusion``) into it; returns the fused clone.
 
     Every use of the producer's parameter inside the fusion reads the clone; the
-    producer itself is removed from its computation when nothing else uses it.
+    producer itself is removed from its computation when nothing else uses it
+    (with ``edits``, taken out of the computation's list at ``edits.flush()``).
     A fusion producer is merged (its body is inlined).
     """
     module = _module_of(fusion)
@@ -411,7 +446,7 @@ def fuse_instruction(fusion: HloInstruction, producer: HloInstruction) -> HloIns
     param.replace_all_uses_with(clone)
     _remove_parameter(module, fusion, index)
     sort_topologically(fcomp)
-    _drop_dead_producer(producer)
+    _drop_dead_producer(producer, edits)
     return clone
 
 

@@ -14,18 +14,31 @@ increase memory traffic (plus XLA:CPU's stable-softmax guard).
 
 Every refusal is a :class:`FusionDecision` with XLA's reason, logged at debug
 level and appended to :attr:`CpuInstructionFusion.refusals`.
+
+Time is linear in the module for fusions of bounded size: answers that need a walk of
+a fused body (which operands it reads more than once, how often the emitter would
+re-emit a producer, how many reduces it holds) are kept per fusion until the pass
+changes that fusion (:class:`FusionAnalysisCache`);
+reachability for ``ComputeGloballyUnfusible`` comes from bit sets
+(:mod:`xlapy.passes.reachability`); insertions into and removals from the
+computation's instruction list are done in one sweep
+(:class:`~xlapy.passes.computation_edits.DeferredEdits`).
+:func:`~xlapy.passes.base.reference_mode` turns all three off (tests compare).
 """
 from __future__ import annotations
 
 import logging
+from typing import Any, Callable
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
-from .base import HloPass
+from .base import HloPass, in_reference_mode
+from .computation_edits import DeferredEdits
 from .fusion_utils import (
-    FusionDecision, FusionRefusal, can_be_loop_fused, create_fusion, fuse_instruction,
-    fused_computation, fused_instruction_count, fusion_kind, is_always_duplicable,
-    is_custom_fusion, is_elementwise, is_expensive, is_fusible, reuses_operand_elements,
-    unique_operands)
+    FusionDecision, FusionRefusal, UseKind, can_be_loop_fused, create_fusion, fuse_instruction,
+    fused_computation, fused_instruction_count, fused_parameter_uses, fusion_kind,
+    is_always_duplicable, is_custom_fusion, is_elementwise, is_expensive, is_fusible,
+    reuses_operand_elements, unique_operands)
+from .reachability import reachability
 
 log = logging.getLogger(__name__)
 
@@ -181,10 +194,11 @@ def should_fuse_in_place_op(producer: HloInstruction, consumer: HloInstruction) 
 
 
 # ----------------------------------------------------------------------------- code duplication
-def emitted_instruction_count(fusion: HloInstruction, producer: HloInstruction) -> int:
-    """How many times the elemental emitter would generate ``producer`` if fused into
-    ``fusion`` (XLA's FusionNodeIndexingEvaluation): ops that change the shape
-    (other than transpose) compute a fresh index, so each such path re-emits it."""
+def emitted_instruction_counts(fusion: HloInstruction) -> dict[int, int]:
+    """How many times the elemental emitter would generate each of ``fusion``'s operands
+    (keyed by ``id``) if it were fused into ``fusion`` (XLA's
+    FusionNodeIndexingEvaluation): ops that change the shape (other than transpose)
+    compute a fresh index, so each such path re-emits the operand."""
     comp = fused_computation(fusion)
     root = comp.root
     usage: dict[int, int] = {}
@@ -205,14 +219,63 @@ def emitted_instruction_count(fusion: HloInstruction, producer: HloInstruction) 
                 users |= indexing_users.get(id(instr), set())
             else:
                 users.add(id(instr))
-    return sum(usage.get(u, 0) for u in indexing_users.get(id(producer), ()))
+    return {id(o): sum(usage.get(u, 0) for u in indexing_users.get(id(o), ()))
+            for o in fusion.operands}
 
 
-def code_duplication_too_high(fusion: HloInstruction, producer: HloInstruction) -> bool:
+def emitted_instruction_count(fusion: HloInstruction, producer: HloInstruction) -> int:
+    """How many times the elemental emitter would generate ``producer`` (an operand of
+    ``fusion``) if fused into ``fusion``; see :func:`emitted_instruction_counts`."""
+    return emitted_instruction_counts(fusion).get(id(producer), 0)
+
+
+def code_duplication_too_high(fusion: HloInstruction, producer: HloInstruction,
+                              cache: FusionAnalysisCache | None = None) -> bool:
     if producer.opcode == "broadcast":
         return False
-    n = emitted_instruction_count(fusion, producer)
+    if cache is None:
+        n = emitted_instruction_count(fusion, producer)
+    else:
+        n = cache.get("emitted", fusion, emitted_instruction_counts).get(id(producer), 0)
     return n > ALLOWED_CODE_DUPLICATION or (producer.opcode in _OPS_INVALIDATING_CACHE and n > 1)
+
+
+# ----------------------------------------------------------------------------- analyses of fusions
+class FusionAnalysisCache:
+    """Results of walks over fused computations, kept per fusion instruction until the pass
+    that owns the cache changes that fusion (:meth:`invalidate`).
+
+    A fusion pass asks the same questions about a fusion for each of its operands and
+    again after every producer it fuses in; walking the fused body for each question
+    made instruction fusion quadratic in the size of its fusions. Entries are keyed by
+    ``id``: the owner keeps every instruction it asks about alive while the cache lives.
+    A cache made with ``enabled=False``, or in :func:`~xlapy.passes.base.reference_mode`,
+    keeps nothing.
+    """
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled and not in_reference_mode()
+        self._entries: dict[int, dict[str, Any]] = {}
+
+    def get(self, what: str, fusion: HloInstruction,
+            compute: Callable[[HloInstruction], Any]) -> Any:
+        """``compute(fusion)``, cached under ``(fusion, what)``."""
+        if not self.enabled:
+            return compute(fusion)
+        entry = self._entries.setdefault(id(fusion), {})
+        if what not in entry:
+            entry[what] = compute(fusion)
+        return entry[what]
+
+    def invalidate(self, fusion: HloInstruction) -> None:
+        """Forget everything about ``fusion`` (its fused computation changed)."""
+        self._entries.pop(id(fusion), None)
+
+    def reuses_operand_elements(self, instr: HloInstruction, i: int) -> bool:
+        """:func:`reuses_operand_elements`, one walk per fusion while it is unchanged."""
+        if instr.opcode != "fusion" or not self.enabled:
+            return reuses_operand_elements(instr, i)
+        return self.get("uses", instr, fused_parameter_uses)[i] == UseKind.REUSE
 
 
 # ----------------------------------------------------------------------------- stable softmax guard
@@ -258,6 +321,8 @@ class CpuInstructionFusion(HloPass):
         self.refusals: list[FusionRefusal] = []
         self._seen_refusals: set[tuple[str, str, str]] = set()
         self._skip: set[int] = set()
+        # Cached analyses of fusions, only while run() owns every change (see run).
+        self._analysis = FusionAnalysisCache(enabled=False)
 
     # ----- policy
     def should_fuse(self, consumer: HloInstruction, index: int) -> FusionDecision:
@@ -277,20 +342,21 @@ class CpuInstructionFusion(HloPass):
         if _bad_concatenate(producer) or _bad_concatenate(consumer):
             return FusionDecision.forbid("Concatenate fusion is inefficient.")
         if (producer.opcode != "fusion" and is_expensive(producer)
-                and reuses_operand_elements(consumer, index)):
+                and self._analysis.reuses_operand_elements(consumer, index)):
             return FusionDecision.forbid("Fusion is not profitable.")
         base = self._base_should_fuse(producer, consumer)
         if not base:
             return base
         if (consumer.opcode == "fusion" and producer.opcode == "reduce"
-                and fused_instruction_count(consumer, "reduce") > MAX_REDUCTIONS_IN_FUSION):
+                and self._analysis.get("reduces", consumer, _fused_reduce_count)
+                > MAX_REDUCTIONS_IN_FUSION):
             return FusionDecision.forbid("Too many reductions inside single fusion.")
         if producer.opcode == "constant" and consumer.opcode != "fusion":
             return FusionDecision.forbid("Not fusing: insufficient non-constant nodes.")
         if producer.opcode == "fusion":
             return FusionDecision.forbid("Not fusing: producer is itself a fusion node.")
         if (self.may_duplicate and consumer.opcode == "fusion"
-                and code_duplication_too_high(consumer, producer)):
+                and code_duplication_too_high(consumer, producer, self._analysis)):
             return FusionDecision.forbid("Code duplication too high")
         if consumer.opcode == "dot" and consumer.shape.rank <= 1:
             lhs, rhs = consumer.operands[0], consumer.operands[1]
@@ -324,20 +390,8 @@ class CpuInstructionFusion(HloPass):
     def globally_unfusible(self, post_order: list[HloInstruction]) -> set[int]:
         """ids of producers that must not be duplicated (``ComputeGloballyUnfusible``)."""
         do_not_duplicate: set[int] = set()
-        descendants: dict[int, set[int]] = {}
         cache: dict[tuple[int, int], bool] = {}
-
-        def reach(producer: HloInstruction) -> set[int]:
-            if id(producer) not in descendants:
-                seen: set[int] = set()
-                work = [producer]
-                while work:
-                    n = work.pop()
-                    if id(n) not in seen:
-                        seen.add(id(n))
-                        work.extend(n.users)
-                descendants[id(producer)] = seen
-            return descendants[id(producer)]
+        reaches: Callable[[HloInstruction, HloInstruction], bool] | None = None
 
         def on_all_paths(producer: HloInstruction, consumer: HloInstruction) -> bool:
             if consumer is producer:
@@ -347,9 +401,12 @@ class CpuInstructionFusion(HloPass):
             key = (id(producer), id(consumer))
             if key in cache:
                 return cache[key]
+            nonlocal reaches
+            if reaches is None:
+                reaches = reachability(post_order)
             result = True
             for i, operand in enumerate(consumer.operands):
-                if id(operand) not in reach(producer):
+                if not reaches(producer, operand):
                     continue
                 if id(operand) in do_not_duplicate or not self.should_fuse(consumer, i):
                     result = False
@@ -377,10 +434,14 @@ class CpuInstructionFusion(HloPass):
     # ----- driver
     def run(self, module: HloModule) -> bool:
         self._compute_skip(module)
-        changed = False
-        for comp in fusible_computations(module):
-            changed |= self._run_on(comp)
-        return changed
+        self._analysis = FusionAnalysisCache()
+        try:
+            changed = False
+            for comp in fusible_computations(module):
+                changed |= self._run_on(comp)
+            return changed
+        finally:
+            self._analysis = FusionAnalysisCache(enabled=False)
 
     def _compute_skip(self, module: HloModule) -> None:
         self._skip = set()
@@ -405,6 +466,15 @@ class CpuInstructionFusion(HloPass):
         index = {id(i): k for k, i in enumerate(post)}
         keepalive: list[HloInstruction] = list(post)   # ids stay unique during the run
         changed = False
+        with DeferredEdits(comp) as edits:
+            changed = self._drain(comp, queue, index, keepalive, do_not_duplicate, edits)
+        return changed
+
+    def _drain(self, comp: HloComputation, queue: list[HloInstruction | None],
+               index: dict[int, int], keepalive: list[HloInstruction],
+               do_not_duplicate: set[int], edits: DeferredEdits) -> bool:
+        """The driver loop over ``queue`` (consumers, popped from the end)."""
+        changed = False
         while queue:
             instr = queue.pop()
             if instr is None:
@@ -427,7 +497,7 @@ class CpuInstructionFusion(HloPass):
                 if not decision:
                     self._refuse(producer, instr, decision.reason)
                     continue
-                fusion = self._fuse(producer, instr)
+                fusion = self._fuse(producer, instr, edits)
                 keepalive.append(fusion)
                 changed = True
                 index[id(fusion)] = len(queue)
@@ -442,16 +512,23 @@ class CpuInstructionFusion(HloPass):
                 break
         return changed
 
-    def _fuse(self, producer: HloInstruction, consumer: HloInstruction) -> HloInstruction:
+    def _fuse(self, producer: HloInstruction, consumer: HloInstruction,
+              edits: DeferredEdits | None = None) -> HloInstruction:
         kind = self.choose_kind(producer, consumer)
         if consumer.opcode == "fusion":
             fusion = consumer
             fusion.attrs["kind"] = kind
         else:
-            fusion = create_fusion(consumer, kind, f"{producer.opcode}_{consumer.opcode}_")
+            fusion = create_fusion(consumer, kind, f"{producer.opcode}_{consumer.opcode}_",
+                                   edits)
         log.debug("fusing %s into %s", producer.name, fusion.name)
-        fuse_instruction(fusion, producer)
+        fuse_instruction(fusion, producer, edits)
+        self._analysis.invalidate(fusion)
         return fusion
+
+
+def _fused_reduce_count(fusion: HloInstruction) -> int:
+    return fused_instruction_count(fusion, "reduce")
 
 
 def _true_rank(shape) -> int:

@@ -43,6 +43,7 @@ from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.opcodes import ELEMENTWISE
 from ..hlo.shape import Layout, ProgramShape, Shape
 from .base import HloPass
+from .computation_edits import DeferredEdits
 from .hlo_utils import add_instruction, fusion_computations, sort_instructions
 
 
@@ -211,30 +212,36 @@ def _fill_default_layouts(module: HloModule) -> bool:
 def _rewrite_as_bitcasts(comp: HloComputation, bitcast_sources: dict[int, Shape]) -> bool:
     """Reshapes and transposes that only relabel memory (or can be made to) become bitcasts."""
     changed = False
-    for instr in list(comp.instructions):
-        if instr.opcode not in ("reshape", "transpose") or instr.parent is not comp:
-            continue
-        x = instr.operands[0]
-        shape = instr.shape
-        if x.shape.is_dynamic or shape.is_dynamic:
-            continue                  # the physical size of a dynamic array varies
-        if instr.opcode == "reshape":
-            ok = reshape_is_bitcast(x.shape, shape)
-        else:
-            perm = instr.dimensions
-            ok = transpose_is_bitcast(x.shape, shape, perm)
-            if not ok and _only_dot_users(instr):
-                layout = transpose_bitcast_layout(x.shape, perm)
-                if all(dot_accepts(u, layout, shape.rank) for u in instr.users):
-                    shape, ok = with_layout(shape, layout), True
-        if not ok:
-            continue
-        bitcast = add_instruction(comp, "bitcast", shape, [x], like=instr)
-        bitcast.name, instr.name = instr.name, bitcast.name
-        bitcast_sources[id(bitcast)] = x.shape
-        comp.replace_instruction(instr, bitcast)
-        changed = True
+    with DeferredEdits(comp) as edits:
+        for instr in list(comp.instructions):
+            if instr.opcode in ("reshape", "transpose") and instr.parent is comp:
+                changed |= _rewrite_as_bitcast(comp, instr, bitcast_sources, edits)
     return changed
+
+
+def _rewrite_as_bitcast(comp: HloComputation, instr: HloInstruction,
+                        bitcast_sources: dict[int, Shape], edits: DeferredEdits) -> bool:
+    """``instr`` (a reshape or transpose) becomes a bitcast if it only relabels memory."""
+    x = instr.operands[0]
+    shape = instr.shape
+    if x.shape.is_dynamic or shape.is_dynamic:
+        return False              # the physical size of a dynamic array varies
+    if instr.opcode == "reshape":
+        ok = reshape_is_bitcast(x.shape, shape)
+    else:
+        perm = instr.dimensions
+        ok = transpose_is_bitcast(x.shape, shape, perm)
+        if not ok and _only_dot_users(instr):
+            layout = transpose_bitcast_layout(x.shape, perm)
+            if all(dot_accepts(u, layout, shape.rank) for u in instr.users):
+                shape, ok = with_layout(shape, layout), True
+    if not ok:
+        return False
+    bitcast = add_instruction(comp, "bitcast", shape, [x], like=instr)
+    bitcast.name, instr.name = instr.name, bitcast.name
+    bitcast_sources[id(bitcast)] = x.shape
+    edits.replace(instr, bitcast)
+    return True
 
 
 def _only_dot_users(instr: HloInstruction) -> bool:

@@ -18,6 +18,7 @@
 """
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -82,7 +83,12 @@ def post_order_schedule(comp: HloComputation) -> list[HloInstruction]:
 
 
 def list_schedule(comp: HloComputation) -> list[HloInstruction]:
-    """Greedy memory-minimizing topological order (ready op freeing the most bytes first)."""
+    """Greedy memory-minimizing topological order (ready op freeing the most bytes first;
+    on equal bytes, the one first in post order).
+
+    The ready ops are kept in a heap. An op's bytes freed change only when one of its
+    operands gets down to one unscheduled user (this op), so only that user is pushed
+    again; older heap entries of an op are skipped when popped."""
     order = comp.post_order()
     position = {id(i): k for k, i in enumerate(order)}
     deps = {id(i): {id(o) for o in i.operands + i.control_predecessors} for i in order}
@@ -91,24 +97,41 @@ def list_schedule(comp: HloComputation) -> list[HloInstruction]:
         for d in {id(o): o for o in i.operands + i.control_predecessors}.values():
             succ[id(d)].append(i)
     remaining_uses = {id(i): len({id(u) for u in i.users}) for i in order}
+    unique_operands = {id(i): list({id(o): o for o in i.operands}.values()) for i in order}
     scheduled: set[int] = set()
-    ready = [i for i in order if not deps[id(i)]]
+    ready: set[int] = set()
+    current: dict[int, int] = {}             # id -> the gain of its valid heap entry
+    heap: list[tuple[int, int, HloInstruction]] = []
+
+    def push(instr: HloInstruction) -> None:
+        freed = sum(_own_bytes(o) for o in unique_operands[id(instr)]
+                    if remaining_uses[id(o)] == 1 and not o.is_root)
+        gain = freed - _own_bytes(instr)
+        current[id(instr)] = gain
+        heapq.heappush(heap, (-gain, position[id(instr)], instr))
+
+    for i in order:
+        if not deps[id(i)]:
+            ready.add(id(i))
+            push(i)
     out: list[HloInstruction] = []
-    while ready:
-        def gain(instr: HloInstruction) -> tuple[int, int]:
-            freed = sum(_own_bytes(o) for o in {id(o): o for o in instr.operands}.values()
-                        if remaining_uses[id(o)] == 1 and not o.is_root)
-            return (freed - _own_bytes(instr), -position[id(instr)])
-        best = max(ready, key=gain)
-        ready.remove(best)
+    while heap:
+        neg_gain, _, best = heapq.heappop(heap)
+        if id(best) not in ready or current[id(best)] != -neg_gain:
+            continue                           # scheduled already, or an older entry
+        ready.discard(id(best))
         out.append(best)
         scheduled.add(id(best))
-        for o in {id(o): o for o in best.operands}.values():
+        for o in unique_operands[id(best)]:
             remaining_uses[id(o)] -= 1
+            if remaining_uses[id(o)] == 1:
+                for u in o.users:
+                    if id(u) in ready:
+                        push(u)
         for s in succ[id(best)]:
-            if id(s) not in scheduled and deps[id(s)] <= scheduled and \
-                    all(r is not s for r in ready):
-                ready.append(s)
+            if id(s) not in scheduled and id(s) not in ready and deps[id(s)] <= scheduled:
+                ready.add(id(s))
+                push(s)
     return out
 
 

@@ -44,6 +44,12 @@ the CPU reduction emitter accepts more):
 
 Order of evaluation: reductions keep the CPU reduction kernel's documented order (the
 same reduce over the same input dimensions gets the same order, fused or not).
+
+**Time.** The post order is kept up to date across fusions (``PostOrderIndex``, not
+``comp.post_order()`` per fusion), and "does this operand depend on the group through
+an outsider?" is a bit-set lookup (``ContractedReachability``), not a walk over the
+seed's descendants up to the horizon (in a training step, into the backward pass).
+:func:`~xlapy.passes.base.reference_mode` selects the straightforward forms (same result).
 """
 from __future__ import annotations
 
@@ -56,10 +62,13 @@ from ..hlo import types as T
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.opcodes import ELEMENTWISE
 from ..hlo.shape import Shape
-from .base import HloPass
+from .base import HloPass, in_reference_mode
+from .computation_edits import take_out
 from .fusion_utils import (FusionDecision, FusionRefusal, fused_computation, fusion_kind,
                            is_expensive, reachable_from, sort_topologically)
 from .instruction_fusion import fusible_computations
+from .post_order_index import PostOrderIndex
+from .reachability import ContractedReachability
 
 log = logging.getLogger(__name__)
 
@@ -378,6 +387,7 @@ class ReductionConsumerFusion(HloPass):
     def __init__(self) -> None:
         self.refusals: list[FusionRefusal] = []
         self.created: list[HloInstruction] = []
+        self._reach: ContractedReachability | None = None
 
     def run(self, module: HloModule) -> bool:
         self.created = []
@@ -420,15 +430,26 @@ class ReductionConsumerFusion(HloPass):
         return body
 
     # ----- growing a group
-    def _grow(self, seed: HloInstruction, comp: HloComputation, pos: dict[int, int],
+    def _grow(self, seed: HloInstruction, comp: HloComputation, pos: dict[int, float],
               control: set[int]) -> tuple[list[HloInstruction], _Body] | None:
         members = [seed]
         body = self._try(members, pos, seed)
         if body is None:
             return None
         ids = {id(seed)}
-        tainted: set[int] = set()           # depends on the group through an outsider
-        heap: list[tuple[int, int, HloInstruction]] = []
+        # A user joins only if none of its other operands depends on the group through an
+        # instruction outside it (a cycle): such an operand is "tainted", a descendant of
+        # the seed that is not a member. With bit sets the test is one lookup and only
+        # the members' users are visited; without, every descendant of the seed up to
+        # the horizon is walked in post order and the refused ones are remembered.
+        reach = self._reach.descendants(seed) if self._reach is not None else None
+        walked: set[int] = set()                  # refused descendants (no bit sets)
+
+        def tainted(o: HloInstruction) -> bool:
+            if reach is None:
+                return id(o) in walked
+            return id(o) not in ids and self._reach.reaches(reach, o)
+        heap: list[tuple[float, int, HloInstruction]] = []
         pushed: set[int] = set()
 
         def push_users(n: HloInstruction) -> None:
@@ -442,16 +463,17 @@ class ReductionConsumerFusion(HloPass):
             _, _, c = heapq.heappop(heap)
             joins = (len(members) < MAX_MEMBERS and self._mergeable(c, comp, control)
                      and any(id(o) in ids for o in c.operands)
-                     and not any(id(o) in tainted for o in c.operands))
+                     and not any(tainted(o) for o in c.operands))
             trial = self._try(members + [c], pos, c) if joins else None
             if trial is not None:
                 members.append(c)
                 ids.add(id(c))
                 body = trial
                 horizon = max([horizon] + [pos[id(u)] for u in c.users if u.parent is comp])
-            else:
-                tainted.add(id(c))
-            push_users(c)
+                push_users(c)
+            elif reach is None:
+                walked.add(id(c))
+                push_users(c)
         grown = True
         while grown and len(members) < MAX_MEMBERS:       # producers used only by the group
             grown = False
@@ -471,30 +493,63 @@ class ReductionConsumerFusion(HloPass):
         return sorted(members, key=lambda m: pos[id(m)]), body
 
     def _run_on(self, module: HloModule, comp: HloComputation) -> bool:
+        """Try the seeds in post order; after each new fusion go on with the first untried
+        seed of the new post order, kept by :class:`PostOrderIndex` (rebuilt by
+        ``sort_topologically`` only when a fusion moves other instructions)."""
+        reference = in_reference_mode()
         changed = False
         tried: set[int] = set()
         keepalive: list[HloInstruction] = []      # ids in ``tried`` stay unique
-        while True:
-            post = comp.post_order()
-            pos = {id(i): k for k, i in enumerate(post)}
+        dead_computations: list[HloComputation] = []
+        post = comp.post_order()
+        list_is_order = len(post) == len(comp.instructions) and \
+            all(a is b for a, b in zip(post, comp.instructions))
+        order = PostOrderIndex(post)
+        self._reach = ContractedReachability(post)
+        control = {id(c) for i in comp.instructions for c in i.control_predecessors}
+        seeds = order.after(float("-inf"))
+        for seed in seeds:
+            if id(seed) in tried or not self._has_reduce(seed) or \
+                    not self._mergeable(seed, comp, control):
+                continue
+            tried.add(id(seed))
+            keepalive.append(seed)
+            grown = self._grow(seed, comp, order.label, control)
+            if grown is None:
+                continue
+            changed = True
+            seed_label = order.label[id(seed)]
+            fusion, gtes, removed = self._commit(module, comp, *grown, control,
+                                                 dead_computations)
+            self._reach.contract(grown[0], [fusion, *gtes])
+            if not reference and list_is_order and order.contract(removed, fusion, gtes):
+                seeds = order.after(seed_label)
+                continue
+            if not reference:               # the list as the eager edits would leave it
+                gone = {id(r) for r in removed}
+                base = order.nodes + [fusion, *gtes] if list_is_order else comp.instructions
+                comp.instructions = [i for i in base if id(i) not in gone]
+            sort_topologically(comp)
+            list_is_order = True
+            order = PostOrderIndex(comp.instructions)
             control = {id(c) for i in comp.instructions for c in i.control_predecessors}
-            for seed in post:
-                if id(seed) in tried or not self._has_reduce(seed) or \
-                        not self._mergeable(seed, comp, control):
-                    continue
-                tried.add(id(seed))
-                keepalive.append(seed)
-                grown = self._grow(seed, comp, pos, control)
-                if grown is not None:
-                    self._commit(module, comp, *grown, control)
-                    changed = True
-                    break
-            else:
-                return changed
+            seeds = order.after(float("-inf"))
+        if changed:
+            comp.instructions = order.nodes
+            gone = {id(c) for c in dead_computations}
+            module.computations = [c for c in module.computations if id(c) not in gone]
+            for c in dead_computations:
+                c.parent = None
+        return changed
 
     # ----- rewriting
     def _commit(self, module: HloModule, comp: HloComputation,
-                members: list[HloInstruction], body: _Body, control: set[int]) -> None:
+                members: list[HloInstruction], body: _Body, control: set[int],
+                dead_computations: list[HloComputation]
+                ) -> tuple[HloInstruction, list[HloInstruction], list[HloInstruction]]:
+        """Replace ``members`` by one fusion; returns it, its get-tuple-elements and the
+        instructions that left ``comp``. The instructions are not reordered here: the
+        caller updates the post order (the fusion and get-tuple-elements were appended)."""
         fcomp = body.comp
         for p in fcomp.parameters:
             p.name = module.unique_name(f"param_{p.parameter_number}")
@@ -512,28 +567,33 @@ class ReductionConsumerFusion(HloPass):
                                 name=module.unique_name("row_reduction_fusion"))
         comp.add_instruction(fusion)
         ids = {id(m) for m in members}
+        gtes: list[HloInstruction] = []
         for k, m in enumerate(body.outputs):
             out = fusion
             if len(body.outputs) > 1:
                 out = comp.add_instruction(HloInstruction(
                     "get-tuple-element", m.shape, [fusion], {"index": k},
                     name=module.unique_name("get-tuple-element")))
+                gtes.append(out)
             for u in [u for u in m.users if id(u) not in ids]:
                 u.replace_operands(m, out)
             if m.is_root:
                 comp.root = out
+        removed: list[HloInstruction] = []
         for m in reversed(members):
             operands = m.operands
-            comp.remove_instruction(m)
+            take_out(comp, m)
+            removed.append(m)
             if m.opcode == "fusion":
-                module.remove_computation(fused_computation(m))
+                dead_computations.append(fused_computation(m))
             for o in operands:                     # scalar constants now cloned in
                 if o.opcode == "constant" and not o.users and not o.is_root and \
                         o.parent is comp and id(o) not in control:
-                    comp.remove_instruction(o)
-        sort_topologically(comp)
+                    take_out(comp, o)
+                    removed.append(o)
         self.created.append(fusion)
         log.debug("fused %s into %s", ", ".join(m.name for m in members), fusion.name)
+        return fusion, gtes, removed
 
 
 __all__ = ["ReductionConsumerFusion", "row_fusion_decision", "build_body", "Rows",

@@ -26,6 +26,7 @@ from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.opcodes import ELEMENTWISE
 from ..hlo.shape import Shape
 from .base import HloPass
+from .computation_edits import DeferredEdits
 from .hlo_utils import (add_instruction, array_shape, has_side_effect_no_recurse,
                         non_fusion_computations, sort_instructions)
 
@@ -110,16 +111,17 @@ class ReshapeMover(HloPass):
         changed = False
         for comp in non_fusion_computations(module):
             comp_changed = False
-            for instr in comp.post_order():
-                if instr.parent is comp:
-                    comp_changed |= _sink(comp, instr)
+            with DeferredEdits(comp) as edits:
+                for instr in comp.post_order():
+                    if instr.parent is comp:
+                        comp_changed |= _sink(comp, instr, edits)
             if comp_changed:
                 sort_instructions(comp)
                 changed = True
         return changed
 
 
-def _sink(comp: HloComputation, instr: HloInstruction) -> bool:
+def _sink(comp: HloComputation, instr: HloInstruction, edits: DeferredEdits) -> bool:
     model = _model(instr)
     if model is None:
         return False
@@ -131,7 +133,7 @@ def _sink(comp: HloComputation, instr: HloInstruction) -> bool:
                             {k: v for k, v in instr.attrs.items()}, like=instr)
     attrs = {"dimensions": model.dimensions} if model.opcode == "transpose" else {}
     outer = add_instruction(comp, model.opcode, instr.shape, [inner], attrs, like=instr)
-    comp.replace_instruction(instr, outer)
+    edits.replace(instr, outer)
     return True
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..hlo.ir import HloInstruction, HloModule
 from .base import HloPass
+from .computation_edits import DeferredEdits
 from .hlo_utils import can_replace, non_fusion_computations
 
 
@@ -28,13 +29,14 @@ class TupleSimplifier(HloPass):
         for comp in non_fusion_computations(module):
             if self.exclude_entry_computation and comp is module.entry:
                 continue
-            for instr in comp.post_order():
-                if instr.parent is not comp:
-                    continue
-                new = _simplify(instr)
-                if new is not None and new is not instr and can_replace(instr, new):
-                    comp.replace_instruction(instr, new)
-                    changed = True
+            with DeferredEdits(comp) as edits:
+                for instr in comp.post_order():
+                    if instr.parent is not comp:
+                        continue
+                    new = _simplify(instr)
+                    if new is not None and new is not instr and can_replace(instr, new):
+                        edits.replace(instr, new)
+                        changed = True
         return changed
 
 
