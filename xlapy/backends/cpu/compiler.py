@@ -5,10 +5,10 @@
 1. looks the module up in this backend's in-memory cache, then in the disk cache
    (``cache.py``; key = canonical HLO text, versions, host target, flags);
 2. on a miss, runs :func:`xlapy.passes.cpu_pipeline` on a clone, assigns buffers,
-   asks the kernel emitters for every instruction they can emit (all kernels of the
-   module are compiled together by ``jit_engine``, split into a few LLVM modules that
-   compile in parallel), and stores the optimized HLO text, the object code and the
-   kernel table in the disk cache;
+   asks the kernel emitters for every instruction they can emit (the kernels go to
+   ``jit_engine`` in a few LLVM modules, which compile in parallel processes), and
+   stores the optimized HLO text, the object code and the kernel table in the disk
+   cache; :attr:`CpuBackend.last_timings` says how long each stage took;
 3. on a disk hit, parses the stored optimized HLO, assigns buffers again (the same
    text gives the same assignment; a digest checks it) and loads the object code,
    so neither the passes nor LLVM run;
@@ -25,25 +25,23 @@ from __future__ import annotations
 import collections
 import hashlib
 import logging
-import os
 import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ...config import DumpConfig, get_debug_options
 from ...errors import XlapyError
 from ...hlo.ir import HloComputation, HloInstruction, HloModule
 from ...passes import cpu_pipeline
+from ...passes.pipeline import PassRecord
 from ...passes.buffer_assignment import BufferAssignment, assign_buffers
 from ...passes.dump import dump_hlo_module, dump_text, module_key
-from ..interpreter import Evaluator
 from . import blas, conv
 from . import cache as cache_mod
 from .executable import CpuExecutable, buffer_ref, value_ref
-from .fallback import FallbackThunk
-from .jit_engine import OPT_LEVEL, SMALL_OPT_LEVEL, engine
+from .jit_engine import OPT_LEVEL, SMALL_OPT_LEVEL, CompiledObject, engine
 from .kernel_api import KernelSpec, indexed_leaves, kernel_buffers
 from .thunks import (CallThunk, ConditionalThunk, CopyThunk, KernelThunk, LibraryThunk, Plan,
                      ThreadPool, Thunk, WhileThunk, leaves, shared_pool, write_value)
@@ -56,9 +54,13 @@ NO_OP = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "bitca
 # Instructions that forward operand 0 into a fresh buffer.
 FORWARD = frozenset({"opt-barrier", "add-dependency", "domain"})
 
-# Kernels are split over several LLVM modules (compiled in parallel) only when there
-# are at least this many fused instructions per module.
+# Kernels are split over several LLVM modules (compiled in parallel processes) only when
+# there are at least this many fused instructions per module.
 MIN_SPLIT_WEIGHT = 24
+
+# Modules with this many HLO instructions start the LLVM helper processes before their
+# passes run (smaller ones rarely have enough IR to share; see jit_engine).
+HELPER_START_INSTRUCTIONS = 200
 
 # Kernels writing fewer elements than this are compiled at SMALL_OPT_LEVEL.
 SMALL_KERNEL_ELEMENTS = 1024
@@ -90,6 +92,44 @@ class KernelRecord:
     def from_json(d: dict) -> "KernelRecord":
         return KernelRecord(str(d["name"]), str(d["computation"]), str(d["instruction"]),
                             int(d["units"]), float(d["cost"]))
+
+
+@dataclass
+class CompileTimings:
+    """Where one :meth:`CpuBackend.compile` call spent its time (seconds).
+
+    ``path`` is ``"fresh"`` (passes and LLVM ran), ``"disk"`` (optimized HLO and object
+    code came from the disk cache) or ``"memory"`` (the in-memory cache had it).
+    ``llvm`` is :class:`~xlapy.backends.cpu.jit_engine.CompiledObject`'s wall time: the
+    IR printed as text (``llvm_ir_text``), then per module LLVM's parse, optimization and
+    machine code (``llvm_parse``, ``llvm_optimize``, ``llvm_codegen``, summed over the
+    modules, which may compile in parallel processes: the sums can exceed ``llvm``).
+    """
+
+    path: str = "fresh"
+    cache_key: float = 0.0          # canonical HLO text and the cache key
+    passes: float = 0.0             # the HLO pass pipeline
+    pass_records: list[PassRecord] = field(default_factory=list)
+    parse: float = 0.0              # disk hit: parsing the stored optimized HLO
+    buffer_assignment: float = 0.0
+    emit_ir: float = 0.0            # kernel emitters: HLO -> LLVM IR (llvmlite.ir)
+    llvm: float = 0.0               # IR text, LLVM parse, optimization, machine code
+    llvm_ir_text: float = 0.0       # printing the llvmlite modules (pure Python)
+    llvm_parse: float = 0.0
+    llvm_optimize: float = 0.0
+    llvm_codegen: float = 0.0
+    cache_store: float = 0.0
+    build: float = 0.0              # object loading (LLJIT), thunks, constants
+    total: float = 0.0
+    kernels: int = 0
+    llvm_modules: int = 0
+
+    def pass_seconds(self) -> dict[str, float]:
+        """Seconds per pass name, summed over every run of the pass."""
+        out: dict[str, float] = {}
+        for r in self.pass_records:
+            out[r.name] = out.get(r.name, 0.0) + r.seconds
+        return out
 
 
 def kernel_emitters(assignment: BufferAssignment) -> list[Any]:
@@ -164,26 +204,38 @@ class CpuBackend:
         self._memory: collections.OrderedDict[str, CpuExecutable] = collections.OrderedDict()
         self._memory_size = memory_cache_size
         self._lock = threading.Lock()
+        self.last_timings: CompileTimings | None = None
 
     # ----- public
     def compile(self, module: HloModule) -> CpuExecutable:
-        """Compile ``module`` (not modified) into an executable."""
+        """Compile ``module`` (not modified) into an executable; :attr:`last_timings`
+        tells where the time went."""
+        start = time.perf_counter()
+        timings = CompileTimings()
         options = get_debug_options()
         dump = DumpConfig(options)
         text = module.to_text()
         key = cache_mod.cache_key(text, engine().host, options)
+        timings.cache_key = time.perf_counter() - start
         with self._lock:
             exe = self._memory.get(key)
             if exe is not None and not dump.enabled:
                 self._memory.move_to_end(key)
+                timings.path = "memory"
+                timings.total = time.perf_counter() - start
+                self.last_timings = timings
                 return exe
         exe = None
         if not dump.enabled:
             entry = self.disk_cache.load(key)
             if entry is not None:
-                exe = self._from_cache(module, entry)
+                timings.path = "disk"
+                exe = self._from_cache(module, entry, timings)
         if exe is None:
-            exe = self._compile_fresh(module, key, options, dump)
+            timings = CompileTimings(cache_key=timings.cache_key)
+            exe = self._compile_fresh(module, key, options, dump, timings)
+        timings.total = time.perf_counter() - start
+        self.last_timings = timings
         with self._lock:
             self._memory[key] = exe
             while len(self._memory) > self._memory_size:
@@ -191,65 +243,82 @@ class CpuBackend:
         return exe
 
     # ----- the two paths
-    def _compile_fresh(self, source: HloModule, key: str, options, dump: DumpConfig) -> CpuExecutable:
+    def _compile_fresh(self, source: HloModule, key: str, options, dump: DumpConfig,
+                       timings: CompileTimings) -> CpuExecutable:
         start = time.perf_counter()
         dkey = module_key(source)
+        if sum(len(c.instructions) for c in source.computations) >= HELPER_START_INSTRUCTIONS:
+            engine().start_helpers()          # they load while the passes run
         module = source.clone()
         if dump.enabled:
             dump_hlo_module(module, "before_optimizations", dump, key=dkey)
-        cpu_pipeline(options).run(module)
+        result = cpu_pipeline(options).run_with_report(module)
+        timings.passes, timings.pass_records = result.seconds, result.records
+        t = time.perf_counter()
         assignment = assign_buffers(module)
+        timings.buffer_assignment = time.perf_counter() - t
         if dump.enabled:
             dump_hlo_module(module, "after_optimizations", dump, key=dkey)
             dump_text(module, "after_optimizations-buffer-assignment.txt", assignment.to_text(),
                       dump, key=dkey)
-        llvm_modules, levels, specs = self._emit_kernels(module, assignment)
+        compiled, specs = self._emit_and_compile(module, assignment, dump.enabled, timings)
         records = [KernelRecord(s.name, s.instruction.parent.name, s.instruction.name,
                                 s.units, s.cost) for s in specs]
-        compiled = None
-        if specs:
-            compiled = engine().compile(llvm_modules, [r.name for r in records],
-                                        keep_text=dump.enabled, levels=levels)
-            if dump.enabled:
-                dump_text(module, "ir-no-opt.ll", compiled.ir_no_opt, dump, key=dkey)
-                dump_text(module, "ir-with-opt.ll", compiled.ir_with_opt, dump, key=dkey)
-                dump_text(module, "s", compiled.assembly, dump, key=dkey)
+        if compiled is not None and dump.enabled:
+            dump_text(module, "ir-no-opt.ll", compiled.ir_no_opt, dump, key=dkey)
+            dump_text(module, "ir-with-opt.ll", compiled.ir_with_opt, dump, key=dkey)
+            dump_text(module, "s", compiled.assembly, dump, key=dkey)
         objects = compiled.objects if compiled else []
-        self.disk_cache.store(key, cache_mod.CacheEntry(
-            module.to_text(), objects, [r.to_json() for r in records],
-            assignment_digest(assignment)))
+        t = time.perf_counter()
+        if self.disk_cache.enabled:
+            self.disk_cache.store(key, cache_mod.CacheEntry(
+                module.to_text(), objects, [r.to_json() for r in records],
+                assignment_digest(assignment)))
+        timings.cache_store = time.perf_counter() - t
+        t = time.perf_counter()
         exe = self._build(module, assignment, records, objects)
+        timings.build, timings.kernels = time.perf_counter() - t, len(records)
         log.debug("compiled %s in %.3f s: %d kernels", source.name,
                   time.perf_counter() - start, len(records))
         return exe
 
-    def _from_cache(self, source: HloModule, entry: "cache_mod.CacheEntry") -> CpuExecutable | None:
+    def _from_cache(self, source: HloModule, entry: "cache_mod.CacheEntry",
+                    timings: CompileTimings) -> CpuExecutable | None:
         from ...hlo import parse_module
         try:
+            t = time.perf_counter()
             module = parse_module(entry.optimized_hlo)
+            timings.parse = time.perf_counter() - t
+            t = time.perf_counter()
             assignment = assign_buffers(module)
+            timings.buffer_assignment = time.perf_counter() - t
             if assignment_digest(assignment) != entry.assignment_digest:
                 log.info("disk cache entry for %s has a different buffer assignment; "
                          "recompiling", source.name)
                 return None
             records = [KernelRecord.from_json(k) for k in entry.kernels]
-            return self._build(module, assignment, records, entry.objects)
+            t = time.perf_counter()
+            exe = self._build(module, assignment, records, entry.objects)
+            timings.build, timings.kernels = time.perf_counter() - t, len(records)
+            return exe
         except (XlapyError, KeyError, ValueError) as e:
             log.warning("disk cache entry for %s is unusable (%s); recompiling", source.name, e)
             return None
 
     # ----- kernels
-    def _emit_kernels(self, module: HloModule, assignment: BufferAssignment
-                      ) -> tuple[list[Any], list[int], list[KernelSpec]]:
-        """Emit a kernel for every instruction an emitter supports.
+    def _emit_and_compile(self, module: HloModule, assignment: BufferAssignment,
+                          keep_text: bool, timings: CompileTimings
+                          ) -> tuple[CompiledObject | None, list[KernelSpec]]:
+        """Emit a kernel for every instruction an emitter supports and compile them.
 
-        Returns LLVM modules, their optimization levels and the kernel specs. Kernels
-        with fewer than :data:`SMALL_KERNEL_ELEMENTS` output elements are optimized at
-        ``SMALL_OPT_LEVEL`` (O3 costs several times the compile time and gains nothing
-        measurable on them), the rest at O3. Each group is spread over a few modules of
-        similar size (fused instruction count) that LLVM compiles in parallel."""
+        Kernels with fewer than :data:`SMALL_KERNEL_ELEMENTS` output elements are
+        optimized at ``SMALL_OPT_LEVEL`` (O3 costs several times the compile time and
+        gains nothing measurable on them), the rest at O3. Each group is spread over up
+        to ``engine().parallelism`` modules of similar size (fused instruction count),
+        which the engine compiles in parallel processes."""
         emitters = kernel_emitters(assignment)
         names = _KernelNames()
+        start = time.perf_counter()
         chosen: list[tuple[str, HloInstruction, Any]] = []
         for comp_name, schedule in assignment.schedules.items():
             for instr in schedule:
@@ -268,7 +337,7 @@ class CpuBackend:
         for want_small, level in ((True, SMALL_OPT_LEVEL), (False, OPT_LEVEL)):
             group = [(c, w) for c, w, sm in zip(chosen, weights, small) if sm == want_small]
             total = sum(w for _, w in group)
-            count = max(1, min(os.cpu_count() or 1, total // MIN_SPLIT_WEIGHT))
+            count = max(1, min(engine().parallelism, total // MIN_SPLIT_WEIGHT))
             mods = [engine().new_module(f"{module.name}.{level}.{g}") for g in range(count)]
             load = [0] * count
             for (comp_name, instr, em), w in sorted(group, key=lambda x: -x[1]):
@@ -277,7 +346,17 @@ class CpuBackend:
                 specs.append(em.emit(mods[g], names.new(comp_name, instr), instr))
             modules.extend(m for m, n in zip(mods, load) if n)
             levels.extend(level for n in load if n)
-        return modules, levels, specs
+        timings.emit_ir = time.perf_counter() - start
+        if not specs:
+            return None, []
+        compiled = engine().compile(modules, [s.name for s in specs], keep_text=keep_text,
+                                    levels=levels)
+        timings.llvm, timings.llvm_modules = compiled.seconds, len(modules)
+        timings.llvm_ir_text = compiled.text_seconds
+        timings.llvm_parse = compiled.parse_seconds
+        timings.llvm_optimize = compiled.optimize_seconds
+        timings.llvm_codegen = compiled.codegen_seconds
+        return compiled, specs
 
     # ----- plan
     def _thread_pool(self) -> ThreadPool | None:
@@ -296,11 +375,12 @@ class CpuBackend:
         for r in records:
             instr = module.computation(r.computation).instruction(r.instruction)
             kernels[id(instr)] = (r, loaded.address(r.name))
-        builder = _PlanBuilder(module, assignment, kernels, Evaluator(module),
-                               self._thread_pool(), self.parallel_cost)
+        builder = _PlanBuilder(module, assignment, kernels, self._thread_pool(),
+                               self.parallel_cost)
         plan = builder.plan(module.entry)
         exe = CpuExecutable(module, assignment, plan, value_ref(assignment, module.entry.root),
-                            keep_alive=[loaded, builder.evaluator])
+                            keep_alive=[loaded] + ([builder.evaluator]
+                                                   if builder.evaluator is not None else []))
         _materialize_constants(exe, assignment, module)
         exe.bind_fixed()
         return exe
@@ -383,10 +463,13 @@ class _PlanBuilder:
     """Turns computations with assigned buffers into plans of thunks."""
 
     def __init__(self, module: HloModule, assignment: BufferAssignment,
-                 kernels: dict[int, tuple[KernelRecord, int]], evaluator: Evaluator,
+                 kernels: dict[int, tuple[KernelRecord, int]],
                  pool: ThreadPool | None, parallel_cost: float) -> None:
         self.module, self.assignment, self.kernels = module, assignment, kernels
-        self.evaluator, self.pool, self.parallel_cost = evaluator, pool, parallel_cost
+        self.pool, self.parallel_cost = pool, parallel_cost
+        # The reference interpreter runs instructions no kernel or library routine
+        # handles; it is imported and made only for the first such instruction.
+        self.evaluator: Any = None
         self.plans: dict[str, Plan] = {}
 
     def plan(self, comp: HloComputation) -> Plan:
@@ -433,6 +516,10 @@ class _PlanBuilder:
         fn = library_routine(instr)
         if fn is not None:
             return LibraryThunk(instr, fn, [self.ref(o) for o in instr.operands], self.ref(instr))
+        from ..interpreter import Evaluator
+        from .fallback import FallbackThunk
+        if self.evaluator is None:
+            self.evaluator = Evaluator(self.module)
         return FallbackThunk(instr, self.evaluator, [self.ref(o) for o in instr.operands],
                              self.ref(instr))
 
@@ -472,4 +559,4 @@ def _kernel_buffer_keys(instr: HloInstruction) -> list[tuple[HloInstruction, tup
     return [(kb.instruction, kb.index) for kb in kernel_buffers(instr)]
 
 
-__all__ = ["CpuBackend", "KernelRecord", "DEFAULT_PARALLEL_COST"]
+__all__ = ["CompileTimings", "CpuBackend", "KernelRecord", "DEFAULT_PARALLEL_COST"]

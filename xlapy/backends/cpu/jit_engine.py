@@ -5,11 +5,21 @@ One :class:`JitEngine` per process (:func:`engine`) owns
 - the **host target**: process triple, host CPU name and features (``avx2``,
   ``avx512f``, ...) and a target machine at ``opt=3``;
 - :meth:`JitEngine.compile`: ``llvmlite.ir.Module`` s (a compiled HLO module's kernels,
-  split into a few modules) are parsed, verified, optimized with the new pass manager
+  split into :attr:`JitEngine.parallelism` modules per optimization level when there is
+  enough work) are parsed, verified, optimized with the new pass manager
   (``PassBuilder`` at O3 with loop vectorization and SLP vectorization on) and lowered to
-  **object code**, in parallel threads (each module in its own LLVM context; llvmlite
-  releases the GIL in LLVM calls). The textual IR before and after optimization and the
-  assembly are kept when asked (for ``--xla_dump_to``);
+  **object code**, each in its own LLVM context (``llvm_worker.compile_ir``). The textual
+  IR before and after optimization and the assembly are kept when asked (for
+  ``--xla_dump_to``);
+- **helper processes** (``llvm_worker.HelperProcess``) compile modules in parallel with
+  this process. llvmlite makes every LLVM call under one process-wide lock, so threads
+  run one LLVM call at a time (measured: two modules on two threads take as long as one
+  after the other); processes do not share that lock. There are
+  ``XLAPY_LLVM_HELPERS`` helpers (default: one less than the usable cores, at most
+  :data:`MAX_HELPERS`), each started when a compile first has at least
+  :data:`HELPER_MIN_BYTES` of IR in several modules, kept for later compiles and ended
+  at exit. A helper that cannot start or dies leaves its work to this process; the
+  object code is the same wherever it is made;
 - :meth:`JitEngine.load`: object code is linked into the process with ORC's LLJIT
   (``JITLibraryBuilder``; symbols of the running process such as ``libm`` resolve),
   giving :class:`LoadedCode` with the address of every exported kernel. Object code
@@ -27,25 +37,30 @@ IEEE: no fast-math flags and no FP contraction are added here.
 """
 from __future__ import annotations
 
-import concurrent.futures
+import atexit
+import collections
 import itertools
 import logging
 import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import llvmlite
 import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ...errors import ExecutionError
+from .llvm_worker import (HelperDied, HelperProcess, InvalidIRError, TargetSpec, compile_ir,
+                          target_machine)
 
 log = logging.getLogger("xlapy.cpu")
 
 OPT_LEVEL = 3
 SMALL_OPT_LEVEL = 2   # for kernels too small to gain from O3 (it costs ~6x the compile time)
+HELPER_MIN_BYTES = 100_000   # IR text (about 0.1 s of LLVM) worth sharing with helpers
+MAX_HELPERS = 3
 
 
 @dataclass(frozen=True)
@@ -69,10 +84,14 @@ class CompiledObject:
 
     objects: list[bytes]
     symbols: list[str]
-    seconds: float
+    seconds: float                  # wall time of the whole compile
     ir_no_opt: str | None = None
     ir_with_opt: str | None = None
     assembly: str | None = None
+    text_seconds: float = 0.0       # printing the llvmlite modules as IR text
+    parse_seconds: float = 0.0      # IR text -> LLVM module and verification, all modules
+    optimize_seconds: float = 0.0   # the optimization pipeline, summed over modules
+    codegen_seconds: float = 0.0    # machine code emission, summed over modules
 
 
 @dataclass
@@ -97,11 +116,10 @@ class LoadedCode:
 class JitEngine:
     """The host target machine, the O3 pipeline and an LLJIT instance (see module doc)."""
 
-    def __init__(self) -> None:
+    def __init__(self, helpers: int | None = None) -> None:
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
         triple = llvm.get_process_triple()
-        self._target = llvm.Target.from_triple(triple)
         try:
             features = llvm.get_host_cpu_features().flatten()
         except RuntimeError:          # some platforms cannot report features
@@ -109,17 +127,25 @@ class JitEngine:
         self.host = HostTarget(triple, llvm.get_host_cpu_name(), features,
                                ".".join(map(str, llvm.llvm_version_info)),
                                llvmlite.__version__)
+        self.data_layout = ""
         self._tm = self._target_machine()
         self.data_layout = str(self._tm.target_data)
         self._lock = threading.RLock()
         self._lljit = llvm.create_lljit_compiler(self._target_machine())
         self._library_ids = itertools.count()
         self.compile_count = 0        # LLVM optimize+codegen runs (tests count cache hits)
+        self._helpers = [HelperProcess() for _ in range(helper_count() if helpers is None
+                                                          else helpers)]
+        self._helper_lock = threading.Lock()
+        if self._helpers:
+            atexit.register(self.close_helpers)
 
     def _target_machine(self) -> "llvm.TargetMachine":
-        return self._target.create_target_machine(
-            cpu=self.host.cpu, features=self.host.features, opt=OPT_LEVEL, reloc="pic",
-            codemodel="jitdefault", jit=True)
+        return target_machine(self.target_spec)
+
+    @property
+    def target_spec(self) -> TargetSpec:
+        return (self.host.triple, self.host.cpu, self.host.features, self.data_layout)
 
     def new_module(self, name: str) -> ir.Module:
         """An empty ``ir.Module`` with the host triple and data layout set."""
@@ -128,56 +154,37 @@ class JitEngine:
         module.data_layout = self.data_layout
         return module
 
-    def _optimize(self, mod: "llvm.ModuleRef", tm: "llvm.TargetMachine", level: int) -> None:
-        pto = llvm.create_pipeline_tuning_options(speed_level=level)
-        pto.loop_vectorization = True
-        pto.slp_vectorization = True
-        pto.loop_unrolling = False      # see the module docstring
-        pto.loop_interleaving = True
-        pb = llvm.create_pass_builder(tm, pto)
-        try:
-            pb.getModulePassManager().run(mod, pb)
-        finally:
-            pb.close()
-            pto.close()
+    # ----- compiling
+    @property
+    def parallelism(self) -> int:
+        """How many LLVM modules can compile at once: this process and its helpers."""
+        return 1 + len(self._helpers)
 
-    def _compile_one(self, text: str, level: int,
-                     keep_text: bool) -> tuple[bytes, str | None, str | None]:
-        """Parse, verify, optimize and emit one module in its own LLVM context (thread-safe)."""
-        context = llvm.create_context()
-        tm = self._target_machine()
+    def _compile_one(self, text: str, level: int, keep_text: bool
+                     ) -> tuple[bytes, str | None, str | None, tuple[float, float, float]]:
+        """:func:`~xlapy.backends.cpu.llvm_worker.compile_ir` in this process."""
         try:
-            mod = llvm.parse_assembly(text, context=context)
-            mod.verify()
-        except RuntimeError as e:
+            return compile_ir(text, level, keep_text, self.target_spec)
+        except InvalidIRError as e:
             raise ExecutionError(f"generated LLVM IR is invalid: {e}") from e
-        mod.triple = self.host.triple
-        mod.data_layout = self.data_layout
-        self._optimize(mod, tm, level)
-        obj = bytes(tm.emit_object(mod))
-        if not keep_text:
-            return obj, None, None
-        return obj, str(mod), tm.emit_assembly(mod)
 
     def compile(self, modules: Sequence[ir.Module | str], symbols: Sequence[str],
                 keep_text: bool = False, levels: Sequence[int] | None = None) -> CompiledObject:
         """Optimize ``modules`` for the host and emit one object file per module.
 
         ``levels`` gives each module's optimization level (default :data:`OPT_LEVEL`).
-        The modules are compiled in parallel (one LLVM context each). ``symbols`` are the
-        functions the caller will look up after :meth:`load`. ``keep_text`` also returns
-        the IR before/after optimization and the assembly (modules concatenated).
+        ``symbols`` are the functions the caller will look up after :meth:`load`.
+        ``keep_text`` also returns the IR before/after optimization and the assembly
+        (modules concatenated). Several modules with at least :data:`HELPER_MIN_BYTES` of
+        IR between them are shared out, largest first, between this process and its
+        helper processes (module docstring).
         """
         start = time.perf_counter()
         texts = [str(m) for m in modules]
+        text_seconds = time.perf_counter() - start
         levels = list(levels) if levels is not None else [OPT_LEVEL] * len(texts)
-        workers = min(len(texts), os.cpu_count() or 1)
-        jobs = list(zip(texts, levels))
-        if workers > 1:
-            with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-                results = list(pool.map(lambda j: self._compile_one(j[0], j[1], keep_text), jobs))
-        else:
-            results = [self._compile_one(t, lvl, keep_text) for t, lvl in jobs]
+        jobs = [(t, lvl, keep_text) for t, lvl in zip(texts, levels)]
+        results = self._run_jobs(jobs)
         with self._lock:
             self.compile_count += 1
         seconds = time.perf_counter() - start
@@ -187,7 +194,35 @@ class JitEngine:
         joined = lambda parts: "\n".join(parts) if keep_text else None      # noqa: E731
         return CompiledObject(objects, list(symbols), seconds, joined(texts),
                               joined([r[1] for r in results]),
-                              joined([r[2] for r in results]))
+                              joined([r[2] for r in results]), text_seconds,
+                              *(sum(r[3][k] for r in results) for k in range(3)))
+
+    def _run_jobs(self, jobs: list[tuple[str, int, bool]]) -> list[tuple]:
+        """Every job's result, in order: here and, when worth it, in the helpers."""
+        results: list[tuple | None] = [None] * len(jobs)
+        helpers = [h for h in self._helpers if h.usable]
+        big = sum(len(j[0]) for j in jobs) >= HELPER_MIN_BYTES and len(jobs) > 1
+        if not (helpers and big and self._helper_lock.acquire(blocking=False)):
+            return [self._compile_one(*job) for job in jobs]
+        try:
+            return _share(jobs, results, helpers, self._compile_one, self.target_spec)
+        finally:
+            self._helper_lock.release()
+
+    def start_helpers(self) -> None:
+        """Start the helper processes now (they take a moment to load llvmlite), e.g.
+        while the HLO passes of a module that will need them run."""
+        for h in self._helpers:
+            if h.usable:
+                try:
+                    h.start()
+                except HelperDied as e:
+                    log.info("%s; LLVM runs in this process only", e)
+
+    def close_helpers(self) -> None:
+        """End the helper processes (at exit; they are started again when needed)."""
+        for h in self._helpers:
+            h.close()
 
     def load(self, objects: Sequence[bytes], symbols: Sequence[str]) -> LoadedCode:
         """Link object files into the process as one library and look up ``symbols``."""
@@ -208,6 +243,72 @@ class JitEngine:
             if not a:
                 raise ExecutionError(f"generated code has no symbol {s!r}")
         return LoadedCode(name, tracker, addresses)
+
+
+def helper_count() -> int:
+    """Helper processes for LLVM: ``XLAPY_LLVM_HELPERS`` if set, else one less than the
+    usable cores (at most :data:`MAX_HELPERS`)."""
+    value = os.environ.get("XLAPY_LLVM_HELPERS", "").strip()
+    if value:
+        try:
+            return max(0, int(value))
+        except ValueError:
+            log.warning("XLAPY_LLVM_HELPERS=%r is not a number; using no helper processes",
+                        value)
+            return 0
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(0, min(cores, MAX_HELPERS + 1) - 1)
+
+
+def _share(jobs: list[tuple[str, int, bool]], results: list, helpers: list[HelperProcess],
+           local: Callable[..., tuple], target: TargetSpec) -> list[tuple]:
+    """Run ``jobs`` (largest first) in this thread and, through one thread each, in the
+    ``helpers``; a job whose helper died is done here. The first error is raised once
+    every thread has stopped."""
+    queue = collections.deque(sorted(range(len(jobs)), key=lambda k: -len(jobs[k][0])))
+    guard = threading.Lock()
+    errors: list[BaseException] = []
+
+    def take() -> int | None:
+        with guard:
+            return queue.popleft() if queue and not errors else None
+
+    def serve(helper: HelperProcess) -> None:
+        while (k := take()) is not None:
+            try:
+                results[k] = helper.compile(*jobs[k], target)
+            except HelperDied as e:
+                log.info("%s; compiling in this process instead", e)
+                with guard:
+                    queue.appendleft(k)
+                return
+            except InvalidIRError as e:
+                errors.append(ExecutionError(f"generated LLVM IR is invalid: {e}"))
+                return
+    threads = [threading.Thread(target=serve, args=(h,), name="xlapy-llvm-helper",
+                                daemon=True) for h in helpers]
+    for t in threads:
+        t.start()
+    try:
+        while True:
+            k = take()
+            if k is None:
+                for t in threads:
+                    t.join()
+                k = take()                   # left behind by a helper that died
+                if k is None:
+                    break
+            results[k] = local(*jobs[k])
+    except BaseException as e:
+        errors.append(e)
+        for t in threads:
+            t.join()
+    if errors:
+        raise errors[0]
+    return results
 
 
 _ENGINE: JitEngine | None = None
