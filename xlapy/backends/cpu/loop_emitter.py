@@ -19,6 +19,12 @@ writing every output (each in its own layout). A root ``bitcast`` that keeps the
 element type is looked through: the bytes of a bitcast are its operand's bytes, so
 the operand is stored in the operand's layout.
 
+**Transposes.** When the kernel reads a large operand whose physical minor dimension
+is not the output's (a transpose or layout-changing copy, alone or fused), the nest is
+tiled instead (``transpose_emitter``): each unit is a tile of the output; the values that
+read the operand transposed (the heroes) are computed in the operand's order into stack
+buffers, then the outputs in the output's order from those buffers.
+
 **In place.** When the buffer assignment puts an operand in the output's buffer, the
 kernel reads that operand through the output pointer (so LLVM sees one pointer); this
 is accepted only when every read of that operand is at the element being written
@@ -42,6 +48,7 @@ from .kernel_api import (Generator, KernelBuffer, KernelSpec, buffer_pointer, de
 from .kernel_support import (PlannedEmitter, annotate_noalias, buffer_aliases, c64, for_loop,
                              linear_offset, major_to_minor, strip_root_bitcasts)
 from .llvm_types import load_element, storage_type, store_element
+from .transpose_emitter import TiledStore, TilePlan, emit_tiled_nest, plan_tiling
 
 UNIT_ELEMENTS = 4096        # elements per work unit (at least, when the output is large)
 UNROLL_LIMIT = 4            # loops over a dimension this small are unrolled in the IR
@@ -74,6 +81,15 @@ class _Analysis:
         self.in_place_dus = in_place_dus
         self.num_operand_buffers = sum(1 for b in buffers if b.role == "operand")
         self.stripped = [False] * len(outputs)   # output k looks through root bitcasts
+        self.tiling: TilePlan | None = None       # a tiled transpose nest, when it pays
+
+    def store_shape(self, k: int) -> Shape:
+        """The shape output ``k``'s bytes are written in: the output buffer's, or for a
+        looked-through root bitcast its operand's (same bytes)."""
+        if not self.stripped[k]:
+            return self.buffers[self.num_operand_buffers + k].shape
+        out = self.outputs[k]
+        return out.shape if out.shape.layout is not None else out.shape.with_default_layout()
 
     def needed(self) -> list[HloInstruction]:
         """Fused instructions whose generators the kernel calls, operands first.
@@ -149,10 +165,13 @@ class LoopEmitter(PlannedEmitter):
         a = _Analysis(instr, comp, outputs, buffers, aliases, in_place_dus)
         a.stripped = [o is not r for o, r in zip(outputs, roots)]
         if comp is None:
-            return a if (in_place_dus or ElementalEmitter.supports(instr)) else None
-        if all(self._fusable(i) for i in a.needed()):
-            return a
-        return None
+            if not (in_place_dus or ElementalEmitter.supports(instr)):
+                return None
+        elif not all(self._fusable(i) for i in a.needed()):
+            return None
+        if not in_place_dus:
+            a.tiling = plan_tiling(instr, outputs, buffers, a.store_shape(0))
+        return a
 
     def build(self, module: ir.Module, name: str, a: _Analysis) -> KernelSpec:
         return _KernelBuilder(module, name, a, self.unit_elements).build()
@@ -222,20 +241,25 @@ class _KernelBuilder:
             return load_element(b, where, shape.element_type)
         return memoize(b, gen)
 
-    def _generators(self, ptrs: list[ir.Value]) -> dict[int, Generator]:
-        """Generators of every value of the fused computation (or of the operands)."""
+    def _generators(self, ptrs: list[ir.Value],
+                    given: dict[int, Generator] | None = None) -> dict[int, Generator]:
+        """Generators of every value of the fused computation (or of the operands);
+        ``given`` fixes the generators of some values (by id)."""
         a = self.a
         slot = operand_slots(a.buffers)
-        gens: dict[int, Generator] = {}
+        gens: dict[int, Generator] = dict(given or {})
         if a.comp is None:
             for n, op in enumerate(a.instr.operands):
                 s = slot[(n, ())]
-                gens[id(op)] = self._load(ptrs[s], a.buffers[s].shape)
-            if not a.in_place_dus:
+                if id(op) not in gens:
+                    gens[id(op)] = self._load(ptrs[s], a.buffers[s].shape)
+            if not a.in_place_dus and id(a.instr) not in gens:
                 gens[id(a.instr)] = self.em.generator(
                     a.instr, [gens[id(op)] for op in a.instr.operands])
             return gens
         for i in a.needed():
+            if id(i) in gens:
+                continue
             if i.opcode in ("parameter", "get-tuple-element"):
                 path, base = [], i
                 while base.opcode == "get-tuple-element":
@@ -253,15 +277,27 @@ class _KernelBuilder:
         gens = self._generators(ptrs)
         out_bufs = [(ptrs[a.num_operand_buffers + k], a.buffers[a.num_operand_buffers + k])
                     for k in range(len(a.outputs))]
+        notes = []
         if a.in_place_dus:
             units, elements = self._in_place_dus(gens, out_bufs[0][0])
+        elif a.tiling is not None:
+            heroes = a.tiling.heroes
+
+            def outputs_with(loads: list[Generator]) -> list[TiledStore]:
+                given = {id(h): g for h, g in zip(heroes, loads)}
+                out_gens = self._generators(ptrs, given)
+                return [TiledStore(out_gens[id(out)], out_bufs[k][0], a.store_shape(k))
+                        for k, out in enumerate(a.outputs)]
+            emit_tiled_nest(b, self.fn, a.tiling, [gens[id(h)] for h in heroes], outputs_with)
+            units, elements = a.tiling.units, prod(a.tiling.dims)
+            notes.append(a.tiling.describe())
         else:
             space = Shape.array(a.outputs[0].shape.element_type, a.outputs[0].shape.dims,
-                                layout=self._store_shape(0).layout)
+                                layout=a.store_shape(0).layout)
             stores = []
             for k, out in enumerate(a.outputs):
                 ptr, _buf = out_bufs[k]
-                stores.append((gens[id(out)], ptr, self._store_shape(k), None))
+                stores.append((gens[id(out)], ptr, a.store_shape(k), None))
             units, elements = self._nest(space, stores)
         b.ret_void()
         annotate_noalias(self.module, self.name, self.fn, ptrs)
@@ -269,15 +305,7 @@ class _KernelBuilder:
         ops = sum(_OP_COST.get(i.opcode, 1) for i in a.needed())
         return KernelSpec(self.name, a.instr, a.buffers, units=units,
                           cost=float(nbytes + elements * ops),
-                          notes=[f"loop over {elements} elements in {units} units"])
-
-    def _store_shape(self, k: int) -> Shape:
-        """The shape output ``k``'s bytes are written in: the output buffer's, or for a
-        looked-through root bitcast its operand's (same bytes)."""
-        if not self.a.stripped[k]:
-            return self.a.buffers[self.a.num_operand_buffers + k].shape
-        out = self.a.outputs[k]
-        return out.shape if out.shape.layout is not None else out.shape.with_default_layout()
+                          notes=[f"loop over {elements} elements in {units} units"] + notes)
 
     def _units(self, dims_phys: list[int]) -> tuple[int, int, int]:
         """(unit dim j, block size along j, blocks along j) for a physical nest."""
@@ -350,7 +378,7 @@ class _KernelBuilder:
         b = self.b
         dus = self.a.outputs[0]
         update, starts = dus.operands[1], dus.operands[2:]
-        shape = self._store_shape(0)
+        shape = self.a.store_shape(0)
         offsets = []
         for d, s in enumerate(starts):
             et = s.shape.element_type
