@@ -2,7 +2,8 @@
 
 Measures, on OpenBLAS from scipy-openblas32 as xlapy calls it (ctypes):
 
-1. ``sgemm``/``dgemm`` GFLOP/s for square sizes (the library's threads, and one thread);
+1. ``sgemm``/``dgemm`` GFLOP/s for square sizes: OpenBLAS's own threads, one thread (as
+   xlapy runs it) and the dot thunk, which cuts a product into one piece per core;
 2. the crossover between NumPy's ``matmul`` into ``out`` and the BLAS call, through the dot
    thunk itself (``SMALL_DOT_FLOPS`` forced to 0 and to infinity);
 3. ``M == 1`` / ``N == 1`` / vector-vector shapes: ``sgemm`` against ``sgemv`` and ``sdot``;
@@ -77,15 +78,18 @@ def header() -> None:
 
 
 def gemm_rates(sizes: list[int]) -> None:
+    """Square products: OpenBLAS's own threads, one thread (how xlapy runs it), the dot
+    thunk (one thread a piece on the runtime's pool) and NumPy's matmul."""
     lib = blas.library()
-    print("\n## square GEMM through ctypes (C = A @ B, row-major), GFLOP/s")
-    print(f"| n | sgemm {lib.num_threads()} threads | sgemm 1 thread | dgemm "
-          f"{lib.num_threads()} threads | NumPy f32 matmul |")
-    print("|---|---|---|---|---|")
+    threads = os.cpu_count() or 1
+    print("\n## square GEMM (C = A @ B, row-major), GFLOP/s")
+    print(f"| n | sgemm {threads} OpenBLAS threads | sgemm 1 thread | dot thunk (pool) | "
+          f"dgemm {threads} OpenBLAS threads | NumPy f32 matmul |")
+    print("|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
     for n in sizes:
         rates = []
-        for dtype, single in ((np.float32, False), (np.float32, True), (np.float64, False)):
+        for dtype, nthreads in ((np.float32, threads), (np.float32, 1), (np.float64, threads)):
             a = rng.standard_normal((n, n)).astype(dtype)
             b = rng.standard_normal((n, n)).astype(dtype)
             c = np.empty((n, n), dtype)
@@ -94,17 +98,19 @@ def gemm_rates(sizes: list[int]) -> None:
 
             def call() -> None:
                 fn(101, 111, 111, n, n, n, 1.0, pa, n, pb, n, 0.0, pc, n)
-            if single:
-                with lib.single_threaded():
-                    t = per_call(call, min_time=0.3 if n >= 512 else 0.05)
-            else:
+            lib.set_num_threads(nthreads)
+            try:
                 t = per_call(call, min_time=0.3 if n >= 512 else 0.05)
+            finally:
+                lib.set_num_threads(1)
             rates.append(2 * n**3 / t / 1e9)
-            if dtype is np.float32 and not single:
+            if dtype is np.float32 and nthreads == 1:
                 assert np.allclose(c, a @ b, rtol=1e-3, atol=1e-3 * n)
+                thunk = blas.make_dot_thunk(_dot_instr(n, n, n))
+                tt = per_call(lambda: thunk([a, b], c), min_time=0.3 if n >= 512 else 0.05)
                 tn = per_call(lambda: np.matmul(a, b, out=c), min_time=0.3 if n >= 512 else 0.05)
-        print(f"| {n} | {rates[0]:.0f} | {rates[1]:.0f} | {rates[2]:.0f} | "
-              f"{2 * n**3 / tn / 1e9:.0f} |")
+        print(f"| {n} | {rates[0]:.0f} | {rates[1]:.0f} | {2 * n**3 / tt / 1e9:.0f} | "
+              f"{rates[2]:.0f} | {2 * n**3 / tn / 1e9:.0f} |")
 
 
 def _dot_instr(m: int, k: int, n: int, batch: int = 0, et: str = "f32") -> HloInstruction:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 import harness
-from c_loops import Pinned, load, ptr
+from c_loops import C_THREADS, Pinned, load, ptr
 
 
 @dataclass(frozen=True)
@@ -117,9 +117,18 @@ def c_block(cfg: Config, args: list[np.ndarray]) -> Callable[[], Any]:
     x = args[0]
     dims = (cfg.batch, cfg.seq, cfg.d_model, cfg.heads, cfg.mlp)
 
+    # The C block uses OpenBLAS's own threads for its sgemm calls; xlapy keeps the same
+    # library (one copy per process) at one thread, so the count is raised for the call.
+    from xlapy.backends.cpu.blas_lib import library
+    blas = library()
+
     def call() -> np.ndarray:
         out = np.empty_like(x)
-        f(*inputs.ptrs[:-1], ptr(out), inputs.ptrs[-1], *dims)
+        blas.set_num_threads(C_THREADS)
+        try:
+            f(*inputs.ptrs[:-1], ptr(out), inputs.ptrs[-1], *dims)
+        finally:
+            blas.set_num_threads(1)
         return out
     return call
 

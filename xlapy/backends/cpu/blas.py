@@ -34,22 +34,16 @@ Paths (benchmarks/dot_crossover.py; 2 cores, OpenBLAS 0.3.34 SkylakeX kernel):
   the thunk it costs ~2.7 us up to 16^3, 3.2 us at 32^3, 6.7 us at 64^3; the BLAS path
   ~5.2, 5.8 and 9.3 us (the ctypes call ~1.2 us and the one-thread switch below). Below 64^3
   NumPy's own OpenBLAS stays single-threaded, so its thread pool does not wake up.
-- one product: ``?gemm`` straight on the arrays. Below ``THREADED_FLOPS`` (256^3) with
-  one OpenBLAS thread: two threads gain at most ~1.2x there and, on a loaded machine or
-  next to another thread pool, waking them can cost milliseconds. Larger products run on
-  OpenBLAS's threads; from ``SPLIT_PRODUCT_FLOPS`` (1024^3) they are cut
-  into one block of C's columns (rows when M > N) per core, each a single-threaded
-  ``?gemm`` on the runtime's pool (``GemmCall.split_product``): OpenBLAS's own threads
-  wait for each other spinning, and on a machine with other busy processes a 256x2304x512
-  product took 20-75 ms that way against 3-6 ms split (3 ms either way on an idle
-  machine). sgemm measured 242 GFLOP/s at 256^3, 282 at 512^3, 331 at 1024^3 and ~345 at
-  2048^3 on 2 OpenBLAS threads; one thread 154-175.
+- one product: ``?gemm`` straight on the arrays; from ``PARALLEL_GEMM_FLOPS`` (8 MFLOP) it
+  is cut into one block of C's columns (rows when M > N) per core, each a ``?gemm`` on the
+  runtime's pool (``GemmCall.pieces``). OpenBLAS itself runs one thread (``blas_lib``'s
+  docstring says why). sgemm measured 242 GFLOP/s at 256^3, 282 at 512^3, 331 at 1024^3
+  and ~345 at 2048^3 on 2 OpenBLAS threads; one thread 154-175.
 - ``M == 1`` or ``N == 1``: ``?gemv`` (4096x4096 matrix-vector 1.2 ms vs 3.4 ms through
   ``sgemm``); ``M == N == 1``: ``?dot`` (0.6-0.9 us vs 3.6-5.4 us through ``sgemm``).
-- batches: ``?gemm_batch_strided``, always single-threaded (OpenBLAS 0.3.34's threaded
-  batch call took ~250 ms for 64 products of 32^3), split over all cores when the batch
-  has at least ``PARALLEL_DOT_FLOPS``; products of ``LOOP_MATRIX_FLOPS`` or more (and
-  complex ones) run as one ``?gemm`` per matrix.
+- batches: ``?gemm_batch_strided`` (complex ones: one ``?gemm`` per matrix), the batch cut
+  over the pool's threads from ``PARALLEL_GEMM_FLOPS`` in all (with fewer matrices than
+  threads, each product is cut into blocks instead).
 
 Element types: ``f32``/``f64``/``c64``/``c128`` results run in ``s/d/c/z`` BLAS; ``f16``,
 ``bf16`` and the f8 types convert the operands to the result type, multiply in f32 with
@@ -70,21 +64,12 @@ from ...hlo.ir import HloInstruction
 from ...hlo.types import ElementType
 from ..interpreter.evaluator import describe
 from ..interpreter.linalg import wrap_integers
-from .blas_lib import (BLAS_DTYPES, LOOP_MATRIX_FLOPS, THREADED_FLOPS, MatmulPlan,
-                       VectorCall, dense_geometry, geometry, library, matmul_into, plan_matmul,
-                       plan_vector)
+from .blas_lib import (BLAS_DTYPES, MatmulPlan, VectorCall, dense_geometry, geometry,
+                       library, matmul_into, plan_matmul, plan_vector)
 from .thunks import address_of, cores, shared_pool
 
 #: Below this many multiply-adds per matrix (M*N*K) numpy.matmul beats the ctypes call.
 SMALL_DOT_FLOPS = 64 * 64 * 64
-#: Batched dots of at least this many flops split their batch over all cores.
-PARALLEL_DOT_FLOPS = 2e6
-#: One product of at least this many flops is cut into per-core blocks (below it, and from
-#: ``THREADED_FLOPS``, OpenBLAS's own threads run it). On an idle machine OpenBLAS's
-#: threads were as fast or faster at every size measured (the W4b MLP step 5.3-5.4 ms
-#: against 6.0-8.3 ms split; 1024^3 11.0 vs 11.3 ms); split blocks win only next to other
-#: busy processes, where OpenBLAS's spinning threads wait for each other.
-SPLIT_PRODUCT_FLOPS = 2 * 1024**3
 
 
 # --------------------------------------------------------------------------------------------
@@ -221,16 +206,8 @@ class _BlasDotPlan:
                      ((p.copy_a, ga, (self.m, self.k)), (p.copy_b, gb, (self.k, self.n)),
                       (p.temp_c, gc, (self.m, self.n)))]
             self.vector = plan_vector(acc, *final)
-        # a batch of smaller products: single-threaded batch calls on all cores
-        call = self.plan.call
-        if (self.vector is None and call.batch > 1 and call.matrix_flops < LOOP_MATRIX_FLOPS
-                and call.batch * call.matrix_flops >= PARALLEL_DOT_FLOPS and cores() > 1):
-            self.pieces = call.split(min(call.batch, 4 * cores()))
-        # one large product: blocks of columns (or rows) on the pool's threads, each a
-        # single-threaded ?gemm
-        if (self.vector is None and call.batch == 1 and call.matrix_flops >= SPLIT_PRODUCT_FLOPS
-                and cores() > 1):
-            self.pieces = call.split_product(cores())
+        if self.vector is None:
+            self.pieces = self.plan.call.pieces(cores())
 
     def summary(self) -> str:
         """One line: the path this plan takes (for tests and debugging)."""
@@ -293,8 +270,7 @@ class _BlasDotPlan:
         def work(piece: tuple, state: dict) -> None:
             call, oa, ob, oc = piece
             call.run(pa + oa, pb + ob, pc + oc)
-        with library().single_threaded():
-            shared_pool().parallel_for(self.pieces, work)
+        shared_pool().parallel_for(self.pieces, work)
 
 
 def _integer_dot(dims: DotDims, et: ElementType, lhs: np.ndarray, rhs: np.ndarray,

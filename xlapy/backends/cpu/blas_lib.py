@@ -3,8 +3,17 @@
 The library is loaded once with ctypes (symbols carry the ``scipy_`` prefix, integers are
 32-bit); ctypes releases the GIL during every call. ``library()`` gives the loaded library:
 ``?gemm``, ``?gemm_batch_strided``, ``?gemv`` and ``?dot`` entry points by NumPy dtype, the
-kernel name (``corename()``), the thread count, and ``single_threaded()`` for callers that
-parallelise BLAS calls themselves.
+kernel name (``corename()``) and the thread count.
+
+OpenBLAS runs **one thread**: the runtime's pool (``thunks.ThreadPool``) is the only source
+of parallelism, and large products are cut into pieces for it (:meth:`GemmCall.pieces`).
+After a multi-threaded call OpenBLAS's idle threads spin for about 0.1 s (2^28 cycles)
+before they sleep; the pool's threads, which run the generated kernels and the split
+convolutions right after, then shared the cores with them. Measured on 2 cores (medians
+of 7 rounds): the W5 CNN training step took 270 ms with OpenBLAS's threads and 214 ms
+with one pool, the W6 transformer block 97 ms and 58 ms; the price is 10-20% on a lone
+mid-size product (256x784x512: 0.80 ms on OpenBLAS's threads, 0.90-0.98 ms split), whose
+two pieces each pack the shared operand again.
 
 Geometry: a group of array dims that collapses into one strided dim is a :class:`Strided`;
 a matrix is passed to row-major BLAS unchanged when it is row-major (unit column stride,
@@ -29,13 +38,9 @@ import numpy as np
 from ...errors import InvalidArgumentError, ShapeError
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
-#: Smaller products run with one OpenBLAS thread: two threads gain at most ~1.2x below
-#: 256^3 (benchmarks/dot_crossover.py) and waking them costs milliseconds when other
-#: thread pools (NumPy's own OpenBLAS, JAX) compete for the cores.
-THREADED_FLOPS = 2 * 256**3
-#: Batched products of at least this many flops each run as one (multi-threaded) ?gemm
-#: call per matrix instead of one single-threaded gemm_batch_strided call.
-LOOP_MATRIX_FLOPS = 2 * 256**3
+#: Products (all matrices of a batch together) of at least this many flops are cut into
+#: pieces for the pool's threads (:meth:`GemmCall.pieces`).
+PARALLEL_GEMM_FLOPS = 8e6
 _INT32_MAX = 2**31 - 1
 
 
@@ -87,7 +92,7 @@ class _Library:
             self._keep.append(arr)
             base, size = arr.ctypes.data, arr.itemsize
             self.complex_scalars[np.dtype(dtype)] = (base, base + size, base + 2 * size)
-        self._single = _SingleThreaded(self)
+        self._set_threads(1)            # the runtime's pool parallelises (module docstring)
 
     def _fn(self, name: str, argtypes: list, restype: Any = None) -> Callable:
         fn = getattr(self.lib, name)
@@ -108,36 +113,10 @@ class _Library:
             return one, (one_b if beta else zero)
         return 1.0, float(beta)
 
-    def single_threaded(self) -> "_SingleThreaded":
-        """A context manager: OpenBLAS runs one thread per call inside the block (for
-        callers that run BLAS calls in parallel themselves, and around
-        ``gemm_batch_strided``); the previous thread count is restored when the last
-        user leaves. Reentrant and thread-safe."""
-        return self._single
-
-
-class _SingleThreaded:
-    """See :meth:`_Library.single_threaded` (a class, not a generator: it is on hot paths)."""
-
-    def __init__(self, lib: _Library) -> None:
-        self.lib = lib
-        self.lock = threading.Lock()
-        self.users = 0
-        self.saved = 1
-
-    def __enter__(self) -> None:
-        with self.lock:
-            if self.users == 0:
-                self.saved = self.lib.num_threads()
-                if self.saved != 1:
-                    self.lib._set_threads(1)
-            self.users += 1
-
-    def __exit__(self, *exc: object) -> None:
-        with self.lock:
-            self.users -= 1
-            if self.users == 0 and self.saved != 1:
-                self.lib._set_threads(self.saved)
+    def set_num_threads(self, n: int) -> None:
+        """Set OpenBLAS's own thread count (xlapy keeps it at 1, see the module docstring;
+        ``benchmarks/dot_crossover.py`` compares it with the split calls)."""
+        self._set_threads(n)
 
 
 _LIB: _Library | None = None
@@ -234,29 +213,39 @@ class GemmCall:
         alpha, beta_v = lib.alpha_beta(self.dtype, beta)
         ta = _TRANS if self.a.trans else _NO_TRANS
         tb = _TRANS if self.b.trans else _NO_TRANS
-        if self.batch == 1 and self.matrix_flops >= THREADED_FLOPS:
+        if self.batch == 1:
             lib.gemm[self.dtype](_ROW_MAJOR, ta, tb, self.m, self.n, self.k, alpha, a_ptr,
                                  self.a.ld, b_ptr, self.b.ld, beta_v, c_ptr, self.ldc)
-        elif self.batch == 1:
-            with lib.single_threaded():
-                lib.gemm[self.dtype](_ROW_MAJOR, ta, tb, self.m, self.n, self.k, alpha, a_ptr,
-                                     self.a.ld, b_ptr, self.b.ld, beta_v, c_ptr, self.ldc)
-        elif self.dtype.kind != "c" and self.matrix_flops < LOOP_MATRIX_FLOPS:
-            # OpenBLAS 0.3.34's gemm_batch_strided with more than one thread can take
-            # ~250 ms per call (measured for 64 products of 32x32x32); run single-threaded
-            with lib.single_threaded():
-                lib.gemm_batch[self.dtype](_ROW_MAJOR, ta, tb, self.m, self.n, self.k, alpha,
-                                           a_ptr, self.a.ld, self.stride_a, b_ptr, self.b.ld,
-                                           self.stride_b, beta_v, c_ptr, self.ldc,
-                                           self.stride_c, self.batch)
+        elif self.dtype.kind != "c":
+            lib.gemm_batch[self.dtype](_ROW_MAJOR, ta, tb, self.m, self.n, self.k, alpha,
+                                       a_ptr, self.a.ld, self.stride_a, b_ptr, self.b.ld,
+                                       self.stride_b, beta_v, c_ptr, self.ldc,
+                                       self.stride_c, self.batch)
         else:
-            # large products keep OpenBLAS's threads; complex ones also avoid
-            # c/zgemm_batch_strided, which reads the batch strides in units of real numbers
+            # c/zgemm_batch_strided read the batch strides in units of real numbers
             fn, item = lib.gemm[self.dtype], self.dtype.itemsize
             for i in range(self.batch):
                 fn(_ROW_MAJOR, ta, tb, self.m, self.n, self.k, alpha,
                    a_ptr + i * self.stride_a * item, self.a.ld, b_ptr + i * self.stride_b * item,
                    self.b.ld, beta_v, c_ptr + i * self.stride_c * item, self.ldc)
+
+    def pieces(self, workers: int) -> list[tuple["GemmCall", int, int, int]] | None:
+        """The call cut into pieces for ``workers`` threads (``(call, a, b, c byte
+        offsets)`` each), or None when it runs whole on one thread: below
+        :data:`PARALLEL_GEMM_FLOPS` in all, or with one worker. A batch of at least
+        ``workers`` matrices is cut along the batch (up to 4 pieces a worker, so that
+        uneven pieces even out); fewer matrices are each cut into blocks
+        (:meth:`split_product`)."""
+        if workers <= 1 or self.batch * self.matrix_flops < PARALLEL_GEMM_FLOPS:
+            return None
+        if self.batch >= workers:
+            return self.split(min(self.batch, 4 * workers))
+        per_matrix = -(-workers // self.batch)
+        item, single = self.dtype.itemsize, replace(self, batch=1)
+        return [(call, oa + i * self.stride_a * item, ob + i * self.stride_b * item,
+                 oc + i * self.stride_c * item)
+                for i in range(self.batch)
+                for call, oa, ob, oc in single.split_product(per_matrix)]
 
     def split_product(self, pieces: int) -> list[tuple["GemmCall", int, int, int]]:
         """One product (batch 1) cut into up to ``pieces`` calls computing blocks of C's
@@ -478,4 +467,4 @@ def matmul_into(a: np.ndarray, b: np.ndarray, c: np.ndarray, accumulate: bool = 
 
 __all__ = ["library", "BLAS_DTYPES", "Strided", "collapse", "MatrixArg", "matrix_arg", "GemmCall",
            "plan_gemm", "VectorCall", "plan_vector", "Geometry", "geometry", "dense_geometry",
-           "MatmulPlan", "plan_matmul", "matmul_into", "THREADED_FLOPS", "LOOP_MATRIX_FLOPS"]
+           "MatmulPlan", "plan_matmul", "matmul_into", "PARALLEL_GEMM_FLOPS"]

@@ -26,8 +26,8 @@ A call:
 3. runs the strategy planned for the shapes and the input's layout (``conv_plan.py``:
    ``taps``/``taps_t`` GEMMs straight on ``xp``, ``im2col`` blocks, or ``elementwise``
    multiply-adds for depthwise convolutions) over its work items: on the calling thread
-   plus the runtime's pool threads with OpenBLAS single-threaded when the convolution has
-   at least ``PARALLEL_FLOPS``, else on the calling thread with OpenBLAS's own threads;
+   plus the runtime's pool threads when the convolution has at least ``PARALLEL_FLOPS``,
+   else on the calling thread (OpenBLAS itself runs one thread, see ``blas_lib``);
    then adds up the output shards of a split reduction (``plan.finish``).
 
 Element types: f32/f64/c64/c128 compute in their own type; f16, bf16 and the f8 types are
@@ -55,7 +55,6 @@ from ..interpreter.evaluator import describe
 from ..interpreter.linalg import convolve
 from . import conv_plan
 from .blas import compute_dtype, static_arrays, to_result_type
-from .blas_lib import library
 from .conv_plan import ConvGeometry, conv_geometry
 from .thunks import cores, shared_pool
 
@@ -140,8 +139,7 @@ class ConvThunk:
         try:
             work, items = plan.bind(xp, w, target), plan.items_for(w)
             if self.parallel:
-                with library().single_threaded():
-                    shared_pool().parallel_for(items, work)
+                shared_pool().parallel_for(items, work)
             else:
                 state: dict = {}
                 for item in items:
