@@ -16,11 +16,13 @@ a batch of 256 takes tens of seconds; try ``--random-data --steps 2 --batch-size
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
 
 from xlapy import keras
+from xlapy.errors import InvalidArgumentError
 from xlapy.keras import layers
 
 
@@ -85,7 +87,11 @@ def main() -> None:
 
     steps = args.steps
     n_train = (steps or 4) * args.batch_size
-    data = load_data(args.random_data, n_train, 2 * args.batch_size)
+    try:
+        data = load_data(args.random_data, n_train, 2 * args.batch_size)
+    except InvalidArgumentError as e:              # the data set is not on this machine
+        sys.exit(f"{e}\n\nOr run with --random-data to train on random images of "
+                 "CIFAR-10's shape instead.")
     (x_train, y_train), (x_test, y_test) = data
 
     def train_model(model: keras.Sequential, epochs: int) -> None:

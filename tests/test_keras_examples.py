@@ -1,6 +1,7 @@
 """The Keras examples run and print what they promise (small settings)."""
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -42,6 +43,17 @@ def test_cifar10_example_on_random_data():
                      out, re.M)
     assert "train step compiles: 1, cache hits: 1" in out
     assert re.search(r"speed-up of jit_compile=True over jit_compile=False: \d+\.\d+x", out)
+
+
+def test_cifar10_example_without_the_data_set_says_what_to_do(tmp_path):
+    env = {k: v for k, v in os.environ.items()} | {"KERAS_HOME": str(tmp_path)}
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "cifar10_cnn.py"),
+                           "--epochs", "1"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    assert "CIFAR-10 data set was not found" in proc.stderr
+    assert "--random-data" in proc.stderr
 
 
 @needs_digits

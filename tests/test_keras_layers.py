@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.special
 
 import xlapy
 import xlapy.numpy as xnp
@@ -129,11 +130,51 @@ def test_pooling_forward(cls, kind, size, strides, padding):
 
 @pytest.mark.parametrize("cls,kind", [(layers.MaxPooling2D, "max"),
                                       (layers.AveragePooling2D, "avg")])
-def test_pooling_gradients(cls, kind):
+@pytest.mark.parametrize("size,strides,padding", [((3, 3), (2, 2), "same"),
+                                                  ((2, 2), (2, 2), "valid"),
+                                                  ((3, 3), (1, 1), "same"),
+                                                  ((2, 3), (1, 2), "valid")])
+def test_pooling_gradients(cls, kind, size, strides, padding):
+    """Overlapping windows (stride 1) send a max pool's gradient to one input per window
+    and an average pool's to every input, divided by the real inputs of 'same' windows."""
     rng = np.random.default_rng(4)
-    x = _rand(rng, 2, 5, 5, 2)
-    layer = cls((3, 3), (2, 2), "same")
-    _check_gradients(layer, x, lambda x: pool2d(x, (3, 3), (2, 2), "same", kind), [], rng)
+    x = _rand(rng, 2, 6, 5, 2)
+    layer = cls(size, strides, padding)
+    _check_gradients(layer, x, lambda x: pool2d(x, size, strides, padding, kind), [], rng)
+
+
+@pytest.mark.parametrize("data_format", ["channels_last", "channels_first"])
+def test_flatten_gradients(data_format):
+    rng = np.random.default_rng(13)
+    x = _rand(rng, 2, 3, 4, 2)
+
+    def reference(x):
+        if data_format == "channels_first":
+            x = np.moveaxis(x, 1, -1)
+        return x.reshape(len(x), -1)
+    _check_gradients(layers.Flatten(data_format=data_format), x, reference, [], rng)
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+_ACTIVATIONS = {
+    "relu": lambda x: np.maximum(x, 0), "tanh": np.tanh, "sigmoid": _sigmoid,
+    "softmax": lambda x: np.exp(x) / np.exp(x).sum(-1, keepdims=True),
+    "elu": lambda x: np.where(x > 0, x, np.expm1(x)), "softplus": lambda x: np.log1p(np.exp(x)),
+    "swish": lambda x: x * _sigmoid(x), "leaky_relu": lambda x: np.where(x > 0, x, 0.2 * x),
+    "gelu": lambda x: 0.5 * x * (1 + scipy.special.erf(x / np.sqrt(2))),
+    "selu": lambda x: 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(x)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ACTIVATIONS))
+def test_activation_layer_gradients(name):
+    rng = np.random.default_rng(14)
+    x = _rand(rng, 3, 5)
+    x[np.abs(x) < 1e-2] = 0.5                  # stay off the kinks of relu-like functions
+    _check_gradients(layers.Activation(name), x, _ACTIVATIONS[name], [], rng)
 
 
 def test_global_average_pooling_and_flatten():
@@ -258,6 +299,32 @@ def test_dropout_scales_kept_units_and_is_identity_at_inference():
     (g,) = tape.gradient(loss, [xa])
     mask = np.asarray(out) != 0
     np.testing.assert_allclose(np.asarray(g), r * mask / 0.7, rtol=1e-6)
+
+
+def test_dropout_gradients_by_finite_differences_with_a_fixed_key():
+    """With its key reset before each call the layer is a fixed linear map, so central
+    differences through the layer itself (float32) recover its gradient."""
+    layer = layers.Dropout(0.4, seed=5)
+    key = layer.seed_state.numpy()
+    rng = np.random.default_rng(15)
+    x = _rand(rng, 4, 6)
+    r = _rand(rng, 4, 6)
+
+    def f(values):
+        layer.seed_state.assign(key)
+        return float(np.sum(np.asarray(layer(values.astype(np.float32), training=True),
+                                       np.float64) * r))
+    layer.seed_state.assign(key)
+    xa = xnp.asarray(x)
+    with xlapy.GradientTape() as tape:
+        tape.watch(xa)
+        loss = xnp.sum(layer(xa, training=True) * r)
+    (g,) = tape.gradient(loss, [xa])
+    num = numerical_gradient(f, [x], 0, eps=1e-2)
+    np.testing.assert_allclose(np.asarray(g), num, rtol=1e-3, atol=1e-3)
+    dropped = np.asarray(g) == 0
+    assert 0 < dropped.sum() < dropped.size    # some units dropped, some kept
+    np.testing.assert_allclose(np.asarray(g)[~dropped], r[~dropped] / 0.6, rtol=1e-6)
 
 
 def test_dropout_draws_a_new_mask_every_compiled_step_without_recompiling():

@@ -17,17 +17,21 @@ metric updates) is one compiled XLA program; ``jit_compile=False`` runs it op by
 Weights, optimizer state, metric state and dropout keys are :class:`xlapy.Variable`
 objects. Modules: ``layers``, ``models``, ``optimizers`` (with ``schedules``),
 ``losses``, ``metrics``, ``initializers``, ``activations``, ``regularizers``,
-``callbacks``, ``datasets``, ``utils``, ``backend``.
+``constraints``, ``callbacks``, ``datasets``, ``utils``, ``backend``; ``saving`` has
+``load_model`` (``model.save`` writes ``.keras`` files).
 """
 from __future__ import annotations
 
-from . import (activations, backend, callbacks, datasets, initializers, layers, losses,
-               metrics, optimizers, regularizers, utils)
+from . import (activations, backend, callbacks, constraints, datasets, initializers, layers,
+               losses, metrics, optimizers, regularizers, utils)
 from . import models
+from . import saving
 from .layers import Input
-from .models import Model, Sequential
+from .models import Model, Sequential, load_model
 from .progbar import Progbar
 
-__all__ = ["Sequential", "Model", "Input", "Progbar", "activations", "backend", "callbacks",
-           "datasets", "initializers", "layers", "losses", "metrics", "models",
-           "optimizers", "regularizers", "utils"]
+saving.load_model = load_model          # keras.saving.load_model, as in Keras 3
+
+__all__ = ["Sequential", "Model", "Input", "Progbar", "load_model", "activations", "backend",
+           "callbacks", "constraints", "datasets", "initializers", "layers", "losses",
+           "metrics", "models", "optimizers", "regularizers", "saving", "utils"]

@@ -1,5 +1,5 @@
 """Callbacks: ``History`` (returned by ``fit``), ``ProgbarLogger``, ``EarlyStopping``,
-``LearningRateScheduler``, ``LambdaCallback``.
+``ModelCheckpoint``, ``LearningRateScheduler``, ``LambdaCallback``.
 
 Hooks get ``logs``, a dict of Python floats (``loss``, metric names, ``val_*`` at the
 end of an epoch). Set ``model.stop_training = True`` in a hook to end ``fit`` after
@@ -7,6 +7,8 @@ the current epoch.
 """
 from __future__ import annotations
 
+import logging
+import os
 import sys
 from typing import Any, Callable, Iterable
 
@@ -14,6 +16,8 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from .progbar import Progbar
+
+logger = logging.getLogger("xlapy.keras")
 
 
 class Callback:
@@ -115,8 +119,9 @@ class ProgbarLogger(Callback):
         self._new_bar(self.params.get("steps"), self.params.get("metrics", ()))
 
     def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
-        if self._bar is not None and batch + 1 < (self.params.get("steps") or 0):
-            self._bar.update(batch + 1, list((logs or {}).items()))
+        steps = self.params.get("steps")
+        if self._bar is not None and (steps is None or batch + 1 < steps):
+            self._bar.update(batch + 1, list((logs or {}).items()), finalize=False)
 
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         if self._bar is not None:
@@ -199,6 +204,95 @@ class EarlyStopping(Callback):
                 print(f"Epoch {epoch + 1}: early stopping")
 
 
+class ModelCheckpoint(Callback):
+    """Saves the model (``model.save``, a ``.keras`` file) or only its weights
+    (``save_weights_only=True``: ``model.save_weights``, ``.weights.h5`` or ``.npz``) at
+    the end of every epoch, or every ``save_freq`` batches when that is an integer.
+
+    ``filepath`` may hold ``str.format`` fields filled from the epoch (1-based) and the
+    logs: ``"ckpt-{epoch:02d}-{val_loss:.2f}.keras"``. With ``save_best_only`` a file is
+    written only when ``monitor`` improved (``mode`` ``'min'``, ``'max'`` or ``'auto'``:
+    max for accuracies) on the best value so far, which starts at
+    ``initial_value_threshold`` when given.
+    """
+
+    def __init__(self, filepath: Any, monitor: str = "val_loss", verbose: int = 0,
+                 save_best_only: bool = False, save_weights_only: bool = False,
+                 mode: str = "auto", save_freq: Any = "epoch",
+                 initial_value_threshold: float | None = None) -> None:
+        super().__init__()
+        self.filepath = os.fspath(filepath)
+        self.monitor, self.verbose = monitor, verbose
+        self.save_best_only, self.save_weights_only = save_best_only, save_weights_only
+        self._better = _mode_better(mode, monitor)
+        if save_freq != "epoch" and (not isinstance(save_freq, int) or save_freq < 1):
+            raise InvalidArgumentError(f"ModelCheckpoint: save_freq must be 'epoch' or a "
+                                       f"positive number of batches, got {save_freq!r}")
+        self.save_freq = save_freq
+        if not save_weights_only and not self.filepath.endswith(".keras"):
+            raise InvalidArgumentError(
+                f"ModelCheckpoint: filepath must end in .keras when saving the whole model, "
+                f"got {self.filepath!r} (or pass save_weights_only=True for .weights.h5 / "
+                ".npz files)")
+        self.best = initial_value_threshold
+        self._epoch = 0
+        self._batches = 0
+
+    def on_epoch_begin(self, epoch: int, logs: dict | None = None) -> None:
+        self._epoch = epoch
+
+    def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
+        if self.save_freq == "epoch":
+            return
+        self._batches += 1
+        if self._batches % self.save_freq == 0:
+            self._save(self._epoch, batch, logs or {})
+
+    def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
+        if self.save_freq == "epoch":
+            self._save(epoch, None, logs or {})
+
+    def _path(self, epoch: int, batch: int | None, logs: dict) -> str:
+        fields = dict(logs)
+        fields["epoch"] = epoch + 1
+        if batch is not None:
+            fields["batch"] = batch + 1
+        try:
+            return self.filepath.format(**fields)
+        except KeyError as e:
+            raise InvalidArgumentError(f"ModelCheckpoint: filepath {self.filepath!r} refers "
+                                       f"to {e}, which is not in the logs (available: "
+                                       f"{sorted(fields)})") from None
+
+    def _save(self, epoch: int, batch: int | None, logs: dict) -> None:
+        path = self._path(epoch, batch, logs)
+        if self.save_best_only:
+            current = logs.get(self.monitor)
+            if current is None:
+                logger.warning("ModelCheckpoint: can save the best model only with %r in the "
+                               "logs (available: %s); skipping", self.monitor, sorted(logs))
+                return
+            if self.best is not None and not self._better(current, self.best):
+                if self.verbose:
+                    print(f"\nEpoch {epoch + 1}: {self.monitor} did not improve from "
+                          f"{self.best:.5f}")
+                return
+            if self.verbose:
+                previous = "inf" if self.best is None else f"{self.best:.5f}"
+                print(f"\nEpoch {epoch + 1}: {self.monitor} improved from {previous} to "
+                      f"{current:.5f}, saving model to {path}")
+            self.best = current
+        elif self.verbose:
+            print(f"\nEpoch {epoch + 1}: saving model to {path}")
+        directory = os.path.dirname(path)
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+        if self.save_weights_only:
+            self.model.save_weights(path, overwrite=True)
+        else:
+            self.model.save(path, overwrite=True)
+
+
 class LearningRateScheduler(Callback):
     """Sets ``optimizer.learning_rate = schedule(epoch, current_lr)`` before each epoch
     (a Variable assignment: nothing recompiles)."""
@@ -232,4 +326,4 @@ class LambdaCallback(Callback):
 
 
 __all__ = ["Callback", "CallbackList", "History", "ProgbarLogger", "EarlyStopping",
-           "LearningRateScheduler", "LambdaCallback"]
+           "ModelCheckpoint", "LearningRateScheduler", "LambdaCallback"]

@@ -189,6 +189,14 @@ LecunUniform = _preset("LecunUniform", 1.0, "fan_in", "uniform",
 LecunNormal = _preset("LecunNormal", 1.0, "fan_in", "truncated_normal",
                       "Truncated normal with variance ``1 / fan_in``.")
 
+# Keras's lower-case aliases of the classes (``initializers.glorot_uniform(seed=1)``).
+zeros, ones, constant = Zeros, Ones, Constant
+random_normal, random_uniform, truncated_normal = RandomNormal, RandomUniform, TruncatedNormal
+variance_scaling = VarianceScaling
+glorot_uniform, glorot_normal, he_uniform, he_normal = GlorotUniform, GlorotNormal, HeUniform, \
+    HeNormal
+lecun_uniform, lecun_normal = LecunUniform, LecunNormal
+
 _BY_NAME: dict[str, Callable[[], Initializer]] = {
     "zeros": Zeros, "ones": Ones, "constant": Constant,
     "random_normal": RandomNormal, "normal": RandomNormal,

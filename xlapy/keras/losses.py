@@ -2,11 +2,19 @@
 
 Functions return one value per sample (the last axis reduced): ``categorical_crossentropy``,
 ``sparse_categorical_crossentropy``, ``binary_crossentropy`` (each ``from_logits`` or from
-probabilities), ``mean_squared_error``, ``mean_absolute_error``, ``huber``. From
+probabilities), ``mean_squared_error``, ``mean_absolute_error``, ``huber``, ``hinge``,
+``squared_hinge``. From
 probabilities, predictions are clipped to ``[1e-7, 1 - 1e-7]`` (categorical ones first
 renormalized to sum to one), as Keras does. ``Loss`` objects reduce with
 ``'sum_over_batch_size'`` (the weighted sum divided by the number of values, the
 default), ``'sum'`` or ``'none'``.
+
+**Matching ranks.** Functions that compare ``y_true`` with ``y_pred`` elementwise first
+call :func:`squeeze_or_expand_to_same_rank` (Keras's rule): when the ranks differ by
+one and the longer one ends in a dimension of 1, labels of shape ``(batch,)`` are
+expanded to ``(batch, 1)`` (or a trailing 1 squeezed), so 1-D targets against a
+one-unit output never broadcast to ``(batch, batch)``. ``LossFunctionWrapper`` does the
+same for user functions.
 """
 from __future__ import annotations
 
@@ -24,6 +32,32 @@ def _float(x: Any, like: Any = None) -> Any:
     x = xnp.asarray(x)
     dt = like.dtype if like is not None else np.float32
     return x.astype(dt) if x.dtype != dt else x
+
+
+def squeeze_or_expand_to_same_rank(x1: Any, x2: Any,
+                                   expand_rank_1: bool = True) -> tuple[Any, Any]:
+    """Keras's rank matching: if the ranks differ by one and the longer array ends in a
+    dimension of 1, expand the rank-1 array (``expand_rank_1``) or squeeze that 1."""
+    x1, x2 = xnp.asarray(x1), xnp.asarray(x2)
+    r1, r2 = x1.ndim, x2.ndim
+    if r1 == r2 + 1 and x1.shape[-1] == 1:
+        if r2 == 1 and expand_rank_1:
+            x2 = xnp.expand_dims(x2, -1)
+        else:
+            x1 = xnp.squeeze(x1, -1)
+    elif r2 == r1 + 1 and x2.shape[-1] == 1:
+        if r1 == 1 and expand_rank_1:
+            x1 = xnp.expand_dims(x1, -1)
+        else:
+            x2 = xnp.squeeze(x2, -1)
+    return x1, x2
+
+
+def _pair(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
+    """``(y_true, y_pred)`` as floats of ``y_pred``'s type, of matching rank."""
+    y_pred = _float(y_pred)
+    y_true, y_pred = squeeze_or_expand_to_same_rank(_float(y_true, y_pred), y_pred)
+    return y_true, y_pred
 
 
 def categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False,
@@ -67,8 +101,7 @@ def sparse_categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool 
 def binary_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False,
                         label_smoothing: float = 0.0, axis: int = -1) -> Any:
     """Mean over ``axis`` of ``-(y log p + (1 - y) log(1 - p))``."""
-    y_pred = _float(y_pred)
-    y_true = _float(y_true, y_pred)
+    y_true, y_pred = _pair(y_true, y_pred)
     if label_smoothing:
         y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
     if from_logits:
@@ -80,20 +113,41 @@ def binary_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False,
 
 
 def mean_squared_error(y_true: Any, y_pred: Any) -> Any:
-    y_pred = _float(y_pred)
-    return xnp.mean(xnp.square(_float(y_true, y_pred) - y_pred), axis=-1)
+    """Mean over the last axis of ``(y_true - y_pred)**2``."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    return xnp.mean(xnp.square(y_true - y_pred), axis=-1)
 
 
 def mean_absolute_error(y_true: Any, y_pred: Any) -> Any:
-    y_pred = _float(y_pred)
-    return xnp.mean(xnp.abs(_float(y_true, y_pred) - y_pred), axis=-1)
+    """Mean over the last axis of ``|y_true - y_pred|``."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    return xnp.mean(xnp.abs(y_true - y_pred), axis=-1)
+
+
+def _signed_labels(y_true: Any) -> Any:
+    """Keras's hinge convention: when every label is 0 or 1 they become -1 / 1."""
+    is_binary = xnp.all((y_true == 0.0) | (y_true == 1.0))
+    return xnp.where(is_binary, 2.0 * y_true - 1.0, y_true)
+
+
+def hinge(y_true: Any, y_pred: Any) -> Any:
+    """Mean over the last axis of ``max(1 - y_true * y_pred, 0)`` (labels -1/1 or 0/1)."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    return xnp.mean(xnp.maximum(1.0 - _signed_labels(y_true) * y_pred, 0.0), axis=-1)
+
+
+def squared_hinge(y_true: Any, y_pred: Any) -> Any:
+    """Mean over the last axis of ``max(1 - y_true * y_pred, 0)**2``."""
+    y_true, y_pred = _pair(y_true, y_pred)
+    return xnp.mean(xnp.square(xnp.maximum(1.0 - _signed_labels(y_true) * y_pred, 0.0)),
+                    axis=-1)
 
 
 def huber(y_true: Any, y_pred: Any, delta: float = 1.0) -> Any:
     """Mean over the last axis of ``e**2 / 2`` for ``|e| <= delta``, else
     ``delta * (|e| - delta / 2)``."""
-    y_pred = _float(y_pred)
-    err = xnp.abs(_float(y_true, y_pred) - y_pred)
+    y_true, y_pred = _pair(y_true, y_pred)
+    err = xnp.abs(y_true - y_pred)
     quad = xnp.minimum(err, delta)
     return xnp.mean(0.5 * xnp.square(quad) + delta * (err - quad), axis=-1)
 
@@ -133,6 +187,13 @@ class Loss:
     def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         return reduce_weighted(self.call(y_true, y_pred), sample_weight, self.reduction)
 
+    def get_config(self) -> dict:
+        return {"reduction": self.reduction, "name": self.name}
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Loss":
+        return cls(**config)
+
 
 class LossFunctionWrapper(Loss):
     """A ``Loss`` around a per-sample function and its keyword arguments."""
@@ -143,7 +204,14 @@ class LossFunctionWrapper(Loss):
         self.fn, self.fn_kwargs = fn, kwargs
 
     def call(self, y_true: Any, y_pred: Any) -> Any:
+        y_true, y_pred = squeeze_or_expand_to_same_rank(y_true, y_pred)
         return self.fn(y_true, y_pred, **self.fn_kwargs)
+
+    def get_config(self) -> dict:
+        config = {**super().get_config(), **self.fn_kwargs}
+        if type(self) is LossFunctionWrapper:        # subclasses fix their function
+            config["fn"] = self.fn
+        return config
 
 
 def _wrapper(fn: Callable[..., Any], default_name: str, params: tuple[str, ...]) -> type:
@@ -170,6 +238,8 @@ BinaryCrossentropy = _wrapper(binary_crossentropy, "binary_crossentropy",
 MeanSquaredError = _wrapper(mean_squared_error, "mean_squared_error", ())
 MeanAbsoluteError = _wrapper(mean_absolute_error, "mean_absolute_error", ())
 Huber = _wrapper(huber, "huber", ("delta",))
+Hinge = _wrapper(hinge, "hinge", ())
+SquaredHinge = _wrapper(squared_hinge, "squared_hinge", ())
 
 _BY_NAME: dict[str, Callable[..., Any]] = {
     "categorical_crossentropy": categorical_crossentropy,
@@ -177,7 +247,7 @@ _BY_NAME: dict[str, Callable[..., Any]] = {
     "binary_crossentropy": binary_crossentropy,
     "mean_squared_error": mean_squared_error, "mse": mean_squared_error,
     "mean_absolute_error": mean_absolute_error, "mae": mean_absolute_error,
-    "huber": huber,
+    "huber": huber, "hinge": hinge, "squared_hinge": squared_hinge,
 }
 
 
@@ -198,6 +268,7 @@ def get(identifier: Any) -> Loss:
 
 __all__ = ["Loss", "LossFunctionWrapper", "CategoricalCrossentropy",
            "SparseCategoricalCrossentropy", "BinaryCrossentropy", "MeanSquaredError",
-           "MeanAbsoluteError", "Huber", "categorical_crossentropy",
+           "MeanAbsoluteError", "Huber", "Hinge", "SquaredHinge", "categorical_crossentropy",
            "sparse_categorical_crossentropy", "binary_crossentropy", "mean_squared_error",
-           "mean_absolute_error", "huber", "mse", "mae", "get", "reduce_weighted"]
+           "mean_absolute_error", "huber", "hinge", "squared_hinge", "mse", "mae", "get",
+           "reduce_weighted", "squeeze_or_expand_to_same_rank"]

@@ -6,8 +6,14 @@ written back through input/output aliasing). ``result()`` is ``total / count`` (
 any update); ``reset_state()`` zeroes the state.
 
 ``'accuracy'`` picks Keras's variant from the shapes it sees: binary accuracy when the
-prediction has one unit, sparse categorical when the labels have one dimension fewer
-(or a last dimension of 1 against several classes), else categorical accuracy.
+prediction has one unit (or is one value per sample), sparse categorical when the labels
+have one dimension fewer (or a last dimension of 1 against several classes), else
+categorical accuracy.
+
+Elementwise comparisons (``accuracy``, ``binary_accuracy`` and the loss-based metrics)
+first match the ranks of ``y_true`` and ``y_pred`` with Keras's
+:func:`~xlapy.keras.losses.squeeze_or_expand_to_same_rank`, so labels of shape
+``(batch,)`` against predictions ``(batch, 1)`` are compared row by row.
 """
 from __future__ import annotations
 
@@ -39,6 +45,14 @@ class Metric:
     def variables(self) -> list[Variable]:
         return list(self._variables)
 
+    def rename(self, name: str) -> None:
+        """Change :attr:`name` and the names of the state Variables (``<name>/total``),
+        which must stay distinct within one compiled step."""
+        old, self.name = self.name, name
+        for var in self._variables:
+            if var.name.startswith(old + "/"):
+                var.name = name + var.name[len(old):]
+
     def reset_state(self) -> None:
         for var in self._variables:
             var.assign(np.zeros(var.shape, var.dtype))
@@ -52,6 +66,13 @@ class Metric:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         self.update_state(*args, **kwargs)
         return self.result()
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "dtype": self.dtype.name}
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Metric":
+        return cls(**config)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name!r}>"
@@ -120,6 +141,12 @@ class MeanMetricWrapper(Mean):
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
         super().update_state(self.fn(y_true, y_pred, **self.fn_kwargs), sample_weight)
 
+    def get_config(self) -> dict:
+        config = {**super().get_config(), **self.fn_kwargs}
+        if type(self) is MeanMetricWrapper:          # subclasses fix their function
+            config["fn"] = self.fn
+        return config
+
 
 # ------------------------------------------------------------------ per-sample functions
 def _as(x: Any, dtype: Any) -> Any:
@@ -129,13 +156,13 @@ def _as(x: Any, dtype: Any) -> Any:
 
 def accuracy(y_true: Any, y_pred: Any) -> Any:
     """1 where ``y_true == y_pred`` elementwise, else 0."""
-    y_pred = xnp.asarray(y_pred)
+    y_true, y_pred = losses_mod.squeeze_or_expand_to_same_rank(y_true, y_pred)
     return _as(xnp.equal(_as(y_true, y_pred.dtype), y_pred), np.float32)
 
 
 def binary_accuracy(y_true: Any, y_pred: Any, threshold: float = 0.5) -> Any:
     """Mean over the last axis of ``y_true == (y_pred > threshold)``."""
-    y_pred = xnp.asarray(y_pred)
+    y_true, y_pred = losses_mod.squeeze_or_expand_to_same_rank(y_true, y_pred)
     hit = xnp.equal(_as(y_true, np.float32), _as(y_pred > threshold, np.float32))
     return xnp.mean(_as(hit, np.float32), axis=-1)
 
@@ -158,7 +185,7 @@ def sparse_categorical_accuracy(y_true: Any, y_pred: Any) -> Any:
 def auto_accuracy(y_true: Any, y_pred: Any) -> Any:
     """Keras's ``'accuracy'``: binary, sparse categorical or categorical by the shapes."""
     t_shape, p_shape = tuple(xnp.shape(y_true)), tuple(xnp.shape(y_pred))
-    if p_shape and p_shape[-1] == 1:
+    if len(p_shape) <= 1 or p_shape[-1] == 1:          # one prediction per sample
         return binary_accuracy(y_true, y_pred)
     if len(t_shape) < len(p_shape) or (t_shape and t_shape[-1] == 1 and p_shape[-1] > 1):
         return sparse_categorical_accuracy(y_true, y_pred)

@@ -11,15 +11,21 @@
 
 All get the training API of :mod:`.training` (``compile``/``fit``/``evaluate``/``predict``)
 plus ``summary``, ``get_weights``/``set_weights`` and ``save_weights``/``load_weights``.
+Models also have ``get_config``/``from_config`` (a subclassed model's config is the
+arguments its constructor was called with, unless it overrides ``get_config``),
+``to_json`` (:func:`model_from_json`) and ``save(path)`` (:func:`load_model`), see
+:mod:`.model_saving`.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import inspect
+import json
+from typing import Any, Callable, Mapping, Sequence
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, UnimplementedError
 from ..frontend.core import to_array
 from ..frontend.pytree import tree_unflatten
-from . import saving, summary
+from . import saving, serialization, summary
 from .layers.base import InputLayer, KerasTensor, Layer, Node, flatten_symbolic
 from .training import Trainer
 
@@ -31,8 +37,8 @@ class Model(Trainer, Layer):
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "Model":
         if cls is Model and (args or "inputs" in kwargs):
-            return super().__new__(Functional)
-        return super().__new__(cls)
+            cls = Functional
+        return super().__new__(cls, *args, **kwargs)      # Layer.__new__ keeps the args
 
     def __init__(self, *args: Any, name: str | None = None, trainable: bool = True,
                  **kwargs: Any) -> None:
@@ -80,9 +86,59 @@ class Model(Trainer, Layer):
         """Write :attr:`weights` to ``.npz`` (or ``.h5`` with h5py), see :mod:`.saving`."""
         saving.save_weights(self, filepath, overwrite)
 
-    def load_weights(self, filepath: Any) -> None:
-        """Read weights written by :meth:`save_weights` into this model."""
-        saving.load_weights(self, filepath)
+    def load_weights(self, filepath: Any, skip_mismatch: bool = False) -> None:
+        """Read weights written by :meth:`save_weights` (or by Keras, ``.h5``) into this
+        model, which must be built."""
+        saving.load_weights(self, filepath, skip_mismatch=skip_mismatch)
+
+    def save(self, filepath: Any, overwrite: bool = True, include_optimizer: bool = True) -> None:
+        """Save the architecture, the weights and the compile settings with the optimizer
+        state to a ``.keras`` file; :func:`load_model` reads it back."""
+        from .model_saving import save_model
+        save_model(self, filepath, overwrite=overwrite, include_optimizer=include_optimizer)
+
+    def get_config(self) -> dict:
+        """A subclassed model's config: the arguments its constructor was called with
+        (captured, as for layers) plus ``name``, ``trainable`` and ``dtype``, as Keras 3's
+        automatic config. Override it (and ``from_config``) when the constructor takes
+        values that cannot be saved."""
+        try:
+            return Layer.get_config(self)
+        except InvalidArgumentError as e:
+            raise UnimplementedError(
+                f"{type(self).__name__}: cannot make a config from its constructor arguments "
+                f"({e}); define get_config()/from_config() to save it with model.save, or "
+                "use save_weights/load_weights") from None
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects: Mapping[str, Any] | None = None) -> Any:
+        """A functional model from its config (``Model.from_config``), or a subclass
+        from its constructor arguments (``name``, ``trainable`` and ``dtype`` are set
+        afterwards when the constructor does not take them)."""
+        if "nodes" in config and (cls is Model or issubclass(cls, Functional)):
+            return serialization.model_from_config({"class_name": "Functional",
+                                                    "config": config}, custom_objects)
+        config = dict(config)
+        params = inspect.signature(cls.__init__).parameters
+        takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        later = {} if takes_any else {k: config.pop(k) for k in ("name", "trainable", "dtype")
+                                      if k in config and k not in params}
+        try:
+            model = cls(**config)
+        except TypeError as e:
+            raise InvalidArgumentError(
+                f"cannot rebuild {cls.__name__} from its config {sorted(config)} ({e}); "
+                "make get_config() return the constructor's arguments, or define "
+                "from_config(cls, config)") from None
+        if "name" in later:
+            model.name = later["name"]
+        if "trainable" in later:
+            model.trainable = later["trainable"]
+        return model
+
+    def to_json(self, **kwargs: Any) -> str:
+        """The architecture as a JSON string (:func:`model_from_json` reads it)."""
+        return json.dumps(serialization.serialize(self), **kwargs)
 
 
 class Functional(Model):
@@ -172,6 +228,9 @@ class Functional(Model):
     def compute_output_shape(self, input_shape: Any) -> Any:
         return self.output_shape
 
+    def get_config(self) -> dict:
+        return serialization.model_config(self)
+
     def _summary_rows(self) -> list[tuple[str, Any, int, str]]:
         multi = any(len(n.parents) > 1 for n in self._nodes)
         rows = []
@@ -197,12 +256,16 @@ class Sequential(Model):
             self.add(layer)
 
     def add(self, layer: Any) -> None:
-        """Append a layer (an ``Input`` tensor sets the input shape instead)."""
-        if isinstance(layer, KerasTensor):
+        """Append a layer (an ``Input`` tensor or an ``InputLayer`` sets the input shape
+        instead)."""
+        if isinstance(layer, KerasTensor) and isinstance(getattr(layer.node, "layer", None),
+                                                         InputLayer):
+            layer = layer.node.layer
+        if isinstance(layer, InputLayer):
             if self._layers:
                 raise InvalidArgumentError("an Input can only be the first element of a "
                                            "Sequential model")
-            self._declared_input = layer.shape
+            self._declared_input = tuple(layer.batch_shape)
             self._build_chain(self._declared_input)
             return
         if not isinstance(layer, Layer):
@@ -257,10 +320,36 @@ class Sequential(Model):
             shape = layer.compute_output_shape(shape)
         return shape
 
+    def get_config(self) -> dict:
+        return serialization.model_config(self)
+
+    @classmethod
+    def from_config(cls, config: dict, custom_objects: Mapping[str, Any] | None = None) -> Any:
+        return serialization.model_from_config({"class_name": cls.__name__,
+                                                "config": config}, custom_objects)
+
 
 def _model_name(base: str = "model") -> str:
     from .backend import unique_name
     return unique_name(base)
 
 
-__all__ = ["Model", "Functional", "Sequential"]
+def load_model(filepath: Any, custom_objects: Mapping[str, Any] | None = None,
+               compile: bool = True, safe_mode: bool = True) -> Model:
+    """A model saved by :meth:`Model.save` (see :mod:`.model_saving`)."""
+    from .model_saving import load_model as _load
+    return _load(filepath, custom_objects=custom_objects, compile=compile, safe_mode=safe_mode)
+
+
+def model_from_json(json_string: str, custom_objects: Mapping[str, Any] | None = None) -> Any:
+    """A new (untrained) model from :meth:`Model.to_json`'s string."""
+    return serialization.deserialize(json.loads(json_string), custom_objects)
+
+
+def clone_model(model: Model, custom_objects: Mapping[str, Any] | None = None) -> Any:
+    """A new model with the same architecture and freshly initialized weights."""
+    return serialization.deserialize(serialization.serialize(model), custom_objects)
+
+
+__all__ = ["Model", "Functional", "Sequential", "load_model", "model_from_json",
+           "clone_model"]

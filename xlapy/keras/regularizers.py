@@ -13,6 +13,9 @@ class Regularizer:
     def __call__(self, x: Any) -> Any:
         raise InvalidArgumentError(f"{type(self).__name__} does not define __call__")
 
+    def get_config(self) -> dict:
+        return {}
+
 
 class L1L2(Regularizer):
     """``l1 * sum(|w|) + l2 * sum(w**2)``."""
@@ -28,6 +31,9 @@ class L1L2(Regularizer):
             total = total + self.l2 * xnp.sum(xnp.square(x))
         return xnp.asarray(total, xnp.float32) if isinstance(total, float) else total
 
+    def get_config(self) -> dict:
+        return {"l1": self.l1, "l2": self.l2}
+
     def __repr__(self) -> str:
         return f"L1L2(l1={self.l1}, l2={self.l2})"
 
@@ -36,10 +42,16 @@ class L1(L1L2):
     def __init__(self, l1: float = 0.01) -> None:
         super().__init__(l1=l1)
 
+    def get_config(self) -> dict:
+        return {"l1": self.l1}
+
 
 class L2(L1L2):
     def __init__(self, l2: float = 0.01) -> None:
         super().__init__(l2=l2)
+
+    def get_config(self) -> dict:
+        return {"l2": self.l2}
 
 
 def l1_l2(l1: float = 0.01, l2: float = 0.01) -> L1L2:

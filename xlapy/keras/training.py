@@ -1,12 +1,15 @@
-"""``compile`` / ``fit`` / ``evaluate`` / ``predict`` (mixed into ``Model``).
+"""``compile`` and the train / test / predict steps (mixed into ``Model``).
 
-With ``compile(..., jit_compile=True)`` (the default) the whole train step -- forward
-pass, loss, gradients through a :class:`~xlapy.GradientTape`, the optimizer update and
-the metric updates -- is **one** ``xlapy.function(jit_compile=True)`` call per batch;
-weights, optimizer slots, metric state and dropout keys are Variables that the
-compiled program reads and writes back through input/output aliasing.
+With ``compile(..., jit_compile=True)`` the whole train step -- forward pass, loss,
+gradients through a :class:`~xlapy.GradientTape`, the optimizer update (and the weight
+constraints) and the metric updates -- is **one** ``xlapy.function(jit_compile=True)``
+call per batch; weights, optimizer slots, metric state and dropout keys are Variables
+that the compiled program reads and writes back through input/output aliasing.
 ``model.train_function.cache_info()`` shows its compiles. With ``jit_compile=False``
-the same step runs eagerly, op by op.
+(or ``run_eagerly=True``) the same step runs eagerly, op by op. ``jit_compile=None``
+(the default, also spelled ``'auto'``) follows :func:`xlapy.frontend.jit.auto_jit`
+(``set_auto_jit(True/False)``, TensorFlow's ``tf.config.optimizer.set_jit``) and
+compiles when that is not set.
 
 **Partial last batch: pad with a mask.** Every batch has ``batch_size`` rows (see
 :mod:`xlapy.keras.data`): the last one is padded by repeating its rows and a 0/1 mask
@@ -14,6 +17,13 @@ marks the padding. The step multiplies the sample weights by the mask, divides t
 by the number of real rows, weights the metrics by the mask, and
 ``BatchNormalization`` leaves padded rows out of its batch statistics, so the result
 equals training on the short batch -- and the step compiles once for every epoch.
+
+**Sample weights** (``sample_weight``, ``class_weight``) weight the loss and the
+``weighted_metrics``; the ``metrics`` are unweighted (only the padding mask applies), as
+in Keras. A weighted metric whose name is already used by a metric is reported as
+``weighted_<name>``.
+
+The loops (``fit``, ``evaluate``, ``predict``) are in :mod:`.training_loops`.
 """
 from __future__ import annotations
 
@@ -24,10 +34,11 @@ import numpy as np
 from .. import numpy as xnp
 from ..errors import InvalidArgumentError, UnimplementedError
 from ..frontend.autodiff import GradientTape
-from ..frontend.jit import function
+from ..frontend.jit import auto_jit, function
 from . import backend, losses as losses_mod, metrics as metrics_mod, optimizers
-from .callbacks import Callback, CallbackList, History, ProgbarLogger
-from .data import BatchPlan, num_samples, split_validation, take, to_numpy
+from .data import num_samples, to_numpy
+from .data_adapters import class_weights
+from .training_loops import TrainingLoops, logs_to_floats
 
 
 def _unpack(data: Any) -> tuple[Any, Any, Any]:
@@ -36,37 +47,116 @@ def _unpack(data: Any) -> tuple[Any, Any, Any]:
     return data, None, None
 
 
-def _logs_to_floats(logs: dict, order: Sequence[str] = ()) -> dict:
-    """Python floats, in ``order`` first (compiled steps return dicts with sorted keys)."""
-    keys = [k for k in order if k in logs] + [k for k in logs if k not in order]
-    return {k: float(np.asarray(logs[k])) for k in keys}
+def resolve_jit_compile(jit_compile: Any, run_eagerly: bool | None = None) -> bool:
+    """Whether steps compile: ``run_eagerly`` wins; ``None``/``'auto'`` follows
+    :func:`~xlapy.frontend.jit.auto_jit` when it is set, else compiles."""
+    if run_eagerly:
+        return False
+    if jit_compile is None or (isinstance(jit_compile, str) and jit_compile == "auto"):
+        setting = auto_jit()
+        return setting if isinstance(setting, bool) else True
+    if isinstance(jit_compile, str):
+        raise InvalidArgumentError(f"jit_compile must be True, False, None or 'auto', got "
+                                   f"{jit_compile!r}")
+    return bool(jit_compile)
 
 
-class Trainer:
+def _single_loss_weight(loss_weights: Any) -> float:
+    """The weight of the one output's loss from ``loss_weights`` (float, [w] or {name: w})."""
+    if loss_weights is None:
+        return 1.0
+    if isinstance(loss_weights, dict):
+        values = list(loss_weights.values())
+    elif isinstance(loss_weights, (list, tuple)):
+        values = list(loss_weights)
+    else:
+        values = [loss_weights]
+    if len(values) != 1:
+        raise UnimplementedError(f"loss_weights {loss_weights!r}: compile/fit train models "
+                                 "with one output, so loss_weights must hold one weight")
+    return float(values[0])
+
+
+def _metric_list(metrics: Any, argument: str) -> list[metrics_mod.Metric]:
+    if metrics is None:
+        return []
+    if isinstance(metrics, dict):
+        raise UnimplementedError(f"{argument} given per output (a dict): compile/fit train "
+                                 "models with one output; pass a list")
+    if isinstance(metrics, (str, metrics_mod.Metric)) or callable(metrics):
+        metrics = [metrics]
+    out = []
+    for m in metrics:
+        if isinstance(m, (list, tuple, dict)):
+            raise UnimplementedError(f"{argument}: nested lists (one per output) are not "
+                                     "supported; compile/fit train models with one output")
+        out.append(metrics_mod.get(m))
+    return out
+
+
+class Trainer(TrainingLoops):
     """The training API of ``Model`` (see the module docstring)."""
 
     # ----- compile
     def compile(self, optimizer: Any = "rmsprop", loss: Any = None,
-                metrics: Sequence[Any] | None = None, jit_compile: bool = True,
-                loss_weights: Any = None, weighted_metrics: Any = None,
-                run_eagerly: bool | None = None) -> None:
-        """Configure training: optimizer, loss, metrics, and whether each step is compiled
-        (``jit_compile=True``) or run op by op (``jit_compile=False`` or
-        ``run_eagerly=True``)."""
-        if loss_weights is not None or weighted_metrics is not None or \
-                len(getattr(self, "outputs", ())) > 1:
-            raise UnimplementedError(
-                "compile/fit train models with one output: several outputs, loss_weights and "
-                "weighted_metrics are not supported")
+                metrics: Sequence[Any] | None = None, loss_weights: Any = None,
+                weighted_metrics: Sequence[Any] | None = None, run_eagerly: bool | None = None,
+                steps_per_execution: int = 1, jit_compile: Any = None,
+                auto_scale_loss: bool = True) -> None:
+        """Configure training: optimizer, loss, ``metrics`` (unweighted),
+        ``weighted_metrics`` (weighted by ``sample_weight`` / ``class_weight``) and whether
+        each step is compiled (``jit_compile``, see the module docstring).
+
+        ``loss_weights`` scales the loss (one output: a float, ``[w]`` or ``{name: w}``).
+        ``steps_per_execution`` is accepted and behaves as 1: one call of the compiled
+        step per batch, whose per-call overhead is a few microseconds (the jit fast
+        path), while running ``n`` steps per call would mean an ``n`` times longer
+        program to compile. ``auto_scale_loss`` only matters for mixed precision, which
+        xlapy.keras does not have (float32 throughout); it is accepted and ignored.
+        """
+        if len(getattr(self, "outputs", ())) > 1:
+            raise UnimplementedError("compile/fit train models with one output; this model "
+                                     f"has {len(self.outputs)}")
+        if int(steps_per_execution) < 1:
+            raise InvalidArgumentError(f"steps_per_execution must be a positive integer, got "
+                                       f"{steps_per_execution!r}")
+        self.steps_per_execution = int(steps_per_execution)
         self.optimizer = optimizers.get(optimizer)
         self.loss = loss
         self.loss_fn = losses_mod.get(loss) if loss is not None else None
-        self.compiled_metrics = [metrics_mod.get(m) for m in (metrics or [])]
+        self.loss_weight = _single_loss_weight(loss_weights)
+        self.compiled_metrics = _metric_list(metrics, "metrics")
+        self.compiled_weighted_metrics = _metric_list(weighted_metrics, "weighted_metrics")
+        self._name_metrics()
         self.loss_tracker = metrics_mod.Mean(name="loss")
-        self.jit_compile = bool(jit_compile) and not run_eagerly
+        self.run_eagerly = bool(run_eagerly)
+        self.jit_compile = resolve_jit_compile(jit_compile, run_eagerly)
+        self._compile_config = {"optimizer": optimizer, "loss": loss, "metrics": metrics,
+                                "loss_weights": loss_weights,
+                                "weighted_metrics": weighted_metrics}
         self.compiled = True
         self.stop_training = False
         self._make_functions()
+
+    def _name_metrics(self) -> None:
+        """Unique names: a weighted metric that collides becomes ``weighted_<name>``."""
+        seen = {"loss"}
+        ids: set[int] = set()
+        for m in self.compiled_metrics + self.compiled_weighted_metrics:
+            if id(m) in ids:
+                raise InvalidArgumentError(f"metric object {m!r} is passed twice; use separate "
+                                           "instances for metrics and weighted_metrics")
+            ids.add(id(m))
+        for m in self.compiled_metrics:
+            if m.name in seen:
+                raise InvalidArgumentError(f"found two metrics with the same name: {m.name!r}")
+            seen.add(m.name)
+        for m in self.compiled_weighted_metrics:
+            if m.name in seen:
+                m.rename(f"weighted_{m.name}")
+            if m.name in seen:
+                raise InvalidArgumentError(f"found two metrics with the same name: {m.name!r}")
+            seen.add(m.name)
 
     def _make_functions(self) -> None:
         def train_function(x: Any, y: Any, sample_weight: Any, mask: Any) -> dict:
@@ -91,12 +181,18 @@ class Trainer:
         if self.loss_fn is None and what != "predict":
             raise InvalidArgumentError(f"{what} needs a loss: pass loss= to model.compile")
 
+    def _ensure_predict_function(self) -> None:
+        if getattr(self, "predict_function", None) is None:       # not compiled yet
+            self.jit_compile = resolve_jit_compile(None)
+            self._make_functions()
+
     @property
     def metrics(self) -> list[metrics_mod.Metric]:
-        """The loss tracker followed by the compiled metrics."""
+        """The loss tracker, the compiled metrics, then the weighted metrics."""
         if not getattr(self, "compiled", False):
             return []
-        return [self.loss_tracker] + list(self.compiled_metrics)
+        return [self.loss_tracker] + list(self.compiled_metrics) + \
+            list(self.compiled_weighted_metrics)
 
     @property
     def metrics_names(self) -> list[str]:
@@ -110,15 +206,28 @@ class Trainer:
     def compute_loss(self, x: Any = None, y: Any = None, y_pred: Any = None,
                      sample_weight: Any = None) -> Any:
         """The batch loss: weighted per-sample losses summed and divided by the number of
-        real rows (the batch mask), plus the layers' regularization penalties."""
+        real rows (the batch mask), times the loss weight, plus the layers' penalties
+        (weight and activity regularizers). A loss function that already returns a scalar
+        is used as it is (sample weights cannot apply to it)."""
         per_sample = xnp.asarray(self.loss_fn.call(y, y_pred))
-        if per_sample.ndim > 1:
-            per_sample = xnp.mean(per_sample, axis=tuple(range(1, per_sample.ndim)))
-        if sample_weight is not None:
-            per_sample = per_sample * xnp.asarray(sample_weight, per_sample.dtype)
-        total = xnp.sum(per_sample)
-        if self.loss_fn.reduction != "sum":
-            total = total / self._batch_count(per_sample)
+        if per_sample.ndim == 0:
+            total = per_sample
+        else:
+            batch = tuple(xnp.shape(y_pred))[:1]
+            if batch and per_sample.shape[0] != batch[0]:
+                raise InvalidArgumentError(
+                    f"loss {self.loss_fn.name!r} returned values of shape {per_sample.shape} "
+                    f"for predictions of shape {tuple(xnp.shape(y_pred))} and targets of "
+                    f"shape {tuple(xnp.shape(y))}; expected one value per sample")
+            if per_sample.ndim > 1:
+                per_sample = xnp.mean(per_sample, axis=tuple(range(1, per_sample.ndim)))
+            if sample_weight is not None:
+                per_sample = per_sample * xnp.asarray(sample_weight, per_sample.dtype)
+            total = xnp.sum(per_sample)
+            if self.loss_fn.reduction != "sum":
+                total = total / self._batch_count(per_sample)
+        if getattr(self, "loss_weight", 1.0) != 1.0:
+            total = total * self.loss_weight
         for penalty in self.losses:
             total = total + penalty
         return total
@@ -128,10 +237,19 @@ class Trainer:
         mask = backend.current_batch_mask()
         return xnp.sum(mask) if mask is not None else float(xnp.shape(batch)[0])
 
-    def _update_metrics(self, loss: Any, y: Any, y_pred: Any, sample_weight: Any) -> dict:
-        self.loss_tracker.update_state(loss, sample_weight=self._batch_count(y_pred))
+    def compute_metrics(self, x: Any, y: Any, y_pred: Any, sample_weight: Any = None) -> dict:
+        """Update the metrics (unweighted: only the padding mask) and the weighted metrics
+        (``sample_weight``); returns every metric's result, the loss first."""
+        mask = backend.current_batch_mask()
         for m in self.compiled_metrics:
-            m.update_state(y, y_pred, sample_weight=sample_weight)
+            m.update_state(y, y_pred, sample_weight=mask)
+        for m in self.compiled_weighted_metrics:
+            m.update_state(y, y_pred, sample_weight=sample_weight if sample_weight is not None
+                           else mask)
+        return self.get_metrics_result()
+
+    def get_metrics_result(self) -> dict:
+        """``{name: result}`` for every metric (traced values inside a compiled step)."""
         return {m.name: m.result() for m in self.metrics}
 
     def train_step(self, data: Any) -> dict:
@@ -144,13 +262,15 @@ class Trainer:
         variables = self.trainable_variables
         grads = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
-        return self._update_metrics(loss, y, y_pred, sample_weight)
+        self.loss_tracker.update_state(loss, sample_weight=self._batch_count(y_pred))
+        return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def test_step(self, data: Any) -> dict:
         x, y, sample_weight = _unpack(data)
         y_pred = self(x, training=False)
         loss = self.compute_loss(x, y, y_pred, sample_weight)
-        return self._update_metrics(loss, y, y_pred, sample_weight)
+        self.loss_tracker.update_state(loss, sample_weight=self._batch_count(y_pred))
+        return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def predict_step(self, x: Any) -> Any:
         return self(x, training=False)
@@ -163,162 +283,52 @@ class Trainer:
         with backend.batch_mask(mask):
             return self.test_step((x, y, sample_weight))
 
-    # ----- loops
-    def _prepare(self, x: Any, y: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
+    # ----- single batches
+    def _batch_inputs(self, what: str, x: Any, y: Any, sample_weight: Any,
+                      class_weight: Any = None) -> tuple:
+        self._check_compiled(what)
         x, y, sw = to_numpy(x), to_numpy(y), to_numpy(sample_weight)
-        if sw is not None and np.ndim(sw) != 1:
-            raise InvalidArgumentError(f"sample_weight must have shape (samples,), got "
-                                       f"{np.shape(sw)}")
-        return x, y, sw
-
-    def _ensure_built(self, x: Any) -> None:
-        if not self.built:
-            if hasattr(self, "_build_chain"):            # Sequential: shapes suffice
-                self.build((None, *np.shape(x)[1:]))
-            else:
-                self(take(x, np.arange(1)))
-        if getattr(self, "compiled", False):
-            self.optimizer.build(self.trainable_variables)
-
-    def _callbacks(self, callbacks: Any, verbose: int, params: dict,
-                   history: History | None = None) -> CallbackList:
-        cbs: list[Callback] = list(callbacks or [])
-        if verbose:
-            cbs.append(ProgbarLogger(verbose))
-        if history is not None:
-            cbs.append(history)
-        return CallbackList(cbs, model=self, params=params)
-
-    @staticmethod
-    def _verbosity(verbose: Any) -> int:
-        return 1 if verbose == "auto" else int(verbose)
-
-    def _step_args(self, x: Any, y: Any, sw: Any, batch: Any) -> tuple:
-        weights = batch.mask if sw is None else batch.mask * sw[batch.index].astype(np.float32)
-        return take(x, batch.index), take(y, batch.index), weights, batch.mask
-
-    def fit(self, x: Any = None, y: Any = None, batch_size: int | None = None, epochs: int = 1,
-            verbose: Any = "auto", callbacks: Sequence[Callback] | None = None,
-            validation_split: float = 0.0, validation_data: Any = None, shuffle: bool = True,
-            sample_weight: Any = None, initial_epoch: int = 0,
-            steps_per_epoch: int | None = None) -> History:
-        """Train for ``epochs`` epochs; returns a :class:`History`. See the module
-        docstring for the compiled step and the padded last batch."""
-        self._check_compiled("fit")
-        x, y, sw = self._prepare(x, y, sample_weight)
-        if validation_data is None and validation_split:
-            (x, y, sw), validation_data = split_validation(x, y, sw, validation_split)
-        n = num_samples(x, y, sw)
-        plan = BatchPlan(n, batch_size, shuffle, steps_per_epoch)
-        self._ensure_built(x)
-        verbose = self._verbosity(verbose)
-        history = History()
-        names = self.metrics_names
-        cbs = self._callbacks(callbacks, verbose, {"epochs": epochs, "steps": len(plan),
-                                                   "verbose": verbose, "metrics": names +
-                                                   [f"val_{m}" for m in names]}, history)
-        self.stop_training = False
-        cbs.on_train_begin()
-        logs: dict = {}
-        for epoch in range(initial_epoch, epochs):
-            self.reset_metrics()
-            cbs.on_epoch_begin(epoch)
-            for step, batch in enumerate(plan):
-                cbs.on_train_batch_begin(step)
-                logs = _logs_to_floats(self.train_function(*self._step_args(x, y, sw, batch)),
-                                       names)
-                cbs.on_train_batch_end(step, logs)
-            epoch_logs = dict(logs)
-            if validation_data is not None:
-                vx, vy, vsw = _validation_tuple(validation_data)
-                val = self.evaluate(vx, vy, batch_size=batch_size, verbose=0, sample_weight=vsw,
-                                    return_dict=True, _internal=True)
-                epoch_logs.update({f"val_{k}": v for k, v in val.items()})
-            cbs.on_epoch_end(epoch, epoch_logs)
-            if self.stop_training:
-                break
-        cbs.on_train_end(logs)
-        return history
-
-    def evaluate(self, x: Any = None, y: Any = None, batch_size: int | None = None,
-                 verbose: Any = "auto", sample_weight: Any = None, steps: int | None = None,
-                 callbacks: Sequence[Callback] | None = None, return_dict: bool = False,
-                 _internal: bool = False) -> Any:
-        """The loss and metrics over ``(x, y)``: a float (loss only), a list
-        ``[loss, metric...]`` or, with ``return_dict``, a dict."""
-        self._check_compiled("evaluate")
-        x, y, sw = self._prepare(x, y, sample_weight)
-        plan = BatchPlan(num_samples(x, y, sw), batch_size, False, steps)
-        self._ensure_built(x)
-        verbose = self._verbosity(verbose)
-        names = self.metrics_names
-        cbs = self._callbacks(None if _internal else callbacks, verbose,
-                              {"steps": len(plan), "mode": "test", "metrics": names})
-        self.reset_metrics()
-        cbs.on_test_begin()
-        logs: dict = {}
-        for step, batch in enumerate(plan):
-            cbs.on_test_batch_begin(step)
-            logs = _logs_to_floats(self.test_function(*self._step_args(x, y, sw, batch)),
-                                   names)
-            cbs.on_test_batch_end(step, logs)
-        cbs.on_test_end(logs)
-        if return_dict:
-            return logs
-        values = [logs[name] for name in names]
-        return values[0] if len(values) == 1 else values
-
-    def predict(self, x: Any, batch_size: int | None = None, verbose: Any = "auto",
-                steps: int | None = None, callbacks: Sequence[Callback] | None = None) -> Any:
-        """The model's outputs for ``x`` as NumPy arrays (padded rows dropped)."""
-        if getattr(self, "predict_function", None) is None:       # not compiled yet
-            self.jit_compile = True
-            self._make_functions()
-        x = to_numpy(x)
-        n = num_samples(x)
-        plan = BatchPlan(n, batch_size, False, steps)
-        self._ensure_built(x)
-        verbose = self._verbosity(verbose)
-        cbs = self._callbacks(callbacks, verbose, {"steps": len(plan)})
-        cbs.on_predict_begin()
-        outputs: list[Any] = []
-        for step, batch in enumerate(plan):
-            cbs.on_predict_batch_begin(step)
-            out = self.predict_function(take(x, batch.index))
-            outputs.append(to_numpy(out))
-            cbs.on_predict_batch_end(step)
-        cbs.on_predict_end()
-        sizes = [b.size for b in plan]
-        leaves = [_leaves(o) for o in outputs]
-        merged = [np.concatenate([ls[i][:s] for ls, s in zip(leaves, sizes)])
-                  for i in range(len(leaves[0]))]
-        return merged[0] if len(merged) == 1 else merged
-
-    def train_on_batch(self, x: Any, y: Any, sample_weight: Any = None,
-                       return_dict: bool = False) -> Any:
-        """One step on one batch (no padding); returns the metric results."""
-        self._check_compiled("train_on_batch")
-        x, y, sw = self._prepare(x, y, sample_weight)
         n = num_samples(x, y, sw)
         self._ensure_built(x)
         mask = np.ones(n, np.float32)
-        logs = _logs_to_floats(self.train_function(x, y, mask if sw is None else mask * sw, mask),
-                               self.metrics_names)
-        return logs if return_dict else [logs[k] for k in self.metrics_names]
+        weights = mask if sw is None else mask * np.asarray(sw, np.float32)
+        if class_weight is not None:
+            weights = weights * class_weights(y, class_weight)
+        return x, y, weights.astype(np.float32), mask
+
+    def train_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
+                       class_weight: Any = None, reset_metrics: bool = True,
+                       return_dict: bool = False) -> Any:
+        """One training step on one batch (no padding); returns the metric results
+        (``[loss, metrics...]``, the loss alone, or a dict)."""
+        args = self._batch_inputs("train_on_batch", x, y, sample_weight, class_weight)
+        if reset_metrics:
+            self.reset_metrics()
+        return self._batch_result(self.train_function(*args), return_dict)
+
+    def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
+                      reset_metrics: bool = True, return_dict: bool = False) -> Any:
+        """The loss and metrics of one batch (no update); returns like
+        :meth:`train_on_batch`."""
+        args = self._batch_inputs("test_on_batch", x, y, sample_weight)
+        if reset_metrics:
+            self.reset_metrics()
+        return self._batch_result(self.test_function(*args), return_dict)
+
+    def predict_on_batch(self, x: Any) -> Any:
+        """The model's outputs for one batch, as NumPy arrays."""
+        self._ensure_predict_function()
+        x = to_numpy(x)
+        num_samples(x)
+        self._ensure_built(x)
+        return to_numpy(self.predict_function(x))
+
+    def _batch_result(self, logs: dict, return_dict: bool) -> Any:
+        logs = logs_to_floats(logs, self.metrics_names)
+        if return_dict:
+            return logs
+        values = [logs[k] for k in self.metrics_names]
+        return values[0] if len(values) == 1 else values
 
 
-def _leaves(tree: Any) -> list[np.ndarray]:
-    if isinstance(tree, np.ndarray):
-        return [tree]
-    if isinstance(tree, (list, tuple)):
-        return [np.asarray(t) for t in tree]
-    return [np.asarray(tree)]
-
-
-def _validation_tuple(data: Any) -> tuple:
-    if not isinstance(data, (tuple, list)) or len(data) not in (2, 3):
-        raise InvalidArgumentError("validation_data must be a tuple (x_val, y_val) or "
-                                   "(x_val, y_val, sample_weight)")
-    x, y = data[0], data[1]
-    sw = data[2] if len(data) == 3 else None
-    return x, y, sw
+__all__ = ["Trainer", "resolve_jit_compile"]

@@ -12,6 +12,16 @@ in :meth:`Layer.build`) and computes :meth:`Layer.call`. Calling a layer:
 ``training`` is passed to ``call`` when its signature has that argument. Floating-point
 inputs are cast to the layer's dtype (``float32``) and integer inputs too, unless the
 layer takes integers (``Embedding``).
+
+Every layer takes Keras's common keyword arguments: ``name``, ``trainable``, ``dtype``,
+``input_shape`` / ``batch_input_shape`` / ``input_dim`` / ``batch_size`` (the first layer
+of a ``Sequential``), and ``activity_regularizer``: a penalty on the layer's outputs,
+recorded on every call and added to the training loss through :attr:`Layer.losses` (as
+in Keras 3, not divided by the batch size; rows of a padded last batch are left out).
+
+``get_config()`` returns the arguments the layer was created with (captured when it is
+constructed) plus its name, dtype and input shape; ``from_config(config)`` makes a new
+layer from them. :mod:`xlapy.keras.serialization` turns them into JSON.
 """
 from __future__ import annotations
 
@@ -26,9 +36,11 @@ from ...frontend import jit
 from ...frontend.core import Array, to_array
 from ...frontend.pytree import tree_flatten, tree_map, tree_unflatten
 from ...frontend.variables import Variable
-from .. import backend, initializers, regularizers
+from .. import backend, constraints, initializers, regularizers
 
 Shape = tuple  # a shape with None for unknown (batch) sizes
+
+_CALL_DEPTH = [0]    # nesting of eager/traced layer calls (activity losses reset at 0)
 
 
 class KerasTensor:
@@ -108,10 +120,16 @@ class Layer:
 
     _accepts_integer_inputs = False
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Layer":
+        obj = super().__new__(cls)
+        object.__setattr__(obj, "_init_args", (args, dict(kwargs)))
+        return obj
+
     def __init__(self, trainable: bool = True, name: str | None = None, dtype: Any = None,
                  input_shape: Sequence[int] | None = None,
                  batch_input_shape: Sequence[int | None] | None = None,
-                 input_dim: int | None = None, **kwargs: Any) -> None:
+                 input_dim: int | None = None, batch_size: int | None = None,
+                 activity_regularizer: Any = None, **kwargs: Any) -> None:
         if kwargs:
             raise InvalidArgumentError(f"{type(self).__name__}: unexpected keyword arguments "
                                        f"{sorted(kwargs)}")
@@ -123,13 +141,15 @@ class Layer:
         self._weights: list[Variable] = []
         self._own_trainable: dict[int, bool] = {}
         self._regularized: list[tuple[Any, Variable]] = []
+        self.activity_regularizer = regularizers.get(activity_regularizer)
+        self._activity_losses: list[Any] = []
         self._input_shape_arg: Shape | None = None
         if batch_input_shape is not None:
             self._input_shape_arg = tuple(batch_input_shape)
         elif input_shape is not None:
-            self._input_shape_arg = (None, *input_shape)
+            self._input_shape_arg = (batch_size, *input_shape)
         elif input_dim is not None:
-            self._input_shape_arg = (None, int(input_dim))
+            self._input_shape_arg = (batch_size, int(input_dim))
         self.input_shape: Any = None
         self.output_shape: Any = None
         self._inbound_nodes: list[Node] = []
@@ -146,8 +166,11 @@ class Layer:
 
     # ----- weights
     def add_weight(self, name: str, shape: Sequence[int], initializer: Any = "glorot_uniform",
-                   dtype: Any = None, trainable: bool = True, regularizer: Any = None) -> Variable:
-        """Create, initialize and track a weight ``<layer name>/<name>``."""
+                   dtype: Any = None, trainable: bool = True, regularizer: Any = None,
+                   constraint: Any = None) -> Variable:
+        """Create, initialize and track a weight ``<layer name>/<name>``; ``regularizer``
+        adds a penalty to :attr:`losses`, ``constraint`` projects the weight after every
+        optimizer update (:mod:`xlapy.keras.constraints`)."""
         init = initializers.get(initializer)
         dt = np.dtype(dtype or self.dtype)
         value = np.asarray(init(tuple(int(s) for s in shape), dt), dt)
@@ -157,6 +180,7 @@ class Layer:
         reg = regularizers.get(regularizer)
         if reg is not None:
             self._regularized.append((reg, var))
+        constraints.set_variable_constraint(var, constraints.get(constraint))
         return var
 
     @property
@@ -204,11 +228,25 @@ class Layer:
 
     @property
     def losses(self) -> list[Any]:
-        """Regularization penalties of this layer and its sub-layers (computed now)."""
+        """Penalties of this layer and its sub-layers: weight regularizers (computed now)
+        and the activity regularizers of the latest call."""
         out = []
         for layer in [self] + self._all_layers():
             out += [reg(var.read_value()) for reg, var in layer._regularized]
+            out += list(layer._activity_losses)
         return out
+
+    def _record_activity_loss(self, outputs: Any) -> None:
+        """The activity penalty of ``outputs`` (padded rows of the batch masked out)."""
+        mask = backend.current_batch_mask()
+        for out in tree_flatten(outputs)[0]:
+            value = to_array(out)
+            if value.dtype.kind != "f":
+                continue
+            if mask is not None and value.ndim >= 1 and tuple(mask.shape) == value.shape[:1]:
+                m = to_array(mask).astype(value.dtype)
+                value = value * m.reshape((value.shape[0],) + (1,) * (value.ndim - 1))
+            self._activity_losses.append(self.activity_regularizer(value))
 
     def get_weights(self) -> list[np.ndarray]:
         return [w.numpy() for w in self.weights]
@@ -267,10 +305,51 @@ class Layer:
             return self._symbolic_call(inputs, args, kwargs)
         inputs = tree_map(self._cast_input, inputs)
         self._maybe_build(_shape_of(inputs))
-        outputs = self.call(inputs, *args, **kwargs)
+        if _CALL_DEPTH[0] == 0:                 # a new forward pass: forget old penalties
+            for layer in [self] + self._all_layers():
+                layer._activity_losses = []
+        _CALL_DEPTH[0] += 1
+        try:
+            outputs = self.call(inputs, *args, **kwargs)
+        finally:
+            _CALL_DEPTH[0] -= 1
+        if self.activity_regularizer is not None:
+            self._record_activity_loss(outputs)
         if self.output_shape is None:           # for summary(): shapes with batch None
             self.output_shape = tree_map(lambda o: (None, *np.shape(o)[1:]), outputs)
         return outputs
+
+    # ----- configuration
+    def get_config(self) -> dict:
+        """The arguments that recreate this layer with :meth:`from_config` (see the
+        module docstring); values may be objects, :mod:`..serialization` encodes them."""
+        args, kwargs = self.__dict__.get("_init_args", ((), {}))
+        try:
+            bound = inspect.signature(type(self).__init__).bind(self, *args, **kwargs)
+        except TypeError as e:
+            raise InvalidArgumentError(f"layer {self.name!r}: cannot recover its constructor "
+                                       f"arguments for get_config ({e})") from None
+        config: dict = {}
+        for key, value in list(bound.arguments.items())[1:]:
+            kind = bound.signature.parameters[key].kind
+            if kind is inspect.Parameter.VAR_KEYWORD:      # the base Layer's arguments
+                config.update({k: v for k, v in value.items() if k not in (
+                    "input_shape", "input_dim", "batch_size", "batch_input_shape")})
+            elif kind is inspect.Parameter.VAR_POSITIONAL:
+                if value:
+                    raise InvalidArgumentError(f"layer {self.name!r}: get_config cannot "
+                                               "describe *args constructor arguments")
+            else:
+                config[key] = value
+        config.update(name=self.name, trainable=self.trainable, dtype=self.dtype.name)
+        if self._input_shape_arg is not None:
+            config["batch_input_shape"] = list(self._input_shape_arg)
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Layer":
+        """A new layer from :meth:`get_config`'s dict."""
+        return cls(**config)
 
     def _symbolic_call(self, inputs: Any, args: tuple, kwargs: dict) -> Any:
         if args:
@@ -308,16 +387,44 @@ def _traced_output_shape(layer: Layer, input_shape: Any) -> Any:
 
 
 class InputLayer(Layer):
-    """The layer behind :func:`Input`: no weights; its output is the model input."""
+    """The layer behind :func:`Input`: no weights; its output is the model input.
 
-    def __init__(self, shape: Sequence[int | None], dtype: Any = "float32",
-                 name: str | None = None) -> None:
+    ``InputLayer(shape=(28, 28))`` (no batch size) or ``batch_shape=(None, 28, 28)``;
+    TensorFlow 2 Keras's ``input_shape=`` / ``batch_input_shape=`` are accepted too. As
+    the first element of a ``Sequential`` it sets the model's input shape.
+    """
+
+    def __init__(self, shape: Sequence[int | None] | None = None,
+                 dtype: Any = "float32", name: str | None = None,
+                 batch_size: int | None = None,
+                 batch_shape: Sequence[int | None] | None = None,
+                 input_shape: Sequence[int | None] | None = None,
+                 batch_input_shape: Sequence[int | None] | None = None,
+                 sparse: bool = False) -> None:
+        if sparse:
+            raise InvalidArgumentError("InputLayer: sparse inputs are not supported")
+        given = [a for a in (shape, batch_shape, input_shape, batch_input_shape)
+                 if a is not None]
+        if len(given) != 1:
+            raise InvalidArgumentError("InputLayer needs exactly one of shape= (without the "
+                                       "batch size), batch_shape=, input_shape= or "
+                                       "batch_input_shape=")
+        if batch_shape is None:
+            batch_shape = batch_input_shape
+        if batch_shape is None:
+            batch_shape = (batch_size, *tuple(shape if shape is not None else input_shape))
+        batch_shape = tuple(batch_shape)
         super().__init__(name=name or backend.unique_name("input_layer"), dtype=dtype)
         self._accepts_integer_inputs = True
-        self.input_shape = self.output_shape = tuple(shape)
+        self.batch_shape = batch_shape
+        self.input_shape = self.output_shape = batch_shape
         self.built = True
-        self.output = KerasTensor(shape, dtype, Node(self, None, {}), 0, self.name)
+        self.output = KerasTensor(batch_shape, dtype, Node(self, None, {}), 0, self.name)
         self.output.node.outputs = [self.output]
+
+    def get_config(self) -> dict:
+        return {"batch_shape": list(self.batch_shape), "dtype": self.dtype.name,
+                "name": self.name}
 
     def call(self, inputs: Any) -> Any:
         return inputs
@@ -335,7 +442,7 @@ def Input(shape: Sequence[int | None] | None = None, batch_size: int | None = No
             raise InvalidArgumentError("Input needs shape= (without the batch size) or "
                                        "batch_shape=")
         batch_shape = (batch_size, *tuple(shape))
-    return InputLayer(tuple(batch_shape), dtype, name).output
+    return InputLayer(dtype=dtype, name=name, batch_shape=tuple(batch_shape)).output
 
 
 __all__ = ["Layer", "KerasTensor", "Node", "InputLayer", "Input", "flatten_symbolic"]

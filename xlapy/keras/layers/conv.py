@@ -15,7 +15,7 @@ from ... import numpy as xnp
 from ...errors import InvalidArgumentError
 from ...frontend.lax_nn import int_tuple
 from ...hlo.shape_inference.reduction import window_output_size as hlo_window_output_size
-from .. import activations
+from .. import activations, constraints
 from .base import Layer, Shape
 
 
@@ -59,7 +59,8 @@ class _Conv(Layer):
                  dilation_rate: Any = 1, groups: int = 1, activation: Any = None,
                  use_bias: bool = True, kernel_initializer: Any = "glorot_uniform",
                  bias_initializer: Any = "zeros", kernel_regularizer: Any = None,
-                 bias_regularizer: Any = None, **kwargs: Any) -> None:
+                 bias_regularizer: Any = None, kernel_constraint: Any = None,
+                 bias_constraint: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         owner = f"{type(self).__name__} {self.name!r}"
         self.filters = int(filters)
@@ -80,6 +81,8 @@ class _Conv(Layer):
         self.use_bias = use_bias
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
         self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
 
     def _channel_axis(self) -> int:
         return -1 if self.data_format == "channels_last" else 1
@@ -96,9 +99,11 @@ class _Conv(Layer):
                 f"known and divisible by groups ({self.groups})")
         shape = (*self.kernel_size, channels // self.groups, self.filters)
         self.kernel = self.add_weight("kernel", shape, self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer)
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
         self.bias = self.add_weight("bias", (self.filters,), self.bias_initializer,
-                                    regularizer=self.bias_regularizer) if self.use_bias else None
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint) if self.use_bias else None
 
     def call(self, inputs: Any) -> Any:
         y = nn.conv(inputs, self.kernel.read_value(), strides=self.strides,

@@ -10,7 +10,7 @@ from ... import numpy as xnp
 from ... import random as xr
 from ...errors import InvalidArgumentError
 from ...frontend.variables import Variable
-from .. import activations, backend
+from .. import activations, backend, constraints
 from .base import Layer, Shape
 
 
@@ -28,6 +28,7 @@ class Dense(Layer):
     def __init__(self, units: int, activation: Any = None, use_bias: bool = True,
                  kernel_initializer: Any = "glorot_uniform", bias_initializer: Any = "zeros",
                  kernel_regularizer: Any = None, bias_regularizer: Any = None,
+                 kernel_constraint: Any = None, bias_constraint: Any = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         if int(units) <= 0:
@@ -37,13 +38,17 @@ class Dense(Layer):
         self.use_bias = use_bias
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
         self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
 
     def build(self, input_shape: Shape) -> None:
         n = _last_dim(input_shape, self)
         self.kernel = self.add_weight("kernel", (n, self.units), self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer)
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
         self.bias = self.add_weight("bias", (self.units,), self.bias_initializer,
-                                    regularizer=self.bias_regularizer) if self.use_bias else None
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint) if self.use_bias else None
 
     def call(self, inputs: Any) -> Any:
         y = xnp.matmul(inputs, self.kernel)
@@ -157,21 +162,38 @@ class Dropout(Layer):
 
 
 class Embedding(Layer):
-    """Maps integer ids ``(batch, ...)`` to vectors ``(batch, ..., output_dim)``."""
+    """Maps integer ids ``(batch, ...)`` to vectors ``(batch, ..., output_dim)``.
+
+    ``input_length`` (TensorFlow 2 Keras) gives the input shape ``(input_length,)`` when
+    no ``input_shape`` is given, so ``Sequential([Embedding(1000, 64, input_length=10),
+    ...])`` is built at once. ``mask_zero=True`` (padding masks) is not supported.
+    """
 
     _accepts_integer_inputs = True
 
     def __init__(self, input_dim: int, output_dim: int, embeddings_initializer: Any = "uniform",
-                 embeddings_regularizer: Any = None, **kwargs: Any) -> None:
+                 embeddings_regularizer: Any = None, embeddings_constraint: Any = None,
+                 mask_zero: bool = False, input_length: int | None = None,
+                 **kwargs: Any) -> None:
+        if input_length is not None and not any(k in kwargs for k in (
+                "input_shape", "batch_input_shape", "input_dim")):
+            kwargs["input_shape"] = (int(input_length),)
         super().__init__(**kwargs)
+        if mask_zero:
+            raise InvalidArgumentError(f"Embedding {self.name!r}: mask_zero=True is not "
+                                       "supported (xlapy.keras has no masking)")
         self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        self.input_length = input_length
+        self.mask_zero = False
         self.embeddings_initializer = embeddings_initializer
         self.embeddings_regularizer = embeddings_regularizer
+        self.embeddings_constraint = constraints.get(embeddings_constraint)
 
     def build(self, input_shape: Shape) -> None:
         self.embeddings = self.add_weight("embeddings", (self.input_dim, self.output_dim),
                                           self.embeddings_initializer,
-                                          regularizer=self.embeddings_regularizer)
+                                          regularizer=self.embeddings_regularizer,
+                                          constraint=self.embeddings_constraint)
 
     def call(self, inputs: Any) -> Any:
         ids = xnp.asarray(inputs)

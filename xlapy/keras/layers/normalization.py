@@ -7,7 +7,7 @@ import numpy as np
 
 from ... import numpy as xnp
 from ...errors import InvalidArgumentError
-from .. import backend
+from .. import backend, constraints
 from .base import Layer, Shape
 
 
@@ -46,6 +46,10 @@ class BatchNormalization(Layer):
     same step: ``moving = moving * momentum + batch_stat * (1 - momentum)`` with the
     biased batch variance. Rows of a padded last batch (weight 0 in
     ``backend.current_batch_mask()``) do not count in the batch statistics.
+
+    ``fused`` (TensorFlow 2 Keras: pick the fused kernel) and ``synchronized`` (Keras 3:
+    average the statistics over devices) are accepted and change nothing: xlapy runs on
+    one device and its compiler fuses the normalization itself.
     """
 
     def __init__(self, axis: int | Sequence[int] = -1, momentum: float = 0.99,
@@ -53,23 +57,27 @@ class BatchNormalization(Layer):
                  beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
                  moving_mean_initializer: Any = "zeros",
                  moving_variance_initializer: Any = "ones", beta_regularizer: Any = None,
-                 gamma_regularizer: Any = None, **kwargs: Any) -> None:
+                 gamma_regularizer: Any = None, beta_constraint: Any = None,
+                 gamma_constraint: Any = None, synchronized: bool = False,
+                 fused: bool | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.axis, self.momentum, self.epsilon = axis, float(momentum), float(epsilon)
         self.center, self.scale = center, scale
+        self.synchronized, self.fused = bool(synchronized), fused
         self._inits = (beta_initializer, gamma_initializer, moving_mean_initializer,
                        moving_variance_initializer)
         self._regs = (beta_regularizer, gamma_regularizer)
+        self._constraints = (constraints.get(beta_constraint), constraints.get(gamma_constraint))
 
     def build(self, input_shape: Shape) -> None:
         owner = f"BatchNormalization {self.name!r}"
         self._feature_axes = _axes(self.axis, len(input_shape), owner)
         shape = _param_shape(input_shape, self._feature_axes, owner)
         beta_i, gamma_i, mean_i, var_i = self._inits
-        self.gamma = self.add_weight("gamma", shape, gamma_i, regularizer=self._regs[1]) \
-            if self.scale else None
-        self.beta = self.add_weight("beta", shape, beta_i, regularizer=self._regs[0]) \
-            if self.center else None
+        self.gamma = self.add_weight("gamma", shape, gamma_i, regularizer=self._regs[1],
+                                     constraint=self._constraints[1]) if self.scale else None
+        self.beta = self.add_weight("beta", shape, beta_i, regularizer=self._regs[0],
+                                    constraint=self._constraints[0]) if self.center else None
         self.moving_mean = self.add_weight("moving_mean", shape, mean_i, trainable=False)
         self.moving_variance = self.add_weight("moving_variance", shape, var_i,
                                                trainable=False)
@@ -118,11 +126,15 @@ class LayerNormalization(Layer):
 
     def __init__(self, axis: int | Sequence[int] = -1, epsilon: float = 1e-3,
                  center: bool = True, scale: bool = True, beta_initializer: Any = "zeros",
-                 gamma_initializer: Any = "ones", **kwargs: Any) -> None:
+                 gamma_initializer: Any = "ones", beta_regularizer: Any = None,
+                 gamma_regularizer: Any = None, beta_constraint: Any = None,
+                 gamma_constraint: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.axis, self.epsilon = axis, float(epsilon)
         self.center, self.scale = center, scale
         self.beta_initializer, self.gamma_initializer = beta_initializer, gamma_initializer
+        self._regs = (beta_regularizer, gamma_regularizer)
+        self._constraints = (constraints.get(beta_constraint), constraints.get(gamma_constraint))
 
     def build(self, input_shape: Shape) -> None:
         owner = f"LayerNormalization {self.name!r}"
@@ -130,10 +142,12 @@ class LayerNormalization(Layer):
         if 0 in self._norm_axes:
             raise InvalidArgumentError(f"{owner}: cannot normalize over the batch axis")
         shape = _param_shape(input_shape, self._norm_axes, owner)
-        self.gamma = self.add_weight("gamma", shape, self.gamma_initializer) \
-            if self.scale else None
-        self.beta = self.add_weight("beta", shape, self.beta_initializer) \
-            if self.center else None
+        self.gamma = self.add_weight("gamma", shape, self.gamma_initializer,
+                                     regularizer=self._regs[1],
+                                     constraint=self._constraints[1]) if self.scale else None
+        self.beta = self.add_weight("beta", shape, self.beta_initializer,
+                                    regularizer=self._regs[0],
+                                    constraint=self._constraints[0]) if self.center else None
 
     def call(self, inputs: Any) -> Any:
         x = xnp.asarray(inputs)

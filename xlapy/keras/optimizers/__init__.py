@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import InvalidArgumentError
-from . import schedules
+from . import legacy, schedules
 from .algorithms import SGD, Adagrad, Adam, AdamW, RMSprop
 from .base import Optimizer
 
@@ -22,4 +22,5 @@ def get(identifier: Any) -> Optimizer:
                                f"{sorted(_BY_NAME)} or an Optimizer")
 
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules", "get"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules", "legacy",
+           "get"]

@@ -29,12 +29,17 @@ from .base import Optimizer
 class SGD(Optimizer):
     """Gradient descent with optional (Nesterov) momentum."""
 
+    default_name = "SGD"
+
     def __init__(self, learning_rate: Any = 0.01, momentum: float = 0.0, nesterov: bool = False,
                  **kwargs: Any) -> None:
         super().__init__(learning_rate, **kwargs)
         if not 0 <= momentum <= 1:
             raise InvalidArgumentError(f"SGD: momentum must be in [0, 1], got {momentum}")
         self.momentum, self.nesterov = float(momentum), bool(nesterov)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "momentum": self.momentum, "nesterov": self.nesterov}
 
     def create_slots(self, var: Variable) -> None:
         if self.momentum:
@@ -56,11 +61,17 @@ class SGD(Optimizer):
 class Adam(Optimizer):
     """Adam (Kingma & Ba) with Keras's defaults ``beta_1=0.9, beta_2=0.999, epsilon=1e-7``."""
 
+    default_name = "adam"
+
     def __init__(self, learning_rate: Any = 0.001, beta_1: float = 0.9, beta_2: float = 0.999,
                  epsilon: float = 1e-7, amsgrad: bool = False, **kwargs: Any) -> None:
         super().__init__(learning_rate, **kwargs)
         self.beta_1, self.beta_2 = float(beta_1), float(beta_2)
         self.epsilon, self.amsgrad = float(epsilon), bool(amsgrad)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2,
+                "epsilon": self.epsilon, "amsgrad": self.amsgrad}
 
     def create_slots(self, var: Variable) -> None:
         self.add_slot(var, "m")
@@ -93,6 +104,8 @@ class Adam(Optimizer):
 class AdamW(Adam):
     """Adam with decoupled weight decay (default ``weight_decay=0.004``)."""
 
+    default_name = "adamw"
+
     def __init__(self, learning_rate: Any = 0.001, weight_decay: float = 0.004,
                  **kwargs: Any) -> None:
         super().__init__(learning_rate, weight_decay=weight_decay, **kwargs)
@@ -105,11 +118,17 @@ class RMSprop(Optimizer):
     tutorial) divides the rate by ``1 + decay * iterations``.
     """
 
+    default_name = "rmsprop"
+
     def __init__(self, learning_rate: Any = 0.001, rho: float = 0.9, momentum: float = 0.0,
                  epsilon: float = 1e-7, centered: bool = False, **kwargs: Any) -> None:
         super().__init__(learning_rate, **kwargs)
         self.rho, self.momentum = float(rho), float(momentum)
         self.epsilon, self.centered = float(epsilon), bool(centered)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "rho": self.rho, "momentum": self.momentum,
+                "epsilon": self.epsilon, "centered": self.centered}
 
     def create_slots(self, var: Variable) -> None:
         self.add_slot(var, "velocity")
@@ -141,11 +160,17 @@ class RMSprop(Optimizer):
 class Adagrad(Optimizer):
     """Adagrad: per-coordinate rates from the sum of squared gradients."""
 
+    default_name = "adagrad"
+
     def __init__(self, learning_rate: Any = 0.001, initial_accumulator_value: float = 0.1,
                  epsilon: float = 1e-7, **kwargs: Any) -> None:
         super().__init__(learning_rate, **kwargs)
         self.initial_accumulator_value = float(initial_accumulator_value)
         self.epsilon = float(epsilon)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "epsilon": self.epsilon,
+                "initial_accumulator_value": self.initial_accumulator_value}
 
     def create_slots(self, var: Variable) -> None:
         self.add_slot(var, "accumulator", self.initial_accumulator_value)

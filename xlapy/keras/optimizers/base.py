@@ -13,8 +13,10 @@ inverse-time decay of TensorFlow 2's Keras optimizers, ``lr=`` is accepted as th
 spelling of ``learning_rate``). Gradients are clipped first (``clipvalue`` elementwise,
 ``clipnorm`` per variable, ``global_clipnorm`` over all), then ``weight_decay`` shrinks
 each variable by ``variable * weight_decay * lr`` (decoupled, as in Keras 3), then the
-subclass's ``update_step`` applies the algorithm with the rate of :meth:`Optimizer.step_rate`.
-Work shared by every variable (the rate, the decay factor) is done once per step.
+subclass's ``update_step`` applies the algorithm with the rate of :meth:`Optimizer.step_rate`,
+and finally each updated variable's constraint (``kernel_constraint=`` and friends, see
+:mod:`xlapy.keras.constraints`) projects it, as in Keras 3. Work shared by every
+variable (the rate, the decay factor) is done once per step.
 """
 from __future__ import annotations
 
@@ -28,11 +30,15 @@ from ...frontend.autodiff import GradientTape
 from ...frontend.core import to_array
 from ...frontend.variables import Variable
 from .. import backend
+from ..constraints import variable_constraint
 from .schedules import LearningRateSchedule
 
 
 class Optimizer:
     """Base class of optimizers (see the module docstring)."""
+
+    #: The name when none is given (Keras 3's defaults; else the class name in snake case).
+    default_name: str | None = None
 
     def __init__(self, learning_rate: Any = 0.001, name: str | None = None,
                  weight_decay: float | None = None, clipnorm: float | None = None,
@@ -46,7 +52,8 @@ class Optimizer:
         if clipnorm is not None and global_clipnorm is not None:
             raise InvalidArgumentError(f"{type(self).__name__}: pass at most one of clipnorm "
                                        "and global_clipnorm")
-        self.name = name or backend.unique_name(backend.snake_case(type(self).__name__))
+        self.name = name or backend.unique_name(self.default_name or
+                                                backend.snake_case(type(self).__name__))
         self.weight_decay = weight_decay
         self.clipnorm, self.clipvalue, self.global_clipnorm = clipnorm, clipvalue, global_clipnorm
         self.decay = float(decay)
@@ -169,6 +176,10 @@ class Optimizer:
             if shrink is not None:
                 v.assign(v.read_value() - v.read_value() * shrink)
             self.update_step(g, v, rate)
+        for v in variables:
+            constraint = variable_constraint(v)
+            if constraint is not None:
+                v.assign(constraint(v.read_value()))
         self.iterations.assign(self.iterations.read_value() + 1)
         return self.iterations
 
@@ -193,10 +204,16 @@ class Optimizer:
         raise InvalidArgumentError(f"{type(self).__name__} does not define update_step()")
 
     def get_config(self) -> dict:
+        """The constructor arguments (the learning rate is the schedule object or the
+        current value); ``type(opt)(**opt.get_config())`` makes an equivalent optimizer."""
         lr = self._schedule if self._schedule is not None else float(self._lr_var.numpy())
         return {"name": self.name, "learning_rate": lr, "decay": self.decay,
                 "weight_decay": self.weight_decay, "clipnorm": self.clipnorm,
                 "clipvalue": self.clipvalue, "global_clipnorm": self.global_clipnorm}
+
+    @classmethod
+    def from_config(cls, config: dict) -> "Optimizer":
+        return cls(**config)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} name={self.name!r}>"
