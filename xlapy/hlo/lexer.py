@@ -6,12 +6,20 @@ tokens. Readers for shapes, layouts, integer trees, windows, slices, paddings an
 shape indices live here because they are lexical: each consumes one token group.
 Every failure raises :class:`~xlapy.errors.HloParseError` with a 1-based
 ``line:column`` of the offending token.
+
+Fast paths: XLA and xlapy print most constructs one canonical way (``f32[2,3]{1,0}``,
+``dimensions={0,1}``), so hot readers first try one regular expression (a ``*_FAST``
+pattern) for that spelling. A fast path reads exactly what the general reader would, with
+the same result, or gives up; the general reader then goes on from the same place and
+reports every error. Shapes and metadata (immutable) are cached by their text.
+``Scanner(text, fast=False)`` turns fast paths off; ``tests/test_hlo_parse_fast.py``
+checks that both ways give the same modules and the same errors.
 """
 from __future__ import annotations
 
 import bisect
 import re
-from typing import Any, Iterator, NoReturn
+from typing import Any, Callable, Iterator, NoReturn
 
 from ..errors import HloParseError
 from . import types as T
@@ -25,10 +33,14 @@ from .shape import UNBOUNDED, Layout, Shape
 
 _WS = re.compile(r"(?:\s+|/\*.*?\*/|//[^\n]*)*", re.S)
 _WS_LINE = re.compile(r"(?:[ \t\r]+|/\*[^\n]*?\*/|//[^\n]*)*")
-NAME = re.compile(r"%?([A-Za-z_$](?:[\w.$]|-(?!>))*)")
-ATTR_NAME = re.compile(r"[A-Za-z_](?:[\w.]|-(?!>))*")
+# Names may contain '-' but not '->'; loops are unrolled ("a*(?:b a*)*"), which re runs fast.
+NAME_BODY = r"[A-Za-z_$][\w.$]*(?:-(?!>)[\w.$]*)*"
+ATTR_NAME_BODY = r"[A-Za-z_][\w.]*(?:-(?!>)[\w.]*)*"
+STRING_BODY = r'[^"\\\n]*(?:\\.[^"\\\n]*)*'              # between quotes, C escapes
+NAME = re.compile(rf"%?({NAME_BODY})")
+ATTR_NAME = re.compile(ATTR_NAME_BODY)
 INT = re.compile(r"[-+]?\d+")
-_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+_STRING = re.compile(rf'"({STRING_BODY})"')
 _ELEM = re.compile(r"([A-Za-z][A-Za-z0-9]*)\[")
 _DIM = re.compile(r"\s*(?:<=\s*(\d+)|(\d+)|(\?))\s*")
 _LAYOUT = re.compile(r"\{\s*((?:\d+\s*(?:,\s*\d+\s*)*)?)(?::([^{}\n]*))?\}")
@@ -42,13 +54,30 @@ _BARE = re.compile(r"[^\s,{}()\"]+")
 _DICT_KEY = re.compile(r"[\w.\-/:]+")
 _SLICE_RANGE = re.compile(r"\[\s*(-?\d+)\s*:\s*(-?\d+)\s*(?::\s*(-?\d+)\s*)?\]")
 
+# Fast paths (see the module docstring). Shape texts they find are read by the general
+# reader the first time (cached_shape), so shape patterns may be loose about validity.
+ARRAY_SHAPE = r"[a-z][a-z0-9]{0,15}\[[\d,]*\](?:\{[\d,]*\})?"     # (element types are short)
+_FLAT_TUPLE = r"\([^()\n]*\)"
+#: A shape followed by something that cannot continue it (such as a space and a name).
+SHAPE_LOOSE = rf"(?:{ARRAY_SHAPE}|{_FLAT_TUPLE})"
+# A shape anywhere: no layout is followed by nothing read_layout could take for one.
+_SHAPE_FAST = re.compile(rf"[a-z][a-z0-9]{{0,15}}\[[\d,]*\](?:\{{[\d,]*\}}"
+                         rf"|(?![ \t\r]*(?:/|\{{\s*[\d:}}])))|{_FLAT_TUPLE}")
+_INT_LIST_FAST = re.compile(r"\{((?:[-+]?\d+(?:,[-+]?\d+)*)?)\}")
+# Metadata: quoted or integer values, one space between fields.
+_META_FIELD = re.compile(rf'([A-Za-z_][\w.]*)=(?:"({STRING_BODY})"|(-?\d+))')
+_METADATA_FAST = re.compile(rf"\{{(?:{_META_FIELD.pattern}(?= |\}})(?: (?=[A-Za-z_]))?)*\}}")
+
 
 class Scanner:
     """A cursor over HLO text (``pos`` is a character offset)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, fast: bool = True) -> None:
         self.text = text
         self.pos = 0
+        self.fast = fast                            # try the *_FAST patterns first
+        self.shapes: dict[str, Shape] = {}          # see cached_shape
+        self.metadata: dict[str, OpMetadata] = {}   # text read by _METADATA_FAST -> value
         self._line_starts: list[int] | None = None
 
     # ----- positions and errors
@@ -78,8 +107,11 @@ class Scanner:
     # ----- cursor
     def skip(self) -> int:
         """Skip whitespace and comments; return the new position."""
-        self.pos = _WS.match(self.text, self.pos).end()
-        return self.pos
+        p = self.pos
+        c = self.text[p:p + 1]
+        if c == "/" or c.isspace():     # str.isspace is what the regex's \s matches
+            p = self.pos = _WS.match(self.text, p).end()
+        return p
 
     def skip_in_line(self) -> int:
         """Skip spaces and comments but stop at a newline."""
@@ -95,10 +127,12 @@ class Scanner:
         return self.text[p:p + 1]
 
     def at(self, s: str) -> bool:
-        return self.text.startswith(s, self.skip())
+        """Whether punctuation ``s`` comes next (``s`` never starts with a blank or '/')."""
+        return self.text.startswith(s, self.pos) or self.text.startswith(s, self.skip())
 
     def accept(self, s: str) -> bool:
-        if self.text.startswith(s, self.skip()):
+        """Move past punctuation ``s`` if it comes next (``s`` as for :meth:`at`)."""
+        if self.text.startswith(s, self.pos) or self.text.startswith(s, self.skip()):
             self.pos += len(s)
             return True
         return False
@@ -186,10 +220,35 @@ class Scanner:
 
 
 # ----------------------------------------------------------------------------- shapes
-def read_shape(sc: Scanner) -> Shape:
-    """A shape: ``f32[2,3]{1,0}``, ``(s32[], f32[4])``, ``token[]``, ``f32[<=4]``, ``f32[?]``."""
+def cached_shape(sc: Scanner, key: str, p: int) -> Shape:
+    """The shape whose text ``key`` (a fast pattern's match) starts at ``p``; moves past it.
+
+    The first time a text is seen the general reader reads it (and reports any error);
+    its result is kept only when it read exactly ``key``. (Whatever follows ``key`` where
+    it is looked up again must not be read as its layout.)
+    """
+    shape = sc.shapes.get(key)
+    if shape is not None:
+        sc.pos = p + len(key)
+        return shape
+    sc.pos = p
+    shape = read_shape(sc, fast=False)
+    if sc.pos == p + len(key):
+        sc.shapes[key] = shape
+    return shape
+
+
+def read_shape(sc: Scanner, fast: bool = True) -> Shape:
+    """A shape: ``f32[2,3]{1,0}``, ``(s32[], f32[4])``, ``token[]``, ``f32[<=4]``, ``f32[?]``.
+
+    ``fast=False``: no fast path for this shape (its tuple elements may still take one).
+    """
     p = sc.skip()
     text = sc.text
+    if fast and sc.fast:
+        m = _SHAPE_FAST.match(text, p)
+        if m:
+            return cached_shape(sc, m.group(), p)
     if text.startswith("(", p):
         sc.pos = p + 1
         if sc.accept(")"):
@@ -248,6 +307,11 @@ def read_layout(sc: Scanner, rank: int) -> Layout | None:
 # ----------------------------------------------------------------------------- small values
 def read_int_tree(sc: Scanner) -> tuple:
     """``{1,2}`` or ``{{0,1},{2}}`` -> nested tuples of ints; ``{}`` -> ()."""
+    if sc.fast:
+        m = _INT_LIST_FAST.match(sc.text, sc.skip())
+        if m:
+            sc.pos = m.end()
+            return tuple(int(x) for x in m.group(1).split(",")) if m.group(1) else ()
     sc.expect("{")
     items: list = []
     if sc.accept("}"):
@@ -376,68 +440,71 @@ def read_attr_name(sc: Scanner) -> tuple[str, int]:
 
 def read_typed_value(sc: Scanner, kind: str, key: str) -> Any:
     """The value of attribute ``key`` whose kind (:mod:`xlapy.hlo.attrs`) is ``kind``."""
+    reader = _READERS.get(kind)
+    return reader(sc, key) if reader else RawAttr(sc.balanced(f"attribute '{key}'"))
+
+
+def _read_float(sc: Scanner, key: str) -> float:
+    m = sc.match(_FLOAT)
+    if not m:
+        sc.fail(f"expected a number for '{key}', found {sc.describe()}")
+    return float(m.group(0))
+
+
+def _read_dim_labels(sc: Scanner, key: str) -> ConvDimensionNumbers:
     p = sc.skip()
-    if kind == INT_KIND:
-        return sc.integer(f"an integer for '{key}'")
-    if kind == BOOL:
-        return read_bool(sc)
-    if kind == FLOAT:
-        m = sc.match(_FLOAT)
-        if not m:
-            sc.fail(f"expected a number for '{key}', found {sc.describe()}")
-        return float(m.group(0))
-    if kind == STRING:
+    m = sc.match(_DIM_LABELS)
+    if not m:
+        sc.fail(f"expected dim_labels like b01f_01io->b01f, found {sc.describe()}")
+    try:
+        return ConvDimensionNumbers.from_string(m.group(0))
+    except ValueError as e:
+        sc.fail(str(e), p)
+
+
+def _read_backend_config(sc: Scanner, key: str) -> str | RawAttr:
+    if sc.text.startswith('"', sc.skip()):
         return sc.string()
-    if kind == ENUM:
-        return read_enum(sc, key)
-    if kind == INT_TREE:
-        return read_int_tree(sc)
-    if kind == BOOL_LIST:
-        return read_bool_list(sc)
-    if kind == COMPUTATION:
-        return CompRef(*sc.name(f"a computation name for '{key}'"))
-    if kind == COMPUTATION_LIST:
-        return tuple(CompRef(*sc.name("a computation name"))
-                     for _ in braced_items(sc, key))
-    if kind == WINDOW:
-        return read_window(sc)
-    if kind == SLICE:
-        return read_slice(sc)
-    if kind == PADDING:
-        return read_padding(sc)
-    if kind == DIM_LABELS:
-        m = sc.match(_DIM_LABELS)
-        if not m:
-            sc.fail(f"expected dim_labels like b01f_01io->b01f, found {sc.describe()}")
-        try:
-            return ConvDimensionNumbers.from_string(m.group(0))
-        except ValueError as e:
-            sc.fail(str(e), p)
-    if kind == ENUM_LIST:
-        return tuple(read_enum(sc, key) for _ in braced_items(sc, key))
-    if kind == METADATA:
-        return read_metadata(sc)
-    if kind == DICT:
-        return read_dict(sc, key)
-    if kind == BACKEND_CONFIG:
-        if sc.text.startswith('"', p):
-            return sc.string()
-        return RawAttr(sc.balanced(f"attribute '{key}'"))
-    if kind == SHAPE_LIST:
-        return tuple(read_shape(sc) for _ in braced_items(sc, key))
-    if kind == ALIASING:
-        out = []
-        for _ in braced_items(sc, key):
-            out_index = read_shape_index(sc)
-            sc.expect(":", f"in '{key}'")
-            sc.expect("(", f"in '{key}'")
-            operand = sc.integer("an operand number")
-            sc.expect(",", f"in '{key}'")
-            operand_index = read_shape_index(sc)
-            sc.expect(")", f"in '{key}'")
-            out.append((out_index, operand, operand_index))
-        return tuple(out)
     return RawAttr(sc.balanced(f"attribute '{key}'"))
+
+
+def _read_aliasing(sc: Scanner, key: str) -> tuple:
+    out = []
+    for _ in braced_items(sc, key):
+        out_index = read_shape_index(sc)
+        sc.expect(":", f"in '{key}'")
+        sc.expect("(", f"in '{key}'")
+        operand = sc.integer("an operand number")
+        sc.expect(",", f"in '{key}'")
+        operand_index = read_shape_index(sc)
+        sc.expect(")", f"in '{key}'")
+        out.append((out_index, operand, operand_index))
+    return tuple(out)
+
+
+#: The reader of each attribute kind: ``reader(scanner, attribute name) -> value``.
+_READERS: dict[str, Callable[[Scanner, str], Any]] = {
+    METADATA: lambda sc, key: read_metadata(sc),
+    INT_KIND: lambda sc, key: sc.integer(f"an integer for '{key}'"),
+    BOOL: lambda sc, key: read_bool(sc),
+    FLOAT: _read_float,
+    STRING: lambda sc, key: sc.string(),
+    ENUM: lambda sc, key: read_enum(sc, key),
+    INT_TREE: lambda sc, key: read_int_tree(sc),
+    BOOL_LIST: lambda sc, key: read_bool_list(sc),
+    COMPUTATION: lambda sc, key: CompRef(*sc.name(f"a computation name for '{key}'")),
+    COMPUTATION_LIST: lambda sc, key: tuple(CompRef(*sc.name("a computation name"))
+                                            for _ in braced_items(sc, key)),
+    WINDOW: lambda sc, key: read_window(sc),
+    SLICE: lambda sc, key: read_slice(sc),
+    PADDING: lambda sc, key: read_padding(sc),
+    DIM_LABELS: _read_dim_labels,
+    ENUM_LIST: lambda sc, key: tuple(read_enum(sc, key) for _ in braced_items(sc, key)),
+    DICT: lambda sc, key: read_dict(sc, key),
+    BACKEND_CONFIG: _read_backend_config,
+    SHAPE_LIST: lambda sc, key: tuple(read_shape(sc) for _ in braced_items(sc, key)),
+    ALIASING: _read_aliasing,
+}
 
 
 def braced_items(sc: Scanner, key: str) -> Iterator[None]:
@@ -460,6 +527,10 @@ def read_enum(sc: Scanner, key: str) -> str:
 
 
 def read_metadata(sc: Scanner) -> OpMetadata:
+    """``{op_type="add" op_name="jit(f)/add" source_line=3}``: fields in text order."""
+    metadata = _read_metadata_fast(sc) if sc.fast else None
+    if metadata is not None:
+        return metadata
     sc.expect("{", "to open metadata")
     fields: list[tuple[str, Any]] = []
     while not sc.accept("}"):
@@ -479,6 +550,29 @@ def read_metadata(sc: Scanner) -> OpMetadata:
             fields.append((key, int(v) if re.fullmatch(r"-?\d+", v) else RawAttr(v)))
         sc.accept(",")
     return OpMetadata(tuple(fields))
+
+
+def _read_metadata_fast(sc: Scanner) -> OpMetadata | None:
+    """Metadata spelled as ``_METADATA_FAST`` matches, else None. Such a block ends at its
+    first '}' (others are in strings): a text up to a '}' found in the cache is one."""
+    p = sc.skip()
+    end = sc.text.find("}", p) + 1
+    metadata = sc.metadata.get(sc.text[p:end]) if end else None
+    if metadata is None:
+        m = _METADATA_FAST.match(sc.text, p)
+        if m is None:
+            return None
+        fields: list[tuple[str, Any]] = []
+        for f in _META_FIELD.finditer(m.group()):
+            key, string, number = f.groups()
+            try:
+                fields.append((key, int(number) if string is None else unescape_string(string)))
+            except ValueError:
+                return None             # a bad escape: the general reader reports it
+        metadata = sc.metadata[m.group()] = OpMetadata(tuple(fields))
+        end = m.end()
+    sc.pos = end
+    return metadata
 
 
 def read_dict(sc: Scanner, key: str) -> dict[str, str]:

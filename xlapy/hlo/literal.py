@@ -361,17 +361,20 @@ def _read_scalar(sc: Any, shape: Shape) -> np.ndarray:
         sc.fail(f"bad {et.name} literal: {e.args[-1]}", p)
 
 
+_BRACE_OR_COMMENT = re.compile(r"/\*.*?\*/|[{}]", re.S)
+
+
 def _find_close(sc: Any, start: int) -> int:
     """Offset just past the '}' matching the '{' at ``start``."""
     depth = 0
-    for m in re.finditer(r"/\*.*?\*/|[{}]", sc.text[start:], re.S):
+    for m in _BRACE_OR_COMMENT.finditer(sc.text, start):
         c = m.group(0)
         if c == "{":
             depth += 1
         elif c == "}":
             depth -= 1
             if depth == 0:
-                return start + m.end()
+                return m.end()
     sc.fail("unbalanced '{' in literal: missing '}'", start, expected="}")
 
 

@@ -25,8 +25,9 @@ from ..errors import HloParseError
 from . import attrs as A
 from .attrs import RawAttr
 from .ir import AliasEntry, HloComputation, HloInstruction, HloModule
-from .lexer import (Scanner, braced_items, read_attr_name, read_shape,
-                    read_shape_index, read_typed_value)
+from .lexer import (ARRAY_SHAPE, ATTR_NAME_BODY, NAME_BODY, SHAPE_LOOSE, Scanner,
+                    braced_items, cached_shape, read_attr_name, read_shape, read_shape_index,
+                    read_typed_value)
 from .literal import read_literal
 from .opcodes import ASYNC_SUFFIXES, OPCODES
 from .shape import ProgramShape, Shape
@@ -34,12 +35,22 @@ from .shape import ProgramShape, Shape
 log = logging.getLogger(__name__)
 
 _OPCODE = re.compile(r"[A-Za-z][\w\-]*")
-_ATTR_START = re.compile(r"\s*([A-Za-z_](?:[\w.]|-(?!>))*)\s*=")
+_ATTR_START = re.compile(rf"\s*({ATTR_NAME_BODY})\s*=")
 _ROOT = re.compile(r"ROOT(?=[\s%])")
 _ENTRY = re.compile(r"ENTRY(?=[\s%])")
 _TABLE = re.compile(r"(FileNames|FunctionNames|FileLocations|StackFrames)\b")
 _SPACES = re.compile(r"\s*")
 _ALIAS_KIND = re.compile(r"may-alias|must-alias")
+_SHAPE_START = re.compile(r"[A-Za-z][A-Za-z0-9]{0,22}\[")   # '[' within 24 characters
+# Fast path (see xlapy.hlo.lexer) of an instruction up to its attributes: ``[ROOT ]%name =
+# shape opcode(`` and, when they are that simple, ``0)`` or ``%a, f32[2]{0} %b)`` ...
+_OPERAND = rf"(?:{ARRAY_SHAPE} )?%?{NAME_BODY}"
+_INSTRUCTION_FAST = re.compile(
+    rf"(?P<root>ROOT )?(?!(?:ROOT|ENTRY)[\s%])(?P<pname>%?(?P<name>{NAME_BODY})) = "
+    rf"(?P<shape>{SHAPE_LOOSE}) (?P<opcode>[A-Za-z][\w\-]*)"
+    rf"(?P<call>\((?:(?P<number>\d+)|(?P<operands>{_OPERAND}(?:, {_OPERAND})*))?\))?")
+_ATTR_FAST = re.compile(rf", ({ATTR_NAME_BODY})=")                 # ... ``, attribute=`` ...
+_NEXT_LINE_FAST = re.compile(r"\n[ \t]*[^\s,/]")                    # ... no more attributes.
 
 HEADER_KINDS: dict[str, str] = {
     "is_scheduled": A.BOOL, "replica_count": A.INT, "num_partitions": A.INT,
@@ -54,7 +65,7 @@ class _Pending:
     """An instruction as read from the text, before names are resolved."""
 
     __slots__ = ("name", "pos", "opcode", "op_pos", "shape", "operands", "attrs", "literal",
-                 "parameter_number", "ctrl", "is_root", "instr")
+                 "parameter_number", "ctrl", "is_root", "instr", "index")
 
     def __init__(self, name: str, pos: int) -> None:
         self.name, self.pos = name, pos
@@ -66,6 +77,7 @@ class _Pending:
         self.ctrl: list[tuple[str, int]] = []
         self.is_root = False
         self.instr: HloInstruction | None = None
+        self.index = 0                    # in the computation's text order
 
 
 class _CompState:
@@ -81,8 +93,8 @@ class _CompState:
 class HloParser:
     """Recursive-descent parser; use :func:`parse_module`."""
 
-    def __init__(self, text: str) -> None:
-        self.sc = Scanner(text)
+    def __init__(self, text: str, fast: bool = True) -> None:
+        self.sc = Scanner(text, fast)
         self.names_in_module: dict[str, str] = {}     # instruction name -> computation name
         self.comp_refs: list[tuple[_Pending, str, Any]] = []
 
@@ -240,8 +252,12 @@ class HloParser:
             read_shape(sc)
         sc.expect("{", f"to open computation '{name}'")
         state = _CompState(name, npos)
-        while not sc.accept("}"):
-            if sc.at_end():
+        while True:
+            p = sc.skip()
+            if sc.text.startswith("}", p):
+                sc.pos = p + 1
+                break
+            if p >= len(sc.text):
                 sc.fail(f"missing '}}' to close computation '{name}' (opened at line "
                         f"{sc.line_col(npos)[0]})", expected="}")
             self._instruction(state)
@@ -263,28 +279,32 @@ class HloParser:
         if not st.order:
             sc.fail(f"computation '{st.name}' has no instructions", st.pos)
         comp = HloComputation(st.name)
-        index = {id(pd): i for i, pd in enumerate(st.order)}
-        for pd in st.order:
+        for i, pd in enumerate(st.order):
+            pd.index = i
             pd.instr = HloInstruction(pd.opcode, pd.shape, (), pd.attrs, name=pd.name,
                                       literal=pd.literal, parameter_number=pd.parameter_number)
-        forward = False
+        forward = False                 # does an instruction use one defined after it?
         for i, pd in enumerate(st.order):
             operands = []
             for ref in pd.operands:
-                target = ref if isinstance(ref, _Pending) else self._lookup(st, ref[0], ref[1])
-                if not isinstance(ref, _Pending) and ref[2] is not None \
-                        and not ref[2].compatible(target.shape):
-                    sc.fail(f"operand '{ref[0]}' of '{pd.name}' has shape "
-                            f"{target.shape.to_text()}, but the operand is written as "
-                            f"{ref[2].to_text()}", ref[1])
-                forward |= index[id(target)] > i
+                if isinstance(ref, _Pending):
+                    target = ref
+                else:
+                    name, pos, declared = ref
+                    target = st.by_name.get(name) or self._lookup(st, name, pos)
+                    if declared is not None and declared is not target.shape \
+                            and not declared.compatible(target.shape):
+                        sc.fail(f"operand '{name}' of '{pd.name}' has shape "
+                                f"{target.shape.to_text()}, but the operand is written as "
+                                f"{declared.to_text()}", pos)
+                forward = forward or target.index > i
                 operands.append(target.instr)
             pd.instr.operands = operands
             for op in operands:
                 op._add_user(pd.instr)
             for cname, cpos in pd.ctrl:
                 target = self._lookup(st, cname, cpos)
-                forward |= index[id(target)] > i
+                forward = forward or target.index > i
                 pd.instr.control_predecessors.append(target.instr)
         params: dict[int, _Pending] = {}
         for pd in st.order:
@@ -320,6 +340,31 @@ class HloParser:
     def _instruction(self, st: _CompState) -> None:
         sc = self.sc
         p = sc.skip()
+        m = _INSTRUCTION_FAST.match(sc.text, p) if sc.fast else None
+        if m:
+            is_root, name, npos = m.group("root") is not None, m.group("name"), m.start("pname")
+            sc.pos = m.start("shape")
+        else:
+            is_root, name, npos = self._head(st, p)
+        pd = _Pending(name, npos)
+        pd.is_root = is_root
+        self._define(st, pd)
+        self._rhs(st, pd, nested=False, fast=m)
+        if is_root:
+            if st.root is not None:
+                sc.fail(f"computation '{st.name}' has more than one ROOT ('{st.root.name}' and "
+                        f"'{name}')", p)
+            st.root = pd
+        if sc.text.startswith("\n", sc.pos):
+            return
+        end = sc.skip_in_line()
+        if end < len(sc.text) and sc.text[end] not in "\n}":
+            sc.fail(f"unexpected {sc.describe(end)} after instruction '{name}' (expected ',' "
+                    f"or the end of the line)", end)
+
+    def _head(self, st: _CompState, p: int) -> tuple[bool, str, int]:
+        """``[ROOT] name =`` at ``p``: (is root, name, position of the name)."""
+        sc = self.sc
         is_root = sc.match(_ROOT) is not None
         if sc.match(_ENTRY):
             sc.fail(f"missing '}}' to close computation '{st.name}' before the next computation",
@@ -332,19 +377,7 @@ class HloParser:
             sc.fail(f"expected '=' after instruction name '{name}', found {sc.describe()}",
                     expected="=")
         sc.pos += 1
-        pd = _Pending(name, npos)
-        pd.is_root = is_root
-        self._define(st, pd)
-        self._rhs(st, pd, nested=False)
-        if is_root:
-            if st.root is not None:
-                sc.fail(f"computation '{st.name}' has more than one ROOT ('{st.root.name}' and "
-                        f"'{name}')", p)
-            st.root = pd
-        end = sc.skip_in_line()
-        if end < len(sc.text) and sc.text[end] not in "\n}":
-            sc.fail(f"unexpected {sc.describe(end)} after instruction '{name}' (expected ',' "
-                    f"or the end of the line)", end)
+        return is_root, name, npos
 
     def _define(self, st: _CompState, pd: _Pending) -> None:
         if pd.name in st.by_name:
@@ -353,33 +386,73 @@ class HloParser:
         st.by_name[pd.name] = pd
 
     def _rhs(self, st: _CompState, pd: _Pending, nested: bool,
-             shape: Shape | None = None) -> None:
-        """``shape opcode(operands), attrs`` into ``pd``; appends ``pd`` to the computation."""
+             shape: Shape | None = None, fast: re.Match | None = None) -> None:
+        """``shape opcode(operands), attrs`` into ``pd``; appends ``pd`` to the computation.
+
+        ``fast`` is the instruction's ``_INSTRUCTION_FAST`` match, which has the shape, the
+        opcode and perhaps the operands (the cursor is at the shape).
+        """
         sc = self.sc
-        pd.shape = shape if shape is not None else read_shape(sc)
-        pd.op_pos = sc.skip()
-        m = sc.match(_OPCODE)
-        if not m:
-            sc.fail(f"expected an opcode, found {sc.describe()}", expected="opcode")
-        opcode = m.group(0)
+        if fast is not None:
+            pd.shape = cached_shape(sc, fast.group("shape"), fast.start("shape"))
+            if sc.pos != fast.end("shape"):
+                fast = None             # a token shape with braces after it: read on generally
+        else:
+            pd.shape = shape if shape is not None else read_shape(sc)
+        if fast is not None:
+            pd.op_pos, opcode = fast.start("opcode"), fast.group("opcode")
+            sc.pos = fast.end("opcode")
+        else:
+            pd.op_pos = sc.skip()
+            m = _OPCODE.match(sc.text, pd.op_pos)
+            if not m:
+                sc.fail(f"expected an opcode, found {sc.describe()}", expected="opcode")
+            opcode = m.group(0)
+            sc.pos = m.end()
         if opcode not in OPCODES and not any(
                 opcode.endswith(s) and opcode[:-len(s)] in OPCODES for s in ASYNC_SUFFIXES):
             sc.fail(f"unknown opcode '{opcode}'", pd.op_pos, expected="opcode")
         pd.opcode = opcode
-        sc.expect("(", f"after opcode '{opcode}'")
+        sc.accept("(") or sc.expect("(", f"after opcode '{opcode}'")   # (message if needed)
         if opcode == "constant":
             pd.literal = read_literal(sc, pd.shape)
             sc.expect(")", "to close the constant's literal")
         elif opcode == "parameter":
-            pd.parameter_number = sc.integer("a parameter number")
-            if pd.parameter_number < 0:
-                sc.fail("parameter number must be non-negative", pd.op_pos)
-            sc.expect(")", "after the parameter number")
-        else:
+            if fast is not None and fast.group("number") is not None:
+                pd.parameter_number = int(fast.group("number"))
+                sc.pos = fast.end()
+            else:
+                pd.parameter_number = sc.integer("a parameter number")
+                if pd.parameter_number < 0:
+                    sc.fail("parameter number must be non-negative", pd.op_pos)
+                sc.expect(")", "after the parameter number")
+        elif fast is None or not self._fast_operands(pd, fast):
             self._operands(st, pd)
         self._attributes(st, pd, nested)
         self._check(pd)
         st.order.append(pd)
+
+    def _fast_operands(self, pd: _Pending, fast: re.Match) -> bool:
+        """Take the operands ``fast`` matched; False if it matched none or one has a shape
+        not read before (:meth:`_operands` reads them then)."""
+        sc = self.sc
+        if fast.group("call") is None or fast.group("number") is not None:
+            return False
+        text = fast.group("operands")
+        if text is not None:
+            operands, pos = [], fast.start("operands")
+            for item in text.split(", "):           # ``[shape ]%name``; no blank in a shape
+                shape_text, _, name = item.rpartition(" ")
+                declared = None
+                if shape_text:
+                    declared = sc.shapes.get(shape_text)
+                    if declared is None:
+                        return False
+                operands.append((name.lstrip("%"), pos + len(item) - len(name), declared))
+                pos += len(item) + 2
+            pd.operands.extend(operands)
+        sc.pos = fast.end()
+        return True
 
     def _operands(self, st: _CompState, pd: _Pending) -> None:
         sc = self.sc
@@ -388,7 +461,7 @@ class HloParser:
         while True:
             p = sc.skip()
             declared = None
-            if sc.text.startswith("(", p) or re.match(r"[A-Za-z][A-Za-z0-9]*\[", sc.text[p:p + 24]):
+            if sc.text.startswith("(", p) or _SHAPE_START.match(sc.text, p):
                 declared = read_shape(sc)
             name, npos = sc.name("an operand name")
             if sc.at("("):
@@ -417,14 +490,21 @@ class HloParser:
     def _attributes(self, st: _CompState, pd: _Pending, nested: bool) -> None:
         sc = self.sc
         while True:
-            save = sc.pos
-            if not sc.accept(","):
-                sc.pos = save
-                return
-            if nested and not _ATTR_START.match(sc.text, sc.pos):
-                sc.pos = save           # the ',' separates the outer operands
-                return
-            key, kp = read_attr_name(sc)
+            m = _ATTR_FAST.match(sc.text, sc.pos) if sc.fast else None
+            if m:
+                key, kp = m.group(1), m.start(1)
+                sc.pos = m.end()
+            elif sc.fast and _NEXT_LINE_FAST.match(sc.text, sc.pos):
+                return                      # the next line starts with something but ','
+            else:
+                save = sc.pos
+                if not sc.accept(","):
+                    sc.pos = save
+                    return
+                if nested and not _ATTR_START.match(sc.text, sc.pos):
+                    sc.pos = save           # the ',' separates the outer operands
+                    return
+                key, kp = read_attr_name(sc)
             if key in pd.attrs or (key == "control-predecessors" and pd.ctrl):
                 sc.fail(f"duplicate attribute '{key}' on '{pd.name}'", kp)
             kind = A.ATTR_KINDS.get(key)
@@ -457,9 +537,13 @@ class HloParser:
                              f"attribute '{req}'", pd.op_pos, expected=req)
 
 
-def parse_module(text: str) -> HloModule:
-    """Parse HLO text into an :class:`HloModule`; raises ``HloParseError``."""
-    parser = HloParser(text)
+def parse_module(text: str, fast: bool = True) -> HloModule:
+    """Parse HLO text into an :class:`HloModule`; raises ``HloParseError``.
+
+    ``fast=False`` reads everything with the general readers only (the fast paths give the
+    same result; ``tests/test_hlo_parse_fast.py`` compares the two).
+    """
+    parser = HloParser(text, fast)
     try:
         return parser.parse_module()
     except HloParseError:
@@ -470,9 +554,9 @@ def parse_module(text: str) -> HloModule:
         raise parser.sc.error(f"internal parser error ({type(e).__name__}: {e})") from e
 
 
-def parse_shape(text: str) -> Shape:
+def parse_shape(text: str, fast: bool = True) -> Shape:
     """Parse one shape such as ``f32[2,3]{1,0}`` or ``(f32[], s32[4])``."""
-    sc = Scanner(text)
+    sc = Scanner(text, fast)
     try:
         shape = read_shape(sc)
     except HloParseError:
