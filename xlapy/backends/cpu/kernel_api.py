@@ -20,7 +20,7 @@ root generator calls its operands' generators, so no intermediate touches memory
 They emit at the builder's current insertion point and may create basic blocks (the
 builder is left at the end of the block holding the value). In registers, ``pred`` is
 ``i1``, complex types are ``{re, im}`` structs and every other element type is its LLVM
-type (``bf16``: ``bfloat``; ``f8*`` types: their ``i8`` bits); in memory ``pred`` is one
+type (``bf16``: its ``i16`` bits; ``f8*`` types: their ``i8`` bits); in memory ``pred`` is one
 byte. No fast-math flags are used, and ``a*b + c`` is not contracted into an FMA, so a
 last-bit difference from XLA:CPU (which contracts) is possible.
 """

@@ -1,9 +1,15 @@
 """Element types in LLVM IR: register and storage types, loads, stores and constants.
 
 In registers (what generators return) ``pred`` is ``i1``; ``s2``/``s4``/``u2``/``u4``
-are ``i2``/``i4``; integers are ``iN``; ``f16`` is ``half``, ``bf16`` is ``bfloat``,
-``f32``/``f64`` are ``float``/``double``; the f8/f4 types are their ``i8`` bits;
+are ``i2``/``i4``; integers are ``iN``; ``f16`` is ``half``, ``f32``/``f64`` are
+``float``/``double``; ``bf16`` is its ``i16`` bits and the f8/f4 types their ``i8`` bits;
 ``c64``/``c128`` are ``{float, float}``/``{double, double}`` (real, imaginary).
+
+``bf16`` is not LLVM's ``bfloat``: x86 moves ``bfloat`` values through ``float`` registers
+and back with ``vcvtneps2bf16`` (AVX512-BF16), which flushes denormals to zero, so a plain
+copy or a sort changed bf16 denormals; and some ``bfloat`` operations do not legalize
+(LLVM aborted compiling a small bf16 convolution). As bits, data movement is exact and
+arithmetic goes through :func:`to_compute` / :func:`from_compute` like the f8 types'.
 
 In memory every element is stored densely in its NumPy representation: ``pred`` is
 one byte (0 or 1; any non-zero byte loads as true) and the sub-byte integer types
@@ -19,28 +25,11 @@ from typing import Sequence
 
 import numpy as np
 from llvmlite import ir
-from llvmlite.ir import types as _irtypes
 
 from ...errors import UnimplementedError
 from ...hlo import types as T
 from ...hlo.types import ElementType
 
-
-class BFloatType(_irtypes._BaseFloatType):
-    """LLVM's ``bfloat`` (llvmlite has no class for it)."""
-
-    null = "0.0"
-    intrinsic_name = "bf16"
-
-    def __str__(self) -> str:
-        return "bfloat"
-
-    def format_constant(self, value) -> str:
-        bits = int(np.asarray(value, dtype=T.BF16.dtype).view(np.uint16))
-        return f"0xR{bits:04X}"
-
-
-BFloatType._create_instance()
 
 I1 = ir.IntType(1)
 I8 = ir.IntType(8)
@@ -48,7 +37,6 @@ I16 = ir.IntType(16)
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 F16 = ir.HalfType()
-BF16 = BFloatType()
 F32 = ir.FloatType()
 F64 = ir.DoubleType()
 
@@ -65,7 +53,7 @@ def llvm_type(et: ElementType) -> ir.Type:
     if et is T.F16:
         return F16
     if et is T.BF16:
-        return BF16
+        return I16
     if et is T.F32:
         return F32
     if et is T.F64:
@@ -123,13 +111,11 @@ def _float_constant(ty: ir.Type, et: ElementType, value) -> ir.Constant:
     # their payload carried to the double's top mantissa bits.
     x = float(np.asarray(value).astype(et.dtype).astype(np.float64))
     if np.isnan(x):
-        mant_bits = {T.F32: 23, T.F16: 10, T.BF16: 7}[et]
+        mant_bits = {T.F32: 23, T.F16: 10}[et]
         sign = bits >> (et.bits - 1)
         payload = bits & ((1 << mant_bits) - 1)
         d = (sign << 63) | (0x7FF << 52) | (payload << (52 - mant_bits))
         x = struct.unpack("<d", struct.pack("<Q", d))[0]
-    if et is T.BF16:
-        return ir.Constant(BF16, value)
     return ir.Constant(ty, x)
 
 
@@ -142,7 +128,9 @@ def constant(et: ElementType, value) -> ir.Constant:
         v = int(np.asarray(value).astype(et.dtype).astype(np.int64 if et.is_signed_integral
                                                           else np.uint64))
         return ir.Constant(ty, v)
-    if et in (T.F16, T.BF16, T.F32, T.F64):
+    if et is T.BF16:
+        return ir.Constant(I16, _bits_of(value, et))
+    if et in (T.F16, T.F32, T.F64):
         return _float_constant(ty, et, value)
     if et.name in _SMALL_FLOATS:
         return ir.Constant(I8, _bits_of(value, et))
@@ -207,20 +195,20 @@ def from_compute(builder: ir.IRBuilder, value: ir.Value, et: ElementType) -> ir.
 
 
 def bf16_to_f32(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
-    """``bfloat`` -> ``float``: the 16 bits become the top half of the float."""
-    bits = builder.zext(builder.bitcast(value, I16), I32)
+    """bf16 bits (``i16``) -> ``float``: the 16 bits become the top half of the float."""
+    bits = builder.zext(value, I32)
     return builder.bitcast(builder.shl(bits, ir.Constant(I32, 16)), F32)
 
 
 def f32_to_bf16(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
-    """``float`` -> ``bfloat`` rounding to nearest even; NaNs stay (quiet) NaNs."""
+    """``float`` -> bf16 bits (``i16``) rounding to nearest even; NaNs stay (quiet) NaNs."""
     bits = builder.bitcast(value, I32)
     lsb = builder.and_(builder.lshr(bits, ir.Constant(I32, 16)), ir.Constant(I32, 1))
     rounded = builder.add(bits, builder.add(lsb, ir.Constant(I32, 0x7FFF)))
     nan = builder.fcmp_unordered("uno", value, value)
     quiet = builder.or_(bits, ir.Constant(I32, 0x00400000))
     out = builder.select(nan, quiet, rounded)
-    return builder.bitcast(builder.trunc(builder.lshr(out, ir.Constant(I32, 16)), I16), BF16)
+    return builder.trunc(builder.lshr(out, ir.Constant(I32, 16)), I16)
 
 
 def f64_to_f32_round_odd(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
@@ -248,7 +236,7 @@ def f64_to_f32_round_odd(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
 def _mangle(ty: ir.Type) -> str:
     if isinstance(ty, ir.IntType):
         return f"i{ty.width}"
-    return {"float": "f32", "double": "f64", "half": "f16", "bfloat": "bf16"}[str(ty)]
+    return {"float": "f32", "double": "f64", "half": "f16"}[str(ty)]
 
 
 def declare_function(module: ir.Module, name: str, ret: ir.Type,
@@ -273,7 +261,7 @@ def call_intrinsic(builder: ir.IRBuilder, name: str, args: Sequence[ir.Value],
     return builder.call(fn, list(args) + list(extra))
 
 
-__all__ = ["BFloatType", "llvm_type", "storage_type", "load_element", "store_element",
+__all__ = ["llvm_type", "storage_type", "load_element", "store_element",
            "constant", "int_constant", "array_bytes_global", "compute_type", "to_compute",
            "from_compute", "bf16_to_f32", "f32_to_bf16", "f64_to_f32_round_odd",
            "declare_function", "call_intrinsic"]

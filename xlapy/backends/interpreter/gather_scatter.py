@@ -124,7 +124,8 @@ def _fast_combiner(comp: HloComputation, dtype: np.dtype) -> str | None:
     """``"set"`` or a ``_UFUNCS`` key when ``comp`` is that op on its two parameters.
 
     ``set`` is a combiner returning its second parameter (the update). Arithmetic
-    ufuncs are used only on NumPy's own numeric types, bitwise ones on ints and bools.
+    ufuncs are used only on NumPy's own numeric types (not float maximum/minimum, whose
+    ``-0 < +0`` order NumPy does not keep), bitwise ones on ints and bools.
     """
     if comp.num_parameters == 2 and comp.root is comp.parameters[1]:
         return "set"
@@ -133,6 +134,8 @@ def _fast_combiner(comp: HloComputation, dtype: np.dtype) -> str | None:
         return None
     if op in ("and", "or", "xor"):
         return op if dtype.kind in "biu" else None
+    if op in ("maximum", "minimum") and dtype.kind == "f":
+        return None             # NumPy's maximum/minimum do not order -0 below +0
     return op if dtype.kind in "iufc" else None
 
 

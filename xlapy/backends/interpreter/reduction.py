@@ -108,6 +108,22 @@ def _tree_reduce(ev: Evaluator, comp: HloComputation, values: list[np.ndarray],
     return [v[..., 0] for v in values], (mask[..., 0] if mask is not None else None)
 
 
+def _order_signed_zeros(result: np.ndarray, seq: np.ndarray, is_max: bool) -> np.ndarray:
+    """A max/min fold's zero results with ``-0 < +0`` (NumPy's ``maximum`` returns either
+    zero): the max is +0 when any +0 was folded, the min -0 when any -0 was."""
+    zero = result == 0
+    if not zero.any():
+        return result
+    zeros = seq == 0
+    signed = np.signbit(seq)
+    if is_max:
+        negative = ~np.any(zeros & ~signed, axis=-1)
+    else:
+        negative = np.any(zeros & signed, axis=-1)
+    signed_zero = np.where(negative, np.array(-0.0, result.dtype), np.array(0.0, result.dtype))
+    return np.where(zero, signed_zero, result).astype(result.dtype, copy=False)
+
+
 def reduce_last_axis(ev: Evaluator, comp: HloComputation, values: Sequence[np.ndarray],
                      inits: Sequence[np.ndarray], mask: np.ndarray | None = None) -> list[np.ndarray]:
     """Reduce arrays ``(..., m)`` over their last axis with reducer ``comp`` and init values.
@@ -131,9 +147,11 @@ def reduce_last_axis(ev: Evaluator, comp: HloComputation, values: Sequence[np.nd
                                       and _is_narrow_float(dtype)) else dtype
         # Left fold from the init value, in index order: accumulate is sequential.
         init = np.broadcast_to(inits[0].astype(acc), out_dims + (1,))
-        folded = ufunc.accumulate(np.concatenate([init, v.astype(acc, copy=False)], axis=-1),
-                                  axis=-1, dtype=acc)
-        return [np.array(folded[..., -1], dtype=dtype)]
+        seq = np.concatenate([init, v.astype(acc, copy=False)], axis=-1)
+        folded = np.array(ufunc.accumulate(seq, axis=-1, dtype=acc)[..., -1], dtype=dtype)
+        if ufunc in (np.maximum, np.minimum) and from_dtype(dtype).is_floating:
+            folded = _order_signed_zeros(folded, seq, ufunc is np.maximum)
+        return [folded]
     tree, valid = _tree_reduce(ev, comp, values, mask)
     full_inits = [np.broadcast_to(i, out_dims) for i in inits]
     out = as_list(apply_scalar(ev, comp, *full_inits, *tree))
