@@ -425,11 +425,46 @@ ENTRY main {
 
 
 def test_donated_parameter_is_not_written_in_the_callers_array(backend):
+    """An array the caller did not hand over (``execute(args, owned)``) is copied before
+    the program writes the donated parameter (in-place reuse: test_cpu_donation.py)."""
     exe = compile_text(backend, DONATE)
     x = np.arange(8, dtype=np.float32)
     out = exe.execute([x])
     np.testing.assert_array_equal(out, np.arange(8) + 1)
     np.testing.assert_array_equal(x, np.arange(8))
+
+
+FALLBACK_OPS = {
+    "partition-id": "HloModule m\nENTRY e {\n  ROOT p = u32[] partition-id()\n}\n",
+    "replica-id": "HloModule m\nENTRY e {\n  ROOT p = u32[] replica-id()\n}\n",
+    "stochastic-convert": "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n"
+                          "  r = u32[4] parameter(1)\n"
+                          "  ROOT c = bf16[4] stochastic-convert(a, r)\n}\n",
+    "dynamic-reshape": "HloModule m\nENTRY e {\n  a = f32[4,3] parameter(0)\n"
+                       "  d0 = s32[] parameter(1)\n  d1 = s32[] parameter(2)\n"
+                       "  ROOT r = f32[<=12,1] dynamic-reshape(a, d0, d1)\n}\n",
+}
+
+
+@pytest.mark.parametrize("opcode", list(FALLBACK_OPS))
+def test_documented_fallback_ops_run_as_fallbacks(backend, opcode):
+    """The list in executable.py's docstring."""
+    assert compile_text(backend, FALLBACK_OPS[opcode]).fallback_opcodes() == [opcode]
+
+
+def test_batch_norm_is_expanded_not_a_fallback(backend):
+    exe = compile_text(backend, """
+HloModule bn
+ENTRY e {
+  x = f32[2,3] parameter(0)
+  s = f32[3] parameter(1)
+  o = f32[3] parameter(2)
+  m = f32[3] parameter(3)
+  v = f32[3] parameter(4)
+  ROOT b = f32[2,3] batch-norm-inference(x, s, o, m, v), epsilon=0.001, feature_index=1
+}
+""")
+    assert exe.fallback_opcodes() == []
 
 
 # ----------------------------------------------------------------------------- dumps

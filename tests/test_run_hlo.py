@@ -110,3 +110,62 @@ def test_cli_without_reference_or_passes(tmp_path, capsys):
     assert run_hlo_module.main([str(hlo), "--reference_platform=", "--run_test_hlo_passes",
                                 "false"]) == 0
     assert "close enough" not in capsys.readouterr().out
+
+
+# ------------------------------------------------------------ Python values as arguments
+NEG_S32 = "HloModule n\nENTRY e {\n  a = s32[] parameter(0)\n  ROOT r = s32[] negate(a)\n}\n"
+NOT_PRED = "HloModule p\nENTRY e {\n  a = pred[2] parameter(0)\n  ROOT r = pred[2] not(a)\n}\n"
+NEG_F32 = "HloModule f\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT r = f32[2] negate(a)\n}\n"
+NEG_EMPTY = "HloModule z\nENTRY e {\n  a = s32[0] parameter(0)\n  ROOT r = s32[0] negate(a)\n}\n"
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "cpu"])
+@pytest.mark.parametrize("text, value, match", [
+    (NEG_S32, object(), r"argument 0 \(a\): expected s32\[\] \(dtype int32\), got object"),
+    (NEG_S32, 2 ** 40, r"argument 0 \(a\): expected s32\[\].*1099511627776 is out of range"),
+    (NEG_S32, -2 ** 31 - 1, r"out of range \[-2147483648, 2147483647\]"),
+    (NEG_S32, 2 ** 70, r"out of range"),
+    (NEG_S32, 1.7, r"argument 0 \(a\): expected s32\[\].*got a float \(float 1.7\)"),
+    (NEG_S32, 2.0, r"got a float"),
+    (NEG_S32, "3", r"expected element type s32"),
+    (NOT_PRED, [1, 0], r"expected pred\[2\].*got an int"),
+    (NEG_F32, [1j, 2], r"expected f32\[2\].*got a complex number"),
+    (NEG_F32, [1.0, None], r"expected f32\[2\]"),
+])
+def test_python_values_that_do_not_convert_exactly_are_rejected(backend, text, value, match):
+    with pytest.raises(InvalidArgumentError, match=match):
+        xlapy.run_hlo(text, [value], backend=backend)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "cpu"])
+def test_python_values_that_convert_exactly_are_accepted(backend):
+    assert xlapy.run_hlo(NEG_S32, [3], backend=backend)[0] == -3
+    assert xlapy.run_hlo(NEG_S32, [True], backend=backend)[0] == -1
+    assert xlapy.run_hlo(NEG_S32, [-2 ** 31 + 1], backend=backend)[0] == 2 ** 31 - 1
+    assert xlapy.run_hlo(NOT_PRED, [[True, False]], backend=backend)[0].tolist() == [False, True]
+    assert xlapy.run_hlo(NEG_F32, [[1, 2.5]], backend=backend)[0].tolist() == [-1.0, -2.5]
+    assert xlapy.run_hlo(NEG_EMPTY, [[]], backend=backend)[0].shape == (0,)
+
+
+def test_executable_checks_python_values_the_same_way():
+    cpu = pytest.importorskip("xlapy.backends.cpu")
+    from xlapy.hlo import parse_module
+    exe = cpu.CpuBackend(use_disk_cache=False).compile(parse_module(NEG_S32))
+    assert exe.execute([5]) == -5
+    for value, match in ((1.7, "float64 values do not convert"), (2 ** 40, "out of"),
+                         (object(), "object values do not convert")):
+        with pytest.raises(InvalidArgumentError, match=r"argument 0 \(a\).*" + match):
+            exe.execute([value])
+
+
+@pytest.mark.parametrize("platform", ["interpreter", "cpu"])
+def test_cli_rejects_malformed_hlo(tmp_path, capsys, platform):
+    bad = tmp_path / "bad.hlo"
+    bad.write_text("HloModule m\nENTRY e {\n  a = f32[10] parameter(0)\n"
+                   "  ROOT r = f32[50000000] negate(a)\n}\n")
+    for passes in ("true", "false"):
+        assert run_hlo_module.main([str(bad), f"--platform={platform}",
+                                    f"--run_test_hlo_passes={passes}"]) != 0
+        err = capsys.readouterr().err
+        assert "4:8: e/r: shape f32[50000000] does not match" in err      # line:column
+        assert "ROOT r = f32[50000000] negate(a)" in err

@@ -6,18 +6,23 @@ A backend is registered under a platform name (``"interpreter"``, ``"cpu"``);
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Collection, Protocol, Sequence
 
 from ..errors import InvalidArgumentError
 from ..hlo.ir import HloModule
 
 
 class Executable(Protocol):
-    """A compiled module: ``execute(args)`` returns the root value (tuples as Python tuples)."""
+    """A compiled module: ``execute(args)`` returns the root value (tuples as Python tuples).
+
+    ``execute(args, owned)`` also accepts the numbers of donated parameters whose arrays
+    the caller hands over (it never reads them again): a backend may then write the
+    aliased output into them in place (the CPU backend does; the interpreter ignores it).
+    """
 
     module: HloModule
 
-    def execute(self, args: Sequence[Any]) -> Any: ...
+    def execute(self, args: Sequence[Any], owned: Collection[int] = ()) -> Any: ...
 
 
 class Backend(Protocol):
@@ -62,7 +67,9 @@ class InterpreterExecutable:
         # stateful rng op advances across executions as XLA's does.
         self._evaluator = Evaluator(module)
 
-    def execute(self, args: Sequence[Any]) -> Any:
+    def execute(self, args: Sequence[Any], owned: Collection[int] = ()) -> Any:
+        """Evaluate the module (``owned`` is accepted and ignored: arguments are never
+        written)."""
         return self._evaluator.run(args)
 
 
@@ -72,6 +79,9 @@ class InterpreterBackend:
     name = "interpreter"
 
     def compile(self, module: HloModule) -> InterpreterExecutable:
+        """Verify ``module`` (``VerificationError`` names the instruction) and bind it."""
+        from ..hlo.verifier import verify_module
+        verify_module(module, unique_names="computation")
         return InterpreterExecutable(module)
 
 

@@ -17,7 +17,7 @@ from ..hlo.ir import HloModule
 from ..passes import HloPassPipeline, PipelineResult, cpu_pipeline, target_independent_passes
 from ..passes.buffer_assignment import BufferAssignment, assign_buffers
 from ..passes.dump import dump_hlo_module, dump_text, module_key
-from .run import as_module
+from .run import as_module, verify_for_execution
 
 log = logging.getLogger("xlapy.optimize")
 
@@ -50,6 +50,7 @@ def optimize_with_report(module_or_text: HloModule | str, backend: str = "cpu", 
                          debug_options: DebugOptions | None = None) -> OptimizationResult:
     """Like :func:`optimize`, also returning pass timings and the buffer assignment."""
     source = as_module(module_or_text)
+    verify_for_execution(source, module_or_text if isinstance(module_or_text, str) else None)
     options = debug_options or get_debug_options()
     dump = DumpConfig(options)
     key = module_key(source)
@@ -71,7 +72,9 @@ def optimize(module_or_text: HloModule | str, backend: str = "cpu", *, verify: b
     """Run the HLO pass pipeline ``backend`` would run and return the optimized module.
 
     The input is not modified. The result still runs on the interpreter and computes
-    the same values. ``verify=True`` runs the HLO verifier after every changing pass.
+    the same values. The input is verified first (a malformed module raises
+    ``VerificationError``, with ``line:column`` when given as text); ``verify=True`` also
+    runs the HLO verifier after every changing pass.
     """
     return optimize_with_report(module_or_text, backend, verify=verify,
                                 debug_options=debug_options).module

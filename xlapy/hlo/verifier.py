@@ -200,9 +200,17 @@ def _check_module_header(module: HloModule, problems: list[str]) -> None:
                             f"shape {param.to_text(False)}")
 
 
-def verify_module(module: HloModule) -> None:
+def verify_module(module: HloModule, *, unique_names: str = "module") -> None:
     """Verify every computation and the module header; raise VerificationError listing all
-    problems found."""
+    problems found.
+
+    ``unique_names``: ``"module"`` (the default) requires instruction names unique in the
+    whole module, as XLA's verifier does after XLA's parser has renamed duplicates;
+    ``"computation"`` only within each computation (what xlapy's parser guarantees and the
+    backends need: hand-written HLO often reuses ``x``/``y`` in a reducer and the entry).
+    """
+    if unique_names not in ("module", "computation"):
+        raise ValueError(f"unique_names must be 'module' or 'computation', got {unique_names!r}")
     problems: list[str] = []
     comp_names: dict[str, HloComputation] = {}
     instr_names: dict[str, str] = {}
@@ -210,6 +218,8 @@ def verify_module(module: HloModule) -> None:
         if comp.name in comp_names:
             problems.append(f"module {module.name}: two computations are named {comp.name}")
         comp_names[comp.name] = comp
+        if unique_names == "computation":
+            instr_names = {}
         for instr in comp.instructions:
             if instr.name in instr_names:
                 problems.append(f"{_where(comp, instr)}: instruction name {instr.name} is also "

@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from ..client import compare_outputs, get_backend, optimize
-from ..client.run import flatten_result, prepare_argument
+from ..client.run import flatten_result, prepare_argument, verify_for_execution
 from ..errors import XlapyError
 from ..hlo import parse_module
 from ..hlo.ir import HloModule
@@ -93,7 +93,9 @@ def _report(result: list, reference: list, opts: argparse.Namespace, what: str,
 
 def run_file(path: Path, opts: argparse.Namespace) -> int:
     """Run one HLO file per the options; returns the number of failed comparisons."""
-    module = parse_module(path.read_text())
+    text = path.read_text()
+    module = parse_module(text)
+    verify_for_execution(module, text)      # problems name their line:column in the file
     test_backend = get_backend(opts.platform)
     ref_name = opts.reference_platform
     ref_backend = get_backend(ref_name) if ref_name else None

@@ -1,7 +1,10 @@
 """The CPU backend's disk cache: optimized HLO text and object code per compiled module.
 
 An entry is keyed by :func:`cache_key`: sha256 of the canonical HLO text of the module
-given to ``compile``, the xlapy version, a fingerprint of the compiler's own source
+given to ``compile`` (``canonical.py``: no metadata or debug tables, instructions and
+computations renamed in a deterministic order, everything semantic kept -- so another
+process that numbered its instructions differently, or an edit of an unrelated line of
+the user's file, still hits), the xlapy version, a fingerprint of the compiler's own source
 (passes, IR and this backend: a code change can never reuse stale code), llvmlite and
 LLVM versions, the target triple, host CPU name and features, and every debug option
 that is not about dumping. An entry holds the optimized HLO text (so a second process
@@ -10,11 +13,16 @@ units, cost) and a digest of the buffer assignment.
 
 File format (one file ``<key>.xcache`` per entry)::
 
-    b"XLAPYCPU2\\n" | u64 header length | header JSON | HLO text | object files
+    b"XLAPYCPU3\\n" | u64 header length | sha256 of the header (32 bytes) | header JSON
+                    | HLO text | object files
 
-The header records the key, the payload lengths and their sha256. A file that does not
-parse, does not match its key or fails a checksum is *corrupt*: it is logged, removed and
-the module is recompiled. Writes are atomic (temporary file + ``os.replace``).
+The header records the key, the kernel table, the assignment digest, the payload lengths
+and their sha256; its own sha256 precedes it, so every byte of the file is checked (a
+flipped bit in a kernel's ``units`` would otherwise run it over the wrong range). Every
+header field is also checked for its type and range (:func:`decode`). A file that does
+not parse, does not match its key, fails a checksum or a check is *corrupt*; so is an
+entry the backend fails to load for any reason. A corrupt entry is logged, removed and
+the module recompiled. Writes are atomic (temporary file + ``os.replace``).
 
 Location: ``XLAPY_CACHE_DIR`` or ``~/.cache/xlapy``; ``XLAPY_DISABLE_CACHE=1`` (or
 ``CpuBackend(use_disk_cache=False)``) turns the cache off. Hits and misses are logged
@@ -26,7 +34,9 @@ import dataclasses
 import hashlib
 import json
 import logging
+import math
 import os
+import re
 import struct
 import tempfile
 from dataclasses import dataclass, field
@@ -39,7 +49,7 @@ from .jit_engine import HostTarget
 
 log = logging.getLogger("xlapy.cpu")
 
-MAGIC = b"XLAPYCPU2\n"
+MAGIC = b"XLAPYCPU3\n"
 SUFFIX = ".xcache"
 _FINGERPRINT: str | None = None
 
@@ -59,7 +69,8 @@ def code_fingerprint() -> str:
 
 
 def cache_key(hlo_text: str, host: HostTarget, options: DebugOptions) -> str:
-    """The key of a module's entry (see the module docstring)."""
+    """The key of a module's entry from its canonical text (``canonical.canonical_text``;
+    see the module docstring)."""
     flags = {k: v for k, v in dataclasses.asdict(options).items()
              if not (k.startswith("xla_dump") or k == "xla_enable_dumping")}
     h = hashlib.sha256()
@@ -126,19 +137,29 @@ class DiskCache:
             return None
         try:
             entry = decode(data, key)
-        except (ValueError, KeyError, TypeError, struct.error, UnicodeDecodeError) as e:
-            self.stats.corrupt += 1
+        except Exception as e:              # noqa: BLE001 - whatever is wrong: corrupt
             self.stats.misses += 1
-            log.warning("corrupt cpu cache file %s (%s); it is removed and the module "
-                        "recompiled", path, e)
-            try:
-                path.unlink()
-            except OSError:
-                pass
+            self._remove(path, f"{type(e).__name__}: {e}")
             return None
         self.stats.hits += 1
         log.debug("cpu cache hit %s", key[:16])
         return entry
+
+    def discard(self, key: str, reason: str) -> None:
+        """The entry :meth:`load` returned for ``key`` cannot be used (the backend failed
+        to load it): count it as corrupt and a miss instead of a hit, and remove it."""
+        self.stats.hits = max(0, self.stats.hits - 1)
+        self.stats.misses += 1
+        self._remove(self.path(key), reason)
+
+    def _remove(self, path: Path, reason: str) -> None:
+        self.stats.corrupt += 1
+        log.warning("corrupt cpu cache file %s (%s); it is removed and the module "
+                    "recompiled", path, reason)
+        try:
+            path.unlink()
+        except OSError:
+            pass
 
     def store(self, key: str, entry: CacheEntry) -> Path | None:
         """Write ``entry`` atomically; failures are logged, never raised."""
@@ -169,34 +190,85 @@ def encode(entry: CacheEntry, key: str) -> bytes:
         "hlo": [len(hlo), hashlib.sha256(hlo).hexdigest()],
         "objects": [[len(o), hashlib.sha256(o).hexdigest()] for o in entry.objects],
     }).encode()
-    return MAGIC + struct.pack("<Q", len(header)) + header + hlo + b"".join(entry.objects)
+    return (MAGIC + struct.pack("<Q", len(header)) + hashlib.sha256(header).digest() + header
+            + hlo + b"".join(entry.objects))
+
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_SYMBOL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_HEADER_KEYS = {"key", "kernels", "assignment_digest", "hlo", "objects"}
+_KERNEL_KEYS = {"name", "computation", "instruction", "units", "cost"}
+MAX_UNITS = 1 << 48
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _payload_entry(v: Any, what: str) -> tuple[int, str]:
+    if not (isinstance(v, list) and len(v) == 2 and _is_int(v[0]) and v[0] >= 0
+            and isinstance(v[1], str) and _HEX64.fullmatch(v[1])):
+        raise ValueError(f"bad {what} entry {v!r:.80}")
+    return v[0], v[1]
+
+
+def _check_kernel(k: Any) -> None:
+    if not isinstance(k, dict) or set(k) != _KERNEL_KEYS:
+        raise ValueError(f"bad kernel record {k!r:.80}")
+    if not (isinstance(k["name"], str) and _SYMBOL.fullmatch(k["name"])):
+        raise ValueError(f"bad kernel name {k['name']!r:.80}")
+    for f in ("computation", "instruction"):
+        if not (isinstance(k[f], str) and k[f]):
+            raise ValueError(f"bad kernel {f} {k[f]!r:.80}")
+    if not (_is_int(k["units"]) and 0 <= k["units"] <= MAX_UNITS):
+        raise ValueError(f"bad kernel units {k['units']!r:.80}")
+    cost = k["cost"]
+    if not ((_is_int(cost) or isinstance(cost, float)) and math.isfinite(cost) and cost >= 0):
+        raise ValueError(f"bad kernel cost {cost!r:.80}")
 
 
 def decode(data: bytes, key: str) -> CacheEntry:
-    """Parse and verify a cache file; ValueError when anything does not match."""
+    """Parse and verify a cache file; ValueError when anything does not match: the magic,
+    the header's checksum, its fields' types and ranges, the key, the payloads' lengths
+    and checksums, the total length."""
     if not data.startswith(MAGIC):
         raise ValueError("bad magic")
     pos = len(MAGIC)
+    if len(data) < pos + 8 + 32:
+        raise ValueError("truncated header")
     (hlen,) = struct.unpack_from("<Q", data, pos)
     pos += 8
-    header = json.loads(data[pos:pos + hlen].decode())
+    digest, pos = data[pos:pos + 32], pos + 32
+    raw = data[pos:pos + hlen]
+    if len(raw) != hlen or hashlib.sha256(raw).digest() != digest:
+        raise ValueError("header checksum mismatch")
     pos += hlen
+    header = json.loads(raw.decode())
+    if not isinstance(header, dict) or set(header) != _HEADER_KEYS:
+        raise ValueError("bad header fields")
     if header["key"] != key:
         raise ValueError("key mismatch")
+    if not (isinstance(header["assignment_digest"], str)
+            and _HEX64.fullmatch(header["assignment_digest"])):
+        raise ValueError("bad assignment digest")
+    kernels, objects = header["kernels"], header["objects"]
+    if not isinstance(kernels, list) or not isinstance(objects, list):
+        raise ValueError("bad kernel or object table")
+    for k in kernels:
+        _check_kernel(k)
+    if len({k["name"] for k in kernels}) != len(kernels) or bool(kernels) != bool(objects):
+        raise ValueError("bad kernel table")
     payloads = []
-    for size, digest in [header["hlo"]] + list(header["objects"]):
-        part = data[pos:pos + int(size)]
-        pos += int(size)
-        if len(part) != size or hashlib.sha256(part).hexdigest() != digest:
+    for size, sha in [_payload_entry(header["hlo"], "hlo")] + \
+            [_payload_entry(o, "object") for o in objects]:
+        part = data[pos:pos + size]
+        pos += size
+        if len(part) != size or hashlib.sha256(part).hexdigest() != sha:
             raise ValueError("checksum mismatch")
         payloads.append(bytes(part))
     if pos != len(data):
         raise ValueError("length mismatch")
-    kernels = header["kernels"]
-    if not isinstance(kernels, list):
-        raise ValueError("bad kernel table")
-    return CacheEntry(payloads[0].decode(), payloads[1:], kernels,
-                      str(header["assignment_digest"]))
+    return CacheEntry(payloads[0].decode(), payloads[1:], kernels, header["assignment_digest"])
 
 
 __all__ = ["CacheEntry", "CacheStats", "DiskCache", "cache_key", "code_fingerprint",

@@ -3,56 +3,64 @@
 ``compile(module)``:
 
 1. looks the module up in this backend's in-memory cache, then in the disk cache
-   (``cache.py``; key = canonical HLO text, versions, host target, flags);
-2. on a miss, runs :func:`xlapy.passes.cpu_pipeline` on a clone, assigns buffers,
+   (``cache.py``; key = canonical HLO text (``canonical.py``: no metadata, canonical
+   names), versions, host target, flags);
+2. on a miss, runs the HLO verifier (:func:`xlapy.hlo.verifier.verify_module`; malformed
+   HLO -- a declared shape that does not match its operands, an out-of-range slice, a
+   gather window larger than its operand, ... -- raises ``VerificationError`` naming the
+   instruction instead of running native code out of bounds), then
+   :func:`xlapy.passes.cpu_pipeline` on a clone, assigns buffers,
    asks the kernel emitters for every instruction they can emit (the kernels go to
    ``jit_engine`` in a few LLVM modules, which compile in parallel processes), and
    stores the optimized HLO text, the object code and the kernel table in the disk
    cache; :attr:`CpuBackend.last_timings` says how long each stage took;
 3. on a disk hit, parses the stored optimized HLO, assigns buffers again (the same
    text gives the same assignment; a digest checks it) and loads the object code,
-   so neither the passes nor LLVM run;
+   so neither the passes nor LLVM run. Any failure while loading an entry makes it
+   corrupt: it is logged, removed and the module recompiled. A hit needs no verification:
+   the key covers the module's canonical text, and an entry is only written for a
+   module that passed the verifier (a malformed module never prints like a valid one);
+   verifying costs ~7 ms for the 490-instruction CNN training step, ~1% of its cold
+   compile and more than a disk hit's other work.
 4. builds the plan: one thunk per instruction of each computation's schedule (see
    ``executable.py`` for the kinds of thunks and the runtime).
 
 With ``--xla_dump_to`` the HLO before/after optimization, the buffer assignment, the
 LLVM IR before and after optimization (``.ir-no-opt.ll``, ``.ir-with-opt.ll``) and the
 assembly (``.s``) are written with XLA's file names; the disk cache is not read then
-(so every file can be produced).
+(so every file can be produced). :meth:`CpuBackend.compiler_ir` returns those texts
+(``get_compiler_ir(...)(stage="llvm" | "llvm_no_opt" | "asm")`` in the front end).
 """
 from __future__ import annotations
 
 import collections
+import dataclasses
 import hashlib
 import logging
 import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ...config import DumpConfig, get_debug_options
-from ...errors import XlapyError
-from ...hlo.ir import HloComputation, HloInstruction, HloModule
+from ...errors import InvalidArgumentError
+from ...hlo.ir import HloInstruction, HloModule
+from ...hlo.verifier import verify_module
 from ...passes import cpu_pipeline
 from ...passes.pipeline import PassRecord
 from ...passes.buffer_assignment import BufferAssignment, assign_buffers
 from ...passes.dump import dump_hlo_module, dump_text, module_key
-from . import blas, conv
 from . import cache as cache_mod
-from .executable import CpuExecutable, buffer_ref, value_ref
+from .canonical import canonical_text
+from .executable import CpuExecutable, value_ref
 from .jit_engine import OPT_LEVEL, SMALL_OPT_LEVEL, CompiledObject, engine
-from .kernel_api import KernelSpec, indexed_leaves, kernel_buffers
-from .thunks import (CallThunk, ConditionalThunk, CopyThunk, KernelThunk, LibraryThunk, Plan,
-                     ThreadPool, Thunk, WhileThunk, leaves, shared_pool, write_value)
+from .kernel_api import KernelSpec, indexed_leaves
+from .plan_builder import (FORWARD, NO_OP, PlanBuilder, library_supports,
+                           materialize_constants)
+from .thunks import ThreadPool, shared_pool
 
 log = logging.getLogger("xlapy.cpu")
-
-# Instructions whose value is already in place (aliases or buffers filled elsewhere).
-NO_OP = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "bitcast",
-                   "after-all"})
-# Instructions that forward operand 0 into a fresh buffer.
-FORWARD = frozenset({"opt-barrier", "add-dependency", "domain"})
 
 # Kernels are split over several LLVM modules (compiled in parallel processes) only when
 # there are at least this many fused instructions per module.
@@ -72,6 +80,11 @@ SMALL_KERNEL_ELEMENTS = 1024
 # size gained; the threshold (~250k elements of a+b*c, ~100k of exp: >100 us of work)
 # keeps the split to kernels where a free core pays for the hand-off several times.
 DEFAULT_PARALLEL_COST = 4_000_000
+
+# ``compiler_ir`` stages: stage name -> CompiledObject attribute (HLO stages are separate).
+IR_STAGES = {"llvm": "ir_with_opt", "ir-with-opt": "ir_with_opt", "llvm_with_opt": "ir_with_opt",
+             "llvm_no_opt": "ir_no_opt", "llvm-no-opt": "ir_no_opt", "ir-no-opt": "ir_no_opt",
+             "asm": "assembly", "assembly": "assembly"}
 
 
 @dataclass
@@ -108,6 +121,7 @@ class CompileTimings:
 
     path: str = "fresh"
     cache_key: float = 0.0          # canonical HLO text and the cache key
+    verify: float = 0.0             # the HLO verifier (a miss only)
     passes: float = 0.0             # the HLO pass pipeline
     pass_records: list[PassRecord] = field(default_factory=list)
     parse: float = 0.0              # disk hit: parsing the stored optimized HLO
@@ -147,43 +161,6 @@ def kernel_emitters(assignment: BufferAssignment) -> list[Any]:
             SortEmitter(assignment), RngBitGeneratorEmitter(assignment)]
 
 
-def _library_target(instr: HloInstruction) -> tuple[HloInstruction, list[int]] | None:
-    """The dot/convolution a library routine computes for ``instr`` and, per operand of
-    that op, which of ``instr``'s operands feeds it (a ``kCustom`` fusion wrapping one op
-    on its parameters counts as that op)."""
-    if instr.opcode in ("dot", "convolution"):
-        return instr, list(range(len(instr.operands)))
-    if instr.opcode == "fusion" and instr.attrs.get("kind") == "kCustom":
-        root = instr.attrs["calls"].root
-        if root.opcode in ("dot", "convolution") and \
-                all(o.opcode == "parameter" for o in root.operands):
-            return root, [o.parameter_number for o in root.operands]
-    return None
-
-
-# opcode -> (whether the routine handles an instruction, the routine's factory)
-_LIBRARY = {"dot": (blas.supports_dot, blas.make_dot_thunk),
-            "convolution": (conv.supports_convolution, conv.make_convolution_thunk)}
-
-
-def library_supports(instr: HloInstruction) -> bool:
-    """Whether ``blas.py``/``conv.py`` have a routine for ``instr``."""
-    target = _library_target(instr)
-    return target is not None and _LIBRARY[target[0].opcode][0](target[0])
-
-
-def library_routine(instr: HloInstruction) -> Callable[[list, Any], None] | None:
-    """A routine ``fn(operand_views, output_view)`` from ``blas.py``/``conv.py`` for a
-    ``dot``/``convolution`` (or a kCustom fusion wrapping one); None if none fits."""
-    if not library_supports(instr):
-        return None
-    op, feeds = _library_target(instr)
-    fn = _LIBRARY[op.opcode][1](op)
-    if feeds == list(range(len(instr.operands))):
-        return fn
-    return lambda operands, out: fn([operands[k] for k in feeds], out)
-
-
 class CpuBackend:
     """The ``"cpu"`` platform: compiles modules to native code (see the module docstring).
 
@@ -214,8 +191,7 @@ class CpuBackend:
         timings = CompileTimings()
         options = get_debug_options()
         dump = DumpConfig(options)
-        text = module.to_text()
-        key = cache_mod.cache_key(text, engine().host, options)
+        key = self.cache_key(module, options)
         timings.cache_key = time.perf_counter() - start
         with self._lock:
             exe = self._memory.get(key)
@@ -230,7 +206,7 @@ class CpuBackend:
             entry = self.disk_cache.load(key)
             if entry is not None:
                 timings.path = "disk"
-                exe = self._from_cache(module, entry, timings)
+                exe = self._from_cache(module, key, entry, timings)
         if exe is None:
             timings = CompileTimings(cache_key=timings.cache_key)
             exe = self._compile_fresh(module, key, options, dump, timings)
@@ -242,10 +218,44 @@ class CpuBackend:
                 self._memory.popitem(last=False)
         return exe
 
+    def cache_key(self, module: HloModule, options=None) -> str:
+        """The key of ``module`` in the in-memory and disk caches (``cache.py``)."""
+        try:
+            text = canonical_text(module)
+        except Exception:                   # noqa: BLE001 - too broken to print: say why
+            verify_module(module, unique_names="computation")
+            raise
+        return cache_mod.cache_key(text, engine().host,
+                                   options if options is not None else get_debug_options())
+
+    def compiler_ir(self, module: HloModule, stage: str = "llvm") -> str:
+        """Text of one stage of compiling ``module`` (not modified), as ``--xla_dump_to``
+        writes it: ``"llvm"`` (also ``"ir-with-opt"``) the LLVM IR after LLVM's
+        optimization, ``"llvm_no_opt"`` (``"llvm-no-opt"``, ``"ir-no-opt"``) the IR as
+        emitted, ``"asm"`` (``"assembly"``) the host assembly; ``"optimized_hlo"`` the HLO
+        after the pass pipeline. The module is verified and compiled afresh (the caches
+        hold no text; nothing is stored). A module without native kernels (everything
+        runs in library calls or fallbacks) gives an empty text."""
+        wanted = IR_STAGES.get(stage)
+        if wanted is None and stage != "optimized_hlo":
+            raise InvalidArgumentError(
+                f"unknown compiler IR stage {stage!r} for the cpu backend; expected one of "
+                f"'optimized_hlo', {', '.join(repr(k) for k in IR_STAGES)}")
+        verify_module(module, unique_names="computation")
+        options = get_debug_options()
+        no_dump = DumpConfig(dataclasses.replace(options, xla_enable_dumping=False))
+        optimized, _, compiled, _ = self._optimize_and_emit(
+            module, options, no_dump, CompileTimings(), keep_text=True)
+        if wanted is None:
+            return optimized.to_text()
+        return (getattr(compiled, wanted) or "") if compiled is not None else ""
+
     # ----- the two paths
-    def _compile_fresh(self, source: HloModule, key: str, options, dump: DumpConfig,
-                       timings: CompileTimings) -> CpuExecutable:
-        start = time.perf_counter()
+    def _optimize_and_emit(self, source: HloModule, options, dump: DumpConfig,
+                           timings: CompileTimings, keep_text: bool
+                           ) -> tuple[HloModule, BufferAssignment, CompiledObject | None,
+                                      list[KernelSpec]]:
+        """Passes, buffer assignment and LLVM for a clone of ``source`` (with the dumps)."""
         dkey = module_key(source)
         if sum(len(c.instructions) for c in source.computations) >= HELPER_START_INSTRUCTIONS:
             engine().start_helpers()          # they load while the passes run
@@ -261,13 +271,23 @@ class CpuBackend:
             dump_hlo_module(module, "after_optimizations", dump, key=dkey)
             dump_text(module, "after_optimizations-buffer-assignment.txt", assignment.to_text(),
                       dump, key=dkey)
-        compiled, specs = self._emit_and_compile(module, assignment, dump.enabled, timings)
-        records = [KernelRecord(s.name, s.instruction.parent.name, s.instruction.name,
-                                s.units, s.cost) for s in specs]
+        compiled, specs = self._emit_and_compile(module, assignment, keep_text or dump.enabled,
+                                                 timings)
         if compiled is not None and dump.enabled:
             dump_text(module, "ir-no-opt.ll", compiled.ir_no_opt, dump, key=dkey)
             dump_text(module, "ir-with-opt.ll", compiled.ir_with_opt, dump, key=dkey)
             dump_text(module, "s", compiled.assembly, dump, key=dkey)
+        return module, assignment, compiled, specs
+
+    def _compile_fresh(self, source: HloModule, key: str, options, dump: DumpConfig,
+                       timings: CompileTimings) -> CpuExecutable:
+        start = time.perf_counter()
+        verify_module(source, unique_names="computation")
+        timings.verify = time.perf_counter() - start
+        module, assignment, compiled, specs = self._optimize_and_emit(
+            source, options, dump, timings, keep_text=False)
+        records = [KernelRecord(s.name, s.instruction.parent.name, s.instruction.name,
+                                s.units, s.cost) for s in specs]
         objects = compiled.objects if compiled else []
         t = time.perf_counter()
         if self.disk_cache.enabled:
@@ -282,8 +302,11 @@ class CpuBackend:
                   time.perf_counter() - start, len(records))
         return exe
 
-    def _from_cache(self, source: HloModule, entry: "cache_mod.CacheEntry",
+    def _from_cache(self, source: HloModule, key: str, entry: "cache_mod.CacheEntry",
                     timings: CompileTimings) -> CpuExecutable | None:
+        """The executable of a disk-cache entry; None (the entry is removed) when anything
+        about it is wrong: whatever exception loading it raises, the entry is corrupt or
+        stale and the module is recompiled."""
         from ...hlo import parse_module
         try:
             t = time.perf_counter()
@@ -293,16 +316,15 @@ class CpuBackend:
             assignment = assign_buffers(module)
             timings.buffer_assignment = time.perf_counter() - t
             if assignment_digest(assignment) != entry.assignment_digest:
-                log.info("disk cache entry for %s has a different buffer assignment; "
-                         "recompiling", source.name)
-                return None
+                raise ValueError("the stored optimized HLO gives another buffer assignment")
             records = [KernelRecord.from_json(k) for k in entry.kernels]
+            _check_records(module, records)
             t = time.perf_counter()
             exe = self._build(module, assignment, records, entry.objects)
             timings.build, timings.kernels = time.perf_counter() - t, len(records)
             return exe
-        except (XlapyError, KeyError, ValueError) as e:
-            log.warning("disk cache entry for %s is unusable (%s); recompiling", source.name, e)
+        except Exception as e:                  # noqa: BLE001 - any failure: recompile
+            self.disk_cache.discard(key, f"{type(e).__name__}: {e}")
             return None
 
     # ----- kernels
@@ -375,15 +397,35 @@ class CpuBackend:
         for r in records:
             instr = module.computation(r.computation).instruction(r.instruction)
             kernels[id(instr)] = (r, loaded.address(r.name))
-        builder = _PlanBuilder(module, assignment, kernels, self._thread_pool(),
+        builder = PlanBuilder(module, assignment, kernels, self._thread_pool(),
                                self.parallel_cost)
         plan = builder.plan(module.entry)
         exe = CpuExecutable(module, assignment, plan, value_ref(assignment, module.entry.root),
                             keep_alive=[loaded] + ([builder.evaluator]
                                                    if builder.evaluator is not None else []))
-        _materialize_constants(exe, assignment, module)
+        materialize_constants(exe, assignment, module)
         exe.bind_fixed()
         return exe
+
+
+def _check_records(module: HloModule, records: list[KernelRecord]) -> None:
+    """Raise ValueError unless every kernel record names a distinct instruction of
+    ``module`` that a kernel can compute, with unit counts no kernel could exceed."""
+    seen: set[tuple[str, str]] = set()
+    for r in records:
+        instr = module.computation(r.computation).instruction(r.instruction)
+        if (r.computation, r.instruction) in seen:
+            raise ValueError(f"two kernels for {r.computation}/{r.instruction}")
+        seen.add((r.computation, r.instruction))
+        if instr.opcode in NO_OP or instr.opcode in FORWARD or \
+                instr.opcode in ("while", "conditional", "call"):
+            raise ValueError(f"a kernel for {instr.opcode} {r.instruction}")
+        elements = max([s.num_elements for _, s in indexed_leaves(instr.shape)]
+                       + [s.num_elements for o in instr.operands
+                          for _, s in indexed_leaves(o.shape)] + [1])
+        if r.units > elements:
+            raise ValueError(f"kernel {r.name} has {r.units} units, more than the "
+                             f"{elements} elements of {r.instruction}")
 
 
 def _is_small(instr: HloInstruction) -> bool:
@@ -410,153 +452,6 @@ class _KernelNames:
 def assignment_digest(assignment: BufferAssignment) -> str:
     """A digest of where every buffer lives (kernels may assume which buffers coincide)."""
     return hashlib.sha256(assignment.to_text().encode()).hexdigest()
-
-
-def _materialize_constants(exe: CpuExecutable, assignment: BufferAssignment,
-                           module: HloModule) -> None:
-    """Write every constant's literal into its buffer, in the constant's layout."""
-    for comp_name in assignment.schedules:
-        for instr in module.computation(comp_name).instructions:
-            if instr.opcode == "constant":
-                write_value(value_ref(assignment, instr), instr.literal, exe.memory, instr)
-
-
-def _read_leaf_prefixes(comp: HloComputation, param: HloInstruction) -> list[tuple[int, ...]]:
-    """Shape-index prefixes of ``param`` that ``comp`` reads (through get-tuple-element)."""
-    used: list[tuple[int, ...]] = []
-
-    def visit(instr: HloInstruction, prefix: tuple[int, ...]) -> None:
-        if instr is comp.root:
-            used.append(prefix)
-        for u in instr.users:
-            if u.opcode == "get-tuple-element":
-                visit(u, prefix + (u.attrs["index"],))
-            else:
-                used.append(prefix)
-    visit(param, ())
-    return used
-
-
-def _passed_through(body: HloComputation) -> set[tuple[int, ...]]:
-    """Shape indices of the loop state that ``body`` returns unchanged: its root's leaf is
-    ``get-tuple-element`` of its parameter at the same index. (Such a parameter buffer is
-    live out of the body, so buffer assignment never lets an op overwrite it.)"""
-    param = body.parameters[0]
-    out: set[tuple[int, ...]] = set()
-    for ix, _ in indexed_leaves(param.shape):
-        value = body.root
-        for k in ix:
-            if value.opcode != "tuple":
-                break
-            value = value.operands[k]
-        else:
-            path: list[int] = []
-            while value.opcode == "get-tuple-element":
-                path.insert(0, value.attrs["index"])
-                value = value.operands[0]
-            if value is param and tuple(path) == ix:
-                out.add(ix)
-    return out
-
-
-class _PlanBuilder:
-    """Turns computations with assigned buffers into plans of thunks."""
-
-    def __init__(self, module: HloModule, assignment: BufferAssignment,
-                 kernels: dict[int, tuple[KernelRecord, int]],
-                 pool: ThreadPool | None, parallel_cost: float) -> None:
-        self.module, self.assignment, self.kernels = module, assignment, kernels
-        self.pool, self.parallel_cost = pool, parallel_cost
-        # The reference interpreter runs instructions no kernel or library routine
-        # handles; it is imported and made only for the first such instruction.
-        self.evaluator: Any = None
-        self.plans: dict[str, Plan] = {}
-
-    def plan(self, comp: HloComputation) -> Plan:
-        if comp.name not in self.plans:
-            thunks = [t for instr in self.assignment.schedules[comp.name]
-                      if (t := self.thunk(instr)) is not None]
-            self.plans[comp.name] = Plan(comp.name, thunks)
-        return self.plans[comp.name]
-
-    def ref(self, instr: HloInstruction):
-        return value_ref(self.assignment, instr)
-
-    def pairs(self, src: HloInstruction, dst: HloInstruction, only=None, exclude=()):
-        """(source leaf, destination leaf) for the array leaves of two equal-shaped values;
-        ``only``: just the leaves under these shape-index prefixes; ``exclude``: leaves
-        (shape indices) to leave out."""
-        s, d = leaves(self.ref(src)), leaves(self.ref(dst))
-        out = list(zip(s, d))
-        idx = [ix for ix, _ in indexed_leaves(dst.shape)]
-        return [p for p, ix in zip(out, idx)
-                if (only is None or any(ix[:len(u)] == u for u in only)) and ix not in exclude]
-
-    def thunk(self, instr: HloInstruction) -> Thunk | None:
-        op = instr.opcode
-        if op in NO_OP:
-            return None
-        if id(instr) in self.kernels:
-            record, address = self.kernels[id(instr)]
-            refs = [buffer_ref(self.assignment, kb_instr, kb_index)
-                    for kb_instr, kb_index in _kernel_buffer_keys(instr)]
-            return KernelThunk(instr, record.name, address, refs, record.units, record.cost,
-                               self.pool, self.parallel_cost)
-        if op in FORWARD:
-            return CopyThunk(instr, self.pairs(instr.operands[0], instr))
-        if op == "while":
-            return self.while_thunk(instr)
-        if op == "conditional":
-            return self.conditional_thunk(instr)
-        if op == "call":
-            callee = instr.to_apply
-            to_params = [p for o, prm in zip(instr.operands, callee.parameters)
-                         for p in self.pairs(o, prm)]
-            return CallThunk(instr, self.plan(callee), to_params, self.pairs(callee.root, instr))
-        fn = library_routine(instr)
-        if fn is not None:
-            return LibraryThunk(instr, fn, [self.ref(o) for o in instr.operands], self.ref(instr))
-        from ..interpreter import Evaluator
-        from .fallback import FallbackThunk
-        if self.evaluator is None:
-            self.evaluator = Evaluator(self.module)
-        return FallbackThunk(instr, self.evaluator, [self.ref(o) for o in instr.operands],
-                             self.ref(instr))
-
-    def while_thunk(self, instr: HloInstruction) -> WhileThunk:
-        cond, body = instr.attrs["condition"], instr.attrs["body"]
-        cparam, bparam = cond.parameters[0], body.parameters[0]
-        through = _passed_through(body)
-        paths = [ix for ix, _ in indexed_leaves(bparam.shape)]
-        read = _read_leaf_prefixes(body, bparam)
-        to_body_first = self.pairs(instr, bparam, read)
-        to_body = self.pairs(instr, bparam, [ix for ix in read if ix not in through],
-                             exclude=through)
-        from_body = [pair for ix, pair in zip(paths, self.pairs(body.root, instr))
-                     if ix not in through]
-        return WhileThunk(
-            instr, self.pairs(instr.operands[0], instr), self.plan(cond),
-            self.pairs(instr, cparam, _read_leaf_prefixes(cond, cparam)),
-            buffer_ref(self.assignment, cond.root), self.plan(body),
-            to_body_first, to_body, from_body)
-
-    def conditional_thunk(self, instr: HloInstruction) -> ConditionalThunk:
-        branches = instr.attrs.get("branch_computations")
-        if branches is None:
-            branches = [instr.attrs["true_computation"], instr.attrs["false_computation"]]
-        out = []
-        for k, comp in enumerate(branches):
-            param = comp.parameters[0]
-            out.append((self.plan(comp),
-                        self.pairs(instr.operands[k + 1], param,
-                                   _read_leaf_prefixes(comp, param)),
-                        self.pairs(comp.root, instr)))
-        return ConditionalThunk(instr, buffer_ref(self.assignment, instr.operands[0]), out)
-
-
-def _kernel_buffer_keys(instr: HloInstruction) -> list[tuple[HloInstruction, tuple[int, ...]]]:
-    """(instruction, shape index) of each entry of the kernel buffer table (kernel_api order)."""
-    return [(kb.instruction, kb.index) for kb in kernel_buffers(instr)]
 
 
 __all__ = ["CompileTimings", "CpuBackend", "KernelRecord", "DEFAULT_PARALLEL_COST"]

@@ -29,8 +29,10 @@ and turns every instruction of the entry computation's schedule into a **thunk**
 
   * always: ``topk``, ``fft``, ``custom-call`` (the LAPACK targets),
     ``cholesky``, ``triangular-solve``, ``rng``, ``rng-get-and-update-state``,
-    ``batch-norm-*``, ``map``, the collectives (single-device semantics),
-    ``get-dimension-size``/``set-dimension-size``, ``copy-start``/``copy-done``;
+    ``map``, the collectives (single-device semantics), ``partition-id``,
+    ``replica-id``, ``get-dimension-size``/``set-dimension-size``,
+    ``dynamic-reshape``, ``stochastic-convert``, ``copy-start``/``copy-done``
+    (``batch-norm-*`` never get here: the pipeline's ``batchnorm_expander`` expands them);
   * loop fusions that contain one of those or an op/element type the elemental
     emitter does not support (``ElementalEmitter.supports``); reductions over f8 types
     and reduce fusions whose outputs need other rows' reduced values;
@@ -50,9 +52,22 @@ Memory: the preallocated temp allocation is one 64-byte-aligned arena allocated 
 per executable and reused by every call; constants are materialized once in their
 layouts; parameters are the caller's arrays (validated before any native code runs:
 count, dims and dtype, errors name the parameter and both shapes; copied only when the
-array is not C-contiguous in the parameter's layout, or when the parameter is donated
-to an output, so the caller's array is never written); outputs are fresh arrays each
-call (the returned arrays themselves, in their layouts). Kernel pointer tables are
+array is not C-contiguous in the parameter's layout); outputs are fresh arrays each
+call (the returned arrays themselves, in their layouts).
+
+Donation: a parameter that buffer assignment lets an output alias
+(``input_output_alias``) is written by the program. ``execute(args, owned)`` takes
+``owned``, the parameter numbers whose arrays the caller hands over (the front end does
+so for a donated xlapy Array or a Variable's storage that nothing else references, and
+then never reads the old array again). Such an argument's array becomes the parameter's
+buffer and the aliased output is returned as a view of it -- no copy, no new memory --
+when it is a plain NumPy array, C-contiguous, element-aligned and writeable, the
+parameter is one array in row-major layout (:meth:`CpuExecutable.donatable_parameters`,
+decided at planning time) and no other argument of the call overlaps it. Otherwise, and
+for every array the caller did not hand over (a NumPy array passed by the user), the
+array is copied first, so a caller's array is never written; the reason is logged at
+debug level (logger ``xlapy.cpu``). Only donated parameters take this slower binding
+path; the per-call work of other arguments is unchanged. Kernel pointer tables are
 filled once for fixed buffers and only the slots of parameter/output buffers are
 patched per call. Large kernels (``cost`` above ``parallel_cost``) run their unit ranges
 on a persistent thread pool (``thunks.ThreadPool``, shared with the dot and convolution
@@ -67,8 +82,9 @@ and written to ``--xla_dump_to``. Without the flag nothing on the call path chan
 """
 from __future__ import annotations
 
+import logging
 import threading
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 import numpy as np
 
@@ -83,6 +99,8 @@ from .profile import HloProfiler, ProfileRow
 from .thunks import (BufferRef, KernelThunk, Memory, Plan, TokenRef, ValueRef, address_of,
                      aligned_empty, major_to_minor, physical_bytes)
 
+log = logging.getLogger("xlapy.cpu")
+
 
 class _Param:
     """How one entry parameter's argument is checked and bound to its allocations."""
@@ -94,9 +112,12 @@ class _Param:
         # (position among the argument's array leaves, allocation, donated) per leaf
         position = {ix: k for k, ix in enumerate(array_leaf_indices(shape))}
         self.bindings = [(position[ix], alloc, donated) for ix, alloc, donated in leaves]
+        row_major = shape.is_array and major_to_minor(shape) == list(range(shape.rank))
+        self.donated = any(d for _, _, d in leaves)
         # the common case: one row-major array leaf, not donated
-        self.fast = (shape.is_array and len(leaves) == 1 and not leaves[0][2]
-                     and major_to_minor(shape) == list(range(shape.rank)))
+        self.fast = row_major and len(leaves) == 1 and not self.donated
+        # a donated argument whose array can become the parameter's buffer as it is
+        self.in_place = row_major and len(leaves) == 1 and self.donated
         self.alloc = leaves[0][1] if leaves else -1
         self.dims = shape.dims if shape.is_array else ()
         self.dtype = shape.dtype if shape.is_array else None
@@ -141,7 +162,10 @@ class CpuExecutable:
                 self.memory.set(a.index, aligned_empty(a.size, zero=True))
         self._params = [_Param(i, p.name, p.shape, leaves[i])
                         for i, p in enumerate(entry.parameters)]
-        self._param_allocs = [alloc for p in self._params for _, alloc, _ in p.bindings]
+        # per-call allocations, released after each call: the caller's arguments, and the
+        # outputs (returned to the caller, who may donate them later: no hidden reference)
+        self._call_allocs = [alloc for p in self._params for _, alloc, _ in p.bindings] + \
+            [a.index for a in outputs]
         self._results, self._result_tree = self._plan_results(result)
         self._outputs = self._plan_outputs(outputs)
         self._dynamic_slots = []
@@ -266,11 +290,7 @@ class CpuExecutable:
         elif isinstance(value, np.generic):
             arr = np.asarray(value)
         else:
-            try:
-                arr = np.asarray(value, dtype=shape.dtype)
-            except (TypeError, ValueError) as e:
-                raise InvalidArgumentError(f"{where}: cannot convert {type(value).__name__} "
-                                           f"to {shape.to_text(False)}: {e}") from None
+            arr = _from_python(value, shape, where)
         if arr.dtype != shape.dtype:
             raise InvalidArgumentError(
                 f"{where}: expected {shape.to_text(False)} (dtype {shape.dtype}), got an array "
@@ -283,11 +303,42 @@ class CpuExecutable:
             return [arr]
         return [physical_bytes(arr, shape)]
 
-    def _bind_slow(self, p: _Param, value: Any) -> None:
+    def _bind_slow(self, p: _Param, value: Any, args: Sequence[Any],
+                   owned: Collection[int]) -> None:
         data = self._argument(value, p.shape, p.where)
         for position, alloc, donated in p.bindings:
             buf = data[position]
-            self.memory.set(alloc, buf.copy() if donated else buf)
+            if donated:
+                why = self._cannot_take(p, buf, value, args, owned)
+                if why:
+                    log.debug("%s: donated parameter copied: %s", p.where, why)
+                    buf = buf.copy()
+            self.memory.set(alloc, buf)
+
+    @staticmethod
+    def _cannot_take(p: _Param, buf: np.ndarray, value: Any, args: Sequence[Any],
+                     owned: Collection[int]) -> str:
+        """Why ``buf`` cannot be donated parameter ``p``'s buffer as it is ('' if it can)."""
+        if p.number not in owned:
+            return "the caller did not hand the array over (e.g. a NumPy array it owns)"
+        if not p.in_place:
+            return "the parameter is a tuple or not in row-major layout"
+        if buf is not value or type(buf) is not np.ndarray:
+            return "the argument had to be converted"
+        flags = buf.flags
+        if not (flags.c_contiguous and flags.writeable and flags.aligned):
+            return "the array is not C-contiguous, writeable and aligned"
+        for k, other in enumerate(args):
+            if k != p.number and any(np.may_share_memory(buf, leaf)
+                                     for leaf in _array_leaves(other)):
+                return f"argument {k} overlaps it"
+        return ""
+
+    def donatable_parameters(self) -> tuple[int, ...]:
+        """Entry parameters an output aliases whose argument can be used in place when
+        the caller owns it (see the module docstring): pass their numbers as
+        ``execute(args, owned)`` to hand the arrays over."""
+        return tuple(p.number for p in self._params if p.in_place)
 
     def _check_count(self, args: Sequence[Any]) -> None:
         if len(args) != len(self._params):
@@ -296,8 +347,12 @@ class CpuExecutable:
                                        f"arguments ({expected}), got {len(args)}")
 
     # ----- running
-    def execute(self, args: Sequence[Any]) -> Any:
-        """Run the module on ``args`` (NumPy arrays or scalars); tuples come back as tuples."""
+    def execute(self, args: Sequence[Any], owned: Collection[int] = ()) -> Any:
+        """Run the module on ``args`` (NumPy arrays or scalars); tuples come back as tuples.
+
+        ``owned``: numbers of donated parameters whose arrays the caller hands over (it
+        must not use them afterwards): they are written in place when possible (see the
+        module docstring); every other argument is left untouched."""
         if len(args) != len(self._params):
             self._check_count(args)
         with self._lock:
@@ -309,7 +364,7 @@ class CpuExecutable:
                     bases[p.alloc] = value
                     addrs[p.alloc] = address_of(value)
                 else:
-                    self._bind_slow(p, value)
+                    self._bind_slow(p, value, args, owned)
             for alloc, dims, dtype in self._outputs:
                 out = np.empty(dims, dtype)
                 bases[alloc] = out
@@ -318,7 +373,7 @@ class CpuExecutable:
                 table[slot] = addrs[alloc] + offset
             self._run(mem)
             values = [self._value(r) for r in self._results]
-            for alloc in self._param_allocs:    # do not keep the caller's arrays alive
+            for alloc in self._call_allocs:     # keep neither arguments nor results alive
                 bases[alloc] = None
         return _build_tree(self._result_tree, values)
 
@@ -328,6 +383,35 @@ class CpuExecutable:
             return out if r.ref.perm is None else out.transpose(r.ref.perm)
         view = r.ref.view(self.memory)
         return np.array(view) if r.mode == "copy" else view
+
+
+def _array_leaves(value: Any) -> list[np.ndarray]:
+    if isinstance(value, (tuple, list)):
+        return [leaf for v in value for leaf in _array_leaves(v)]
+    return [value] if isinstance(value, np.ndarray) else []
+
+
+def _from_python(value: Any, shape: Shape, where: str) -> np.ndarray:
+    """A Python scalar or list as an array of ``shape``'s dtype; InvalidArgumentError for
+    what does not convert exactly in kind (a float for an integer or ``pred``
+    parameter, an int out of range, a non-number). ``run_hlo`` converts the same way."""
+    expected = f"{shape.to_text(False)} (dtype {shape.dtype})"
+    try:
+        natural = np.asarray(value)
+        target = shape.dtype
+        kind = natural.dtype.kind if natural.size else "b"         # [] fits any type
+        if kind in "OUSV" or (kind in "fc" and target.kind in "biu") \
+                or (kind == "c" and target.kind == "f") or (kind in "iu" and target.kind == "b"):
+            raise TypeError(f"{natural.dtype} values do not convert to {target}")
+        arr = np.asarray(value, dtype=target)
+        if target.kind in "iu" and natural.size and not np.array_equal(arr, natural):
+            raise OverflowError("out of range")
+    except InvalidArgumentError:            # e.g. a deleted (donated) Array's value
+        raise
+    except (TypeError, ValueError, OverflowError) as e:
+        raise InvalidArgumentError(f"{where}: expected {expected}, got "
+                                   f"{type(value).__name__} {value!r:.60}: {e}") from None
+    return arr
 
 
 def _build_tree(tree: Any, values: list) -> Any:
