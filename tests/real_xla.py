@@ -8,6 +8,16 @@ import numpy as np
 import pytest
 
 
+def warm_jax_lapack() -> None:
+    """jaxlib fills in its LAPACK function pointers when jax first lowers a linalg op;
+    running foreign HLO with LAPACK custom-calls before that calls through null pointers."""
+    import jax.numpy as jnp
+    for dt in (np.float32, np.complex64):
+        e = np.eye(2, dtype=dt)
+        jnp.linalg.cholesky(e), jnp.linalg.svd(e), jnp.linalg.eigh(e), jnp.linalg.qr(e)
+        jnp.linalg.solve(e, e)
+
+
 def run_on_xla(text: str, args: list[np.ndarray]) -> list[np.ndarray]:
     """Parse ``text`` with XLA's own HLO parser, compile it for XLA:CPU and run it on
     ``args``; returns the flattened outputs.
@@ -19,6 +29,8 @@ def run_on_xla(text: str, args: list[np.ndarray]) -> list[np.ndarray]:
     jax = pytest.importorskip("jax")
     import jax.extend.backend as jeb
     from jax._src.lib import xla_client as xc
+    if "lapack_" in text:
+        warm_jax_lapack()
     was_x64 = jax.config.jax_enable_x64
     jax.config.update("jax_enable_x64", True)
     try:

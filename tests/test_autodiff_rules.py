@@ -1,12 +1,14 @@
 """The gradient table: every registered primitive is differentiated or classified.
 
-Each differentiable primitive has cases in ``CASES`` (here) or ``STRUCTURAL_CASES``
+Each differentiable primitive has cases in ``CASES`` (here), ``STRUCTURAL_CASES``
 (``test_autodiff_rules_structural.py``: gather/scatter, sort, dot_general, convolution
-and windowed reductions). A case is checked by :func:`autodiff_check.check_case`: reverse
-mode (``grad``), forward mode (``jvp``, computed by xlapy as the transpose of the reverse
-mode), ``jit(grad)`` and ``jit(jvp)`` against fourth-order finite differences, and some
-also check Hessian-vector products. Primitives without gradients (integer and boolean
-ops, comparisons, ``argmax``, ``iota`` ...) are listed in ``NOT_DIFFERENTIABLE``.
+and windowed reductions) or ``LINALG_CASES`` (``test_autodiff_rules_linalg.py``: the
+LAPACK-backed factorizations and solves). A case is checked by
+:func:`autodiff_check.check_case`: reverse mode (``grad``), forward mode (``jvp``, computed
+by xlapy as the transpose of the reverse mode), ``jit(grad)`` and ``jit(jvp)`` against
+fourth-order finite differences, and some also check Hessian-vector products. Primitives
+without gradients (integer and boolean ops, comparisons, ``argmax``, ``iota`` ...) are
+listed in ``NOT_DIFFERENTIABLE``.
 
 ``test_every_primitive_is_classified`` fails when a primitive is added without a case or
 a classification, so the table stays complete.
@@ -378,9 +380,10 @@ def test_not_differentiable(name):
 
 def test_every_primitive_is_classified():
     """A new primitive needs a case in the gradient table or a NOT_DIFFERENTIABLE entry."""
+    from test_autodiff_rules_linalg import LINALG_CASES
     from test_autodiff_rules_structural import STRUCTURAL_CASES
     _import_primitive_modules()
-    covered = {p for c in CASES + STRUCTURAL_CASES for p in c.prims}
+    covered = {p for c in CASES + STRUCTURAL_CASES + LINALG_CASES for p in c.prims}
     unknown = (covered | set(NOT_DIFFERENTIABLE)) - set(PRIMITIVES)
     assert not unknown, f"the table names primitives that do not exist: {sorted(unknown)}"
     both = covered & set(NOT_DIFFERENTIABLE)

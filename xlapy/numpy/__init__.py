@@ -11,25 +11,38 @@ import numpy as _np
 from ..frontend.core import Array
 from ..frontend.dtypes import promote_types as _promote_types
 from . import _array_methods  # noqa: F401  (installs Array operators)
+from . import linalg  # noqa: F401  (xnp.linalg)
 from ._elementwise import (
     abs, absolute, add, arccos, arcsin, arctan, arctan2, around, asarray, astype, bitwise_and,
-    bitwise_not, bitwise_or, bitwise_xor, broadcast_shapes, broadcast_to, cbrt, ceil, clip,
+    bitwise_not, bitwise_or, bitwise_xor, broadcast_shapes, cbrt, ceil, clip,
     conj, conjugate, cos, cosh, divide, divmod, equal, exp, exp2, expm1, floor, floor_divide,
     fmod, greater, greater_equal, imag, invert, isfinite, isinf, isnan, left_shift, less,
     less_equal, log, log1p, log2, log10, logical_and, logical_not, logical_or, logical_xor,
     maximum, minimum, mod, multiply, negative, not_equal, power, real, reciprocal, remainder,
     right_shift, rint, round, sign, sin, sinh, sqrt, square, subtract, tan, tanh, true_divide,
     trunc, where)
-from ._indexing import take
-from ._linalg import dot, einsum, inner, matmul, outer, tensordot, trace, vdot
+from ._indexing import take, take_along_axis
+from ._pad import pad
+from ._linalg import dot, einsum, inner, matmul, outer, tensordot, vdot
+from ._array_extra import (
+    atleast_1d, atleast_2d, atleast_3d, bincount, cross, diag, diagonal, diff, digitize,
+    ediff1d, histogram, interp, kron, meshgrid, put_along_axis, roll, searchsorted, trace, tri,
+    tril, triu, vander)
+from ._stats import (
+    average, corrcoef, cov, median, nanmax, nanmean, nanmedian, nanmin, nanpercentile, nanprod,
+    nanquantile, nanstd, nansum, nanvar, percentile, quantile)
+from ._ufuncs_extra import (
+    allclose, arccosh, arcsinh, arctanh, copysign, count_nonzero, deg2rad, degrees, fabs,
+    float_power, fmax, fmin, heaviside, hypot, isclose, logaddexp, logaddexp2, nan_to_num,
+    nextafter, rad2deg, radians, signbit)
 from ._reductions import (
     all, amax, amin, any, argmax, argmin, cummax, cummin, cumprod, cumsum, logsumexp, max,
     mean, min, prod, std, sum, var)
 from ._shape_ops import (
-    arange, array, atleast_1d, concatenate, empty, empty_like, expand_dims, eye, flip, full,
-    full_like, hstack, identity, linspace, moveaxis, ndim, ones, ones_like, pad, ravel,
-    repeat, reshape, shape, size, split, squeeze, stack, swapaxes, tile, transpose, vstack,
-    zeros, zeros_like)
+    arange, array, broadcast_to, concatenate, empty, empty_like, expand_dims, eye,
+    flip, full, full_like, hstack, identity, linspace, moveaxis, ndim, ones, ones_like,
+    ravel, repeat, reshape, shape, size, split, squeeze, stack, swapaxes, tile, transpose,
+    vstack, zeros, zeros_like)
 from ._sorting import (argsort, argwhere, flatnonzero, load, loadtxt, nonzero, save, savez,
                        sort, unique)
 

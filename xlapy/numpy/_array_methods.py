@@ -9,7 +9,7 @@ from typing import Any
 
 from ..frontend.core import Array
 from . import _elementwise as E
-from . import _indexing, _linalg, _reductions as R, _shape_ops as S, _sorting
+from . import _array_extra as X, _indexing, _linalg, _reductions as R, _shape_ops as S, _sorting
 
 
 def _swap(fn: Any) -> Any:
@@ -26,6 +26,10 @@ _BINARY = {
 
 def _reshape(self: Array, *shape: Any, order: str = "C") -> Array:
     return S.reshape(self, shape[0] if len(shape) == 1 else shape, order)
+
+
+def _ravel(self: Array, order: str = "C") -> Array:
+    return S.ravel(self, order)
 
 
 def _transpose(self: Array, *axes: Any) -> Array:
@@ -56,11 +60,11 @@ def install() -> None:
         "reshape": _reshape, "transpose": _transpose, "astype": E.astype,
         "sum": R.sum, "prod": R.prod, "mean": R.mean, "var": R.var, "std": R.std,
         "max": R.max, "min": R.min, "argmax": R.argmax, "argmin": R.argmin, "all": R.all,
-        "any": R.any, "cumsum": R.cumsum, "cumprod": R.cumprod, "ravel": S.ravel,
-        "flatten": S.ravel, "squeeze": S.squeeze, "swapaxes": S.swapaxes, "clip": E.clip,
+        "any": R.any, "cumsum": R.cumsum, "cumprod": R.cumprod, "ravel": _ravel,
+        "flatten": _ravel, "squeeze": S.squeeze, "swapaxes": S.swapaxes, "clip": E.clip,
         "round": E.round, "dot": _linalg.dot, "conj": E.conj, "conjugate": E.conj,
         "sort": _sorting.sort, "argsort": _sorting.argsort, "take": _indexing.take,
-        "repeat": S.repeat,
+        "repeat": S.repeat, "diagonal": X.diagonal, "trace": X.trace,
     }
     for name, fn in methods.items():
         setattr(Array, name, fn)

@@ -9,6 +9,7 @@ from ..errors import InvalidArgumentError, ShapeError
 from ..frontend import dtypes
 from ..frontend import lax
 from ..frontend.core import Array, to_array
+from ..frontend.tracing import concrete_int
 
 
 def asarray(x: Any, dtype: Any = None) -> Array:
@@ -295,7 +296,9 @@ trunc = _float_only(lambda x: lax.select(lax.lt(x, _const(0, x)), lax.ceil(x), l
 
 
 def round(x: Any, decimals: int = 0) -> Array:
-    """Round half to even (NumPy's rule), optionally to ``decimals`` places."""
+    """Round half to even (NumPy's rule), optionally to ``decimals`` places (a compile-time
+    value: a jit argument passed here specializes the function)."""
+    decimals = concrete_int(decimals, "round decimals")
     x = asarray(x)
     if not dtypes.is_inexact(x.dtype):
         return x
@@ -355,9 +358,9 @@ def real(x: Any) -> Array:
 
 
 def imag(x: Any) -> Array:
+    """Like numpy.imag: zeros of ``x``'s dtype for a real ``x``."""
     x = asarray(x)
-    return lax.imag(x) if dtypes.is_complex(x.dtype) else lax.broadcast_in_dim(
-        _const(0, x), x.shape, ())
+    return lax.imag(x) if dtypes.is_complex(x.dtype) else _const(0, x)
 
 
 def conj(x: Any) -> Array:

@@ -8,7 +8,7 @@ import numpy as np
 from ..errors import InvalidArgumentError, ShapeError
 from ..frontend import lax
 from ..frontend.core import Array
-from ._elementwise import asarray, broadcast_shapes, broadcast_to, multiply
+from ._elementwise import broadcast_shapes, broadcast_to, multiply
 from ._shape_ops import _promote_only
 
 
@@ -91,20 +91,63 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Array:
     return lax.dot_general(x, y, ((tuple(ax), tuple(bx)), ((), ())))
 
 
-def _parse_einsum(subscripts: str, n: int) -> tuple[list[str], str]:
+_SPARE = "".join(chr(c) for c in range(ord("A"), ord("Z") + 1)) + "".join(
+    chr(c) for c in range(0x3b1, 0x3c9))         # labels for '...' dims (after A-Z: Greek)
+
+
+def _parse_einsum(subscripts: str, xs: list[Array]) -> tuple[list[str], str, list[Array]]:
+    """Operand labels and output labels with each ``...`` replaced by fresh labels (right
+    aligned, NumPy broadcasting); operands whose ellipsis dims are 1 where another operand's
+    are larger drop those dims (a size-1 broadcast adds nothing)."""
     spec = subscripts.replace(" ", "")
-    if "." in spec:
-        raise InvalidArgumentError("xnp.einsum: ellipsis ('...') subscripts are not supported")
-    if "->" in spec:
-        lhs, out = spec.split("->")
-    else:
-        lhs = spec
-        letters = lhs.replace(",", "")
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    lhs, out = spec.split("->") if "->" in spec else (spec, None)
     ins = lhs.split(",")
-    if len(ins) != n:
-        raise InvalidArgumentError(f"xnp.einsum: {len(ins)} subscripts for {n} operands")
-    return ins, out
+    if len(ins) != len(xs):
+        raise InvalidArgumentError(f"xnp.einsum: {len(ins)} subscripts for {len(xs)} operands")
+    used = set(spec) - set(".,->")
+    spare = [c for c in _SPARE if c not in used]
+    ell_rank = 0
+    for lab, x in zip(ins, xs):
+        if "..." in lab:
+            ell_rank = max(ell_rank, x.ndim - len(lab.replace("...", "")))
+    ell = "".join(spare[:ell_rank])
+    ell_sizes: dict[str, int] = {}
+    new_ins = []
+    for lab, x in zip(ins, xs):
+        if lab.count("...") > 1 or ("." in lab.replace("...", "")):
+            raise InvalidArgumentError(f"xnp.einsum: invalid subscript {lab!r}")
+        if "..." in lab:
+            k = x.ndim - len(lab.replace("...", ""))
+            if k < 0:
+                raise ShapeError(f"xnp.einsum: subscript {lab!r} for operand of rank {x.ndim}")
+            mine = ell[ell_rank - k:]
+            i = lab.index("...")
+            for c, size in zip(mine, x.shape[i:i + k]):
+                if size != 1:
+                    if ell_sizes.setdefault(c, size) != size:
+                        raise ShapeError(f"xnp.einsum: '...' dimensions {size} and "
+                                         f"{ell_sizes[c]} cannot be broadcast together")
+            lab = lab.replace("...", mine)
+        new_ins.append(lab)
+    # Drop size-1 ellipsis dims where another operand has the label at a larger size.
+    out_xs = []
+    for j, (lab, x) in enumerate(zip(new_ins, xs)):
+        drop = [d for d, c in enumerate(lab) if c in ell and x.shape[d] == 1 and c in ell_sizes]
+        if drop:
+            x = lax.reshape(x, [s for d, s in enumerate(x.shape) if d not in drop])
+            new_ins[j] = "".join(c for d, c in enumerate(lab) if d not in drop)
+        out_xs.append(x)
+    if out is None:
+        letters = "".join(new_ins)
+        out = ell + "".join(sorted(c for c in set(letters) - set(ell) if letters.count(c) == 1))
+    else:
+        if out.count("...") > 1:
+            raise InvalidArgumentError(f"xnp.einsum: invalid output subscript {out!r}")
+        if ell and "..." not in out:
+            raise InvalidArgumentError(f"xnp.einsum: {subscripts!r}: the output needs '...' "
+                                       "for the broadcast dimensions (as in NumPy)")
+        out = out.replace("...", ell)
+    return new_ins, out, out_xs
 
 
 def _diagonal_reduce(x: Array, labels: str) -> tuple[Array, str]:
@@ -132,10 +175,11 @@ def _sum_out(x: Array, labels: str, keep: set[str]) -> tuple[Array, str]:
     return x, labels
 
 
-def einsum(subscripts: str, *operands: Any) -> Array:
-    """Einstein summation, contracted left to right with ``dot_general``."""
+def einsum(subscripts: str, *operands: Any, optimize: Any = None) -> Array:
+    """Einstein summation (with ``...`` broadcasting), contracted left to right with
+    ``dot_general``; ``optimize`` is accepted and ignored (the order is left to right)."""
     xs = _promote_only(operands)
-    ins, out = _parse_einsum(subscripts, len(xs))
+    ins, out, xs = _parse_einsum(subscripts, list(xs))
     for x, lab in zip(xs, ins):
         if len(lab) != x.ndim:
             raise ShapeError(f"xnp.einsum: subscript {lab!r} for operand of rank {x.ndim}")
@@ -165,11 +209,4 @@ def einsum(subscripts: str, *operands: Any) -> Array:
     return lax.transpose(acc, [acc_lab.index(c) for c in out])
 
 
-def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
-    x = asarray(a)
-    if offset or (axis1, axis2) != (0, 1) or x.ndim != 2 or x.shape[0] != x.shape[1]:
-        raise InvalidArgumentError("xnp.trace supports square 2-D arrays with offset 0")
-    return einsum("ii", x)
-
-
-__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "trace"]
+__all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum"]

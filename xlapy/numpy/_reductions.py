@@ -57,21 +57,39 @@ def _accumulate_dtype(dt: np.dtype, dtype: Any) -> np.dtype:
 def _reduction(kind: str, upcast: bool):
     reducer = {"sum": lax.reduce_sum, "prod": lax.reduce_prod, "max": lax.reduce_max,
                "min": lax.reduce_min}[kind]
+    combine = {"sum": lax.add, "prod": lax.mul, "max": lax.max, "min": lax.min}[kind]
 
-    def f(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+    def f(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False, *,
+          initial: Any = None, where: Any = None) -> Array:
         x = asarray(a)
         axes = normalize_axes(axis, x.ndim)
         if upcast:
             x = lax.convert_element_type(x, _accumulate_dtype(x.dtype, dtype), x.weak_type)
-        elif builtins.any(x.shape[i] == 0 for i in axes):
+        elif initial is None and where is not None:
+            raise InvalidArgumentError(f"xnp.{kind}: reduction operation {kind!r} has no "
+                                       "identity, so a where mask needs an 'initial' value")
+        elif initial is None and builtins.any(x.shape[i] == 0 for i in axes):
             raise InvalidArgumentError(f"xnp.{kind}: zero-size reduction has no identity")
+        if where is not None:
+            from ._elementwise import broadcast_to, _to_bool
+            from ..frontend.primitives import reduction_identity
+            kind_ = kind if x.dtype != np.bool_ else {"max": "or", "min": "and",
+                                                      "sum": "or", "prod": "and"}[kind]
+            ident = _const(reduction_identity(kind_, x.dtype), x)
+            mask = broadcast_to(_to_bool(asarray(where)), x.shape)
+            x = lax.select(mask, x, ident)
         if x.dtype == np.bool_ and kind in ("max", "min"):
             out = (lax.reduce_or if kind == "max" else lax.reduce_and)(x, axes)
         else:
             out = reducer(x, axes)
+        if initial is not None:
+            init = lax.convert_element_type(asarray(initial), out.dtype, out.weak_type)
+            out = combine(out, lax.broadcast_in_dim(init, out.shape, ()))
         return _keep(x, out, axes, keepdims)
     f.__name__ = kind
-    f.__doc__ = f"``{kind}`` over ``axis`` (all axes when None)."
+    f.__doc__ = (f"Like numpy.{kind} over ``axis`` (all axes when None); ``where`` masks "
+                 f"elements out, ``initial`` joins the reduction"
+                 + ("." if upcast else " (required with ``where``, as in JAX)."))
     return f
 
 
@@ -103,11 +121,19 @@ def _count(x: Array, axes: Sequence[int]) -> int:
     return n
 
 
-def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Array:
+def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False, *,
+         where: Any = None) -> Array:
+    """Like numpy.mean; ``where`` averages only the selected elements."""
     (x,) = promote(a, to_inexact=True)
     if dtype is not None:
         x = lax.convert_element_type(x, dtype)
     axes = normalize_axes(axis, x.ndim)
+    if where is not None:
+        from ._elementwise import broadcast_to, _to_bool
+        mask = broadcast_to(_to_bool(asarray(where)), x.shape)
+        total = lax.reduce_sum(lax.select(mask, x, _const(0, x)), axes)
+        count = lax.reduce_sum(lax.convert_element_type(mask, x.dtype), axes)
+        return _keep(x, lax.div(total, count), axes, keepdims)
     total = lax.reduce_sum(x, axes) if axes else x
     out = lax.div(total, _const(_count(x, axes), total))
     return _keep(x, out, axes, keepdims)

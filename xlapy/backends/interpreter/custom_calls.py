@@ -63,11 +63,17 @@ def _char(instr: HloInstruction, cfg: dict[str, Any], name: str, default: str,
 
 
 def _check_column_major(instr: HloInstruction) -> None:
-    """LAPACK kernels read column-major matrices; other physical layouts are not modelled."""
+    """LAPACK kernels read column-major matrices; other physical layouts are not modelled.
+
+    Only the matrices are checked: the buffers of the call's largest rank. Batched vector
+    results (pivots, eigenvalues, ``info``) have one dimension less and JAX lays them out
+    row-major."""
     shapes: list[Shape] = list(instr.attr("operand_layout_constraints") or ())
     shapes += instr.shape.tuple_shapes if instr.shape.is_tuple else [instr.shape]
+    shapes = [s for s in shapes if isinstance(s, Shape) and s.is_array]
+    top = max((s.rank for s in shapes), default=0)
     for s in shapes:
-        if not isinstance(s, Shape) or s.layout is None or s.rank < 2:
+        if s.layout is None or s.rank < 2 or s.rank < top:
             continue
         m2m = s.layout.minor_to_major
         if m2m[0] != s.rank - 2 or m2m[1] != s.rank - 1:
