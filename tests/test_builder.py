@@ -241,3 +241,16 @@ def test_parameter_layouts_are_row_major():
     b = XlaBuilder("lay")
     x = b.parameter((T.F32, [2, 3, 4]))
     assert x.shape.layout == Layout((2, 1, 0))
+
+
+def test_build_module_makes_repeated_names_unique():
+    """Two parameters given one name (e.g. two Variables both called ``w``) get distinct
+    instruction names, so the module verifies and XLA can parse it."""
+    from xlapy.hlo.verifier import verify_module
+    b = XlaBuilder("main")
+    p0 = b.parameter(Shape.array("f32", (3,)), name="w")
+    p1 = b.parameter(Shape.array("f32", (3,)), name="w")
+    m = b.build_module(root=b.add(p0, p1))
+    names = [i.name for i in m.entry.instructions]
+    assert len(set(names)) == len(names) and names[0] == "w"
+    verify_module(m)

@@ -88,6 +88,58 @@ def test_recompilation_storm_warning(caplog):
     assert "'x'" in warnings[0].getMessage() and "4 times" in warnings[0].getMessage()
 
 
+def test_reason_for_a_static_argument_given_after_its_default():
+    f = xlapy.jit(lambda x, mode="a": x if mode == "a" else -x, static_argnames="mode")
+    x = ones(2)
+    f(x)
+    np.testing.assert_array_equal(np.asarray(f(x, mode="b")), -x)
+    f(x, "c")
+    f(x, mode="a")                     # the default, now given explicitly
+    reasons = f.cache_info().reasons
+    assert reasons[1] == "value of static argument 'mode' changed 'a' (its default) -> 'b'"
+    assert reasons[2] == "value of static argument 'mode' changed 'b' -> 'c'"
+    assert "'mode' changed 'c' -> 'a'" in reasons[3]
+    assert not any("evicted" in r for r in reasons)
+
+
+def test_reasons_for_argument_structure_changes():
+    g = xlapy.jit(lambda x, y=None: x)
+    g(ones(2))
+    g(ones(2), y=ones(2))
+    g(ones(2), ones(2))                # the same signature, given positionally: a hit
+    h = xlapy.jit(lambda d: d["a"])
+    h({"a": ones(2)})
+    h({"a": ones(2), "b": ones(2)})
+    k = xlapy.jit(lambda t: t[0])
+    k((ones(2),))
+    k((ones(2), ones(2)))
+    k(([ones(2)], ones(2)))
+    assert g.cache_info().reasons[1:] == [
+        "argument 'y' added (the previous call did not give it)"]
+    assert g.cache_info().hits == 1
+    assert h.cache_info().reasons[1] == "argument 'd': key 'b' added"
+    assert k.cache_info().reasons[1:] == [
+        "argument 't': tuple length changed 1 -> 2",
+        "argument 't[0]' changed from an array to a list of 1"]
+
+
+def test_reasons_show_array_constants_as_values():
+    f = xlapy.jit(lambda x, s: xnp.reshape(x, s))
+    x = np.arange(8, dtype=np.float32)
+    f(x, np.array([4, 2]))
+    f(x, np.array([2, 4]))
+    reasons = f.cache_info().reasons
+    assert reasons[0].endswith("specializing on its value [4, 2]"), reasons
+    assert "value of must-be-constant argument 's' changed [4, 2] -> [2, 4]" in reasons[1]
+    assert "s: [2, 4]" in f.cache_info().compiles[1].signature
+    r = xlapy.jit(lambda x, n: xnp.repeat(x, n))
+    out = r(np.arange(40, dtype=np.float32), np.arange(40) % 3)
+    np.testing.assert_array_equal(np.asarray(out), np.repeat(np.arange(40), np.arange(40) % 3))
+    text = r.cache_info().reasons[0]
+    assert "[0, 1, 2, 0, 1," in text and ", ...] (int64[40])" in text and "\\x" not in text
+    assert len(text) < 200
+
+
 # ------------------------------------------------------------------------ must-compile
 def _tail_frames(exc):
     return [f for f in traceback.extract_tb(exc.__traceback__)]
@@ -238,6 +290,61 @@ def test_metadata_on_every_instruction():
     assert entry.root.opcode == "tuple"
 
 
+def test_ops_reached_through_numpy_point_at_the_user_line():
+    """NumPy (an installed package) is not user code: np.transpose calls x.transpose()
+    from numpy/_core/fromnumeric.py, and the metadata names the user's line."""
+    def body(x):
+        return np.transpose(x) * 2.0
+    module = xlapy.jit(body).lower(ones(2, 3)).hlo_module
+    tr = next(i for i in module.entry.instructions if i.opcode == "transpose")
+    assert tr.metadata.source_file.endswith(THIS_FILE)
+    assert tr.metadata.source_line == _line_of(body, "np.transpose")
+
+
+def test_error_raised_inside_numpy_names_the_user_line_and_frames():
+    def body(x):
+        return np.atleast_1d(x)          # NumPy converts the traced value
+    with pytest.raises(InvalidArgumentError) as info:
+        xlapy.jit(body)(ones(2))
+    msg = str(info.value)
+    assert f"{THIS_FILE}:{_line_of(body, 'np.atleast_1d')}" in msg, msg
+    assert "site-packages" not in msg and "numpy" not in msg.split("(at ")[1]
+    frames = _tail_frames(info.value)
+    assert [f.filename.endswith(THIS_FILE) for f in frames] == [True, True], frames
+    assert frames[-1].lineno == _line_of(body, "np.atleast_1d")
+
+
+def test_must_compile_traceback_has_only_user_frames():
+    """No xlapy frame (not even jit's __call__) between the call site and the user's
+    function, for calls (also once the function has a cached signature) and
+    get_compiler_ir."""
+    def body(x):
+        return xnp.unique(x)
+
+    f = xlapy.jit(body)
+
+    def call():
+        return f(np.array([1, 2], np.int32))
+    for run in (call, lambda: f.get_compiler_ir(np.array([1, 2], np.int32))(stage="hlo")):
+        with pytest.raises(InvalidArgumentError) as info:
+            run()
+        names = [(os.path.basename(fr.filename), fr.name) for fr in _tail_frames(info.value)]
+        assert all(n[0] == THIS_FILE for n in names), names
+        assert names[-1][1] == "body"
+    g = xlapy.jit(lambda x: x.reshape(4))
+    g(ones(2, 2))
+    assert [fr.name for fr in _tail_frames(_raises(lambda: g(ones(3))))] == [
+        "_raises", "<lambda>", "<lambda>"]
+
+
+def _raises(fn):
+    try:
+        fn()
+    except InvalidArgumentError as e:
+        return e
+    raise AssertionError("no error")
+
+
 def test_model_fn_hlo_is_small_and_reparses():
     @xlapy.function(jit_compile=True)
     def model_fn(x, y, z):
@@ -262,7 +369,21 @@ def test_compiler_ir_stages():
     verify_module(parse_module(optimized))
     assert "digraph" in ir(stage="optimized_hlo_dot")
     with pytest.raises(InvalidArgumentError, match="unknown compiler IR stage"):
-        ir(stage="llvm")
+        ir(stage="llvm_ir_please")
+
+
+def test_compiler_ir_llvm_and_asm_stages():
+    f = xlapy.jit(lambda x: xnp.tanh(x) * 2 + 1, backend="cpu")
+    ir = f.get_compiler_ir(ones(64))
+    before, after, asm = ir(stage="llvm_no_opt"), ir(stage="llvm"), ir(stage="asm")
+    assert "define void @" in before and "define void @" in after
+    assert before != after                                   # LLVM optimized it
+    kernel = after.split("define void @")[1].split("(")[0].strip('"')
+    assert kernel.startswith("xk_") and kernel in asm        # the same kernel, assembled
+    assert "ret void" in after and ("ret" in asm or "retq" in asm)
+    on_interpreter = xlapy.jit(lambda x: x + 1, backend="interpreter")
+    with pytest.raises(InvalidArgumentError, match="'interpreter' backend"):
+        on_interpreter.get_compiler_ir(ones(4))(stage="asm")
 
 
 def test_control_flow_ir_reparses():
@@ -305,3 +426,28 @@ def test_nested_jit_inlines():
     outer = xlapy.jit(lambda x: inner(x) + 1)
     np.testing.assert_array_equal(np.asarray(outer(ones(2))), [4.0, 4.0])
     assert "jit_" not in outer.lower(ones(2)).as_text().split("ENTRY")[1]
+
+
+def test_string_and_enum_arguments_are_static_without_being_named():
+    """Values that can never be traced (str, bytes, enum members) key the cache by value,
+    as tf.function treats them; other non-array objects still need static_argnames."""
+    import enum
+
+    class Mode(enum.Enum):
+        A = 1
+        B = 2
+
+    def f(x, mode, kind=Mode.A):
+        y = x * 2.0 if mode == "double" else x * 3.0
+        return y + 1.0 if kind is Mode.A else y
+    g = xlapy.jit(f)
+    x = np.ones(2, np.float32)
+    assert np.asarray(g(x, "double")).tolist() == [3.0, 3.0]
+    assert np.asarray(g(x, "triple")).tolist() == [4.0, 4.0]
+    assert np.asarray(g(x, mode="double", kind=Mode.B)).tolist() == [2.0, 2.0]
+    assert np.asarray(g(x, "double")).tolist() == [3.0, 3.0]
+    info = g.cache_info()
+    assert (info.misses, info.hits) == (3, 1)
+    assert "'double' -> 'triple'" in info.compiles[1].reason
+    with pytest.raises(InvalidArgumentError, match="mark it static"):
+        g(x, object())

@@ -11,18 +11,20 @@ from . import errors  # noqa: E402
 from .client import optimize, run_hlo  # noqa: E402
 
 __all__ = ["__version__", "errors", "optimize", "run_hlo", "jit", "function", "numpy", "lax",
-           "grad", "value_and_grad", "vjp", "jvp", "stop_gradient", "GradientTape", "Variable"]
+           "grad", "value_and_grad", "vjp", "jvp", "linearize", "stop_gradient", "GradientTape",
+           "Variable"]
 
 # The front end is imported on first use so that ``import xlapy`` stays cheap.
 _FRONTEND_EXPORTS = {"jit", "function", "Array", "register_pytree_node", "tree_flatten",
                      "tree_unflatten", "tree_map", "set_default_backend", "default_backend",
-                     "grad", "value_and_grad", "vjp", "jvp", "stop_gradient", "GradientTape", "Variable"}
+                     "grad", "value_and_grad", "vjp", "jvp", "linearize", "stop_gradient",
+                     "GradientTape", "Variable"}
 
 
 def __getattr__(name: str):
     import importlib
     if name in _FRONTEND_EXPORTS:
         return getattr(importlib.import_module(".frontend", __name__), name)
-    if name in ("numpy", "lax", "frontend", "nn", "random", "keras"):
+    if name in ("numpy", "lax", "frontend", "nn", "random", "keras", "tf"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'xlapy' has no attribute {name!r}")

@@ -12,10 +12,10 @@
 from __future__ import annotations
 
 from . import lax
-from .autodiff import GradientTape, grad, jvp, stop_gradient, value_and_grad, vjp
+from .autodiff import GradientTape, grad, jvp, linearize, stop_gradient, value_and_grad, vjp
 from .core import Array, default_backend, set_default_backend
-from .jit import CacheInfo, EagerFunction, JitFunction, function, jit, \
-    set_recompile_warning_threshold
+from .jit import CacheInfo, JitFunction, jit, set_recompile_warning_threshold
+from .tf_function import EagerFunction, auto_jit, function, set_auto_jit
 from .pytree import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 from .variables import Variable
 
@@ -24,7 +24,7 @@ from .variables import Variable
 from .. import numpy as _numpy  # noqa: E402,F401
 
 __all__ = ["Array", "jit", "function", "JitFunction", "EagerFunction", "CacheInfo", "lax",
-           "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_map",
+           "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_map", "auto_jit", "set_auto_jit",
            "set_default_backend", "default_backend", "set_recompile_warning_threshold",
-           "grad", "value_and_grad", "vjp", "jvp", "stop_gradient", "GradientTape",
+           "grad", "value_and_grad", "vjp", "jvp", "linearize", "stop_gradient", "GradientTape",
            "Variable"]

@@ -6,17 +6,20 @@ input or anything computed from one), so recording works the same eagerly, op by
 and inside ``jit``, where the values are traced HLO instructions. ``backward`` walks
 the recorded nodes in reverse and applies each primitive's ``vjp`` rule
 (``xlapy.frontend.autodiff_rules``). Rules are written with ``lax`` ops, so the
-backward pass is itself recorded by any enclosing tape: ``grad(grad(f))`` works, and
-forward mode (:func:`jvp`) is the reverse mode of the (linear) reverse mode.
+backward pass is itself recorded by any enclosing tape: ``grad(grad(f))`` works.
+Forward mode (:func:`jvp`, :func:`linearize`, in ``autodiff_forward``) pushes tangents
+through the recorded nodes in order; a node's tangent map is the transpose of its
+(linear) vjp rule, or the node's own forward rule where it has one.
 
-Structured control flow records one node per ``cond`` / ``scan`` whose rule
+Structured control flow records one node per ``cond`` / ``scan`` / ``while`` whose rule
 differentiates the branch or body (see ``control_flow``). ``while_loop`` with a traced
-trip count cannot be reversed; ``fori_loop`` with static bounds lowers through ``scan``
-and can. A jitted function called eagerly while a tape is active runs inline, op by
-op, so that the tape sees its operations.
+trip count cannot be reversed, but has a forward rule (the loop carries the tangents
+too); ``fori_loop`` with static bounds lowers through ``scan`` and can be reversed. A
+jitted function called eagerly while a tape is active runs inline, op by op, so that the
+tape sees its operations.
 
 Public API: :func:`grad`, :func:`value_and_grad`, :func:`vjp`, :func:`jvp`,
-:func:`stop_gradient` (JAX style) and :class:`GradientTape` (TensorFlow style).
+:func:`linearize`, :func:`stop_gradient` (JAX style) and :class:`GradientTape` (TensorFlow style).
 """
 from __future__ import annotations
 
@@ -291,38 +294,6 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
     return wrapped
 
 
-def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
-    """``(fun(*primals), J @ tangents)``, forward mode (like ``jax.jvp``).
-
-    Computed as the transpose of the linear map ``ct -> J^T ct``: the reverse pass is
-    recorded on a second tape and differentiated once more.
-    """
-    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
-        raise InvalidArgumentError("jvp: primals and tangents must be tuples or lists")
-    p_leaves, p_tree = tree_flatten(tuple(primals))
-    t_leaves, t_tree = tree_flatten(tuple(tangents))
-    if p_tree != t_tree:
-        raise InvalidArgumentError(f"jvp: tangents structure {t_tree!r} differs from the "
-                                   f"primals' {p_tree!r}")
-    for p, t in zip(p_leaves, t_leaves):
-        if np.shape(p) != np.shape(t):
-            raise InvalidArgumentError(f"jvp: tangent of shape {np.shape(t)} for a primal of "
-                                       f"shape {np.shape(p)}")
-    out, vjp_fn = vjp(fun, *primals)
-    out_leaves, out_tree = tree_flatten(out)
-    out_leaves = [to_array(o) for o in out_leaves]
-    seeds = [_zeros_like(o) for o in out_leaves]
-    tape = Tape()
-    for s in seeds:
-        tape.watch(s)
-    with active(tape):
-        g_leaves = tree_flatten(vjp_fn(tree_unflatten(out_tree, seeds)))[0]
-    tangents_in = [to_array(t, to_array(g).dtype) for t, g in zip(t_leaves, g_leaves)]
-    acc = tape.backward([to_array(g) for g in g_leaves], tangents_in)
-    t_out = [acc.get(id(s)) if id(s) in acc else _zeros_like(s) for s in seeds]
-    return out, tree_unflatten(out_tree, t_out)
-
-
 # ------------------------------------------------------------------------------ TF style
 class GradientTape:
     """TensorFlow's ``tf.GradientTape``: records operations in its ``with`` block.
@@ -425,7 +396,8 @@ class GradientTape:
                                    f"Variables, got {type(s).__name__}")
 
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "stop_gradient", "GradientTape", "Tape"]
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "stop_gradient", "GradientTape",
+           "Tape"]
 
 
 def vjp_with_captures(fn: Callable[..., Any], primals: Sequence[Array],
@@ -454,14 +426,21 @@ def vjp_with_captures(fn: Callable[..., Any], primals: Sequence[Array],
 
 class ClosureNode(Primitive):
     """A recorded ``cond`` / ``scan`` / ``while`` / compiled call: its rule is a closure
-    over the functions it runs."""
+    over the functions it runs. ``jvp``, when given, is its forward-mode rule
+    ``jvp(tangents, outs, *args) -> output tangents`` (``tangents`` has None for operands
+    without one); forward mode otherwise transposes the vjp rule (``autodiff_forward``)."""
 
-    def __init__(self, name: str, rule: Callable[..., Any]) -> None:
+    def __init__(self, name: str, rule: Callable[..., Any],
+                 jvp: Callable[..., Any] | None = None) -> None:
         super().__init__(name, lambda ctx, *xs: None, multiple_results=True, vjp=rule)
+        self.jvp = jvp
 
 
 def record_control_flow(name: str, rule: Callable[..., Any], args: Sequence[Array],
-                        outs: Sequence[Array]) -> None:
+                        outs: Sequence[Array], jvp: Callable[..., Any] | None = None) -> None:
     """Record a control-flow node on the active tapes when they track one of ``args``."""
     if core._TAPES and tracked_by_any(args):
-        core.record(ClosureNode(name, rule), list(args), {}, list(outs))
+        core.record(ClosureNode(name, rule, jvp), list(args), {}, list(outs))
+
+
+from .autodiff_forward import jvp, linearize  # noqa: E402  (forward mode uses the tape)

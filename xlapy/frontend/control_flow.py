@@ -2,8 +2,11 @@
 
 Inside a trace the branch / body functions are traced into nested computations and
 lowered to HLO ``conditional`` and ``while``; values they close over are captured as
-extra tuple elements (see :mod:`xlapy.frontend.tracing`). Eagerly they run as plain
-Python control flow on concrete values, which has the same semantics.
+extra tuple elements (see :mod:`xlapy.frontend.tracing`). Eagerly they run as Python
+control flow on Arrays with the semantics of the compiled form: operands become Arrays,
+the branches / body are first traced (throwaway traces, nothing is compiled) and checked
+exactly as under ``jit`` (a body that changes the carry's dtype is an error in both
+modes), and results get the types and weak types ``jit`` gives them.
 
 Autodiff: while tracing a nested body no tape records; instead ``cond`` and ``scan``
 record one node whose rule differentiates the branch or body (``scan`` recomputes each
@@ -20,7 +23,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..hlo.builder import as_element_type
 from ..hlo.shape import Shape
-from .core import Array, current_trace, to_array
+from .core import Array, current_trace, new_ref, to_array
 from .pytree import tree_flatten, tree_unflatten
 from .tracing import Trace, finalize_tuple_computation, trace_context
 
@@ -63,26 +66,47 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     return _while(cond_fun, body_fun, init_val, record=True)
 
 
-def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any,
-           record: bool) -> Any:
-    trace = current_trace()
-    if trace is None:
-        val = init_val
-        while bool(cond_fun(val)):
-            val = body_fun(val)
-        return val
-    leaves, treedef = _leaves(init_val)
+def _trace_while(parent: Trace, cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
+                 leaves: list[Array], treedef: Any
+                 ) -> tuple[Trace, list[Array], Trace, list[Array]]:
+    """Trace and check ``cond_fun`` and ``body_fun`` on the loop state's types."""
     rebuild = lambda ps: (tree_unflatten(treedef, ps),)  # noqa: E731
-    ctrace, couts, _ = _trace_sub(trace, "cond", cond_fun, leaves, rebuild)
+    ctrace, couts, _ = _trace_sub(parent, "cond", cond_fun, leaves, rebuild)
     if len(couts) != 1 or couts[0].shape != () or couts[0].dtype != np.bool_:
         raise InvalidArgumentError(f"while_loop: cond_fun must return a bool scalar, got "
                                    f"{_avals_text(couts)}")
-    btrace, bouts, btree = _trace_sub(trace, "body", body_fun, leaves, rebuild)
+    btrace, bouts, btree = _trace_sub(parent, "body", body_fun, leaves, rebuild)
     if btree != treedef or [(o.shape, o.dtype) for o in bouts] != \
             [(x.shape, x.dtype) for x in leaves]:
         raise InvalidArgumentError(
             f"while_loop: body_fun must return the structure and types of its input; got "
             f"{btree!r} {_avals_text(bouts)} for input {treedef!r} {_avals_text(leaves)}")
+    return ctrace, couts, btrace, bouts
+
+
+def _retype(x: Array, weak: bool) -> Array:
+    """``x`` with weak type ``weak`` (a new reference that keeps gradients)."""
+    return x if x.weak_type == weak else new_ref(x, weak_type=weak)
+
+
+def _eager_while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
+                 leaves: list[Array], treedef: Any) -> Any:
+    """A while loop run op by op, with the checks and result types of the compiled one."""
+    _trace_while(Trace("eager_while", "while"), cond_fun, body_fun, leaves, treedef)
+    val = tree_unflatten(treedef, leaves)
+    while bool(cond_fun(val)):
+        outs, _ = _leaves(body_fun(val))
+        val = tree_unflatten(treedef, [_retype(o, x.weak_type) for o, x in zip(outs, leaves)])
+    return val
+
+
+def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any,
+           record: bool) -> Any:
+    trace = current_trace()
+    leaves, treedef = _leaves(init_val)
+    if trace is None:
+        return _eager_while(cond_fun, body_fun, leaves, treedef)
+    ctrace, couts, btrace, bouts = _trace_while(trace, cond_fun, body_fun, leaves, treedef)
     captures = _union(ctrace.captures, btrace.captures)
     n = len(leaves)
     cond_comp = finalize_tuple_computation(ctrace, n, captures, None,
@@ -97,7 +121,9 @@ def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_
     results = [Array(instr=o, trace=trace, weak_type=x.weak_type) for o, x in zip(outs, leaves)]
     if record:
         from .autodiff import record_control_flow
-        record_control_flow("while", _while_not_reversible, list(leaves) + captures, results)
+        from .autodiff_forward import while_jvp_rule
+        record_control_flow("while", _while_not_reversible, list(leaves) + captures, results,
+                            jvp=while_jvp_rule(cond_fun, body_fun, treedef, n, captures))
     return tree_unflatten(treedef, results)
 
 
@@ -115,6 +141,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     With concrete bounds inside a trace it is a ``scan`` (so it can be differentiated);
     with traced bounds a ``while_loop``.
     """
+    _check_fori_body(body_fun, init_val)
     if current_trace() is not None and _is_concrete(lower) and _is_concrete(upper):
         from . import lax
         lo, hi = int(np.asarray(_concrete(lower))), int(np.asarray(_concrete(upper)))
@@ -127,6 +154,21 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
                            length=max(hi - lo, 0))
         return val
     return _fori_while(lower, upper, body_fun, init_val)
+
+
+def _check_fori_body(body_fun: Callable[[Any, Any], Any], init_val: Any) -> None:
+    """``body_fun(i, val)`` must return ``val``'s structure and types (both modes)."""
+    leaves, treedef = _leaves(init_val)
+    parent = current_trace() or Trace("eager_fori_loop", "fori_loop")
+    index = Array(np.zeros((), np.int32))
+    _, outs, tree = _trace_sub(parent, "fori_body",
+                               lambda i, *ls: body_fun(i, tree_unflatten(treedef, list(ls))),
+                               [index] + leaves, lambda ps: ps)
+    if tree != treedef or [(o.shape, o.dtype) for o in outs] != \
+            [(x.shape, x.dtype) for x in leaves]:
+        raise InvalidArgumentError(
+            f"fori_loop: body_fun must return the structure and types of init_val; got "
+            f"{tree!r} {_avals_text(outs)} for {treedef!r} {_avals_text(leaves)}")
 
 
 def _is_concrete(x: Any) -> bool:
@@ -165,14 +207,32 @@ def _branch_outputs(name: str, results: Sequence[tuple[Trace, list[Array], Any]]
                 f"{_avals_text(outs)}")
 
 
+def _trace_branches(parent: Trace, branches: Sequence[Callable[..., Any]], leaves: list[Array],
+                    treedef: Any, name: str) -> list[tuple[Trace, list[Array], Any]]:
+    """Trace every branch on the operands' types and check that their outputs agree."""
+    rebuild = lambda ps: tree_unflatten(treedef, ps)  # noqa: E731
+    results = [_trace_sub(parent, f"branch_{k}", fn, leaves, rebuild)
+               for k, fn in enumerate(branches)]
+    _branch_outputs(name, results)
+    return results
+
+
+def _eager_conditional(index: int, branches: Sequence[Callable[..., Any]],
+                       operands: Sequence[Any], name: str) -> Any:
+    """``branches[index]`` run op by op, with the checks and result types of the compiled
+    conditional (an output is weakly typed only when it is in every branch)."""
+    leaves, treedef = _leaves(tuple(operands))
+    results = _trace_branches(Trace(f"eager_{name}", name), branches, leaves, treedef, name)
+    weak = [all(r[1][i].weak_type for r in results) for i in range(len(results[0][1]))]
+    outs, out_tree = _leaves(branches[index](*tree_unflatten(treedef, leaves)))
+    return tree_unflatten(out_tree, [_retype(o, w) for o, w in zip(outs, weak)])
+
+
 def _conditional(selector: Array, branches: Sequence[Callable[..., Any]],
                  operands: Sequence[Any], name: str) -> Any:
     trace = current_trace()
     leaves, treedef = _leaves(tuple(operands))
-    rebuild = lambda ps: tree_unflatten(treedef, ps)  # noqa: E731
-    results = [_trace_sub(trace, f"branch_{k}", fn, leaves, rebuild)
-               for k, fn in enumerate(branches)]
-    _branch_outputs(name, results)
+    results = _trace_branches(trace, branches, leaves, treedef, name)
     comps, branch_operands = [], []
     b = trace.builder
     for sub, outs, _ in results:
@@ -228,7 +288,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     if pred.dtype != np.bool_:
         pred = lax.ne(pred, lax.convert_element_type(0, pred.dtype))
     if current_trace() is None:
-        return (true_fun if bool(pred) else false_fun)(*operands)
+        return _eager_conditional(int(bool(pred)), [false_fun, true_fun], operands, "cond")
     return _conditional(pred, [false_fun, true_fun], operands, "cond")
 
 
@@ -242,9 +302,11 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
         raise InvalidArgumentError(f"switch: index must be a scalar, got {index.type_text()}")
     index = lax.clamp(np.int32(0), index, np.int32(len(branches) - 1))
     if current_trace() is None:
-        return branches[int(index)](*operands)
+        return _eager_conditional(int(index), list(branches), operands, "switch")
     if len(branches) == 1:
-        return branches[0](*operands)
+        leaves, treedef = _leaves(tuple(operands))
+        outs, out_tree = _leaves(branches[0](*tree_unflatten(treedef, leaves)))
+        return tree_unflatten(out_tree, outs)
     return _conditional(index, list(branches), operands, "switch")
 
 
@@ -266,35 +328,29 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
             lax.reshape(lax.dynamic_slice(x, [i] + [0] * (x.ndim - 1), (1,) + x.shape[1:]),
                         x.shape[1:]) for x in x_leaves])
 
-    if current_trace() is None:
-        carry, ys = init, []
-        for k in range(n):
-            i = n - 1 - k if reverse else k
-            carry, y = f(carry, x_at(np.int32(i)))
-            ys.append(y)
-        if reverse:
-            ys.reverse()
-        y_leaves = [tree_flatten(y)[0] for y in ys]
-        if not ys:
-            return carry, None
-        y_tree = tree_flatten(ys[0])[1]
-        stacked = [lax.stack_nested([to_array(yl[j]) for yl in y_leaves])
-                   for j in range(len(y_leaves[0]))]
-        return carry, tree_unflatten(y_tree, stacked)
-
-    # Probe the output types in a throwaway nested trace, then loop with ys buffers.
+    # Trace f once on the carry and x-slice types: checks, and the ys' types.
     c_leaves, c_tree = _leaves(init)
     probe_rebuild = lambda ps: (tree_unflatten(c_tree, ps[:len(c_leaves)]),  # noqa: E731
                                 tree_unflatten(x_tree, ps[len(c_leaves):]))
     slice_avals = [Array(np.zeros(x.shape[1:], x.dtype), weak_type=x.weak_type) for x in x_leaves]
-    probe, probe_outs, probe_tree = _trace_sub(current_trace(), "scan_probe",
-                                           lambda c, x: f(c, x), c_leaves + slice_avals,
-                                           probe_rebuild)
+    trace = current_trace()
+    probe, probe_outs, probe_tree = _trace_sub(trace or Trace("eager_scan", "scan"),
+                                               "scan_probe", lambda c, x: f(c, x),
+                                               c_leaves + slice_avals, probe_rebuild)
     carry_out_tree, y_tree = probe_tree.children if probe_tree.kind == "tuple" and \
         len(probe_tree.children) == 2 else (None, None)
     if carry_out_tree is None:
         raise InvalidArgumentError("scan: f must return a pair (carry, y)")
-    y_avals = probe_outs[len(c_leaves):]
+    carry_outs, y_avals = probe_outs[:carry_out_tree.num_leaves], \
+        probe_outs[carry_out_tree.num_leaves:]
+    if carry_out_tree != c_tree or [(o.shape, o.dtype) for o in carry_outs] != \
+            [(c.shape, c.dtype) for c in c_leaves]:
+        raise InvalidArgumentError(
+            f"scan: f must return a carry with the structure and types of init; got "
+            f"{carry_out_tree!r} {_avals_text(carry_outs)} for init {c_tree!r} "
+            f"{_avals_text(c_leaves)}")
+    if trace is None:
+        return _eager_scan(f, c_leaves, c_tree, x_at, n, reverse, y_avals, y_tree)
     bufs = [lax.full_like(y, 0, shape=(n,) + y.shape) for y in y_avals]
 
     def body(i: Array, state: Any) -> Any:
@@ -306,7 +362,10 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
                                        [idx] + [0] * v.ndim) for buf, v in zip(ys, y_l)]
         return new_carry, ys
 
-    carry, ys = _fori_while(0, n, body, (init, bufs), record=False)
+    if n:
+        carry, ys = _fori_while(0, n, body, (init, bufs), record=False)
+    else:                                   # no step: f (checked above) never runs
+        carry, ys = tree_unflatten(c_tree, c_leaves), bufs
     carry_leaves = _leaves(carry)[0]
     from .autodiff import record_control_flow
     rule = _scan_rule(f, c_tree, x_tree, len(c_leaves), len(x_leaves), n, probe.captures,
@@ -314,6 +373,31 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     record_control_flow("scan", rule, c_leaves + x_leaves + list(probe.captures),
                         carry_leaves + list(ys))
     return tree_unflatten(carry_out_tree, carry_leaves), tree_unflatten(y_tree, ys)
+
+
+def _eager_scan(f: Callable[[Any, Any], tuple[Any, Any]], c_leaves: list[Array], c_tree: Any,
+                x_at: Callable[[Any], Any], n: int, reverse: bool, y_avals: list[Array],
+                y_tree: Any) -> tuple[Any, Any]:
+    """``scan`` run op by op, with the compiled scan's result types: the carry keeps
+    init's weak types, the stacked ys are strongly typed (also when ``n`` is 0)."""
+    from . import lax
+    carry, ys = tree_unflatten(c_tree, c_leaves), []
+    for k in range(n):
+        i = n - 1 - k if reverse else k
+        carry, y = f(carry, x_at(np.int32(i)))
+        outs, _ = _leaves(carry)
+        carry = tree_unflatten(c_tree, [_retype(o, c.weak_type) for o, c in zip(outs, c_leaves)])
+        ys.append(_leaves(y)[0])
+    if reverse:
+        ys.reverse()
+    stacked = []
+    for j, aval in enumerate(y_avals):
+        if n == 0:
+            stacked.append(lax.full_like(aval, 0, shape=(0,) + aval.shape))
+            continue
+        parts = [lax.convert_element_type(y[j], aval.dtype) for y in ys]
+        stacked.append(lax.concatenate([lax.reshape(p, (1,) + p.shape) for p in parts], 0))
+    return tree_unflatten(c_tree, _leaves(carry)[0]), tree_unflatten(y_tree, stacked)
 
 
 def _scan_rule(f: Callable[..., Any], c_tree: Any, x_tree: Any, nc: int, nx: int, n: int,

@@ -138,6 +138,11 @@ class Array:
     def item(self) -> Any:
         return self._concrete("calling .item() on").item()
 
+    def numpy(self) -> np.ndarray:
+        """The value as a NumPy array (TensorFlow's ``Tensor.numpy()``; a copy, so writing
+        to it never changes this array). Not available on traced values."""
+        return np.array(self._concrete("calling .numpy() on"))
+
     def tolist(self) -> Any:
         return self._concrete("calling .tolist() on").tolist()
 

@@ -17,13 +17,15 @@ leaves take the full path; both paths count hits and misses the same way.
 
 Errors raised while tracing (ops that cannot be compiled, Python control flow on traced
 values) reach the caller with xlapy's own frames removed from the traceback.
+
+TensorFlow's ``function(jit_compile=...)`` and the auto-jit setting are in
+``tf_function``; ``Lowered`` (``lower()``'s result, ``get_compiler_ir``) in ``lowered``.
 """
 from __future__ import annotations
 
 import collections
+import enum
 import functools
-import importlib
-import importlib.util
 import inspect
 import logging
 import re
@@ -37,7 +39,10 @@ from ..hlo.builder import as_element_type, build_module
 from ..hlo.ir import AliasEntry, HloModule
 from ..hlo.shape import Shape
 from . import core
+from . import donation
 from .core import Array, default_backend, to_array
+from .jit_reasons import const_text, static_changes, structure_changes
+from .lowered import Lowered
 from .jit_signature import CallBinding, fast_signature, make_binding
 from .pytree import TreeDef, tree_flatten, tree_flatten_with_path, tree_unflatten
 from .source_info import filter_traceback
@@ -125,6 +130,11 @@ class _Args:
     binding: CallBinding
 
 
+# Argument values that can never be traced are static without being named so (as in
+# TensorFlow's ``tf.function``): strings, bytes, enum members.
+_ALWAYS_STATIC = (str, bytes, enum.Enum)
+
+
 def _leaf_aval(x: Any, path: str) -> tuple:
     if isinstance(x, Array):
         return (x.shape, x.dtype, x.weak_type)
@@ -141,7 +151,7 @@ def _leaf_aval(x: Any, path: str) -> tuple:
 
 def _aval_text(aval: tuple) -> str:
     if aval[0] == "const":
-        return repr(aval[1])
+        return const_text(aval[1])
     if aval[0] == "var":
         return f"Variable {as_element_type(aval[3]).name}[{','.join(map(str, aval[2]))}]"
     shape, dtype, weak = aval
@@ -204,22 +214,31 @@ class JitFunction:
                 try:
                     return entry.unflatten(self._execute(entry, found[1]))
                 except XlapyError as e:
-                    raise e.with_traceback(filter_traceback(e.__traceback__)) from None
-        return self._call_full(args, kwargs)
+                    e.with_traceback(filter_traceback(e.__traceback__))
+                    raise
+            found = None        # no reference to the arguments' arrays (see donation.py)
+        try:
+            return self._call_full(args, kwargs)
+        except XlapyError as e:
+            # The API boundary: a bare ``raise`` adds no frame, so the caller sees only
+            # the user's frames (the call site, then the traced function's own lines).
+            e.with_traceback(filter_traceback(e.__traceback__))
+            raise
 
     def _call_full(self, args: tuple, kwargs: dict) -> Any:
-        """A call through the full path: bind, flatten, key, look up (or compile), run."""
-        try:
-            entry, a = self._lookup(args, kwargs)
-            if core._TAPES and (entry.variables or any(isinstance(x, Variable)
-                                                       for x in a.leaves)):
-                # A tape records Variable reads: run op by op so that it sees every read.
-                log.debug("%s runs eagerly: a tape records Variable reads", self.__name__)
-                return self.fn(*args, **kwargs)
-            inputs = [to_array(a.leaves[i]) for i in entry.param_leaves]
-            outs = self._execute(entry, [np.asarray(x._value) for x in inputs])
-        except XlapyError as e:
-            raise e.with_traceback(filter_traceback(e.__traceback__)) from None
+        """A call through the full path: bind, flatten, key, look up (or compile), run.
+        (``__call__``, the API boundary, filters the traceback of errors.)"""
+        entry, a = self._lookup(args, kwargs)
+        if core._TAPES and (entry.variables or any(isinstance(x, Variable)
+                                                   for x in a.leaves)):
+            # A tape records Variable reads: run op by op so that it sees every read.
+            log.debug("%s runs eagerly: a tape records Variable reads", self.__name__)
+            return self.fn(*args, **kwargs)
+        inputs = [to_array(a.leaves[i]) for i in entry.param_leaves]
+        owned, donated = ([], []) if core._TAPES else \
+            donation.donated_arrays(entry, a.leaves, inputs)
+        outs = self._execute(entry, [np.asarray(x._value) for x in inputs], owned)
+        donation.delete(donated, f"jit({self.__name__})")
         if core._TAPES:
             self._record(entry, a, inputs, outs)
         else:
@@ -227,12 +246,16 @@ class JitFunction:
         return entry.unflatten(outs)
 
     @staticmethod
-    def _execute(entry: _Entry, values: list[Any]) -> list[Array]:
+    def _execute(entry: _Entry, values: list[Any], owned: Sequence[int] = ()) -> list[Array]:
         """Run ``entry`` on its parameters' NumPy values (the Variables' values are added
-        here); store assigned Variables; return the results as Arrays."""
+        here); store assigned Variables; return the results as Arrays. ``owned``: donated
+        parameters whose arrays are handed over (``donation.py``)."""
         if entry.variables:
+            if entry.assigned:              # before a list holds the Variables' arrays
+                owned = [*owned, *donation.owned_variables(entry)]
             values = values + [v._value._value for v in entry.variables]
-        result = entry.executable.execute(values)
+        result = entry.executable.execute(values, owned) if owned else \
+            entry.executable.execute(values)
         flat = (result,) if entry.n_results == 1 else tuple(result)
         if entry.assigned:
             for var, value in zip(entry.assigned, flat[len(entry.out_weak):]):
@@ -241,7 +264,8 @@ class JitFunction:
 
     def _remember_fast(self, a: _Args, entry: _Entry, args: tuple, kwargs: dict) -> None:
         """Let later calls with this call's fast signature go straight to ``entry``."""
-        if not _FAST_PATH[0] or self._constant_leaves.get(a.treedef):
+        if not _FAST_PATH[0] or self._constant_leaves.get(a.treedef) \
+                or donation.has_donated_array(entry, a.leaves):     # they must be deleted
             return
         found = fast_signature(a.binding, args, kwargs)
         if found is not None and len(found[1]) == len(entry.param_leaves):
@@ -296,12 +320,17 @@ class JitFunction:
         try:
             entry, _ = self._lookup(args, kwargs, count=False)
         except XlapyError as e:
-            raise e.with_traceback(filter_traceback(e.__traceback__)) from None
-        return Lowered(entry.module)
+            e.with_traceback(filter_traceback(e.__traceback__))
+            raise
+        return Lowered(entry.module, self._backend)
 
     def get_compiler_ir(self, *args: Any, **kwargs: Any) -> Callable[..., str]:
         """TF's API: ``f.get_compiler_ir(x)(stage="hlo" | "optimized_hlo" | ...)``."""
-        lowered = self.lower(*args, **kwargs)
+        try:
+            lowered = self.lower(*args, **kwargs)
+        except XlapyError as e:
+            e.with_traceback(filter_traceback(e.__traceback__))
+            raise
         return lowered.compiler_ir
 
     experimental_get_compiler_ir = get_compiler_ir
@@ -324,7 +353,7 @@ class JitFunction:
         binding = self._binding(args, kwargs)
         statics, dyn = [], []
         for slot, value in binding.values(args, kwargs):
-            if slot.static:
+            if slot.static or isinstance(value, _ALWAYS_STATIC):
                 try:
                     hash(value)
                 except TypeError:
@@ -367,7 +396,7 @@ class JitFunction:
                 self._forget_fast()          # keys of this structure now hold values
                 value = _const_value(a.leaves[nc.leaf])
                 reasons.append(f"{nc.what} needs the value of argument {a.paths[nc.leaf]!r}: "
-                               f"specializing on its value {value!r}")
+                               f"specializing on its value {const_text(value)}")
                 key = self._key(a)
                 hit = self._cache.get(key)
                 if hit is not None:
@@ -385,21 +414,21 @@ class JitFunction:
         old = self._last_key
         if old is None:
             return "first call"
+        changes = static_changes(old.statics, key.statics, self._sig)
         if old.treedef != key.treedef:
-            self._changed_args["<structure>"] += 1
-            return f"argument structure changed {old.treedef!r} -> {key.treedef!r}"
-        parts = []
-        for (name, v0), (_, v1) in zip(old.statics, key.statics):
-            if v0 != v1:
-                self._changed_args[name] += 1
-                parts.append(f"value of static argument {name!r} changed {v0!r} -> {v1!r}")
+            changes += structure_changes(old.treedef, key.treedef)
+        for name, _ in changes:
+            self._changed_args[name] += 1
+        parts = [text for _, text in changes]
+        if old.treedef != key.treedef:
+            return "; ".join(parts)
         for path, a0, a1 in zip(a.paths, old.avals, key.avals):
             if a0 == a1:
                 continue
             self._changed_args[path] += 1
             if a0[0] == "const" and a1[0] == "const":
                 parts.append(f"value of must-be-constant argument {path!r} changed "
-                             f"{a0[1]!r} -> {a1[1]!r}")
+                             f"{const_text(a0[1])} -> {const_text(a1[1])}")
             elif a0[0] == "const" or a1[0] == "const":
                 parts.append(f"argument {path!r} became a compile-time constant")
             elif a0[0] == "var" or a1[0] == "var":
@@ -515,45 +544,6 @@ class JitFunction:
         return aliases
 
 
-class Lowered:
-    """A traced, unoptimized module: ``as_text()``, ``compiler_ir(stage)``."""
-
-    def __init__(self, module: HloModule) -> None:
-        self.hlo_module = module
-
-    def as_text(self) -> str:
-        return self.hlo_module.to_text()
-
-    def compiler_ir(self, stage: str = "hlo") -> str:
-        """``hlo`` (long text XLA parses), ``optimized_hlo`` or ``optimized_hlo_dot``."""
-        if stage == "hlo":
-            return self.hlo_module.to_text()
-        if stage in ("optimized_hlo", "optimized_hlo_dot"):
-            module = _optimize(self.hlo_module.clone())
-            if stage == "optimized_hlo":
-                return module.to_text()
-            from ..passes.dump import module_to_dot
-            return module_to_dot(module)
-        raise InvalidArgumentError(f"unknown compiler IR stage {stage!r}; expected 'hlo', "
-                                   "'optimized_hlo' or 'optimized_hlo_dot'")
-
-
-def _optimize(module: HloModule) -> HloModule:
-    """The client's ``optimize`` when it exists, else the CPU pass pipeline."""
-    if importlib.util.find_spec("xlapy.client.optimize") is not None:
-        opt = importlib.import_module("xlapy.client.optimize")
-        fn = getattr(opt, "optimize", None)
-        if callable(fn):
-            result = fn(module)
-            return result if isinstance(result, HloModule) else module
-    try:
-        from ..passes.pipeline import cpu_pipeline
-    except ImportError as e:
-        raise InvalidArgumentError(f"optimized HLO is not available yet: {e}") from None
-    cpu_pipeline().run(module)
-    return module
-
-
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Sequence[int] | int = (),
         static_argnames: Sequence[str] | str = (), donate_argnums: Sequence[int] | int = (),
         backend: str | None = None, recompile_warning_threshold: int | None = None) -> Any:
@@ -566,32 +556,5 @@ def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Sequence[int] |
     return wrap if fn is None else wrap(fn)
 
 
-class EagerFunction:
-    """``function(jit_compile=False)``: runs op by op; ``get_compiler_ir`` still traces."""
-
-    def __init__(self, fn: Callable[..., Any]) -> None:
-        self.fn = fn
-        self._jit = JitFunction(fn)
-        functools.update_wrapper(self, fn)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.fn(*args, **kwargs)
-
-    def get_compiler_ir(self, *args: Any, **kwargs: Any) -> Callable[..., str]:
-        return self._jit.get_compiler_ir(*args, **kwargs)
-
-    experimental_get_compiler_ir = get_compiler_ir
-
-
-def function(fn: Callable[..., Any] | None = None, *, jit_compile: bool | None = None,
-             **jit_kwargs: Any) -> Any:
-    """TensorFlow-style decorator: ``jit_compile=True`` compiles with must-compile (jit)
-    semantics; ``False``/``None`` runs eagerly op by op."""
-
-    def wrap(f: Callable[..., Any]) -> Any:
-        return JitFunction(f, **jit_kwargs) if jit_compile else EagerFunction(f)
-    return wrap if fn is None else wrap(fn)
-
-
-__all__ = ["jit", "function", "JitFunction", "EagerFunction", "Lowered", "CacheInfo",
-           "CompileRecord", "set_recompile_warning_threshold", "set_fast_path_enabled"]
+__all__ = ["jit", "JitFunction", "Lowered", "CacheInfo", "CompileRecord",
+           "set_recompile_warning_threshold", "set_fast_path_enabled"]

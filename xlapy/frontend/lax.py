@@ -3,11 +3,15 @@
 Unlike ``xlapy.numpy`` these do no implicit promotion or broadcasting: binary ops need
 operands of one shape and dtype. Control flow (``cond``, ``switch``, ``while_loop``,
 ``fori_loop``, ``scan``) lives in :mod:`xlapy.frontend.control_flow` and is re-exported here.
+
+Static arguments (shapes, axes, permutations, sizes, ``k``) are read with
+:func:`~xlapy.frontend.tracing.concrete_int` / ``concrete_ints``: inside ``jit`` a traced
+function argument in such a position makes jit specialize on its value (TensorFlow's
+must-be-constant inputs); a value computed from traced values is an error.
 """
 from __future__ import annotations
 
 import builtins
-import operator
 from typing import Any, Sequence
 
 import numpy as np
@@ -16,6 +20,7 @@ from ..errors import InvalidArgumentError, ShapeError
 from . import dtypes
 from . import primitives as P
 from .core import Array, bind, new_ref, to_array
+from .tracing import concrete_int, concrete_ints
 
 
 def _check_same(name: str, *xs: Array) -> None:
@@ -153,7 +158,8 @@ def nextafter(x: Array, toward: Array) -> Array:
 
 def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Array:
     x = to_array(x)
-    shape, bdims = tuple(int(d) for d in shape), tuple(int(d) for d in broadcast_dimensions)
+    shape = concrete_ints(shape, "broadcast shape")
+    bdims = concrete_ints(broadcast_dimensions, "broadcast_dimensions")
     if x.shape == shape and bdims == tuple(range(len(shape))):
         return x
     return bind(P.broadcast_in_dim_p, x, shape=shape, broadcast_dimensions=bdims)
@@ -176,7 +182,7 @@ def integer_pow(x: Any, y: int) -> Array:
     repeated squaring (``x**3`` is ``x*x*x``, never a ``power`` op), ``1 / x**-y`` for a
     negative ``y`` (floating and complex ``x`` only) and ones for ``y == 0``."""
     x = to_array(x)
-    y = operator.index(y)
+    y = concrete_int(y, "integer_pow exponent")
     if y < 0 and not dtypes.is_inexact(x.dtype):
         raise InvalidArgumentError(f"integer_pow: integers cannot be raised to the negative "
                                    f"power {y} (operand dtype {x.dtype})")
@@ -196,13 +202,14 @@ def integer_pow(x: Any, y: int) -> Array:
 def broadcast(x: Any, sizes: Sequence[int]) -> Array:
     """Prepend dimensions ``sizes`` to ``x``."""
     x = to_array(x)
+    sizes = concrete_ints(sizes, "broadcast sizes")
     n = len(sizes)
-    return broadcast_in_dim(x, tuple(sizes) + x.shape, tuple(range(n, n + x.ndim)))
+    return broadcast_in_dim(x, sizes + x.shape, tuple(range(n, n + x.ndim)))
 
 
 def reshape(x: Any, new_sizes: Sequence[int]) -> Array:
     x = to_array(x)
-    new_sizes = tuple(int(d) for d in new_sizes)
+    new_sizes = concrete_ints(new_sizes, "reshape new_sizes")
     if x.shape == new_sizes:
         return x
     return bind(P.reshape_p, x, new_sizes=new_sizes)
@@ -210,7 +217,7 @@ def reshape(x: Any, new_sizes: Sequence[int]) -> Array:
 
 def transpose(x: Any, permutation: Sequence[int]) -> Array:
     x = to_array(x)
-    perm = tuple(int(p) for p in permutation)
+    perm = concrete_ints(permutation, "transpose permutation")
     if perm == tuple(range(x.ndim)):
         return x
     return bind(P.transpose_p, x, permutation=perm)
@@ -219,13 +226,12 @@ def transpose(x: Any, permutation: Sequence[int]) -> Array:
 def slice(x: Any, start_indices: Sequence[int], limit_indices: Sequence[int],
           strides: Sequence[int] | None = None) -> Array:
     x = to_array(x)
-    strides = tuple(strides) if strides is not None else (1,) * x.ndim
-    if tuple(start_indices) == (0,) * x.ndim and tuple(limit_indices) == x.shape and \
-            strides == (1,) * x.ndim:
+    start = concrete_ints(start_indices, "slice start")
+    limit = concrete_ints(limit_indices, "slice limit")
+    strides = concrete_ints(strides, "slice stride") if strides is not None else (1,) * x.ndim
+    if start == (0,) * x.ndim and limit == x.shape and strides == (1,) * x.ndim:
         return x
-    return bind(P.slice_p, x, start_indices=tuple(int(s) for s in start_indices),
-                limit_indices=tuple(int(s) for s in limit_indices),
-                strides=tuple(int(s) for s in strides))
+    return bind(P.slice_p, x, start_indices=start, limit_indices=limit, strides=strides)
 
 
 def _index_scalars(indices: Sequence[Any]) -> list[Array]:
@@ -242,7 +248,7 @@ def _index_scalars(indices: Sequence[Any]) -> list[Array]:
 def dynamic_slice(x: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Array:
     """XLA DynamicSlice: start indices are clamped so the slice stays in bounds."""
     return bind(P.dynamic_slice_p, to_array(x), *_index_scalars(start_indices),
-                slice_sizes=tuple(int(s) for s in slice_sizes))
+                slice_sizes=concrete_ints(slice_sizes, "dynamic_slice sizes"))
 
 
 def dynamic_update_slice(x: Any, update: Any, start_indices: Sequence[Any]) -> Array:
@@ -255,21 +261,21 @@ def concatenate(operands: Sequence[Any], dimension: int) -> Array:
     xs = [to_array(o) for o in operands]
     if len(xs) == 1:
         return xs[0]
-    return bind(P.concatenate_p, *xs, dimension=int(dimension))
+    return bind(P.concatenate_p, *xs, dimension=concrete_int(dimension, "concatenate dimension"))
 
 
 def pad(x: Any, padding_value: Any, padding_config: Sequence[Sequence[int]]) -> Array:
     """``padding_config`` holds (low, high, interior) per dimension (negative trims)."""
     x = to_array(x)
     pv = convert_element_type(to_array(padding_value), x.dtype)
-    cfg = tuple((int(c[0]), int(c[1]), int(c[2]) if len(c) > 2 else 0) for c in padding_config)
+    cfg = tuple((t + (0,))[:3] for t in (concrete_ints(c, "pad config") for c in padding_config))
     return bind(P.pad_p, x, pv, padding_config=cfg)
 
 
 def rev(x: Any, dimensions: Sequence[int]) -> Array:
     if not dimensions:
         return to_array(x)
-    return bind(P.rev_p, to_array(x), dimensions=tuple(int(d) for d in dimensions))
+    return bind(P.rev_p, to_array(x), dimensions=concrete_ints(dimensions, "rev dimensions"))
 
 
 def iota(dtype: Any, size: int) -> Array:
@@ -277,16 +283,19 @@ def iota(dtype: Any, size: int) -> Array:
 
 
 def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Array:
-    return bind(P.iota_p, dtype=dtypes.canonicalize(dtype), shape=tuple(int(s) for s in shape),
-                dimension=int(dimension))
+    return bind(P.iota_p, dtype=dtypes.canonicalize(dtype),
+                shape=concrete_ints(shape, "iota shape"),
+                dimension=concrete_int(dimension, "iota dimension"))
 
 
 def gather(x: Any, indices: Any, *, offset_dims, collapsed_slice_dims, start_index_map,
            index_vector_dim: int, slice_sizes) -> Array:
-    return bind(P.gather_p, to_array(x), to_array(indices), offset_dims=tuple(offset_dims),
-                collapsed_slice_dims=tuple(collapsed_slice_dims),
-                start_index_map=tuple(start_index_map), index_vector_dim=int(index_vector_dim),
-                slice_sizes=tuple(int(s) for s in slice_sizes))
+    return bind(P.gather_p, to_array(x), to_array(indices),
+                offset_dims=concrete_ints(offset_dims, "gather offset_dims"),
+                collapsed_slice_dims=concrete_ints(collapsed_slice_dims, "gather dims"),
+                start_index_map=concrete_ints(start_index_map, "gather start_index_map"),
+                index_vector_dim=concrete_int(index_vector_dim, "gather index_vector_dim"),
+                slice_sizes=concrete_ints(slice_sizes, "gather slice_sizes"))
 
 
 def scatter(x: Any, indices: Any, updates: Any, *, update_window_dims, inserted_window_dims,
@@ -295,16 +304,18 @@ def scatter(x: Any, indices: Any, updates: Any, *, update_window_dims, inserted_
     x = to_array(x)
     updates = convert_element_type(to_array(updates), x.dtype, x.weak_type)
     return bind(P.scatter_p, x, to_array(indices), updates,
-                update_window_dims=tuple(update_window_dims),
-                inserted_window_dims=tuple(inserted_window_dims),
-                scatter_dims_to_operand_dims=tuple(scatter_dims_to_operand_dims),
-                index_vector_dim=int(index_vector_dim), combiner=combiner)
+                update_window_dims=concrete_ints(update_window_dims, "scatter dims"),
+                inserted_window_dims=concrete_ints(inserted_window_dims, "scatter dims"),
+                scatter_dims_to_operand_dims=concrete_ints(scatter_dims_to_operand_dims,
+                                                           "scatter dims"),
+                index_vector_dim=concrete_int(index_vector_dim, "scatter index_vector_dim"),
+                combiner=combiner)
 
 
 def _reduce(kind: str):
     def op(x: Any, axes: Sequence[int]) -> Array:
         x = to_array(x)
-        axes = tuple(sorted(int(a) for a in axes))
+        axes = tuple(sorted(concrete_ints(axes, f"reduce_{kind} axes")))
         if not axes:
             return x
         return bind(P.reduce_p[kind], x, axes=axes)
@@ -317,23 +328,26 @@ reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = (
 
 
 def argmax(x: Any, axis: int, index_dtype: Any = np.int32) -> Array:
-    return bind(P.argmax_p, to_array(x), axis=int(axis), index_dtype=np.dtype(index_dtype))
+    return bind(P.argmax_p, to_array(x), axis=concrete_int(axis, "argmax axis"),
+                index_dtype=np.dtype(index_dtype))
 
 
 def argmin(x: Any, axis: int, index_dtype: Any = np.int32) -> Array:
-    return bind(P.argmin_p, to_array(x), axis=int(axis), index_dtype=np.dtype(index_dtype))
+    return bind(P.argmin_p, to_array(x), axis=concrete_int(axis, "argmin axis"),
+                index_dtype=np.dtype(index_dtype))
 
 
 def cumulative(kind: str, x: Any, axis: int, reverse: bool = False) -> Array:
     """Inclusive cumulative ``sum``/``prod``/``max``/``min`` along ``axis``."""
-    return bind(P.cumulative_p[kind], to_array(x), axis=int(axis), reverse=bool(reverse))
+    return bind(P.cumulative_p[kind], to_array(x), axis=concrete_int(axis, f"cum{kind} axis"),
+                reverse=bool(reverse))
 
 
 def sort(operands: Any, dimension: int = -1, is_stable: bool = True) -> Any:
     """Sort ``operands`` (an Array or a sequence) by the first one along ``dimension``."""
     single = isinstance(operands, Array) or not isinstance(operands, (list, tuple))
     xs = [to_array(operands)] if single else [to_array(o) for o in operands]
-    d = int(dimension) % builtins.max(xs[0].ndim, 1)
+    d = concrete_int(dimension, "sort dimension") % builtins.max(xs[0].ndim, 1)
     outs = bind(P.sort_p, *xs, dimension=d, is_stable=bool(is_stable))
     return outs[0] if single else tuple(outs)
 
@@ -344,7 +358,10 @@ def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any,
     (lc, rc), (lb, rb) = dimension_numbers
     pet = None if preferred_element_type is None else dtypes.canonicalize(preferred_element_type)
     return bind(P.dot_general_p, to_array(lhs), to_array(rhs),
-                contracting=(tuple(lc), tuple(rc)), batch=(tuple(lb), tuple(rb)),
+                contracting=(concrete_ints(lc, "dot_general contracting dims"),
+                             concrete_ints(rc, "dot_general contracting dims")),
+                batch=(concrete_ints(lb, "dot_general batch dims"),
+                       concrete_ints(rb, "dot_general batch dims")),
                 preferred_element_type=pet)
 
 
@@ -388,7 +405,7 @@ def top_k(x: Any, k: int) -> tuple[Array, Array]:
     Descending; equal values keep their order (lower index first); NaN counts as largest.
     """
     x = to_array(x)
-    k = int(k)
+    k = concrete_int(k, "top_k k")
     if x.ndim == 0 or not 0 <= k <= x.shape[-1]:
         raise InvalidArgumentError(f"top_k: k={k} must be in [0, {x.shape[-1] if x.ndim else 0}] "
                                    f"for an operand of type {x.type_text()}")

@@ -24,6 +24,7 @@ from . import dtypes
 from . import lax
 from . import primitives_nn as PN
 from .core import Array, bind, to_array
+from .tracing import concrete_int, concrete_ints
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -109,10 +110,12 @@ def int_tuple(name: str, values: Any, n: int, default: int | None = None) -> tup
         if default is None:
             raise InvalidArgumentError(f"{name} is required")
         return (default,) * n
-    if isinstance(values, (int, np.integer)):
-        values = (int(values),) * n
+    if isinstance(values, (int, np.integer)) or (isinstance(values, Array) and not values.ndim):
+        values = (concrete_int(values, name),) * n
     try:
-        out = tuple(int(v) for v in values)
+        out = concrete_ints(values, name)
+    except InvalidArgumentError:
+        raise
     except (TypeError, ValueError):
         raise InvalidArgumentError(f"{name} must be an int or a sequence of {n} integers, "
                                    f"got {values!r}") from None
@@ -151,7 +154,9 @@ def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int],
 
 def _explicit_padding(padding: Any, n: int, what: str) -> tuple[tuple[int, int], ...]:
     try:
-        pairs = tuple((int(lo), int(hi)) for lo, hi in padding)
+        pairs = tuple((concrete_int(lo, what), concrete_int(hi, what)) for lo, hi in padding)
+    except InvalidArgumentError:
+        raise
     except (TypeError, ValueError):
         raise InvalidArgumentError(f"{what}: padding must be 'SAME', 'SAME_LOWER', 'VALID' or a "
                                    f"sequence of (low, high) pairs, got {padding!r}") from None
@@ -193,7 +198,8 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
     strides = int_tuple(f"{what}: window_strides", window_strides, nsp)
     lhs_dil = int_tuple(f"{what}: lhs_dilation", lhs_dilation, nsp, 1)
     rhs_dil = int_tuple(f"{what}: rhs_dilation", rhs_dilation, nsp, 1)
-    fgc, bgc = int(feature_group_count), int(batch_group_count)
+    fgc = concrete_int(feature_group_count, f"{what}: feature_group_count")
+    bgc = concrete_int(batch_group_count, f"{what}: batch_group_count")
     _check_groups(what, lhs, rhs, dn, fgc, bgc)
     in_spatial = [lhs.shape[d] for d in dn.lhs_spec[2:]]
     k_spatial = [rhs.shape[d] for d in dn.rhs_spec[2:]]

@@ -12,7 +12,10 @@ source_file, source_line)`` from the innermost user frame.
 
 :class:`NeedsConstant` is the internal signal of TF's *must-be-constant* inputs: an op
 that needs a compile-time value (a shape, an axis) got a jit argument; jit catches it,
-specializes on that argument's value and traces again.
+specializes on that argument's value and traces again. Ops never convert such values
+themselves (``int(axis)``, ``np.atleast_1d(shape)`` would fail on a traced value): they
+ask :func:`concrete_int` (one integer), :func:`concrete_ints` (axes, a shape, window
+sizes) or :func:`concrete_value` (anything else), which raise it.
 """
 from __future__ import annotations
 
@@ -154,9 +157,14 @@ def trace_context(trace: Trace) -> Iterator[Trace]:
 def concrete_value(x: Any, what: str) -> np.ndarray:
     """The compile-time value of ``x`` for ``what`` (an axis, a shape, a bound).
 
-    A traced jit argument raises :class:`NeedsConstant` (jit then specializes on it);
-    any other traced value raises InvalidArgumentError naming the user's line.
+    ``x`` is an Array, anything NumPy converts, or (nested) lists and tuples of those. A
+    traced jit argument raises :class:`NeedsConstant` (jit then specializes on it); any
+    other traced value raises InvalidArgumentError naming the user's line.
     """
+    if isinstance(x, (list, tuple)):
+        if any(isinstance(e, (Array, list, tuple)) for e in x):
+            return np.asarray([concrete_value(e, what) for e in x])
+        return np.asarray(x)
     if not isinstance(x, Array):
         return np.asarray(x)
     if x._value is not None:
@@ -172,10 +180,35 @@ def concrete_value(x: Any, what: str) -> np.ndarray:
 
 
 def concrete_int(x: Any, what: str) -> int:
+    """``x`` (a Python or NumPy integer, or an integer scalar Array) as a Python int.
+
+    This is how every op gets a static integer (an axis, a size, ``k``): a traced jit
+    argument makes jit specialize on its value (:func:`concrete_value`).
+    """
+    if type(x) is int:
+        return x
     v = concrete_value(x, what)
     if v.ndim != 0 or v.dtype.kind not in "iub":
-        raise InvalidArgumentError(f"{what} must be an integer scalar, got {v!r}")
+        raise InvalidArgumentError(f"{what} must be an integer scalar, got {_show(x, v)}")
     return int(v)
+
+
+def concrete_ints(x: Any, what: str) -> tuple[int, ...]:
+    """``x`` (one integer, or a sequence / 1-D array of them: axes, a shape, strides) as
+    a tuple of Python ints, each obtained as :func:`concrete_int` obtains one."""
+    if type(x) is tuple and all(type(d) is int for d in x):
+        return x
+    if isinstance(x, (list, tuple, range)):
+        return tuple(concrete_int(d, what) for d in x)
+    v = concrete_value(x, what)
+    if v.ndim > 1 or v.dtype.kind not in "iub":
+        raise InvalidArgumentError(f"{what} must be an integer or a sequence of integers, "
+                                   f"got {_show(x, v)}")
+    return tuple(int(d) for d in v.reshape(-1))
+
+
+def _show(x: Any, v: np.ndarray) -> str:
+    return repr(v.tolist()) if isinstance(x, Array) else repr(x)
 
 
 def finalize_tuple_computation(trace: Trace, n_explicit: int, captures: Sequence[Array],
@@ -221,4 +254,4 @@ def finalize_tuple_computation(trace: Trace, n_explicit: int, captures: Sequence
 
 
 __all__ = ["Trace", "NeedsConstant", "trace_context", "concrete_value", "concrete_int",
-           "finalize_tuple_computation"]
+           "concrete_ints", "finalize_tuple_computation"]

@@ -510,15 +510,23 @@ def comparator_computation(element_types: Sequence[ElementType | str], direction
 
 def build_module(entry: XlaBuilder | HloComputation, name: str | None = None) -> HloModule:
     """A module with ``entry`` as its entry computation plus every computation it calls
-    (recursively, callees first); sets ``entry_computation_layout`` (row-major)."""
+    (recursively, callees first); sets ``entry_computation_layout`` (row-major).
+
+    Names are made unique across the module as XLA requires: a computation or instruction
+    whose name was taken (e.g. two parameters given the same name) gets a numeric suffix."""
     comp = _as_computation(entry)
     module = HloModule(name or comp.name)
     ordered = computations_post_order([comp])
     names: set[str] = set()
+    instruction_names: set[str] = set()
     for c in ordered:
         if c.name in names:
             c.name = f"{c.name}.{next(_counter)}"
         names.add(c.name)
+        for instr in c.instructions:
+            if instr.name in instruction_names:
+                instr.name = f"{instr.name}.{next(_counter)}"
+            instruction_names.add(instr.name)
         module.add_computation(c, is_entry=c is comp)
     module.attributes["entry_computation_layout"] = ProgramShape(
         [p.shape.with_default_layout() for p in comp.parameters],

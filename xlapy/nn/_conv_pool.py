@@ -17,6 +17,7 @@ from ..errors import InvalidArgumentError
 from ..frontend import dtypes, lax
 from ..frontend import lax_nn
 from ..frontend.core import Array
+from ..frontend.tracing import concrete_int
 from ..numpy._elementwise import asarray, promote
 
 _FORMATS = ("channels_last", "channels_first")
@@ -48,10 +49,15 @@ def _spatial_padding(padding: Any, in_sizes: Sequence[int], window: Sequence[int
             return [(w - 1, 0) for w in window]
         raise InvalidArgumentError(f"{what}: padding must be 'valid', 'same', 'causal', an int "
                                    f"or {n} (low, high) pairs, got {padding!r}")
-    if isinstance(padding, (int, np.integer)):
-        return [(int(padding), int(padding))] * n
+    if isinstance(padding, (int, np.integer)) or (isinstance(padding, Array) and
+                                                   not padding.ndim):
+        p = concrete_int(padding, f"{what}: padding")
+        return [(p, p)] * n
     try:
-        pairs = [(int(lo), int(hi)) for lo, hi in padding]
+        pairs = [(concrete_int(lo, f"{what}: padding"), concrete_int(hi, f"{what}: padding"))
+                 for lo, hi in padding]
+    except InvalidArgumentError:
+        raise
     except (TypeError, ValueError):
         pairs = []
     if len(pairs) != n:
@@ -79,7 +85,7 @@ def conv(x: Any, kernel: Any, strides: Any = 1, padding: Any = "valid", dilation
                                    f"(spatial..., in_channels, out_channels)")
     strides = lax_nn.int_tuple(f"{what}: strides", strides, n)
     dilation = lax_nn.int_tuple(f"{what}: dilation", dilation, n)
-    groups = int(groups)
+    groups = concrete_int(groups, f"{what}: groups")
     c_in, k_in, c_out = x.shape[chan], kernel.shape[n], kernel.shape[n + 1]
     if groups < 1 or c_in % groups or c_in // groups != k_in:
         raise InvalidArgumentError(

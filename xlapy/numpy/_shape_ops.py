@@ -14,8 +14,9 @@ from ..errors import InvalidArgumentError
 from ..frontend import dtypes
 from ..frontend import lax
 from ..frontend.core import Array
-from ..frontend.tracing import concrete_int, concrete_value
-from ._elementwise import asarray, broadcast_to, promote
+from ..frontend.tracing import concrete_int, concrete_ints, concrete_value
+from ._elementwise import asarray, promote
+from ._elementwise import broadcast_to as _broadcast_to
 from ._reductions import normalize_axis
 
 
@@ -28,6 +29,12 @@ def _shape(shape: Any, what: str = "shape") -> tuple[int, ...]:
 
 def _dtype(dtype: Any, default: Any) -> np.dtype:
     return dtypes.canonicalize(default if dtype is None else dtype)
+
+
+def broadcast_to(a: Any, shape: Any) -> Array:
+    """NumPy's ``broadcast_to``; ``shape`` is a compile-time value (a jit argument in it
+    makes jit specialize on its value)."""
+    return _broadcast_to(a, _shape(shape, "broadcast_to shape"))
 
 
 # ------------------------------------------------------------------------------- creation
@@ -128,9 +135,11 @@ identity = eye
 
 # -------------------------------------------------------------------------- shape changes
 def reshape(a: Any, newshape: Any, order: str = "C") -> Array:
+    """Like numpy.reshape; ``order="F"`` reads and writes in Fortran (column-major) order
+    (a transpose on each side of a C-order reshape); ``order="A"`` is not supported (JAX)."""
     x = asarray(a)
-    if order != "C":
-        raise InvalidArgumentError("xnp.reshape supports only order='C'")
+    if order not in ("C", "F"):
+        raise InvalidArgumentError(f"xnp.reshape: order must be 'C' or 'F', got {order!r}")
     shape = list(_shape(newshape, "reshape new shape"))
     if shape.count(-1) > 1:
         raise InvalidArgumentError(f"reshape: can only specify one unknown dimension in {shape}")
@@ -141,18 +150,23 @@ def reshape(a: Any, newshape: Any, order: str = "C") -> Array:
         shape[shape.index(-1)] = x.size // known
     if int(np.prod(shape)) != x.size:
         raise InvalidArgumentError(f"cannot reshape {x.type_text()} into shape {tuple(shape)}")
+    if order == "F":
+        xt = lax.transpose(x, tuple(range(x.ndim))[::-1])
+        y = lax.reshape(xt, shape[::-1])
+        return lax.transpose(y, tuple(range(len(shape)))[::-1])
     return lax.reshape(x, shape)
 
 
-def ravel(a: Any) -> Array:
+def ravel(a: Any, order: str = "C") -> Array:
+    """Like numpy.ravel (``order`` 'C' or 'F')."""
     x = asarray(a)
-    return lax.reshape(x, (x.size,))
+    return reshape(x, (x.size,), order)
 
 
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Array:
     x = asarray(a)
     perm = tuple(range(x.ndim))[::-1] if axes is None else tuple(
-        normalize_axis(i, x.ndim) for i in axes)
+        normalize_axis(i, x.ndim) for i in concrete_ints(axes, "transpose axes"))
     if sorted(perm) != list(range(x.ndim)):
         raise InvalidArgumentError(f"axes {axes} are not a permutation of {x.ndim} dims")
     return lax.transpose(x, perm)
@@ -160,8 +174,12 @@ def transpose(a: Any, axes: Sequence[int] | None = None) -> Array:
 
 def moveaxis(a: Any, source: Any, destination: Any) -> Array:
     x = asarray(a)
-    src = [normalize_axis(s, x.ndim) for s in np.atleast_1d(source)]
-    dst = [normalize_axis(d, x.ndim) for d in np.atleast_1d(destination)]
+    src = [normalize_axis(s, x.ndim) for s in concrete_ints(source, "moveaxis source")]
+    dst = [normalize_axis(d, x.ndim)
+           for d in concrete_ints(destination, "moveaxis destination")]
+    if len(src) != len(dst):
+        raise InvalidArgumentError(f"moveaxis: source {src} and destination {dst} must have "
+                                   "the same number of elements")
     order = [i for i in range(x.ndim) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -181,7 +199,7 @@ def squeeze(a: Any, axis: Any = None) -> Array:
     if axis is None:
         axes = [i for i, d in enumerate(x.shape) if d == 1]
     else:
-        axes = [normalize_axis(i, x.ndim) for i in np.atleast_1d(axis)]
+        axes = [normalize_axis(i, x.ndim) for i in concrete_ints(axis, "squeeze axis")]
         for i in axes:
             if x.shape[i] != 1:
                 raise InvalidArgumentError(f"cannot squeeze axis {i} of size {x.shape[i]}")
@@ -190,7 +208,7 @@ def squeeze(a: Any, axis: Any = None) -> Array:
 
 def expand_dims(a: Any, axis: Any) -> Array:
     x = asarray(a)
-    axes = list(np.atleast_1d(axis))
+    axes = list(concrete_ints(axis, "expand_dims axis"))
     ndim = x.ndim + len(axes)
     axes = sorted(normalize_axis(i, ndim) for i in axes)
     shape = list(x.shape)
@@ -259,20 +277,10 @@ def split(a: Any, indices_or_sections: Any, axis: int = 0) -> list[Array]:
     return out
 
 
-def pad(a: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Array:
-    x = asarray(a)
-    if mode != "constant":
-        raise InvalidArgumentError(f"xnp.pad supports mode='constant' only, got {mode!r}")
-    pw = np.broadcast_to(np.asarray(concrete_value(pad_width, "pad width"), np.int64),
-                         (x.ndim, 2))
-    cfg = [(int(lo), int(hi), 0) for lo, hi in pw]
-    return lax.pad(x, asarray(constant_values), cfg)
-
-
 def flip(a: Any, axis: Any = None) -> Array:
     x = asarray(a)
     axes = range(x.ndim) if axis is None else [normalize_axis(i, x.ndim)
-                                                for i in np.atleast_1d(axis)]
+                                                for i in concrete_ints(axis, "flip axis")]
     return lax.rev(x, tuple(axes))
 
 

@@ -4,7 +4,8 @@
 ``argwhere``, ``flatnonzero`` and one-argument ``where`` have data-dependent result
 shapes, and ``save``/``load`` are file I/O: under ``jit`` they raise
 InvalidArgumentError naming the op and the user's line (must-compile semantics);
-eagerly they run on the concrete NumPy values.
+eagerly they run on the concrete NumPy values. Their results are integer indices, except
+``unique``'s values, which are gathered from the input so that they stay differentiable.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ..frontend import lax
 from ..frontend.core import Array, current_trace
 from ..frontend.source_info import raise_not_compilable
 from ._elementwise import asarray
+from ._indexing import take
 from ._reductions import normalize_axis
 
 
@@ -52,11 +54,20 @@ _SHAPE_HINT = ("compute it outside the compiled function, or use a fixed-size fo
 
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False,
            return_counts: bool = False, axis: int | None = None) -> Any:
-    v = _concrete_input("xnp.unique", ar, _SHAPE_HINT)
-    out = np.unique(v, return_index, return_inverse, return_counts, axis)
-    if isinstance(out, tuple):
-        return tuple(asarray(o) for o in out)
-    return asarray(out)
+    """NumPy's ``unique`` (eager only). The unique values are read from ``ar`` at the
+    indices of their first occurrences (as JAX does), so gradients flow to those entries
+    instead of being silently cut; the indices, inverse and counts are integers."""
+    x = asarray(ar)
+    v = _concrete_input("xnp.unique", x, _SHAPE_HINT)
+    out = np.unique(v, True, return_inverse, return_counts, axis)
+    index = asarray(out[1].astype(np.int32))
+    if axis is None:
+        values = take(lax.reshape(x, (x.size,)), index)
+    else:
+        values = take(x, index, axis=normalize_axis(axis, x.ndim))
+    rest = [index] if return_index else []
+    rest += [asarray(o) for o in out[2:]]
+    return tuple([values] + rest) if rest else values
 
 
 def nonzero(a: Any) -> tuple[Array, ...]:

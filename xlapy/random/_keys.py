@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..frontend import dtypes, lax
 from ..frontend.core import Array, to_array
+from ..frontend.tracing import concrete_value
 from . import _threefry as tf
 
 
@@ -36,18 +37,20 @@ def check_key(name: str, key: Any) -> Array:
 
 
 def check_shape(name: str, shape: Any) -> tuple[int, ...]:
-    """``shape`` (an int or a sequence of ints, all static) as a tuple of ints >= 0."""
-    if isinstance(shape, Array) and shape.is_traced:
-        raise InvalidArgumentError(f"random.{name}: shape must be static Python ints, got a "
-                                   f"traced {shape.type_text()}")
+    """``shape`` (an int or a sequence of ints, all static) as a tuple of ints >= 0.
+
+    A jit argument in the shape makes jit specialize on its value (must-be-constant, see
+    ``xlapy.frontend.tracing``); a shape computed from traced values is an error.
+    """
+    what = f"random.{name} shape"
     if isinstance(shape, (Array, np.ndarray)):
-        shape = np.asarray(shape).tolist()
+        shape = concrete_value(shape, what).tolist()
     dims = shape if isinstance(shape, (tuple, list)) else (shape,)
     out = []
     for d in dims:
-        if isinstance(d, Array) and d.is_traced:
-            raise InvalidArgumentError(f"random.{name}: shape must be static Python ints, got "
-                                       f"a traced {d.type_text()} in {shape!r}")
+        if isinstance(d, Array):
+            d = concrete_value(d, what)
+            d = d.item() if d.ndim == 0 else d
         if isinstance(d, (bool, np.bool_)) or isinstance(d, float):
             raise InvalidArgumentError(f"random.{name}: shape {shape!r} must hold integers")
         try:

@@ -1,0 +1,149 @@
+"""Handing donated buffers to compiled code (``jit(donate_argnums=...)`` and Variables).
+
+A jitted function's module aliases an output with a parameter (``input_output_alias``)
+for every donated argument that has an output of its type, and for every Variable it
+assigns. The CPU executable can then write that output into the argument's array itself
+instead of a copy -- but only if nobody else can see the array. This module decides, per
+call, which arrays jit may hand over (``execute(args, owned)``):
+
+- a **donated xlapy Array** (a concrete ``Array`` passed for a donated argument): after
+  the call it is *deleted*, as in JAX -- its value is replaced by a
+  :class:`DeletedBuffer` and any use raises ``InvalidArgumentError("Array has been
+  deleted ...")``. Its NumPy array is handed over when no other object references it
+  (no other Array, view or NumPy name shares it: checked with CPython reference counts,
+  views count through ``base``). A NumPy array passed by the user is never handed over
+  nor changed: the executable copies it (JAX copies host arrays to the device too);
+- a **Variable assigned** by the function: its storage is handed over under the same
+  condition, and the Variable then holds the output, which lives in the same memory, so
+  a training step updates its weights in place. A value read from the Variable earlier
+  (``v.value()``, ``np.asarray(v)``) keeps a reference, so the storage is copied instead
+  and that value does not change.
+
+The executable still copies when it cannot use an array in place (wrong layout,
+misaligned, read-only, overlapping another argument; see ``executable.py``).
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from .core import Array
+
+
+class DeletedBuffer:
+    """The value of an Array whose buffer was donated: every use raises a clear error."""
+
+    __slots__ = ("shape", "dtype", "where")
+
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype, where: str) -> None:
+        self.shape, self.dtype, self.where = shape, dtype, where
+
+    def _fail(self, *_: Any, **__: Any) -> Any:
+        raise InvalidArgumentError(
+            f"Array has been deleted: this {self.dtype}{list(self.shape)} array was donated "
+            f"to {self.where} (donate_argnums), which may reuse its buffer for an output; "
+            "use that function's result instead, or do not donate the argument")
+
+    __array__ = __float__ = __int__ = __bool__ = __index__ = __complex__ = _fail
+    __len__ = __iter__ = __getitem__ = _fail
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return self._fail()
+
+    def __repr__(self) -> str:
+        return f"<deleted {self.dtype}{list(self.shape)}, donated to {self.where}>"
+
+
+_HOLDER = Array(np.empty(1))
+_SOLE_VALUE = sys.getrefcount(_HOLDER._value)       # references of an unshared value
+_VIEW = np.empty(2)[:1]
+_SOLE_BASE = sys.getrefcount(_VIEW.base)             # references of a base only a view has
+del _HOLDER, _VIEW
+
+
+def sole_owner(holder: Array) -> bool:
+    """Whether ``holder``'s NumPy array is referenced by ``holder`` alone (no other Array,
+    view, NumPy name or exported buffer): then writing it changes no other value."""
+    if sys.getrefcount(holder._value) > _SOLE_VALUE:
+        return False
+    value = holder._value
+    if type(value) is not np.ndarray:
+        return False
+    if value.base is None:
+        return True
+    return (type(value.base) is np.ndarray and value.base.base is None
+            and sys.getrefcount(value.base) <= _SOLE_BASE)
+
+
+class DonationPlan:
+    """Per compiled entry: donated argument parameters and assigned Variables' parameters
+    that the executable can take in place."""
+
+    __slots__ = ("arguments", "in_place", "variables")
+
+    def __init__(self, entry: Any) -> None:
+        n = len(entry.param_leaves)
+        aliased = {a.param_number for a in entry.module.input_output_alias}
+        take = getattr(entry.executable, "donatable_parameters", None)
+        self.in_place = set(take()) if callable(take) else set()
+        # donated function arguments (a Variable's parameter comes after them)
+        self.arguments = tuple(p for p in sorted(aliased) if p < n)
+        assigned = {id(v) for v in entry.assigned}
+        self.variables = tuple((n + k, k) for k, v in enumerate(entry.variables)
+                               if id(v) in assigned and n + k in self.in_place)
+
+
+def plan_of(entry: Any) -> DonationPlan:
+    """The entry's :class:`DonationPlan` (made on first use, kept on the entry)."""
+    plan = entry.__dict__.get("_donation")
+    if plan is None:
+        plan = entry.__dict__["_donation"] = DonationPlan(entry)
+    return plan
+
+
+def donated_arrays(entry: Any, leaves: Sequence[Any],
+                   inputs: Sequence[Array]) -> tuple[list[int], list[Array]]:
+    """For a call through the full path: ``(owned, arrays)`` -- the parameters whose
+    arrays may be written in place, and the xlapy Arrays donated (deleted after the call).
+    Call it before any list holds the arrays' NumPy values."""
+    plan = plan_of(entry)
+    if not plan.arguments:
+        return [], []
+    owned, arrays = [], []
+    for p in plan.arguments:
+        x = leaves[entry.param_leaves[p]]
+        if type(x) is Array and inputs[p] is x and x._value is not None:
+            arrays.append(x)
+            if p in plan.in_place and sole_owner(x):
+                owned.append(p)
+    return owned, arrays
+
+
+def has_donated_array(entry: Any, leaves: Sequence[Any]) -> bool:
+    """Whether a call with these leaves donates an xlapy Array (such calls stay on the
+    full path, which deletes it)."""
+    plan = plan_of(entry)
+    return any(isinstance(leaves[entry.param_leaves[p]], Array) for p in plan.arguments)
+
+
+def owned_variables(entry: Any) -> list[int]:
+    """Parameters of assigned Variables whose storage may be written in place. Call it
+    before any list holds the Variables' NumPy values."""
+    plan = plan_of(entry)
+    variables = entry.variables
+    return [p for p, k in plan.variables if sole_owner(variables[k]._value)]
+
+
+def delete(arrays: Sequence[Array], where: str) -> None:
+    """Mark donated Arrays deleted (their value becomes a :class:`DeletedBuffer`)."""
+    for x in arrays:
+        x._value = DeletedBuffer(x.shape, x.dtype, where)
+
+
+__all__ = ["DeletedBuffer", "sole_owner", "donated_arrays", "has_donated_array",
+           "owned_variables", "delete", "plan_of"]

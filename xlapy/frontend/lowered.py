@@ -1,0 +1,69 @@
+"""``Lowered``: what ``jit(f).lower(*args)`` returns, a traced module and its compiler IR
+at each stage (``get_compiler_ir``)."""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+from ..errors import InvalidArgumentError
+from ..hlo.ir import HloModule
+from .core import default_backend
+
+
+class Lowered:
+    """A traced, unoptimized module: ``as_text()``, ``compiler_ir(stage)``."""
+
+    def __init__(self, module: HloModule, backend: str | None = None) -> None:
+        self.hlo_module = module
+        self.backend = backend          # None: the default backend when asked
+
+    def as_text(self) -> str:
+        return self.hlo_module.to_text()
+
+    _CODE_STAGES = ("llvm", "llvm_no_opt", "llvm-no-opt", "asm")
+
+    def compiler_ir(self, stage: str = "hlo") -> str:
+        """``hlo`` (long text XLA parses), ``optimized_hlo``, ``optimized_hlo_dot``, or the
+        generated code of backends that have some (``cpu``): ``llvm`` (LLVM IR after
+        LLVM's optimization, ``--xla_dump_to``'s ``.ir-with-opt.ll``), ``llvm_no_opt``
+        (as emitted, ``.ir-no-opt.ll``) and ``asm`` (host assembly, ``.s``)."""
+        if stage == "hlo":
+            return self.hlo_module.to_text()
+        if stage in ("optimized_hlo", "optimized_hlo_dot"):
+            module = _optimize(self.hlo_module.clone())
+            if stage == "optimized_hlo":
+                return module.to_text()
+            from ..passes.dump import module_to_dot
+            return module_to_dot(module)
+        if stage in self._CODE_STAGES:
+            from ..client import get_backend
+            backend = get_backend(self.backend or default_backend())
+            code_ir = getattr(backend, "compiler_ir", None)
+            if code_ir is None:
+                raise InvalidArgumentError(
+                    f"compiler IR stage {stage!r} is not available on the "
+                    f"{backend.name!r} backend: it generates no code (it interprets HLO); "
+                    "use backend='cpu' for LLVM IR and assembly")
+            return code_ir(self.hlo_module, stage)
+        raise InvalidArgumentError(f"unknown compiler IR stage {stage!r}; expected 'hlo', "
+                                   "'optimized_hlo', 'optimized_hlo_dot', "
+                                   + ", ".join(repr(s) for s in self._CODE_STAGES))
+
+
+def _optimize(module: HloModule) -> HloModule:
+    """The client's ``optimize`` when it exists, else the CPU pass pipeline."""
+    if importlib.util.find_spec("xlapy.client.optimize") is not None:
+        opt = importlib.import_module("xlapy.client.optimize")
+        fn = getattr(opt, "optimize", None)
+        if callable(fn):
+            result = fn(module)
+            return result if isinstance(result, HloModule) else module
+    try:
+        from ..passes.pipeline import cpu_pipeline
+    except ImportError as e:
+        raise InvalidArgumentError(f"optimized HLO is not available yet: {e}") from None
+    cpu_pipeline().run(module)
+    return module
+
+
+__all__ = ["Lowered"]
