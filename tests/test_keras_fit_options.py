@@ -10,7 +10,7 @@ import pytest
 
 from xlapy import keras
 from xlapy.errors import InvalidArgumentError
-from xlapy.frontend.jit import auto_jit, set_auto_jit
+from xlapy.frontend.tf_function import auto_jit, set_auto_jit
 from xlapy.keras import layers
 
 

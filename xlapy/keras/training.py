@@ -7,7 +7,7 @@ call per batch; weights, optimizer slots, metric state and dropout keys are Vari
 that the compiled program reads and writes back through input/output aliasing.
 ``model.train_function.cache_info()`` shows its compiles. With ``jit_compile=False``
 (or ``run_eagerly=True``) the same step runs eagerly, op by op. ``jit_compile=None``
-(the default, also spelled ``'auto'``) follows :func:`xlapy.frontend.jit.auto_jit`
+(the default, also spelled ``'auto'``) follows :func:`xlapy.frontend.tf_function.auto_jit`
 (``set_auto_jit(True/False)``, TensorFlow's ``tf.config.optimizer.set_jit``) and
 compiles when that is not set.
 
@@ -34,7 +34,7 @@ import numpy as np
 from .. import numpy as xnp
 from ..errors import InvalidArgumentError, UnimplementedError
 from ..frontend.autodiff import GradientTape
-from ..frontend.jit import auto_jit, function
+from ..frontend.tf_function import auto_jit, function
 from . import backend, losses as losses_mod, metrics as metrics_mod, optimizers
 from .data import num_samples, to_numpy
 from .data_adapters import class_weights
@@ -49,7 +49,7 @@ def _unpack(data: Any) -> tuple[Any, Any, Any]:
 
 def resolve_jit_compile(jit_compile: Any, run_eagerly: bool | None = None) -> bool:
     """Whether steps compile: ``run_eagerly`` wins; ``None``/``'auto'`` follows
-    :func:`~xlapy.frontend.jit.auto_jit` when it is set, else compiles."""
+    :func:`~xlapy.frontend.tf_function.auto_jit` when it is set, else compiles."""
     if run_eagerly:
         return False
     if jit_compile is None or (isinstance(jit_compile, str) and jit_compile == "auto"):
