@@ -74,10 +74,15 @@ def sole_owner(holder: Array) -> bool:
     value = holder._value
     if type(value) is not np.ndarray:
         return False
-    if value.base is None:
+    base = value.base
+    if base is None:
         return True
-    return (type(value.base) is np.ndarray and value.base.base is None
-            and sys.getrefcount(value.base) <= _SOLE_BASE)
+    if type(base) is not np.ndarray and not hasattr(base, "__array_interface__"):
+        return False        # a base that is neither an array nor a memory lease (see below)
+    # an ndarray owning its data, or a backend's memory lease (the CPU backend's recycled
+    # output memory): unshared when only this array refers to it
+    # (+1: the local name ``base``)
+    return getattr(base, "base", None) is None and sys.getrefcount(base) <= _SOLE_BASE + 1
 
 
 class DonationPlan:

@@ -53,7 +53,9 @@ per executable and reused by every call; constants are materialized once in thei
 layouts; parameters are the caller's arrays (validated before any native code runs:
 count, dims and dtype, errors name the parameter and both shapes; copied only when the
 array is not C-contiguous in the parameter's layout); outputs are fresh arrays each
-call (the returned arrays themselves, in their layouts).
+call (the returned arrays themselves, in their layouts), large ones on recycled memory
+(``output_pool``: a returned block's pages are still mapped, so writing it takes no page
+faults).
 
 Donation: a parameter that buffer assignment lets an output alias
 (``input_output_alias``) is written by the program. ``execute(args, owned)`` takes
@@ -95,6 +97,7 @@ from ...hlo.shape import Shape
 from ...passes.buffer_assignment import CONSTANT, OUTPUT, PARAMETER, TEMP, BufferAssignment
 from ...passes.copy_insertion import array_leaf_indices
 from ...passes.dump import module_key
+from . import output_pool
 from .profile import HloProfiler, ProfileRow
 from .thunks import (BufferRef, KernelThunk, Memory, Plan, TokenRef, ValueRef, address_of,
                      aligned_empty, major_to_minor, physical_bytes)
@@ -366,7 +369,7 @@ class CpuExecutable:
                 else:
                     self._bind_slow(p, value, args, owned)
             for alloc, dims, dtype in self._outputs:
-                out = np.empty(dims, dtype)
+                out = output_pool.empty(dims, dtype)
                 bases[alloc] = out
                 addrs[alloc] = address_of(out)
             for table, slot, alloc, offset in self._dynamic_slots:
