@@ -57,7 +57,7 @@ def test_large_dot_runs_split(lc, rc, out_layout):
 
 @pytest.mark.parametrize("batch,workers", [(1, 2), (2, 4), (3, 2), (3, 8), (9, 2)])
 def test_pieces_cover_every_matrix_of_a_batch(batch, workers):
-    m, n, k = 70, 90, 700
+    m, n, k = 130, 150, 900
     rng = np.random.default_rng(batch * 10 + workers)
     a = rng.standard_normal((batch, m, k)).astype(np.float32)
     b = rng.standard_normal((batch, k, n)).astype(np.float32)

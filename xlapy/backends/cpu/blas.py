@@ -34,7 +34,7 @@ Paths (benchmarks/dot_crossover.py; 2 cores, OpenBLAS 0.3.34 SkylakeX kernel):
   the thunk it costs ~2.7 us up to 16^3, 3.2 us at 32^3, 6.7 us at 64^3; the BLAS path
   ~5.2, 5.8 and 9.3 us (the ctypes call ~1.2 us and the one-thread switch below). Below 64^3
   NumPy's own OpenBLAS stays single-threaded, so its thread pool does not wake up.
-- one product: ``?gemm`` straight on the arrays; from ``PARALLEL_GEMM_FLOPS`` (8 MFLOP) it
+- one product: ``?gemm`` straight on the arrays; from ``PARALLEL_GEMM_FLOPS`` (256^3) it
   is cut into one block of C's columns (rows when M > N) per core, each a ``?gemm`` on the
   runtime's pool (``GemmCall.pieces``). OpenBLAS itself runs one thread (``blas_lib``'s
   docstring says why). sgemm measured 242 GFLOP/s at 256^3, 282 at 512^3, 331 at 1024^3
