@@ -23,10 +23,11 @@ void softmax_rows(const float *restrict x, float *restrict out, int64_t rows, in
             o[j] = e;
             s += e;
         }
-        float inv = 1.0f / s;
+        /* e / sum(e), as the workload (and XLA) define it: a multiply by 1/s would be
+           faster but rounds differently */
         #pragma omp simd
         for (int64_t j = 0; j < cols; j++)
-            o[j] *= inv;
+            o[j] /= s;
     }
 }
 
