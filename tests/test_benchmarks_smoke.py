@@ -59,9 +59,13 @@ def _restore_env():
 
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_script_smoke(script, tmp_path, capsys):
+    import xlapy
     module = importlib.import_module(script)
     out_json = tmp_path / f"{script}.json"
+    backend = xlapy.default_backend()
     rc = module.main(["--smoke", "--backend", "interpreter", "--json", str(out_json)])
+    # a script leaves the process's default backend as it found it (later tests rely on it)
+    assert xlapy.default_backend() == backend
     printed = capsys.readouterr().out
     assert rc == 0, printed
     data = json.loads(out_json.read_text())
