@@ -109,11 +109,43 @@ def _text(v: Any) -> str:
     lambda a, v: lax.top_k(a, v + 1),
     lambda a, v: xnp.broadcast_to(a[0, 0], (v + 1, 4)),
 ], ids=["moveaxis", "expand_dims", "max_pool", "top_k", "broadcast_to"])
-def test_value_computed_from_traced_values_is_a_clear_error(fn):
+def test_value_computed_from_arguments_specializes_on_them(fn):
+    """TensorFlow propagates must-be-constant inputs back through the graph: a value an op
+    needs, computed from small jit arguments, makes jit specialize on those arguments."""
     x = IMG if fn.__code__.co_names.count("nn") else X
-    with pytest.raises(InvalidArgumentError, match="must be a compile-time constant") as e:
-        xlapy.jit(fn)(x, 1)
-    assert "test_frontend_constants.py" in str(e.value)        # the user's line
+    f = xlapy.jit(fn)
+    for v in (1, 0, 1):
+        got, want = _leaves(f(x, v)), _leaves(fn(xnp.asarray(x), v))
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+    info = f.cache_info()
+    assert (info.misses, info.hits) == (2, 1)
+    assert "needs the value of argument 'v': specializing on its value 1" in \
+        info.compiles[0].reason
+
+
+def test_value_computed_from_several_arguments_specializes_on_all():
+    f = xlapy.jit(lambda x, a, b: xnp.reshape(x, (a * b, -1)))
+    x = np.arange(24.0, dtype=np.float32)
+    assert f(x, 2, 3).shape == (6, 4)
+    assert f(x, 3, 2).shape == (6, 4)
+    assert f(x, 2, 3).shape == (6, 4)
+    info = f.cache_info()
+    assert (info.misses, info.hits) == (2, 1)
+    assert "values of arguments 'a', 'b': specializing on their values 2, 3" in \
+        info.compiles[0].reason
+
+
+def test_values_that_cannot_be_known_are_a_clear_error():
+    """A value computed from a large argument, a Variable or random bits is not specialized
+    on: the error names the user's line."""
+    big = np.ones(4096, np.float32)
+    w = xlapy.Variable(np.int32(3))
+    for fn, args in ((lambda x: xnp.zeros((xnp.sum(x).astype(np.int32),)), (big,)),
+                     (lambda x: xnp.zeros((w.value() + 1,)), (X,))):
+        with pytest.raises(InvalidArgumentError, match="must be a compile-time constant") as e:
+            xlapy.jit(fn)(*args)
+        assert "test_frontend_constants.py" in str(e.value)        # the user's line
 
 
 def test_constant_inside_a_loop_body_specializes():

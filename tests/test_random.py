@@ -331,11 +331,15 @@ def test_bad_arguments(call, match):
         call()
 
 
-def test_shape_from_a_jit_argument_specializes_and_a_computed_one_is_rejected():
+def test_shape_from_a_jit_argument_specializes_and_a_computed_one_too():
     f = xlapy.jit(lambda k, n: xr.uniform(k, n))
     out = f(xr.key(0), xnp.array([3]))
     np.testing.assert_array_equal(np.asarray(out), np.asarray(xr.uniform(xr.key(0), (3,))))
     assert "random.uniform shape needs the value of argument 'n'" in f.cache_info().reasons[0]
-    g = xlapy.jit(lambda k, n: xr.uniform(k, n + 1))
-    with pytest.raises(InvalidArgumentError, match="static"):
-        g(xr.key(0), xnp.array([3]))
+    g = xlapy.jit(lambda k, n: xr.uniform(k, n + 1))      # computed from n: specializes on n
+    out = g(xr.key(0), xnp.array([3]))
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(xr.uniform(xr.key(0), (4,))))
+    assert "needs the value of argument 'n'" in g.cache_info().reasons[0]
+    h = xlapy.jit(lambda k, x: xr.uniform(k, (xnp.sum(x).astype(np.int32),)))
+    with pytest.raises(InvalidArgumentError, match="static"):    # from a large argument
+        h(xr.key(0), np.ones(4096, np.float32))

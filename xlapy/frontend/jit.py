@@ -392,11 +392,15 @@ class JitFunction:
                 entry = self._trace(a, key)
                 break
             except NeedsConstant as nc:
-                self._constant_leaves.setdefault(a.treedef, set()).add(nc.leaf)
+                self._constant_leaves.setdefault(a.treedef, set()).update(nc.leaves)
                 self._forget_fast()          # keys of this structure now hold values
-                value = _const_value(a.leaves[nc.leaf])
-                reasons.append(f"{nc.what} needs the value of argument {a.paths[nc.leaf]!r}: "
-                               f"specializing on its value {const_text(value)}")
+                names = ", ".join(repr(a.paths[k]) for k in nc.leaves)
+                values = ", ".join(const_text(_const_value(a.leaves[k])) for k in nc.leaves)
+                reasons.append(
+                    f"{nc.what} needs the value of argument {names}: specializing on its "
+                    f"value {values}" if len(nc.leaves) == 1 else
+                    f"{nc.what} needs the values of arguments {names}: specializing on "
+                    f"their values {values}")
                 key = self._key(a)
                 hit = self._cache.get(key)
                 if hit is not None:

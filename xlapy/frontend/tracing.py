@@ -20,6 +20,7 @@ sizes) or :func:`concrete_value` (anything else), which raise it.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from math import prod
 from typing import Any, Iterator, Sequence
 
 import numpy as np
@@ -35,12 +36,76 @@ from .source_info import located, user_location
 
 
 class NeedsConstant(Exception):
-    """Raised while tracing when ``what`` needs the value of jit argument leaf ``leaf``."""
+    """Raised while tracing when ``what`` needs a value computed from jit argument leaves
+    ``leaves`` (their values, known, make it known: jit specializes on them)."""
 
-    def __init__(self, leaf: int, what: str) -> None:
-        super().__init__(f"{what} needs the value of argument leaf {leaf}")
-        self.leaf = leaf
+    def __init__(self, leaves: tuple[int, ...], what: str) -> None:
+        super().__init__(f"{what} needs the value of argument leaves {list(leaves)}")
+        self.leaves = leaves
         self.what = what
+
+
+#: A compile-time value may be computed from jit arguments (TensorFlow propagates
+#: must-be-constant inputs back through the graph) when it has at most this many elements
+#: and each argument it comes from at most ``CONSTANT_SOURCE_ELEMENTS``: the function is
+#: then compiled per value of those arguments, which pays only for small ones.
+CONSTANT_VALUE_ELEMENTS = 64
+CONSTANT_SOURCE_ELEMENTS = 1024
+# Instructions whose value is not a function of their operands.
+_NOT_FOLDABLE = frozenset({"rng", "rng-bit-generator", "rng-get-and-update-state", "infeed",
+                           "recv", "recv-done", "custom-call", "after-all"})
+
+
+def _argument_sources(x: "Array") -> tuple[int, ...] | None:
+    """The jit argument leaves a traced value is computed from, when knowing their values
+    makes it known (a pure function of them, all small); ``()`` when it is computed from
+    constants only (once jit specialized on those arguments); None otherwise."""
+    trace = x._trace
+    if trace is None or prod(x.shape) > CONSTANT_VALUE_ELEMENTS:
+        return None
+    leaves: set[int] = set()
+    seen: set[int] = set()
+    stack = [x._instr]
+    while stack:
+        instr = stack.pop()
+        if id(instr) in seen:
+            continue
+        seen.add(id(instr))
+        if instr.opcode == "parameter":
+            leaf = trace.param_leaf.get(id(instr))
+            if leaf is None or prod(instr.shape.dims) > CONSTANT_SOURCE_ELEMENTS:
+                return None        # a captured value, a Variable, or a large argument
+            leaves.add(leaf)
+        elif instr.opcode in _NOT_FOLDABLE or not all(
+                _pure(c) for c in instr.called_computations):
+            return None
+        else:
+            stack.extend(instr.operands)
+    return tuple(sorted(leaves))
+
+
+def _pure(comp: HloComputation) -> bool:
+    """Whether ``comp`` (a reducer, a comparator, a loop body ...) computes a function of
+    its parameters only."""
+    return all(i.opcode not in _NOT_FOLDABLE and all(_pure(c) for c in i.called_computations)
+               for i in comp.instructions)
+
+
+def _fold(x: "Array") -> np.ndarray | None:
+    """The value of a traced value computed from constants only, by the constant folder's
+    evaluator (the reference interpreter, registered by ``xlapy.client``)."""
+    from ..passes.constant_folding import get_constant_evaluator
+    evaluate = get_constant_evaluator()
+    if evaluate is None:
+        return None
+    memo: dict[int, Any] = {}
+
+    def value(instr: HloInstruction) -> Any:
+        if id(instr) not in memo:
+            memo[id(instr)] = instr.literal if instr.opcode == "constant" else \
+                evaluate(instr, [value(o) for o in instr.operands])
+        return memo[id(instr)]
+    return np.asarray(value(x._instr))
 
 
 class Trace:
@@ -169,12 +234,15 @@ def concrete_value(x: Any, what: str) -> np.ndarray:
         return np.asarray(x)
     if x._value is not None:
         return x._value
-    leaf = x._trace.param_leaf.get(id(x._instr))
-    if leaf is not None:
-        raise NeedsConstant(leaf, what)
+    leaves = _argument_sources(x)
+    if leaves:
+        raise NeedsConstant(leaves, what)
+    folded = _fold(x) if leaves == () else None
+    if folded is not None:
+        return folded
     raise InvalidArgumentError(located(
         f"{what} must be a compile-time constant, but it is computed from traced values "
-        f"({x.type_text()})",
+        f"({x.type_text()}) other than small jit arguments",
         "pass a Python value, or mark the argument static with static_argnums / "
         "static_argnames"))
 
