@@ -68,3 +68,12 @@ class UnimplementedError(XlapyError, NotImplementedError):
 
 class ExecutionError(XlapyError, RuntimeError):
     """A program failed while running (e.g. a custom-call reported an error)."""
+
+
+class ResourceExhaustedError(ExecutionError, MemoryError):
+    """A device ran out of memory (the message gives the requested and free sizes)."""
+
+
+class DeviceUnavailableError(ExecutionError):
+    """The requested device cannot be used (no GPU, no driver, no library): the message
+    names what is missing."""

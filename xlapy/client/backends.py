@@ -94,3 +94,17 @@ def _cpu_backend() -> Backend:
 
 
 register_backend("cpu", _cpu_backend)
+
+
+def _gpu_backend() -> Backend:
+    from ..backends.gpu import GpuBackend     # the CUDA device opens at the first compile
+    return GpuBackend()
+
+
+def _gpu_sim_backend() -> Backend:
+    from ..backends.gpu import GpuSimBackend
+    return GpuSimBackend()
+
+
+register_backend("gpu", _gpu_backend)
+register_backend("gpu_sim", _gpu_sim_backend)

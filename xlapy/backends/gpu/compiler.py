@@ -1,0 +1,343 @@
+"""``GpuBackend``: HloModule -> GPU pipeline -> buffers -> one kernel per fusion -> executable.
+
+``compile(module)`` verifies the module, runs :func:`~xlapy.backends.gpu.pipeline.gpu_pipeline`
+on a clone, assigns buffers, emits a kernel for every instruction a GPU emitter supports
+(``kernels.py``, ``reduction.py``), compiles them -- to PTX for the device's ``sm``
+(``ptx.py``) loaded by the driver, or for the host on the simulator -- and builds the
+plan of thunks (``runtime.py``). Dots go to cuBLAS when it is found (``cublas.py``);
+everything else without a kernel runs in the host fallback.
+
+Platforms: ``"gpu"`` (:class:`GpuBackend` on :class:`~xlapy.backends.gpu.cuda.CudaDevice`;
+its device is opened at the first compile, so :meth:`compiler_ir` works with no GPU) and
+``"gpu_sim"`` (:class:`GpuSimBackend`: the same kernels with the grid emulated on the host).
+With ``--xla_dump_to`` the HLO files, ``ir-no-opt.ll``, ``ir-with-opt.ll`` and ``.ptx``
+are written with XLA's names.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+import time
+from typing import Any
+
+from ...config import DumpConfig, get_debug_options
+from ...errors import InvalidArgumentError
+from ...hlo.ir import HloInstruction, HloModule
+from ...hlo.verifier import verify_module
+from ...passes.buffer_assignment import BufferAssignment, assign_buffers
+from ...passes.dump import dump_hlo_module, dump_text, module_key
+from ..cpu.executable import buffer_ref, value_ref
+from ..cpu.kernel_api import indexed_leaves
+from ..cpu.plan_builder import FORWARD, NO_OP, _passed_through, _read_leaf_prefixes
+from .device import Device
+from .kernels import GpuKernel, UnitKernelEmitter
+from .pipeline import gpu_pipeline
+from .ptx import DEFAULT_SM, compile_ptx
+from .runtime import (Buffers, CallThunk, ConditionalThunk, Copies, CopyThunk, FallbackThunk,
+                      GpuExecutable, LaunchThunk, Plan, Thunk, WhileThunk)
+from .simt import NvptxTarget, SimTarget, Target
+
+log = logging.getLogger("xlapy.gpu")
+
+IR_STAGES = ("ptx", "llvm", "ir-with-opt", "llvm_with_opt", "llvm_no_opt", "llvm-no-opt",
+             "ir-no-opt", "optimized_hlo", "asm")
+_CONTROL = ("while", "conditional", "call")
+
+
+@dataclasses.dataclass
+class Emitted:
+    """The result of the compiler's front half: optimized HLO, buffers, kernels, texts."""
+
+    module: HloModule
+    assignment: BufferAssignment
+    kernels: dict[int, GpuKernel]
+    texts: dict[str, str]
+    objects: Any = None
+
+
+class GpuBackend:
+    """The ``"gpu"`` platform (module docstring)."""
+
+    name = "gpu"
+
+    def __init__(self, device: Device | None = None) -> None:
+        self._device = device
+        self.last_seconds: dict[str, float] = {}
+
+    # ----- device and target
+    @property
+    def device(self) -> Device:
+        if self._device is None:
+            from .cuda import cuda_device
+            self._device = cuda_device()
+        return self._device
+
+    def target(self) -> Target:
+        return NvptxTarget()
+
+    def sm(self, need_device: bool) -> str:
+        if need_device or self._device is not None:
+            return self.device.sm
+        return DEFAULT_SM
+
+    # ----- public
+    def compile(self, module: HloModule) -> GpuExecutable:
+        """Compile ``module`` (not modified) for this backend's device."""
+        device = self.device          # fail early, with the reason, when there is none
+        options = get_debug_options()
+        dump = DumpConfig(options)
+        verify_module(module, unique_names="computation")
+        em = self._emit(module, options, dump, need_device=True)
+        t = time.perf_counter()
+        functions = self._load(device, em)
+        self.last_seconds["load"] = time.perf_counter() - t
+        return self._build(device, em, functions)
+
+    def compiler_ir(self, module: HloModule, stage: str = "ptx") -> str:
+        """Text of one stage of compiling ``module``: ``"ptx"``, ``"llvm"`` (after LLVM's
+        optimization; also ``"ir-with-opt"``), ``"llvm_no_opt"`` or ``"optimized_hlo"``.
+        Needs no GPU (PTX for ``sm_80`` when no device is open)."""
+        if stage not in IR_STAGES:
+            raise InvalidArgumentError(f"unknown compiler IR stage {stage!r} for the "
+                                       f"{self.name} backend; expected one of {IR_STAGES}")
+        verify_module(module, unique_names="computation")
+        options = get_debug_options()
+        no_dump = DumpConfig(dataclasses.replace(options, xla_enable_dumping=False))
+        em = self._emit(module, options, no_dump, need_device=False)
+        if stage == "optimized_hlo":
+            return em.module.to_text()
+        key = {"asm": "ptx", "llvm": "ir-with-opt", "llvm_with_opt": "ir-with-opt",
+               "ir-with-opt": "ir-with-opt"}.get(stage, "ir-no-opt" if "no" in stage else stage)
+        return em.texts.get(key, "")
+
+    # ----- front half
+    def _emit(self, source: HloModule, options, dump: DumpConfig, need_device: bool) -> Emitted:
+        dkey = module_key(source)
+        module = source.clone()
+        if dump.enabled:
+            dump_hlo_module(module, "before_optimizations", dump, key=dkey)
+        t = time.perf_counter()
+        gpu_pipeline(options).run(module)
+        self.last_seconds["passes"] = time.perf_counter() - t
+        assignment = assign_buffers(module)
+        if dump.enabled:
+            dump_hlo_module(module, "after_optimizations", dump, key=dkey)
+            dump_text(module, "after_optimizations-buffer-assignment.txt", assignment.to_text(),
+                      dump, key=dkey)
+        t = time.perf_counter()
+        kernels = self._emit_kernels(assignment)
+        self.last_seconds["emit"] = time.perf_counter() - t
+        t = time.perf_counter()
+        em = Emitted(module, assignment, kernels, {})
+        self._compile_kernels(em, need_device)
+        self.last_seconds["llvm"] = time.perf_counter() - t
+        if dump.enabled:
+            for ext, key in (("ir-no-opt.ll", "ir-no-opt"), ("ir-with-opt.ll", "ir-with-opt"),
+                             (self._code_ext(), "ptx")):
+                if key in em.texts:
+                    dump_text(module, ext, em.texts[key], dump, key=dkey)
+        return em
+
+    def _code_ext(self) -> str:
+        return "ptx"
+
+    def _emit_kernels(self, assignment: BufferAssignment) -> dict[int, GpuKernel]:
+        target = self.target()
+        emitters = [UnitKernelEmitter(assignment, target)]
+        names: set[str] = set()
+        out: dict[int, GpuKernel] = {}
+        for comp_name, schedule in assignment.schedules.items():
+            for instr in schedule:
+                if instr.opcode in NO_OP or instr.opcode in FORWARD or instr.opcode in _CONTROL \
+                        or _is_gemm(instr):
+                    continue
+                name = _kernel_name(comp_name, instr, names)
+                for e in emitters:
+                    k = e.emit(name, instr)
+                    if k is not None:
+                        out[id(instr)] = k
+                        break
+        return out
+
+    def _compile_kernels(self, em: Emitted, need_device: bool) -> None:
+        mods = [k.module for k in em.kernels.values()]
+        if not mods:
+            return
+        p = compile_ptx([str(m) for m in mods], self.sm(need_device))
+        em.texts = {"ir-no-opt": p.ir_no_opt, "ir-with-opt": p.ir_with_opt, "ptx": p.ptx}
+
+    def _load(self, device: Device, em: Emitted) -> dict[str, Any]:
+        if not em.kernels:
+            return {}
+        return device.load_ptx(em.texts["ptx"], [k.name for k in em.kernels.values()])
+
+    # ----- plan
+    def _build(self, device: Device, em: Emitted, functions: dict[str, Any]) -> GpuExecutable:
+        buffers = Buffers(device, em.assignment)
+        builder = _PlanBuilder(em, device, buffers, functions)
+        plan = builder.plan(em.module.entry)
+        for comp_name in em.assignment.schedules:
+            for instr in em.module.computation(comp_name).instructions:
+                if instr.opcode == "constant":
+                    buffers.write(value_ref(em.assignment, instr), instr.literal, instr)
+        return GpuExecutable(em.module, em.assignment, device, buffers, plan,
+                             keep_alive=[functions, builder.evaluator], texts=em.texts)
+
+
+class GpuSimBackend(GpuBackend):
+    """The ``"gpu_sim"`` platform: GPU kernels with the grid emulated on the host."""
+
+    name = "gpu_sim"
+
+    def __init__(self, device: Device | None = None) -> None:
+        from .device import SimDevice
+        super().__init__(device or SimDevice())
+
+    def target(self) -> Target:
+        return SimTarget()
+
+    def _code_ext(self) -> str:
+        return "s"
+
+    def _compile_kernels(self, em: Emitted, need_device: bool) -> None:
+        from ..cpu.jit_engine import engine
+        kernels = list(em.kernels.values())
+        if not kernels:
+            return
+        compiled = engine().compile([k.module for k in kernels], [k.name for k in kernels],
+                                    keep_text=True)
+        em.objects = compiled
+        em.texts = {"ir-no-opt": compiled.ir_no_opt or "",
+                    "ir-with-opt": compiled.ir_with_opt or "", "ptx": compiled.assembly or ""}
+
+    def _load(self, device: Device, em: Emitted) -> dict[str, Any]:
+        import ctypes
+
+        from ..cpu.jit_engine import engine
+        if not em.kernels:
+            return {}
+        names = [k.name for k in em.kernels.values()]
+        loaded = engine().load(em.objects.objects, names)
+        proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+        out: dict[str, Any] = {n: proto(loaded.address(n)) for n in names}
+        out["__loaded__"] = loaded
+        return out
+
+
+def _is_gemm(instr: HloInstruction) -> bool:
+    from .cublas import gemm_supported
+    return gemm_supported(instr)
+
+
+def _kernel_name(comp: str, instr: HloInstruction, used: set[str]) -> str:
+    base = re.sub(r"[^A-Za-z0-9_]", "_", f"{comp}__{instr.name}")
+    name, n = base, 1
+    while name in used:
+        n += 1
+        name = f"{base}_{n}"
+    used.add(name)
+    return name
+
+
+class _PlanBuilder:
+    """Thunks for every scheduled instruction (``runtime.py`` lists the kinds)."""
+
+    def __init__(self, em: Emitted, device: Device, buffers: Buffers,
+                 functions: dict[str, Any]) -> None:
+        self.em, self.device, self.buffers, self.functions = em, device, buffers, functions
+        self.assignment = em.assignment
+        self.evaluator: Any = None
+        self.plans: dict[str, Plan] = {}
+
+    def plan(self, comp) -> Plan:
+        if comp.name not in self.plans:
+            thunks = [t for instr in self.assignment.schedules[comp.name]
+                      if (t := self.thunk(instr)) is not None]
+            self.plans[comp.name] = Plan(comp.name, thunks)
+        return self.plans[comp.name]
+
+    def ref(self, instr: HloInstruction):
+        return value_ref(self.assignment, instr)
+
+    def pairs(self, src, dst, only=None, exclude=()) -> list:
+        from ..cpu.thunks import leaves
+        s, d = leaves(self.ref(src)), leaves(self.ref(dst))
+        idx = [ix for ix, _ in indexed_leaves(dst.shape)]
+        return [p for p, ix in zip(zip(s, d), idx)
+                if (only is None or any(ix[:len(u)] == u for u in only)) and ix not in exclude]
+
+    def copies(self, pairs) -> Copies:
+        return Copies(self.buffers, pairs)
+
+    def thunk(self, instr: HloInstruction) -> Thunk | None:
+        op = instr.opcode
+        if op in NO_OP:
+            return None
+        k = self.em.kernels.get(id(instr))
+        if k is not None:
+            args = [self.buffers.address(buffer_ref(self.assignment, kb.instruction, kb.index))
+                    for kb in k.buffers]
+            if k.scratch:
+                addr = self.device.alloc(k.scratch)
+                self.device.memset0(addr, k.scratch)
+                args.append(addr)
+            return LaunchThunk(instr, self.device, self.functions[k.name], k.name, k.grid,
+                               k.block, args)
+        if op in FORWARD:
+            return CopyThunk(instr, self.copies(self.pairs(instr.operands[0], instr)))
+        if op == "while":
+            return self.while_thunk(instr)
+        if op == "conditional":
+            return self.conditional_thunk(instr)
+        if op == "call":
+            callee = instr.to_apply
+            to_params = [p for o, prm in zip(instr.operands, callee.parameters)
+                         for p in self.pairs(o, prm)]
+            return CallThunk(instr, self.plan(callee), self.copies(to_params),
+                             self.copies(self.pairs(callee.root, instr)))
+        if _is_gemm(instr) and not self.device.simulated:
+            from .cublas import GemmThunk, cublas
+            handle = cublas(self.device)
+            if handle is not None:
+                return GemmThunk(instr, handle, self.buffers,
+                                 [self.ref(o) for o in instr.operands], self.ref(instr))
+        if self.evaluator is None:
+            from ..interpreter import Evaluator
+            self.evaluator = Evaluator(self.em.module)
+        return FallbackThunk(instr, self.evaluator, self.buffers,
+                             [self.ref(o) for o in instr.operands], self.ref(instr))
+
+    def while_thunk(self, instr: HloInstruction) -> WhileThunk:
+        cond, body = instr.attrs["condition"], instr.attrs["body"]
+        cparam, bparam = cond.parameters[0], body.parameters[0]
+        through = _passed_through(body)
+        paths = [ix for ix, _ in indexed_leaves(bparam.shape)]
+        read = _read_leaf_prefixes(body, bparam)
+        to_body = self.pairs(instr, bparam, [ix for ix in read if ix not in through],
+                             exclude=through)
+        from_body = [pair for ix, pair in zip(paths, self.pairs(body.root, instr))
+                     if ix not in through]
+        c = self.copies
+        return WhileThunk(instr, self.buffers, c(self.pairs(instr.operands[0], instr)),
+                          self.plan(cond),
+                          c(self.pairs(instr, cparam, _read_leaf_prefixes(cond, cparam))),
+                          buffer_ref(self.assignment, cond.root), self.plan(body),
+                          c(self.pairs(instr, bparam, read)), c(to_body), c(from_body))
+
+    def conditional_thunk(self, instr: HloInstruction) -> ConditionalThunk:
+        branches = instr.attrs.get("branch_computations")
+        if branches is None:
+            branches = [instr.attrs["true_computation"], instr.attrs["false_computation"]]
+        out = []
+        for k, comp in enumerate(branches):
+            param = comp.parameters[0]
+            out.append((self.plan(comp),
+                        self.copies(self.pairs(instr.operands[k + 1], param,
+                                               _read_leaf_prefixes(comp, param))),
+                        self.copies(self.pairs(comp.root, instr))))
+        return ConditionalThunk(instr, self.buffers,
+                                buffer_ref(self.assignment, instr.operands[0]), out)
+
+
+__all__ = ["GpuBackend", "GpuSimBackend"]

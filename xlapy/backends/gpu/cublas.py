@@ -1,0 +1,166 @@
+"""Dots through cuBLAS (ctypes on ``libcublas``, found at run time).
+
+:func:`gemm_supported` accepts ``dot`` s that are one (optionally batched) matrix product of
+row-major ``f32``/``f64`` arrays: operands of rank 2, or rank 3 with dimension 0 the batch
+dimension on both, one contracting dimension each, the output type the operands' type.
+The row-major product ``C = A B`` is computed as cuBLAS' column-major ``C^T = B^T A^T``
+(``cublas<t>gemm_v2`` / ``cublas<t>gemmStridedBatched``), in full precision (the default
+math mode: no TF32). The library is looked up as ``libcublas.so.13``/``.12``/``.11`` on the
+loader path, then in the ``nvidia`` wheels of ``site-packages``; without it (and always on
+the simulator) dots run in the host fallback.
+"""
+from __future__ import annotations
+
+import ctypes
+import glob
+import logging
+import os
+import site
+import sys
+from typing import Any
+
+from ...errors import ExecutionError
+from ...hlo.ir import HloInstruction
+from .runtime import Buffers, Thunk
+
+log = logging.getLogger("xlapy.gpu")
+
+_OP_N, _OP_T = 0, 1
+_handles: dict[int, Any] = {}
+_missing: set[int] = set()
+
+
+def _row_major(shape) -> bool:
+    return shape.layout is None or list(shape.layout.minor_to_major) == \
+        list(range(shape.rank - 1, -1, -1))
+
+
+def gemm_supported(instr: HloInstruction) -> bool:
+    """Whether ``instr`` is a dot this module computes (module docstring)."""
+    if instr.opcode != "dot" or len(instr.operands) != 2:
+        return False
+    lhs, rhs = instr.operands
+    et = instr.shape.element_type
+    if not instr.shape.is_array or et.name not in ("f32", "f64") or \
+            lhs.shape.element_type != et or rhs.shape.element_type != et:
+        return False
+    a = instr.attrs
+    lc, rc = tuple(a.get("lhs_contracting_dims", ())), tuple(a.get("rhs_contracting_dims", ()))
+    lb, rb = tuple(a.get("lhs_batch_dims", ())), tuple(a.get("rhs_batch_dims", ()))
+    if len(lc) != 1 or len(rc) != 1:
+        return False
+    rank = lhs.shape.rank
+    if rank != rhs.shape.rank or rank not in (2, 3):
+        return False
+    if rank == 3 and (lb != (0,) or rb != (0,)):
+        return False
+    if rank == 2 and (lb or rb):
+        return False
+    if not all(_row_major(s) for s in (lhs.shape, rhs.shape, instr.shape)):
+        return False
+    return all(d > 0 for s in (lhs.shape, rhs.shape) for d in s.dims)
+
+
+def _find_library() -> ctypes.CDLL | None:
+    names = ["libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"]
+    for n in names:
+        try:
+            return ctypes.CDLL(n)
+        except OSError:
+            pass
+    roots = list(site.getsitepackages()) + [site.getusersitepackages()] + \
+        [p for p in sys.path if p.endswith("site-packages")]
+    for root in roots:
+        for pattern in ("nvidia/cu*/lib/libcublas.so*", "nvidia/cublas/lib/libcublas.so*"):
+            for path in sorted(glob.glob(os.path.join(root, pattern)), reverse=True):
+                if "Lt" in os.path.basename(path):
+                    continue
+                lt = glob.glob(os.path.join(os.path.dirname(path), "libcublasLt.so*"))
+                try:
+                    for p in lt:
+                        ctypes.CDLL(p, mode=ctypes.RTLD_GLOBAL)
+                    return ctypes.CDLL(path)
+                except OSError as e:
+                    log.debug("cannot load %s: %s", path, e)
+    return None
+
+
+class Cublas:
+    """A cuBLAS handle on the device's current context."""
+
+    def __init__(self, lib: ctypes.CDLL) -> None:
+        self.lib = lib
+        self.handle = ctypes.c_void_p()
+        code = lib.cublasCreate_v2(ctypes.byref(self.handle))
+        if code != 0:
+            raise ExecutionError(f"cublasCreate failed with status {code}")
+
+    def gemm(self, dtype: str, ta: int, tb: int, m: int, n: int, k: int, a: int, lda: int,
+             b: int, ldb: int, c: int, ldc: int, batch: int = 1, sa: int = 0, sb: int = 0,
+             sc: int = 0) -> None:
+        scalar = ctypes.c_float if dtype == "f32" else ctypes.c_double
+        one, zero = scalar(1.0), scalar(0.0)
+        t = "S" if dtype == "f32" else "D"
+        p = ctypes.c_uint64
+        if batch == 1:
+            code = getattr(self.lib, f"cublas{t}gemm_v2")(
+                self.handle, ta, tb, m, n, k, ctypes.byref(one), p(a), lda, p(b), ldb,
+                ctypes.byref(zero), p(c), ldc)
+        else:
+            ll = ctypes.c_longlong
+            code = getattr(self.lib, f"cublas{t}gemmStridedBatched")(
+                self.handle, ta, tb, m, n, k, ctypes.byref(one), p(a), lda, ll(sa), p(b), ldb,
+                ll(sb), ctypes.byref(zero), p(c), ldc, ll(sc), batch)
+        if code != 0:
+            raise ExecutionError(f"cuBLAS gemm failed with status {code}")
+
+
+def cublas(device: Any) -> Cublas | None:
+    """The device's cuBLAS handle, None when the library is not found."""
+    key = id(device)
+    if key in _handles:
+        return _handles[key]
+    if key in _missing:
+        return None
+    lib = _find_library()
+    if lib is None:
+        log.warning("cuBLAS not found: dots run in the host fallback")
+        _missing.add(key)
+        return None
+    device._bind()
+    _handles[key] = Cublas(lib)
+    return _handles[key]
+
+
+class GemmThunk(Thunk):
+    """One :func:`gemm_supported` dot on cuBLAS."""
+
+    kind = "gemm"
+
+    def __init__(self, instr: HloInstruction, handle: Cublas, buffers: Buffers,
+                 operands: list, output: Any) -> None:
+        self.instruction, self.handle = instr, handle
+        lhs, rhs = instr.operands
+        a = instr.attrs
+        (lc,), (rc,) = a["lhs_contracting_dims"], a["rhs_contracting_dims"]
+        batched = lhs.shape.rank == 3
+        ld, rd = lhs.shape.dims[-2:], rhs.shape.dims[-2:]
+        off = 1 if batched else 0
+        lc, rc = lc - off, rc - off
+        m, k = (ld[0], ld[1]) if lc == 1 else (ld[1], ld[0])
+        n = rd[1] if rc == 0 else rd[0]
+        # column-major view: C^T (n x m) = op(B) (n x k) * op(A) (k x m)
+        tb, ldb = (_OP_N, n) if rc == 0 else (_OP_T, k)
+        ta, lda = (_OP_N, k) if lc == 1 else (_OP_T, m)
+        batch = lhs.shape.dims[0] if batched else 1
+        self.dtype = instr.shape.element_type.name
+        self.args = (self.dtype, tb, ta, n, m, k, buffers.address(operands[1]), ldb,
+                     buffers.address(operands[0]), lda, buffers.address(output), n, batch,
+                     k * n, m * k, m * n)
+
+    def run(self) -> None:
+        (dt, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, batch, sa, sb, sc) = self.args
+        self.handle.gemm(dt, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, batch, sa, sb, sc)
+
+
+__all__ = ["gemm_supported", "GemmThunk", "cublas", "Cublas"]
