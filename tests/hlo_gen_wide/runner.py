@@ -68,6 +68,15 @@ def run_side(side: str, module, inputs):
             if not same_bits(a, b):
                 raise SecondCallDiffers(f"output {i} of the second call differs from the first")
         return first
+    if side in ("gpu", "gpu_sim"):
+        from xlapy.client.backends import get_backend
+        exe = get_backend(side).compile(module)
+        first = [np.array(a, copy=True) for a in flatten_result(exe.execute(inputs))]
+        second = flatten_result(exe.execute(inputs))
+        for i, (a, b) in enumerate(zip(first, second)):
+            if not same_bits(a, b):
+                raise SecondCallDiffers(f"output {i} of the second call differs from the first")
+        return first
     if side == "opt_interp":
         import xlapy
         from xlapy.backends.interpreter import evaluate_module

@@ -20,13 +20,14 @@ class Lowered:
     def as_text(self) -> str:
         return self.hlo_module.to_text()
 
-    _CODE_STAGES = ("llvm", "llvm_no_opt", "llvm-no-opt", "asm")
+    _CODE_STAGES = ("llvm", "llvm_no_opt", "llvm-no-opt", "asm", "ptx")
 
     def compiler_ir(self, stage: str = "hlo") -> str:
         """``hlo`` (long text XLA parses), ``optimized_hlo``, ``optimized_hlo_dot``, or the
         generated code of backends that have some (``cpu``): ``llvm`` (LLVM IR after
         LLVM's optimization, ``--xla_dump_to``'s ``.ir-with-opt.ll``), ``llvm_no_opt``
-        (as emitted, ``.ir-no-opt.ll``) and ``asm`` (host assembly, ``.s``)."""
+        (as emitted, ``.ir-no-opt.ll``), ``asm`` (host assembly, ``.s``) and, on the
+        ``gpu`` backend, ``ptx`` (no GPU needed to produce it)."""
         if stage == "hlo":
             return self.hlo_module.to_text()
         if stage in ("optimized_hlo", "optimized_hlo_dot"):

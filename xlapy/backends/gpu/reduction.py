@@ -1,0 +1,414 @@
+"""Row reductions on the GPU: a block per row, warp shuffles, split rows.
+
+:class:`RowReductionEmitter` takes a ``reduce`` or a fusion whose reduces all reduce the
+same input dims over the same trailing (minor) dims -- a row reduction (a full reduction
+is one row) -- with outputs that are either per-row values (the kept dims) or per-element
+values (the input dims). Softmax and layernorm rows (``ReductionConsumerFusion``) qualify
+when the fused computation passes ``row_fusion_decision`` (every reduce-dependent value
+is read only at its own row).
+
+One block of ``block`` threads per row (``rows x splits`` blocks in all):
+
+1. for each reduce in order, each thread combines the elements ``j = t, t + block, ...``
+   of the row (consecutive threads read consecutive elements: coalesced), then the block
+   combines its threads' values: ``shfl.sync.down`` within each warp, the warps' results
+   through shared memory, and one warp again; thread 0 leaves the row's value in shared
+   memory, read by the later phases (the generators of a reduce return it);
+2. thread 0 computes and stores the per-row outputs; the threads then write the
+   per-element outputs in the same strided order.
+
+A long row with few rows (``sum(x + y*z)`` over 1e8 elements) is **split**: the row's
+``splits`` blocks each reduce a chunk; thread 0 stores the block's partial result in
+the kernel's scratch buffer, fences (``membar.gl``) and increments the row's counter
+(``atomicrmw add``, acquire-release); the block that brings the count to ``splits``
+combines the partials (read with atomic loads, so no stale cache line is used) with all
+its threads, writes the outputs and resets the counter for the next launch. Only single
+reduce fusions with per-row outputs are split.
+
+The order of the combination differs from a sequential loop, so floating-point sums
+differ from the interpreter's in the last bits (as XLA's GPU reductions do).
+"""
+from __future__ import annotations
+
+from math import prod
+from typing import Any, Callable
+
+from llvmlite import ir
+
+from ...hlo.ir import HloComputation, HloInstruction
+from ...hlo.shape import Shape
+from ..cpu.elemental import ElementalEmitter
+from ..cpu.elemental_data import delinearize
+from ..cpu.kernel_api import Generator, kernel_buffers, memoize, operand_slots
+from ..cpu.kernel_support import (buffer_aliases, c64, emit_scalar_computation, linear_offset,
+                                  scalar_computation_supported)
+from ..cpu.llvm_types import declare_function, llvm_type, load_element, storage_type, \
+    store_element
+from .kernels import GpuKernel
+from .simt import I32, WARP, KernelFrame, Target
+
+_TYPES = frozenset({"f32", "f64", "s32", "s64", "u32", "u64"})
+MAX_BLOCK = 512
+SPLIT_MIN_ROW = 32768          # rows at least this long may be split over blocks
+TARGET_BLOCKS = 2048           # about this many blocks when splitting
+MIN_CHUNK_PER_THREAD = 16      # elements per thread per chunk, at least
+UNROLL = 4                     # elements per trip of a thread's sweep
+
+
+class _Plan:
+    def __init__(self, instr: HloInstruction, comp: HloComputation | None,
+                 reduces: list[HloInstruction], outputs: list[HloInstruction],
+                 dims: tuple[int, ...], nred: int) -> None:
+        self.instr, self.comp, self.reduces, self.outputs = instr, comp, reduces, outputs
+        self.dims = dims
+        self.kept = dims[:len(dims) - nred]
+        self.reduced = dims[len(dims) - nred:]
+        self.rows = prod(self.kept)
+        self.rowlen = prod(self.reduced)
+        self.row_outputs = [o.shape.dims == self.kept for o in outputs]
+        self.block = min(MAX_BLOCK, max(WARP, 1 << max(0, (self.rowlen - 1).bit_length())))
+        if self.rowlen >= 8192 and self.rows >= 4096:
+            self.block = 256
+        self.splits = 1
+        if len(reduces) == 1 and all(self.row_outputs) and self.rowlen >= SPLIT_MIN_ROW \
+                and self.rows < TARGET_BLOCKS // 2:
+            per_block = self.block * MIN_CHUNK_PER_THREAD
+            self.splits = max(1, min(-(-self.rowlen // per_block),
+                                     TARGET_BLOCKS // max(1, self.rows)))
+        self.chunk = -(-self.rowlen // self.splits)
+
+
+class RowReductionEmitter:
+    """GPU kernels for row reductions (module docstring)."""
+
+    def __init__(self, assignment: Any, target: Target) -> None:
+        self.assignment, self.target = assignment, target
+
+    def analyze(self, instr: HloInstruction) -> _Plan | None:
+        if instr.opcode == "reduce":
+            comp, outputs = None, [instr]
+            order = [instr]
+        elif instr.opcode == "fusion" and instr.attrs.get("kind") != "kCustom":
+            comp = instr.attrs["calls"]
+            if any(not p.shape.is_array for p in comp.parameters):
+                return None
+            root = comp.root
+            outputs = list(root.operands) if root.opcode == "tuple" else [root]
+            order = comp.post_order()
+        else:
+            return None
+        reduces = [i for i in order if i.opcode == "reduce"]
+        if not reduces or any(not o.shape.is_array for o in outputs):
+            return None
+        first = reduces[0]
+        dims = tuple(first.operands[0].shape.dims)
+        red = tuple(sorted(first.attrs.get("dimensions", ())))
+        nred = len(red)
+        if nred == 0 or red != tuple(range(len(dims) - nred, len(dims))):
+            return None
+        for r in reduces:
+            if len(r.operands) != 2 or not r.shape.is_array or \
+                    r.shape.element_type.name not in _TYPES or \
+                    tuple(r.operands[0].shape.dims) != dims or \
+                    tuple(sorted(r.attrs.get("dimensions", ()))) != red or \
+                    not scalar_computation_supported(r.attrs["to_apply"]):
+                return None
+        if comp is not None:
+            for i in order:
+                if i.opcode in ("parameter", "reduce"):
+                    continue
+                if not ElementalEmitter.supports(i) or i.opcode in ("tuple", "get-tuple-element"):
+                    return None
+            internal = [r for r in reduces if r.users and not (
+                len(r.users) == 1 and r.users[0] is comp.root and comp.root.opcode == "tuple")
+                and r is not comp.root]
+            if internal:
+                from ...passes.reduction_consumer_fusion import row_fusion_decision
+                if not row_fusion_decision(comp):
+                    return None
+        plan = _Plan(instr, comp, reduces, outputs, dims, nred)
+        if any(o.shape.dims not in (plan.kept, dims) for o in outputs):
+            return None
+        if plan.rowlen == 0 or plan.rows == 0:
+            return None
+        buffers = kernel_buffers(instr)
+        aliases = buffer_aliases(self.assignment, instr, buffers)
+        if aliases is None or aliases:
+            return None
+        if sum(1 for b in buffers if b.role == "output") != len(outputs):
+            return None
+        if plan.rows * plan.splits >= 2 ** 31:
+            return None
+        return plan
+
+    def emit(self, name: str, instr: HloInstruction) -> GpuKernel | None:
+        plan = self.analyze(instr)
+        if plan is None:
+            return None
+        module = self.target.new_module(name)
+        buffers = kernel_buffers(instr)
+        nbuf = len(buffers)
+        scratch = 0
+        if plan.splits > 1:
+            r = plan.reduces[0]
+            acc_bytes = max(4, r.shape.element_type.byte_size)
+            part = plan.rows * plan.splits * acc_bytes
+            scratch = -(-part // 16) * 16 + 4 * plan.rows
+            nargs = nbuf + 1
+        else:
+            nargs = nbuf
+
+        def body(frame: KernelFrame) -> None:
+            _Builder(frame, plan, buffers).build()
+        self.target.kernel(module, name, nargs, plan.block, body)
+        notes = [f"row reduction: {plan.rows} rows of {plan.rowlen}, block {plan.block}, "
+                 f"{plan.splits} splits, {len(plan.reduces)} reduces"]
+        return GpuKernel(name, instr, buffers, plan.rows * plan.splits, plan.block,
+                         "row-reduction", module, scratch=scratch, notes=notes)
+
+
+class _Builder:
+    def __init__(self, frame: KernelFrame, plan: _Plan, buffers) -> None:
+        self.f, self.plan, self.buffers = frame, plan, buffers
+        self.b = frame.b
+        self.em = ElementalEmitter(self.b, frame.module)
+        self.values: dict[int, ir.Value] = {}     # reduce -> generic pointer to its row value
+
+    # ----- generators
+    def _load(self, ptr: ir.Value, shape: Shape) -> Generator:
+        b = self.b
+
+        def gen(index: list) -> ir.Value:
+            return load_element(b, b.gep(ptr, [linear_offset(b, index, shape)], inbounds=True),
+                                shape.element_type)
+        return memoize(b, gen)
+
+    def _ptr(self, slot: int) -> ir.Value:
+        kb = self.buffers[slot]
+        return self.b.bitcast(self.f.buffers[slot],
+                              storage_type(kb.shape.element_type).as_pointer())
+
+    def generators(self) -> dict[int, Generator]:
+        """Generators of the values the kernel needs; a reduce's returns its row value."""
+        plan, b = self.plan, self.b
+        slots = operand_slots(self.buffers)
+        gens: dict[int, Generator] = {}
+        for r in plan.reduces:
+            if id(r) in self.values:
+                gens[id(r)] = (lambda index, p=self.values[id(r)]: b.load(p))
+        if plan.comp is None:
+            instr = plan.instr
+            for n, op in enumerate(instr.operands):
+                s = slots[(n, ())]
+                gens[id(op)] = self._load(self._ptr(s), self.buffers[s].shape)
+            return gens
+        for i in plan.comp.post_order():
+            if id(i) in gens or i.opcode == "reduce":
+                continue
+            if i.opcode == "parameter":
+                s = slots[(i.parameter_number, ())]
+                gens[id(i)] = self._load(self._ptr(s), self.buffers[s].shape)
+            else:
+                gens[id(i)] = self.em.generator(i, [self._operand(gens, o) for o in i.operands])
+        return gens
+
+    @staticmethod
+    def _operand(gens: dict[int, Generator], o: HloInstruction) -> Generator:
+        # a reduce's generator is filled in when its phase has run; look it up lazily
+        return lambda index: gens[id(o)](index)
+
+    # ----- pieces
+    def _strided(self, start: ir.Value, limit: ir.Value, step: int, carried: list,
+                 body: Callable[[ir.Value, list], list], signed: bool = False
+                 ) -> tuple[list, ir.Value]:
+        """``for (j = start; j < limit; j += step) carried = body(j, carried)``; returns
+        (carried, final j)."""
+        b = self.b
+        pre = b.block
+        head = b.append_basic_block("sweep.head")
+        loop = b.append_basic_block("sweep.body")
+        done = b.append_basic_block("sweep.done")
+        b.branch(head)
+        b.position_at_end(head)
+        j = b.phi(ir.IntType(64))
+        phis = [b.phi(v.type) for v in carried]
+        j.add_incoming(start, pre)
+        for p, v in zip(phis, carried):
+            p.add_incoming(v, pre)
+        cmp = b.icmp_signed if signed else b.icmp_unsigned
+        b.cbranch(cmp("<", j, limit), loop, done)
+        b.position_at_end(loop)
+        nxt = body(j, list(phis))
+        j.add_incoming(b.add(j, c64(step)), b.block)
+        for p, v in zip(phis, nxt):
+            p.add_incoming(v, b.block)
+        b.branch(head)
+        b.position_at_end(done)
+        return list(phis), j
+
+    def _combine_many(self, r: HloInstruction, a: ir.Value, values: list) -> ir.Value:
+        for v in values:
+            a = self.combine(r, a, v)
+        return a
+
+    def combine(self, reduce: HloInstruction, a: ir.Value, c: ir.Value) -> ir.Value:
+        return emit_scalar_computation(self.b, reduce.attrs["to_apply"], [a, c])[0]
+
+    def full_index(self, kept: list, j: ir.Value) -> list:
+        return kept + (delinearize(self.b, j, list(self.plan.reduced))
+                       if len(self.plan.reduced) > 1 else [j])
+
+    def block_reduce(self, reduce: HloInstruction, acc, init: Callable[[], ir.Value]
+                     ) -> ir.Value:
+        """Combine ``acc`` over the block; returns a generic pointer to the result slot."""
+        f, b = self.f, self.b
+        ty = acc.ty
+        comb = lambda x, y: self.combine(reduce, x, y)      # noqa: E731
+        f.warp_reduce(acc, comb)
+        nwarps = f.block_size // WARP
+        slot = f.shared(ty, 1)
+        if nwarps > 1:
+            warps = f.shared(ty, nwarps)
+
+            def put(tid: ir.Value) -> None:
+                with b.if_then(b.icmp_unsigned("==", b.and_(tid, c64(WARP - 1)), c64(0))):
+                    b.store(acc.load(tid), b.gep(warps, [b.lshr(tid, c64(5))]))
+            f.threads(put)
+            f.barrier()
+
+            def gather(tid: ir.Value) -> None:
+                ok = b.icmp_unsigned("<", tid, c64(nwarps))
+                with b.if_else(ok) as (then, other):
+                    with then:
+                        acc.store(tid, b.load(b.gep(warps, [tid])))
+                    with other:
+                        acc.store(tid, init())
+            f.threads(gather)
+            f.warp_reduce(acc, comb)
+
+        def final(tid: ir.Value) -> None:
+            with b.if_then(b.icmp_unsigned("==", tid, c64(0))):
+                b.store(acc.load(tid), slot)
+        f.threads(final)
+        f.barrier()
+        return slot
+
+    # ----- the kernel
+    def build(self) -> None:
+        plan, f, b = self.plan, self.f, self.b
+        if plan.splits > 1:
+            row = b.udiv(f.block, c64(plan.splits))
+            part = b.urem(f.block, c64(plan.splits))
+        else:
+            row, part = f.block, c64(0)
+        kept = delinearize(b, row, list(plan.kept)) if plan.kept else []
+        lo = b.mul(part, c64(plan.chunk))
+        hi_raw = b.add(lo, c64(plan.chunk))
+        hi = b.select(b.icmp_unsigned("<", hi_raw, c64(plan.rowlen)), hi_raw, c64(plan.rowlen))
+        for r in plan.reduces:
+            gens = self.generators()
+            ty = llvm_type(r.shape.element_type)
+            acc = f.per_thread(ty)
+            init = lambda r=r, gens=gens: gens[id(r.operands[1])]([])   # noqa: E731
+
+            def sweep(tid: ir.Value, r=r, gens=gens, acc=acc, init=init) -> None:
+                a = init()
+                step = f.block_size
+                # UNROLL elements a trip (their loads are independent), then the rest
+                (a,), j = self._strided(
+                    b.add(lo, tid), b.sub(hi, c64(step * (UNROLL - 1))), step * UNROLL, [a],
+                    lambda j, a: [self._combine_many(
+                        r, a[0], [gens[id(r.operands[0])](
+                            self.full_index(kept, b.add(j, c64(step * u))))
+                            for u in range(UNROLL)])], signed=True)
+                (a,), _ = self._strided(j, hi, step, [a], lambda j, a: [self.combine(
+                    r, a[0], gens[id(r.operands[0])](self.full_index(kept, j)))])
+                acc.store(tid, a)
+            f.threads(sweep)
+            slot = self.block_reduce(r, acc, init)
+            if plan.splits > 1:
+                self._combine_splits(r, row, part, slot, acc, init)
+                return
+            self.values[id(r)] = slot
+        self.write_outputs(kept)
+
+    def _combine_splits(self, r: HloInstruction, row, part, slot, acc, init) -> None:
+        """Store the partial, count it; the last block of the row combines the partials
+        and writes the outputs (module docstring)."""
+        plan, f, b = self.plan, self.f, self.b
+        ty = acc.ty
+        scratch = f.buffers[-1]
+        partials = b.bitcast(scratch, ty.as_pointer())
+        part_bytes = -(-(plan.rows * plan.splits * max(4, r.shape.element_type.byte_size))
+                       // 16) * 16
+        counters = b.bitcast(b.gep(scratch, [c64(part_bytes)]), I32.as_pointer())
+        counter = b.gep(counters, [row])
+        last_flag = f.shared(I32, 1)
+        size = r.shape.element_type.byte_size
+
+        def publish(tid: ir.Value) -> None:
+            with b.if_then(b.icmp_unsigned("==", tid, c64(0))):
+                where = b.gep(partials, [b.add(b.mul(row, c64(plan.splits)), part)])
+                b.store_atomic(b.load(slot), where, "monotonic", size)
+                if not f.target.simulated:
+                    b.call(declare_function(f.module, "llvm.nvvm.membar.gl", ir.VoidType(), []),
+                           [])
+                old = b.atomic_rmw("add", counter, ir.Constant(I32, 1), "acq_rel")
+                if not f.target.simulated:
+                    b.call(declare_function(f.module, "llvm.nvvm.membar.gl", ir.VoidType(), []),
+                           [])
+                is_last = b.icmp_unsigned("==", old, ir.Constant(I32, plan.splits - 1))
+                b.store(b.zext(is_last, I32), last_flag)
+        f.threads(publish)
+        f.barrier()
+        last = b.icmp_unsigned("!=", b.load(last_flag), ir.Constant(I32, 0))
+        with b.if_then(last):
+            def gather(tid: ir.Value) -> None:
+                base = b.mul(row, c64(plan.splits))
+                (a,), _ = self._strided(tid, c64(plan.splits), f.block_size, [init()],
+                                        lambda k, a: [self.combine(r, a[0], b.load_atomic(
+                                            b.gep(partials, [b.add(base, k)]), "monotonic",
+                                            size))])
+                acc.store(tid, a)
+            f.threads(gather)
+            final = self.block_reduce(r, acc, init)
+            self.values[id(r)] = final
+            kept = delinearize(b, row, list(plan.kept)) if plan.kept else []
+
+            def reset(tid: ir.Value) -> None:
+                with b.if_then(b.icmp_unsigned("==", tid, c64(0))):
+                    b.store_atomic(ir.Constant(I32, 0), counter, "monotonic", 4)
+            f.threads(reset)
+            self.write_outputs(kept)
+
+    def write_outputs(self, kept: list) -> None:
+        plan, f, b = self.plan, self.f, self.b
+        gens = self.generators()
+        nops = sum(1 for kb in self.buffers if kb.role == "operand")
+        row_outs = [(k, o) for k, o in enumerate(plan.outputs) if plan.row_outputs[k]]
+        elem_outs = [(k, o) for k, o in enumerate(plan.outputs) if not plan.row_outputs[k]]
+        if row_outs:
+            def per_row(tid: ir.Value) -> None:
+                with b.if_then(b.icmp_unsigned("==", tid, c64(0))):
+                    for k, o in row_outs:
+                        shape = self.buffers[nops + k].shape
+                        v = gens[id(o)](kept)
+                        store_element(b, v, b.gep(self._ptr(nops + k),
+                                                  [linear_offset(b, kept, shape)]),
+                                      shape.element_type)
+            f.threads(per_row)
+        if elem_outs:
+            def per_element(tid: ir.Value) -> None:
+                def store(j: ir.Value, carried: list) -> list:
+                    index = self.full_index(kept, j)
+                    for k, o in elem_outs:
+                        shape = self.buffers[nops + k].shape
+                        store_element(b, gens[id(o)](index),
+                                      b.gep(self._ptr(nops + k), [linear_offset(b, index, shape)]),
+                                      shape.element_type)
+                    return carried
+                self._strided(tid, c64(plan.rowlen), f.block_size, [], store)
+            f.threads(per_element)
+
+
+__all__ = ["RowReductionEmitter"]
