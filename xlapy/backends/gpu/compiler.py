@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from ...config import DumpConfig, get_debug_options
-from ...errors import InvalidArgumentError
+from ...errors import DeviceUnavailableError, InvalidArgumentError
 from ...hlo.ir import HloInstruction, HloModule
 from ...hlo.verifier import verify_module
 from ...passes.buffer_assignment import BufferAssignment, assign_buffers
@@ -82,9 +82,17 @@ class GpuBackend:
         return DEFAULT_SM
 
     # ----- public
-    def compile(self, module: HloModule) -> GpuExecutable:
-        """Compile ``module`` (not modified) for this backend's device."""
-        device = self.device          # fail early, with the reason, when there is none
+    def compile(self, module: HloModule) -> "GpuExecutable | UnavailableExecutable":
+        """Compile ``module`` (not modified) for this backend's device.
+
+        With no usable device the module is only verified and the returned executable
+        raises the :class:`DeviceUnavailableError` (naming what is missing) when run, so
+        tracing and ``lower(...).compiler_ir("ptx")`` work on a machine without a GPU."""
+        try:
+            device = self.device
+        except DeviceUnavailableError as e:
+            verify_module(module, unique_names="computation")
+            return UnavailableExecutable(module, e)
         options = get_debug_options()
         dump = DumpConfig(options)
         verify_module(module, unique_names="computation")
@@ -184,6 +192,17 @@ class GpuBackend:
                     buffers.write(value_ref(em.assignment, instr), instr.literal, instr)
         return GpuExecutable(em.module, em.assignment, device, buffers, plan,
                              keep_alive=[functions, builder.evaluator], texts=em.texts)
+
+
+class UnavailableExecutable:
+    """What :meth:`GpuBackend.compile` returns with no device: running it raises why."""
+
+    def __init__(self, module: HloModule, error: DeviceUnavailableError) -> None:
+        self.module, self.error = module, error
+
+    def execute(self, args, owned=()) -> Any:
+        """Raise the :class:`DeviceUnavailableError` the device gave."""
+        raise DeviceUnavailableError(str(self.error))
 
 
 class GpuSimBackend(GpuBackend):

@@ -5,7 +5,9 @@ same input dims over the same trailing (minor) dims -- a row reduction (a full r
 is one row) -- with outputs that are either per-row values (the kept dims) or per-element
 values (the input dims). Softmax and layernorm rows (``ReductionConsumerFusion``) qualify
 when the fused computation passes ``row_fusion_decision`` (every reduce-dependent value
-is read only at its own row).
+is read only at its own row). Reducers are one binary op with an identity (add, multiply,
+maximum, minimum, and, or, xor); rows shorter than :data:`MIN_ROW` are left to the
+per-unit kernels.
 
 One block of ``block`` threads per row (``rows x splits`` blocks in all):
 
@@ -49,10 +51,44 @@ from .simt import I32, WARP, KernelFrame, Target
 
 _TYPES = frozenset({"f32", "f64", "s32", "s64", "u32", "u64"})
 MAX_BLOCK = 512
+# Shorter rows are left to the per-unit kernel (a thread per row, summing in order):
+# a block would idle most of its threads, and the sequential order matches the CPU's.
+MIN_ROW = 64
 SPLIT_MIN_ROW = 32768          # rows at least this long may be split over blocks
 TARGET_BLOCKS = 2048           # about this many blocks when splitting
 MIN_CHUNK_PER_THREAD = 16      # elements per thread per chunk, at least
 UNROLL = 4                     # elements per trip of a thread's sweep
+
+
+_IDENTITY_OPS = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
+
+
+def reducer_op(reduce: HloInstruction) -> str | None:
+    """The opcode of a reducer that is one binary op on its two parameters, else None."""
+    root = reduce.attrs["to_apply"].root
+    if root.opcode not in _IDENTITY_OPS or len(root.operands) != 2 or \
+            any(o.opcode != "parameter" for o in root.operands):
+        return None
+    if root.opcode in ("and", "or", "xor") and root.shape.element_type.is_floating:
+        return None
+    return root.opcode
+
+
+def identity(reduce: HloInstruction) -> ir.Constant:
+    """The identity of ``reduce``'s reducer (threads start from it; the reduce's own init
+    value is applied once at the end)."""
+    op, et = reducer_op(reduce), reduce.shape.element_type
+    ty = llvm_type(et)
+    if et.is_floating:
+        value = {"add": -0.0, "multiply": 1.0, "maximum": float("-inf"),
+                 "minimum": float("inf")}[op]
+        return ir.Constant(ty, value)
+    bits = et.bits
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if et.is_signed_integral \
+        else (0, (1 << bits) - 1)
+    value = {"add": 0, "multiply": 1, "maximum": lo, "minimum": hi, "and": -1, "or": 0,
+             "xor": 0}[op]
+    return ir.Constant(ty, value)
 
 
 class _Plan:
@@ -111,6 +147,7 @@ class RowReductionEmitter:
                     r.shape.element_type.name not in _TYPES or \
                     tuple(r.operands[0].shape.dims) != dims or \
                     tuple(sorted(r.attrs.get("dimensions", ()))) != red or \
+                    reducer_op(r) is None or \
                     not scalar_computation_supported(r.attrs["to_apply"]):
                 return None
         if comp is not None:
@@ -129,7 +166,7 @@ class RowReductionEmitter:
         plan = _Plan(instr, comp, reduces, outputs, dims, nred)
         if any(o.shape.dims not in (plan.kept, dims) for o in outputs):
             return None
-        if plan.rowlen == 0 or plan.rows == 0:
+        if plan.rowlen < MIN_ROW or plan.rows == 0:
             return None
         buffers = kernel_buffers(instr)
         aliases = buffer_aliases(self.assignment, instr, buffers)
@@ -258,9 +295,11 @@ class _Builder:
         return kept + (delinearize(self.b, j, list(self.plan.reduced))
                        if len(self.plan.reduced) > 1 else [j])
 
-    def block_reduce(self, reduce: HloInstruction, acc, init: Callable[[], ir.Value]
-                     ) -> ir.Value:
-        """Combine ``acc`` over the block; returns a generic pointer to the result slot."""
+    def block_reduce(self, reduce: HloInstruction, acc, init: Callable[[], ir.Value],
+                     start: Callable[[], ir.Value] | None) -> ir.Value:
+        """Combine ``acc`` (threads started from the reducer's identity ``init``) over the
+        block; thread 0 stores ``start() (+) total`` (``start``: the reduce's init value,
+        so it is applied once, first, as the interpreter does) or the bare total."""
         f, b = self.f, self.b
         ty = acc.ty
         comb = lambda x, y: self.combine(reduce, x, y)      # noqa: E731
@@ -288,7 +327,8 @@ class _Builder:
 
         def final(tid: ir.Value) -> None:
             with b.if_then(b.icmp_unsigned("==", tid, c64(0))):
-                b.store(acc.load(tid), slot)
+                total = acc.load(tid)
+                b.store(comb(start(), total) if start is not None else total, slot)
         f.threads(final)
         f.barrier()
         return slot
@@ -309,7 +349,8 @@ class _Builder:
             gens = self.generators()
             ty = llvm_type(r.shape.element_type)
             acc = f.per_thread(ty)
-            init = lambda r=r, gens=gens: gens[id(r.operands[1])]([])   # noqa: E731
+            start = lambda r=r, gens=gens: gens[id(r.operands[1])]([])   # noqa: E731
+            init = lambda r=r: identity(r)   # noqa: E731
 
             def sweep(tid: ir.Value, r=r, gens=gens, acc=acc, init=init) -> None:
                 a = init()
@@ -325,14 +366,15 @@ class _Builder:
                     r, a[0], gens[id(r.operands[0])](self.full_index(kept, j)))])
                 acc.store(tid, a)
             f.threads(sweep)
-            slot = self.block_reduce(r, acc, init)
+            slot = self.block_reduce(r, acc, init, start if plan.splits == 1 else None)
             if plan.splits > 1:
-                self._combine_splits(r, row, part, slot, acc, init)
+                self._combine_splits(r, row, part, slot, acc, init, start)
                 return
             self.values[id(r)] = slot
         self.write_outputs(kept)
 
-    def _combine_splits(self, r: HloInstruction, row, part, slot, acc, init) -> None:
+    def _combine_splits(self, r: HloInstruction, row, part, slot, acc, init, start
+                        ) -> None:
         """Store the partial, count it; the last block of the row combines the partials
         and writes the outputs (module docstring)."""
         plan, f, b = self.plan, self.f, self.b
@@ -371,7 +413,7 @@ class _Builder:
                                             size))])
                 acc.store(tid, a)
             f.threads(gather)
-            final = self.block_reduce(r, acc, init)
+            final = self.block_reduce(r, acc, init, start)
             self.values[id(r)] = final
             kept = delinearize(b, row, list(plan.kept)) if plan.kept else []
 

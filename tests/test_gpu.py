@@ -1,0 +1,247 @@
+"""The GPU backend without a GPU: the ``gpu_sim`` grid emulator against the interpreter and
+NumPy, every kernel's PTX assembled by ``ptxas`` for sm_80 and sm_90, compiler IR, dumps
+and the errors for a missing device or device memory. With ``XLAPY_GPU_TEST_DEVICE=1``
+(``benchmarks/gpu_check.sh`` sets it on a GPU machine) a few programs also run on the
+device itself.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+from conformance import case_params
+from xlapy.client import compare_outputs
+from xlapy.client.run import flatten_result, prepare_argument, run_hlo
+from xlapy.config import debug_options
+from xlapy.errors import DeviceUnavailableError, ResourceExhaustedError
+from xlapy.hlo import parse_module
+
+gpu = pytest.importorskip("xlapy.backends.gpu")
+from xlapy.backends.gpu.device import SimDevice  # noqa: E402
+from xlapy.backends.gpu.ptx import ptxas_check, ptxas_path  # noqa: E402
+
+DEVICE = os.environ.get("XLAPY_GPU_TEST_DEVICE") == "1"
+ADD = "add {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b)\n}\n"
+MAX = "mx {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] maximum(a, b)\n}\n"
+
+
+def softmax(r: int, c: int) -> str:
+    return (f"HloModule softmax\n{ADD}{MAX}ENTRY e {{\n x = f32[{r},{c}] parameter(0)\n"
+            f" ninf = f32[] constant(-inf)\n m = f32[{r}] reduce(x, ninf), dimensions={{1}}, "
+            f"to_apply=mx\n mb = f32[{r},{c}] broadcast(m), dimensions={{0}}\n"
+            f" d = f32[{r},{c}] subtract(x, mb)\n e = f32[{r},{c}] exponential(d)\n"
+            f" z = f32[] constant(0)\n s = f32[{r}] reduce(e, z), dimensions={{1}}, "
+            f"to_apply=add\n sb = f32[{r},{c}] broadcast(s), dimensions={{0}}\n"
+            f" ROOT o = f32[{r},{c}] divide(e, sb)\n}}\n")
+
+
+def w1(n: int) -> str:
+    return (f"HloModule w1\n{ADD}ENTRY e {{\n x = f32[{n}] parameter(0)\n"
+            f" y = f32[{n}] parameter(1)\n z = f32[{n}] parameter(2)\n"
+            f" m = f32[{n}] multiply(y, z)\n s = f32[{n}] add(x, m)\n c = f32[] constant(0)\n"
+            f" ROOT r = f32[] reduce(s, c), dimensions={{0}}, to_apply=add\n}}\n")
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return gpu.GpuSimBackend()
+
+
+def _kernels(backend, text: str) -> dict:
+    from xlapy.config import DumpConfig, get_debug_options
+    em = backend._emit(parse_module(text), get_debug_options(),
+                       DumpConfig(get_debug_options()), need_device=False)
+    return {k.instruction.name: k for k in em.kernels.values()}
+
+
+# ----------------------------------------------------------------------------- conformance
+def _run_case(backend, case, which):
+    module = parse_module(case.text(which))
+    params = module.entry.parameters
+    args, expected = case.inputs_and_outputs([p.shape for p in params])
+    args = [prepare_argument(a, p.shape, f"argument {i}")
+            for i, (a, p) in enumerate(zip(args, params))]
+    exe = backend.compile(module)
+    bad = compare_outputs(flatten_result(exe.execute(args)), expected, case.rtol, case.atol)
+    assert not bad, f"{case.name}/{which}:\n" + "\n".join(m.message for m in bad)
+
+
+@pytest.mark.parametrize("case,which", case_params(("module.hlo",)))
+def test_conformance_case_on_gpu_sim(sim, case, which):
+    _run_case(sim, case, which)
+
+
+@pytest.mark.skipif(ptxas_path() is None, reason="ptxas is not installed")
+@pytest.mark.parametrize("case,which", case_params(("module.hlo",)))
+def test_every_kernel_assembles_with_ptxas(case, which):
+    ptx = gpu.GpuBackend().compiler_ir(parse_module(case.text(which)), "ptx")
+    if not ptx:                         # everything runs in cuBLAS or the host fallback
+        return
+    for arch in ("sm_80", "sm_90"):
+        ptxas_check(ptx, arch)          # raises with ptxas' messages
+
+
+# ----------------------------------------------------------------------------- kernels
+def test_split_full_reduction_matches_numpy_and_resets_its_counters(sim):
+    n = 100_003                          # long enough to split, not a multiple of anything
+    kernel = next(iter(_kernels(sim, w1(n)).values()))
+    assert kernel.kind == "row-reduction" and kernel.grid > 1 and kernel.scratch > 0
+    rng = np.random.default_rng(1)
+    x, y, z = (rng.standard_normal(n, dtype=np.float32) for _ in range(3))
+    exe = sim.compile(parse_module(w1(n)))
+    first, second = exe.execute([x, y, z]), exe.execute([x, y, z])
+    want = np.sum(x.astype(np.float64) + y.astype(np.float64) * z)
+    assert abs(float(first) - want) < 1e-3 * max(1.0, abs(want))
+    assert np.array_equal(first, second)
+
+
+def test_softmax_rows_are_one_kernel_and_match_numpy(sim):
+    text = softmax(37, 1000)
+    kernels = _kernels(sim, text)
+    assert [k.kind for k in kernels.values()] == ["row-reduction"]
+    x = np.random.default_rng(2).standard_normal((37, 1000), dtype=np.float32)
+    got = run_hlo(parse_module(text), [x], backend="gpu_sim")[0]
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(got, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-9)
+
+
+@pytest.mark.parametrize("op,init,dtype", [("xor", -3, "s32"), ("add", 7, "s32"),
+                                           ("minimum", 5, "s64"), ("multiply", 3, "u32")])
+def test_integer_reductions_apply_the_init_value_once(sim, op, init, dtype):
+    text = (f"HloModule r\nred {{\n a = {dtype}[] parameter(0)\n b = {dtype}[] parameter(1)\n"
+            f" ROOT c = {dtype}[] {op}(a, b)\n}}\nENTRY e {{\n x = {dtype}[5,300] parameter(0)\n"
+            f" i = {dtype}[] constant({init})\n"
+            f" ROOT r = {dtype}[5] reduce(x, i), dimensions={{1}}, to_apply=red\n}}\n")
+    assert next(iter(_kernels(sim, text).values())).kind == "row-reduction"
+    dt = {"s32": np.int32, "s64": np.int64, "u32": np.uint32}[dtype]
+    x = np.random.default_rng(3).integers(1, 50, (5, 300)).astype(dt)
+    got = run_hlo(parse_module(text), [x], backend="gpu_sim")[0]
+    want = run_hlo(parse_module(text), [x], backend="interpreter")[0]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_max_reduction_propagates_nan_and_column_reduction_is_correct(sim):
+    text = (f"HloModule r\n{MAX}{ADD}ENTRY e {{\n x = f32[64,130] parameter(0)\n"
+            f" n = f32[] constant(-inf)\n z = f32[] constant(0)\n"
+            f" a = f32[64] reduce(x, n), dimensions={{1}}, to_apply=mx\n"
+            f" b = f32[130] reduce(x, z), dimensions={{0}}, to_apply=add\n"
+            f" ROOT t = (f32[64], f32[130]) tuple(a, b)\n}}\n")
+    x = np.random.default_rng(4).standard_normal((64, 130), dtype=np.float32)
+    x[5, 77] = np.nan
+    got = run_hlo(parse_module(text), [x], backend="gpu_sim")
+    assert np.isnan(got[0][5]) and not np.isnan(np.delete(got[0], 5)).any()
+    np.testing.assert_allclose(np.delete(got[0], 5), np.delete(x.max(1), 5))
+    np.testing.assert_allclose(got[1], x.sum(0), rtol=1e-5, atol=1e-5)
+
+
+def test_dots_fall_back_on_the_simulator_and_are_logged(sim, caplog):
+    text = ("HloModule d\nENTRY e {\n a = f32[8,16] parameter(0)\n b = f32[16,4] parameter(1)\n"
+            " ROOT d = f32[8,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n")
+    a = np.random.default_rng(5).standard_normal((8, 16), dtype=np.float32)
+    b = np.random.default_rng(6).standard_normal((16, 4), dtype=np.float32)
+    with caplog.at_level("INFO", logger="xlapy.gpu"):
+        exe = sim.compile(parse_module(text))
+    assert exe.fallback_opcodes() == ["dot"]
+    assert "dot" in caplog.text
+    np.testing.assert_allclose(exe.execute([a, b]), a @ b, rtol=1e-5, atol=1e-5)
+
+
+# ----------------------------------------------------------------------------- compiler IR
+def test_jit_lowers_to_ptx_and_llvm_without_a_gpu():
+    import xlapy
+    import xlapy.numpy as xnp
+
+    def f(x, y):
+        return xnp.sum(xnp.exp(x) * y, axis=1)
+    x = np.ones((128, 256), np.float32)
+    lowered = xlapy.jit(f, backend="gpu").lower(x, x)
+    ptx = lowered.compiler_ir("ptx")
+    assert ".entry" in ptx and ".target sm_" in ptx and "shfl.sync" in ptx
+    llvm_ir = lowered.compiler_ir("llvm")
+    assert "ptx_kernel" in llvm_ir and "llvm.nvvm.read.ptx.sreg" in \
+        lowered.compiler_ir("llvm_no_opt")
+
+
+def test_dumps_write_the_llvm_ir_files(tmp_path):
+    with debug_options(xla_dump_to=str(tmp_path)):
+        gpu.GpuSimBackend().compile(parse_module(softmax(4, 256)))
+    names = [p.name for p in tmp_path.iterdir()]
+    assert any(n.endswith(".ir-no-opt.ll") for n in names), names
+    assert any(n.endswith(".ir-with-opt.ll") for n in names), names
+
+
+# ----------------------------------------------------------------------------- errors
+@pytest.mark.skipif(DEVICE, reason="a GPU is present")
+def test_no_gpu_is_a_clear_error_and_the_cpu_still_works():
+    from xlapy.backends.gpu.cuda import CudaDevice
+    try:
+        CudaDevice()
+    except DeviceUnavailableError:
+        pass
+    else:
+        pytest.skip("a CUDA device is usable here")
+    module = parse_module(w1(10))
+    with pytest.raises(DeviceUnavailableError, match="no CUDA driver|no GPU|no usable GPU"):
+        run_hlo(module, [np.ones(10, np.float32)] * 3, backend="gpu")
+    assert run_hlo(module, [np.ones(10, np.float32)] * 3, backend="cpu")[0] == 20.0
+
+
+def test_out_of_device_memory_names_the_sizes_and_the_process_goes_on():
+    backend = gpu.GpuSimBackend(SimDevice(memory_limit=1 << 20))
+    with pytest.raises(ResourceExhaustedError, match=r"allocating \d+ bytes \(\d+ bytes free"):
+        backend.compile(parse_module(w1(1 << 20)))
+    assert float(backend.compile(parse_module(w1(100))).execute(
+        [np.ones(100, np.float32)] * 3)) == 200.0
+
+
+# ----------------------------------------------------------------------------- random programs
+def _random_programs(profile: str, seeds: range, side: str = "gpu_sim") -> None:
+    import hlo_gen_wide as G
+    failures = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for seed in seeds:
+            bad = G.check_case(G.generate(seed, profile), (side,))
+            failures.extend(f"{profile} seed {seed}: {m}" for m in bad)
+    assert not failures, "\n".join(failures[:5])
+
+
+@pytest.mark.parametrize("profile,count", [("small", 16), ("medium", 6), ("large", 4),
+                                           ("zero", 6), ("deep", 3)])
+def test_random_programs_on_gpu_sim(profile, count):
+    _run = range(7000, 7000 + count)
+    _random_programs(profile, _run)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("profile,count", [("small", 250), ("medium", 100), ("large", 60),
+                                           ("zero", 50), ("deep", 40)])
+def test_many_random_programs_on_gpu_sim(request, profile, count):
+    if "slow" not in (request.config.getoption("markexpr") or "") and \
+            not os.environ.get("XLAPY_SLOW_TESTS"):
+        pytest.skip("deep run: pytest -m slow (or XLAPY_SLOW_TESTS=1)")
+    _random_programs(profile, range(10_000, 10_000 + count))
+
+
+# ----------------------------------------------------------------------------- on a GPU
+@pytest.mark.skipif(not DEVICE, reason="XLAPY_GPU_TEST_DEVICE=1 runs these on a GPU")
+def test_programs_on_the_device():
+    x = np.random.default_rng(7).standard_normal((300, 1000), dtype=np.float32)
+    got = run_hlo(parse_module(softmax(300, 1000)), [x], backend="gpu")[0]
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(got, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-9)
+    n = 1_000_003
+    v = [np.random.default_rng(k).standard_normal(n, dtype=np.float32) for k in range(3)]
+    exe = gpu.GpuBackend().compile(parse_module(w1(n)))
+    first, second = exe.execute(v), exe.execute(v)
+    want = np.sum(v[0].astype(np.float64) + v[1].astype(np.float64) * v[2])
+    assert abs(float(first) - want) < 1e-3 * max(1.0, abs(want)) and first == second
+
+
+@pytest.mark.skipif(not DEVICE, reason="XLAPY_GPU_TEST_DEVICE=1 runs these on a GPU")
+def test_random_programs_on_the_device():
+    _random_programs("small", range(7000, 7020), side="gpu")
+    _random_programs("medium", range(7000, 7006), side="gpu")
