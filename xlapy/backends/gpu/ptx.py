@@ -28,6 +28,7 @@ PTX_FEATURES = "+ptx80"
 
 _LOCK = threading.Lock()
 _READY = False
+_LAYOUT: str | None = None
 
 
 def _init() -> None:
@@ -57,6 +58,17 @@ def _target_machine(sm: str) -> "llvm.TargetMachine":
         raise ExecutionError(f"llvmlite's LLVM has no NVPTX target ({e}): the GPU backend "
                              f"cannot produce PTX") from e
     return target.create_target_machine(cpu=sm, features=PTX_FEATURES, opt=3)
+
+
+def data_layout() -> str:
+    """The NVPTX data layout of this LLVM (it changes between LLVM versions)."""
+    global _LAYOUT
+    if _LAYOUT is None:
+        try:
+            _LAYOUT = str(_target_machine(DEFAULT_SM).target_data)
+        except ExecutionError:
+            _LAYOUT = DATA_LAYOUT
+    return _LAYOUT
 
 
 def compile_ptx(ir_texts: list[str], sm: str = DEFAULT_SM) -> PtxModule:
@@ -113,5 +125,5 @@ def ptxas_check(ptx: str, arch: str) -> str:
     return r.stderr
 
 
-__all__ = ["PtxModule", "compile_ptx", "ptxas_check", "ptxas_path", "TRIPLE", "DATA_LAYOUT",
+__all__ = ["PtxModule", "compile_ptx", "data_layout", "ptxas_check", "ptxas_path", "TRIPLE", "DATA_LAYOUT",
            "DEFAULT_SM"]

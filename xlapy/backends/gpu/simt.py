@@ -30,7 +30,7 @@ from llvmlite import ir
 
 from ..cpu.kernel_support import c64, for_loop
 from ..cpu.llvm_types import declare_function
-from .ptx import DATA_LAYOUT, TRIPLE
+from .ptx import TRIPLE, data_layout
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 I8P = I8.as_pointer()
@@ -176,13 +176,16 @@ class NvptxTarget(Target):
 
     def new_module(self, name: str) -> ir.Module:
         m = ir.Module(name=name)
-        m.triple, m.data_layout = TRIPLE, DATA_LAYOUT
+        m.triple, m.data_layout = TRIPLE, data_layout()
         return m
 
     def kernel(self, module: ir.Module, name: str, nbuf: int, block_size: int,
                body: Callable[[KernelFrame], None]) -> ir.Function:
         fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [I8P] * nbuf), name=name)
         fn.calling_convention = "ptx_kernel"
+        # older LLVMs find kernels through this annotation (newer ones upgrade it)
+        module.add_named_metadata("nvvm.annotations",
+                                  [fn, "kernel", ir.Constant(I32, 1)])
         for i, a in enumerate(fn.args):
             a.name = f"b{i}"
         entry = fn.append_basic_block("entry")
