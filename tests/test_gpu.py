@@ -6,6 +6,7 @@ device itself.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import warnings
 
@@ -147,6 +148,58 @@ def test_dots_fall_back_on_the_simulator_and_are_logged(sim, caplog):
     assert exe.fallback_opcodes() == ["dot"]
     assert "dot" in caplog.text
     np.testing.assert_allclose(exe.execute([a, b]), a @ b, rtol=1e-5, atol=1e-5)
+
+
+# ----------------------------------------------------------------------------- cuBLAS arguments
+class _ColumnMajorGemm:
+    """cuBLAS column-major gemm semantics on host memory."""
+    def gemm(self, dt, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, batch=1, sa=0, sb=0, sc=0):
+        np_t = np.float32 if dt == "f32" else np.float64
+        sz = np.dtype(np_t).itemsize
+        def mat(addr, ld, rows, cols, trans):
+            # column-major stored op(X): X is (rows x cols) if not trans else (cols x rows)
+            r, cc = (rows, cols) if not trans else (cols, rows)
+            buf = (ctypes.c_char * (ld * cc * sz)).from_address(addr)
+            arr = np.frombuffer(buf, np_t).reshape(cc, ld).T[:r, :]
+            return arr if not trans else arr.T
+        for i in range(batch):
+            A = mat(a + i*sa*sz, lda, m, k, ta); B = mat(b + i*sb*sz, ldb, k, n, tb)
+            C = A @ B
+            buf = (ctypes.c_char * (ldc * n * sz)).from_address(c + i*sc*sz)
+            out = np.frombuffer(buf, np_t).reshape(n, ldc).T
+            out[:m, :] = C
+
+
+@pytest.mark.parametrize("batched", [False, True])
+@pytest.mark.parametrize("lc,rc", [(0, 0), (0, 1), (1, 0), (1, 1)])
+def test_cublas_arguments_compute_the_row_major_dot(batched, lc, rc):
+    """The GemmThunk's column-major call (transposes, leading dimensions, batch strides),
+    run by a NumPy model of cuBLAS' gemm on simulator memory, gives the interpreter's dot."""
+    from xlapy.backends.cpu.executable import value_ref
+    from xlapy.backends.gpu.cublas import GemmThunk, gemm_supported
+    from xlapy.backends.gpu.runtime import Buffers
+    from xlapy.passes.buffer_assignment import assign_buffers
+    ls = (5, 3) if lc == 1 else (3, 5)
+    rs = (3, 7) if rc == 0 else (7, 3)
+    bt, b_attr, off = ((4,), "lhs_batch_dims={0}, rhs_batch_dims={0}, ", 1) if batched \
+        else ((), "", 0)
+    dims = lambda s: ",".join(map(str, bt + s))      # noqa: E731
+    text = (f"HloModule d\nENTRY e {{\n a = f32[{dims(ls)}] parameter(0)\n"
+            f" b = f32[{dims(rs)}] parameter(1)\n ROOT d = f32[{dims((5, 7))}] dot(a, b), "
+            f"{b_attr}lhs_contracting_dims={{{lc + off}}}, rhs_contracting_dims={{{rc + off}}}\n}}\n")
+    module = parse_module(text)
+    a = assign_buffers(module)
+    dot = module.entry.root
+    assert gemm_supported(dot)
+    buffers = Buffers(SimDevice(), a)
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(bt + s).astype(np.float32) for s in (ls, rs)]
+    for p, v in zip(module.entry.parameters, args):
+        buffers.write(value_ref(a, p), v, p)
+    GemmThunk(dot, _ColumnMajorGemm(), buffers, [value_ref(a, o) for o in dot.operands],
+              value_ref(a, dot)).run()
+    want = run_hlo(parse_module(text), args, backend="interpreter")[0]
+    np.testing.assert_allclose(buffers.read(value_ref(a, dot)), want, rtol=1e-5, atol=1e-5)
 
 
 # ----------------------------------------------------------------------------- compiler IR

@@ -17,8 +17,11 @@ Two sources of kernels, tried in order:
    elements of the output's physical order: coalesced). The CPU emitters' elemental
    generators and inline math (``math_ir``) are target-independent LLVM IR. A CPU kernel
    that calls a function outside LLVM's intrinsics (the C library's double-precision
-   math, ``malloc`` in the sort emitter) is not used: the instruction runs in the
-   host fallback instead, on both targets alike (so the simulator runs the GPU's plan).
+   math, ``malloc`` in the sort emitter) or keeps state in mutable globals (the CPU's
+   split reductions combine partial results through a global counter, whose ordering
+   the per-unit wrapper does not make safe across GPU blocks) is not used: the
+   instruction runs in the host fallback instead, on both targets alike (so the
+   simulator runs the GPU's plan).
 """
 from __future__ import annotations
 
@@ -92,9 +95,13 @@ class UnitKernelEmitter:
         module = self.target.new_module(name)
         spec = em.emit(module, f"{name}.unit", instr)
         external = _external_calls(module)
-        if external:
-            self.refused[instr.name] = f"calls {', '.join(external)}"
-            log.debug("no GPU kernel for %s: the CPU kernel calls %s", instr.name, external)
+        state = [g.name for g in module.globals.values()
+                 if isinstance(g, ir.GlobalVariable) and not g.global_constant]
+        if external or state:
+            why = f"calls {', '.join(external)}" if external else \
+                f"keeps state between threads in {', '.join(state)}"
+            self.refused[instr.name] = why
+            log.debug("no GPU kernel for %s: the CPU kernel %s", instr.name, why)
             return None
         inner = module.globals[f"{name}.unit"]
         inner.linkage = "internal"
