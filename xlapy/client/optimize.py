@@ -33,16 +33,19 @@ class OptimizationResult:
 
 def pipeline_for(backend: str, debug_options: DebugOptions | None = None,
                  verify: bool = False) -> HloPassPipeline:
-    """The pass pipeline ``backend`` runs (``"cpu"``; ``"interpreter"`` runs the
-    target-independent passes only)."""
+    """The pass pipeline ``backend`` runs (``"cpu"``, ``"gpu"``/``"gpu_sim"``;
+    ``"interpreter"`` runs the target-independent passes only)."""
     name = backend.lower()
     if name in ("cpu", "host"):
         return cpu_pipeline(debug_options, verify=verify)
+    if name in ("gpu", "gpu_sim"):
+        from ..backends.gpu.pipeline import gpu_pipeline
+        return gpu_pipeline(debug_options, verify=verify)
     if name == "interpreter":
         return HloPassPipeline("interpreter", target_independent_passes(), verify=verify,
                                debug_options=debug_options)
     raise InvalidArgumentError(f"no optimization pipeline for backend {backend!r} "
-                               "(known: cpu, interpreter)")
+                               "(known: cpu, gpu, gpu_sim, interpreter)")
 
 
 def optimize_with_report(module_or_text: HloModule | str, backend: str = "cpu", *,

@@ -141,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m xlapy run_hlo_module",
                                 description="Run HLO modules and compare with a reference.")
     p.add_argument("files", nargs="+", help="HLO text files")
-    p.add_argument("--platform", default="interpreter", help="test platform (interpreter, cpu)")
+    p.add_argument("--platform", default="interpreter", help="test platform (interpreter, cpu, gpu, gpu_sim)")
     p.add_argument("--reference_platform", default="interpreter",
                    help='reference platform; "" for none')
     p.add_argument("--input_data", help="npz with arg0.. (and optionally expected out0..)")
