@@ -130,6 +130,8 @@ def test_max_reduction_propagates_nan_and_column_reduction_is_correct(sim):
             f" a = f32[64] reduce(x, n), dimensions={{1}}, to_apply=mx\n"
             f" b = f32[130] reduce(x, z), dimensions={{0}}, to_apply=add\n"
             f" ROOT t = (f32[64], f32[130]) tuple(a, b)\n}}\n")
+    kinds = sorted(k.kind for k in _kernels(sim, text).values())
+    assert kinds == ["column-reduction", "row-reduction"]
     x = np.random.default_rng(4).standard_normal((64, 130), dtype=np.float32)
     x[5, 77] = np.nan
     got = run_hlo(parse_module(text), [x], backend="gpu_sim")

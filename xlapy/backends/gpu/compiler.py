@@ -151,9 +151,12 @@ class GpuBackend:
         return "ptx"
 
     def _emit_kernels(self, assignment: BufferAssignment) -> dict[int, GpuKernel]:
+        from .column_reduction import ColumnReductionEmitter
         from .reduction import RowReductionEmitter
         target = self.target()
-        emitters = [RowReductionEmitter(assignment, target), UnitKernelEmitter(assignment, target)]
+        emitters = [RowReductionEmitter(assignment, target),
+                    ColumnReductionEmitter(assignment, target),
+                    UnitKernelEmitter(assignment, target)]
         names: set[str] = set()
         out: dict[int, GpuKernel] = {}
         for comp_name, schedule in assignment.schedules.items():

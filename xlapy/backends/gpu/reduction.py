@@ -33,7 +33,7 @@ differ from the interpreter's in the last bits (as XLA's GPU reductions do).
 from __future__ import annotations
 
 from math import prod
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from llvmlite import ir
 
@@ -91,6 +91,15 @@ def identity(reduce: HloInstruction) -> ir.Constant:
     return ir.Constant(ty, value)
 
 
+class _Parts(NamedTuple):
+    comp: HloComputation | None
+    outputs: list
+    order: list
+    reduces: list
+    dims: tuple
+    red: tuple
+
+
 class _Plan:
     def __init__(self, instr: HloInstruction, comp: HloComputation | None,
                  reduces: list[HloInstruction], outputs: list[HloInstruction],
@@ -114,6 +123,55 @@ class _Plan:
         self.chunk = -(-self.rowlen // self.splits)
 
 
+def reduction_parts(instr: HloInstruction) -> _Parts | None:
+    """The reduces of ``instr`` (a ``reduce`` or a fusion of reduces and elemental ops)
+    when they all reduce the same input dims over the same dims with a one-op reducer of
+    a plain type, every other fused op has an elemental generator and every output is an
+    array; else None."""
+    if instr.opcode == "reduce":
+        comp, outputs = None, [instr]
+        order = [instr]
+    elif instr.opcode == "fusion" and instr.attrs.get("kind") != "kCustom":
+        comp = instr.attrs["calls"]
+        if any(not p.shape.is_array for p in comp.parameters):
+            return None
+        root = comp.root
+        outputs = list(root.operands) if root.opcode == "tuple" else [root]
+        order = comp.post_order()
+    else:
+        return None
+    reduces = [i for i in order if i.opcode == "reduce"]
+    if not reduces or any(not o.shape.is_array for o in outputs):
+        return None
+    first = reduces[0]
+    dims = tuple(first.operands[0].shape.dims)
+    red = tuple(sorted(first.attrs.get("dimensions", ())))
+    if not red:
+        return None
+    for r in reduces:
+        if len(r.operands) != 2 or not r.shape.is_array or \
+                r.shape.element_type.name not in _TYPES or \
+                tuple(r.operands[0].shape.dims) != dims or \
+                tuple(sorted(r.attrs.get("dimensions", ()))) != red or \
+                reducer_op(r) is None or \
+                not scalar_computation_supported(r.attrs["to_apply"]):
+            return None
+    if comp is not None:
+        for i in order:
+            if i.opcode in ("parameter", "reduce"):
+                continue
+            if not ElementalEmitter.supports(i) or i.opcode in ("tuple", "get-tuple-element"):
+                return None
+    return _Parts(comp, outputs, order, reduces, dims, red)
+
+
+def buffers_usable(assignment: Any, instr: HloInstruction, outputs: list) -> bool:
+    """No operand buffer is (part of) an output buffer, one output buffer per output."""
+    buffers = kernel_buffers(instr)
+    aliases = buffer_aliases(assignment, instr, buffers)
+    return aliases == {} and sum(1 for b in buffers if b.role == "output") == len(outputs)
+
+
 class RowReductionEmitter:
     """GPU kernels for row reductions (module docstring)."""
 
@@ -121,35 +179,13 @@ class RowReductionEmitter:
         self.assignment, self.target = assignment, target
 
     def analyze(self, instr: HloInstruction) -> _Plan | None:
-        if instr.opcode == "reduce":
-            comp, outputs = None, [instr]
-            order = [instr]
-        elif instr.opcode == "fusion" and instr.attrs.get("kind") != "kCustom":
-            comp = instr.attrs["calls"]
-            if any(not p.shape.is_array for p in comp.parameters):
-                return None
-            root = comp.root
-            outputs = list(root.operands) if root.opcode == "tuple" else [root]
-            order = comp.post_order()
-        else:
+        parts = reduction_parts(instr)
+        if parts is None:
             return None
-        reduces = [i for i in order if i.opcode == "reduce"]
-        if not reduces or any(not o.shape.is_array for o in outputs):
-            return None
-        first = reduces[0]
-        dims = tuple(first.operands[0].shape.dims)
-        red = tuple(sorted(first.attrs.get("dimensions", ())))
+        comp, outputs, order, reduces, dims, red = parts
         nred = len(red)
-        if nred == 0 or red != tuple(range(len(dims) - nred, len(dims))):
+        if red != tuple(range(len(dims) - nred, len(dims))):
             return None
-        for r in reduces:
-            if len(r.operands) != 2 or not r.shape.is_array or \
-                    r.shape.element_type.name not in _TYPES or \
-                    tuple(r.operands[0].shape.dims) != dims or \
-                    tuple(sorted(r.attrs.get("dimensions", ()))) != red or \
-                    reducer_op(r) is None or \
-                    not scalar_computation_supported(r.attrs["to_apply"]):
-                return None
         if comp is not None:
             for i in order:
                 if i.opcode in ("parameter", "reduce"):
@@ -168,11 +204,7 @@ class RowReductionEmitter:
             return None
         if plan.rowlen < MIN_ROW or plan.rows == 0:
             return None
-        buffers = kernel_buffers(instr)
-        aliases = buffer_aliases(self.assignment, instr, buffers)
-        if aliases is None or aliases:
-            return None
-        if sum(1 for b in buffers if b.role == "output") != len(outputs):
+        if not buffers_usable(self.assignment, instr, outputs):
             return None
         if plan.rows * plan.splits >= 2 ** 31:
             return None

@@ -1,0 +1,141 @@
+"""Reductions that keep the minor dimension on the GPU: a thread per kept element.
+
+``sum(x, axis=0)`` of a row-major ``[batch, features]`` array (a bias gradient), or any
+reduce whose input's last dimension is kept: thread ``u`` owns kept element ``u`` and
+combines the reduced elements in order, starting from the reduce's init value (the
+interpreter's order, so results match it). Consecutive threads own consecutive elements
+of the minor dimension, so each step of the loop is one coalesced load per warp. Outputs
+are per-kept-element values (the reduces and elementwise ops of them); a fusion may hold
+several reduces of the same input dims whose inputs do not read other reduces.
+"""
+from __future__ import annotations
+
+from math import prod
+from typing import Any
+
+from llvmlite import ir
+
+from ...hlo.ir import HloInstruction
+from ...passes.fusion_utils import is_elementwise
+from ..cpu.elemental_data import delinearize
+from ..cpu.kernel_api import kernel_buffers
+from ..cpu.kernel_support import c64, linear_offset
+from ..cpu.llvm_types import llvm_type, store_element
+from .kernels import GpuKernel, launch_dims
+from .reduction import _Builder, buffers_usable, reduction_parts
+from .simt import KernelFrame, Target
+
+# few kept elements and long sums: too little parallelism for a thread per element
+MIN_COLUMNS_FOR_LONG = 256
+LONG_SUM = 1 << 16
+
+
+class _ColumnPlan:
+    def __init__(self, instr, comp, reduces, outputs, dims, red) -> None:
+        self.instr, self.comp, self.reduces, self.outputs = instr, comp, reduces, outputs
+        self.dims, self.red = dims, red
+        self.kept_pos = [d for d in range(len(dims)) if d not in red]
+        self.kept = tuple(dims[d] for d in self.kept_pos)
+        self.reduced = tuple(dims[d] for d in red)
+        self.cols, self.length = prod(self.kept), prod(self.reduced)
+        self.grid, self.block = launch_dims(self.cols)
+
+
+def _reads_a_reduce(value: HloInstruction) -> bool:
+    stack, seen = [value], set()
+    while stack:
+        i = stack.pop()
+        if id(i) in seen:
+            continue
+        seen.add(id(i))
+        if i.opcode == "reduce":
+            return True
+        stack.extend(i.operands)
+    return False
+
+
+class ColumnReductionEmitter:
+    """GPU kernels for reductions that keep the minor dimension (module docstring)."""
+
+    def __init__(self, assignment: Any, target: Target) -> None:
+        self.assignment, self.target = assignment, target
+
+    def analyze(self, instr: HloInstruction) -> _ColumnPlan | None:
+        parts = reduction_parts(instr)
+        if parts is None:
+            return None
+        comp, outputs, order, reduces, dims, red = parts
+        if not dims or len(dims) - 1 in red:
+            return None
+        plan = _ColumnPlan(instr, comp, reduces, outputs, dims, red)
+        if plan.cols == 0 or plan.length == 0 or plan.grid >= 2 ** 31:
+            return None
+        if plan.cols < MIN_COLUMNS_FOR_LONG and plan.length >= LONG_SUM:
+            return None
+        if any(tuple(o.shape.dims) != plan.kept for o in outputs):
+            return None
+        if any(_reads_a_reduce(r.operands[0]) or _reads_a_reduce(r.operands[1])
+               for r in reduces):
+            return None
+        if comp is not None:
+            # every value computed from a reduce is elementwise in it: read at its own element
+            for i in order:
+                if i.opcode not in ("reduce", "parameter") and i is not comp.root and \
+                        any(_reads_a_reduce(o) for o in i.operands) and not is_elementwise(i):
+                    return None
+            root = comp.root
+            if root.opcode != "tuple" and root.opcode != "reduce" and not is_elementwise(root):
+                return None
+        if not buffers_usable(self.assignment, instr, outputs):
+            return None
+        return plan
+
+    def emit(self, name: str, instr: HloInstruction) -> GpuKernel | None:
+        plan = self.analyze(instr)
+        if plan is None:
+            return None
+        module = self.target.new_module(name)
+        buffers = kernel_buffers(instr)
+
+        def body(frame: KernelFrame) -> None:
+            _ColumnBuilder(frame, plan, buffers).build()
+        self.target.kernel(module, name, len(buffers), plan.block, body)
+        return GpuKernel(name, instr, buffers, plan.grid, plan.block, "column-reduction",
+                         module, notes=[f"column reduction: {plan.cols} kept elements, "
+                                        f"{plan.length} reduced each"])
+
+
+class _ColumnBuilder(_Builder):
+    def build(self) -> None:
+        plan, f, b = self.plan, self.f, self.b
+        slots = {id(r): f.entry_alloca(llvm_type(r.shape.element_type)) for r in plan.reduces}
+        nops = sum(1 for kb in self.buffers if kb.role == "operand")
+
+        def thread(tid: ir.Value) -> None:
+            u = b.add(b.mul(f.block, c64(f.block_size)), tid)
+            with b.if_then(b.icmp_signed("<", u, c64(plan.cols))):
+                kept = delinearize(b, u, list(plan.kept)) if plan.kept else []
+                self.values.clear()
+                gens = self.generators()
+                for r in plan.reduces:
+                    def step(i: ir.Value, acc: list, r=r) -> list:
+                        index = [None] * len(plan.dims)
+                        for d, v in zip(plan.kept_pos, kept):
+                            index[d] = v
+                        for d, v in zip(plan.red, delinearize(b, i, list(plan.reduced))):
+                            index[d] = v
+                        return [self.combine(r, acc[0], gens[id(r.operands[0])](index))]
+                    (acc,), _ = self._strided(c64(0), c64(plan.length), 1,
+                                              [gens[id(r.operands[1])]([])], step)
+                    b.store(acc, slots[id(r)])
+                    self.values[id(r)] = slots[id(r)]
+                gens = self.generators()
+                for k, o in enumerate(plan.outputs):
+                    shape = self.buffers[nops + k].shape
+                    store_element(b, gens[id(o)](kept),
+                                  b.gep(self._ptr(nops + k), [linear_offset(b, kept, shape)]),
+                                  shape.element_type)
+        f.threads(thread)
+
+
+__all__ = ["ColumnReductionEmitter"]
