@@ -11,8 +11,6 @@ several reduces of the same input dims whose inputs do not read other reduces.
 from __future__ import annotations
 
 from math import prod
-from typing import Any
-
 from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
@@ -22,8 +20,8 @@ from ..cpu.kernel_api import kernel_buffers
 from ..cpu.kernel_support import c64, linear_offset
 from ..cpu.llvm_types import llvm_type, store_element
 from .kernels import GpuKernel, launch_dims
-from .reduction import _Builder, buffers_usable, reduction_parts
-from .simt import KernelFrame, Target
+from .reduction import ReductionEmitterBase, _Builder, buffers_usable, reduction_parts
+from .simt import KernelFrame
 
 # few kept elements and long sums: too little parallelism for a thread per element
 MIN_COLUMNS_FOR_LONG = 256
@@ -54,11 +52,8 @@ def _reads_a_reduce(value: HloInstruction) -> bool:
     return False
 
 
-class ColumnReductionEmitter:
+class ColumnReductionEmitter(ReductionEmitterBase):
     """GPU kernels for reductions that keep the minor dimension (module docstring)."""
-
-    def __init__(self, assignment: Any, target: Target) -> None:
-        self.assignment, self.target = assignment, target
 
     def analyze(self, instr: HloInstruction) -> _ColumnPlan | None:
         parts = reduction_parts(instr)

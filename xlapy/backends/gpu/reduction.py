@@ -172,11 +172,15 @@ def buffers_usable(assignment: Any, instr: HloInstruction, outputs: list) -> boo
     return aliases == {} and sum(1 for b in buffers if b.role == "output") == len(outputs)
 
 
-class RowReductionEmitter:
-    """GPU kernels for row reductions (module docstring)."""
+class ReductionEmitterBase:
+    """What the reduction emitters share: the buffer assignment and the target."""
 
     def __init__(self, assignment: Any, target: Target) -> None:
         self.assignment, self.target = assignment, target
+
+
+class RowReductionEmitter(ReductionEmitterBase):
+    """GPU kernels for row reductions (module docstring)."""
 
     def analyze(self, instr: HloInstruction) -> _Plan | None:
         parts = reduction_parts(instr)
@@ -187,11 +191,6 @@ class RowReductionEmitter:
         if red != tuple(range(len(dims) - nred, len(dims))):
             return None
         if comp is not None:
-            for i in order:
-                if i.opcode in ("parameter", "reduce"):
-                    continue
-                if not ElementalEmitter.supports(i) or i.opcode in ("tuple", "get-tuple-element"):
-                    return None
             internal = [r for r in reduces if r.users and not (
                 len(r.users) == 1 and r.users[0] is comp.root and comp.root.opcode == "tuple")
                 and r is not comp.root]
