@@ -172,30 +172,36 @@ class _ColumnMajorGemm:
             out[:m, :] = C
 
 
-@pytest.mark.parametrize("batched", [False, True])
-@pytest.mark.parametrize("lc,rc", [(0, 0), (0, 1), (1, 0), (1, 1)])
-def test_cublas_arguments_compute_the_row_major_dot(batched, lc, rc):
+# (lhs dims, rhs dims, batch dims, lhs contracting, rhs contracting, output dims)
+_DOTS = [((5, 3), (3, 7), 0, 1, 0, (5, 7)), ((3, 5), (3, 7), 0, 0, 0, (5, 7)),
+         ((5, 3), (7, 3), 0, 1, 1, (5, 7)), ((3, 5), (7, 3), 0, 0, 1, (5, 7)),
+         ((4, 5, 3), (4, 3, 7), 1, 2, 1, (4, 5, 7)), ((4, 3, 5), (4, 7, 3), 1, 1, 2, (4, 5, 7)),
+         ((2, 6, 5, 3), (3, 7), 0, 3, 0, (2, 6, 5, 7)),
+         ((2, 3, 4, 8), (2, 3, 5, 8), 2, 3, 3, (2, 3, 4, 5)),
+         ((3,), (3, 7), 0, 0, 0, (7,)), ((5, 3), (3,), 0, 1, 0, (5,))]
+
+
+@pytest.mark.parametrize("ld,rd,nb,lc,rc,od", _DOTS)
+def test_cublas_arguments_compute_the_row_major_dot(ld, rd, nb, lc, rc, od):
     """The GemmThunk's column-major call (transposes, leading dimensions, batch strides),
     run by a NumPy model of cuBLAS' gemm on simulator memory, gives the interpreter's dot."""
     from xlapy.backends.cpu.executable import value_ref
     from xlapy.backends.gpu.cublas import GemmThunk, gemm_supported
     from xlapy.backends.gpu.runtime import Buffers
     from xlapy.passes.buffer_assignment import assign_buffers
-    ls = (5, 3) if lc == 1 else (3, 5)
-    rs = (3, 7) if rc == 0 else (7, 3)
-    bt, b_attr, off = ((4,), "lhs_batch_dims={0}, rhs_batch_dims={0}, ", 1) if batched \
-        else ((), "", 0)
-    dims = lambda s: ",".join(map(str, bt + s))      # noqa: E731
-    text = (f"HloModule d\nENTRY e {{\n a = f32[{dims(ls)}] parameter(0)\n"
-            f" b = f32[{dims(rs)}] parameter(1)\n ROOT d = f32[{dims((5, 7))}] dot(a, b), "
-            f"{b_attr}lhs_contracting_dims={{{lc + off}}}, rhs_contracting_dims={{{rc + off}}}\n}}\n")
+    batch = ",".join(map(str, range(nb)))
+    b_attr = f"lhs_batch_dims={{{batch}}}, rhs_batch_dims={{{batch}}}, " if nb else ""
+    dims = lambda s: ",".join(map(str, s))      # noqa: E731
+    text = (f"HloModule d\nENTRY e {{\n a = f32[{dims(ld)}] parameter(0)\n"
+            f" b = f32[{dims(rd)}] parameter(1)\n ROOT d = f32[{dims(od)}] dot(a, b), "
+            f"{b_attr}lhs_contracting_dims={{{lc}}}, rhs_contracting_dims={{{rc}}}\n}}\n")
     module = parse_module(text)
     a = assign_buffers(module)
     dot = module.entry.root
     assert gemm_supported(dot)
     buffers = Buffers(SimDevice(), a)
     rng = np.random.default_rng(0)
-    args = [rng.standard_normal(bt + s).astype(np.float32) for s in (ls, rs)]
+    args = [rng.standard_normal(s).astype(np.float32) for s in (ld, rd)]
     for p, v in zip(module.entry.parameters, args):
         buffers.write(value_ref(a, p), v, p)
     GemmThunk(dot, _ColumnMajorGemm(), buffers, [value_ref(a, o) for o in dot.operands],

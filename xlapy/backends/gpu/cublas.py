@@ -1,8 +1,10 @@
 """Dots through cuBLAS (ctypes on ``libcublas``, found at run time).
 
 :func:`gemm_supported` accepts ``dot`` s that are one (optionally batched) matrix product of
-row-major ``f32``/``f64`` arrays: operands of rank 2, or rank 3 with dimension 0 the batch
-dimension on both, one contracting dimension each, the output type the operands' type.
+row-major ``f32``/``f64`` arrays: the batch dimensions leading on both operands, one
+contracting dimension each, first or last after the batch dimensions (so the other
+dimensions of each operand are one contiguous block: ``m`` and ``n``), the output type the
+operands' type.
 The row-major product ``C = A B`` is computed as cuBLAS' column-major ``C^T = B^T A^T``
 (``cublas<t>gemm_v2`` / ``cublas<t>gemmStridedBatched``), in full precision (the default
 math mode: no TF32). The library is looked up as ``libcublas.so.13``/``.12``/``.11`` on the
@@ -17,7 +19,8 @@ import logging
 import os
 import site
 import sys
-from typing import Any
+from math import prod
+from typing import Any, NamedTuple
 
 from ...errors import ExecutionError
 from ...hlo.ir import HloInstruction
@@ -35,30 +38,56 @@ def _row_major(shape) -> bool:
         list(range(shape.rank - 1, -1, -1))
 
 
-def gemm_supported(instr: HloInstruction) -> bool:
-    """Whether ``instr`` is a dot this module computes (module docstring)."""
+class _Geometry(NamedTuple):
+    batch: int
+    m: int
+    n: int
+    k: int
+    lhs_k_first: bool      # lhs is [batch.., k, m..] (else [batch.., m.., k])
+    rhs_k_first: bool      # rhs is [batch.., k, n..] (else [batch.., n.., k])
+
+
+def _geometry(instr: HloInstruction) -> _Geometry | None:
+    """The matrix product a dot is (module docstring), or None."""
     if instr.opcode != "dot" or len(instr.operands) != 2:
-        return False
+        return None
     lhs, rhs = instr.operands
     et = instr.shape.element_type
     if not instr.shape.is_array or et.name not in ("f32", "f64") or \
             lhs.shape.element_type != et or rhs.shape.element_type != et:
-        return False
+        return None
     a = instr.attrs
     lc, rc = tuple(a.get("lhs_contracting_dims", ())), tuple(a.get("rhs_contracting_dims", ()))
     lb, rb = tuple(a.get("lhs_batch_dims", ())), tuple(a.get("rhs_batch_dims", ()))
-    if len(lc) != 1 or len(rc) != 1:
-        return False
-    rank = lhs.shape.rank
-    if rank != rhs.shape.rank or rank not in (2, 3):
-        return False
-    if rank == 3 and (lb != (0,) or rb != (0,)):
-        return False
-    if rank == 2 and (lb or rb):
-        return False
-    if not all(_row_major(s) for s in (lhs.shape, rhs.shape, instr.shape)):
-        return False
-    return all(d > 0 for s in (lhs.shape, rhs.shape) for d in s.dims)
+    nb = len(lb)
+    if len(lc) != 1 or len(rc) != 1 or lb != tuple(range(nb)) or rb != lb:
+        return None
+    ld, rd = lhs.shape.dims, rhs.shape.dims
+    if ld[:nb] != rd[:nb] or not all(_row_major(s) for s in (lhs.shape, rhs.shape, instr.shape)):
+        return None
+    (lc,), (rc,) = lc, rc
+    k = ld[lc]
+    if lc == len(ld) - 1:
+        lhs_k_first, m = False, prod(ld[nb:-1])
+    elif lc == nb:
+        lhs_k_first, m = True, prod(ld[nb + 1:])
+    else:
+        return None
+    if rc == nb:
+        rhs_k_first, n = True, prod(rd[nb + 1:])
+    elif rc == len(rd) - 1:
+        rhs_k_first, n = False, prod(rd[nb:-1])
+    else:
+        return None
+    batch = prod(ld[:nb])
+    if min(batch, m, n, k) <= 0:
+        return None
+    return _Geometry(batch, m, n, k, lhs_k_first, rhs_k_first)
+
+
+def gemm_supported(instr: HloInstruction) -> bool:
+    """Whether ``instr`` is a dot this module computes (module docstring)."""
+    return _geometry(instr) is not None
 
 
 def _find_library() -> ctypes.CDLL | None:
@@ -140,22 +169,14 @@ class GemmThunk(Thunk):
     def __init__(self, instr: HloInstruction, handle: Cublas, buffers: Buffers,
                  operands: list, output: Any) -> None:
         self.instruction, self.handle = instr, handle
-        lhs, rhs = instr.operands
-        a = instr.attrs
-        (lc,), (rc,) = a["lhs_contracting_dims"], a["rhs_contracting_dims"]
-        batched = lhs.shape.rank == 3
-        ld, rd = lhs.shape.dims[-2:], rhs.shape.dims[-2:]
-        off = 1 if batched else 0
-        lc, rc = lc - off, rc - off
-        m, k = (ld[0], ld[1]) if lc == 1 else (ld[1], ld[0])
-        n = rd[1] if rc == 0 else rd[0]
+        g = _geometry(instr)
+        m, n, k = g.m, g.n, g.k
         # column-major view: C^T (n x m) = op(B) (n x k) * op(A) (k x m)
-        tb, ldb = (_OP_N, n) if rc == 0 else (_OP_T, k)
-        ta, lda = (_OP_N, k) if lc == 1 else (_OP_T, m)
-        batch = lhs.shape.dims[0] if batched else 1
+        tb, ldb = (_OP_N, n) if g.rhs_k_first else (_OP_T, k)
+        ta, lda = (_OP_T, m) if g.lhs_k_first else (_OP_N, k)
         self.dtype = instr.shape.element_type.name
         self.args = (self.dtype, tb, ta, n, m, k, buffers.address(operands[1]), ldb,
-                     buffers.address(operands[0]), lda, buffers.address(output), n, batch,
+                     buffers.address(operands[0]), lda, buffers.address(output), n, g.batch,
                      k * n, m * k, m * n)
 
     def run(self) -> None:
