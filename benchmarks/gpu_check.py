@@ -226,6 +226,7 @@ def median_time(run, t, reps: int) -> float:
 
 
 def wall_time(run, sync, reps: int) -> float:
+    """Median of ``reps`` calls, each followed by a synchronization (dispatch included)."""
     run()
     sync()
     times = []
@@ -237,22 +238,55 @@ def wall_time(run, sync, reps: int) -> float:
     return statistics.median(times)
 
 
-def ours(be, text: str, args: list, reps: int, want=None, rtol=1e-4):
-    """(event time, wall time, thunk kinds) of ``text`` on the backend's device."""
+def loop_time(run, sync, k: int) -> float:
+    """Per call: ``k`` calls back to back, one synchronization at the end (pipelined)."""
+    run()
+    sync()
+    t = time.perf_counter()
+    for _ in range(k):
+        run()
+    sync()
+    return (time.perf_counter() - t) / k
+
+
+def _leaves(x) -> list:
+    if isinstance(x, (tuple, list)):
+        return [leaf for v in x for leaf in _leaves(v)]
+    return [np.asarray(x, np.float64)]
+
+
+def check_result(got, want, tol: float) -> None:
+    """Norm-wise (||got - want|| / ||want||) and element-wise (max |got - want| / max |want|)
+    errors against a float64 reference, per output leaf (the worst is printed)."""
+    norm = elem = 0.0
+    for g, w in zip(_leaves(got), _leaves(want)):
+        d = g - w
+        scale = max(np.linalg.norm(w), 1e-30)
+        norm = max(norm, float(np.linalg.norm(d) / scale))
+        elem = max(elem, float(np.max(np.abs(d), initial=0.0) /
+                               max(np.max(np.abs(w), initial=0.0), 1e-30)))
+    say(f"  result check vs float64: norm-wise {norm:.2e}, element-wise {elem:.2e} of max"
+        + ("  WRONG RESULT" if norm > tol else ""))
+
+
+def ours(be, text: str, args: list, reps: int, want=None, tol=1e-5):
+    """((event, wall, loop) seconds, thunk kinds) of ``text`` on the backend's device."""
     from xlapy.hlo import parse_module
     exe = be.compile(parse_module(text))
     got = exe.execute(args)
     if want is not None:
-        err = np.max(np.abs(np.asarray(got, np.float64) - want) / (np.abs(want) + 1e-3))
-        say(f"  result check: max relative error {err:.2e}" + ("  WRONG RESULT" if err > rtol
-                                                               else ""))
+        check_result(got, want, tol)
     kinds = sorted(set(exe.thunk_kinds().values()))
-    for k in exe.plan.walk():
-        if k.kind == "launch":
-            say(f"  kernel {k.name}: grid {k.grid} x block {k.block}")
-    t_event = median_time(exe.run_on_device, timer(be), reps)
-    t_wall = wall_time(exe.run_on_device, be.device.synchronize, reps)
-    return t_event, t_wall, kinds
+    launches = [k for k in exe.plan.walk() if k.kind == "launch"]
+    for k in launches[:4]:
+        say(f"  kernel {k.name}: grid {k.grid} x block {k.block}")
+    fb = exe.fallback_opcodes()
+    say(f"  {len(launches)} kernels; thunks: {', '.join(kinds)}"
+        + (f"; on the host: {', '.join(fb)}" if fb else ""))
+    sync = be.device.synchronize
+    return (median_time(exe.run_on_device, timer(be), reps),
+            wall_time(exe.run_on_device, sync, reps),
+            loop_time(exe.run_on_device, sync, reps)), kinds
 
 
 def _jax():
@@ -265,41 +299,165 @@ def _jnp():
     return jnp
 
 
-def jax_time(fn, args, reps: int):
+def jax_time(fn, args, reps: int, precision: str = "highest"):
+    """(wall, loop) seconds of ``jax.jit(fn)`` (matmuls at ``precision``), None without jax."""
     try:
         import jax
         if SIM and os.environ.get("GPU_CHECK_JAX_CPU") != "1":
             return None
-        if not SIM:
-            say(f"  jax {jax.__version__} on {jax.devices()[0]}")
-        dev = [jax.device_put(a) for a in args]
-        f = jax.jit(fn)
-        f(*dev).block_until_ready()
-        times = []
-        for _ in range(reps):
-            t = time.perf_counter()
-            f(*dev).block_until_ready()
-            times.append(time.perf_counter() - t)
-        return statistics.median(times)
+        with jax.default_matmul_precision(precision):
+            dev = jax.device_put(args)
+            f = jax.jit(fn)
+            out = []
+            run = lambda: out.append(f(*dev)) or (len(out) > 2 and out.pop(0))  # noqa: E731
+            sync = lambda: jax.block_until_ready(out[-1])                        # noqa: E731
+            return wall_time(run, sync, reps), loop_time(run, sync, reps)
     except Exception as e:  # noqa: BLE001
         say("  jax unavailable:", type(e).__name__, str(e)[:200])
         return None
 
 
-def row(name: str, times: tuple, t_ref: float | None, ref_name: str, extra: str = "") -> None:
-    """One benchmark line: xlapy's event and wall times, the reference's wall time, and
-    the speed-up wall over wall (both include the launch from Python)."""
-    t_event, t_wall = times
-    ratio = f"{t_ref / t_wall:.2f}x" if t_ref else "-"
-    ref = f"{t_ref * 1e3:.3f} ms" if t_ref else "-"
-    say(f"  {name}: xlapy {t_event * 1e3:.3f} ms (events), {t_wall * 1e3:.3f} ms (wall); "
-        f"{ref_name} {ref} (wall); xlapy speed-up {ratio} {extra}")
-    TABLE.append((name, f"{t_event * 1e3:.3f}/{t_wall * 1e3:.3f} ms",
-                   f"{ref_name} {ref}", f"{ratio} {extra}"))
+def row(name: str, mine: tuple, ref: tuple | None, extra: str = "") -> None:
+    """One benchmark line: xlapy's event, wall and loop times, JAX's wall and loop times,
+    and xlapy's speed-ups (wall over wall, loop over loop)."""
+    ev, wall, loop = mine
+    ms = lambda t: f"{t * 1e3:.3f}"      # noqa: E731
+    if ref:
+        sp = f"{ref[0] / wall:.2f}x wall, {ref[1] / loop:.2f}x loop"
+        jx = f"jax {ms(ref[0])}/{ms(ref[1])}"
+    else:
+        sp, jx = "-", "jax -"
+    say(f"  {name}: xlapy {ms(ev)} ms events, {ms(wall)} wall, {ms(loop)} loop; {jx} ms "
+        f"wall/loop; xlapy speed-up {sp} {extra}")
+    TABLE.append((name, f"{ms(ev)}/{ms(wall)}/{ms(loop)}", jx, f"{sp} {extra}"))
+
+
+def lowered_from_jax(fn, args) -> str | None:
+    """JAX's HLO text for ``fn`` (full-precision matmuls), None without jax."""
+    try:
+        import jax
+        with jax.default_matmul_precision("highest"):
+            return jax.jit(fn).lower(*args).as_text(dialect="hlo")
+    except Exception as e:  # noqa: BLE001
+        say("  cannot lower with jax:", type(e).__name__, str(e)[:300])
+        return None
+
+
+def jax_reference(fn, args):
+    """``fn`` on JAX's CPU backend in float64 (the reference for the models)."""
+    import jax
+    cpu = jax.devices("cpu")[0]
+    before = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    try:
+        with jax.default_device(cpu), jax.default_matmul_precision("highest"):
+            a64 = jax.tree_util.tree_map(
+                lambda a: jax.device_put(np.asarray(a, np.float64), cpu), args)
+            return jax.tree_util.tree_map(np.asarray, jax.jit(fn)(*a64))
+    finally:
+        jax.config.update("jax_enable_x64", before)
+
+
+def mlp_step(params, x, y):
+    jax, jnp = _jax(), _jnp()
+
+    def loss(p):
+        h = x
+        for i, (w, b) in enumerate(p):
+            h = h @ w + b
+            if i < len(p) - 1:
+                h = jax.nn.relu(h)
+        return -jnp.mean(jnp.sum(jax.nn.log_softmax(h) * y, axis=-1))
+    value, grads = jax.value_and_grad(loss)(params)
+    return value, [(w - 0.01 * gw, b - 0.01 * gb) for (w, b), (gw, gb) in zip(params, grads)]
+
+
+def transformer_block(p, x):
+    jax, jnp = _jax(), _jnp()
+    heads = p["heads"]
+
+    def norm(v, g, b):
+        m = jnp.mean(v, -1, keepdims=True)
+        var = jnp.mean((v - m) ** 2, -1, keepdims=True)
+        return (v - m) * jax.lax.rsqrt(var + 1e-5) * g + b
+    bsz, seq, d = x.shape
+    h = norm(x, p["g1"], p["b1"])
+    q, k, v = (jnp.reshape(h @ p[w], (bsz, seq, heads, d // heads)).transpose(0, 2, 1, 3)
+               for w in ("wq", "wk", "wv"))
+    att = jax.nn.softmax(q @ k.transpose(0, 1, 3, 2) / np.sqrt(d // heads), axis=-1)
+    o = (att @ v).transpose(0, 2, 1, 3).reshape(bsz, seq, d) @ p["wo"]
+    x = x + o
+    h = norm(x, p["g2"], p["b2"])
+    return x + jax.nn.gelu(h @ p["w1"]) @ p["w2"]
+
+
+def models(be, reps: int) -> None:
+    rng = np.random.default_rng(1)
+    f32 = lambda *s: (rng.standard_normal(s) / np.sqrt(s[0])).astype(np.float32)  # noqa: E731
+    sizes = [32, 64, 64, 16] if SIM else [1024, 4096, 4096, 1024]
+    batch = 16 if SIM else 1024
+    params = [(f32(a, b), np.zeros(b, np.float32)) for a, b in zip(sizes, sizes[1:])]
+    x = f32(batch, sizes[0])
+    y = np.eye(sizes[-1], dtype=np.float32)[rng.integers(0, sizes[-1], batch)]
+    jobs = [(f"MLP step {sizes} batch {batch}", mlp_step, [params, x, y], 1e-4)]
+    bsz, seq, d, heads, ff = (2, 16, 32, 4, 64) if SIM else (8, 512, 1024, 16, 4096)
+    tp = {"wq": f32(d, d), "wk": f32(d, d), "wv": f32(d, d), "wo": f32(d, d),
+          "w1": f32(d, ff), "w2": f32(ff, d), "g1": np.ones(d, np.float32),
+          "b1": np.zeros(d, np.float32), "g2": np.ones(d, np.float32),
+          "b2": np.zeros(d, np.float32)}
+    xt = f32(bsz, seq, d)
+
+    def block(p, v):
+        return transformer_block(dict(p, heads=heads), v)
+    jobs.append((f"transformer block [{bsz},{seq},{d}] h{heads} ff{ff}", block, [tp, xt], 1e-4))
+    import jax
+    for name, fn, args, tol in jobs:
+        if left() < 25:
+            return
+        text = lowered_from_jax(fn, args)
+        if text is None:
+            return
+        leaves = jax.tree_util.tree_leaves(args)
+        try:
+            want = jax_reference(fn, args)
+        except Exception as e:  # noqa: BLE001
+            say("  no float64 reference:", type(e).__name__, str(e)[:200])
+            want = None
+        mine, kinds = ours(be, text, leaves, reps, want, tol)
+        row(name, mine, jax_time(fn, args, reps), "full fp32 both")
+        tf32 = jax_time(fn, args, reps, "default")
+        if tf32:
+            say(f"  (jax at its default matmul precision (TF32): {tf32[0] * 1e3:.3f} ms wall, "
+                f"{tf32[1] * 1e3:.3f} ms loop)")
+
+
+def oom_check() -> None:
+    """A device allocation larger than the free memory: a clear error, then work goes on."""
+    say("== device out-of-memory")
+    from xlapy.backends.gpu import GpuSimBackend
+    from xlapy.backends.gpu.device import SimDevice
+    from xlapy.client.backends import get_backend
+    from xlapy.errors import ResourceExhaustedError
+    from xlapy.hlo import parse_module
+    be = GpuSimBackend(SimDevice(memory_limit=1 << 30)) if SIM else get_backend(BACKEND)
+    n = (1 << 29) if SIM else 80_000_000_000
+    text = (f"HloModule big\nENTRY e {{\n x = f32[{n}] parameter(0)\n"
+            f" ROOT y = f32[{n}] negate(x)\n}}\n")
+    try:
+        be.compile(parse_module(text))
+        say("  no error: the allocation succeeded (unexpected)")
+        TABLE.append(("device OOM", "no error", "", ""))
+    except ResourceExhaustedError as e:
+        say(f"  ResourceExhaustedError: {e}")
+        ok = float(be.compile(parse_module(w1_text(1000))).execute(
+            [np.ones(1000, np.float32)] * 3)) == 2000.0
+        say(f"  the next program runs: {ok}")
+        TABLE.append(("device OOM", "clear error", "then runs" if ok else "then FAILS", ""))
 
 
 def benchmarks(be):
-    say("== benchmarks (medians; CUDA events for xlapy, block_until_ready for jax)")
+    say("== benchmarks (medians; xlapy: CUDA events, wall = call+synchronize, loop = calls "
+        "back to back then one synchronize; jax: wall and loop the same way)")
     reps = 3 if SIM else 10
     n = 1_000_000 if SIM else 100_000_000
     r, c = (64, 4096) if SIM else (16384, 4096)
@@ -317,36 +475,39 @@ def benchmarks(be):
     if left() < 40:
         return
     x, y, z = (rng.standard_normal(n, dtype=np.float32) for _ in range(3))
-    want = float(np.sum(x.astype(np.float64) + y.astype(np.float64) * z))
-    t, tw, kinds = ours(be, w1_text(n), [x, y, z], reps, np.float64(want), rtol=1e-3)
-    bw = 3 * nbytes / t
+    want = np.sum(x.astype(np.float64) + y.astype(np.float64) * z)
+    mine, kinds = ours(be, w1_text(n), [x, y, z], reps, want, tol=1e-5)
+    bw = 3 * nbytes / mine[0]
     tj = jax_time(lambda a, b, d: _jnp().sum(a + b * d), [x, y, z], reps)
-    row(f"W1 sum(x+y*z) N={n:.0e}", (t, tw), tj, "jax",
-        f"[{bw / 1e9:.0f} GB/s = {bw / copy_bw * 100:.0f}% of copy; {','.join(kinds)}]")
+    row(f"W1 sum(x+y*z) N={n:.0e}", mine, tj,
+        f"[{bw / 1e9:.0f} GB/s = {bw / copy_bw * 100:.0f}% of copy]")
     del x, y, z
     if left() < 30:
         return
     xs = rng.standard_normal((r, c), dtype=np.float32)
-    e = np.exp(xs - xs.max(1, keepdims=True))
-    t, tw, kinds = ours(be, softmax_text(r, c), [xs], reps, e / e.sum(1, keepdims=True))
+    x64 = xs.astype(np.float64)
+    e = np.exp(x64 - x64.max(1, keepdims=True))
+    mine, kinds = ours(be, softmax_text(r, c), [xs], reps, e / e.sum(1, keepdims=True))
     tj = jax_time(lambda a: _jax().nn.softmax(a, axis=-1), [xs], reps)
-    row(f"softmax [{r},{c}]", (t, tw), tj, "jax", ",".join(kinds))
+    row(f"softmax [{r},{c}]", mine, tj)
     if left() < 20:
         return
     g = rng.standard_normal(c, dtype=np.float32)
     b = rng.standard_normal(c, dtype=np.float32)
-    mu = xs.mean(1, keepdims=True)
-    var = ((xs - mu) ** 2).mean(1, keepdims=True)
-    want = (xs - mu) / np.sqrt(var + 1e-5) * g + b
+    mu = x64.mean(1, keepdims=True)
+    var = ((x64 - mu) ** 2).mean(1, keepdims=True)
+    want = (x64 - mu) / np.sqrt(var + 1e-5) * g + b
 
     def ln(a, gg, bb):
         jnp = _jnp()
         m = jnp.mean(a, axis=1, keepdims=True)
         v = jnp.mean((a - m) ** 2, axis=1, keepdims=True)
         return (a - m) * _jax().lax.rsqrt(v + 1e-5) * gg + bb
-    t, tw, kinds = ours(be, layernorm_text(r, c), [xs, g, b], reps, want, rtol=1e-3)
+    mine, kinds = ours(be, layernorm_text(r, c), [xs, g, b], reps, want)
     tj = jax_time(ln, [xs, g, b], reps)
-    row(f"layernorm [{r},{c}]", (t, tw), tj, "jax", ",".join(kinds))
+    row(f"layernorm [{r},{c}]", mine, tj)
+    del xs, x64, e
+    models(be, reps)
 
 
 def main() -> int:
@@ -358,7 +519,8 @@ def main() -> int:
         save()
         return 1
     for section in (gpu_tests, lambda: conformance(be),
-                    lambda: random_programs(40 if not SIM else 10), lambda: benchmarks(be)):
+                    lambda: random_programs(40 if not SIM else 10), lambda: benchmarks(be),
+                    oom_check):
         try:
             section()
         except Exception:  # noqa: BLE001 - keep going: every section reports
@@ -366,7 +528,7 @@ def main() -> int:
         save()
     say(f"== summary ({time.time() - start:.0f} s, backend={BACKEND})")
     for name, a, b, c in TABLE:
-        say(f"{name:32s} {a:18s} {b:28s} {c}")
+        say(f"{name:44s} {a:26s} {b:24s} {c}")
     save()
     return 0
 
