@@ -109,6 +109,26 @@ def test_softmax_rows_are_one_kernel_and_match_numpy(sim):
     np.testing.assert_allclose(got, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-9)
 
 
+def test_row_fusions_with_tuple_and_reshaped_outputs_are_one_kernel(sim):
+    """A row reduction fusion whose root is a tuple (the row max and log-sum-exp beside the
+    rows) and one whose output is reshaped (a bitcast at the root) stay one GPU kernel."""
+    text = (f"HloModule r\n{ADD}{MAX}ENTRY e {{\n x = f32[4,32,256] parameter(0)\n"
+            f" n = f32[] constant(-inf)\n z = f32[] constant(0)\n"
+            f" m = f32[4,32] reduce(x, n), dimensions={{2}}, to_apply=mx\n"
+            f" mb = f32[4,32,256] broadcast(m), dimensions={{0,1}}\n"
+            f" d = f32[4,32,256] subtract(x, mb)\n e = f32[4,32,256] exponential(d)\n"
+            f" s = f32[4,32] reduce(e, z), dimensions={{2}}, to_apply=add\n"
+            f" l = f32[4,32] log(s)\n lb = f32[4,32,256] broadcast(l), dimensions={{0,1}}\n"
+            f" o = f32[4,32,256] subtract(d, lb)\n r = f32[128,256] reshape(o)\n"
+            f" ROOT t = (f32[4,32], f32[4,32], f32[128,256]) tuple(m, l, r)\n}}\n")
+    assert [k.kind for k in _kernels(sim, text).values()] == ["row-reduction"]
+    x = np.random.default_rng(8).standard_normal((4, 32, 256), dtype=np.float32)
+    got = run_hlo(parse_module(text), [x], backend="gpu_sim")
+    want = run_hlo(parse_module(text), [x], backend="interpreter")
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("op,init,dtype", [("xor", -3, "s32"), ("add", 7, "s32"),
                                            ("minimum", 5, "s64"), ("multiply", 3, "u32")])
 def test_integer_reductions_apply_the_init_value_once(sim, op, init, dtype):

@@ -59,10 +59,11 @@ class ColumnReductionEmitter(ReductionEmitterBase):
         parts = reduction_parts(instr)
         if parts is None:
             return None
-        comp, outputs, order, reduces, dims, red = parts
+        comp, outputs, order, reduces, dims, red, stored = parts
         if not dims or len(dims) - 1 in red:
             return None
         plan = _ColumnPlan(instr, comp, reduces, outputs, dims, red)
+        plan.stored = stored
         if plan.cols == 0 or plan.length == 0 or plan.grid >= 2 ** 31:
             return None
         if plan.cols < MIN_COLUMNS_FOR_LONG and plan.length >= LONG_SUM:
@@ -126,7 +127,7 @@ class _ColumnBuilder(_Builder):
                     self.values[id(r)] = slots[id(r)]
                 gens = self.generators()
                 for k, o in enumerate(plan.outputs):
-                    shape = self.buffers[nops + k].shape
+                    shape = self.store_shape(k)
                     store_element(b, gens[id(o)](kept),
                                   b.gep(self._ptr(nops + k), [linear_offset(b, kept, shape)]),
                                   shape.element_type)

@@ -14,7 +14,8 @@ Two sources of kernels, tried in order:
    global thread ``u`` runs unit ``[u, u+1)`` computes the same result. The CPU loop
    emitter is asked for one element per unit, so a loop fusion or elementwise op becomes
    XLA's loop kernel (one thread per element, consecutive threads on consecutive
-   elements of the output's physical order: coalesced). The CPU emitters' elemental
+   elements of the output's physical order: coalesced writes; transposes read strided,
+   the CPU's tiled transpose nest is not used). The CPU emitters' elemental
    generators and inline math (``math_ir``) are target-independent LLVM IR. A CPU kernel
    that calls a function outside LLVM's intrinsics (the C library's double-precision
    math, ``malloc`` in the sort emitter) or keeps state in mutable globals (the CPU's
@@ -77,6 +78,21 @@ def launch_dims(units: int, block: int = BLOCK) -> tuple[int, int]:
     return -(-units // threads), threads
 
 
+def _untiled_loop_emitter(assignment: Any):
+    """The CPU loop emitter without its tiled-transpose nest: a CPU tile is one unit, so
+    on the GPU one thread would do a whole 64x64 tile through local memory; a thread per
+    element (coalesced writes, strided reads) keeps the GPU busy instead."""
+    from ..cpu.loop_emitter import LoopEmitter
+
+    class UntiledLoopEmitter(LoopEmitter):
+        def analyze(self, instr: HloInstruction):
+            a = super().analyze(instr)
+            if a is not None:
+                a.tiling = None
+            return a
+    return UntiledLoopEmitter(assignment, unit_elements=1)
+
+
 class UnitKernelEmitter:
     """Per-unit GPU kernels from the CPU emitters (module docstring, item 2)."""
 
@@ -84,7 +100,7 @@ class UnitKernelEmitter:
         from ..cpu.compiler import kernel_emitters
         from ..cpu.loop_emitter import LoopEmitter
         self.target = target
-        self.emitters = [LoopEmitter(assignment, unit_elements=1) if isinstance(e, LoopEmitter)
+        self.emitters = [_untiled_loop_emitter(assignment) if isinstance(e, LoopEmitter)
                          else e for e in kernel_emitters(assignment)]
         self.refused: dict[str, str] = {}
 

@@ -43,7 +43,7 @@ from ..cpu.elemental import ElementalEmitter
 from ..cpu.elemental_data import delinearize
 from ..cpu.kernel_api import Generator, kernel_buffers, memoize, operand_slots
 from ..cpu.kernel_support import (buffer_aliases, c64, emit_scalar_computation, linear_offset,
-                                  scalar_computation_supported)
+                                  scalar_computation_supported, strip_root_bitcasts)
 from ..cpu.llvm_types import declare_function, llvm_type, load_element, storage_type, \
     store_element
 from .kernels import GpuKernel
@@ -98,6 +98,7 @@ class _Parts(NamedTuple):
     reduces: list
     dims: tuple
     red: tuple
+    stored: list           # per output: the shape it is stored in when not its buffer's
 
 
 class _Plan:
@@ -129,14 +130,19 @@ def reduction_parts(instr: HloInstruction) -> _Parts | None:
     a plain type, every other fused op has an elemental generator and every output is an
     array; else None."""
     if instr.opcode == "reduce":
-        comp, outputs = None, [instr]
+        comp, outputs, stored = None, [instr], [None]
         order = [instr]
     elif instr.opcode == "fusion" and instr.attrs.get("kind") != "kCustom":
         comp = instr.attrs["calls"]
         if any(not p.shape.is_array for p in comp.parameters):
             return None
         root = comp.root
-        outputs = list(root.operands) if root.opcode == "tuple" else [root]
+        roots = list(root.operands) if root.opcode == "tuple" else [root]
+        # a root bitcast's bytes are its operand's: store the operand in its layout
+        outputs = [strip_root_bitcasts(o) for o in roots]
+        stored = [None if o is r else (o.shape if o.shape.layout is not None
+                                       else o.shape.with_default_layout())
+                  for o, r in zip(outputs, roots)]
         order = comp.post_order()
     else:
         return None
@@ -158,11 +164,11 @@ def reduction_parts(instr: HloInstruction) -> _Parts | None:
             return None
     if comp is not None:
         for i in order:
-            if i.opcode in ("parameter", "reduce"):
+            if i.opcode in ("parameter", "reduce") or (i is comp.root and i.opcode == "tuple"):
                 continue
             if not ElementalEmitter.supports(i) or i.opcode in ("tuple", "get-tuple-element"):
                 return None
-    return _Parts(comp, outputs, order, reduces, dims, red)
+    return _Parts(comp, outputs, order, reduces, dims, red, stored)
 
 
 def buffers_usable(assignment: Any, instr: HloInstruction, outputs: list) -> bool:
@@ -186,7 +192,7 @@ class RowReductionEmitter(ReductionEmitterBase):
         parts = reduction_parts(instr)
         if parts is None:
             return None
-        comp, outputs, order, reduces, dims, red = parts
+        comp, outputs, order, reduces, dims, red, stored = parts
         nred = len(red)
         if red != tuple(range(len(dims) - nred, len(dims))):
             return None
@@ -199,6 +205,7 @@ class RowReductionEmitter(ReductionEmitterBase):
                 if not row_fusion_decision(comp):
                     return None
         plan = _Plan(instr, comp, reduces, outputs, dims, nred)
+        plan.stored = stored
         if any(o.shape.dims not in (plan.kept, dims) for o in outputs):
             return None
         if plan.rowlen < MIN_ROW or plan.rows == 0:
@@ -271,7 +278,7 @@ class _Builder:
                 gens[id(op)] = self._load(self._ptr(s), self.buffers[s].shape)
             return gens
         for i in plan.comp.post_order():
-            if id(i) in gens or i.opcode == "reduce":
+            if id(i) in gens or i.opcode in ("reduce", "tuple"):
                 continue
             if i.opcode == "parameter":
                 s = slots[(i.parameter_number, ())]
@@ -454,6 +461,11 @@ class _Builder:
             f.threads(reset)
             self.write_outputs(kept)
 
+    def store_shape(self, k: int):
+        """The shape output ``k`` is stored in (its buffer's, or a stripped bitcast's)."""
+        nops = sum(1 for kb in self.buffers if kb.role == "operand")
+        return self.plan.stored[k] or self.buffers[nops + k].shape
+
     def write_outputs(self, kept: list) -> None:
         plan, f, b = self.plan, self.f, self.b
         gens = self.generators()
@@ -464,7 +476,7 @@ class _Builder:
             def per_row(tid: ir.Value) -> None:
                 with b.if_then(b.icmp_unsigned("==", tid, c64(0))):
                     for k, o in row_outs:
-                        shape = self.buffers[nops + k].shape
+                        shape = self.store_shape(k)
                         v = gens[id(o)](kept)
                         store_element(b, v, b.gep(self._ptr(nops + k),
                                                   [linear_offset(b, kept, shape)]),
@@ -475,7 +487,7 @@ class _Builder:
                 def store(j: ir.Value, carried: list) -> list:
                     index = self.full_index(kept, j)
                     for k, o in elem_outs:
-                        shape = self.buffers[nops + k].shape
+                        shape = self.store_shape(k)
                         store_element(b, gens[id(o)](index),
                                       b.gep(self._ptr(nops + k), [linear_offset(b, index, shape)]),
                                       shape.element_type)
