@@ -88,7 +88,7 @@ def gpu_tests():
         # the device tests and the kernels' own tests (the corpus runs below)
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                             "-m", "not slow", "-k",
-                            "device or split or softmax or integer or nan or jit or memory",
+                            "device or split or softmax or integer or nan or jit or memory or cublas",
                             "tests/test_gpu.py"], cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=max(30, min(120, left() - 150)))
         tail = (r.stdout + r.stderr).strip().splitlines()[-15:]

@@ -323,6 +323,15 @@ def test_programs_on_the_device():
 
 
 @pytest.mark.skipif(not DEVICE, reason="XLAPY_GPU_TEST_DEVICE=1 runs these on a GPU")
+def test_dumps_on_the_device_include_ptx(tmp_path):
+    with debug_options(xla_dump_to=str(tmp_path)):
+        gpu.GpuBackend().compile(parse_module(softmax(4, 256)))
+    names = [p.name for p in tmp_path.iterdir()]
+    for ext in (".ir-no-opt.ll", ".ir-with-opt.ll", ".ptx"):
+        assert any(n.endswith(ext) for n in names), (ext, names)
+
+
+@pytest.mark.skipif(not DEVICE, reason="XLAPY_GPU_TEST_DEVICE=1 runs these on a GPU")
 def test_random_programs_on_the_device():
     _random_programs("small", range(7000, 7020), side="gpu")
     _random_programs("medium", range(7000, 7006), side="gpu")
