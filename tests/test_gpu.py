@@ -254,6 +254,16 @@ def test_dumps_write_the_llvm_ir_files(tmp_path):
     assert any(n.endswith(".ir-with-opt.ll") for n in names), names
 
 
+def test_hlo_profile_times_every_thunk():
+    with debug_options(xla_hlo_profile=True):
+        exe = gpu.GpuSimBackend().compile(parse_module(softmax(8, 256)))
+    exe.execute([np.ones((8, 256), np.float32)])
+    exe.execute([np.ones((8, 256), np.float32)])
+    text = exe.profile_text()
+    assert "Execution profile" in text and "launch" in text
+    assert any(line.split()[2] == "2" for line in text.splitlines()[2:])
+
+
 # ----------------------------------------------------------------------------- errors
 @pytest.mark.skipif(DEVICE, reason="a GPU is present")
 def test_no_gpu_is_a_clear_error_and_the_cpu_still_works():

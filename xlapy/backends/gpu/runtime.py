@@ -25,6 +25,7 @@ from typing import Any, Collection, Sequence
 
 import numpy as np
 
+from ...config import get_debug_options
 from ...errors import InvalidArgumentError
 from ...hlo.ir import HloInstruction, HloModule
 from ...hlo.shape import Shape
@@ -52,10 +53,15 @@ class Plan:
 
     def __init__(self, name: str, thunks: list[Thunk]) -> None:
         self.name, self.thunks = name, thunks
+        self._runs = [t.run for t in thunks]
 
     def run(self) -> None:
-        for t in self.thunks:
-            t.run()
+        for run in self._runs:
+            run()
+
+    def instrument(self, wrap) -> None:
+        """Run ``wrap(thunk)`` instead of ``thunk.run`` (the profiler's timers)."""
+        self._runs = [wrap(t) for t in self.thunks]
 
     def walk(self):
         for t in self.thunks:
@@ -283,9 +289,23 @@ class GpuExecutable:
                 leaves.append((position[ix], buffers.base + buffers.offsets[alloc]))
             self._params.append((p, p.shape, f"argument {i} ({p.name})", leaves))
         self.result = value_ref(assignment, entry.root)
+        self._run = plan.run
+        self.profiler = None
+        if get_debug_options().xla_hlo_profile:
+            from .profile import GpuProfiler
+            self.profiler = GpuProfiler(device, plan, module.name)
+            self._run = self.profiler.wrap_entry(plan.run)
         fallbacks = self.fallback_opcodes()
         if fallbacks:
             log.info("module %s: on the host (fallback): %s", module.name, ", ".join(fallbacks))
+
+    def profile_text(self, limit: int | None = None) -> str:
+        """The per-instruction time table (compiled with ``--xla_hlo_profile``)."""
+        if self.profiler is None:
+            raise InvalidArgumentError(
+                f"module {self.module.name} was compiled without profiling: set "
+                f"XLA_FLAGS=--xla_hlo_profile before compiling it")
+        return self.profiler.to_text(limit)
 
     def thunk_kinds(self) -> dict[str, str]:
         """``instruction name -> thunk kind`` for every thunk, sub-plans included."""
@@ -313,14 +333,14 @@ class GpuExecutable:
                 data = _argument_leaves(value, shape, where)
                 for position, addr in leaves:
                     self.device.h2d(addr, data[position])
-            self.plan.run()
+            self._run()
             return self.buffers.read(self.result) if not isinstance(self.result, TokenRef) \
                 else TOKEN
 
     def run_on_device(self) -> None:
         """Run the plan on the arguments already on the device (for timing)."""
         with self._lock:
-            self.plan.run()
+            self._run()
 
     def parameter_address(self, number: int) -> int:
         """Device address of entry parameter ``number``'s first array leaf."""
