@@ -160,16 +160,15 @@ def test_max_reduction_propagates_nan_and_column_reduction_is_correct(sim):
     np.testing.assert_allclose(got[1], x.sum(0), rtol=1e-5, atol=1e-5)
 
 
-def test_dots_fall_back_on_the_simulator_and_are_logged(sim, caplog):
-    text = ("HloModule d\nENTRY e {\n a = f32[8,16] parameter(0)\n b = f32[16,4] parameter(1)\n"
-            " ROOT d = f32[8,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n")
-    a = np.random.default_rng(5).standard_normal((8, 16), dtype=np.float32)
-    b = np.random.default_rng(6).standard_normal((16, 4), dtype=np.float32)
+def test_ops_without_kernels_fall_back_and_are_logged(sim, caplog):
+    text = ("HloModule f\nENTRY e {\n a = c64[8] parameter(0)\n"
+            " ROOT f = c64[8] fft(a), fft_type=FFT, fft_length={8}\n}\n")
+    a = (np.arange(8) + 1j * np.arange(8)[::-1]).astype(np.complex64)
     with caplog.at_level("INFO", logger="xlapy.gpu"):
         exe = sim.compile(parse_module(text))
-    assert exe.fallback_opcodes() == ["dot"]
-    assert "dot" in caplog.text
-    np.testing.assert_allclose(exe.execute([a, b]), a @ b, rtol=1e-5, atol=1e-5)
+    assert exe.fallback_opcodes() == ["fft"]
+    assert "fft" in caplog.text
+    np.testing.assert_allclose(exe.execute([a]), np.fft.fft(a), rtol=1e-5, atol=1e-4)
 
 
 # ----------------------------------------------------------------------------- cuBLAS arguments
@@ -228,6 +227,25 @@ def test_cublas_arguments_compute_the_row_major_dot(ld, rd, nb, lc, rc, od):
               value_ref(a, dot)).run()
     want = run_hlo(parse_module(text), args, backend="interpreter")[0]
     np.testing.assert_allclose(buffers.read(value_ref(a, dot)), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("ld,rd,nb,lc,rc,od", _DOTS + [
+    ((33, 70), (70, 17), 0, 1, 0, (33, 17)), ((3, 40, 18), (3, 19, 18), 1, 2, 2, (3, 40, 19))])
+def test_tiled_gemm_kernel_computes_the_dot(sim, ld, rd, nb, lc, rc, od):
+    """Without cuBLAS (always on the simulator) dots run the tiled shared-memory kernel."""
+    batch = ",".join(map(str, range(nb)))
+    b_attr = f"lhs_batch_dims={{{batch}}}, rhs_batch_dims={{{batch}}}, " if nb else ""
+    dims = lambda s: ",".join(map(str, s))      # noqa: E731
+    text = (f"HloModule d\nENTRY e {{\n a = f32[{dims(ld)}] parameter(0)\n"
+            f" b = f32[{dims(rd)}] parameter(1)\n ROOT d = f32[{dims(od)}] dot(a, b), "
+            f"{b_attr}lhs_contracting_dims={{{lc}}}, rhs_contracting_dims={{{rc}}}\n}}\n")
+    exe = sim.compile(parse_module(text))
+    assert "gemm-tiled" in {k.kind for k in _kernels(sim, text).values()}
+    assert exe.fallback_opcodes() == []
+    rng = np.random.default_rng(9)
+    args = [rng.standard_normal(s).astype(np.float32) for s in (ld, rd)]
+    want = run_hlo(parse_module(text), args, backend="interpreter")[0]
+    np.testing.assert_allclose(exe.execute(args), want, rtol=1e-5, atol=1e-5)
 
 
 # ----------------------------------------------------------------------------- compiler IR

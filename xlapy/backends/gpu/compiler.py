@@ -4,8 +4,9 @@
 on a clone, assigns buffers, emits a kernel for every instruction a GPU emitter supports
 (``kernels.py``, ``reduction.py``), compiles them -- to PTX for the device's ``sm``
 (``ptx.py``) loaded by the driver, or for the host on the simulator -- and builds the
-plan of thunks (``runtime.py``). Dots go to cuBLAS when it is found (``cublas.py``);
-everything else without a kernel runs in the host fallback.
+plan of thunks (``runtime.py``). Dots go to cuBLAS when it is found (``cublas.py``), else
+to the backend's tiled kernel (``gemm_kernel.py``); everything else without a kernel runs
+in the host fallback.
 
 Platforms: ``"gpu"`` (:class:`GpuBackend` on :class:`~xlapy.backends.gpu.cuda.CudaDevice`;
 its device is opened at the first compile, so :meth:`compiler_ir` works with no GPU) and
@@ -152,17 +153,18 @@ class GpuBackend:
 
     def _emit_kernels(self, assignment: BufferAssignment) -> dict[int, GpuKernel]:
         from .column_reduction import ColumnReductionEmitter
+        from .gemm_kernel import GemmKernelEmitter
         from .reduction import RowReductionEmitter
         target = self.target()
-        emitters = [RowReductionEmitter(assignment, target),
+        emitters = [GemmKernelEmitter(assignment, target),
+                    RowReductionEmitter(assignment, target),
                     ColumnReductionEmitter(assignment, target),
                     UnitKernelEmitter(assignment, target)]
         names: set[str] = set()
         out: dict[int, GpuKernel] = {}
         for comp_name, schedule in assignment.schedules.items():
             for instr in schedule:
-                if instr.opcode in NO_OP or instr.opcode in FORWARD or instr.opcode in _CONTROL \
-                        or _is_gemm(instr):
+                if instr.opcode in NO_OP or instr.opcode in FORWARD or instr.opcode in _CONTROL:
                     continue
                 name = _kernel_name(comp_name, instr, names)
                 for e in emitters:
@@ -297,6 +299,12 @@ class _PlanBuilder:
         op = instr.opcode
         if op in NO_OP:
             return None
+        if _is_gemm(instr) and not self.device.simulated:
+            from .cublas import GemmThunk, cublas
+            handle = cublas(self.device)
+            if handle is not None:
+                return GemmThunk(instr, handle, self.buffers,
+                                 [self.ref(o) for o in instr.operands], self.ref(instr))
         k = self.em.kernels.get(id(instr))
         if k is not None:
             args = [self.buffers.address(buffer_ref(self.assignment, kb.instruction, kb.index))
@@ -319,12 +327,6 @@ class _PlanBuilder:
                          for p in self.pairs(o, prm)]
             return CallThunk(instr, self.plan(callee), self.copies(to_params),
                              self.copies(self.pairs(callee.root, instr)))
-        if _is_gemm(instr) and not self.device.simulated:
-            from .cublas import GemmThunk, cublas
-            handle = cublas(self.device)
-            if handle is not None:
-                return GemmThunk(instr, handle, self.buffers,
-                                 [self.ref(o) for o in instr.operands], self.ref(instr))
         if self.evaluator is None:
             from ..interpreter import Evaluator
             self.evaluator = Evaluator(self.em.module)
