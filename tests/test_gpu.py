@@ -200,6 +200,15 @@ _DOTS = [((5, 3), (3, 7), 0, 1, 0, (5, 7)), ((3, 5), (3, 7), 0, 0, 0, (5, 7)),
          ((3,), (3, 7), 0, 0, 0, (7,)), ((5, 3), (3,), 0, 1, 0, (5,))]
 
 
+def _dot_text(ld, rd, nb: int, lc: int, rc: int, od) -> str:
+    batch = ",".join(map(str, range(nb)))
+    b_attr = f"lhs_batch_dims={{{batch}}}, rhs_batch_dims={{{batch}}}, " if nb else ""
+    dims = lambda s: ",".join(map(str, s))      # noqa: E731
+    return (f"HloModule d\nENTRY e {{\n a = f32[{dims(ld)}] parameter(0)\n"
+            f" b = f32[{dims(rd)}] parameter(1)\n ROOT d = f32[{dims(od)}] dot(a, b), "
+            f"{b_attr}lhs_contracting_dims={{{lc}}}, rhs_contracting_dims={{{rc}}}\n}}\n")
+
+
 @pytest.mark.parametrize("ld,rd,nb,lc,rc,od", _DOTS)
 def test_cublas_arguments_compute_the_row_major_dot(ld, rd, nb, lc, rc, od):
     """The GemmThunk's column-major call (transposes, leading dimensions, batch strides),
@@ -208,12 +217,7 @@ def test_cublas_arguments_compute_the_row_major_dot(ld, rd, nb, lc, rc, od):
     from xlapy.backends.gpu.cublas import GemmThunk, gemm_supported
     from xlapy.backends.gpu.runtime import Buffers
     from xlapy.passes.buffer_assignment import assign_buffers
-    batch = ",".join(map(str, range(nb)))
-    b_attr = f"lhs_batch_dims={{{batch}}}, rhs_batch_dims={{{batch}}}, " if nb else ""
-    dims = lambda s: ",".join(map(str, s))      # noqa: E731
-    text = (f"HloModule d\nENTRY e {{\n a = f32[{dims(ld)}] parameter(0)\n"
-            f" b = f32[{dims(rd)}] parameter(1)\n ROOT d = f32[{dims(od)}] dot(a, b), "
-            f"{b_attr}lhs_contracting_dims={{{lc}}}, rhs_contracting_dims={{{rc}}}\n}}\n")
+    text = _dot_text(ld, rd, nb, lc, rc, od)
     module = parse_module(text)
     a = assign_buffers(module)
     dot = module.entry.root
@@ -233,12 +237,7 @@ def test_cublas_arguments_compute_the_row_major_dot(ld, rd, nb, lc, rc, od):
     ((33, 70), (70, 17), 0, 1, 0, (33, 17)), ((3, 40, 18), (3, 19, 18), 1, 2, 2, (3, 40, 19))])
 def test_tiled_gemm_kernel_computes_the_dot(sim, ld, rd, nb, lc, rc, od):
     """Without cuBLAS (always on the simulator) dots run the tiled shared-memory kernel."""
-    batch = ",".join(map(str, range(nb)))
-    b_attr = f"lhs_batch_dims={{{batch}}}, rhs_batch_dims={{{batch}}}, " if nb else ""
-    dims = lambda s: ",".join(map(str, s))      # noqa: E731
-    text = (f"HloModule d\nENTRY e {{\n a = f32[{dims(ld)}] parameter(0)\n"
-            f" b = f32[{dims(rd)}] parameter(1)\n ROOT d = f32[{dims(od)}] dot(a, b), "
-            f"{b_attr}lhs_contracting_dims={{{lc}}}, rhs_contracting_dims={{{rc}}}\n}}\n")
+    text = _dot_text(ld, rd, nb, lc, rc, od)
     exe = sim.compile(parse_module(text))
     assert "gemm-tiled" in {k.kind for k in _kernels(sim, text).values()}
     assert exe.fallback_opcodes() == []
