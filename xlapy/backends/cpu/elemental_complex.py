@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ...errors import UnimplementedError
 from ...hlo.types import ElementType
 from . import math_ir
 from .llvm_types import call_intrinsic, llvm_type
@@ -25,7 +26,10 @@ def complex_unary(b: ir.IRBuilder, op: str, z: ir.Value, et: ElementType) -> ir.
         return im
     if op == "negate":
         return complex_value(b, llvm_type(et), b.fneg(re), b.fneg(im))
-    return complex_abs(b, re, im)
+    if op == "abs":
+        return complex_abs(b, re, im)
+    raise UnimplementedError(f"complex unary op {op} (list it in fallbacks.CPU_FALLBACK or "
+                             "emit it here)")
 
 
 def complex_abs(b: ir.IRBuilder, re: ir.Value, im: ir.Value) -> ir.Value:
@@ -75,8 +79,11 @@ def complex_binary(b: ir.IRBuilder, op: str, x: ir.Value, y: ir.Value) -> ir.Val
     elif op == "multiply":
         re = b.fsub(b.fmul(xr, yr), b.fmul(xi, yi))
         im = b.fadd(b.fmul(xr, yi), b.fmul(xi, yr))
-    else:
+    elif op == "divide":
         re, im = _complex_divide(b, xr, xi, yr, yi)
+    else:
+        raise UnimplementedError(f"complex binary op {op} (list it in fallbacks.CPU_FALLBACK "
+                                 "or emit it here)")
     return complex_value(b, x.type, re, im)
 
 

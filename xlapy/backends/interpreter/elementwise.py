@@ -45,10 +45,8 @@ from ...hlo.ir import HloInstruction
 from ...hlo.opcodes import BINARY, UNARY, accepts
 from ...hlo.shape_inference.elementwise import COMPARISON_KINDS, default_comparison_type
 from ...hlo.types import ElementType
-from .elementwise_complex import (complex_abs, complex_atan2, complex_cbrt, complex_cos,
-                                  complex_divide, complex_exp, complex_expm1, complex_log,
-                                  complex_log1p, complex_sign, complex_sin, complex_sqrt,
-                                  complex_tan, complex_tanh, make_complex)
+from .elementwise_complex import (COMPLEX_UNARY, complex_abs, complex_atan2, complex_divide,
+                                  complex_sign, make_complex)
 from .evaluator import Evaluator, describe, handler
 from .numeric import (as_array, bit_length, bit_pattern, element_type_of, float_compute,
                       real_type, round_float, widen_int, wrap_int)
@@ -102,13 +100,6 @@ _FLOAT_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "atan": np.arctan, "atanh": np.arctanh, "cosh": np.cosh, "sinh": np.sinh,
     "negate": np.negative,
 }
-# Complex ops whose XLA results differ from NumPy's on inf, NaN and -0 (.elementwise_complex).
-_COMPLEX_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "sqrt": complex_sqrt, "exponential": complex_exp, "log": complex_log,
-    "log-plus-one": complex_log1p, "exponential-minus-one": complex_expm1,
-    "sine": complex_sin, "cosine": complex_cos, "tan": complex_tan, "tanh": complex_tanh,
-    "cbrt": complex_cbrt,
-}
 
 
 def _unary_float(instr: HloInstruction, x: np.ndarray, et: ElementType) -> np.ndarray:
@@ -124,7 +115,7 @@ def _unary_float(instr: HloInstruction, x: np.ndarray, et: ElementType) -> np.nd
         return round_float(np.real(v), real_type(et))
     if op == "imag":
         return round_float(np.imag(v) if et.is_complex else np.zeros_like(v), real_type(et))
-    fn = (_COMPLEX_UNARY.get(op) if et.is_complex else None) or _FLOAT_UNARY[op]
+    fn = (COMPLEX_UNARY.get(op) if et.is_complex else None) or _FLOAT_UNARY[op]
     return round_float(fn(v), et)
 
 

@@ -37,6 +37,8 @@ The rules, checked against XLA:CPU (through jaxlib):
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 
@@ -204,3 +206,13 @@ def complex_atan2(y: np.ndarray, x: np.ndarray) -> np.ndarray:
     minus_i = make_complex(ft(0.0), ft(-1.0), x.dtype)
     root = complex_sqrt(_multiply(x, x) + _multiply(y, y))
     return _multiply(minus_i, complex_log(complex_divide(x + _multiply(i, y), root)))
+
+
+# The complex unary ops computed here (XLA's results differ from NumPy's on inf, NaN and -0);
+# the other complex unary ops the op table accepts use NumPy's function.
+COMPLEX_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "sqrt": complex_sqrt, "exponential": complex_exp, "log": complex_log,
+    "log-plus-one": complex_log1p, "exponential-minus-one": complex_expm1,
+    "sine": complex_sin, "cosine": complex_cos, "tan": complex_tan, "tanh": complex_tanh,
+    "cbrt": complex_cbrt,
+}
