@@ -117,11 +117,6 @@ _elementwise(("negate",), 1, "unary", NUMERIC, CHEAP)
 _elementwise(("abs", "sign"), 1, "unary", NUMERIC, EXPENSIVE_IF_COMPLEX)
 _elementwise(("popcnt", "count-leading-zeros"), 1, "unary", INTEGRAL, CHEAP)
 _elementwise(("not",), 1, "unary", INTEGRAL | {PRED_KIND}, CHEAP)
-UNARY = ("abs", "ceil", "cbrt", "count-leading-zeros", "cosine", "erf", "exponential",
-         "exponential-minus-one", "floor", "imag", "real", "is-finite", "log", "log-plus-one",
-         "logistic", "negate", "not", "popcnt", "round-nearest-afz", "round-nearest-even", "rsqrt",
-         "sign", "sine", "sqrt", "tan", "tanh", "acos", "acosh", "asin", "asinh", "atan", "atanh",
-         "cosh", "sinh")
 _elementwise(("convert",), 1, "convert", ANY_KIND, EXPENSIVE_IF_F32_TO_BF16)
 _elementwise(("bitcast-convert", "copy"), 1, "convert", ANY_KIND, CHEAP)
 _elementwise(("reduce-precision",), 1, "unary", FLOATING, CHEAP,
@@ -140,14 +135,14 @@ _elementwise(("mulhi", "shift-left", "shift-right-arithmetic", "shift-right-logi
              "binary", INTEGRAL, CHEAP)
 _elementwise(("complex",), 2, "binary", FLOATING, CHEAP)
 _elementwise(("and", "or", "xor"), 2, "binary", INTEGRAL | {PRED_KIND}, CHEAP)
-BINARY = ("add", "subtract", "multiply", "divide", "remainder", "power", "atan2", "maximum",
-          "minimum", "mulhi", "complex", "and", "or", "xor", "shift-left",
-          "shift-right-arithmetic", "shift-right-logical")
 _elementwise(("stochastic-convert",), 2, "convert", FLOATING, CHEAP)
 _elementwise(("select",), 3, "select", ANY_KIND, CHEAP, kind_operand=1)
 _elementwise(("clamp",), 3, "clamp", INTEGRAL | FLOATING | {PRED_KIND}, CHEAP, kind_operand=1)
 _elementwise(("compare",), 2, "compare", ANY_KIND, CHEAP, required=("direction",),
              optional=("type",))
+# The plain unary and binary ops (no attributes; complex builds c64/c128 from two parts).
+UNARY = tuple(n for n, i in OPCODES.items() if i.elementwise == "unary" and not i.required)
+BINARY = tuple(n for n, i in OPCODES.items() if i.elementwise == "binary")
 
 # 1.4 data movement
 _op("broadcast", 1, "data_movement", (), ("dimensions",))

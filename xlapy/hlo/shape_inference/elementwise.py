@@ -209,7 +209,7 @@ def stochastic_convert(ctx: Ctx) -> Shape:
     ctx.arity(2)
     x, bits = ctx.array(0), ctx.array(1)
     out = ctx.need_declared("element type")
-    ctx.check(x.element_type.is_floating, f"operand {shape_text(x)} must be floating-point")
+    _check_element_kind(ctx, x)
     ctx.check(bits.element_type.is_unsigned_integral
               and bits.element_type.bits == x.element_type.bits,
               f"random bits {shape_text(bits)} must be unsigned with the operand's bit width")
