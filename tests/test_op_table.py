@@ -137,6 +137,56 @@ def test_shape_rule_interpreter_and_cpu_agree(op, arity, attrs):
     assert not disagreements, f"{op}{_attr_text(attrs)}:\n" + "\n".join(disagreements)
 
 
+def _conversion_operands(op: str, frm: T.ElementType, to: T.ElementType) -> list[Shape] | None:
+    dims = (3,)
+    if op == "bitcast-convert" and 0 < frm.bits < to.bits:
+        dims = (3, to.bits // frm.bits)
+    shapes = [Shape.array(frm, dims)]
+    if op == "stochastic-convert":
+        bits = {8: T.U8, 16: T.U16, 32: T.U32, 64: T.U64}.get(frm.bits)
+        if bits is None:
+            return None
+        shapes.append(Shape.array(bits, dims))
+    return shapes
+
+
+@pytest.mark.parametrize("op", ["convert", "bitcast-convert", "stochastic-convert"])
+def test_conversions_agree(op):
+    """Every (operand type, result type) the shape rule accepts is computed by the
+    interpreter and emitted by the CPU backend unless either type is in its fallback list."""
+    disagreements = []
+    for frm in TYPES:
+        for to in TYPES:
+            shapes = _conversion_operands(op, frm, to)
+            if shapes is None:
+                continue
+            try:
+                result = infer_shape(op, shapes, {}, declared=Shape.array(to, (3,)))
+            except ShapeError:
+                continue
+            m = _module(op, {}, shapes, result)
+            args = [np.zeros(s.dims, s.element_type.dtype) for s in shapes]
+            try:
+                Evaluator(m).run(args)
+            except InvalidArgumentError as e:
+                disagreements.append(f"{frm}->{to}: interpreter fails: {e}")
+                continue
+            fallback = falls_back(op, frm) or falls_back(op, to)
+            if ElementalEmitter.supports(m.entry.root) == fallback:
+                disagreements.append(f"{frm}->{to}: CPU emits it: {not fallback}, "
+                                     f"in CPU_FALLBACK: {fallback}")
+    assert not disagreements, f"{op}:\n" + "\n".join(disagreements[:20])
+
+
+def test_conversions_xla_rejects_are_rejected():
+    with pytest.raises(ShapeError, match="complex and real"):
+        infer_shape("bitcast-convert", [Shape.array(T.C64, (2,))], {},
+                    declared=Shape.array(T.U64, (2,)))
+    with pytest.raises(ShapeError, match="signed integers only"):
+        infer_shape("stochastic-convert", [Shape.array(T.F32, (2,)), Shape.array(T.U32, (2,))],
+                    {}, declared=Shape.array(T.U8, (2,)))
+
+
 def test_every_fallback_entry_names_accepted_pairs_and_a_reason():
     for entry in CPU_FALLBACK:
         assert entry.why and entry.ops and entry.types

@@ -33,10 +33,10 @@ complex arithmetic is in :mod:`.elemental_complex`.
 
 Which (op, element type) pairs have generators comes from the op table
 (``OpInfo.kinds``) minus the backend's fallback list (:mod:`.fallbacks`: f8/f4
-arithmetic, the complex transcendentals, complex ``power`` and ``atan2``). Also not
-supported (``supports()`` is False, the runtime falls back to the interpreter):
-conversion of the f8/f4 types (moving them is supported); complex ``bitcast-convert``;
-``stochastic-convert``; ``bitcast`` between element types of different widths or with
+arithmetic and conversions (moving them is supported), the complex transcendentals,
+complex ``power`` and ``atan2``, complex and f4 ``bitcast-convert``,
+``stochastic-convert``). Also not supported (``supports()`` is False, the runtime falls
+back to the interpreter): ``bitcast`` between element types of different widths or with
 tiled layouts; tuple- or token-shaped values; ``map``, ``scatter``, ``reduce*``, ``dot``,
 ``convolution`` and the other non-elemental ops.
 """

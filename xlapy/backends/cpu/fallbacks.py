@@ -47,11 +47,22 @@ CPU_FALLBACK: tuple[Fallback, ...] = (
     Fallback(frozenset({"power", "atan2"}), COMPLEX_TYPES,
              "complex power and atan2 are built from complex log/exp/sqrt, which are not "
              "emitted yet"),
+    # conversions: a pair falls back when its operand or its result type is listed
+    Fallback(frozenset({"convert"}), NARROW_FLOATS,
+             "converting to or from the f8/f4 formats needs their rounding and special "
+             "values, which this emitter does not generate (the interpreter does)"),
+    Fallback(frozenset({"bitcast-convert"}), COMPLEX_TYPES | {T.F4E2M1FN},
+             "registers hold complex values as {re, im} structs and f4 values as "
+             "floats, not as their bits"),
+    Fallback(frozenset({"stochastic-convert"}), frozenset(t for t in T.ALL_TYPES if t.is_array_type),
+             "XLA:CPU rewrites it into other ops first (StochasticConvertDecomposer); "
+             "this backend has no such pass"),
 )
 
 
 def falls_back(op: str, et: ElementType) -> bool:
-    """Whether ``op`` on ``et`` is in :data:`CPU_FALLBACK`."""
+    """Whether ``op`` on ``et`` is in :data:`CPU_FALLBACK` (for a conversion: with ``et`` as
+    its operand or its result type)."""
     return any(op in f.ops and et in f.types for f in CPU_FALLBACK)
 
 

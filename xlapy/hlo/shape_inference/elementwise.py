@@ -2,7 +2,9 @@
 
 HLO has no implicit broadcasting: binary operands must have the same dims and element
 type (``compare``'s result is ``pred``). ``select`` takes a scalar or same-dims predicate,
-``clamp`` scalar or same-dims bounds.
+``clamp`` scalar or same-dims bounds. The element kinds each op accepts are the op
+table's (``OpInfo.kinds``); ``compare``'s ``type=`` must order the operands' kind
+(``COMPARISON_KINDS``), and complex operands compare only for EQ and NE.
 """
 from __future__ import annotations
 
@@ -170,13 +172,15 @@ def convert(ctx: Ctx) -> Shape:
 
 @rule("bitcast-convert")
 def bitcast_convert(ctx: Ctx) -> Shape:
-    """Reinterpret bits: equal widths keep dims; a narrower result adds a last dim of
-    ratio size, a wider one removes a last dim that must equal the ratio."""
+    """Reinterpret bits (complex only as complex): equal widths keep dims; a narrower result
+    adds a last dim of ratio size, a wider one removes a last dim that must equal the ratio."""
     ctx.arity(1)
     s = ctx.array(0)
     out = ctx.need_declared("element type")
     et = out.element_type
     ctx.check(out.is_array, f"result {shape_text(out)} must be an array")
+    ctx.check(s.element_type.is_complex == et.is_complex,
+              f"cannot bitcast between complex and real types: {shape_text(s)} to {et.name}")
     in_bits, out_bits = s.element_type.bits, et.bits
     if in_bits == out_bits:
         return like(s, et)
@@ -205,11 +209,15 @@ def reduce_precision(ctx: Ctx) -> Shape:
 
 @rule("stochastic-convert")
 def stochastic_convert(ctx: Ctx) -> Shape:
-    """``stochastic-convert(x, random_bits)``: unsigned bits as wide as x, declared type."""
+    """``stochastic-convert(x, random_bits)``: unsigned bits as wide as x, a declared signed
+    integer type."""
     ctx.arity(2)
     x, bits = ctx.array(0), ctx.array(1)
     out = ctx.need_declared("element type")
     _check_element_kind(ctx, x)
+    ctx.check(out.element_type.is_signed_integral,
+              f"stochastic conversion of {shape_text(x)} to {out.element_type.name} is not "
+              "implemented (XLA converts to signed integers only)")
     ctx.check(bits.element_type.is_unsigned_integral
               and bits.element_type.bits == x.element_type.bits,
               f"random bits {shape_text(bits)} must be unsigned with the operand's bit width")
