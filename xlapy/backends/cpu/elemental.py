@@ -65,7 +65,6 @@ _EMITTERS: dict[str, EmitFn] = {}
 _SUPPORTS: dict[str, SupportFn] = {}
 
 
-
 def elemental(*opcodes: str, supports: SupportFn) -> Callable[[EmitFn], EmitFn]:
     """Register ``fn(emitter, instr, operand_generators) -> Generator`` for ``opcodes``."""
     def register(fn: EmitFn) -> EmitFn:
@@ -190,10 +189,6 @@ def int_unary(b: ir.IRBuilder, op: str, x: ir.Value, signed: bool) -> ir.Value:
         return call_intrinsic(b, "llvm.ctpop", [x])
     if op == "count-leading-zeros":
         return call_intrinsic(b, "llvm.ctlz", [x], extra=[ir.Constant(I1, 0)])
-    if op == "real":
-        return x
-    if op == "imag":
-        return zero
     raise UnimplementedError(f"integer unary op {op}")
 
 

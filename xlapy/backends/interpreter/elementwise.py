@@ -115,7 +115,9 @@ def _unary_float(instr: HloInstruction, x: np.ndarray, et: ElementType) -> np.nd
         return round_float(np.real(v), real_type(et))
     if op == "imag":
         return round_float(np.imag(v) if et.is_complex else np.zeros_like(v), real_type(et))
-    fn = (COMPLEX_UNARY.get(op) if et.is_complex else None) or _FLOAT_UNARY[op]
+    fn = (COMPLEX_UNARY.get(op) if et.is_complex else None) or _FLOAT_UNARY.get(op)
+    if fn is None:          # an op the table accepts for this kind but not computed here
+        raise _type_error(instr, et)
     return round_float(fn(v), et)
 
 
