@@ -9,6 +9,7 @@ loading a compiled module's kernels and launching them on a grid. Two implementa
 """
 from __future__ import annotations
 
+import abc
 import ctypes
 import threading
 from typing import Any, Sequence
@@ -78,29 +79,46 @@ class CachingAllocator:
             self._raw_free(a)
 
 
-class Device:
+class Device(abc.ABC):
     """The operations the GPU runtime uses (see the module docstring)."""
 
     name = "device"
     simulated = False
     sm = "sm_80"
 
-    def alloc(self, nbytes: int) -> int: ...
+    @abc.abstractmethod
+    def alloc(self, nbytes: int) -> int:
+        """Device memory of at least ``nbytes`` (ResourceExhaustedError when none is left)."""
 
-    def free(self, addr: int) -> None: ...
+    @abc.abstractmethod
+    def free(self, addr: int) -> None:
+        """Give an :meth:`alloc` block back (to the caching allocator)."""
 
-    def memset0(self, addr: int, nbytes: int) -> None: ...
+    @abc.abstractmethod
+    def memset0(self, addr: int, nbytes: int) -> None:
+        """Zero ``nbytes`` at ``addr``."""
 
-    def h2d(self, addr: int, data: np.ndarray) -> None: ...
+    @abc.abstractmethod
+    def h2d(self, addr: int, data: np.ndarray) -> None:
+        """Copy a contiguous host array to ``addr``."""
 
-    def d2h(self, addr: int, out: np.ndarray) -> None: ...
+    @abc.abstractmethod
+    def d2h(self, addr: int, out: np.ndarray) -> None:
+        """Copy ``out.nbytes`` from ``addr`` into a contiguous host array (waits for the
+        work before it)."""
 
-    def d2d(self, dst: int, src: int, nbytes: int) -> None: ...
+    @abc.abstractmethod
+    def d2d(self, dst: int, src: int, nbytes: int) -> None:
+        """Copy ``nbytes`` on the device."""
 
+    @abc.abstractmethod
     def launch(self, fn: Any, grid: int, block: int, args: Sequence[int], shared: int = 0
-               ) -> None: ...
+               ) -> None:
+        """Run kernel ``fn`` on ``grid`` blocks of ``block`` threads with pointer ``args``."""
 
-    def synchronize(self) -> None: ...
+    @abc.abstractmethod
+    def synchronize(self) -> None:
+        """Wait for all work queued on the device."""
 
 
 class SimDevice(Device):

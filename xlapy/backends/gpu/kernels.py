@@ -33,7 +33,7 @@ from typing import Any
 from llvmlite import ir
 
 from ...hlo.ir import HloInstruction
-from ..cpu.kernel_api import KernelBuffer, kernel_buffers
+from ..cpu.kernel_api import KernelBuffer
 from ..cpu.kernel_support import c64
 from .simt import I8P, KernelFrame, Target
 
@@ -145,9 +145,4 @@ class UnitKernelEmitter:
                          notes=list(spec.notes))
 
 
-def buffers_of(instr: HloInstruction) -> list[KernelBuffer]:
-    """The kernel buffer table of ``instr`` (operands, then result leaves)."""
-    return kernel_buffers(instr)
-
-
-__all__ = ["GpuKernel", "UnitKernelEmitter", "launch_dims", "BLOCK", "buffers_of"]
+__all__ = ["GpuKernel", "UnitKernelEmitter", "launch_dims", "BLOCK"]

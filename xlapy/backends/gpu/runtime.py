@@ -18,6 +18,7 @@ opcodes are logged once per executable (logger ``xlapy.gpu``) and listed by
 """
 from __future__ import annotations
 
+import abc
 import logging
 import threading
 import weakref
@@ -39,13 +40,16 @@ from .device import Device, align
 log = logging.getLogger("xlapy.gpu")
 
 
-class Thunk:
+class Thunk(abc.ABC):
+    """Runs one instruction on device buffers; ``subplans`` are a control-flow thunk's."""
+
     kind = "thunk"
     instruction: HloInstruction
     subplans: tuple = ()
 
-    def run(self) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def run(self) -> None:
+        """Execute the instruction."""
 
 
 class Plan:

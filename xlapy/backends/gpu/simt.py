@@ -24,6 +24,7 @@ form: the structure forbids the divergent barriers that hang real GPUs.
 """
 from __future__ import annotations
 
+import abc
 from typing import Callable
 
 from llvmlite import ir
@@ -154,19 +155,20 @@ def shfl_down(b: ir.IRBuilder, module: ir.Module, v: ir.Value, off: int) -> ir.V
     return b.bitcast(got, ty) if not isinstance(ty, ir.IntType) else got
 
 
-class Target:
+class Target(abc.ABC):
     """Where kernels run: :class:`NvptxTarget` or :class:`SimTarget`."""
 
     name = "target"
     simulated = False
 
+    @abc.abstractmethod
     def new_module(self, name: str) -> ir.Module:
-        raise NotImplementedError  # pragma: no cover - abstract
+        """An empty LLVM module for this target (triple and data layout set)."""
 
+    @abc.abstractmethod
     def kernel(self, module: ir.Module, name: str, nbuf: int, block_size: int,
                body: Callable[[KernelFrame], None]) -> ir.Function:
         """Define kernel ``name`` over ``nbuf`` buffers whose block code ``body`` emits."""
-        raise NotImplementedError  # pragma: no cover - abstract
 
 
 class NvptxTarget(Target):
