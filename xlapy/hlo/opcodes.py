@@ -6,7 +6,7 @@ in :mod:`xlapy.hlo.attrs`); attributes allowed on every instruction
 (``COMMON_ATTRS``) are not repeated. ``family`` groups ops the same way the
 shape rules, the interpreter and the emitters are split into files.
 ``executable`` is False for ops that parse and print but that no backend runs
-(collectives beyond one device, async wrappers, the newest opcodes).
+(async wrappers, the newest opcodes).
 """
 from __future__ import annotations
 
@@ -142,20 +142,20 @@ _op("domain", 1, "control_flow", ("domain",))
 # 1.8 collectives, I/O, RNG, misc
 _COLL = ("replica_groups", "channel_id", "constrain_layout", "use_global_device_ids")
 _op("all-reduce", None, "collective", ("to_apply",), _COLL)
-_op("all-reduce-start", None, "collective", ("to_apply",), _COLL, executable=False)
-_op("all-reduce-done", 1, "collective", executable=False)
+_op("all-reduce-start", None, "collective", ("to_apply",), _COLL)
+_op("all-reduce-done", 1, "collective")
 _op("reduce-scatter", None, "collective", ("to_apply", "dimensions"), _COLL)
 _op("all-gather", None, "collective", ("dimensions",), _COLL)
-_op("all-gather-start", None, "collective", ("dimensions",), _COLL, executable=False)
-_op("all-gather-done", 1, "collective", executable=False)
+_op("all-gather-start", None, "collective", ("dimensions",), _COLL)
+_op("all-gather-done", 1, "collective")
 _op("all-to-all", None, "collective", (), _COLL + ("dimensions",))
 _op("ragged-all-to-all", 6, "collective", (), _COLL, executable=False)
 _op("collective-broadcast", None, "collective", ("replica_groups",), ("channel_id",))
 _op("collective-permute", None, "collective", ("source_target_pairs",),
     ("channel_id", "slice_sizes"))
 _op("collective-permute-start", None, "collective", ("source_target_pairs",),
-    ("channel_id", "slice_sizes"), executable=False)
-_op("collective-permute-done", 1, "collective", executable=False)
+    ("channel_id", "slice_sizes"))
+_op("collective-permute-done", 1, "collective")
 _op("collective-reduce", None, "collective", (), _COLL + ("to_apply",), executable=False)
 _op("replica-id", 0, "collective")
 _op("partition-id", 0, "collective")

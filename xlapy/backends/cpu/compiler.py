@@ -397,6 +397,12 @@ class CpuBackend:
         for r in records:
             instr = module.computation(r.computation).instruction(r.instruction)
             kernels[id(instr)] = (r, loaded.address(r.name))
+        return self._instantiate(module, assignment, kernels, loaded)
+
+    def _instantiate(self, module: HloModule, assignment: BufferAssignment,
+                     kernels: dict, loaded: Any) -> CpuExecutable:
+        """An executable over already loaded kernels; ``exe.new_instance()`` makes another
+        with its own memory and plan (the devices of a multi-device run execute at once)."""
         builder = PlanBuilder(module, assignment, kernels, self._thread_pool(),
                                self.parallel_cost)
         plan = builder.plan(module.entry)
@@ -405,6 +411,7 @@ class CpuBackend:
                                                    if builder.evaluator is not None else []))
         materialize_constants(exe, assignment, module)
         exe.bind_fixed()
+        exe.new_instance = lambda: self._instantiate(module, assignment, kernels, loaded)
         return exe
 
 
