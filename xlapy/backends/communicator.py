@@ -8,8 +8,9 @@ views of its buffers) read it with :func:`current_participant`.
 
 A communicator moves the participants' arrays for one collective call, identified by a
 :class:`CollectiveCall` (the op's text for errors, the group as flattened device ids in group
-order, the caller's position in it, and the caller's sequence number: the k-th collective a
-device runs meets the k-th of the others, as in XLA, where every device runs the same schedule).
+order, the caller's position in it, and the caller's sequence number in that group: the k-th
+collective a device runs with a group meets the k-th of the other members, as in XLA, where every
+device runs the same schedule; the members must agree on the op's name and operand shapes).
 Two implementations, chosen at run time:
 
 - :class:`InProcessCommunicator` (here): N devices on N threads of one process. A rendezvous per
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import contextvars
 import threading
 import time
 from dataclasses import dataclass, field
@@ -48,13 +50,15 @@ Arrays = list  # list[np.ndarray]: one collective operand per entry (tuple forms
 class CollectiveCall:
     """One participant's view of one collective: ``what`` names it in errors (``all-reduce
     %ar.1``), ``group`` lists the flattened device ids in group order, ``position`` is the
-    caller's index in it, ``sequence`` the caller's count of collectives run so far."""
+    caller's index in it, ``sequence`` the caller's count of collectives run with this group
+    so far."""
 
     what: str
     group: tuple[int, ...]
     position: int
     sequence: int
     signature: tuple = ()       # opcode and operand shapes: must agree across the group
+    groups: tuple[tuple[int, ...], ...] = ()    # every group of this op (the same everywhere)
 
     @property
     def device(self) -> int:
@@ -80,7 +84,8 @@ class Communicator(abc.ABC):
     def exchange(self, call: CollectiveCall, arrays: Arrays, compute: Callable[[list], Any]
                  ) -> Any:
         """Every member's ``arrays`` in group order are handed to ``compute`` (while they are
-        all still valid); its result is returned."""
+        all still valid); its result is returned. The members must agree on the call's
+        signature and group."""
 
     def abort(self, reason: str) -> None:
         """Make every waiting and future collective call fail with ``reason``."""
@@ -199,28 +204,31 @@ class InProcessCommunicator(Communicator):
 
     def exchange(self, call: CollectiveCall, arrays: Arrays, compute: Callable[[list], Any]
                  ) -> Any:
-        key = (call.sequence, call.group)
-        n = len(call.group)
+        members = tuple(sorted(call.group))     # slots by device id, whatever the order
+        key = (call.sequence, members)
+        n = len(members)
+        slot = members.index(call.device)
         with self._cond:
             rv = self._rendezvous.get(key)
             if rv is None:
                 rv = self._rendezvous[key] = _Rendezvous(n)
-            rv.slots[call.position] = arrays
-            rv.signatures[call.position] = (call.what, call.signature)
+            rv.slots[slot] = arrays
+            rv.signatures[slot] = (call.what, call.signature, call.group)
             rv.arrived += 1
             self._cond.notify_all()
             self._wait(call, lambda: rv.arrived == n, "arrive", rv)
-            first = rv.signatures[0]
-            for d, sig in zip(call.group, rv.signatures):
-                if sig[1] != first[1]:
-                    reason = (f"participants disagree at {call.what}: device {call.group[0]} "
-                              f"runs {first[0]} with {first[1]}, device {d} runs {sig[0]} "
-                              f"with {sig[1]}")
+            mine = rv.signatures[slot]
+            for d, sig in zip(members, rv.signatures):
+                if sig[1:] != mine[1:]:
+                    reason = (f"participants disagree at {call.what}: device {call.device} "
+                              f"runs {mine[0]} on {list(mine[1][1:])} over {list(mine[2])}, "
+                              f"device {d} runs {sig[0]} on {list(sig[1][1:])} over "
+                              f"{list(sig[2])}")
                     self._aborted = self._aborted or reason
                     self._cond.notify_all()
                     raise CollectiveError(reason)
         try:
-            result = compute(rv.slots)
+            result = compute([rv.slots[members.index(d)] for d in call.group])
         except BaseException as e:
             self.abort(f"{call.what} failed on device {call.device}: {e}")
             raise
@@ -243,16 +251,18 @@ class Participant:
     replicas: int
     partitions: int
     communicator: Communicator
-    sequence: int = field(default=0)
+    sequences: dict = field(default_factory=dict)
 
     @property
     def device(self) -> int:
         """The flattened device id ``replica * partitions + partition``."""
         return self.replica * self.partitions + self.partition
 
-    def next_sequence(self) -> int:
-        s = self.sequence
-        self.sequence += 1
+    def next_sequence(self, group: tuple[int, ...]) -> int:
+        """How many collectives this device ran with ``group`` before this one (the k-th
+        collective of a group meets the k-th of every other member)."""
+        s = self.sequences.get(group, 0)
+        self.sequences[group] = s + 1
         return s
 
 
@@ -281,9 +291,9 @@ def participating(participant: Participant) -> Iterator[Participant]:
 
 def run_participants(run_one: Callable[[int], Any], count: int,
                      communicator: Communicator | None = None) -> list[Any]:
-    """Run ``run_one(device)`` for ``count`` in-process devices on threads (device 0 on the
-    calling thread is not special: all run on worker threads) and return their results in
-    device order; the first failure is re-raised after every thread has ended."""
+    """Run ``run_one(device)`` for ``count`` in-process devices, each on its own thread, and
+    return their results in device order; the first failure (a device's own error before the
+    others' "abandoned" errors) is re-raised after every thread has ended."""
     results: list[Any] = [None] * count
     errors: list[tuple[int, BaseException]] = []
 
@@ -295,8 +305,9 @@ def run_participants(run_one: Callable[[int], Any], count: int,
             if communicator is not None:
                 communicator.abort(f"device {d} failed: {type(e).__name__}: {e}")
 
-    threads = [threading.Thread(target=body, args=(d,), name=f"xlapy-device-{d}", daemon=True)
-               for d in range(count)]
+    # each thread sees the caller's context (``debug_options`` overrides, ...)
+    threads = [threading.Thread(target=contextvars.copy_context().run, args=(body, d),
+                                name=f"xlapy-device-{d}", daemon=True) for d in range(count)]
     for t in threads:
         t.start()
     for t in threads:
@@ -308,9 +319,10 @@ def run_participants(run_one: Callable[[int], Any], count: int,
     return results
 
 
-def signature_of(opcode: str, arrays: Sequence[np.ndarray]) -> tuple:
-    """What the participants of one collective must agree on."""
-    return (opcode,) + tuple((str(a.dtype), tuple(a.shape)) for a in arrays)
+def signature_of(what: str, arrays: Sequence[np.ndarray]) -> tuple:
+    """What the participants of one collective must agree on: the op and its operands'
+    dtypes and dims."""
+    return (what,) + tuple((str(a.dtype), tuple(a.shape)) for a in arrays)
 
 
 __all__ = ["Communicator", "InProcessCommunicator", "CollectiveCall", "Participant",

@@ -48,7 +48,7 @@ def device_instances(executable: Any, count: int) -> list[Any]:
     return instances[:count]
 
 
-def local_participants(module: HloModule, backend: str) -> list[int]:
+def local_participants(module: HloModule) -> list[int]:
     """The flattened ids this process runs: all of them in a single process; in a
     multi-process run, the ids of this process's devices."""
     replicas, partitions = participant_count(module)
@@ -68,12 +68,19 @@ def local_participants(module: HloModule, backend: str) -> list[int]:
 
 
 def run_devices(module: HloModule, executable: Any, per_device_args: Sequence[Sequence[Any]],
-                prepare, timeout: float | None = None) -> list[Any]:
+                prepare, timeout: float | None = None, backend: str = "cpu") -> list[Any]:
     """Run ``executable`` once per local participant, ``per_device_args[i]`` on the i-th;
     returns each participant's root value, in the same order. ``prepare(args, device)``
-    checks and converts one device's arguments."""
+    checks and converts one device's arguments. A backend other than the interpreter needs
+    a device per participant (``--xla_force_host_platform_device_count``)."""
     replicas, partitions = participant_count(module)
-    ids = local_participants(module, "")
+    ids = local_participants(module)
+    if backend != "interpreter" and PROCESS.count == 1 and len(ids) > local_device_count():
+        raise InvalidArgumentError(
+            f"module {module.name} needs {len(ids)} devices ({replicas} replica(s) x "
+            f"{partitions} partition(s)), but this process has {local_device_count()} "
+            f"{backend} device(s): set XLA_FLAGS=--xla_force_host_platform_device_count="
+            f"{len(ids)}")
     if len(per_device_args) != len(ids):
         raise InvalidArgumentError(
             f"module {module.name} runs {len(ids)} participant(s) in this process "

@@ -232,6 +232,6 @@ def run_hlo(module_or_text: HloModule | str, args: Sequence[Any] = (),
                 for i, (a, p) in enumerate(zip(device_args, params))]
 
     if multi:
-        values = run_devices(module, executable, args, prepare, timeout)
+        values = run_devices(module, executable, args, prepare, timeout, be.name)
         return [flatten_result(v) for v in values]
     return flatten_result(executable.execute(prepare(args)))

@@ -241,7 +241,8 @@ def group_problems(groups: ReplicaGroups | None, mode: GroupMode, count: int,
 
 
 def pair_problems(pairs: Sequence[Sequence[int]], count: int) -> list[str]:
-    """collective-permute's rules: ids in range, no source or target named twice."""
+    """collective-permute's rules: ids in range (checked, as XLA does, only when there is more
+    than one id), no source or target named twice."""
     problems = []
     sources: set[int] = set()
     targets: set[int] = set()
@@ -251,7 +252,7 @@ def pair_problems(pairs: Sequence[Sequence[int]], count: int) -> list[str]:
             continue
         s, t = pair
         for i in (s, t):
-            if not 0 <= i < count:
+            if i < 0 or (count > 1 and i >= count):
                 problems.append(f"id {i} in source_target_pairs is out of range 0..{count - 1}")
         if s in sources:
             problems.append(f"source {s} appears twice in source_target_pairs")

@@ -24,8 +24,9 @@ Semantics (group of n, the caller at position k; XLA's ``operation_semantics.md`
 - ``collective-broadcast``: every member gets the first member's value;
 - ``replica-id`` / ``partition-id``: the device's replica / partition as ``u32[]``.
 
-Run without a module (the constant folder's evaluator) a collective refuses
-(UnimplementedError), since who participates is not known there.
+Run without a module (the constant folder's evaluator) a collective with operands refuses
+(UnimplementedError), since who participates is not known there (so an all-reduce of a
+constant is never folded to its single-device value).
 """
 from __future__ import annotations
 
@@ -35,8 +36,8 @@ import numpy as np
 
 from ...errors import InvalidArgumentError, UnimplementedError
 from ...hlo.ir import HloInstruction
-from ...hlo.replica_groups import (GroupMode, as_replica_groups, group_mode, match_reduction,
-                                   participant_groups, permute_pairs)
+from ...hlo.replica_groups import (GroupMode, as_replica_groups, group_mode, id_count,
+                                   match_reduction, participant_groups, permute_pairs)
 from ..communicator import (CollectiveCall, Communicator, Participant, current_participant,
                             signature_of)
 from .evaluator import Evaluator, describe, handler, zeros_of
@@ -53,10 +54,10 @@ def _participant(ev: Evaluator, instr: HloInstruction) -> Participant:
     p = current_participant()
     if p is not None:
         return p
-    if ev.module is None:
+    if ev.module is None and instr.operands:
         raise UnimplementedError(f"{instr.opcode} needs the module's participants; it cannot "
                                  f"be evaluated on its own: {describe(instr)}")
-    attrs = ev.module.attributes
+    attrs = ev.module.attributes if ev.module is not None else {}
     replicas = int(attrs.get("replica_count", 1) or 1)
     partitions = int(attrs.get("num_partitions", 1) or 1)
     if replicas * partitions > 1:
@@ -84,8 +85,9 @@ def _group_call(ev: Evaluator, instr: HloInstruction, arrays: list) -> tuple[Par
     if group is None:
         raise InvalidArgumentError(f"{describe(instr)}: device {p.device} (replica {p.replica}, "
                                    f"partition {p.partition}) is in no replica group")
-    call = CollectiveCall(_what(instr), tuple(group), group.index(p.device), p.next_sequence(),
-                          signature_of(instr.opcode, arrays))
+    call = CollectiveCall(_what(instr), tuple(group), group.index(p.device),
+                          p.next_sequence(tuple(sorted(group))), signature_of(_what(instr), arrays),
+                          tuple(tuple(g) for g in all_groups))
     return p, call
 
 
@@ -167,13 +169,17 @@ def _collective_permute(ev: Evaluator, instr: HloInstruction, operands: list) ->
     p = _participant(ev, instr)
     mode = GroupMode.CROSS_PARTITION if instr.attrs.get("channel_id") is not None \
         else GroupMode.CROSS_REPLICA
-    pairs = permute_pairs(mode, instr.attrs.get("source_target_pairs") or (), p.replicas,
-                          p.partitions)
+    count = id_count(mode, p.replicas, p.partitions)
+    # XLA checks the pairs' range only with more than one id: a pair naming a device that
+    # does not exist moves nothing
+    named = [(s, t) for s, t in instr.attrs.get("source_target_pairs") or ()
+             if 0 <= s < count and 0 <= t < count]
+    pairs = permute_pairs(mode, named, p.replicas, p.partitions)
     target = next((t for s, t in pairs if s == p.device), None)
     source = next((s for s, t in pairs if t == p.device), None)
     everyone = tuple(range(p.replicas * p.partitions))
-    call = CollectiveCall(_what(instr), everyone, p.device, p.next_sequence(),
-                          signature_of(instr.opcode, operands))
+    call = CollectiveCall(_what(instr), everyone, p.device, p.next_sequence(everyone),
+                          signature_of(_what(instr), operands), (everyone,))
     received = p.communicator.permute(call, list(operands), source, target)
     shape = instr.shape.tuple_shapes[1] if instr.opcode == "collective-permute-start" \
         else instr.shape
