@@ -13,6 +13,7 @@ import collective_model as cm
 import xlapy
 from xlapy.backends.communicator import (CollectiveCall, InProcessCommunicator,
                                          run_participants)
+from xlapy.config import debug_options
 from xlapy.errors import CollectiveError, InvalidArgumentError
 
 # (replica count, replica_groups text, the groups as device lists)
@@ -238,3 +239,27 @@ def test_per_device_arguments_are_checked():
         xlapy.run_hlo(text, [[cm.device_input(0)]])
     with pytest.raises(InvalidArgumentError, match=r"device 1: argument 0 \(p\)"):
         xlapy.run_hlo(text, [[cm.device_input(0)], [np.zeros(3, np.float32)]])
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "cpu"])
+def test_generic_async_forms(backend):
+    body = """  rss = ((f32[8]), f32[4], s32[]) reduce-scatter-start(p), replica_groups={}, dimensions={0}, to_apply=add
+  rs = f32[4] reduce-scatter-done(rss)
+  aas = ((f32[8]), f32[8], s32[]) all-to-all-start(p), replica_groups={{1,0}}, dimensions={0}
+  aa = f32[8] all-to-all-done(aas)
+  as = ((f32[8]), f32[8], s32[]) async-start(p), calls=wrapped
+  ad = f32[8] async-done(as)
+  ROOT t = (f32[4], f32[8], f32[8]) tuple(rs, aa, ad)"""
+    wrapped = """wrapped {
+  x = f32[8] parameter(0)
+  ROOT y = f32[8] all-reduce(x), replica_groups={}, to_apply=add
+}
+"""
+    text = cm.module(", replica_count=2", body).replace("ENTRY", wrapped + "\nENTRY")
+    with debug_options(xla_force_host_platform_device_count=2):
+        outs = _run(text, 2, backend=backend)
+    xs = [cm.device_input(d) for d in range(2)]
+    for d in range(2):
+        np.testing.assert_array_equal(outs[d][0], cm.reduce_scatter(xs, [[0, 1]], d))
+        np.testing.assert_array_equal(outs[d][1], cm.all_to_all(xs, [[1, 0]], d))
+        np.testing.assert_array_equal(outs[d][2], xs[0] + xs[1])

@@ -22,7 +22,11 @@ Semantics (group of n, the caller at position k; XLA's ``operation_semantics.md`
   (channel), one copy per partition or replica; a device no pair targets gets zeros; the start
   form gives ``(operand, result, u32[], u32[])``;
 - ``collective-broadcast``: every member gets the first member's value;
-- ``replica-id`` / ``partition-id``: the device's replica / partition as ``u32[]``.
+- ``replica-id`` / ``partition-id``: the device's replica / partition as ``u32[]``;
+- the generic async forms (``reduce-scatter-start``, ``all-to-all-start``, ...,
+  ``async-start(...), calls=``): the collective runs at the start, whose value is
+  ``((operands), result, s32[])``; the done hands element 1 on. Every participant starts its
+  collectives in the same order, so running them at the start is exact.
 
 Run without a module (the constant folder's evaluator) a collective with operands refuses
 (UnimplementedError), since who participates is not known there (so an all-reduce of a
@@ -97,7 +101,18 @@ def _combine(ev: Evaluator, instr: HloInstruction) -> Callable[[Any, Any], Any]:
 
 
 def _result(instr: HloInstruction, values: list) -> Any:
-    return tuple(values) if len(values) > 1 or instr.shape.is_tuple else values[0]
+    shape = instr.shape
+    if instr.opcode.endswith("-start") and instr.opcode not in ("all-reduce-start",
+                                                                 "all-gather-start"):
+        shape = shape.tuple_shapes[1]           # ((operands), result, context)
+    return tuple(values) if len(values) > 1 or shape.is_tuple else values[0]
+
+
+def _async(instr: HloInstruction, operands: list, value: Any) -> Any:
+    """The generic start form's ``((operands), result, s32[] context)``, or ``value``."""
+    if instr.opcode.endswith("-start"):
+        return (tuple(operands), value, np.zeros((), np.int32))
+    return value
 
 
 @handler("all-reduce", "all-reduce-start")
@@ -129,36 +144,53 @@ def _start_done(ev: Evaluator, instr: HloInstruction, operands: list) -> Any:
     return operands[0][1]
 
 
-@handler("reduce-scatter")
+@handler("reduce-scatter", "reduce-scatter-start")
 def _reduce_scatter(ev: Evaluator, instr: HloInstruction, operands: list) -> Any:
     p, call = _group_call(ev, instr, operands)
     out = p.communicator.reduce_scatter(call, list(operands), int(instr.attrs["dimensions"][0]),
                                         _combine(ev, instr),
                                         match_reduction(instr.attrs["to_apply"]))
-    return _result(instr, out)
+    return _async(instr, operands, _result(instr, out))
 
 
-@handler("all-to-all")
+@handler("reduce-scatter-done", "all-to-all-done", "collective-broadcast-done", "async-done")
+def _async_done(ev: Evaluator, instr: HloInstruction, operands: list) -> Any:
+    return operands[0][1]
+
+
+@handler("async-update")
+def _async_update(ev: Evaluator, instr: HloInstruction, operands: list) -> Any:
+    return operands[0]
+
+
+@handler("async-start")
+def _async_start(ev: Evaluator, instr: HloInstruction, operands: list) -> Any:
+    """``async-start(...), calls=%comp``: the wrapped computation runs here (every participant
+    starts its asyncs in the same order), ``async-done`` hands its value on."""
+    return (tuple(operands), ev.call(instr.attrs["calls"], list(operands)),
+            np.zeros((), np.int32))
+
+
+@handler("all-to-all", "all-to-all-start")
 def _all_to_all(ev: Evaluator, instr: HloInstruction, operands: list) -> Any:
     dims = instr.attrs.get("dimensions")
+    p, call = _group_call(ev, instr, operands)
     if dims is None:                                    # tuple form: operand j -> position j
-        p, call = _group_call(ev, instr, operands)
         if len(operands) != len(call.group):
             raise InvalidArgumentError(f"{describe(instr)}: the tuple form needs one operand per "
                                        f"group member ({len(call.group)})")
-        return tuple(p.communicator.all_to_all(call, list(operands)))
+        return _async(instr, operands, tuple(p.communicator.all_to_all(call, list(operands))))
     d = int(dims[0])
-    x = operands[0]
-    p, call = _group_call(ev, instr, operands)
-    blocks = np.split(x, len(call.group), axis=d)
+    blocks = np.split(operands[0], len(call.group), axis=d)
     received = p.communicator.all_to_all(call, blocks)
-    return np.concatenate(received, axis=d)
+    return _async(instr, operands, np.concatenate(received, axis=d))
 
 
-@handler("collective-broadcast")
+@handler("collective-broadcast", "collective-broadcast-start")
 def _collective_broadcast(ev: Evaluator, instr: HloInstruction, operands: list) -> Any:
     p, call = _group_call(ev, instr, operands)
-    return _result(instr, p.communicator.broadcast(call, list(operands)))
+    return _async(instr, operands, _result(instr, p.communicator.broadcast(call,
+                                                                           list(operands))))
 
 
 @handler("collective-permute", "collective-permute-start")
