@@ -30,6 +30,13 @@ import numpy as np
 from ..errors import CollectiveError
 from .communicator import Arrays, CollectiveCall, Communicator, default_timeout
 
+# Waiting polls the requests: spinning for SPIN_SECONDS, then sleeping between polls, the pause
+# doubling from MIN_PAUSE to MAX_PAUSE (MPI progresses only while polled; a process that only
+# spins takes the core its peer needs when there are more processes than free cores).
+SPIN_SECONDS = 2e-4
+MIN_PAUSE = 2e-5
+MAX_PAUSE = 1e-3
+
 _SUM_TYPES = "iuf"          # dtype kinds MPI sums and multiplies natively
 _MINMAX_TYPES = "iu"        # float min/max must propagate NaN as XLA does: done here instead
 
@@ -67,10 +74,16 @@ class MpiCommunicator(Communicator):
         if self._aborted is not None:
             raise CollectiveError(f"{call.what} on process {self.rank}: abandoned because "
                                   f"{self._aborted}")
-        deadline = time.monotonic() + self.timeout
+        start = time.monotonic()
+        deadline = start + self.timeout
         test_all = self.MPI.Request.Testall
+        pause = 0.0
         while not test_all(requests):
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now - start > SPIN_SECONDS:      # then back off: the peer may need this core
+                pause = min(MAX_PAUSE, max(pause * 2, MIN_PAUSE))
+            time.sleep(pause)
+            if now > deadline:
                 reason = (f"{call.what} on process {self.rank}: timed out after "
                           f"{self.timeout:g} s waiting for the other processes of group "
                           f"{list(call.group)} ({stage})")
