@@ -22,8 +22,10 @@ if not MPIEXEC.exists():
 HARD_TIMEOUT = 120
 
 
-def _launch(mode: str, timeout: float | None = None) -> tuple[int, str, float]:
+def _launch(mode: str, timeout: float | None = None, devices: int = 1
+            ) -> tuple[int, str, float]:
     env = dict(os.environ)
+    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
     env["PYTHONPATH"] = os.pathsep.join([str(TESTS.parent), str(TESTS),
                                          env.get("PYTHONPATH", "")])
     cmd = [str(MPIEXEC), "-n", "2", sys.executable, str(TESTS / "mpi_collectives_worker.py"),
@@ -36,6 +38,12 @@ def _launch(mode: str, timeout: float | None = None) -> tuple[int, str, float]:
 
 def test_every_collective_across_two_processes():
     rc, out, _ = _launch("collectives")
+    assert rc == 0, out
+    assert "OK 0" in out and "OK 1" in out
+
+
+def test_two_processes_with_two_devices_each():
+    rc, out, _ = _launch("mixed", devices=2)
     assert rc == 0, out
     assert "OK 0" in out and "OK 1" in out
 

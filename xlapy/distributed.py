@@ -10,8 +10,10 @@ Launch the same script once per process with MPI's launcher::
 ``PMIX_RANK``), or takes ``num_processes``/``process_id`` as JAX's does and checks them against
 MPI. Afterwards :func:`xlapy.process_index` / :func:`xlapy.process_count` and
 :func:`xlapy.devices` describe the whole job, and a module with one participant per process
-runs with :func:`xlapy.run_hlo`, each process passing its own arguments; collectives go through
-MPI (``backends/communicator_mpi.py``).
+runs with :func:`xlapy.run_hlo`, each process passing its own devices' arguments; collectives go
+through MPI (``backends/communicator_mpi.py``), or, with several devices per process
+(``--xla_force_host_platform_device_count``), through shared memory within a process and MPI
+between processes (``backends/communicator_mixed.py``).
 
 A process that raises an uncaught exception after :func:`initialize` logs it and calls
 ``MPI_Abort``, so the other processes end too instead of waiting in a collective.
@@ -72,6 +74,7 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
             "a multi-process run needs mpi4py and an MPI library: pip install mpi4py mpich, "
             "then launch with mpiexec -n N python script.py") from e
     from .backends.communicator_mpi import MpiCommunicator
+    from .client.devices import local_device_count
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
     if num_processes is not None and num_processes != size:
@@ -83,7 +86,12 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
         log.info("coordinator_address=%s ignored: MPI connects the processes",
                  coordinator_address)
     PROCESS.index, PROCESS.count = rank, size
-    PROCESS.communicator = MpiCommunicator(comm, timeout)
+    local = local_device_count()
+    if local > 1:
+        from .backends.communicator_mixed import MixedCommunicator
+        PROCESS.communicator = MixedCommunicator(comm, local, timeout)
+    else:
+        PROCESS.communicator = MpiCommunicator(comm, timeout)
     _install_abort_hook(comm)
     log.info("process %d of %d joined the MPI run", rank, size)
 

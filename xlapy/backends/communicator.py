@@ -152,13 +152,17 @@ class Communicator(abc.ABC):
 
 
 class _Rendezvous:
-    __slots__ = ("slots", "arrived", "left", "signatures")
+    """One collective call's meeting point: the members' arrays and signatures by slot, how
+    many arrived and left, and (across processes) every member's arrays once gathered."""
+
+    __slots__ = ("slots", "arrived", "left", "signatures", "gathered")
 
     def __init__(self, n: int) -> None:
         self.slots: list[Any] = [None] * n
         self.signatures: list[Any] = [None] * n
         self.arrived = 0
         self.left = 0
+        self.gathered: dict[int, Any] | None = None
 
 
 class InProcessCommunicator(Communicator):
@@ -202,33 +206,37 @@ class InProcessCommunicator(Communicator):
             raise CollectiveError(f"{call.what} on device {call.device}: abandoned because "
                                   f"{self._aborted}")
 
-    def exchange(self, call: CollectiveCall, arrays: Arrays, compute: Callable[[list], Any]
-                 ) -> Any:
-        members = tuple(sorted(call.group))     # slots by device id, whatever the order
-        key = (call.sequence, members)
+    def _arrive(self, call: CollectiveCall, members: tuple[int, ...], arrays: Arrays
+                ) -> tuple[tuple, _Rendezvous]:
+        """Deposit ``arrays`` in the rendezvous of ``members`` (the group's devices that meet
+        here, sorted) and wait until all of them did and agree; holds the condition."""
+        key = (call.sequence, tuple(sorted(call.group)))
         n = len(members)
         slot = members.index(call.device)
-        with self._cond:
-            rv = self._rendezvous.get(key)
-            if rv is None:
-                rv = self._rendezvous[key] = _Rendezvous(n)
-            rv.slots[slot] = arrays
-            rv.signatures[slot] = (call.what, call.signature, call.group)
-            rv.arrived += 1
-            self._cond.notify_all()
-            self._wait(call, lambda: rv.arrived == n, "arrive", rv)
-            mine = rv.signatures[slot]
-            for d, sig in zip(members, rv.signatures):
-                if sig[1:] != mine[1:]:
-                    reason = (f"participants disagree at {call.what}: device {call.device} "
-                              f"runs {mine[0]} on {list(mine[1][1:])} over {list(mine[2])}, "
-                              f"device {d} runs {sig[0]} on {list(sig[1][1:])} over "
-                              f"{list(sig[2])}")
-                    self._aborted = self._aborted or reason
-                    self._cond.notify_all()
-                    raise CollectiveError(reason)
+        rv = self._rendezvous.get(key)
+        if rv is None:
+            rv = self._rendezvous[key] = _Rendezvous(n)
+        rv.slots[slot] = arrays
+        rv.signatures[slot] = (call.what, call.signature, call.group)
+        rv.arrived += 1
+        self._cond.notify_all()
+        self._wait(call, lambda: rv.arrived == n, "arrive", rv)
+        mine = rv.signatures[slot]
+        for d, sig in zip(members, rv.signatures):
+            if sig[1:] != mine[1:]:
+                reason = (f"participants disagree at {call.what}: device {call.device} "
+                          f"runs {mine[0]} on {list(mine[1][1:])} over {list(mine[2])}, "
+                          f"device {d} runs {sig[0]} on {list(sig[1][1:])} over "
+                          f"{list(sig[2])}")
+                self._aborted = self._aborted or reason
+                self._cond.notify_all()
+                raise CollectiveError(reason)
+        return key, rv
+
+    def _compute_and_leave(self, call: CollectiveCall, key: tuple, rv: _Rendezvous,
+                           n: int, inputs: list, compute: Callable[[list], Any]) -> Any:
         try:
-            result = compute([rv.slots[members.index(d)] for d in call.group])
+            result = compute(inputs)
         except BaseException as e:
             self.abort(f"{call.what} failed on device {call.device}: {e}")
             raise
@@ -239,6 +247,14 @@ class InProcessCommunicator(Communicator):
             if self._rendezvous.get(key) is rv:
                 del self._rendezvous[key]
         return result
+
+    def exchange(self, call: CollectiveCall, arrays: Arrays, compute: Callable[[list], Any]
+                 ) -> Any:
+        members = tuple(sorted(call.group))     # slots by device id, whatever the order
+        with self._cond:
+            key, rv = self._arrive(call, members, arrays)
+        inputs = [rv.slots[members.index(d)] for d in call.group]
+        return self._compute_and_leave(call, key, rv, len(members), inputs, compute)
 
 
 @dataclass

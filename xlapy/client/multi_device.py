@@ -9,9 +9,9 @@ memory), all joined by one communicator:
 - a single process: :class:`~xlapy.backends.communicator.InProcessCommunicator` (N local
   devices from ``--xla_force_host_platform_device_count``, or as many threads as the module
   needs on the interpreter, the semantic oracle);
-- several processes (``xlapy.distributed.initialize`` under ``mpiexec``), one device each: the
-  MPI communicator set up there; this process runs the participant whose id is its process
-  index.
+- several processes (``xlapy.distributed.initialize`` under ``mpiexec``): the communicator set
+  up there (MPI alone with one device per process; threads and MPI with several); process p
+  runs the participants ``p*L .. p*L+L-1`` of its L local devices.
 """
 from __future__ import annotations
 
@@ -61,10 +61,7 @@ def local_participants(module: HloModule) -> list[int]:
             f"module {module.name} has {total} participants ({replicas} replica(s) x "
             f"{partitions} partition(s)), but the run has {PROCESS.count} processes x {local} "
             f"device(s)")
-    if local != 1:
-        raise InvalidArgumentError("a multi-process run with several devices per process is "
-                                   "not supported yet: launch one process per device")
-    return [PROCESS.index]
+    return [PROCESS.index * local + i for i in range(local)]
 
 
 def run_devices(module: HloModule, executable: Any, per_device_args: Sequence[Sequence[Any]],
@@ -92,11 +89,13 @@ def run_devices(module: HloModule, executable: Any, per_device_args: Sequence[Se
         comm = PROCESS.communicator
         if timeout is not None:
             comm.timeout = float(timeout)
-        d = ids[0]
-        with participating(Participant(d // partitions, d % partitions, replicas, partitions,
-                                       comm)):
-            return [executable.execute(prepared[0])]
-    comm = InProcessCommunicator(timeout)
+        if len(ids) == 1:
+            d = ids[0]
+            with participating(Participant(d // partitions, d % partitions, replicas,
+                                           partitions, comm)):
+                return [executable.execute(prepared[0])]
+    else:
+        comm = InProcessCommunicator(timeout)
     instances = device_instances(executable, len(ids))
 
     def run_one(k: int) -> Any:
