@@ -152,3 +152,20 @@ def test_verifier_rejects_uneven_groups_where_xla_requires_equal_sizes():
   ROOT a = f32[2] all-reduce(p), replica_groups={{0,1},{2}}, to_apply=add""")
     outs = xlapy.run_hlo(ok, [[np.full(2, d, np.float32)] for d in range(3)])
     assert [o[0].tolist() for o in outs] == [[1, 1], [1, 1], [2, 2]]
+
+
+def test_verifier_checks_shapes_against_the_participants_per_group():
+    """XLA: an all-gather with channel_id and replica groups {{0,1}} on 2 replicas x 2
+    partitions gathers over 4 devices (each replica with all its partitions), so doubling the
+    dimension fails verification (shard_count 2, subgroup_size 4)."""
+    text = _module(", replica_count=2, num_partitions=2", """  p = f32[2] parameter(0)
+  ROOT a = f32[4] all-gather(p), channel_id=1, replica_groups={{0,1}}, dimensions={0}""")
+    with pytest.raises(VerificationError, match="subgroup_size = 4"):
+        xlapy.run_hlo(text, [[np.zeros(2, np.float32)]] * 4)
+    ok = text.replace("f32[4] all-gather", "f32[8] all-gather")
+    outs = xlapy.run_hlo(ok, [[np.full(2, d, np.float32)] for d in range(4)])
+    assert outs[3][0].tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
+    a2a = _module(", replica_count=3", """  p = f32[4] parameter(0)
+  ROOT a = f32[4] all-to-all(p), replica_groups={}, dimensions={0}""")
+    with pytest.raises(VerificationError, match="not divisible by the 3 participants"):
+        xlapy.run_hlo(a2a, [[np.zeros(4, np.float32)]] * 3)

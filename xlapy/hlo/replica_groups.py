@@ -285,10 +285,42 @@ def match_reduction(computation: Any) -> str | None:
     return kind
 
 
+def _size_problems(opcode: str, attrs: Mapping[str, Any], size: int, operands: Sequence[Any],
+                   shape: Any) -> list[str]:
+    """The shapes against the number of participants per group (XLA's verifier:
+    ``subgroup_size == 1 || shard_count == subgroup_size``)."""
+    base = opcode.removesuffix("-start")
+    if base in ("all-gather", "reduce-scatter") and operands and "dimensions" in attrs:
+        out = shape.tuple_shapes[1] if opcode.endswith("-start") and shape.is_tuple else shape
+        if out.is_tuple or not operands[0].is_array:
+            return []
+        d = int(attrs["dimensions"][0])
+        if not (0 <= d < operands[0].rank and d < out.rank):
+            return []
+        big, small = (out.dims[d], operands[0].dims[d]) if base == "all-gather" else \
+            (operands[0].dims[d], out.dims[d])
+        shards = big // small if small else 0
+        if size != 1 and shards * small != big or size != 1 and shards != size:
+            return [f"shard_count = {big}/{small}, but each group has {size} participants "
+                    f"(subgroup_size = {size})"]
+    if base == "all-to-all" and operands:
+        if "dimensions" in attrs and operands[0].is_array:
+            d = int(attrs["dimensions"][0])
+            if 0 <= d < operands[0].rank and operands[0].dims[d] % size:
+                return [f"dimension {d} of the operand ({operands[0].dims[d]}) is not divisible "
+                        f"by the {size} participants of each group"]
+        elif "dimensions" not in attrs and len(operands) != size:
+            return [f"the tuple form has {len(operands)} operands for groups of {size} "
+                    "participants"]
+    return []
+
+
 def collective_problems(opcode: str, attrs: Mapping[str, Any], replicas: int,
-                        partitions: int) -> list[str]:
+                        partitions: int, operands: Sequence[Any] = (),
+                        shape: Any = None) -> list[str]:
     """What the verifier reports for one collective in a module of ``replicas`` x
-    ``partitions`` devices."""
+    ``partitions`` devices (``operands``/``shape``: its operand and result shapes, to check
+    them against the participants per group)."""
     base = opcode.removesuffix("-start")
     if opcode not in GROUPED_OPS and opcode not in PERMUTE_OPS and base not in GROUPED_OPS:
         return []
@@ -300,7 +332,11 @@ def collective_problems(opcode: str, attrs: Mapping[str, Any], replicas: int,
     count = id_count(mode, replicas, partitions)
     if opcode in PERMUTE_OPS:
         return pair_problems(attrs.get("source_target_pairs") or (), count)
-    return group_problems(groups, mode, count, uniform=opcode in UNIFORM_GROUP_OPS)
+    problems = group_problems(groups, mode, count, uniform=opcode in UNIFORM_GROUP_OPS)
+    if problems or shape is None:
+        return problems
+    sizes = {len(g) for g in participant_groups(mode, groups, replicas, partitions)}
+    return _size_problems(opcode, attrs, sizes.pop(), operands, shape) if len(sizes) == 1 else []
 
 
 __all__ = ["ReplicaGroups", "IotaGroups", "GroupMode", "parse_replica_groups",

@@ -210,7 +210,8 @@ def _check_collectives(module: HloModule, comp: HloComputation, problems: list[s
         if instr.attrs and ("replica_groups" in instr.attrs or "source_target_pairs" in instr.attrs
                             or "channel_id" in instr.attrs):
             problems.extend(f"{_where(comp, instr)}: {instr.opcode}: {p}" for p in
-                            collective_problems(instr.opcode, instr.attrs, replicas, partitions))
+                            collective_problems(instr.opcode, instr.attrs, replicas, partitions,
+                                                [o.shape for o in instr.operands], instr.shape))
 
 
 def verify_module(module: HloModule, *, unique_names: str = "module") -> None:

@@ -58,7 +58,10 @@ def collective_done(ctx: Ctx) -> Shape:
 
 
 def _scaled(ctx: Ctx, grow: bool) -> Shape:
-    """all-gather (grow) multiplies, reduce-scatter divides ``dimensions={d}`` by the group size."""
+    """all-gather (grow) multiplies, reduce-scatter divides ``dimensions={d}`` by the shard
+    count: taken from the declared result when there is one (as XLA's verifier does; how many
+    devices a group really has depends on the group mode and the module's counts, which the
+    verifier checks against it), else from the replica groups' size."""
     ctx.arity(1)
     s = ctx.array(0)
     dims = ctx.ints("dimensions")
@@ -71,7 +74,7 @@ def _scaled(ctx: Ctx, grow: bool) -> Shape:
     if ctx.opcode == "all-gather-start" and decl_shape is not None and decl_shape.is_tuple \
             and len(decl_shape.tuple_shapes) == 2:
         decl_shape = decl_shape.tuple_shapes[1]
-    if n is None:
+    if n is None or decl_shape is not None:
         decl = decl_shape if decl_shape is not None else ctx.need_declared("group size")
         ctx.check(decl.is_array and decl.rank == s.rank, f"result {shape_text(decl)} must have "
                                                          f"the rank of {shape_text(s)}")
