@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import xlapy
-from xlapy.errors import HloParseError, VerificationError
+from xlapy.errors import HloParseError, ShapeError, VerificationError
 from xlapy.hlo import parse_module
 from xlapy.hlo.replica_groups import (GroupMode, ReplicaGroups, group_mode, match_reduction,
                                       parse_replica_groups, participant_groups, permute_pairs)
@@ -169,3 +169,29 @@ def test_verifier_checks_shapes_against_the_participants_per_group():
   ROOT a = f32[4] all-to-all(p), replica_groups={}, dimensions={0}""")
     with pytest.raises(VerificationError, match="not divisible by the 3 participants"):
         xlapy.run_hlo(a2a, [[np.zeros(4, np.float32)]] * 3)
+
+
+def test_shape_inference_rejects_malformed_groups_without_a_module():
+    f4 = Shape.array(T.F32, (4,))
+    with pytest.raises(ShapeError, match="id 1 appears twice"):
+        infer_shape("all-gather", [f4], {"dimensions": (0,), "replica_groups": "{{0,1},{1,2}}"})
+    with pytest.raises(ShapeError, match="equal size"):
+        infer_shape("all-to-all", [f4], {"dimensions": (0,), "replica_groups": "{{0,1},{2}}"})
+    assert infer_shape("all-gather", [f4], {"dimensions": (0,),
+                                            "replica_groups": "[2,2]<=[4]"}) == \
+        Shape.array(T.F32, (8,))
+
+
+def test_devices_of_one_process(monkeypatch):
+    import xlapy.distributed
+    from xlapy.config import debug_options
+    for var in ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK"):
+        monkeypatch.delenv(var, raising=False)
+    xlapy.distributed.initialize()          # no MPI launch: stays a single process
+    assert not xlapy.distributed.is_initialized()
+    assert xlapy.process_index() == 0 and xlapy.process_count() == 1
+    with debug_options(xla_force_host_platform_device_count=3):
+        assert xlapy.device_count() == xlapy.local_device_count() == 3
+        assert [d.id for d in xlapy.devices()] == [0, 1, 2]
+        assert [d.process_index for d in xlapy.local_devices()] == [0, 0, 0]
+    assert xlapy.device_count() == 1

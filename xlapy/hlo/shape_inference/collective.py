@@ -6,7 +6,7 @@ from .. import types as T
 from ..shape import Shape
 from . import Ctx, array_shape, check_dims_in_range, rule, same_type_and_dims, shape_text
 from .computations import check_reducer
-from ..replica_groups import as_replica_groups
+from ..replica_groups import UNIFORM_GROUP_OPS, as_replica_groups
 
 
 def group_size(replica_groups) -> int | None:
@@ -18,10 +18,23 @@ def group_size(replica_groups) -> int | None:
 
 
 def _group_size(ctx: Ctx) -> int | None:
+    """The group size, after the checks that need no module: no id twice, and equal sizes
+    where XLA requires them."""
+    value = ctx.attr("replica_groups")
     try:
-        return group_size(ctx.attr("replica_groups"))
+        groups = None if value is None or str(value).startswith("mesh") else \
+            as_replica_groups(value)
     except ValueError as e:
         raise ctx.fail(str(e)) from None
+    if groups is None:
+        return None
+    ids = [i for g in groups.groups for i in g]
+    twice = next((i for i in ids if ids.count(i) > 1), None)
+    ctx.check(twice is None, f"id {twice} appears twice in replica_groups={groups.to_text()}")
+    size = groups.group_size()
+    ctx.check(size is not None or groups.empty or ctx.opcode not in UNIFORM_GROUP_OPS,
+              f"replica groups must be of equal size: replica_groups={groups.to_text()}")
+    return size
 
 
 def _same_as_operands(ctx: Ctx) -> Shape:
