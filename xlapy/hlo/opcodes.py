@@ -6,7 +6,7 @@ in :mod:`xlapy.hlo.attrs`); attributes allowed on every instruction
 (``COMMON_ATTRS``) are not repeated. ``family`` groups ops the same way the
 shape rules, the interpreter and the emitters are split into files.
 ``executable`` is False for ops that parse and print but that no backend runs
-(async wrappers, the newest opcodes).
+(the newest opcodes).
 """
 from __future__ import annotations
 
@@ -131,9 +131,9 @@ _op("custom-call", None, "control_flow", ("custom_call_target",),
      "operand_layout_constraints", "custom_call_has_side_effect", "to_apply",
      "called_computations", "output_to_operand_aliasing", "padding_type", "literal",
      "operand_precision", "schedule", "custom_call_schedule", "api_version"))
-_op("async-start", None, "control_flow", ("calls",), ("async_execution_thread",), executable=False)
-_op("async-update", 1, "control_flow", (), ("async_execution_thread",), executable=False)
-_op("async-done", 1, "control_flow", (), ("async_execution_thread",), executable=False)
+_op("async-start", None, "control_flow", ("calls",), ("async_execution_thread",))
+_op("async-update", 1, "control_flow", (), ("async_execution_thread",))
+_op("async-done", 1, "control_flow", (), ("async_execution_thread",))
 _op("opt-barrier", 1, "control_flow")
 _op("add-dependency", 2, "control_flow")
 _op("after-all", None, "control_flow")
