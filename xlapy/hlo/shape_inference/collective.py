@@ -60,7 +60,7 @@ def all_reduce_done(ctx: Ctx) -> Shape:
     return ctx.operands[0].without_layout()
 
 
-@rule("all-gather-done", "collective-permute-done")
+@rule("all-gather-done", "collective-permute-done", "async-done")
 def collective_done(ctx: Ctx) -> Shape:
     """Element 1 of the start's ``(operand, result, ...)`` tuple."""
     ctx.arity(1)

@@ -163,12 +163,3 @@ def async_update(ctx: Ctx) -> Shape:
     ctx.arity(1)
     return ctx.operands[0].without_layout()
 
-
-@rule("async-done")
-def async_done(ctx: Ctx) -> Shape:
-    """Element 1 (the wrapped computation's result) of the start's tuple."""
-    ctx.arity(1)
-    s = ctx.operands[0]
-    ctx.check(s.is_tuple and len(s.tuple_shapes) >= 2, f"operand {shape_text(s)} must be an "
-                                                       "async-start tuple")
-    return s.tuple_shapes[1].without_layout()
