@@ -366,3 +366,36 @@ def write_file_atomically(path: str, contents: str) -> None:
 
 __all__ = ["DebugOptions", "DumpConfig", "debug_options", "get_debug_options",
            "parse_xla_flags", "reset_dump_numbering", "write_file_atomically"]
+
+
+# --------------------------------------------------------------------------------------------
+# xlapy's own environment variables (every one is read here)
+
+
+def env_default_backend() -> str:
+    """``XLAPY_DEFAULT_BACKEND``: the backend eager ops and jitted functions run on
+    (``"cpu"`` when unset)."""
+    return os.environ.get("XLAPY_DEFAULT_BACKEND", "cpu")
+
+
+def env_cache_dir() -> str | None:
+    """``XLAPY_CACHE_DIR``: the CPU backend's disk-cache folder (None when unset)."""
+    return os.environ.get("XLAPY_CACHE_DIR") or None
+
+
+def env_cache_disabled() -> bool:
+    """``XLAPY_DISABLE_CACHE=1`` (or ``true``/``yes``) turns the disk cache off."""
+    return os.environ.get("XLAPY_DISABLE_CACHE", "").strip().lower() in ("1", "true", "yes")
+
+
+def env_llvm_helpers() -> int | None:
+    """``XLAPY_LLVM_HELPERS``: how many LLVM helper processes to use (None when unset; a
+    value that is not a number is logged and means none)."""
+    value = os.environ.get("XLAPY_LLVM_HELPERS", "").strip()
+    if not value:
+        return None
+    try:
+        return max(0, int(value))
+    except ValueError:
+        log.warning("XLAPY_LLVM_HELPERS=%r is not a number; using no helper processes", value)
+        return 0

@@ -15,12 +15,12 @@ Autodiff attaches a ``vjp`` rule to the same Primitive objects.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..config import env_default_backend
 from ..errors import InvalidArgumentError
 from ..hlo.builder import XlaBuilder, as_element_type, build_module
 from ..hlo.ir import HloComputation, HloInstruction
@@ -29,7 +29,7 @@ from . import dtypes
 from .source_info import located
 
 # The backend eager ops and jitted functions run on: ``XLAPY_DEFAULT_BACKEND`` or "cpu".
-_DEFAULT_BACKEND = [os.environ.get("XLAPY_DEFAULT_BACKEND", "cpu")]
+_DEFAULT_BACKEND = [env_default_backend()]
 
 
 def set_default_backend(name: str) -> None:

@@ -93,11 +93,8 @@ def _pure(comp: HloComputation) -> bool:
 
 def _fold(x: "Array") -> np.ndarray | None:
     """The value of a traced value computed from constants only, by the constant folder's
-    evaluator (the reference interpreter, registered by ``xlapy.client``)."""
-    from ..passes.constant_folding import get_constant_evaluator
-    evaluate = get_constant_evaluator()
-    if evaluate is None:
-        return None
+    evaluator (the reference interpreter)."""
+    from ..backends.compile import evaluate_constant as evaluate
     memo: dict[int, Any] = {}
 
     def value(instr: HloInstruction) -> Any:

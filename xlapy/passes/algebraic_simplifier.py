@@ -66,6 +66,7 @@ from ..hlo.opcodes import ELEMENTWISE
 from .algsimp_reduce import simplify_dot, simplify_reduce
 from .algsimp_shapes import SHAPE_REWRITES
 from .base import HloPass
+from .context import PassContext
 from .computation_edits import DeferredEdits
 from .hlo_utils import (add_instruction, add_scalar_broadcast, can_replace,
                         non_fusion_computations, scalar_literal, scalar_shape, sort_instructions)
@@ -78,18 +79,19 @@ class AlgebraicSimplifier(HloPass):
 
     name = "algsimp"
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
+        eager = ctx is not None and ctx.reference_mode
         changed = False
         for comp in non_fusion_computations(module):
-            if _simplify_computation(comp):
+            if _simplify_computation(comp, eager):
                 sort_instructions(comp)
                 changed = True
         return changed
 
 
-def _simplify_computation(comp: HloComputation) -> bool:
+def _simplify_computation(comp: HloComputation, eager: bool) -> bool:
     changed = False
-    with DeferredEdits(comp) as edits:
+    with DeferredEdits(comp, eager) as edits:
         for instr in comp.post_order():
             if instr.parent is not comp or instr.control_predecessors:
                 continue

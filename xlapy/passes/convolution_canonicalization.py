@@ -35,6 +35,7 @@ from __future__ import annotations
 from ..hlo.attrs import ConvDimensionNumbers
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from .base import HloPass
+from .context import PassContext
 from .computation_edits import DeferredEdits
 from .hlo_utils import add_instruction, array_shape, non_fusion_computations, sort_instructions
 
@@ -59,11 +60,12 @@ class ConvolutionCanonicalization(HloPass):
 
     name = "convolution-canonicalization"
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
+        eager = ctx is not None and ctx.reference_mode
         changed = False
         for comp in non_fusion_computations(module):
             convs = [i for i in comp.instructions if _should_canonicalize(i)]
-            with DeferredEdits(comp) as edits:
+            with DeferredEdits(comp, eager) as edits:
                 for conv in convs:
                     _canonicalize(comp, conv, edits)
             if convs:

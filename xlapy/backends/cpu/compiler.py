@@ -9,8 +9,9 @@
    HLO -- a declared shape that does not match its operands, an out-of-range slice, a
    gather window larger than its operand, ... -- raises ``VerificationError`` naming the
    instruction instead of running native code out of bounds), then
-   :func:`xlapy.passes.cpu_pipeline` on a clone, assigns buffers,
-   asks the kernel emitters for every instruction they can emit (the kernels go to
+   :func:`xlapy.backends.compile.optimize_module` with this backend's target
+   (``pipeline.py``: the pass pipeline on a clone, then buffer assignment), asks the
+   kernel emitters for every instruction they can emit (the kernels go to
    ``jit_engine`` in a few LLVM modules, which compile in parallel processes), and
    stores the optimized HLO text, the object code and the kernel table in the disk
    cache; :attr:`CpuBackend.last_timings` says how long each stage took;
@@ -19,9 +20,8 @@
    so neither the passes nor LLVM run. Any failure while loading an entry makes it
    corrupt: it is logged, removed and the module recompiled. A hit needs no verification:
    the key covers the module's canonical text, and an entry is only written for a
-   module that passed the verifier (a malformed module never prints like a valid one);
-   verifying costs ~7 ms for the 490-instruction CNN training step, ~1% of its cold
-   compile and more than a disk hit's other work.
+   module that passed the verifier (a malformed module never prints like a valid one),
+   and verifying costs more than a disk hit's other work (docs/performance.md).
 4. builds the plan: one thunk per instruction of each computation's schedule (see
    ``executable.py`` for the kinds of thunks and the runtime).
 
@@ -47,15 +47,16 @@ from ...config import DumpConfig, get_debug_options
 from ...errors import InvalidArgumentError
 from ...hlo.ir import HloInstruction, HloModule
 from ...hlo.verifier import verify_module
-from ...passes import cpu_pipeline
-from ...passes.pipeline import PassRecord
 from ...passes.buffer_assignment import BufferAssignment, assign_buffers
-from ...passes.dump import dump_hlo_module, dump_text, module_key
+from ...passes.dump import dump_text, module_key
+from ...passes.pipeline import PassRecord
+from ..compile import optimize_module, pass_context
 from . import cache as cache_mod
 from .canonical import canonical_text
 from .executable import CpuExecutable, value_ref
 from .jit_engine import OPT_LEVEL, SMALL_OPT_LEVEL, CompiledObject, engine
 from .kernel_api import KernelSpec, indexed_leaves
+from .pipeline import TARGET
 from .plan_builder import (FORWARD, NO_OP, PlanBuilder, library_supports,
                            materialize_constants)
 from .thunks import ThreadPool, shared_pool
@@ -259,18 +260,11 @@ class CpuBackend:
         dkey = module_key(source)
         if sum(len(c.instructions) for c in source.computations) >= HELPER_START_INSTRUCTIONS:
             engine().start_helpers()          # they load while the passes run
-        module = source.clone()
-        if dump.enabled:
-            dump_hlo_module(module, "before_optimizations", dump, key=dkey)
-        result = cpu_pipeline(options).run_with_report(module)
-        timings.passes, timings.pass_records = result.seconds, result.records
-        t = time.perf_counter()
-        assignment = assign_buffers(module)
-        timings.buffer_assignment = time.perf_counter() - t
-        if dump.enabled:
-            dump_hlo_module(module, "after_optimizations", dump, key=dkey)
-            dump_text(module, "after_optimizations-buffer-assignment.txt", assignment.to_text(),
-                      dump, key=dkey)
+        ctx = pass_context(options).replace(dump=dump)
+        result = optimize_module(source, TARGET, ctx)
+        module, assignment = result.module, result.buffers
+        timings.passes, timings.pass_records = result.pipeline.seconds, result.pipeline.records
+        timings.buffer_assignment = result.buffer_seconds
         compiled, specs = self._emit_and_compile(module, assignment, keep_text or dump.enabled,
                                                  timings)
         if compiled is not None and dump.enabled:
