@@ -54,7 +54,7 @@ class DebugOptions:
     comma-separated lists in ``XLA_FLAGS``.
     """
 
-    # --- dumping (reference section 7.1)
+    # --- dumping (xla/service/dump.cc)
     xla_dump_to: str = ""
     xla_dump_hlo_as_text: bool = False
     xla_dump_hlo_as_long_text: bool = True

@@ -140,6 +140,32 @@ class HloInstruction:
         return f"<HloInstruction {self.name} = {self.shape} {self.opcode}>"
 
 
+def post_order_from(starts: Iterable[HloInstruction],
+                    members: set[int] | None = None) -> list[HloInstruction]:
+    """The instructions reachable from ``starts`` through operands and control
+    predecessors (only those whose ``id`` is in ``members``, when given), each after its
+    operands and control predecessors; ``starts`` are visited in order."""
+    seen: set[int] = set()
+    out: list[HloInstruction] = []
+    for start in starts:
+        if id(start) in seen:
+            continue
+        stack: list[tuple[HloInstruction, bool]] = [(start, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                out.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            for dep in reversed(node.operands + node.control_predecessors):
+                if id(dep) not in seen and (members is None or id(dep) in members):
+                    stack.append((dep, False))
+    return out
+
+
 class HloComputation:
     """A computation: an ordered list of instructions with one root.
 
@@ -201,25 +227,7 @@ class HloComputation:
 
     def post_order(self) -> list[HloInstruction]:
         """All instructions, each after its operands and control predecessors."""
-        seen: set[int] = set()
-        out: list[HloInstruction] = []
-        for start in self.instructions:
-            if id(start) in seen:
-                continue
-            stack: list[tuple[HloInstruction, bool]] = [(start, False)]
-            while stack:
-                node, expanded = stack.pop()
-                if expanded:
-                    out.append(node)
-                    continue
-                if id(node) in seen:
-                    continue
-                seen.add(id(node))
-                stack.append((node, True))
-                for dep in reversed(node.operands + node.control_predecessors):
-                    if id(dep) not in seen:
-                        stack.append((dep, False))
-        return out
+        return post_order_from(self.instructions)
 
     def __iter__(self) -> Iterator[HloInstruction]:
         return iter(self.instructions)

@@ -1,6 +1,6 @@
 """Parser of XLA's HLO text format (module, computations, instructions).
 
-Grammar (see ``docs``/the XLA reference §2)::
+Grammar (as XLA prints and parses it)::
 
     module      ::= 'HloModule' name (',' attr)* table* computation+
     table       ::= ('FileNames'|'FunctionNames'|'FileLocations'|'StackFrames') row*

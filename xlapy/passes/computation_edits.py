@@ -185,9 +185,6 @@ class DeferredEdits:
         self._successors.pop(id(old), None)
 
     # ----- the sweep
-    def _pending(self) -> bool:
-        return bool(self._dead or self._moved)
-
     def flush(self) -> None:
         """Apply the list work of every edit since the last flush."""
         if self._moved:

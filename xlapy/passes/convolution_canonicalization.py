@@ -21,7 +21,7 @@ One form is left alone: a convolution whose input batch dimension is the minor-m
 with at least :data:`MIN_MINOR_BATCH` elements -- the weight gradient autodiff emits for an
 NHWC convolution (``f01b_i01o->01bf``: the activations' channels are the "batch", the
 images the contracted "feature"). Canonicalizing it transposes the whole activation tensor
-(for the CIFAR CNN 32 MB, ~20 ms per layer), while the CPU convolution routine computes this
+(for the CIFAR CNN 32 MB per layer), while the CPU convolution routine computes this
 form straight from the NHWC activations. With fewer channels (a 3-channel first layer) the
 transpose is cheap and the canonical form is faster.
 

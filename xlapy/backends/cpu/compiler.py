@@ -75,11 +75,8 @@ HELPER_START_INSTRUCTIONS = 200
 SMALL_KERNEL_ELEMENTS = 1024
 
 # A kernel this large (bytes moved + weighted element operations, ``KernelSpec.cost``) is
-# split across threads. Measured on the 2-core test machine (shared with other jobs):
-# handing a range to the pool costs ~10-20 us, a+b*c runs ~7 us per 64k elements in
-# cache and is bandwidth-bound beyond, exp ~0.6 ns/element. With the other core busy no
-# size gained; the threshold (~250k elements of a+b*c, ~100k of exp: >100 us of work)
-# keeps the split to kernels where a free core pays for the hand-off several times.
+# split across threads: kernels where a free core pays for the hand-off to the pool several
+# times (the measurements behind it: docs/performance.md).
 DEFAULT_PARALLEL_COST = 4_000_000
 
 # ``compiler_ir`` stages: stage name -> CompiledObject attribute (HLO stages are separate).

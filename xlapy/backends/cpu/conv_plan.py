@@ -34,12 +34,11 @@ would have fewer than four work items per thread and the output is small
 (``SHARD_OUTPUT_BYTES``), their taps / kernel chunks are split into shards (a multiple of
 the thread count); shard 0 writes the output, the others private copies added in at the end.
 
-Measured on the W5 CNN's convolutions (2 cores, OpenBLAS SkylakeX, batch 256; table in
-benchmarks/conv_bench.py): taps reach 220-330 GFLOP/s on NHWC forward and input-gradient
-convolutions; thin GEMMs (a 3-channel first layer: K = 9; a 3-image weight gradient:
-M = 3) were 30-35% faster as im2col under load and even when idle, hence ``TAPS_MIN_DIM``;
-a 32x32-channel weight gradient runs its taps as 32x32xK GEMMs at ~80-90 GFLOP/s per
-thread, the bound of OpenBLAS's packing on such thin products.
+On the CNN's convolutions (benchmarks/conv_bench.py; figures in docs/performance.md) thin
+GEMMs (a 3-channel first layer: K = 9; a 3-image weight gradient: M = 3) were faster as
+im2col, under load and even when idle, hence ``TAPS_MIN_DIM``; a 32x32-channel weight
+gradient runs its taps as 32x32xK GEMMs, bounded by OpenBLAS's packing on such thin
+products.
 """
 from __future__ import annotations
 

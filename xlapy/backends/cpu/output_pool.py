@@ -3,9 +3,8 @@
 Every call of an executable returns fresh output arrays. For large ones, fresh memory is
 expensive: glibc hands blocks of 128 KB and more back to the kernel when they are freed
 (``munmap``), so the next call's arrays start on unmapped pages and the kernels writing
-them take a page fault every 4 KB. Measured on the W4b MLP training step (4.8 MB of
-outputs per call): ~1,000-1,900 page faults per call, and its Adam-update kernels ran
-1.3-1.8x slower than on warm memory.
+them take a page fault every 4 KB (on the MLP training step, its Adam-update kernels ran
+markedly slower than on warm memory: docs/performance.md).
 
 :func:`empty` gives an array whose memory comes from a process-wide pool of blocks. The
 array's ``base`` is a :class:`Lease`; when the last array or view using the lease goes away,
