@@ -147,6 +147,12 @@ def test_target_independent_passes_fold_only_with_an_evaluator():
     assert "negate" in plain.to_text() and "negate" not in folded.to_text()
 
 
+def test_a_backends_pipeline_remembers_its_compilation_context():
+    folded = parse_module(FOLDABLE)
+    xlapy.client.pipeline_for("interpreter").run(folded)     # no context given
+    assert "negate" not in folded.to_text()
+
+
 def test_context_replace_follows_new_options():
     ctx = PassContext()
     with debug_options(xla_dump_to="/tmp/x-dump-test"):

@@ -53,8 +53,10 @@ class Target(ABC):
     @abstractmethod
     def pipeline(self, ctx: PassContext) -> HloPassPipeline:
         """The HLO pass pipeline this backend runs before code generation, for a
-        compilation with context ``ctx`` (its options may select optional passes). The
-        pipeline ends with the module ready for :meth:`assign_buffers`."""
+        compilation with context ``ctx`` (its options may select optional passes); built
+        with ``HloPassPipeline(name, passes, context=ctx)``, so that running it without a
+        context uses ``ctx``. The pipeline ends with the module ready for
+        :meth:`assign_buffers`."""
 
     def assign_buffers(self, module: HloModule) -> BufferAssignment:
         """The last step of compiling for this backend before code generation: the

@@ -87,7 +87,8 @@ class HloPassPipeline(HloPass):
     """An ordered, named list of passes; itself a pass, so pipelines nest.
 
     ``run(module, ctx)`` runs it with the given :class:`PassContext`; run without one,
-    it makes one from ``debug_options`` (default: ``XLA_FLAGS``) and ``verify``.
+    it uses ``context`` (the compilation a backend built it for), else makes one from
+    ``debug_options`` (default: ``XLA_FLAGS``).
     Verification (``verify=True`` here or in the context) runs
     ``xlapy.hlo.verifier.verify_module`` before the first pass and after each pass that
     changed the module (nested pipelines follow the top-level run).
@@ -95,11 +96,13 @@ class HloPassPipeline(HloPass):
 
     def __init__(self, name: str, passes: Iterable[HloPass] = (), *, verify: bool = False,
                  debug_options: DebugOptions | None = None,
+                 context: PassContext | None = None,
                  slow_warning_seconds: float = SLOW_PIPELINE_SECONDS) -> None:
         self.name = name
         self.passes: list[HloPass] = list(passes)
         self.verify = verify
         self.debug_options = debug_options
+        self.context = context
         self.slow_warning_seconds = slow_warning_seconds
         self.last_result: PipelineResult | None = None
 
@@ -119,8 +122,9 @@ class HloPassPipeline(HloPass):
                         ctx: PassContext | None = None) -> PipelineResult:
         """Run every enabled pass; the result lists one :class:`PassRecord` per pass run."""
         if ctx is None:
-            ctx = PassContext(self.debug_options) if self.debug_options is not None \
-                else PassContext()
+            ctx = self.context if self.context is not None else \
+                PassContext(self.debug_options) if self.debug_options is not None else \
+                PassContext()
         if self.verify and not ctx.verify:
             ctx = ctx.replace(verify=True)
         run = _RunContext(module, ctx)

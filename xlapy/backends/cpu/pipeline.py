@@ -5,9 +5,9 @@
    fixed point with constant folding and the while-loop passes, transpose folding, CSE);
 2. ``layout-assignment`` (:class:`~xlapy.passes.layout_assignment.CpuLayoutAssignment`);
 3. ``fusion`` (:class:`~xlapy.passes.instruction_fusion.CpuInstructionFusion`): by
-   default, as XLA:CPU, with duplication of cheap producers; with multi-output fusion
-   enabled (``xla_cpu_use_multi_output_fusion`` in ``xla_backend_extra_options``) without
-   it, followed by ``multi_output_fusion``;
+   default, as XLA:CPU, with duplication of cheap producers; without it when
+   multi-output fusion is on (``xla_cpu_use_multi_output_fusion`` in
+   ``xla_backend_extra_options``);
 4. ``reduction_consumer_fusion`` (xlapy's own, not an XLA:CPU pass): a row reduction,
    the consumers that read it back along the rows and the reductions that follow over
    the same rows become one ``kInput`` fusion (softmax, layernorm) that the CPU
@@ -15,8 +15,9 @@
    (:data:`ROW_REDUCTION_RULES`). ``--xla_disable_hlo_passes=reduction_consumer_fusion``
    leaves it out;
 5. ``fusion_merger`` (a GPU pass in XLA), only on request (``merge=True``);
-6. ``copy-insertion``;
-7. buffer assignment (:meth:`CpuTarget.assign_buffers`), run on the pipeline's result by
+6. ``multi_output_fusion``, when multi-output fusion is on;
+7. ``copy-insertion``;
+8. buffer assignment (:meth:`CpuTarget.assign_buffers`), run on the pipeline's result by
    :func:`xlapy.backends.compile.optimize_module`.
 """
 from __future__ import annotations
@@ -42,8 +43,9 @@ MULTI_OUTPUT_OPTION = "xla_cpu_use_multi_output_fusion"
 
 
 class CpuRowReductionRules:
-    """What the CPU reduction emitter accepts (:class:`~xlapy.passes.backend_rules.RowReductionRules`):
-    its row cache (``reduction_plan.ROW_CACHE_ELEMENTS``) and the runtime's memory order
+    """What the CPU reduction emitter accepts (a
+    :class:`~xlapy.passes.backend_rules.RowReductionRules`): its row cache
+    (``reduction_plan.ROW_CACHE_ELEMENTS``) and the runtime's memory order
     (``thunks.major_to_minor``)."""
 
     row_cache_elements = ROW_CACHE_ELEMENTS
@@ -82,15 +84,14 @@ def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = 
         ReductionConsumerFusion(ROW_REDUCTION_RULES)                     # 4
         if reduction_consumer_fusion else None,
         FusionMerger() if merge else None,                               # 5
-        CpuMultiOutputFusion() if multi_output else None,                # 3
-        CopyInsertion(),                                                 # 6
+        CpuMultiOutputFusion() if multi_output else None,                # 6
+        CopyInsertion(),                                                 # 7
     ]
-    return HloPassPipeline("cpu", [p for p in passes if p is not None],
-                           debug_options=ctx.options, verify=ctx.verify)
+    return HloPassPipeline("cpu", [p for p in passes if p is not None], context=ctx)
 
 
 def fusion_passes(options: DebugOptions | None = None, **choices: Any) -> list[HloPass]:
-    """The part of :func:`cpu_pipeline` from layout assignment on (steps 2-6), for tests
+    """The part of :func:`cpu_pipeline` from layout assignment on (steps 2-7), for tests
     and tools that run it on a module already through the target-independent passes."""
     ctx = PassContext(options) if options is not None else PassContext()
     return cpu_pipeline(ctx, **choices).passes[len(target_independent_passes()):]

@@ -19,8 +19,7 @@ class InterpreterTarget(Target):
     name = "interpreter"
 
     def pipeline(self, ctx: PassContext) -> HloPassPipeline:
-        return HloPassPipeline("interpreter", target_independent_passes(),
-                               debug_options=ctx.options, verify=ctx.verify)
+        return HloPassPipeline("interpreter", target_independent_passes(), context=ctx)
 
     def create_backend(self) -> Any:
         from .runtime import InterpreterBackend
