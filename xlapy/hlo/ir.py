@@ -248,7 +248,8 @@ class HloComputation:
 
 @dataclass
 class StackFrameIndex:
-    """JAX's ``FileNames``/``FunctionNames``/``FileLocations``/``StackFrames`` tables (1-based ids)."""
+    """JAX's ``FileNames``/``FunctionNames``/``FileLocations``/``StackFrames`` tables
+    (1-based ids)."""
 
     file_names: list[str] = field(default_factory=list)
     function_names: list[str] = field(default_factory=list)
@@ -279,7 +280,8 @@ class StackFrameIndex:
 
 @dataclass(frozen=True)
 class AliasEntry:
-    """One ``input_output_alias`` entry: output ``{out_index}`` aliases parameter ``param_number``."""
+    """One ``input_output_alias`` entry: output ``{out_index}`` aliases parameter
+    ``param_number``."""
 
     output_index: tuple[int, ...]
     param_number: int
@@ -344,7 +346,8 @@ class HloModule:
     def unique_name(self, base: str) -> str:
         """A name not yet used in this module, derived from ``base`` (``add`` -> ``add.3``)."""
         if self._taken is None:
-            self._taken = {i.name for i in self.instructions()} | {c.name for c in self.computations}
+            self._taken = {i.name for i in self.instructions()} | \
+                {c.name for c in self.computations}
         if base not in self._taken:
             self._taken.add(base)
             return base

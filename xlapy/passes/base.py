@@ -8,8 +8,6 @@ given to ``run``; run without one, a pass makes a default context.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import ClassVar
-
 from ..hlo.ir import HloModule
 from .context import PassContext
 
@@ -18,7 +16,7 @@ class HloPass(ABC):
     """One HLO→HLO rewrite. ``name`` is XLA's pass name where one exists (used by
     ``--xla_disable_hlo_passes`` and in per-pass dump file names)."""
 
-    name: ClassVar[str] = "unnamed-pass"
+    name: str = "unnamed-pass"
 
     @abstractmethod
     def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:

@@ -122,8 +122,8 @@ class _Expansion:
         """N as a scalar of the element type (XLA's ``DynamicElementCountPerFeature``)."""
         x = self.op.operands[0]
         if not x.shape.is_dynamic:
-            count = int(np.prod([x.shape.dims[d] for d in self.reduce_dims], dtype=np.int64))
-            return self.scalar(np.asarray(np.int32(count)).astype(self.shape.dtype))
+            n = int(np.prod([x.shape.dims[d] for d in self.reduce_dims], dtype=np.int64))
+            return self.scalar(np.asarray(np.int32(n)).astype(self.shape.dtype))
         s32 = Shape.scalar(S32)
         count = add_constant(self.comp, 1, s32)
         for d in self.reduce_dims:

@@ -272,9 +272,9 @@ def _copy_body_root(body: HloComputation, reference: bool) -> bool:
         outer[idx] = copy
     body.root = new_root
     for idx, copy in outer.items():
-        before = ancestors(copy)
+        earlier = ancestors(copy)
         for r in readers(body, (param, idx)):
-            if id(r) not in before and r not in copy.control_predecessors:
+            if id(r) not in earlier and r not in copy.control_predecessors:
                 copy.control_predecessors.append(r)
     return True
 

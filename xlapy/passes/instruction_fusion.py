@@ -142,7 +142,8 @@ def _constant_int(instr: HloInstruction) -> int | None:
 
 
 def should_fuse_in_place_op(producer: HloInstruction, consumer: HloInstruction) -> FusionDecision:
-    """Refuse fusions that would read a buffer the consumer overwrites (XLA's ShouldFuseInPlaceOp)."""
+    """Refuse fusions that would read a buffer the consumer overwrites (XLA's
+    ShouldFuseInPlaceOp)."""
     for k in in_place_operands(consumer):
         target = consumer.operands[k]
         if any(j != k and o is target for j, o in enumerate(consumer.operands)):

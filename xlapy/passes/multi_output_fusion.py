@@ -1,4 +1,5 @@
-"""``multi_output_fusion``: fuse producers with other users, and siblings, into tuple-rooted fusions.
+"""``multi_output_fusion``: fuse producers with other users, and siblings, into tuple-rooted
+fusions.
 
 Precondition: run after ``fusion`` (XLA:CPU runs instruction fusion with
 ``may_duplicate=false`` when multi-output fusion is enabled). Guarantees: values are

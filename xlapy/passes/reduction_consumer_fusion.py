@@ -282,7 +282,7 @@ def _sweeps_decision(comp: HloComputation, reduces: list[HloInstruction],
     phases = 1 + max(depth[id(r)] for r in reduces)
     sweeps: list[list[HloInstruction]] = [
         [r.operands[0] for r in reduces if depth[id(r)] == p] for p in range(phases)]
-    late = []
+    late: list[HloInstruction] = []
     for o in outputs:
         s = _stored(o)
         if s.shape.dims == rows.in_dims and not (id(s) in dependent and
@@ -291,7 +291,7 @@ def _sweeps_decision(comp: HloComputation, reduces: list[HloInstruction],
     sweeps.append(late)
     used: dict[int, set[int]] = {}
     values: dict[int, HloInstruction] = {}
-    for s, roots in enumerate(sweeps):
+    for k, roots in enumerate(sweeps):
         stack, seen = list(roots), set()
         while stack:
             i = stack.pop()
@@ -299,7 +299,7 @@ def _sweeps_decision(comp: HloComputation, reduces: list[HloInstruction],
                 continue
             seen.add(id(i))
             values[id(i)] = i
-            used.setdefault(id(i), set()).add(s)
+            used.setdefault(id(i), set()).add(k)
             if i.opcode in ELEMENTWISE:
                 stack.extend(i.operands)
     for k, where in used.items():
@@ -420,7 +420,7 @@ class ReductionConsumerFusion(HloPass):
             return any(i.opcode == "reduce" for i in fused_computation(n).instructions)
         return n.opcode == "reduce"
 
-    def _try(self, members: list[HloInstruction], pos: dict[int, int],
+    def _try(self, members: list[HloInstruction], pos: dict[int, float],
              candidate: HloInstruction) -> _Body | None:
         body = build_body(sorted(members, key=lambda m: pos[id(m)]))
         decision = row_fusion_decision(body.comp, self.rules)

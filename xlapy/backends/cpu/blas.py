@@ -190,7 +190,8 @@ class _BlasDotPlan:
         if self.empty or self.zero or self.small:
             return
         nb, nlf = len(d.lhs_batch), len(d.lhs_free)
-        usable = lambda x: x.dtype == acc and et.dtype == acc
+        def usable(x: np.ndarray) -> bool:
+            return x.dtype == acc and et.dtype == acc
         ga = geometry(lhs, d.lhs_batch, d.lhs_free, d.lhs_contract) if usable(lhs) else None
         gb = geometry(rhs, d.rhs_batch, d.rhs_contract, d.rhs_free) if usable(rhs) else None
         gc = (geometry(out, range(nb), range(nb, nb + nlf), range(nb + nlf, out.ndim))

@@ -346,7 +346,9 @@ class CpuBackend:
         small = [_is_small(i) for _, i, _ in chosen]
         weights = [len(i.attrs["calls"].instructions) if i.opcode == "fusion" else 1
                    for _, i, _ in chosen]
-        modules, levels, specs = [], [], []
+        modules: list[Any] = []
+        levels: list[int] = []
+        specs: list[KernelSpec] = []
         for want_small, level in ((True, SMALL_OPT_LEVEL), (False, OPT_LEVEL)):
             group = [(c, w) for c, w, sm in zip(chosen, weights, small) if sm == want_small]
             total = sum(w for _, w in group)

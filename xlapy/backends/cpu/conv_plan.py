@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -73,7 +73,7 @@ TAPS_MIN_DIM = 16
 #: ``taps`` splits its taps into shards with private outputs only for outputs up to this.
 SHARD_OUTPUT_BYTES = 4 << 20
 
-Work = Callable[[object, dict], None]
+Work = Callable[[Any, dict], None]
 
 
 # --------------------------------------------------------------------------------------------
@@ -306,7 +306,7 @@ class Im2col(PartialOutputs, _Canonical):
             for shard in range(self.shards):
                 lo = len(k_chunks) * shard // self.shards
                 hi = len(k_chunks) * (shard + 1) // self.shards
-                steps = []
+                steps: list[tuple] = []
                 for k0, k1 in k_chunks[lo:hi]:
                     index = ((slice(img + b.b0, img + b.b1), slice(b.q0, b.q1))
                              + (slice(None),) * (nsp - 1) + (slice(k0, k1),))

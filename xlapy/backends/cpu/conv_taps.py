@@ -203,7 +203,7 @@ class Taps(PartialOutputs):
         o_lo = bg * self.g.opg
         return (slice(b0, b1), *pre, slice(q0, q1), slice(o_lo, o_lo + self.g.opg))
 
-    def items_for(self, w: np.ndarray) -> list[tuple]:
+    def items_for(self, w: np.ndarray) -> list[list[tuple]]:
         """The work items for kernel ``w``: ``trimmed`` when there are any and every weight
         is finite (then leaving out products with padding zeros cannot lose a NaN)."""
         if self.trimmed is not None and w.size <= TRIM_MAX_KERNEL and np.isfinite(w).all():

@@ -86,7 +86,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Collection, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 import numpy as np
 
@@ -175,7 +175,7 @@ class CpuExecutable:
         for t in plan.walk():
             if isinstance(t, KernelThunk):
                 self._dynamic_slots.extend(t.dynamic_slots())
-        self._run = plan.run
+        self._run: Callable[[Memory], None] = plan.run
         self.profiler: HloProfiler | None = None
         options = get_debug_options()
         if options.xla_hlo_profile if profile is None else profile:
@@ -213,7 +213,7 @@ class CpuExecutable:
         """``(allocation, physical dims, dtype)`` of the array allocated for each output
         allocation per call: the returned leaf's own array when it fills the allocation."""
         direct = {r.ref.alloc: r.ref for r in self._results if r.mode == "direct"}
-        plan = []
+        plan: list[tuple[int, tuple[int, ...], Any]] = []
         for a in outputs:
             ref = direct.get(a.index)
             if ref is None:

@@ -97,7 +97,8 @@ def logical_view(base: np.ndarray, offset: int, shape: Shape) -> np.ndarray:
 
 
 def physical_bytes(value: np.ndarray, shape: Shape) -> np.ndarray:
-    """``value`` (logical, of ``shape``'s dtype and dims) as contiguous bytes in ``shape``'s layout."""
+    """``value`` (logical, of ``shape``'s dtype and dims) as contiguous bytes in ``shape``'s
+    layout."""
     order = major_to_minor(shape)
     if order != list(range(shape.rank)):
         value = value.transpose(order)
@@ -254,7 +255,7 @@ class Plan:
     def __init__(self, name: str, thunks: list[Thunk]) -> None:
         self.name = name
         self.thunks = thunks
-        self._runs = [t.run for t in thunks]
+        self._runs: list[Callable[[Memory], None]] = [t.run for t in thunks]
 
     def run(self, mem: Memory) -> None:
         for run in self._runs:

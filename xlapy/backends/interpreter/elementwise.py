@@ -384,7 +384,8 @@ def total_order_key(x: np.ndarray, et: ElementType) -> np.ndarray:
     if not T.finfo(et).min < 0:          # no sign bit (f8e8m0fnu): plain unsigned order
         return u
     half = 1 << (et.bits - 1)
-    signed = u if et.bits == 64 else np.where(u >= half, u - 2 * half, u)   # sign-magnitude bits as int
+    # the sign-magnitude bits as an int
+    signed = u if et.bits == 64 else np.where(u >= half, u - 2 * half, u)
     # Negative patterns: flip the magnitude bits, mapping sign+m to -m-1 (so -0 < +0).
     return np.where(signed < 0, signed ^ np.int64(half - 1), signed)
 
