@@ -79,17 +79,22 @@ class _FakeTarget(target_mod.Target):
         return InterpreterBackend()
 
 
-def test_a_new_backend_folder_is_found_without_registration(monkeypatch):
-    fake = _FakeTarget()
+def _add_fake_folder(monkeypatch, **attrs) -> None:
+    """Make ``xlapy/backends/fake/pipeline.py`` appear, with ``attrs`` as its contents."""
     module = types.ModuleType("xlapy.backends.fake.pipeline")
-    module.TARGET = fake
+    for key, value in attrs.items():
+        setattr(module, key, value)
     monkeypatch.setitem(sys.modules, "xlapy.backends.fake", types.ModuleType("xlapy.backends.fake"))
     monkeypatch.setitem(sys.modules, "xlapy.backends.fake.pipeline", module)
-    names = target_mod.target_names()
-    monkeypatch.setattr(target_mod, "target_names", lambda: sorted(names + ["fake"]))
-    monkeypatch.setattr(client_backends, "target_names", target_mod.target_names)
+    folders = target_mod._folders()
+    monkeypatch.setattr(target_mod, "_folders", lambda: sorted(folders + ["fake"]))
     monkeypatch.setattr(client_backends, "_FACTORIES", dict(client_backends._FACTORIES))
     monkeypatch.setattr(client_backends, "_INSTANCES", dict(client_backends._INSTANCES))
+
+
+def test_a_new_backend_folder_is_found_without_registration(monkeypatch):
+    fake = _FakeTarget()
+    _add_fake_folder(monkeypatch, TARGET=fake)
     assert "fake" in client_backends.available_backends()
     optimized = xlapy.optimize(FOLDABLE, "fake")
     assert "negate" in optimized.to_text()                   # only DCE ran
@@ -98,6 +103,17 @@ def test_a_new_backend_folder_is_found_without_registration(monkeypatch):
     (out,) = xlapy.run_hlo(FOLDABLE, [x], backend="fake")
     np.testing.assert_array_equal(out, -2 * x)
     assert isinstance(client_backends.get_backend("FAKE"), InterpreterBackend)
+
+
+def test_a_folder_may_serve_several_backend_names(monkeypatch):
+    fake, sim = _FakeTarget(), _FakeTarget()
+    _add_fake_folder(monkeypatch, TARGETS={"fake": fake, "fake_sim": sim})
+    assert {"fake", "fake_sim"} <= set(target_mod.target_names())
+    assert target_mod.get_target("fake") is fake and target_mod.get_target("Fake_Sim") is sim
+    xlapy.optimize(FOLDABLE, "fake_sim")
+    assert sim.contexts and not fake.contexts
+    with pytest.raises(InvalidArgumentError, match="unknown or unavailable backend 'nope'"):
+        client_backends.get_backend("nope")
 
 
 class _Spy(HloPass):

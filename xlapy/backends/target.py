@@ -6,7 +6,9 @@ A backend is one folder, ``xlapy/backends/<name>/``, and nothing outside it:
   XLA's ``CpuCompiler::RunHloPasses``) and ``TARGET``, an instance of a :class:`Target`
   subclass. Its presence is what makes ``<name>`` a backend: :func:`get_target` imports
   ``xlapy.backends.<name>.pipeline`` and returns its ``TARGET``; ``xlapy.optimize(m,
-  "<name>")``, ``get_backend("<name>")`` and ``jit(..., backend="<name>")`` then work;
+  "<name>")``, ``get_backend("<name>")`` and ``jit(..., backend="<name>")`` then work.
+  A folder that serves several backend names (a device and its simulator) sets
+  ``TARGETS = {"<name>": ..., "<name>_sim": ...}`` instead of (or besides) ``TARGET``;
 - the emitters (HLO to the backend's code) and the runtime (a backend object with
   ``name`` and ``compile(module) -> executable``; see ``xlapy.client.backends.Backend``),
   returned by :meth:`Target.create_backend`.
@@ -71,10 +73,29 @@ class Target(ABC):
         return f"<{type(self).__name__} {self.name}>"
 
 
-def target_names() -> list[str]:
-    """The backends: folders of ``xlapy/backends`` that hold a ``pipeline.py``."""
+def _folders() -> list[str]:
+    """The folders of ``xlapy/backends`` that hold a ``pipeline.py``."""
     root = Path(__file__).resolve().parent
     return sorted(p.parent.name for p in root.glob("*/pipeline.py"))
+
+
+def _targets_of(folder: str) -> dict[str, Target]:
+    """The targets a backend folder's ``pipeline.py`` defines, by backend name."""
+    module = importlib.import_module(f"{__package__}.{folder}.pipeline")
+    targets = dict(getattr(module, "TARGETS", {}))
+    if hasattr(module, "TARGET"):
+        targets.setdefault(folder, module.TARGET)
+    for key, target in targets.items():
+        if not isinstance(target, Target):
+            raise InvalidArgumentError(f"xlapy/backends/{folder}/pipeline.py's target "
+                                       f"{key!r} is {type(target).__name__}, not a Target")
+    return targets
+
+
+def target_names() -> list[str]:
+    """The backends: each backend folder's name, and the other names its ``TARGETS``
+    gives (this imports every folder's ``pipeline.py``)."""
+    return sorted({name for folder in _folders() for name in _targets_of(folder)})
 
 
 def canonical_name(name: str) -> str:
@@ -87,14 +108,15 @@ def get_target(name: str) -> Target:
     """The :class:`Target` of backend ``name`` (case-insensitive; aliases allowed);
     InvalidArgumentError lists the known backends."""
     key = canonical_name(name)
-    if key not in target_names():
-        raise InvalidArgumentError(f"no optimization pipeline for backend {name!r} (known: "
-                                   f"{', '.join(target_names())})")
-    target = importlib.import_module(f"{__package__}.{key}.pipeline").TARGET
-    if not isinstance(target, Target):
-        raise InvalidArgumentError(f"xlapy/backends/{key}/pipeline.py's TARGET is "
-                                   f"{type(target).__name__}, not a Target")
-    return target
+    folders = _folders()
+    if key in folders and key in _targets_of(key):     # the common case: imports one folder
+        return _targets_of(key)[key]
+    for folder in folders:
+        targets = _targets_of(folder)
+        if key in targets:
+            return targets[key]
+    raise InvalidArgumentError(f"no optimization pipeline for backend {name!r} (known: "
+                               f"{', '.join(target_names())})")
 
 
 __all__ = ["ALIASES", "Target", "canonical_name", "get_target", "target_names"]

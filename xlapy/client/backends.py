@@ -55,10 +55,12 @@ def get_backend(name: str) -> Backend:
     creates; InvalidArgumentError lists the available ones."""
     key = canonical_name(name)
     if key not in _FACTORIES:
-        if key not in target_names():
-            raise InvalidArgumentError(f"unknown or unavailable backend {name!r}; "
-                                       f"available: {', '.join(available_backends())}")
-        _FACTORIES[key] = get_target(key).create_backend
+        try:
+            target = get_target(key)
+        except InvalidArgumentError:
+            raise InvalidArgumentError(f"unknown or unavailable backend {name!r}; available: "
+                                       f"{', '.join(available_backends())}") from None
+        _FACTORIES[key] = target.create_backend
     if key not in _INSTANCES:
         _INSTANCES[key] = _FACTORIES[key]()
     return _INSTANCES[key]
