@@ -67,8 +67,8 @@ ELEMENTWISE_GROUP_WORK = 8
 #: would copy (one call costs about as much as copying this many bytes).
 TAPS_CALL_BYTES = 64 << 10
 #: ``taps`` needs GEMMs with at least this many rows (images) and K (last kernel dim x
-#: features): thinner ones run at a fraction of BLAS speed (a 3-channel first layer
-#: measured 30% slower than im2col; a 3-image weight gradient 35%).
+#: features): thinner ones run at a fraction of BLAS speed (a 3-channel first layer and a
+#: 3-image weight gradient ran slower than im2col: docs/performance.md).
 TAPS_MIN_DIM = 16
 #: ``taps`` splits its taps into shards with private outputs only for outputs up to this.
 SHARD_OUTPUT_BYTES = 4 << 20

@@ -56,9 +56,9 @@ from .llvm_types import load_element, storage_type, store_element
 MIN_TILED_ELEMENTS = 1 << 14
 
 # Elements per side of a tile (the output-contiguous and the operand-contiguous run):
-# TILE_ELEMENTS, but at least TILE_MIN_BYTES and at most TILE_MAX_BYTES per run. Measured
-# on 2-D and 4-D transposes of 3-64 MB (f32: 64x64 beat 32x32 by ~15% and 16x16, 64x8 or
-# 8x64 by 30-50%; s8: 128x128; wider tiles than these lose once the buffer leaves L1).
+# TILE_ELEMENTS, but at least TILE_MIN_BYTES and at most TILE_MAX_BYTES per run: the best
+# sizes on 2-D and 4-D transposes of 3-64 MB (f32 64x64, s8 128x128; wider tiles lose once
+# the buffer leaves L1; the measurements: docs/performance.md).
 TILE_ELEMENTS = 64
 TILE_MIN_BYTES = 128
 TILE_MAX_BYTES = 512

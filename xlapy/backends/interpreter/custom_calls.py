@@ -97,7 +97,7 @@ def _batch(x: np.ndarray) -> tuple[int, ...]:
 
 
 def _fn(prefix: str, name: str) -> Callable:
-    import scipy.linalg.lapack   # imported on first use: scipy.linalg costs ~0.1 s to load
+    import scipy.linalg.lapack   # imported on first use: scipy.linalg is slow to load
     return getattr(scipy.linalg.lapack, prefix + name)
 
 

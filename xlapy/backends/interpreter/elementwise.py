@@ -75,7 +75,7 @@ def _float_sign(x: np.ndarray) -> np.ndarray:
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
-    from scipy.special import erf   # imported on first use: scipy.special takes ~0.1 s to load
+    from scipy.special import erf   # imported on first use: scipy.special is slow to load
     return erf(x)
 
 
