@@ -448,7 +448,8 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
                                            [btrace.instr_for(o) for o in bouts], passthrough=True)
     outs = bind(scan_p, *operands, cond_comp=cond_comp, body_comp=body_comp,
                 capture_index=capture_index, nc=len(c_leaves), nx=len(x_leaves),
-                n_captures=len(probe.captures), ys=tuple((y.dtype, (n,) + y.shape) for y in y_avals),
+                n_captures=len(probe.captures),
+                ys=tuple((y.dtype, (n,) + y.shape) for y in y_avals),
                 f=f, c_tree=c_tree, x_tree=x_tree, length=n, reverse=bool(reverse))
     carry_leaves, ys = outs[:len(c_leaves)], outs[len(c_leaves):]
     return tree_unflatten(carry_out_tree, carry_leaves), tree_unflatten(y_tree, ys)

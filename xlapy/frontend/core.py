@@ -492,5 +492,6 @@ def eager_cache_size() -> int:
     return len(_EAGER_CACHE)
 
 
-__all__ = ["Array", "Primitive", "PRIMITIVES", "primitive", "get_primitive", "bind", "to_array", "new_ref",
+__all__ = ["Array", "Primitive", "PRIMITIVES", "primitive", "get_primitive", "bind", "to_array",
+           "convert", "new_ref",
            "LoweringContext", "current_trace", "set_default_backend", "default_backend"]

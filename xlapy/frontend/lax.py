@@ -173,7 +173,8 @@ def slice(x: Any, start_indices: Sequence[int], limit_indices: Sequence[int],
     strides = concrete_ints(strides, "slice stride") if strides is not None else (1,) * x.ndim
     if start == (0,) * x.ndim and limit == x.shape and strides == (1,) * x.ndim:
         return x
-    return bind(get_primitive("slice"), x, start_indices=start, limit_indices=limit, strides=strides)
+    return bind(get_primitive("slice"), x, start_indices=start, limit_indices=limit,
+                strides=strides)
 
 
 def _index_scalars(indices: Sequence[Any]) -> list[Array]:
@@ -203,7 +204,8 @@ def concatenate(operands: Sequence[Any], dimension: int) -> Array:
     xs = [to_array(o) for o in operands]
     if len(xs) == 1:
         return xs[0]
-    return bind(get_primitive("concatenate"), *xs, dimension=concrete_int(dimension, "concatenate dimension"))
+    return bind(get_primitive("concatenate"), *xs,
+                dimension=concrete_int(dimension, "concatenate dimension"))
 
 
 def pad(x: Any, padding_value: Any, padding_config: Sequence[Sequence[int]]) -> Array:
@@ -217,7 +219,8 @@ def pad(x: Any, padding_value: Any, padding_config: Sequence[Sequence[int]]) -> 
 def rev(x: Any, dimensions: Sequence[int]) -> Array:
     if not dimensions:
         return to_array(x)
-    return bind(get_primitive("rev"), to_array(x), dimensions=concrete_ints(dimensions, "rev dimensions"))
+    return bind(get_primitive("rev"), to_array(x),
+                dimensions=concrete_ints(dimensions, "rev dimensions"))
 
 
 def iota(dtype: Any, size: int) -> Array:

@@ -1,5 +1,6 @@
 """Linear-algebra primitives: ``dot_general`` (HLO ``dot``) and the factorizations,
-lowered as JAX lowers them on CPU: jaxlib's LAPACK FFI custom-calls (``lapack_<s|c>potrf_ffi`` ...), with their gradient rules.
+lowered as JAX lowers them on CPU: jaxlib's LAPACK FFI custom-calls
+(``lapack_<s|c>potrf_ffi`` ...), with their gradient rules.
 
 Each custom-call is written the way JAX 0.10 writes it (see the conformance cases
 ``misc_custom_call_*``): matrices in column-major layouts (``{1,2,0}`` for a batch of
@@ -554,5 +555,5 @@ qr_p.def_vjp(_jax_convention(_qr_vjp, True))
 eigh_p.def_vjp(_jax_convention(_eigh_vjp, True))
 svd_p.def_vjp(_jax_convention(_svd_vjp, True))
 
-__all__ = ["dot_general_p", "cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p", "cholesky",
-           "triangular_solve", "lu", "qr", "eigh", "svd"]
+__all__ = ["dot_general_p", "cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p",
+           "cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"]
