@@ -35,7 +35,9 @@ def _check_same(name: str, *xs: Array) -> None:
                              + ", ".join(a.type_text() for a in xs))
 
 
-def _unop(name: str):
+def unop(name: str):
+    """The strict wrapper of the unary elementwise primitive ``name`` (a row of
+    ``primitives_elementwise.UNARY``): what ``lax.exp`` is for ``"exp"``."""
     def op(x: Any) -> Array:
         return bind(get_primitive(name), to_array(x))
     op.__name__ = name
@@ -43,7 +45,9 @@ def _unop(name: str):
     return op
 
 
-def _binop(name: str):
+def binop(name: str):
+    """The strict wrapper of the binary elementwise primitive ``name`` (operands of one
+    shape and dtype): what ``lax.add`` is for ``"add"``."""
     def op(x: Any, y: Any) -> Array:
         x, y = to_array(x), to_array(y)
         _check_same(name, x, y)
@@ -54,19 +58,19 @@ def _binop(name: str):
 
 
 neg, abs, sign, exp, expm1, log, log1p, sqrt, rsqrt, cbrt = (
-    _unop(n) for n in ("neg", "abs", "sign", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt",
+    unop(n) for n in ("neg", "abs", "sign", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt",
                        "cbrt"))
 floor, ceil, round, round_even, tanh, sin, cos, tan, logistic = (
-    _unop(n) for n in ("floor", "ceil", "round", "round_even", "tanh", "sin", "cos", "tan",
+    unop(n) for n in ("floor", "ceil", "round", "round_even", "tanh", "sin", "cos", "tan",
                        "logistic"))
 bitwise_not, is_finite, real, imag, erf, population_count, clz = (
-    _unop(n) for n in ("not", "is_finite", "real", "imag", "erf", "population_count", "clz"))
+    unop(n) for n in ("not", "is_finite", "real", "imag", "erf", "population_count", "clz"))
 add, sub, mul, div, rem, pow, max, min, atan2 = (
-    _binop(n) for n in ("add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2"))
-bitwise_and, bitwise_or, bitwise_xor = (_binop(n) for n in ("and", "or", "xor"))
-complex = _binop("complex")
+    binop(n) for n in ("add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2"))
+bitwise_and, bitwise_or, bitwise_xor = (binop(n) for n in ("and", "or", "xor"))
+complex = binop("complex")
 shift_left, shift_right_arithmetic, shift_right_logical = (
-    _binop(n) for n in ("shift_left", "shift_right_arithmetic", "shift_right_logical"))
+    binop(n) for n in ("shift_left", "shift_right_arithmetic", "shift_right_logical"))
 
 
 def _cmp(direction: str):
@@ -310,7 +314,7 @@ def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any,
                 preferred_element_type=pet)
 
 
-__all__ = ["neg", "abs", "sign", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "cbrt",
+__all__ = ["unop", "binop", "neg", "abs", "sign", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "cbrt",
            "floor", "ceil", "round", "round_even", "tanh", "sin", "cos", "tan", "logistic",
            "bitwise_not", "is_finite", "real", "imag", "erf", "population_count", "clz", "add",
            "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "bitwise_and",
