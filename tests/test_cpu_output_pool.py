@@ -10,9 +10,7 @@ import numpy as np
 
 import xlapy
 import xlapy.numpy as xnp
-
-import xlapy.backends.cpu as cpu
-from xlapy.backends.cpu import output_pool   # noqa: E402
+from xlapy.backends.cpu import output_pool
 
 N = 1 << 18          # 1 MB of float32: above output_pool.MIN_BYTES
 
