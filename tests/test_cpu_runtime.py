@@ -14,7 +14,7 @@ from xlapy.config import debug_options, reset_dump_numbering
 from xlapy.errors import InvalidArgumentError
 from xlapy.hlo import parse_module
 
-cpu = pytest.importorskip("xlapy.backends.cpu")
+import xlapy.backends.cpu as cpu
 
 
 @pytest.fixture(scope="module")

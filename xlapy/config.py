@@ -364,8 +364,33 @@ def write_file_atomically(path: str, contents: str) -> None:
         raise
 
 
+# ----------------------------------------------------------------------------- front end
+#: Eager one-op executables kept by ``xlapy.frontend.core`` (least recently used dropped
+#: first) unless ``XLAPY_EAGER_CACHE_SIZE`` says otherwise.
+DEFAULT_EAGER_CACHE_SIZE = 4096
+
+
+def _positive_int_env(name: str, default: int) -> int:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise InvalidArgumentError(f"{name}={text!r} is not an integer") from None
+    if value < 1:
+        raise InvalidArgumentError(f"{name}={value} must be at least 1")
+    return value
+
+
+def eager_cache_size() -> int:
+    """How many compiled one-op executables eager mode keeps (``XLAPY_EAGER_CACHE_SIZE``)."""
+    return _positive_int_env("XLAPY_EAGER_CACHE_SIZE", DEFAULT_EAGER_CACHE_SIZE)
+
+
 __all__ = ["DebugOptions", "DumpConfig", "debug_options", "get_debug_options",
-           "parse_xla_flags", "reset_dump_numbering", "write_file_atomically"]
+           "parse_xla_flags", "reset_dump_numbering", "write_file_atomically",
+           "eager_cache_size", "DEFAULT_EAGER_CACHE_SIZE"]
 
 
 # --------------------------------------------------------------------------------------------

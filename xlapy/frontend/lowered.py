@@ -2,6 +2,7 @@
 at each stage (``get_compiler_ir``)."""
 from __future__ import annotations
 
+from ..client.optimize import optimize
 from ..errors import InvalidArgumentError
 from ..hlo.ir import HloModule
 from .core import default_backend
@@ -27,7 +28,6 @@ class Lowered:
         if stage == "hlo":
             return self.hlo_module.to_text()
         if stage in ("optimized_hlo", "optimized_hlo_dot"):
-            from ..client.optimize import optimize
             module = optimize(self.hlo_module)
             if stage == "optimized_hlo":
                 return module.to_text()

@@ -23,7 +23,7 @@ from ..errors import InvalidArgumentError
 from ..hlo.builder import as_element_type
 from ..hlo.shape import Shape
 from . import core
-from .core import Array, current_trace, new_ref, to_array
+from .core import Array, convert, current_trace, new_ref, to_array
 from .source_info import located
 
 _NAMES = itertools.count()
@@ -126,8 +126,7 @@ class Variable:
                 raise InvalidArgumentError(located(
                     f"cannot assign a value of dtype {v.dtype} to Variable {self.name!r} of "
                     f"dtype {self.dtype}"))
-            from . import lax
-            v = lax.convert_element_type(v, self.dtype)
+            v = convert(v, self.dtype)
         trace = current_trace()
         if trace is None:
             if v.is_traced:
