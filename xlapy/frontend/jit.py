@@ -29,6 +29,7 @@ import functools
 import inspect
 import logging
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -200,12 +201,16 @@ class JitFunction:
         self._info = CacheInfo()
         self._changed_args: collections.Counter = collections.Counter()
         self._warned = False
+        # Threads: a miss takes its key's lock (made under ``_locks_lock``), so one thread
+        # traces and compiles a key while the others asking for it wait, then hit.
+        self._locks_lock = threading.Lock()
+        self._key_locks: dict[_Key, threading.Lock] = {}
 
     # ----- public API
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if core._TRACE_STACK:                 # called while tracing: inline
+        if core._TRACE_STACK.items:           # called while tracing: inline
             return self.fn(*args, **kwargs)
-        if _FAST_PATH[0] and not core._TAPES:
+        if _FAST_PATH[0] and not core._TAPES.items:
             binding = self._bindings.get((len(args), tuple(kwargs)) if kwargs else len(args))
             found = None if binding is None else fast_signature(binding, args, kwargs)
             entry = None if found is None else binding.calls.get(found[0])
@@ -380,6 +385,26 @@ class JitFunction:
 
     def _lookup(self, args: tuple, kwargs: dict, count: bool = True) -> tuple[_Entry, _Args]:
         a = self._split(args, kwargs)
+        key = self._key(a)
+        entry = self._cache.get(key)
+        if entry is None:
+            with self._locks_lock:
+                lock = self._key_locks.setdefault(key, threading.Lock())
+            with lock:
+                try:
+                    return self._miss(a, count)
+                finally:
+                    with self._locks_lock:
+                        if self._key_locks.get(key) is lock:
+                            del self._key_locks[key]
+        if count:
+            self._info.hits += 1
+        return entry, a
+
+    def _miss(self, a: _Args, count: bool) -> tuple[_Entry, _Args]:
+        """Trace and compile for ``a`` (holding its key's lock), unless another thread
+        did while this one waited: its key is computed again (that thread may have found
+        must-be-constant arguments), and a hit is counted as one."""
         key = self._key(a)
         entry = self._cache.get(key)
         if entry is not None:
