@@ -48,7 +48,7 @@ from .jit_signature import CallBinding, fast_signature, make_binding
 from .pytree import TreeDef, tree_flatten, tree_flatten_with_path, tree_unflatten
 from .source_info import filter_traceback
 from .tracing import NeedsConstant, Trace, trace_context
-from .variables import Variable, trace_slots
+from .variables import Variable, commit_values, trace_slots
 
 log = logging.getLogger("xlapy.jit")
 
@@ -242,7 +242,11 @@ class JitFunction:
         inputs = [to_array(a.leaves[i]) for i in entry.param_leaves]
         owned, donated = ([], []) if core._TAPES else \
             donation.donated_arrays(entry, a.leaves, inputs)
-        outs = self._execute(entry, [np.asarray(x._value) for x in inputs], owned)
+        try:
+            outs = self._execute(entry, [np.asarray(x._value) for x in inputs], owned)
+        except BaseException:       # the arrays handed over may be half written
+            donation.delete([inputs[p] for p in owned], f"jit({self.__name__})")
+            raise
         donation.delete(donated, f"jit({self.__name__})")
         if core._TAPES:
             self._record(entry, a, inputs, outs)
@@ -255,16 +259,14 @@ class JitFunction:
         """Run ``entry`` on its parameters' NumPy values (the Variables' values are added
         here); store assigned Variables; return the results as Arrays. ``owned``: donated
         parameters whose arrays are handed over (``donation.py``)."""
-        if entry.variables:
-            if entry.assigned:              # before a list holds the Variables' arrays
-                owned = [*owned, *donation.owned_variables(entry)]
+        if entry.variables:     # never handed over: a Variable's array is never written
             values = values + [v._value._value for v in entry.variables]
         result = entry.executable.execute(values, owned) if owned else \
             entry.executable.execute(values)
         flat = (result,) if entry.n_results == 1 else tuple(result)
-        if entry.assigned:
-            for var, value in zip(entry.assigned, flat[len(entry.out_weak):]):
-                var._value = Array(np.asarray(value))
+        if entry.assigned:          # all or none: an interrupt never splits the commit
+            commit_values(entry.assigned,
+                          [Array(np.asarray(v)) for v in flat[len(entry.out_weak):]])
         return [Array(np.asarray(v), weak_type=w) for v, w in zip(flat, entry.out_weak)]
 
     def _remember_fast(self, a: _Args, entry: _Entry, args: tuple, kwargs: dict) -> None:

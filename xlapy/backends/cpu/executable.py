@@ -328,7 +328,7 @@ class CpuExecutable:
                 why = self._cannot_take(p, buf, value, args, owned)
                 if why:
                     log.debug("%s: donated parameter copied: %s", p.where, why)
-                    buf = buf.copy()
+                    buf = output_pool.copy(buf)
             self.memory.set(alloc, buf)
 
     @staticmethod
