@@ -6,6 +6,7 @@ A backend is registered under a platform name (``"interpreter"``, ``"cpu"``);
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Collection, Protocol, Sequence
 
 from ..errors import InvalidArgumentError
@@ -33,6 +34,7 @@ class Backend(Protocol):
 
 _FACTORIES: dict[str, Callable[[], Backend]] = {}
 _INSTANCES: dict[str, Backend] = {}
+_INSTANCES_LOCK = threading.Lock()       # one instance per name, whichever thread asks first
 _ALIASES = {"host": "cpu", "interpreter": "interpreter"}
 
 
@@ -52,9 +54,13 @@ def get_backend(name: str) -> Backend:
     if key not in _FACTORIES:
         raise InvalidArgumentError(
             f"unknown or unavailable backend {name!r}; available: {', '.join(available_backends())}")
-    if key not in _INSTANCES:
-        _INSTANCES[key] = _FACTORIES[key]()
-    return _INSTANCES[key]
+    backend = _INSTANCES.get(key)
+    if backend is None:
+        with _INSTANCES_LOCK:
+            backend = _INSTANCES.get(key)
+            if backend is None:
+                backend = _INSTANCES[key] = _FACTORIES[key]()
+    return backend
 
 
 class InterpreterExecutable:
