@@ -5,8 +5,8 @@
 - float -> integer truncates toward zero and saturates; NaN gives 0
   (``llvm.fptosi.sat`` / ``llvm.fptoui.sat``);
 - integer -> f16/f32/f64 rounds to nearest even; integer -> bf16 goes through f32;
-- f64 -> f16 is rounded once (through f32 rounded to odd); f64 -> bf16 goes through
-  f32 as XLA does; f16/bf16 are widened exactly;
+- f64 -> f16 and f64 -> bf16 go through f32 (two roundings, as XLA:CPU does);
+  f16/bf16 are widened exactly;
 - anything -> pred is ``x != 0`` (NaN is true); pred -> number is 0 or 1;
 - integer -> integer sign- or zero-extends by the source's signedness, then wraps;
 - complex -> real type takes the real part, real -> complex has a zero imaginary part.
@@ -29,7 +29,7 @@ from ...hlo.types import ElementType
 from .elemental import ElementalEmitter, elemental, is_native_float, operand_type
 from .elemental_complex import complex_value
 from .kernel_api import Generator, IrIndex
-from .llvm_types import (F16, F32, F64, call_intrinsic, f32_to_bf16, f64_to_f32_round_odd,
+from .llvm_types import (F16, F32, F64, call_intrinsic, f32_to_bf16,
                          llvm_type, to_compute)
 
 
@@ -57,8 +57,6 @@ def _float_to_float(b: ir.IRBuilder, v: ir.Value, frm: ElementType, to: ElementT
     if x.type == F64:
         if to is T.F64:
             return x
-        if to is T.F16:
-            return b.fptrunc(f64_to_f32_round_odd(b, x), F16)
         return _from_f32(b, b.fptrunc(x, F32), to)
     return _from_f32(b, x, to)
 
