@@ -204,7 +204,7 @@ class JitFunction:
         # Threads: a miss takes its key's lock (made under ``_locks_lock``), so one thread
         # traces and compiles a key while the others asking for it wait, then hit.
         self._locks_lock = threading.Lock()
-        self._key_locks: dict[_Key, threading.Lock] = {}
+        self._key_locks: dict[_Key, Any] = {}     # RLocks: a trace may look itself up
 
     # ----- public API
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -391,7 +391,7 @@ class JitFunction:
         entry = self._cache.get(key)
         if entry is None:
             with self._locks_lock:
-                lock = self._key_locks.setdefault(key, threading.Lock())
+                lock = self._key_locks.setdefault(key, threading.RLock())
             with lock:
                 try:
                     return self._miss(a, count)
