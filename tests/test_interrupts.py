@@ -111,6 +111,7 @@ def test_interrupted_call_with_a_donated_array_deletes_it():
         return lax.fori_loop(0, n, lambda i, c: c * 1.0000001 + v.value(), x)
 
     f = xlapy.jit(run.fn, donate_argnums=0)
+    f(xnp.zeros(8), np.int32(1))        # compiled first: the interrupt must land in the run
     x = xnp.zeros(8)
     _interrupted(f, x, np.int32(LONG))
     with pytest.raises(InvalidArgumentError, match="deleted"):
