@@ -8,6 +8,7 @@ case-insensitive, as in XLA's tools (``--platform=CPU``, ``--platform=Interprete
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Collection, Protocol, Sequence
 
 from ..backends.interpreter.runtime import InterpreterBackend, InterpreterExecutable
@@ -37,6 +38,7 @@ class Backend(Protocol):
 
 _FACTORIES: dict[str, Callable[[], Backend]] = {}
 _INSTANCES: dict[str, Backend] = {}
+_INSTANCES_LOCK = threading.Lock()       # one instance per name, whichever thread asks first
 
 
 def register_backend(name: str, factory: Callable[[], Backend]) -> None:
@@ -61,9 +63,13 @@ def get_backend(name: str) -> Backend:
             raise InvalidArgumentError(f"unknown or unavailable backend {name!r}; available: "
                                        f"{', '.join(available_backends())}") from None
         _FACTORIES[key] = target.create_backend
-    if key not in _INSTANCES:
-        _INSTANCES[key] = _FACTORIES[key]()
-    return _INSTANCES[key]
+    backend = _INSTANCES.get(key)
+    if backend is None:
+        with _INSTANCES_LOCK:
+            backend = _INSTANCES.get(key)
+            if backend is None:
+                backend = _INSTANCES[key] = _FACTORIES[key]()
+    return backend
 
 
 __all__ = ["Backend", "Executable", "InterpreterBackend", "InterpreterExecutable",

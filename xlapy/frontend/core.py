@@ -29,6 +29,7 @@ from ..errors import InvalidArgumentError, ShapeError
 from ..hlo.builder import XlaBuilder, as_element_type, build_module
 from ..hlo.ir import HloComputation, HloInstruction
 from ..hlo.shape import Shape
+from ..threadlocal import PerThreadList
 from . import dtypes
 from .source_info import located
 
@@ -374,17 +375,19 @@ class LoweringContext:
 
 
 # The trace stack: jit pushes a Trace, sub-computations (cond branches, loop bodies) push
-# nested ones. A Trace has ``apply(primitive, args, params) -> list[Array]``.
-_TRACE_STACK: list[Any] = []
+# nested ones. A Trace has ``apply(primitive, args, params) -> list[Array]``. Per thread:
+# a thread never sees another thread's traces, so its eager ops run eagerly.
+_TRACE_STACK = PerThreadList()
 
 
 def current_trace() -> Any:
-    return _TRACE_STACK[-1] if _TRACE_STACK else None
+    stack = _TRACE_STACK.items
+    return stack[-1] if stack else None
 
 
 # Active autodiff tapes (``xlapy.frontend.autodiff``): each gets ``record(prim, args,
-# params, outs)`` for every primitive applied while it is active.
-_TAPES: list[Any] = []
+# params, outs)`` for every primitive applied while it is active (per thread, too).
+_TAPES = PerThreadList()
 
 
 def record(prim: Any, args: Sequence[Array], params: dict, outs: Sequence[Array]) -> None:
@@ -411,7 +414,7 @@ def new_ref(x: Array, weak_type: bool | None = None, keep_gradient: bool = True)
     weak = x.weak_type if weak_type is None else weak_type
     y = Array(x._value, weak_type=weak) if x._value is not None else \
         Array(instr=x._instr, trace=x._trace, weak_type=weak)
-    if keep_gradient and _TAPES:
+    if keep_gradient and _TAPES.items:
         record(alias_p, [x], {}, [y])
     return y
 
@@ -424,7 +427,7 @@ def bind(prim: Primitive, *args: Array, **params: Any) -> Any:
                                        f"{type(a).__name__}")
     trace = current_trace()
     outs = trace.apply(prim, args, params) if trace is not None else _eager(prim, args, params)
-    if _TAPES:
+    if _TAPES.items:
         record(prim, args, params, outs)
     return outs if prim.multiple_results else outs[0]
 

@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from ..threadlocal import PerThreadList
 from ..frontend import dtypes as _dt
 from ..frontend.core import Array, Primitive, bind
 from ..frontend.pytree import tree_map
@@ -106,7 +107,7 @@ class ReplicaContext:
             return merge_fn(self.strategy, *args, **(kwargs or {}))
 
 
-_CONTEXT: list[Any] = []           # innermost first-class context: ReplicaContext or None
+_CONTEXT = PerThreadList()         # per thread: innermost context, ReplicaContext or None
 
 
 @contextmanager

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import hashlib
 import logging
 import re
@@ -179,6 +180,7 @@ class CpuBackend:
         self._memory: collections.OrderedDict[str, CpuExecutable] = collections.OrderedDict()
         self._memory_size = memory_cache_size
         self._lock = threading.Lock()
+        self._key_locks: dict[str, threading.Lock] = {}      # keys being compiled
         self.last_timings: CompileTimings | None = None
 
     # ----- public
@@ -191,6 +193,23 @@ class CpuBackend:
         dump = DumpConfig(options)
         key = self.cache_key(module, options)
         timings.cache_key = time.perf_counter() - start
+        exe = self._from_memory(key, dump, timings, start)
+        if exe is not None:
+            return exe
+        # One thread compiles a key; others asking for it meanwhile wait, then hit.
+        with self._lock:
+            key_lock = self._key_locks.setdefault(key, threading.Lock())
+        with key_lock:
+            try:
+                return self._from_memory(key, dump, timings, start) or \
+                    self._compile_key(module, key, options, dump, timings, start)
+            finally:
+                with self._lock:
+                    if self._key_locks.get(key) is key_lock:
+                        del self._key_locks[key]
+
+    def _from_memory(self, key: str, dump: DumpConfig, timings: CompileTimings,
+                     start: float) -> CpuExecutable | None:
         with self._lock:
             exe = self._memory.get(key)
             if exe is not None and not dump.enabled:
@@ -199,6 +218,11 @@ class CpuBackend:
                 timings.total = time.perf_counter() - start
                 self.last_timings = timings
                 return exe
+        return None
+
+    def _compile_key(self, module: HloModule, key: str, options, dump: DumpConfig,
+                     timings: CompileTimings, start: float) -> CpuExecutable:
+        """Load ``key`` from the disk cache or compile it, and keep it in memory."""
         exe = None
         if not dump.enabled:
             entry = self.disk_cache.load(key)
@@ -386,6 +410,16 @@ class CpuBackend:
     def _build(self, module: HloModule, assignment: BufferAssignment,
                records: list[KernelRecord], objects: list[bytes]) -> CpuExecutable:
         loaded = engine().load(objects, [r.name for r in records]) if records else None
+        exe = self._runtime(module, assignment, records, loaded)
+        # a call made while another thread runs this executable runs on a replica
+        exe.replicate = functools.partial(self._runtime, module, assignment, records, loaded,
+                                          profile=False)
+        return exe
+
+    def _runtime(self, module: HloModule, assignment: BufferAssignment,
+                 records: list[KernelRecord], loaded: Any,
+                 profile: bool | None = None) -> CpuExecutable:
+        """An executable of loaded code: plans, kernel tables, its own arena and constants."""
         kernels = {}
         for r in records:
             instr = module.computation(r.computation).instruction(r.instruction)
@@ -395,7 +429,8 @@ class CpuBackend:
         plan = builder.plan(module.entry)
         exe = CpuExecutable(module, assignment, plan, value_ref(assignment, module.entry.root),
                             keep_alive=[loaded] + ([builder.evaluator]
-                                                   if builder.evaluator is not None else []))
+                                                   if builder.evaluator is not None else []),
+                            profile=profile)
         materialize_constants(exe, assignment, module)
         exe.bind_fixed()
         return exe

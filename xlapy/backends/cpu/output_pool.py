@@ -100,4 +100,11 @@ def empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     return np.asarray(Lease(POOL.take(nbytes), tuple(shape), dtype))
 
 
-__all__ = ["empty", "Lease", "POOL", "MIN_BYTES", "MAX_POOLED_BYTES"]
+def copy(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of ``a`` (on recycled memory when it is large)."""
+    out = empty(a.shape, a.dtype)
+    np.copyto(out, a)
+    return out
+
+
+__all__ = ["empty", "copy", "Lease", "POOL", "MIN_BYTES", "MAX_POOLED_BYTES"]
