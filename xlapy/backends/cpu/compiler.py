@@ -414,6 +414,8 @@ class CpuBackend:
         # a call made while another thread runs this executable runs on a replica
         exe.replicate = functools.partial(self._runtime, module, assignment, records, loaded,
                                           profile=False)
+        # the devices of a multi-device run execute at once, each on its own replica
+        exe.new_instance = exe.replicate
         return exe
 
     def _runtime(self, module: HloModule, assignment: BufferAssignment,
@@ -424,12 +426,6 @@ class CpuBackend:
         for r in records:
             instr = module.computation(r.computation).instruction(r.instruction)
             kernels[id(instr)] = (r, loaded.address(r.name))
-        return self._instantiate(module, assignment, kernels, loaded)
-
-    def _instantiate(self, module: HloModule, assignment: BufferAssignment,
-                     kernels: dict, loaded: Any) -> CpuExecutable:
-        """An executable over already loaded kernels; ``exe.new_instance()`` makes another
-        with its own memory and plan (the devices of a multi-device run execute at once)."""
         builder = PlanBuilder(module, assignment, kernels, self._thread_pool(),
                                self.parallel_cost)
         plan = builder.plan(module.entry)
@@ -439,7 +435,6 @@ class CpuBackend:
                             profile=profile)
         materialize_constants(exe, assignment, module)
         exe.bind_fixed()
-        exe.new_instance = lambda: self._instantiate(module, assignment, kernels, loaded)
         return exe
 
 
