@@ -364,5 +364,65 @@ def write_file_atomically(path: str, contents: str) -> None:
         raise
 
 
+# --------------------------------------------------------------------------------------------
+# Compile caches: trust and size bounds (read by backends/cpu/cache.py and frontend/jit_cache.py)
+
+CACHE_SHARED_ENV = "XLAPY_CACHE_SHARED"
+CACHE_MAX_BYTES_ENV = "XLAPY_CACHE_MAX_BYTES"
+JIT_CACHE_PER_FUNCTION_ENV = "XLAPY_JIT_CACHE_PER_FUNCTION"
+JIT_CACHE_GLOBAL_ENV = "XLAPY_JIT_CACHE_GLOBAL"
+
+
+@dataclass(frozen=True)
+class CacheSettings:
+    """Trust and size settings of the compile caches (``cache_settings()`` reads them).
+
+    ``shared_directory`` (``XLAPY_CACHE_SHARED=1``): the disk cache directory is shared
+    by the members of its group, so it may be group-writable and owned by another user.
+    It means *every user who can write the directory is trusted to run code in this
+    process*: entries must still carry a valid HMAC, made with the key file in the
+    directory, which the group can read (so any member can forge entries; nobody
+    else can). A world-writable directory is refused even then. Off by default: the
+    directory must be owned by this user and writable by nobody else.
+    ``disk_max_bytes`` (``XLAPY_CACHE_MAX_BYTES``): the disk cache's total size; the
+    least recently used entries are removed when a store exceeds it, and no single
+    entry larger than it is stored or read. ``jit_per_function`` /
+    ``jit_global`` (``XLAPY_JIT_CACHE_PER_FUNCTION`` / ``XLAPY_JIT_CACHE_GLOBAL``):
+    compiled signatures kept per jitted function and over all of them (least
+    recently used evicted first).
+    """
+
+    shared_directory: bool = False
+    disk_max_bytes: int = 1 << 30
+    jit_per_function: int = 64
+    jit_global: int = 1024
+
+
+def _env_int(name: str, default: int, minimum: int) -> int:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise InvalidArgumentError(f"{name}={text!r} is not an integer") from None
+    if value < minimum:
+        raise InvalidArgumentError(f"{name}={value} is below the minimum {minimum}")
+    return value
+
+
+def cache_settings() -> CacheSettings:
+    """The :class:`CacheSettings` of the current environment (read on every call, so a
+    change of the variables applies to the next compile)."""
+    default = CacheSettings()
+    shared = os.environ.get(CACHE_SHARED_ENV, "").strip().lower() in ("1", "true", "yes")
+    return CacheSettings(
+        shared_directory=shared,
+        disk_max_bytes=_env_int(CACHE_MAX_BYTES_ENV, default.disk_max_bytes, 0),
+        jit_per_function=_env_int(JIT_CACHE_PER_FUNCTION_ENV, default.jit_per_function, 1),
+        jit_global=_env_int(JIT_CACHE_GLOBAL_ENV, default.jit_global, 1))
+
+
 __all__ = ["DebugOptions", "DumpConfig", "debug_options", "get_debug_options",
            "parse_xla_flags", "reset_dump_numbering", "write_file_atomically"]
+__all__ += ["CacheSettings", "cache_settings"]
