@@ -371,6 +371,7 @@ CACHE_SHARED_ENV = "XLAPY_CACHE_SHARED"
 CACHE_MAX_BYTES_ENV = "XLAPY_CACHE_MAX_BYTES"
 JIT_CACHE_PER_FUNCTION_ENV = "XLAPY_JIT_CACHE_PER_FUNCTION"
 JIT_CACHE_GLOBAL_ENV = "XLAPY_JIT_CACHE_GLOBAL"
+EAGER_CACHE_ENV = "XLAPY_EAGER_CACHE_SIZE"
 
 
 @dataclass(frozen=True)
@@ -389,13 +390,15 @@ class CacheSettings:
     entry larger than it is stored or read. ``jit_per_function`` /
     ``jit_global`` (``XLAPY_JIT_CACHE_PER_FUNCTION`` / ``XLAPY_JIT_CACHE_GLOBAL``):
     compiled signatures kept per jitted function and over all of them (least
-    recently used evicted first).
+    recently used evicted first). ``eager_ops`` (``XLAPY_EAGER_CACHE_SIZE``): the one-op
+    executables eager operations keep (one per op, parameters and operand shapes).
     """
 
     shared_directory: bool = False
     disk_max_bytes: int = 1 << 30
     jit_per_function: int = 64
-    jit_global: int = 1024
+    jit_global: int = 512
+    eager_ops: int = 512
 
 
 def _env_int(name: str, default: int, minimum: int) -> int:
@@ -420,7 +423,8 @@ def cache_settings() -> CacheSettings:
         shared_directory=shared,
         disk_max_bytes=_env_int(CACHE_MAX_BYTES_ENV, default.disk_max_bytes, 0),
         jit_per_function=_env_int(JIT_CACHE_PER_FUNCTION_ENV, default.jit_per_function, 1),
-        jit_global=_env_int(JIT_CACHE_GLOBAL_ENV, default.jit_global, 1))
+        jit_global=_env_int(JIT_CACHE_GLOBAL_ENV, default.jit_global, 1),
+        eager_ops=_env_int(EAGER_CACHE_ENV, default.eager_ops, 1))
 
 
 __all__ = ["DebugOptions", "DumpConfig", "debug_options", "get_debug_options",

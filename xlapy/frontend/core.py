@@ -15,12 +15,14 @@ Autodiff attaches a ``vjp`` rule to the same Primitive objects.
 """
 from __future__ import annotations
 
+import collections
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..config import cache_settings
 from ..errors import InvalidArgumentError
 from ..hlo.builder import XlaBuilder, as_element_type, build_module
 from ..hlo.ir import HloComputation, HloInstruction
@@ -341,7 +343,9 @@ def bind(prim: Primitive, *args: Array, **params: Any) -> Any:
     return outs if prim.multiple_results else outs[0]
 
 
-_EAGER_CACHE: dict[Any, Any] = {}
+# One-op executables of eager operations, least recently used first; at most
+# ``cache_settings().eager_ops`` of them (an unbounded cache grew with every new shape).
+_EAGER_CACHE: collections.OrderedDict[Any, Any] = collections.OrderedDict()
 
 
 def _hashable(v: Any) -> Any:
@@ -369,6 +373,14 @@ def _eager(prim: Primitive, args: Sequence[Array], params: dict) -> list[Array]:
     if exe is None:
         exe = _compile_eager(prim, args, params, backend)
         _EAGER_CACHE[key] = exe
+        limit = cache_settings().eager_ops
+        while len(_EAGER_CACHE) > limit:
+            _EAGER_CACHE.popitem(last=False)
+    else:
+        try:
+            _EAGER_CACHE.move_to_end(key)
+        except KeyError:                    # evicted meanwhile by another thread
+            pass
     result = exe.execute([a._value for a in args])
     values = list(result) if prim.multiple_results else [result]
     weak = prim.result_weak(args, params)
