@@ -174,3 +174,36 @@ def test_rss_over_compile_delete_cycles():
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["growth_mib"] <= 4.0, result
     assert result["jit_entries"] <= 1024
+
+
+def test_interrupted_helper_job_does_not_shift_replies(monkeypatch):
+    """A KeyboardInterrupt between a helper's request and its reply ends that helper:
+    otherwise the next job would read the interrupted job's object code."""
+    from xlapy.backends.cpu import llvm_worker
+    from xlapy.backends.cpu.jit_engine import engine
+    from llvmlite import ir
+    e = engine()
+    helper = llvm_worker.HelperProcess()
+    texts = []
+    for k in range(2):
+        m = e.new_module(f"h{k}")
+        fn = ir.Function(m, ir.FunctionType(ir.DoubleType(), [ir.DoubleType()]), f"h{k}")
+        b = ir.IRBuilder(fn.append_basic_block())
+        b.ret(b.fadd(fn.args[0], ir.Constant(ir.DoubleType(), float(k + 10))))
+        texts.append(str(m))
+    real_read = llvm_worker._read
+
+    def interrupted(stream):
+        monkeypatch.setattr(llvm_worker, "_read", real_read)
+        raise KeyboardInterrupt
+    try:
+        monkeypatch.setattr(llvm_worker, "_read", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            helper.compile(texts[0], 2, False, e.target_spec)
+        obj = helper.compile(texts[1], 2, False, e.target_spec)[0]
+        loaded = e.load([obj], ["h1"])
+        import ctypes
+        f = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_double)(loaded.address("h1"))
+        assert f(1.0) == 12.0 and helper.starts == 2
+    finally:
+        helper.close()

@@ -170,6 +170,11 @@ class HelperProcess:
             reply = _read(self._proc.stdout)
         except (OSError, ValueError, pickle.PickleError):
             reply = None
+        except BaseException:
+            # Interrupted between request and reply: the pipe is out of step (the next
+            # read would return this job's reply), so this process is ended.
+            self.kill()
+            raise
         if reply is None:
             self.broken = True
             self.close()
@@ -181,6 +186,20 @@ class HelperProcess:
         if status == "invalid":
             raise InvalidIRError(value)
         return value
+
+    def kill(self) -> None:
+        """End the helper at once (its current job is abandoned)."""
+        proc, self._proc = self._proc, None
+        if proc is None or os.getpid() != self._owner:
+            return
+        proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            if stream:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
 
     def close(self) -> None:
         """End the helper (its stdin closes; it exits)."""
