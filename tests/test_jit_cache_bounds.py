@@ -207,3 +207,14 @@ def test_interrupted_helper_job_does_not_shift_replies(monkeypatch):
         assert f(1.0) == 12.0 and helper.starts == 2
     finally:
         helper.close()
+
+
+def test_eager_op_cache_is_bounded(monkeypatch):
+    """Eager ops kept one compiled program per new operand shape, without a bound."""
+    from xlapy.frontend import core
+    monkeypatch.setenv("XLAPY_EAGER_CACHE_SIZE", "3")
+    for n in range(1, 9):
+        x = xnp.asarray(np.arange(n, dtype=np.float32))
+        np.testing.assert_allclose(np.asarray(xnp.sin(x) * 2.0),
+                                   np.sin(np.arange(n, dtype=np.float32)) * 2, rtol=1e-6)
+        assert core.eager_cache_size() <= 3

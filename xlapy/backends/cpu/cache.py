@@ -25,6 +25,7 @@ header field is also checked for its type and range (:func:`decode`). A file tha
 not parse, does not match its key, fails the HMAC, a checksum or a check, or is no
 regular file (a FIFO, a symbolic link) is *corrupt*; so is an entry the backend fails
 to load for any reason. A corrupt entry is logged, removed and the module recompiled.
+Writes are atomic (a fresh temporary file, then ``rename``).
 
 Trust (the threat model is in ``docs/architecture.md``): the directory is created
 ``0700`` and refused (a warning, then compiling without the disk cache) when others can
