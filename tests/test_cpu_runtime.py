@@ -439,7 +439,7 @@ FALLBACK_OPS = {
     "replica-id": "HloModule m\nENTRY e {\n  ROOT p = u32[] replica-id()\n}\n",
     "stochastic-convert": "HloModule m\nENTRY e {\n  a = f32[4] parameter(0)\n"
                           "  r = u32[4] parameter(1)\n"
-                          "  ROOT c = bf16[4] stochastic-convert(a, r)\n}\n",
+                          "  ROOT c = s32[4] stochastic-convert(a, r)\n}\n",
     "dynamic-reshape": "HloModule m\nENTRY e {\n  a = f32[4,3] parameter(0)\n"
                        "  d0 = s32[] parameter(1)\n  d1 = s32[] parameter(2)\n"
                        "  ROOT r = f32[<=12,1] dynamic-reshape(a, d0, d1)\n}\n",

@@ -1,4 +1,4 @@
-"""The HLO opcode table: every opcode's text name, arity, attributes and family.
+"""The HLO opcode table: every opcode's text name, arity, attributes, family and traits.
 
 ``OPCODES[name]`` is an :class:`OpInfo`. ``arity`` is the operand count, or None
 for variadic ops. ``required``/``optional`` list attribute names (their kinds are
@@ -7,24 +7,75 @@ in :mod:`xlapy.hlo.attrs`); attributes allowed on every instruction
 shape rules, the interpreter and the emitters are split into files.
 ``executable`` is False for ops that parse and print but that no backend runs
 (collectives beyond one device, async wrappers, the newest opcodes).
+
+The traits are the one place each layer reads an op's facts from:
+
+- ``kinds``: the element kinds (``ElementType.kind``: ``pred``, ``s``, ``u``,
+  ``f``, ``c``) the op accepts for operand ``kind_operand`` (the operand whose
+  type decides the op's semantics: the ``on_true`` of ``select``, the operand of
+  ``clamp``). The shape rules reject other kinds (:func:`accepts`), the
+  interpreter dispatches on them, and each backend supports them or names the
+  pair in its fallback list (``tests/test_op_table.py`` checks all three agree).
+- ``elementwise``: the elementwise class (``unary``, ``binary``, ``compare``,
+  ``select``, ``clamp``, ``convert``); empty for other ops.
+- ``math``: the math-library function (C ``libm`` name, or ``logistic``) that
+  computes the op on floats: an op with one is *transcendental* (backends emit a
+  polynomial or a library call for it).
+- ``cost``: fusion's cost class, XLA:CPU's ``IsExpensive``: ``cheap``,
+  ``expensive``, or a conditional class (``expensive-if-complex``,
+  ``cheap-if-integer-by-constant``, ``expensive-if-f32-to-bf16``) that
+  :func:`xlapy.passes.fusion_utils.is_expensive` evaluates on the instruction.
+- ``effect``: side effects: ``always`` (XLA's ``HasSideEffectNoRecurse``),
+  ``async`` (copy-start/copy-done: kept by DCE and CSE, yet fusible),
+  ``channel`` (collectives: an effect when they carry a ``channel_id``),
+  ``attribute`` (custom-call: ``custom_call_has_side_effect``), ``ordering``
+  (token and barrier ops: no effect of their own, never fused).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+# Element kinds, as ElementType.kind spells them.
+PRED_KIND, SIGNED, UNSIGNED, FLOAT, COMPLEX = "pred", "s", "u", "f", "c"
+ANY_KIND = frozenset({PRED_KIND, SIGNED, UNSIGNED, FLOAT, COMPLEX})
+NUMERIC = frozenset({SIGNED, UNSIGNED, FLOAT, COMPLEX})
+INTEGRAL = frozenset({SIGNED, UNSIGNED})
+FLOATING = frozenset({FLOAT})
+FLOAT_OR_COMPLEX = frozenset({FLOAT, COMPLEX})
+
+# Cost classes (fusion's IsExpensive).
+CHEAP = "cheap"
+EXPENSIVE = "expensive"
+EXPENSIVE_IF_COMPLEX = "expensive-if-complex"
+CHEAP_IF_INTEGER_BY_CONSTANT = "cheap-if-integer-by-constant"
+EXPENSIVE_IF_F32_TO_BF16 = "expensive-if-f32-to-bf16"
 
 
 @dataclass(frozen=True)
 class OpInfo:
+    """One opcode's row of the table (see the module docstring for each field)."""
+
     name: str
     arity: int | None
     family: str
     required: tuple[str, ...] = ()
     optional: tuple[str, ...] = ()
     executable: bool = True
+    kinds: frozenset[str] = ANY_KIND
+    kind_operand: int = 0
+    elementwise: str = ""
+    math: str = ""
+    cost: str = EXPENSIVE
+    effect: str = ""
 
     @property
     def allowed(self) -> frozenset[str]:
         return frozenset(self.required) | frozenset(self.optional) | COMMON_ATTRS
+
+    @property
+    def transcendental(self) -> bool:
+        """Computed by a math function (a polynomial or a library call), not by instructions."""
+        return bool(self.math)
 
 
 COMMON_ATTRS = frozenset({
@@ -34,33 +85,64 @@ COMMON_ATTRS = frozenset({
 OPCODES: dict[str, OpInfo] = {}
 
 
-def _op(name, arity, family, required=(), optional=(), executable=True):
-    OPCODES[name] = OpInfo(name, arity, family, tuple(required), tuple(optional), executable)
+def _op(name, arity, family, required=(), optional=(), executable=True, **traits):
+    OPCODES[name] = OpInfo(name, arity, family, tuple(required), tuple(optional), executable,
+                           **traits)
 
 
-# 1.1 elementwise unary
-UNARY = ("abs", "ceil", "cbrt", "count-leading-zeros", "cosine", "erf", "exponential",
-         "exponential-minus-one", "floor", "imag", "real", "is-finite", "log", "log-plus-one",
-         "logistic", "negate", "not", "popcnt", "round-nearest-afz", "round-nearest-even", "rsqrt",
-         "sign", "sine", "sqrt", "tan", "tanh", "acos", "acosh", "asin", "asinh", "atan", "atanh",
-         "cosh", "sinh")
-for _n in UNARY:
-    _op(_n, 1, "elementwise")
-_op("convert", 1, "elementwise")
-_op("bitcast-convert", 1, "elementwise")
-_op("reduce-precision", 1, "elementwise", ("exponent_bits", "mantissa_bits"))
-_op("copy", 1, "elementwise")
+def _elementwise(names, arity, cls, kinds, cost=EXPENSIVE, required=(), optional=(),
+                 math=None, kind_operand=0):
+    """Table rows for elementwise ops; ``math`` maps some of ``names`` to their function."""
+    for n in names:
+        _op(n, arity, "elementwise", required, optional, kinds=frozenset(kinds),
+            kind_operand=kind_operand, elementwise=cls, math=(math or {}).get(n, ""), cost=cost)
 
-# 1.2 elementwise binary and ternary
-BINARY = ("add", "subtract", "multiply", "divide", "remainder", "power", "atan2", "maximum",
-          "minimum", "mulhi", "complex", "and", "or", "xor", "shift-left",
-          "shift-right-arithmetic", "shift-right-logical")
-for _n in BINARY:
-    _op(_n, 2, "elementwise")
-_op("stochastic-convert", 2, "elementwise")
-_op("select", 3, "elementwise")
-_op("clamp", 3, "elementwise")
-_op("compare", 2, "elementwise", ("direction",), ("type",))
+
+# 1.1 elementwise unary, by accepted kinds and cost
+_MATH = {"exponential": "exp", "exponential-minus-one": "expm1", "log": "log",
+         "log-plus-one": "log1p", "tanh": "tanh", "logistic": "logistic", "sine": "sin",
+         "cosine": "cos", "tan": "tan", "erf": "erf", "cbrt": "cbrt", "acos": "acos",
+         "acosh": "acosh", "asin": "asin", "asinh": "asinh", "atan": "atan", "atanh": "atanh",
+         "cosh": "cosh", "sinh": "sinh", "power": "pow", "atan2": "atan2"}
+_elementwise(("ceil", "floor", "round-nearest-afz", "round-nearest-even", "is-finite"), 1,
+             "unary", FLOATING, CHEAP)
+_elementwise(("erf",), 1, "unary", FLOATING, math=_MATH)
+_elementwise(("exponential", "exponential-minus-one", "log", "log-plus-one", "logistic",
+              "rsqrt", "sqrt", "tanh", "cbrt", "acos", "acosh", "asin", "asinh", "atan",
+              "atanh", "cosh", "sinh"), 1, "unary", FLOAT_OR_COMPLEX, math=_MATH)
+_elementwise(("cosine", "sine", "tan"), 1, "unary", FLOAT_OR_COMPLEX, EXPENSIVE_IF_COMPLEX,
+             math=_MATH)
+_elementwise(("real", "imag"), 1, "unary", FLOAT_OR_COMPLEX, CHEAP)
+_elementwise(("negate",), 1, "unary", NUMERIC, CHEAP)
+_elementwise(("abs", "sign"), 1, "unary", NUMERIC, EXPENSIVE_IF_COMPLEX)
+_elementwise(("popcnt", "count-leading-zeros"), 1, "unary", INTEGRAL, CHEAP)
+_elementwise(("not",), 1, "unary", INTEGRAL | {PRED_KIND}, CHEAP)
+_elementwise(("convert",), 1, "convert", ANY_KIND, EXPENSIVE_IF_F32_TO_BF16)
+_elementwise(("bitcast-convert", "copy"), 1, "convert", ANY_KIND, CHEAP)
+_elementwise(("reduce-precision",), 1, "unary", FLOATING, CHEAP,
+             required=("exponent_bits", "mantissa_bits"))
+
+# 1.2 elementwise binary and ternary. XLA rejects pred subtract/divide/remainder/power
+# (shape inference) and no XLA backend computes complex remainder/maximum/minimum/clamp.
+_elementwise(("add", "multiply"), 2, "binary", ANY_KIND, CHEAP)
+_elementwise(("subtract",), 2, "binary", NUMERIC, CHEAP)
+_elementwise(("divide",), 2, "binary", NUMERIC, CHEAP_IF_INTEGER_BY_CONSTANT)
+_elementwise(("remainder",), 2, "binary", INTEGRAL | FLOATING, CHEAP_IF_INTEGER_BY_CONSTANT)
+_elementwise(("power",), 2, "binary", NUMERIC, math=_MATH)
+_elementwise(("atan2",), 2, "binary", FLOAT_OR_COMPLEX, math=_MATH)
+_elementwise(("maximum", "minimum"), 2, "binary", INTEGRAL | FLOATING | {PRED_KIND}, CHEAP)
+_elementwise(("mulhi", "shift-left", "shift-right-arithmetic", "shift-right-logical"), 2,
+             "binary", INTEGRAL, CHEAP)
+_elementwise(("complex",), 2, "binary", FLOATING, CHEAP)
+_elementwise(("and", "or", "xor"), 2, "binary", INTEGRAL | {PRED_KIND}, CHEAP)
+_elementwise(("stochastic-convert",), 2, "convert", FLOATING, CHEAP)
+_elementwise(("select",), 3, "select", ANY_KIND, CHEAP, kind_operand=1)
+_elementwise(("clamp",), 3, "clamp", INTEGRAL | FLOATING | {PRED_KIND}, CHEAP, kind_operand=1)
+_elementwise(("compare",), 2, "compare", ANY_KIND, CHEAP, required=("direction",),
+             optional=("type",))
+# The plain unary and binary ops (no attributes; complex builds c64/c128 from two parts).
+UNARY = tuple(n for n, i in OPCODES.items() if i.elementwise == "unary" and not i.required)
+BINARY = tuple(n for n, i in OPCODES.items() if i.elementwise == "binary")
 
 # 1.4 data movement
 _op("broadcast", 1, "data_movement", (), ("dimensions",))
@@ -171,16 +253,53 @@ _op("rng-get-and-update-state", 0, "rng", ("delta",))
 _op("constant", 0, "leaf")
 _op("parameter", 0, "leaf")
 
+# Traits of the ops outside the elementwise family: XLA's cheap data movement (the rest
+# of IsExpensive's cheap list) and the side-effect classes (module docstring).
+_TRAITS = {
+    CHEAP: ("bitcast", "broadcast", "concatenate", "constant", "copy-done", "copy-start",
+            "dynamic-reshape", "dynamic-slice", "dynamic-update-slice", "get-tuple-element",
+            "infeed", "iota", "opt-barrier", "outfeed", "pad", "partition-id", "replica-id",
+            "reshape", "reverse", "shuffle", "slice", "transpose", "tuple"),
+}
+_EFFECTS = {
+    "always": ("send", "send-done", "recv", "recv-done", "infeed", "outfeed", "rng",
+               "rng-get-and-update-state", "all-reduce-start", "all-reduce-done",
+               "all-gather-start", "all-gather-done", "collective-permute-start",
+               "collective-permute-done", "async-start", "async-update", "async-done"),
+    "async": ("copy-start", "copy-done"),
+    "channel": ("all-reduce", "all-gather", "all-to-all", "reduce-scatter", "collective-permute",
+                "collective-broadcast"),
+    "attribute": ("custom-call",),
+    "ordering": ("after-all", "add-dependency", "opt-barrier"),
+}
+for _cost, _names in _TRAITS.items():
+    for _n in _names:
+        OPCODES[_n] = replace(OPCODES[_n], cost=_cost)
+for _effect, _names in _EFFECTS.items():
+    for _n in _names:
+        OPCODES[_n] = replace(OPCODES[_n], effect=_effect)
+
 # Operation names that the async "sugar" forms wrap (e.g. custom-call-start).
 ASYNC_SUFFIXES = ("-start", "-update", "-done")
 
 COMMUTATIVE_BINARY = frozenset({"add", "multiply", "mulhi", "maximum", "minimum", "and", "or",
                                 "xor"})
-ELEMENTWISE = frozenset(UNARY) | frozenset(BINARY) | frozenset(
-    {"convert", "bitcast-convert", "reduce-precision", "copy", "select", "clamp", "compare",
-     "stochastic-convert"})
+ELEMENTWISE = frozenset(n for n, info in OPCODES.items() if info.elementwise)
 
 
 def op_info(name: str) -> OpInfo | None:
     """The table entry for opcode ``name`` or None."""
     return OPCODES.get(name)
+
+
+def ops_with(**traits) -> frozenset[str]:
+    """The opcodes whose table rows have every given trait value (``ops_with(effect="channel")``)."""
+    return frozenset(n for n, info in OPCODES.items()
+                     if all(getattr(info, k) == v for k, v in traits.items()))
+
+
+def accepts(name: str, kind: str) -> bool:
+    """Whether opcode ``name`` accepts element kind ``kind`` (``ElementType.kind``) for its
+    deciding operand; True for opcodes the table does not constrain."""
+    info = OPCODES.get(name)
+    return info is None or kind in info.kinds

@@ -22,7 +22,8 @@ from typing import Sequence
 
 from ..hlo import types as T
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
-from ..hlo.opcodes import ELEMENTWISE
+from ..hlo.opcodes import (CHEAP, CHEAP_IF_INTEGER_BY_CONSTANT, ELEMENTWISE, EXPENSIVE,
+                           EXPENSIVE_IF_COMPLEX, EXPENSIVE_IF_F32_TO_BF16, OPCODES, ops_with)
 from ..hlo.shape import Shape
 from .computation_edits import DeferredEdits
 
@@ -95,13 +96,9 @@ def can_be_loop_fused(instr: HloInstruction) -> bool:
     return is_elementwise(instr) or instr.opcode in _LOOP_FUSIBLE
 
 
-_SIDE_EFFECT_OPS = frozenset({
-    "send", "send-done", "recv", "recv-done", "infeed", "outfeed", "rng",
-    "rng-get-and-update-state", "after-all", "add-dependency", "all-reduce", "all-gather",
-    "all-to-all", "collective-permute", "reduce-scatter", "collective-broadcast",
-    "all-reduce-start", "all-reduce-done", "all-gather-start", "all-gather-done",
-    "collective-permute-start", "collective-permute-done", "async-start", "async-update",
-    "async-done", "opt-barrier"})
+# Never fused: ops with an effect of their own, collectives, and token/barrier ops.
+_SIDE_EFFECT_OPS = (ops_with(effect="always") | ops_with(effect="channel")
+                    | ops_with(effect="ordering"))
 
 
 def has_side_effect(instr: HloInstruction) -> bool:
@@ -131,35 +128,25 @@ def _is_constant_scalar_or_broadcast(instr: HloInstruction) -> bool:
     return instr.opcode == "constant" and _is_effective_scalar(instr.shape)
 
 
-_CHEAP = frozenset({
-    "add", "and", "bitcast", "bitcast-convert", "broadcast", "ceil", "clamp",
-    "count-leading-zeros", "compare", "complex", "concatenate", "constant", "copy", "copy-done",
-    "copy-start", "dynamic-reshape", "dynamic-slice", "dynamic-update-slice", "floor",
-    "get-tuple-element", "imag", "infeed", "iota", "is-finite", "maximum", "minimum", "multiply",
-    "mulhi", "negate", "not", "opt-barrier", "or", "outfeed", "pad", "partition-id", "popcnt",
-    "real", "reduce-precision", "replica-id", "reshape", "reverse", "round-nearest-afz",
-    "round-nearest-even", "select", "shift-left", "shift-right-arithmetic",
-    "shift-right-logical", "shuffle", "slice", "stochastic-convert", "subtract", "transpose",
-    "tuple", "xor"})
-
-
 def is_expensive(instr: HloInstruction) -> bool:
     """XLA:CPU's cost table (``CpuInstructionFusion::IsExpensive``).
 
-    Transcendentals, dots, reductions, calls and everything else not listed as cheap
-    are expensive; ``abs``/``sign``/``sine``/``cosine``/``tan`` only for complex;
-    ``convert`` only f32→bf16; integer ``divide``/``remainder`` is cheap when the
-    *first* operand is a (broadcast) scalar constant (XLA:CPU checks operand 0).
+    The cost class is the op table's (``OpInfo.cost``): transcendentals, dots,
+    reductions, calls and everything else not cheap are expensive;
+    ``abs``/``sign``/``sine``/``cosine``/``tan`` only for complex; ``convert`` only
+    f32→bf16; integer ``divide``/``remainder`` is cheap when the *first* operand is a
+    (broadcast) scalar constant (XLA:CPU checks operand 0).
     """
-    op = instr.opcode
-    if op in _CHEAP:
+    info = OPCODES.get(instr.opcode)
+    cost = info.cost if info is not None else EXPENSIVE
+    if cost == CHEAP:
         return False
-    if op in ("abs", "sign", "cosine", "sine", "tan"):
+    if cost == EXPENSIVE_IF_COMPLEX:
         return instr.shape.element_type.is_complex
-    if op == "convert":
+    if cost == EXPENSIVE_IF_F32_TO_BF16:
         return (instr.shape.element_type is T.BF16
                 and instr.operands[0].shape.element_type is T.F32)
-    if op in ("divide", "remainder"):
+    if cost == CHEAP_IF_INTEGER_BY_CONSTANT:
         return (not instr.shape.element_type.is_integral
                 or not _is_constant_scalar_or_broadcast(instr.operands[0]))
     return True

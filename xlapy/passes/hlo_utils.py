@@ -11,18 +11,14 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
+from ..hlo.opcodes import ops_with
 from ..hlo.shape import Layout, Shape
 
-# Opcodes whose execution is observable beyond their result (XLA's HasSideEffectNoRecurse).
-SIDE_EFFECT_OPCODES = frozenset({
-    "send", "send-done", "recv", "recv-done", "infeed", "outfeed", "rng",
-    "rng-get-and-update-state", "all-reduce-start", "all-reduce-done", "all-gather-start",
-    "all-gather-done", "collective-permute-start", "collective-permute-done",
-    "async-start", "async-update", "async-done", "copy-start", "copy-done",
-})
+# Opcodes whose execution is observable beyond their result (XLA's HasSideEffectNoRecurse,
+# and the halves of an async copy, which must stay paired).
+SIDE_EFFECT_OPCODES = ops_with(effect="always") | ops_with(effect="async")
 # Collectives that talk to other devices when they carry a channel id.
-_CHANNEL_OPCODES = frozenset({"all-reduce", "all-gather", "all-to-all", "reduce-scatter",
-                              "collective-permute", "collective-broadcast"})
+_CHANNEL_OPCODES = ops_with(effect="channel")
 
 
 def has_side_effect_no_recurse(instr: HloInstruction) -> bool:

@@ -32,12 +32,14 @@ Conversions and the data-movement ops are in :mod:`.elemental_convert`,
 :mod:`.elemental_data` and :mod:`.elemental_slicing`, which register their handlers here;
 complex arithmetic is in :mod:`.elemental_complex`.
 
-Not supported (``supports()`` is False, the runtime falls back to the interpreter):
-arithmetic, comparison and conversion of the f8/f4 types (moving them is supported);
-complex ``power``, ``sign``, ``sqrt``, ``rsqrt``, ``exp``, ``log`` and the other complex
-transcendentals; complex ``bitcast-convert``; ``stochastic-convert``; ``bitcast`` between
-element types of different widths or with tiled layouts; tuple- or token-shaped values;
-``map``, ``scatter``, ``reduce*``, ``dot``, ``convolution`` and the other non-elemental ops.
+Which (op, element type) pairs have generators comes from the op table
+(``OpInfo.kinds``) minus the backend's fallback list (:mod:`.fallbacks`: f8/f4
+arithmetic and conversions (moving them is supported), the complex transcendentals,
+complex ``power`` and ``atan2``, complex and f4 ``bitcast-convert``,
+``stochastic-convert``). Also not supported (``supports()`` is False, the runtime falls
+back to the interpreter): ``bitcast`` between element types of different widths or with
+tiled layouts; tuple- or token-shaped values; ``map``, ``scatter``, ``reduce*``, ``dot``,
+``convolution`` and the other non-elemental ops.
 """
 from __future__ import annotations
 
@@ -48,10 +50,12 @@ from llvmlite import ir
 from ...errors import InvalidArgumentError, UnimplementedError
 from ...hlo import types as T
 from ...hlo.ir import HloInstruction
-from ...hlo.opcodes import OPCODES
+from ...hlo.opcodes import BINARY, OPCODES, UNARY
+from ...hlo.shape_inference.elementwise import COMPARISON_KINDS, default_comparison_type
 from ...hlo.types import ElementType
 from . import math_ir
 from .elemental_complex import complex_binary, complex_unary, complex_value
+from .fallbacks import NATIVE_FLOATS, emits
 from .kernel_api import Generator, IrIndex, memoize
 from .llvm_types import (I1, call_intrinsic, compute_type, from_compute, int_constant,
                          llvm_type, to_compute)
@@ -60,8 +64,6 @@ EmitFn = Callable[["ElementalEmitter", HloInstruction, list], Generator]
 SupportFn = Callable[[HloInstruction], bool]
 _EMITTERS: dict[str, EmitFn] = {}
 _SUPPORTS: dict[str, SupportFn] = {}
-
-NATIVE_FLOATS = (T.F16, T.BF16, T.F32, T.F64)
 
 
 def elemental(*opcodes: str, supports: SupportFn) -> Callable[[EmitFn], EmitFn]:
@@ -89,20 +91,9 @@ def is_native_float(et: ElementType) -> bool:
     return et in NATIVE_FLOATS
 
 
-def _op_for_type(instr: HloInstruction, float_ops, int_ops, pred_ops, complex_ops) -> bool:
-    """Whether ``instr``'s opcode is among the ops of its operand element type's kind."""
-    et = operand_type(instr)
-    if is_native_float(et):
-        ops = float_ops
-    elif et.is_integral:
-        ops = int_ops
-    elif et.is_pred:
-        ops = pred_ops
-    elif et.is_complex:
-        ops = complex_ops
-    else:
-        return False
-    return instr.opcode in ops
+def _emits(instr: HloInstruction, i: int = 0) -> bool:
+    """Whether this backend emits ``instr``'s opcode on operand ``i``'s element type."""
+    return emits(instr.opcode, operand_type(instr, i))
 
 
 class ElementalEmitter:
@@ -210,27 +201,12 @@ class ElementalEmitter:
 # ----------------------------------------------------------------------------------------------
 # unary
 
-_FLOAT_MATH_UNARY = {
-    "exponential": "exp", "exponential-minus-one": "expm1", "log": "log",
-    "log-plus-one": "log1p", "tanh": "tanh", "logistic": "logistic", "sine": "sin",
-    "cosine": "cos", "tan": "tan", "erf": "erf", "cbrt": "cbrt", "acos": "acos",
-    "acosh": "acosh", "asin": "asin", "asinh": "asinh", "atan": "atan", "atanh": "atanh",
-    "cosh": "cosh", "sinh": "sinh",
-}
+# The math-library function of each transcendental unary op (the op table's ``math``).
+_FLOAT_MATH_UNARY = {op: OPCODES[op].math for op in UNARY if OPCODES[op].math}
 _FLOAT_INTRINSIC_UNARY = {"floor": "llvm.floor", "ceil": "llvm.ceil", "sqrt": "llvm.sqrt",
                           "abs": "llvm.fabs", "round-nearest-afz": "llvm.round",
                           "round-nearest-even": "llvm.roundeven"}
-_FLOAT_UNARY = (frozenset(_FLOAT_MATH_UNARY) | frozenset(_FLOAT_INTRINSIC_UNARY)
-                | {"negate", "rsqrt", "sign", "is-finite", "real", "imag"})
-_INT_UNARY = frozenset({"negate", "abs", "sign", "not", "popcnt", "count-leading-zeros",
-                        "real", "imag"})
-_PRED_UNARY = frozenset({"not", "real", "abs"})
-_COMPLEX_UNARY = frozenset({"negate", "real", "imag", "abs"})
-UNARY_OPS = _FLOAT_UNARY | _INT_UNARY | _COMPLEX_UNARY
-
-
-def _supports_unary(instr: HloInstruction) -> bool:
-    return _op_for_type(instr, _FLOAT_UNARY, _INT_UNARY, _PRED_UNARY, _COMPLEX_UNARY)
+UNARY_OPS = frozenset(UNARY)
 
 
 def float_unary(b: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value:
@@ -277,14 +253,10 @@ def int_unary(b: ir.IRBuilder, op: str, x: ir.Value, signed: bool) -> ir.Value:
         return call_intrinsic(b, "llvm.ctpop", [x])
     if op == "count-leading-zeros":
         return call_intrinsic(b, "llvm.ctlz", [x], extra=[ir.Constant(I1, 0)])
-    if op == "real":
-        return x
-    if op == "imag":
-        return zero
     raise UnimplementedError(f"integer unary op {op}")
 
 
-@elemental(*UNARY_OPS, supports=_supports_unary)
+@elemental(*UNARY_OPS, supports=_emits)
 def _unary(em: ElementalEmitter, instr: HloInstruction, gens: list) -> Generator:
     b, op, et = em.builder, instr.opcode, operand_type(instr)
     out = instr.shape.element_type
@@ -306,19 +278,9 @@ def _unary(em: ElementalEmitter, instr: HloInstruction, gens: list) -> Generator
 # ----------------------------------------------------------------------------------------------
 # binary
 
-_FLOAT_BINARY = frozenset({"add", "subtract", "multiply", "divide", "remainder", "power",
-                           "atan2", "maximum", "minimum"})
-_INT_BINARY = frozenset({"add", "subtract", "multiply", "divide", "remainder", "power",
-                         "maximum", "minimum", "and", "or", "xor", "shift-left",
-                         "shift-right-arithmetic", "shift-right-logical", "mulhi"})
 _PRED_BINARY = {"add": "or", "maximum": "or", "or": "or", "multiply": "and",
                 "minimum": "and", "and": "and", "xor": "xor"}
-_COMPLEX_BINARY = frozenset({"add", "subtract", "multiply", "divide"})
-BINARY_OPS = _FLOAT_BINARY | _INT_BINARY | _COMPLEX_BINARY
-
-
-def _supports_binary(instr: HloInstruction) -> bool:
-    return _op_for_type(instr, _FLOAT_BINARY, _INT_BINARY, _PRED_BINARY, _COMPLEX_BINARY)
+BINARY_OPS = frozenset(BINARY) - {"complex"}
 
 
 def float_binary(b: ir.IRBuilder, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
@@ -421,7 +383,7 @@ def _int_power(b: ir.IRBuilder, x, y) -> ir.Value:
     return b.select(b.icmp_signed("<", y, zero), special, acc)
 
 
-@elemental(*BINARY_OPS, supports=_supports_binary)
+@elemental(*BINARY_OPS, supports=_emits)
 def _binary(em: ElementalEmitter, instr: HloInstruction, gens: list) -> Generator:
     b, op, et = em.builder, instr.opcode, operand_type(instr)
     lhs, rhs = gens
@@ -439,7 +401,8 @@ def _binary(em: ElementalEmitter, instr: HloInstruction, gens: list) -> Generato
     return element
 
 
-@elemental("complex", supports=lambda instr: operand_type(instr) in (T.F32, T.F64))
+@elemental("complex", supports=lambda instr: operand_type(instr) in (T.F32, T.F64)
+           and _emits(instr))
 def _complex(em: ElementalEmitter, instr: HloInstruction, gens: list) -> Generator:
     ty = llvm_type(instr.shape.element_type)
     re, im = gens
@@ -454,13 +417,10 @@ _FCMP = {"EQ": "==", "NE": "!=", "LT": "<", "LE": "<=", "GT": ">", "GE": ">="}
 
 def comparison_type(instr: HloInstruction) -> str:
     """``type=`` of a compare, or its default for the operand element type."""
-    et = operand_type(instr)
     ctype = instr.attrs.get("type")
     if ctype:
         return str(ctype).upper()
-    if is_native_float(et) or et.is_complex:
-        return "FLOAT"
-    return "SIGNED" if et.is_signed_integral else "UNSIGNED"
+    return default_comparison_type(operand_type(instr))
 
 
 def _supports_compare(instr: HloInstruction) -> bool:
@@ -468,14 +428,9 @@ def _supports_compare(instr: HloInstruction) -> bool:
     direction = str(instr.attrs.get("direction", "")).upper()
     if direction not in _FCMP:
         return False
-    ctype = comparison_type(instr)
-    if is_native_float(et):
-        return ctype in ("FLOAT", "TOTALORDER")
-    if et.is_complex:
-        return ctype == "FLOAT" and direction in ("EQ", "NE")
-    if et.is_integral or et.is_pred:
-        return ctype in ("SIGNED", "UNSIGNED", "TOTALORDER")
-    return False
+    if et.kind not in COMPARISON_KINDS.get(comparison_type(instr), ()):
+        return False
+    return _emits(instr) and (not et.is_complex or direction in ("EQ", "NE"))
 
 
 def total_order_key(b: ir.IRBuilder, x: ir.Value, et: ElementType) -> ir.Value:
@@ -526,12 +481,7 @@ def _select(em: ElementalEmitter, instr: HloInstruction, gens: list) -> Generato
     return element
 
 
-def _supports_clamp(instr: HloInstruction) -> bool:
-    et = operand_type(instr, 1)
-    return is_native_float(et) or et.is_integral or et.is_pred
-
-
-@elemental("clamp", supports=_supports_clamp)
+@elemental("clamp", supports=lambda instr: _emits(instr, 1))
 def _clamp(em: ElementalEmitter, instr: HloInstruction, gens: list) -> Generator:
     b, et = em.builder, operand_type(instr, 1)
     lo_gen, x_gen, hi_gen = gens

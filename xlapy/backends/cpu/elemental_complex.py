@@ -2,26 +2,34 @@
 
 Follows XLA:CPU's formulas: ``abs`` is ``max * sqrt(1 + (min/max)**2)`` (``min`` where
 that is NaN), ``divide`` is Smith's algorithm with C99-style results for zero and
-infinite operands, ``multiply`` is ``(ac - bd) + (ad + bc)i``.
+infinite operands, ``multiply`` is ``(ac - bd) + (ad + bc)i``, ``cbrt`` is XLA's complex
+power with exponent ``1/3 + 0i`` (the interpreter's ``complex_cbrt``).
 """
 from __future__ import annotations
 
 from llvmlite import ir
 
+from ...errors import UnimplementedError
 from ...hlo.types import ElementType
+from . import math_ir
 from .llvm_types import call_intrinsic, llvm_type
 
 
 def complex_unary(b: ir.IRBuilder, op: str, z: ir.Value, et: ElementType) -> ir.Value:
-    """``real``, ``imag``, ``negate`` or ``abs`` of a complex value of type ``et``."""
+    """``real``, ``imag``, ``negate``, ``cbrt`` or ``abs`` of a complex value of type ``et``."""
     re, im = b.extract_value(z, 0), b.extract_value(z, 1)
+    if op == "cbrt":
+        return complex_cbrt(b, re, im, llvm_type(et))
     if op == "real":
         return re
     if op == "imag":
         return im
     if op == "negate":
         return complex_value(b, llvm_type(et), b.fneg(re), b.fneg(im))
-    return complex_abs(b, re, im)
+    if op == "abs":
+        return complex_abs(b, re, im)
+    raise UnimplementedError(f"complex unary op {op} (list it in fallbacks.CPU_FALLBACK or "
+                             "emit it here)")
 
 
 def complex_abs(b: ir.IRBuilder, re: ir.Value, im: ir.Value) -> ir.Value:
@@ -35,6 +43,23 @@ def complex_abs(b: ir.IRBuilder, re: ir.Value, im: ir.Value) -> ir.Value:
                                                   b.fmul(ratio, ratio))])
     result = b.fmul(big, root)
     return b.select(b.fcmp_unordered("uno", result, result), small, result)
+
+
+def complex_cbrt(b: ir.IRBuilder, re: ir.Value, im: ir.Value, ty: ir.Type) -> ir.Value:
+    """XLA's complex cube root, its complex power ``(re + im i) ** (1/3 + 0i)``:
+    ``(re**2 + im**2) ** (1/6) * exp(-0 * arg)`` times ``cos q + i sin q`` with
+    ``q = arg / 3 + 0 * log(re**2 + im**2)``, and ``0`` where ``re**2 + im**2 == 0``."""
+    ft = re.type
+    third, half, zero = (ir.Constant(ft, v) for v in (1.0 / 3.0, 0.5, 0.0))
+    norm2 = b.fadd(b.fmul(re, re), b.fmul(im, im))
+    angle = math_ir.emit_binary(b, "atan2", im, re)
+    coeff = b.fmul(math_ir.emit_binary(b, "pow", norm2, b.fmul(half, third)),
+                   math_ir.emit_unary(b, "exp", b.fmul(b.fneg(zero), angle)))
+    q = b.fadd(b.fmul(third, angle),
+               b.fmul(b.fmul(half, zero), math_ir.emit_unary(b, "log", norm2)))
+    out = complex_value(b, ty, b.fmul(coeff, math_ir.emit_unary(b, "cos", q)),
+                        b.fmul(coeff, math_ir.emit_unary(b, "sin", q)))
+    return b.select(b.fcmp_ordered("==", norm2, zero), complex_value(b, ty, zero, zero), out)
 
 
 def complex_value(b: ir.IRBuilder, ty: ir.Type, re: ir.Value, im: ir.Value) -> ir.Value:
@@ -54,8 +79,11 @@ def complex_binary(b: ir.IRBuilder, op: str, x: ir.Value, y: ir.Value) -> ir.Val
     elif op == "multiply":
         re = b.fsub(b.fmul(xr, yr), b.fmul(xi, yi))
         im = b.fadd(b.fmul(xr, yi), b.fmul(xi, yr))
-    else:
+    elif op == "divide":
         re, im = _complex_divide(b, xr, xi, yr, yi)
+    else:
+        raise UnimplementedError(f"complex binary op {op} (list it in fallbacks.CPU_FALLBACK "
+                                 "or emit it here)")
     return complex_value(b, x.type, re, im)
 
 
@@ -115,4 +143,4 @@ def _complex_divide(b: ir.IRBuilder, ar, ai, br, bi) -> tuple[ir.Value, ir.Value
     return b.select(both_nan, fr, cr), b.select(both_nan, fi, ci)
 
 
-__all__ = ["complex_value", "complex_abs", "complex_unary", "complex_binary"]
+__all__ = ["complex_value", "complex_abs", "complex_cbrt", "complex_unary", "complex_binary"]

@@ -5,8 +5,8 @@
 - float -> integer truncates toward zero and saturates; NaN gives 0
   (``llvm.fptosi.sat`` / ``llvm.fptoui.sat``);
 - integer -> f16/f32/f64 rounds to nearest even; integer -> bf16 goes through f32;
-- f64 -> f16 is rounded once (through f32 rounded to odd); f64 -> bf16 goes through
-  f32 as XLA does; f16/bf16 are widened exactly;
+- f64 -> f16 and f64 -> bf16 go through f32 (two roundings, as XLA:CPU does);
+  f16/bf16 are widened exactly;
 - anything -> pred is ``x != 0`` (NaN is true); pred -> number is 0 or 1;
 - integer -> integer sign- or zero-extends by the source's signedness, then wraps;
 - complex -> real type takes the real part, real -> complex has a zero imaginary part.
@@ -26,15 +26,12 @@ from llvmlite import ir
 from ...hlo import types as T
 from ...hlo.ir import HloInstruction
 from ...hlo.types import ElementType
-from .elemental import ElementalEmitter, elemental, is_native_float, operand_type
+from .elemental import ElementalEmitter, elemental, operand_type
 from .elemental_complex import complex_value
+from .fallbacks import falls_back
 from .kernel_api import Generator, IrIndex
-from .llvm_types import (F16, F32, F64, call_intrinsic, f32_to_bf16, f64_to_f32_round_odd,
+from .llvm_types import (F16, F32, F64, call_intrinsic, f32_to_bf16,
                          llvm_type, to_compute)
-
-
-def _convertible(et: ElementType) -> bool:
-    return et.is_pred or et.is_integral or is_native_float(et) or et.is_complex
 
 
 def _real_part_type(et: ElementType) -> ElementType:
@@ -57,8 +54,6 @@ def _float_to_float(b: ir.IRBuilder, v: ir.Value, frm: ElementType, to: ElementT
     if x.type == F64:
         if to is T.F64:
             return x
-        if to is T.F16:
-            return b.fptrunc(f64_to_f32_round_odd(b, x), F16)
         return _from_f32(b, b.fptrunc(x, F32), to)
     return _from_f32(b, x, to)
 
@@ -120,7 +115,8 @@ def convert_value(b: ir.IRBuilder, v: ir.Value, frm: ElementType, to: ElementTyp
 
 
 def _supports_convert(instr: HloInstruction) -> bool:
-    return _convertible(operand_type(instr)) and _convertible(instr.shape.element_type)
+    return not (falls_back("convert", operand_type(instr))
+                or falls_back("convert", instr.shape.element_type))
 
 
 @elemental("convert", supports=_supports_convert)
@@ -156,16 +152,9 @@ def from_bits(b: ir.IRBuilder, bits: ir.Value, et: ElementType) -> ir.Value:
     return b.bitcast(bits, ty)
 
 
-def _bitcastable(et: ElementType) -> bool:
-    """Types whose register value is exactly their bits (or a float of that width)."""
-    if et.is_pred or et.is_integral or is_native_float(et):
-        return True
-    return et.is_floating and et.bits == 8          # the f8 types: i8 bits in registers
-
-
 def _supports_bitcast_convert(instr: HloInstruction) -> bool:
     frm, to = operand_type(instr), instr.shape.element_type
-    if not (_bitcastable(frm) and _bitcastable(to)):
+    if falls_back("bitcast-convert", frm) or falls_back("bitcast-convert", to):
         return False
     big, small = max(frm.bits, to.bits), min(frm.bits, to.bits)
     return big % small == 0

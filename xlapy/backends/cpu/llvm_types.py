@@ -211,25 +211,6 @@ def f32_to_bf16(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
     return builder.trunc(builder.lshr(out, ir.Constant(I32, 16)), I16)
 
 
-def f64_to_f32_round_odd(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
-    """``double`` -> ``float`` rounding to odd: an inexact result gets an odd last bit.
-
-    Rounding the result once more to a format with at most 22 significand bits gives
-    the correctly rounded value of the double (used for double -> half).
-    """
-    near = builder.fptrunc(value, F32)
-    exact = builder.fcmp_unordered("ueq", builder.fpext(near, F64), value)
-    bits = builder.bitcast(near, I32)
-    odd = builder.trunc(bits, I1)
-    too_big = builder.fcmp_ordered(">", builder.fpext(call_intrinsic(builder, "llvm.fabs",
-                                                                     [near]), F64),
-                                   call_intrinsic(builder, "llvm.fabs", [value]))
-    step = builder.select(too_big, ir.Constant(I32, -1), ir.Constant(I32, 1))
-    fixed = builder.bitcast(builder.add(bits, step), F32)
-    keep = builder.or_(exact, odd)
-    return builder.select(keep, near, fixed)
-
-
 # ----------------------------------------------------------------------------------------------
 # intrinsics
 
@@ -263,5 +244,5 @@ def call_intrinsic(builder: ir.IRBuilder, name: str, args: Sequence[ir.Value],
 
 __all__ = ["llvm_type", "storage_type", "load_element", "store_element",
            "constant", "int_constant", "array_bytes_global", "compute_type", "to_compute",
-           "from_compute", "bf16_to_f32", "f32_to_bf16", "f64_to_f32_round_odd",
+           "from_compute", "bf16_to_f32", "f32_to_bf16",
            "declare_function", "call_intrinsic"]

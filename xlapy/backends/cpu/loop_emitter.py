@@ -39,6 +39,7 @@ from typing import Any
 from llvmlite import ir
 
 from ...hlo.ir import HloComputation, HloInstruction
+from ...hlo.opcodes import OPCODES
 from ...hlo.shape import Shape
 from ...passes.fusion_utils import is_elementwise_on_operand
 from .elemental import ElementalEmitter
@@ -54,10 +55,9 @@ UNIT_ELEMENTS = 4096        # elements per work unit (at least, when the output 
 UNROLL_LIMIT = 4            # loops over a dimension this small are unrolled in the IR
 
 # Rough cost of one element of an op relative to an add (for KernelSpec.cost, which the
-# runtime compares with its threshold for splitting a kernel across threads).
-_OP_COST = {op: 20 for op in ("exponential", "exponential-minus-one", "log", "log-plus-one",
-                               "tanh", "logistic", "sine", "cosine", "tan", "erf", "power",
-                               "atan2", "cbrt", "acos", "asin", "atan", "cosh", "sinh")}
+# runtime compares with its threshold for splitting a kernel across threads): the op
+# table's transcendental ops (a polynomial or a library call) cost 20.
+_OP_COST = {op: 20 for op, info in OPCODES.items() if info.transcendental}
 _OP_COST.update({"divide": 4, "sqrt": 4, "rsqrt": 4, "remainder": 8})
 
 # Never emitted by this emitter, whatever the elemental emitter supports.

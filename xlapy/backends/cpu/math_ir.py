@@ -31,6 +31,7 @@ from typing import Callable, Sequence
 from llvmlite import ir
 
 from ...errors import UnimplementedError
+from ...hlo.opcodes import OPCODES
 from .llvm_types import F32, F64, I1, I32, I64, call_intrinsic, declare_function
 
 
@@ -512,10 +513,11 @@ _INLINE_F32_UNARY: dict[str, Callable[[ir.IRBuilder, ir.Value], ir.Value]] = {
     "sin": sin_f32, "cos": cos_f32, "tan": tan_f32, "erf": erf_f32, "cbrt": cbrt_f32,
 }
 _INLINE_F32_BINARY = {"atan2": atan2_f32, "pow": pow_f32}
-LIBM_UNARY = frozenset({"exp", "expm1", "log", "log1p", "tanh", "sin", "cos", "tan", "erf",
-                        "cbrt", "acos", "acosh", "asin", "asinh", "atan", "atanh", "cosh",
-                        "sinh"})
-LIBM_BINARY = frozenset({"atan2", "pow"})
+# The math functions of the op table's transcendental ops (``OpInfo.math``); ``logistic``
+# has no libm function and is built from ``exp`` here.
+LIBM_UNARY = frozenset(i.math for i in OPCODES.values()
+                       if i.transcendental and i.arity == 1 and i.math != "logistic")
+LIBM_BINARY = frozenset(i.math for i in OPCODES.values() if i.transcendental and i.arity == 2)
 
 
 def _libm(b: ir.IRBuilder, name: str, args: Sequence[ir.Value]) -> ir.Value:

@@ -42,12 +42,11 @@ import numpy as np
 from ...errors import InvalidArgumentError
 from ...hlo import types as T
 from ...hlo.ir import HloInstruction
-from ...hlo.opcodes import BINARY, UNARY
+from ...hlo.opcodes import BINARY, UNARY, accepts
+from ...hlo.shape_inference.elementwise import COMPARISON_KINDS, default_comparison_type
 from ...hlo.types import ElementType
-from .elementwise_complex import (complex_abs, complex_cos, complex_divide, complex_exp,
-                                  complex_expm1, complex_log, complex_log1p, complex_sign,
-                                  complex_sin, complex_sqrt, complex_tan, complex_tanh,
-                                  make_complex)
+from .elementwise_complex import (COMPLEX_UNARY, complex_abs, complex_atan2, complex_divide,
+                                  complex_sign, make_complex)
 from .evaluator import Evaluator, describe, handler
 from .numeric import (as_array, bit_length, bit_pattern, element_type_of, float_compute,
                       real_type, round_float, widen_int, wrap_int)
@@ -57,6 +56,13 @@ def _type_error(instr: HloInstruction, et: ElementType, what: str = "") -> Inval
     detail = f" ({what})" if what else ""
     return InvalidArgumentError(
         f"{instr.opcode} is not defined for element type {et}{detail}: {describe(instr)}")
+
+
+def _check_kind(instr: HloInstruction, et: ElementType) -> None:
+    """Reject the element kinds the op table says ``instr``'s opcode does not accept (an
+    unverified module can reach a handler with them)."""
+    if not accepts(instr.opcode, et.kind):
+        raise _type_error(instr, et)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -94,14 +100,6 @@ _FLOAT_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "atan": np.arctan, "atanh": np.arctanh, "cosh": np.cosh, "sinh": np.sinh,
     "negate": np.negative,
 }
-_REAL_ONLY_UNARY = frozenset({"ceil", "floor", "round-nearest-even", "round-nearest-afz", "cbrt",
-                              "erf"})
-# Complex ops whose XLA results differ from NumPy's on inf, NaN and -0 (.elementwise_complex).
-_COMPLEX_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "sqrt": complex_sqrt, "exponential": complex_exp, "log": complex_log,
-    "log-plus-one": complex_log1p, "exponential-minus-one": complex_expm1,
-    "sine": complex_sin, "cosine": complex_cos, "tan": complex_tan, "tanh": complex_tanh,
-}
 
 
 def _unary_float(instr: HloInstruction, x: np.ndarray, et: ElementType) -> np.ndarray:
@@ -112,15 +110,13 @@ def _unary_float(instr: HloInstruction, x: np.ndarray, et: ElementType) -> np.nd
     if op == "sign":
         return round_float(complex_sign(v) if et.is_complex else _float_sign(v), et)
     if op == "is-finite":
-        if et.is_complex:
-            raise _type_error(instr, et)
         return np.asarray(np.isfinite(v))
     if op == "real":
         return round_float(np.real(v), real_type(et))
     if op == "imag":
         return round_float(np.imag(v) if et.is_complex else np.zeros_like(v), real_type(et))
-    fn = (_COMPLEX_UNARY.get(op) if et.is_complex else None) or _FLOAT_UNARY.get(op)
-    if fn is None or (et.is_complex and op in _REAL_ONLY_UNARY):
+    fn = (COMPLEX_UNARY.get(op) if et.is_complex else None) or _FLOAT_UNARY.get(op)
+    if fn is None:          # an op the table accepts for this kind but not computed here
         raise _type_error(instr, et)
     return round_float(fn(v), et)
 
@@ -140,10 +136,6 @@ def _unary_int(instr: HloInstruction, x: np.ndarray, et: ElementType) -> np.ndar
         return wrap_int(np.bitwise_count(bit_pattern(x, et)).astype(np.int64), et)
     if op == "count-leading-zeros":
         return wrap_int(et.bits - bit_length(bit_pattern(x, et)), et)
-    if op == "real":
-        return np.array(x)
-    if op == "imag":
-        return np.zeros_like(x)
     raise _type_error(instr, et)
 
 
@@ -151,13 +143,10 @@ def _unary_int(instr: HloInstruction, x: np.ndarray, et: ElementType) -> np.ndar
 def _unary(ev: Evaluator, instr: HloInstruction, operands: list) -> np.ndarray:
     (x,) = operands
     et = element_type_of(x)
+    _check_kind(instr, et)
     with np.errstate(all="ignore"):
-        if et.is_pred:
-            if instr.opcode == "not":
-                return np.logical_not(x)
-            if instr.opcode in ("real", "abs"):
-                return np.array(x)
-            raise _type_error(instr, et)
+        if et.is_pred:          # the table accepts only "not"
+            return np.logical_not(x)
         if et.is_integral:
             return _unary_int(instr, x, et)
         return _unary_float(instr, x, et)
@@ -331,7 +320,7 @@ _FLOAT_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 }
 _COMPLEX_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": complex_divide,
-    "power": _complex_power,
+    "power": _complex_power, "atan2": complex_atan2,
 }
 _PRED_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     # XLA's pred arithmetic is int8(x) OP int8(y) != 0
@@ -345,6 +334,7 @@ _PRED_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 def _binary(ev: Evaluator, instr: HloInstruction, operands: list) -> np.ndarray:
     a, b = operands
     et = element_type_of(a)
+    _check_kind(instr, et)
     with np.errstate(all="ignore"):
         if et.is_pred:
             fn = _PRED_BINARY.get(instr.opcode)
@@ -364,19 +354,14 @@ def _binary(ev: Evaluator, instr: HloInstruction, operands: list) -> np.ndarray:
 @handler("complex")
 def _complex(ev: Evaluator, instr: HloInstruction, operands: list) -> np.ndarray:
     re, im = operands
+    et = element_type_of(re)
+    if et not in (T.F32, T.F64):
+        raise _type_error(instr, et)
     return make_complex(re, im, instr.shape.element_type.dtype)
 
 
 # ----------------------------------------------------------------------------------------------
 # compare, select, clamp
-
-def _default_comparison_type(et: ElementType) -> str:
-    if et.is_floating or et.is_complex:
-        return "FLOAT"
-    if et.is_signed_integral:
-        return "SIGNED"
-    return "UNSIGNED"
-
 
 def total_order_key(x: np.ndarray, et: ElementType) -> np.ndarray:
     """int64 keys whose order is XLA's float total order (-NaN < -inf < -0 < +0 < inf < NaN)."""
@@ -391,12 +376,11 @@ def total_order_key(x: np.ndarray, et: ElementType) -> np.ndarray:
 
 def _compare_keys(instr: HloInstruction, a: np.ndarray, b: np.ndarray, et: ElementType,
                   ctype: str) -> tuple[np.ndarray, np.ndarray]:
-    """Operands mapped to values that NumPy comparison orders as ``ctype`` demands."""
+    """Operands mapped to values that NumPy comparison orders as ``ctype`` demands (a type
+    that orders ``et``'s kind: ``COMPARISON_KINDS``)."""
     if ctype == "TOTALORDER" and et.is_floating:
         return total_order_key(a, et), total_order_key(b, et)
     if et.is_floating or et.is_complex:
-        if ctype not in ("FLOAT", "TOTALORDER"):
-            raise _type_error(instr, et, f"comparison type {ctype}")
         return float_compute(a, et), float_compute(b, et)
     if et.is_pred:
         return np.asarray(a, np.int64), np.asarray(b, np.int64)
@@ -404,9 +388,7 @@ def _compare_keys(instr: HloInstruction, a: np.ndarray, b: np.ndarray, et: Eleme
     if ctype == "SIGNED" or (ctype == "TOTALORDER" and et.is_signed_integral):
         half = np.uint64(1 << (et.bits - 1))
         return (ua ^ half), (ub ^ half)          # flip the sign bit: signed order as unsigned
-    if ctype in ("UNSIGNED", "TOTALORDER"):
-        return ua, ub
-    raise _type_error(instr, et, f"comparison type {ctype}")
+    return ua, ub
 
 
 _DIRECTIONS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
@@ -424,7 +406,9 @@ def _compare(ev: Evaluator, instr: HloInstruction, operands: list) -> np.ndarray
     if fn is None:
         raise InvalidArgumentError(f"compare needs direction=EQ|NE|GE|GT|LE|LT, got "
                                    f"{direction!r}: {describe(instr)}")
-    ctype = str(instr.attrs.get("type") or _default_comparison_type(et)).upper()
+    ctype = str(instr.attrs.get("type") or default_comparison_type(et)).upper()
+    if et.kind not in COMPARISON_KINDS.get(ctype, ()):
+        raise _type_error(instr, et, f"comparison type {ctype}")
     if et.is_complex and direction not in ("EQ", "NE"):
         raise _type_error(instr, et, f"direction {direction}")
     with np.errstate(all="ignore"):
@@ -443,6 +427,7 @@ def _select(ev: Evaluator, instr: HloInstruction, operands: list) -> np.ndarray:
 def _clamp(ev: Evaluator, instr: HloInstruction, operands: list) -> np.ndarray:
     lo, x, hi = operands
     et = element_type_of(x)
+    _check_kind(instr, et)
     with np.errstate(all="ignore"):
         if et.is_integral:
             v, vlo, vhi = widen_int(x, et), widen_int(lo, et), widen_int(hi, et)

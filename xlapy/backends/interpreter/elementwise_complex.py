@@ -25,12 +25,19 @@ The rules, checked against XLA:CPU (through jaxlib):
 - ``tanh`` follows C99 except: the real part is NaN when ``sin(2y)`` is NaN and ``x`` is
   finite or NaN, and the imaginary part is ``+0`` when ``y == +-0`` or when ``x`` is
   infinite and ``y`` is not finite; ``tan(z) = -i tanh(iz)`` with that ``tanh``;
+- ``cbrt`` is XLA's complex power ``z ** (1/3 + 0i)``: ``(re**2 + im**2) ** (1/6)`` times
+  ``cos q + i sin q`` with ``q = atan2(im, re) / 3 + 0 * log(re**2 + im**2)``, so it is
+  ``(NaN, NaN)`` where ``re**2 + im**2`` overflows, and ``0`` at ``0``;
+- ``atan2(y, x)`` is ``-i log((x + i y) / sqrt(x**2 + y**2))`` with plain products
+  ``(ac - bd) + (ad + bc)i`` and this module's ``sqrt``, ``divide`` and ``log``;
 - ``divide`` is Smith's algorithm; when that gives ``(NaN, NaN)`` XLA recovers C99's
   special results: a zero denominator gives ``copysign(inf, re(b)) * a`` (unless both
   numerator parts are NaN), an infinite numerator over a finite denominator an
   infinity, a finite numerator over an infinite denominator a signed zero.
 """
 from __future__ import annotations
+
+from typing import Callable
 
 import numpy as np
 
@@ -170,3 +177,42 @@ def complex_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
                        [sign_inf * ai, inf * (si * br - sr * bi), zero * (ai * tr - ar * ti)], im)
     both_nan = np.isnan(re) & np.isnan(im)
     return make_complex(np.where(both_nan, rec_re, re), np.where(both_nan, rec_im, im), a.dtype)
+
+
+def _multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``(ac - bd) + (ad + bc)i`` as plain products (``0 * inf`` gives NaN), as XLA multiplies."""
+    re = a.real * b.real - a.imag * b.imag
+    im = a.real * b.imag + a.imag * b.real
+    return make_complex(re, im, np.result_type(a, b))
+
+
+def complex_cbrt(z: np.ndarray) -> np.ndarray:
+    """XLA's complex cube root: its complex power formula with exponent ``1/3 + 0i``."""
+    re, im = z.real, z.imag
+    ft = re.dtype.type
+    third, zero = ft(1.0 / 3.0), ft(0.0)
+    norm2 = re * re + im * im
+    angle = np.arctan2(im, re)
+    coeff = np.power(norm2, ft(0.5) * third) * np.exp(-zero * angle)
+    q = third * angle + (ft(0.5) * zero) * np.log(norm2)
+    out = make_complex(coeff * np.cos(q), coeff * np.sin(q), z.dtype)
+    return np.where(norm2 == 0, np.zeros((), z.dtype), out)
+
+
+def complex_atan2(y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """XLA's complex ``atan2(y, x) = -i log((x + i y) / sqrt(x**2 + y**2))``."""
+    ft = x.real.dtype.type
+    i = make_complex(ft(0.0), ft(1.0), x.dtype)
+    minus_i = make_complex(ft(0.0), ft(-1.0), x.dtype)
+    root = complex_sqrt(_multiply(x, x) + _multiply(y, y))
+    return _multiply(minus_i, complex_log(complex_divide(x + _multiply(i, y), root)))
+
+
+# The complex unary ops computed here (XLA's results differ from NumPy's on inf, NaN and -0);
+# the other complex unary ops the op table accepts use NumPy's function.
+COMPLEX_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "sqrt": complex_sqrt, "exponential": complex_exp, "log": complex_log,
+    "log-plus-one": complex_log1p, "exponential-minus-one": complex_expm1,
+    "sine": complex_sin, "cosine": complex_cos, "tan": complex_tan, "tanh": complex_tanh,
+    "cbrt": complex_cbrt,
+}

@@ -6,7 +6,7 @@
   NaN converts to 0;
 - integer -> float rounds to nearest even; for ml_dtypes targets (bf16, f8, f4)
   the value goes through f32 first, as XLA's CPU backend does;
-- float -> float rounds to nearest even; f64 -> bf16 goes through f32 (two
+- float -> float rounds to nearest even; f64 -> f16/bf16 go through f32 (two
   roundings) while f64 -> f8/f4 rounds once, as XLA's CPU backend does;
 - anything -> pred is ``x != 0`` (NaN is true); pred -> number is 0 or 1;
 - complex -> real type takes the real part; real -> complex has zero imaginary part;

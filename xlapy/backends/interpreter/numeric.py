@@ -106,13 +106,15 @@ def _f64_to_f32_round_to_odd(v: np.ndarray) -> np.ndarray:
 def convert_float(v: np.ndarray, et: ElementType) -> np.ndarray:
     """``convert`` of f32/f64 values to float type ``et``, rounding to nearest even as XLA:CPU.
 
-    f64 -> bf16 goes through f32 (two roundings, as XLA:CPU); f64 -> f8/f4 types round
-    once, directly (ml_dtypes alone would go through f32).
+    f64 -> f16 and f64 -> bf16 go through f32 (two roundings, as XLA:CPU); f64 -> f8/f4
+    types round once, directly (ml_dtypes alone would go through f32).
     """
     v = np.asarray(v)
     with np.errstate(over="ignore", invalid="ignore"):     # overflow to inf is the result
         if v.dtype == np.float64 and et.bits <= 8:
             v = _f64_to_f32_round_to_odd(v)
+        elif v.dtype == np.float64 and et is T.F16:
+            v = v.astype(np.float32)
         return as_array(v, et)
 
 

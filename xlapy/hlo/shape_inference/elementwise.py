@@ -2,26 +2,31 @@
 
 HLO has no implicit broadcasting: binary operands must have the same dims and element
 type (``compare``'s result is ``pred``). ``select`` takes a scalar or same-dims predicate,
-``clamp`` scalar or same-dims bounds.
+``clamp`` scalar or same-dims bounds. The element kinds each op accepts are the op
+table's (``OpInfo.kinds``); ``compare``'s ``type=`` must order the operands' kind
+(``COMPARISON_KINDS``), and complex operands compare only for EQ and NE.
 """
 from __future__ import annotations
 
 from .. import types as T
-from ..opcodes import BINARY, UNARY
+from ..opcodes import BINARY, NUMERIC, OPCODES, UNARY, accepts
 from ..shape import Shape
 from ..types import ElementType
 from . import Ctx, complex_component, rule, shape_text
 
-FLOAT_ONLY = ("ceil", "floor", "round-nearest-afz", "round-nearest-even", "erf")
-FLOAT_OR_COMPLEX = ("cosine", "sine", "tan", "exponential", "exponential-minus-one", "log",
-                    "log-plus-one", "logistic", "rsqrt", "sqrt", "tanh", "cbrt", "acos", "acosh",
-                    "asin", "asinh", "atan", "atanh", "cosh", "sinh")
-NUMERIC = ("negate", "sign", "abs")
-INTEGRAL_ONLY = ("popcnt", "count-leading-zeros")
-LOGICAL = ("and", "or", "xor", "not")
-SHIFTS = ("shift-left", "shift-right-arithmetic", "shift-right-logical")
 COMPARISON_DIRECTIONS = ("EQ", "NE", "GE", "GT", "LE", "LT")
-COMPARISON_TYPES = ("FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED", "PARTIALORDER")
+# XLA's comparison types and the element kinds each one orders.
+COMPARISON_KINDS: dict[str, frozenset[str]] = {
+    "FLOAT": frozenset({"f", "c"}), "TOTALORDER": frozenset({"f", "s", "u", "pred"}),
+    "SIGNED": frozenset({"s", "u", "pred"}), "UNSIGNED": frozenset({"s", "u", "pred"})}
+COMPARISON_TYPES = tuple(COMPARISON_KINDS)
+
+
+def default_comparison_type(et: ElementType) -> str:
+    """The ``type=`` a compare of ``et`` operands has when the text gives none."""
+    if et.is_floating or et.is_complex:
+        return "FLOAT"
+    return "SIGNED" if et.is_signed_integral else "UNSIGNED"
 
 
 def like(s: Shape, et: ElementType | None = None) -> Shape:
@@ -29,25 +34,32 @@ def like(s: Shape, et: ElementType | None = None) -> Shape:
     return Shape(et or s.element_type, s.dims, s.dynamic, None)
 
 
-def _check_element_kind(ctx: Ctx, s: Shape) -> None:
-    et = s.element_type
-    op = ctx.opcode
-    if op in FLOAT_ONLY or op in ("is-finite", "reduce-precision"):
-        ok, want = et.is_floating, "a floating-point"
-    elif op in FLOAT_OR_COMPLEX or op == "atan2":
-        ok, want = et.is_floating or et.is_complex, "a floating-point or complex"
-    elif op in NUMERIC:
-        ok, want = not et.is_pred, "a numeric (integral, floating-point or complex)"
-    elif op in INTEGRAL_ONLY or op in SHIFTS or op == "mulhi":
-        ok, want = et.is_integral, "an integral"
-    elif op in LOGICAL:
-        ok, want = et.is_integral or et.is_pred, "an integral or pred"
-    elif op == "complex":
-        ok, want = et in (T.F32, T.F64), "an f32 or f64"
+def kinds_text(kinds: frozenset[str]) -> str:
+    """``kinds`` (``ElementType.kind`` letters) in words: "a floating-point or complex"."""
+    if kinds == NUMERIC:
+        return "a numeric (integral, floating-point or complex)"
+    words = []
+    if {"s", "u"} <= kinds:
+        words.append("integral")
     else:
-        ok, want = True, ""
-    ctx.check(ok, f"operand {shape_text(s)} must have {want} element type, "
-                  f"not {et.name}")
+        words += [w for k, w in (("s", "signed integral"), ("u", "unsigned integral"))
+                  if k in kinds]
+    words += [w for k, w in (("f", "floating-point"), ("c", "complex"), ("pred", "pred"))
+              if k in kinds]
+    text = words[-1] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+    return ("an " if text[0] in "aeiou" else "a ") + text
+
+
+def _check_element_kind(ctx: Ctx, s: Shape) -> None:
+    """The op table's accepted kinds for the deciding operand ``s`` (``OpInfo.kinds``)."""
+    et = s.element_type
+    info = OPCODES[ctx.opcode]
+    ctx.check(accepts(ctx.opcode, et.kind),
+              f"operand {shape_text(s)} must have {kinds_text(info.kinds)} element type, "
+              f"not {et.name}")
+    if ctx.opcode == "complex":
+        ctx.check(et in (T.F32, T.F64), f"operand {shape_text(s)} must have an f32 or f64 "
+                                        f"element type, not {et.name}")
 
 
 @rule(*UNARY)
@@ -60,8 +72,6 @@ def unary(ctx: Ctx) -> Shape:
     if ctx.opcode == "is-finite":
         return like(s, T.PRED)
     if ctx.opcode in ("real", "imag"):
-        ctx.check(et.is_complex or et.is_floating,
-                  f"operand {shape_text(s)} must be complex or floating-point")
         return like(s, complex_component(et) if et.is_complex else et)
     if ctx.opcode == "abs" and et.is_complex:
         return like(s, complex_component(et))
@@ -104,10 +114,16 @@ def compare(ctx: Ctx) -> Shape:
     direction = str(ctx.required("direction"))
     ctx.check(direction in COMPARISON_DIRECTIONS,
               f"direction={direction} is not one of {', '.join(COMPARISON_DIRECTIONS)}")
-    if "type" in ctx.attrs:
-        ctype = str(ctx.attrs["type"])
-        ctx.check(ctype in COMPARISON_TYPES,
-                  f"type={ctype} is not one of {', '.join(COMPARISON_TYPES)}")
+    et = a.element_type
+    ctype = str(ctx.attrs.get("type") or default_comparison_type(et))
+    ctx.check(ctype in COMPARISON_TYPES,
+              f"type={ctype} is not one of {', '.join(COMPARISON_TYPES)}")
+    ctx.check(et.kind in COMPARISON_KINDS[ctype],
+              f"type={ctype} cannot compare {shape_text(a)}: it orders "
+              f"{kinds_text(COMPARISON_KINDS[ctype])[2:].lstrip()} values")
+    ctx.check(not et.is_complex or direction in ("EQ", "NE"),
+              f"direction={direction} is not defined for complex {shape_text(a)} "
+              "(only EQ and NE are)")
     return like(a, T.PRED)
 
 
@@ -130,6 +146,7 @@ def clamp(ctx: Ctx) -> Shape:
     """``clamp(min, operand, max)``: bounds are scalars or have the operand's dims."""
     ctx.arity(3)
     lo, x, hi = ctx.array(0), ctx.array(1), ctx.array(2)
+    _check_element_kind(ctx, x)
     for name, bound in (("min", lo), ("max", hi)):
         ctx.check(bound.element_type == x.element_type,
                   f"{name} {shape_text(bound)} must have the element type of operand "
@@ -155,13 +172,15 @@ def convert(ctx: Ctx) -> Shape:
 
 @rule("bitcast-convert")
 def bitcast_convert(ctx: Ctx) -> Shape:
-    """Reinterpret bits: equal widths keep dims; a narrower result adds a last dim of
-    ratio size, a wider one removes a last dim that must equal the ratio."""
+    """Reinterpret bits (complex only as complex): equal widths keep dims; a narrower result
+    adds a last dim of ratio size, a wider one removes a last dim that must equal the ratio."""
     ctx.arity(1)
     s = ctx.array(0)
     out = ctx.need_declared("element type")
     et = out.element_type
     ctx.check(out.is_array, f"result {shape_text(out)} must be an array")
+    ctx.check(s.element_type.is_complex == et.is_complex,
+              f"cannot bitcast between complex and real types: {shape_text(s)} to {et.name}")
     in_bits, out_bits = s.element_type.bits, et.bits
     if in_bits == out_bits:
         return like(s, et)
@@ -190,11 +209,15 @@ def reduce_precision(ctx: Ctx) -> Shape:
 
 @rule("stochastic-convert")
 def stochastic_convert(ctx: Ctx) -> Shape:
-    """``stochastic-convert(x, random_bits)``: unsigned bits as wide as x, declared type."""
+    """``stochastic-convert(x, random_bits)``: unsigned bits as wide as x, a declared signed
+    integer type."""
     ctx.arity(2)
     x, bits = ctx.array(0), ctx.array(1)
     out = ctx.need_declared("element type")
-    ctx.check(x.element_type.is_floating, f"operand {shape_text(x)} must be floating-point")
+    _check_element_kind(ctx, x)
+    ctx.check(out.element_type.is_signed_integral,
+              f"stochastic conversion of {shape_text(x)} to {out.element_type.name} is not "
+              "implemented (XLA converts to signed integers only)")
     ctx.check(bits.element_type.is_unsigned_integral
               and bits.element_type.bits == x.element_type.bits,
               f"random bits {shape_text(bits)} must be unsigned with the operand's bit width")
