@@ -176,8 +176,8 @@ def measure(program: str, n: int, repeat: int, llvm: bool = True) -> Measurement
     Without ``llvm`` only the passes and buffer assignment run."""
     import xlapy
     from xlapy.backends.cpu.compiler import CpuBackend
-    from xlapy.passes import cpu_pipeline
-    from xlapy.passes.buffer_assignment import assign_buffers
+    from xlapy.backends.compile import optimize_module
+    from xlapy.backends.target import get_target
     fn, args = PROGRAMS[program](n)
     stage_samples, pass_samples = [], []
     module = optimized = None
@@ -195,14 +195,12 @@ def measure(program: str, n: int, repeat: int, llvm: bool = True) -> Measurement
             stages.update({key: getattr(t, key) for key, _ in STAGES if key != "trace"})
             pass_samples.append(t.pass_seconds())
         else:
-            optimized = module.clone()
-            result = cpu_pipeline().run_with_report(optimized)
-            t1 = time.perf_counter()
-            assign_buffers(optimized)
-            stages.update(passes=result.seconds, buffer_assignment=time.perf_counter() - t1)
+            result = optimize_module(module, get_target("cpu"))
+            optimized = result.module
+            stages.update(passes=result.pipeline.seconds, buffer_assignment=result.buffer_seconds)
             stages["total"] = stages["passes"] + stages["buffer_assignment"]
             per_pass: dict[str, float] = {}
-            for r in result.records:
+            for r in result.pipeline.records:
                 per_pass[r.name] = per_pass.get(r.name, 0.0) + r.seconds
             pass_samples.append(per_pass)
         stage_samples.append(stages)

@@ -54,7 +54,7 @@ class DebugOptions:
     comma-separated lists in ``XLA_FLAGS``.
     """
 
-    # --- dumping (reference section 7.1)
+    # --- dumping (xla/service/dump.cc)
     xla_dump_to: str = ""
     xla_dump_hlo_as_text: bool = False
     xla_dump_hlo_as_long_text: bool = True
@@ -364,5 +364,63 @@ def write_file_atomically(path: str, contents: str) -> None:
         raise
 
 
+# ----------------------------------------------------------------------------- front end
+#: Eager one-op executables kept by ``xlapy.frontend.core`` (least recently used dropped
+#: first) unless ``XLAPY_EAGER_CACHE_SIZE`` says otherwise.
+DEFAULT_EAGER_CACHE_SIZE = 4096
+
+
+def _positive_int_env(name: str, default: int) -> int:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise InvalidArgumentError(f"{name}={text!r} is not an integer") from None
+    if value < 1:
+        raise InvalidArgumentError(f"{name}={value} must be at least 1")
+    return value
+
+
+def eager_cache_size() -> int:
+    """How many compiled one-op executables eager mode keeps (``XLAPY_EAGER_CACHE_SIZE``)."""
+    return _positive_int_env("XLAPY_EAGER_CACHE_SIZE", DEFAULT_EAGER_CACHE_SIZE)
+
+
 __all__ = ["DebugOptions", "DumpConfig", "debug_options", "get_debug_options",
-           "parse_xla_flags", "reset_dump_numbering", "write_file_atomically"]
+           "parse_xla_flags", "reset_dump_numbering", "write_file_atomically",
+           "eager_cache_size", "DEFAULT_EAGER_CACHE_SIZE"]
+
+
+# --------------------------------------------------------------------------------------------
+# xlapy's own environment variables (every one is read here)
+
+
+def env_default_backend() -> str:
+    """``XLAPY_DEFAULT_BACKEND``: the backend eager ops and jitted functions run on
+    (``"cpu"`` when unset)."""
+    return os.environ.get("XLAPY_DEFAULT_BACKEND", "cpu")
+
+
+def env_cache_dir() -> str | None:
+    """``XLAPY_CACHE_DIR``: the CPU backend's disk-cache folder (None when unset)."""
+    return os.environ.get("XLAPY_CACHE_DIR") or None
+
+
+def env_cache_disabled() -> bool:
+    """``XLAPY_DISABLE_CACHE=1`` (or ``true``/``yes``) turns the disk cache off."""
+    return os.environ.get("XLAPY_DISABLE_CACHE", "").strip().lower() in ("1", "true", "yes")
+
+
+def env_llvm_helpers() -> int | None:
+    """``XLAPY_LLVM_HELPERS``: how many LLVM helper processes to use (None when unset; a
+    value that is not a number is logged and means none)."""
+    value = os.environ.get("XLAPY_LLVM_HELPERS", "").strip()
+    if not value:
+        return None
+    try:
+        return max(0, int(value))
+    except ValueError:
+        log.warning("XLAPY_LLVM_HELPERS=%r is not a number; using no helper processes", value)
+        return 0

@@ -29,6 +29,7 @@ import functools
 import inspect
 import logging
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -47,7 +48,7 @@ from .jit_signature import CallBinding, fast_signature, make_binding
 from .pytree import TreeDef, tree_flatten, tree_flatten_with_path, tree_unflatten
 from .source_info import filter_traceback
 from .tracing import NeedsConstant, Trace, trace_context
-from .variables import Variable, trace_slots
+from .variables import Variable, commit_values, trace_slots
 
 log = logging.getLogger("xlapy.jit")
 
@@ -200,12 +201,16 @@ class JitFunction:
         self._info = CacheInfo()
         self._changed_args: collections.Counter = collections.Counter()
         self._warned = False
+        # Threads: a miss takes its key's lock (made under ``_locks_lock``), so one thread
+        # traces and compiles a key while the others asking for it wait, then hit.
+        self._locks_lock = threading.Lock()
+        self._key_locks: dict[_Key, Any] = {}     # RLocks: a trace may look itself up
 
     # ----- public API
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if core._TRACE_STACK:                 # called while tracing: inline
+        if core._TRACE_STACK.items:           # called while tracing: inline
             return self.fn(*args, **kwargs)
-        if _FAST_PATH[0] and not core._TAPES:
+        if _FAST_PATH[0] and not core._TAPES.items:
             binding = self._bindings.get((len(args), tuple(kwargs)) if kwargs else len(args))
             found = None if binding is None else fast_signature(binding, args, kwargs)
             entry = None if found is None else binding.calls.get(found[0])
@@ -237,7 +242,11 @@ class JitFunction:
         inputs = [to_array(a.leaves[i]) for i in entry.param_leaves]
         owned, donated = ([], []) if core._TAPES else \
             donation.donated_arrays(entry, a.leaves, inputs)
-        outs = self._execute(entry, [np.asarray(x._value) for x in inputs], owned)
+        try:
+            outs = self._execute(entry, [np.asarray(x._value) for x in inputs], owned)
+        except BaseException:       # the arrays handed over may be half written
+            donation.delete([inputs[p] for p in owned], f"jit({self.__name__})")
+            raise
         donation.delete(donated, f"jit({self.__name__})")
         if core._TAPES:
             self._record(entry, a, inputs, outs)
@@ -250,16 +259,14 @@ class JitFunction:
         """Run ``entry`` on its parameters' NumPy values (the Variables' values are added
         here); store assigned Variables; return the results as Arrays. ``owned``: donated
         parameters whose arrays are handed over (``donation.py``)."""
-        if entry.variables:
-            if entry.assigned:              # before a list holds the Variables' arrays
-                owned = [*owned, *donation.owned_variables(entry)]
+        if entry.variables:     # never handed over: a Variable's array is never written
             values = values + [v._value._value for v in entry.variables]
         result = entry.executable.execute(values, owned) if owned else \
             entry.executable.execute(values)
         flat = (result,) if entry.n_results == 1 else tuple(result)
-        if entry.assigned:
-            for var, value in zip(entry.assigned, flat[len(entry.out_weak):]):
-                var._value = Array(np.asarray(value))
+        if entry.assigned:          # all or none: an interrupt never splits the commit
+            commit_values(entry.assigned,
+                          [Array(np.asarray(v)) for v in flat[len(entry.out_weak):]])
         return [Array(np.asarray(v), weak_type=w) for v, w in zip(flat, entry.out_weak)]
 
     def _remember_fast(self, a: _Args, entry: _Entry, args: tuple, kwargs: dict) -> None:
@@ -380,6 +387,26 @@ class JitFunction:
 
     def _lookup(self, args: tuple, kwargs: dict, count: bool = True) -> tuple[_Entry, _Args]:
         a = self._split(args, kwargs)
+        key = self._key(a)
+        entry = self._cache.get(key)
+        if entry is None:
+            with self._locks_lock:
+                lock = self._key_locks.setdefault(key, threading.RLock())
+            with lock:
+                try:
+                    return self._miss(a, count)
+                finally:
+                    with self._locks_lock:
+                        if self._key_locks.get(key) is lock:
+                            del self._key_locks[key]
+        if count:
+            self._info.hits += 1
+        return entry, a
+
+    def _miss(self, a: _Args, count: bool) -> tuple[_Entry, _Args]:
+        """Trace and compile for ``a`` (holding its key's lock), unless another thread
+        did while this one waited: its key is computed again (that thread may have found
+        must-be-constant arguments), and a hit is counted as one."""
         key = self._key(a)
         entry = self._cache.get(key)
         if entry is not None:

@@ -275,8 +275,8 @@ _EFFECTS = {
 for _cost, _names in _TRAITS.items():
     for _n in _names:
         OPCODES[_n] = replace(OPCODES[_n], cost=_cost)
-for _effect, _names in _EFFECTS.items():
-    for _n in _names:
+for _effect, _ops in _EFFECTS.items():
+    for _n in _ops:
         OPCODES[_n] = replace(OPCODES[_n], effect=_effect)
 
 # Operation names that the async "sugar" forms wrap (e.g. custom-call-start).
@@ -293,7 +293,8 @@ def op_info(name: str) -> OpInfo | None:
 
 
 def ops_with(**traits) -> frozenset[str]:
-    """The opcodes whose table rows have every given trait value (``ops_with(effect="channel")``)."""
+    """The opcodes whose table rows have every given trait value
+    (``ops_with(effect="channel")``)."""
     return frozenset(n for n, info in OPCODES.items()
                      if all(getattr(info, k) == v for k, v in traits.items()))
 

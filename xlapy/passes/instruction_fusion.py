@@ -24,7 +24,7 @@ reachability for ``ComputeGloballyUnfusible`` comes from bit sets
 (:mod:`xlapy.passes.reachability`); insertions into and removals from the
 computation's instruction list are done in one sweep
 (:class:`~xlapy.passes.computation_edits.DeferredEdits`).
-:func:`~xlapy.passes.base.reference_mode` turns all three off (tests compare).
+The pass context's ``reference_mode`` turns all three off (tests compare).
 """
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ import logging
 from typing import Any, Callable
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
-from .base import HloPass, in_reference_mode
+from .base import HloPass
+from .context import PassContext
 from .computation_edits import DeferredEdits
 from .fusion_utils import (
     FusionDecision, FusionRefusal, UseKind, can_be_loop_fused, create_fusion, fuse_instruction,
@@ -147,7 +148,8 @@ def _constant_int(instr: HloInstruction) -> int | None:
 
 
 def should_fuse_in_place_op(producer: HloInstruction, consumer: HloInstruction) -> FusionDecision:
-    """Refuse fusions that would read a buffer the consumer overwrites (XLA's ShouldFuseInPlaceOp)."""
+    """Refuse fusions that would read a buffer the consumer overwrites (XLA's
+    ShouldFuseInPlaceOp)."""
     for k in in_place_operands(consumer):
         target = consumer.operands[k]
         if any(j != k and o is target for j, o in enumerate(consumer.operands)):
@@ -255,12 +257,12 @@ class FusionAnalysisCache:
     again after every producer it fuses in; walking the fused body for each question
     made instruction fusion quadratic in the size of its fusions. Entries are keyed by
     ``id``: the owner keeps every instruction it asks about alive while the cache lives.
-    A cache made with ``enabled=False``, or in :func:`~xlapy.passes.base.reference_mode`,
+    A cache made with ``enabled=False`` (as in the pass context's ``reference_mode``)
     keeps nothing.
     """
 
     def __init__(self, enabled: bool = True) -> None:
-        self.enabled = enabled and not in_reference_mode()
+        self.enabled = enabled
         self._entries: dict[int, dict[str, Any]] = {}
 
     def get(self, what: str, fusion: HloInstruction,
@@ -329,6 +331,7 @@ class CpuInstructionFusion(HloPass):
         self._skip: set[int] = set()
         # Cached analyses of fusions, only while run() owns every change (see run).
         self._analysis = FusionAnalysisCache(enabled=False)
+        self._reference = False        # the run's PassContext.reference_mode
 
     # ----- policy
     def should_fuse(self, consumer: HloInstruction, index: int) -> FusionDecision:
@@ -412,7 +415,7 @@ class CpuInstructionFusion(HloPass):
                 return cache[key]
             nonlocal reaches
             if reaches is None:
-                reaches = reachability(post_order)
+                reaches = reachability(post_order, self._reference)
             result = True
             for i, operand in enumerate(consumer.operands):
                 if not reaches(producer, operand):
@@ -441,9 +444,10 @@ class CpuInstructionFusion(HloPass):
         return do_not_duplicate
 
     # ----- driver
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
+        self._reference = ctx is not None and ctx.reference_mode
         self._compute_skip(module)
-        self._analysis = FusionAnalysisCache()
+        self._analysis = FusionAnalysisCache(enabled=not self._reference)
         try:
             changed = False
             for comp in fusible_computations(module):
@@ -475,7 +479,7 @@ class CpuInstructionFusion(HloPass):
         index = {id(i): k for k, i in enumerate(post)}
         keepalive: list[HloInstruction] = list(post)   # ids stay unique during the run
         changed = False
-        with DeferredEdits(comp) as edits:
+        with DeferredEdits(comp, self._reference) as edits:
             changed = self._drain(comp, queue, index, keepalive, do_not_duplicate, edits)
         return changed
 

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ...config import DebugOptions
+from ...config import DebugOptions, env_cache_dir, env_cache_disabled
 from .jit_engine import HostTarget
 
 log = logging.getLogger("xlapy.cpu")
@@ -101,12 +101,12 @@ class CacheStats:
 
 
 def default_directory() -> str:
-    return os.environ.get("XLAPY_CACHE_DIR") or os.path.join(
+    return env_cache_dir() or os.path.join(
         os.path.expanduser("~"), ".cache", "xlapy")
 
 
 def _env_disabled() -> bool:
-    return os.environ.get("XLAPY_DISABLE_CACHE", "").strip().lower() in ("1", "true", "yes")
+    return env_cache_disabled()
 
 
 class DiskCache:

@@ -52,6 +52,7 @@ import llvmlite
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from ...config import env_llvm_helpers
 from ...errors import ExecutionError
 from .llvm_worker import (HelperDied, HelperProcess, InvalidIRError, TargetSpec, compile_ir,
                           target_machine)
@@ -250,14 +251,9 @@ class JitEngine:
 def helper_count() -> int:
     """Helper processes for LLVM: ``XLAPY_LLVM_HELPERS`` if set, else one less than the
     usable cores (at most :data:`MAX_HELPERS`)."""
-    value = os.environ.get("XLAPY_LLVM_HELPERS", "").strip()
-    if value:
-        try:
-            return max(0, int(value))
-        except ValueError:
-            log.warning("XLAPY_LLVM_HELPERS=%r is not a number; using no helper processes",
-                        value)
-            return 0
+    configured = env_llvm_helpers()
+    if configured is not None:
+        return configured
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):

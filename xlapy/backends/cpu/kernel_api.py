@@ -27,7 +27,7 @@ last-bit difference from XLA:CPU (which contracts) is possible.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Sequence
 
 from llvmlite import ir
 
@@ -85,13 +85,14 @@ def kernel_buffers(instr: HloInstruction) -> list[KernelBuffer]:
     return out
 
 
-def operand_slots(buffers: list[KernelBuffer]) -> dict[tuple[int, tuple[int, ...]], int]:
+def operand_slots(buffers: Sequence[KernelBuffer]) -> dict[tuple[int, tuple[int, ...]], int]:
     """``(operand number, shape index) -> slot`` of a buffer table's operand entries."""
     return {(kb.operand, kb.index): slot for slot, kb in enumerate(buffers)
             if kb.role == "operand"}
 
 
-def indexed_leaves(shape: Shape, prefix: tuple[int, ...] = ()) -> list[tuple[tuple[int, ...], Shape]]:
+def indexed_leaves(shape: Shape, prefix: tuple[int, ...] = ()
+                   ) -> list[tuple[tuple[int, ...], Shape]]:
     """``(shape index, array shape)`` of every array leaf, depth first."""
     if not shape.is_tuple:
         return [] if shape.is_token else [(prefix, shape)]
@@ -99,6 +100,16 @@ def indexed_leaves(shape: Shape, prefix: tuple[int, ...] = ()) -> list[tuple[tup
     for i, s in enumerate(shape.tuple_shapes):
         out.extend(indexed_leaves(s, prefix + (i,)))
     return out
+
+
+def constant_generator(value: Any) -> Generator:
+    """A generator giving ``value`` (an IR value computed already) at every index."""
+    return lambda index: value
+
+
+def element_generator(whole: Generator, k: int) -> Generator:
+    """A generator giving element ``k`` of what ``whole`` gives (a tuple of values)."""
+    return lambda index: whole(index)[k]
 
 
 class _Memo:
@@ -150,4 +161,5 @@ def buffer_pointer(builder: ir.IRBuilder, fn: ir.Function, i: int,
 
 __all__ = ["IrIndex", "Generator", "KERNEL_TYPE", "KernelBuffer", "KernelSpec",
            "KernelEmitter", "kernel_buffers", "operand_slots", "indexed_leaves", "memoize",
+           "constant_generator", "element_generator",
            "declare_kernel", "buffer_pointer"]

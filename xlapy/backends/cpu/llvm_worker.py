@@ -19,7 +19,7 @@ import struct
 import subprocess
 import sys
 import time
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 import llvmlite.binding as llvm
 
@@ -99,14 +99,14 @@ def compile_ir(text: str, level: int, keep_text: bool, target: TargetSpec
 
 
 # ----------------------------------------------------------------------------- messages
-def _write(stream: BinaryIO, value: Any) -> None:
+def _write(stream: IO[bytes], value: Any) -> None:
     data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(_HEADER.pack(len(data)))
     stream.write(data)
     stream.flush()
 
 
-def _read(stream: BinaryIO) -> Any:
+def _read(stream: IO[bytes]) -> Any:
     """The next message, or None at the end of the stream."""
     header = stream.read(_HEADER.size)
     if len(header) < _HEADER.size:
@@ -118,7 +118,7 @@ def _read(stream: BinaryIO) -> Any:
     return pickle.loads(data)
 
 
-def serve(requests: BinaryIO, replies: BinaryIO) -> None:
+def serve(requests: IO[bytes], replies: IO[bytes]) -> None:
     """The helper's loop: ``(text, level, keep_text, target)`` in, ``("ok", result)`` or
     ``("invalid", message)`` out, until the requests end. (Only built-in types cross the
     pipe: the helper cannot import xlapy to unpickle anything else.)"""

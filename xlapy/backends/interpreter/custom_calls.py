@@ -77,7 +77,7 @@ def _batch(x: np.ndarray) -> tuple[int, ...]:
 
 
 def _fn(prefix: str, name: str) -> Callable:
-    import scipy.linalg.lapack   # imported on first use: scipy.linalg costs ~0.1 s to load
+    import scipy.linalg.lapack   # imported on first use: scipy.linalg is slow to load
     return getattr(scipy.linalg.lapack, prefix + name)
 
 
@@ -90,7 +90,7 @@ def _results(instr: HloInstruction, values: list[np.ndarray]) -> tuple:
     return tuple(np.asarray(v).reshape(s.dims).astype(s.dtype) for v, s in zip(values, shapes))
 
 
-def _single(instr: HloInstruction, value: np.ndarray) -> np.ndarray:
+def _single(instr: HloInstruction, value: np.ndarray) -> Any:
     shape = instr.shape.tuple_shapes[0] if instr.shape.is_tuple else instr.shape
     out = np.asarray(value).reshape(shape.dims).astype(shape.dtype)
     return (out,) if instr.shape.is_tuple else out
@@ -260,7 +260,7 @@ def _geev(instr: HloInstruction, operands: list, p: str, cfg: dict) -> tuple:
     a = _matrices(operands[0], _PREFIX_DTYPE[p])
     b, n = len(a), a.shape[-1]
     cdtype = np.complex64 if p in "sc" else np.complex128
-    w = np.full((b, n), np.nan, cdtype)
+    w: np.ndarray = np.full((b, n), np.nan, cdtype)
     vl = np.zeros((b, n, n), cdtype)
     vr = np.zeros((b, n, n), cdtype)
     info = np.zeros(b, np.int32)
@@ -302,7 +302,7 @@ def _gees(instr: HloInstruction, operands: list, p: str, cfg: dict) -> tuple:
     a = _matrices(operands[0], _PREFIX_DTYPE[p])
     b, n = len(a), a.shape[-1]
     vs = np.zeros_like(a)
-    w = np.zeros((b, n), np.complex128)
+    w: np.ndarray = np.zeros((b, n), np.complex128)
     sdim = np.zeros(b, np.int32)
     info = np.zeros(b, np.int32)
     for i in _each(a):

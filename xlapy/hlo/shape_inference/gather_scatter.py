@@ -104,7 +104,8 @@ def gather(ctx: Ctx) -> Shape:
         ctx.check(slice_sizes[d] <= 1, f"slice_sizes={_fmt(slice_sizes)}: collapsed or batching "
                                        f"dimension {d} must have size 0 or 1")
 
-    offset_sizes = [n for i, n in enumerate(slice_sizes) if i not in collapsed and i not in op_batch]
+    offset_sizes = [n for i, n in enumerate(slice_sizes)
+                    if i not in collapsed and i not in op_batch]
     out, oi, bi = [], iter(offset_sizes), iter(batch)
     for i in range(out_rank):
         out.append(next(oi) if i in offset_dims else next(bi))
@@ -171,7 +172,8 @@ def scatter(ctx: Ctx) -> Shape:
               f"updates {shape_text(upd)} must have rank {len(window) + len(batch)} "
               f"(update_window_dims={_fmt(window)} plus the index batch dims of "
               f"{shape_text(indices)})")
-    window_operand_dims = [d for d in range(operand.rank) if d not in inserted and d not in in_batch]
+    window_operand_dims = [d for d in range(operand.rank)
+                           if d not in inserted and d not in in_batch]
     for w, od in zip(window, window_operand_dims):
         ctx.check(upd.dims[w] <= operand.dims[od],
                   f"updates {shape_text(upd)} window dimension {w} exceeds dimension {od} of "
