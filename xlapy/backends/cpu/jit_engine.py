@@ -53,6 +53,7 @@ import collections
 import itertools
 import logging
 import os
+import signal
 import threading
 import time
 import weakref
@@ -214,7 +215,8 @@ class JitEngine:
                     self._recycler_lock.release()
             with self._lock:
                 self.local_modules += 1
-            return compile_ir(text, level, keep_text, self.target_spec)
+            with deferred_interrupt():
+                return compile_ir(text, level, keep_text, self.target_spec)
         except InvalidIRError as e:
             raise ExecutionError(f"generated LLVM IR is invalid: {e}") from e
 
@@ -290,7 +292,7 @@ class JitEngine:
     def load(self, objects: Sequence[bytes], symbols: Sequence[str]) -> LoadedCode:
         """Link object files into the process as one library and look up ``symbols``;
         the library is unloaded when the returned object dies."""
-        with self._lock:
+        with self._lock, deferred_interrupt():
             name = f"xlapy_cpu_{next(self._library_ids)}"
             builder = llvm.JITLibraryBuilder()
             for obj in objects:
@@ -371,8 +373,58 @@ def _share(jobs: list[tuple[str, int, bool]], results: list, helpers: list[Helpe
         for t in threads:
             t.join()
     if errors:
-        raise errors[0]
+        first = errors[0]
+        errors.clear()          # no cycle through this frame keeps the traceback alive
+        try:
+            raise first
+        finally:
+            del first
     return results
+
+
+class deferred_interrupt:
+    """Hold back SIGINT in the main thread for the duration of a block of LLVM calls, then
+    deliver it (``KeyboardInterrupt`` from Python's default handler) once the block has
+    ended and its LLVM objects are disposed.
+
+    An LLVM call cannot be interrupted anyway (Python runs signal handlers between
+    bytecodes, after the call returns); what deferring avoids is the exception arriving
+    between two llvmlite calls, where it could strand a half-built object or leave
+    llvmlite's process-wide lock taken. Other threads never receive KeyboardInterrupt, and
+    a SIGINT handler that is not a Python function (ignored, or the OS default) is left
+    alone.
+    """
+
+    def __init__(self) -> None:
+        self._previous: Callable | None = None
+        self._pending: tuple | None = None
+
+    def __enter__(self) -> "deferred_interrupt":
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        previous = signal.getsignal(signal.SIGINT)
+        if not callable(previous):
+            return self
+
+        def hold(signum: int, frame) -> None:
+            self._pending = (signum, frame)
+        try:
+            signal.signal(signal.SIGINT, hold)
+        except ValueError:          # not the main interpreter
+            return self
+        self._previous = previous
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        previous, self._previous = self._previous, None
+        if previous is None:
+            return False
+        signal.signal(signal.SIGINT, previous)
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            log.info("an interrupt during LLVM compilation is delivered now that it ended")
+            previous(*pending)
+        return False
 
 
 _ENGINE: JitEngine | None = None
@@ -390,4 +442,4 @@ def engine() -> JitEngine:
 
 
 __all__ = ["HostTarget", "CompiledObject", "LoadedCode", "JitEngine", "engine", "OPT_LEVEL",
-           "SMALL_OPT_LEVEL"]
+           "SMALL_OPT_LEVEL", "deferred_interrupt"]
