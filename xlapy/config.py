@@ -100,6 +100,9 @@ class DebugOptions:
     xla_cpu_prefer_vector_width: int = 256
     xla_cpu_max_isa: str = ""
     xla_cpu_strict_dot_conv_math: bool = False
+    # seconds a collective waits for its participants before failing (XLA's default is 40;
+    # xlapy's is 60)
+    xla_cpu_collective_call_terminate_timeout_seconds: int = 60
 
     def replace(self, **changes: Any) -> "DebugOptions":
         """A copy with some fields changed (names checked, lists given as tuples or strings)."""
