@@ -15,7 +15,8 @@ increase memory traffic (plus XLA:CPU's stable-softmax guard).
 Every refusal is a :class:`FusionDecision` with XLA's reason, logged at debug
 level and appended to :attr:`CpuInstructionFusion.refusals`.
 
-Time is linear in the module for fusions of bounded size: answers that need a walk of
+Time is linear in the module (fusions hold at most :data:`MAX_FUSION_SIZE`
+instructions, an xlapy limit): answers that need a walk of
 a fused body (which operands it reads more than once, how often the emitter would
 re-emit a producer, how many reduces it holds) are kept per fusion until the pass
 changes that fusion (:class:`FusionAnalysisCache`);
@@ -47,6 +48,11 @@ FUSION_THRESHOLD_BYTES = 16 * 1024      # matrix-vector dot fusion: vector opera
 MAX_CONCATENATE_ARGUMENTS = 8
 MAX_REDUCTIONS_IN_FUSION = 5
 ALLOWED_CODE_DUPLICATION = 15           # FusionNodeIndexingEvaluation::kAllowedCodeDuplication
+# xlapy's own bound on a fusion's size (instructions in the fused computation): LLVM's
+# optimizer takes superlinear time in the size of one kernel, and the analyses here walk
+# a fusion per decision, so a chain of N elementwise ops becomes N / MAX_FUSION_SIZE
+# kernels and compiles in time linear in N (docs/performance.md has the measurements).
+MAX_FUSION_SIZE = 96
 _OPS_INVALIDATING_CACHE = frozenset({"concatenate", "dot", "dynamic-update-slice", "pad",
                                      "reduce", "reduce-window"})
 
@@ -358,6 +364,9 @@ class CpuInstructionFusion(HloPass):
             return FusionDecision.forbid("Not fusing: insufficient non-constant nodes.")
         if producer.opcode == "fusion":
             return FusionDecision.forbid("Not fusing: producer is itself a fusion node.")
+        if (consumer.opcode == "fusion"
+                and len(fused_computation(consumer).instructions) >= MAX_FUSION_SIZE):
+            return FusionDecision.forbid(f"Fusion too large: {MAX_FUSION_SIZE} instructions")
         if (self.may_duplicate and consumer.opcode == "fusion"
                 and code_duplication_too_high(consumer, producer, self._analysis)):
             return FusionDecision.forbid("Code duplication too high")

@@ -112,21 +112,34 @@ def element_generator(whole: Generator, k: int) -> Generator:
     return lambda index: whole(index)[k]
 
 
+class _Memo:
+    """A generator computing each element once per basic block (see :func:`memoize`)."""
+
+    def __init__(self, builder: ir.IRBuilder, gen: Generator) -> None:
+        self.builder, self.gen = builder, gen
+        self.cache: dict[tuple[int, ...], tuple[tuple, Any, ir.Value]] = {}
+
+    def lookup(self, index: IrIndex) -> ir.Value | None:
+        """The element at ``index`` if it was computed in the builder's current block."""
+        hit = self.cache.get(tuple(id(v) for v in index))
+        if hit is not None and hit[1] is self.builder.block:
+            return hit[2]
+        return None
+
+    def __call__(self, index: IrIndex) -> ir.Value:
+        value = self.lookup(index)
+        if value is None:
+            value = self.gen(index)
+            # the entry keeps the index values alive, so their ids stay unique
+            self.cache[tuple(id(v) for v in index)] = (tuple(index), self.builder.block, value)
+        return value
+
+
 def memoize(builder: ir.IRBuilder, gen: Generator) -> Generator:
     """``gen`` computing each element once per basic block: a value is reused when the
-    same index values (by identity) are asked for again in the block that computed it."""
-    cache: dict[tuple[int, ...], tuple[tuple, Any, ir.Value]] = {}
-
-    def element(index: IrIndex) -> ir.Value:
-        key = tuple(id(v) for v in index)
-        hit = cache.get(key)
-        if hit is not None and hit[1] is builder.block:
-            return hit[2]
-        value = gen(index)
-        # the entry keeps the index values alive, so their ids stay unique
-        cache[key] = (tuple(index), builder.block, value)
-        return value
-    return element
+    same index values (by identity) are asked for again in the block that computed it.
+    The result also has ``lookup(index)``: the value if already computed, else None."""
+    return _Memo(builder, gen)
 
 
 def declare_kernel(module: ir.Module, name: str) -> tuple[ir.Function, ir.IRBuilder]:

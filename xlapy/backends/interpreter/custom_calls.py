@@ -14,41 +14,21 @@ Pivots are 1-based int32 and ``info`` is LAPACK's int32 status per matrix.
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
 import numpy as np
 
 from ...errors import InvalidArgumentError, UnimplementedError
-from ...hlo.attrs import RawAttr
 from ...hlo.ir import HloInstruction
 from ...hlo.shape import Shape
+from ...hlo.shape_inference.custom_calls import backend_config_fields
 from .evaluator import Evaluator, custom_call, describe
 from .linalg import triangular_solve
 
 _PREFIX_DTYPE = {"s": np.float32, "d": np.float64, "c": np.complex64, "z": np.complex128}
 _REAL = {"s": np.float32, "d": np.float64, "c": np.float32, "z": np.float64}
 
-_FIELD = re.compile(r'([A-Za-z_][\w.]*)\s*=\s*("(?:[^"\\]|\\.)*"|true|false|-?\d+)')
-
-
-def backend_config_fields(instr: HloInstruction) -> dict[str, Any]:
-    """The ``name = value : type`` fields of a dict-form backend_config (ints, bools, strings)."""
-    cfg = instr.attr("backend_config")
-    if cfg is None:
-        return {}
-    if isinstance(cfg, dict):
-        return dict(cfg)
-    text = cfg.text if isinstance(cfg, RawAttr) else str(cfg)
-    fields: dict[str, Any] = {}
-    for name, value in _FIELD.findall(text):
-        if value in ("true", "false"):
-            fields[name] = value == "true"
-        elif value.startswith('"'):
-            fields[name] = value[1:-1]
-        else:
-            fields[name] = int(value)
-    return fields
+__all__ = ["backend_config_fields"]      # parsed in the hlo layer, kept importable here
 
 
 def _char(instr: HloInstruction, cfg: dict[str, Any], name: str, default: str,

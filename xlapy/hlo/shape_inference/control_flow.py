@@ -9,6 +9,7 @@ from .. import types as T
 from ..shape import Shape
 from . import Ctx, rule, same_type_and_dims, shape_text
 from .computations import check_parameters, signature_text
+from .custom_calls import check_custom_call
 
 
 def _result_of(comp) -> Shape:
@@ -78,9 +79,13 @@ def conditional(ctx: Ctx) -> Shape:
 
 @rule("custom-call")
 def custom_call(ctx: Ctx) -> Shape:
-    """The declared shape (a custom call's result is whatever its target produces)."""
+    """The declared shape (a custom call's result is whatever its target produces), checked
+    for the targets xlapy runs and against ``operand_layout_constraints``
+    (``custom_calls.py``)."""
     ctx.required("custom_call_target")
-    return ctx.need_declared("shape").without_layout()
+    declared = ctx.need_declared("shape")
+    check_custom_call(ctx, declared)
+    return declared.without_layout()
 
 
 @rule("opt-barrier")

@@ -109,7 +109,25 @@ def gather(ctx: Ctx) -> Shape:
     out, oi, bi = [], iter(offset_sizes), iter(batch)
     for i in range(out_rank):
         out.append(next(oi) if i in offset_dims else next(bi))
+    _check_empty_slices(ctx, slice_sizes, collapsed + op_batch, operand, out)
     return array_shape(operand.element_type, out)
+
+
+def _check_empty_slices(ctx: Ctx, slice_sizes: Sequence[int], dropped: Sequence[int],
+                        operand: Shape, out: Sequence[int]) -> None:
+    """XLA's rule lets a collapsed or batching dimension have slice size 0, but then every
+    slice is empty while the result (which drops that dimension) may still have elements:
+    each would be read from outside the slice, at a start clamped to ``[0, dim]``, past
+    the operand (XLA leaves this undefined). Such a gather is only well defined when its
+    result is empty, so a non-empty one is rejected."""
+    if 0 in out:
+        return
+    for d in sorted(dropped):
+        ctx.check(slice_sizes[d] != 0,
+                  f"slice_sizes={_fmt(slice_sizes)}: collapsed or batching dimension {d} has "
+                  f"slice size 0, so every slice of {shape_text(operand)} is empty, but the "
+                  f"result {shape_text(array_shape(operand.element_type, out))} has elements: they would be read from outside the "
+                  "operand")
 
 
 @rule("scatter")
