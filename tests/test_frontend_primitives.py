@@ -121,12 +121,12 @@ def test_eager_cache_size_must_be_a_positive_integer(monkeypatch):
     from xlapy import config
     monkeypatch.setenv("XLAPY_EAGER_CACHE_SIZE", "zero")
     with pytest.raises(InvalidArgumentError, match="XLAPY_EAGER_CACHE_SIZE"):
-        config.eager_cache_size()
+        config.cache_settings()
     monkeypatch.setenv("XLAPY_EAGER_CACHE_SIZE", "0")
-    with pytest.raises(InvalidArgumentError, match="at least 1"):
-        config.eager_cache_size()
+    with pytest.raises(InvalidArgumentError, match="below the minimum 1"):
+        config.cache_settings()
     monkeypatch.delenv("XLAPY_EAGER_CACHE_SIZE")
-    assert config.eager_cache_size() == config.DEFAULT_EAGER_CACHE_SIZE
+    assert config.cache_settings().eager_ops == config.CacheSettings().eager_ops
 
 
 def test_public_lax_exports_exactly_its_all():

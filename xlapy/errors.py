@@ -68,3 +68,8 @@ class UnimplementedError(XlapyError, NotImplementedError):
 
 class ExecutionError(XlapyError, RuntimeError):
     """A program failed while running (e.g. a custom-call reported an error)."""
+
+
+class CollectiveError(ExecutionError):
+    """A collective could not complete: a participant failed, disagreed on the operation or
+    its shapes, or did not arrive within the timeout. The message names the collective."""

@@ -18,13 +18,12 @@ the front end but ``dtypes`` and ``source_info``.
 """
 from __future__ import annotations
 
-from collections import OrderedDict
+import collections
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .. import config
-from ..config import env_default_backend
+from ..config import cache_settings, env_default_backend
 from ..errors import InvalidArgumentError, ShapeError
 from ..hlo.builder import XlaBuilder, as_element_type, build_module
 from ..hlo.ir import HloComputation, HloInstruction
@@ -432,9 +431,9 @@ def bind(prim: Primitive, *args: Array, **params: Any) -> Any:
     return outs if prim.multiple_results else outs[0]
 
 
-# Compiled one-op executables of eager mode, least recently used first; at most
-# ``config.eager_cache_size()`` of them are kept.
-_EAGER_CACHE: OrderedDict[Any, Any] = OrderedDict()
+# One-op executables of eager operations, least recently used first; at most
+# ``cache_settings().eager_ops`` of them (an unbounded cache grew with every new shape).
+_EAGER_CACHE: collections.OrderedDict[Any, Any] = collections.OrderedDict()
 
 
 def _hashable(v: Any) -> Any:
@@ -470,11 +469,14 @@ def _eager(prim: Primitive, args: Sequence[Array], params: dict) -> list[Array]:
     if exe is None:
         exe = _compile_eager(prim, args, params, backend)
         _EAGER_CACHE[key] = exe
-        limit = config.eager_cache_size()
+        limit = cache_settings().eager_ops
         while len(_EAGER_CACHE) > limit:
             _EAGER_CACHE.popitem(last=False)
     else:
-        _EAGER_CACHE.move_to_end(key)
+        try:
+            _EAGER_CACHE.move_to_end(key)
+        except KeyError:                    # evicted meanwhile by another thread
+            pass
     result = exe.execute([a._value for a in args])
     values = list(result) if prim.multiple_results else [result]
     weak = result_weak_types(prim, args, params, len(values))

@@ -211,6 +211,7 @@ BACKEND_CONFIG = "backend_config"   # "string" or {raw}
 SHAPE_LIST = "shape_list"    # operand_layout_constraints={f32[2]{0}, s32[]}
 ALIASING = "aliasing"        # output_to_operand_aliasing={{0}: (1, {}), ...}
 INSTR_LIST = "instr_list"    # control-predecessors={%a, %b}
+REPLICA_GROUPS = "replica_groups"   # {{0,1},{2,3}} or [2,4]<=[8]T(1,0) -> ReplicaGroups
 RAW = "raw"                  # balanced text kept verbatim
 
 ATTR_KINDS: dict[str, str] = {
@@ -256,7 +257,8 @@ ATTR_KINDS: dict[str, str] = {
     "backend_config": BACKEND_CONFIG, "operand_layout_constraints": SHAPE_LIST,
     "output_to_operand_aliasing": ALIASING, "control-predecessors": INSTR_LIST,
     # kept verbatim
-    "sharding": RAW, "statistics": RAW, "origin": RAW, "replica_groups": RAW, "sparsity": RAW,
+    "replica_groups": REPLICA_GROUPS,
+    "sharding": RAW, "statistics": RAW, "origin": RAW, "sparsity": RAW,
     "result_accuracy": RAW, "literal": RAW, "domain": RAW, "profile_type": RAW,
     "outfeed_shape": RAW,
 }

@@ -7,13 +7,15 @@ attributes, shapes against shape inference (layouts ignored; dot and convolution
 produce another element type), called computations' signatures (via the shape rules),
 operands in the same computation, one root, parameter numbering, unique names, no cycles
 (of instructions, or of computations calling each other), ``entry_computation_layout``
-and ``input_output_alias`` against the entry signature.
+and ``input_output_alias`` against the entry signature, collectives' replica groups and
+permute pairs against ``replica_count``/``num_partitions``.
 """
 from __future__ import annotations
 
 from ..errors import ShapeError, VerificationError
 from .ir import HloComputation, HloInstruction, HloModule
 from .opcodes import ASYNC_SUFFIXES, OPCODES
+from .replica_groups import collective_problems
 from .shape import Shape
 from .shape_inference import has_rule, infer_instruction_shape, same_dims, same_type_and_dims
 
@@ -237,6 +239,18 @@ def _check_module_header(module: HloModule, problems: list[str]) -> None:
                             f"shape {param.to_text(False)}")
 
 
+def _check_collectives(module: HloModule, comp: HloComputation, problems: list[str]) -> None:
+    """Replica groups and permute pairs against the module's replica and partition counts."""
+    replicas = int(module.attributes.get("replica_count", 1) or 1)
+    partitions = int(module.attributes.get("num_partitions", 1) or 1)
+    for instr in comp.instructions:
+        if instr.attrs and ("replica_groups" in instr.attrs or "source_target_pairs" in instr.attrs
+                            or "channel_id" in instr.attrs):
+            problems.extend(f"{_where(comp, instr)}: {instr.opcode}: {p}" for p in
+                            collective_problems(instr.opcode, instr.attrs, replicas, partitions,
+                                                [o.shape for o in instr.operands], instr.shape))
+
+
 def verify_module(module: HloModule, *, unique_names: str = "module") -> None:
     """Verify every computation and the module header; raise VerificationError listing all
     problems found.
@@ -268,6 +282,7 @@ def verify_module(module: HloModule, *, unique_names: str = "module") -> None:
                     problems.append(f"{_where(comp, instr)}: calls computation {callee.name}, "
                                     "which is not in the module")
         _check_computation(comp, problems)
+        _check_collectives(module, comp, problems)
     _check_call_graph(module, problems)
     _check_module_header(module, problems)
     _raise(problems, f"module {module.name}")

@@ -424,6 +424,12 @@ class CpuBackend:
         for r in records:
             instr = module.computation(r.computation).instruction(r.instruction)
             kernels[id(instr)] = (r, loaded.address(r.name))
+        return self._instantiate(module, assignment, kernels, loaded)
+
+    def _instantiate(self, module: HloModule, assignment: BufferAssignment,
+                     kernels: dict, loaded: Any) -> CpuExecutable:
+        """An executable over already loaded kernels; ``exe.new_instance()`` makes another
+        with its own memory and plan (the devices of a multi-device run execute at once)."""
         builder = PlanBuilder(module, assignment, kernels, self._thread_pool(),
                                self.parallel_cost)
         plan = builder.plan(module.entry)
@@ -433,6 +439,7 @@ class CpuBackend:
                             profile=profile)
         materialize_constants(exe, assignment, module)
         exe.bind_fixed()
+        exe.new_instance = lambda: self._instantiate(module, assignment, kernels, loaded)
         return exe
 
 

@@ -25,6 +25,9 @@ import llvmlite.binding as llvm
 
 OPT_LEVEL = 3
 _HEADER = struct.Struct("<Q")
+# A helper is ended (and started again on its next job) after this many jobs: llvmlite
+# leaks native memory on every optimization (see jit_engine's module docstring).
+RECYCLE_JOBS = 256
 
 
 class InvalidIRError(RuntimeError):
@@ -144,17 +147,22 @@ class HelperProcess:
 
     :meth:`compile` sends one job and waits for its result; one job at a time (the
     caller serializes). A helper belongs to the process that started it: after a fork
-    the child does not use it.
+    the child does not use it. After :data:`RECYCLE_JOBS` jobs the process is ended;
+    the next job starts a new one.
     """
 
     def __init__(self) -> None:
         self._proc: subprocess.Popen | None = None
         self._owner = os.getpid()
         self.broken = False
+        self.jobs = 0           # jobs done by the current process
+        self.starts = 0         # processes started
 
     def start(self) -> None:
         if self._proc is not None or self.broken:
             return
+        self.jobs = 0
+        self.starts += 1
         script = os.path.abspath(__file__)
         try:
             self._proc = subprocess.Popen(
@@ -178,14 +186,36 @@ class HelperProcess:
             reply = _read(self._proc.stdout)
         except (OSError, ValueError, pickle.PickleError):
             reply = None
+        except BaseException:
+            # Interrupted between request and reply: the pipe is out of step (the next
+            # read would return this job's reply), so this process is ended.
+            self.kill()
+            raise
         if reply is None:
             self.broken = True
             self.close()
             raise HelperDied("the LLVM helper process ended")
+        self.jobs += 1
+        if self.jobs >= RECYCLE_JOBS:
+            self.close()
         status, value = reply
         if status == "invalid":
             raise InvalidIRError(value)
         return value
+
+    def kill(self) -> None:
+        """End the helper at once (its current job is abandoned)."""
+        proc, self._proc = self._proc, None
+        if proc is None or os.getpid() != self._owner:
+            return
+        proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            if stream:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
 
     def close(self) -> None:
         """End the helper (its stdin closes; it exits)."""
@@ -212,5 +242,6 @@ _BOOT = ("import importlib.util, signal, sys; signal.signal(signal.SIGINT, signa
          "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); "
          "m.serve(sys.stdin.buffer, sys.stdout.buffer)")
 
-__all__ = ["HelperDied", "HelperProcess", "InvalidIRError", "OPT_LEVEL", "TargetSpec",
+__all__ = ["HelperDied", "HelperProcess", "InvalidIRError", "OPT_LEVEL", "RECYCLE_JOBS",
+           "TargetSpec",
            "compile_ir", "optimize", "serve", "target_machine"]

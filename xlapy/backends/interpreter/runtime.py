@@ -22,6 +22,11 @@ class InterpreterExecutable:
         written)."""
         return self._evaluator.run(args)
 
+    def new_instance(self) -> "InterpreterExecutable":
+        """Another executable of the same module that may run at the same time as this one
+        (one per device of a multi-device run)."""
+        return InterpreterExecutable(self.module)
+
 
 class InterpreterBackend:
     """Runs HLO on the NumPy reference interpreter (no optimization passes)."""

@@ -1,5 +1,6 @@
 """Shape rules of calls and control flow (call, while, conditional, fusion, custom-call,
-opt-barrier, after-all, add-dependency, domain) and of the leaves (constant, parameter)."""
+opt-barrier, after-all, add-dependency, domain, async-start/update/done) and of the leaves
+(constant, parameter)."""
 from __future__ import annotations
 
 import numpy as np
@@ -146,3 +147,24 @@ def constant(ctx: Ctx) -> Shape:
         ctx.check(tuple(np.shape(lit)) == out.dims,
                   f"literal of shape {tuple(np.shape(lit))} does not fit {shape_text(out)}")
     return out.without_layout()
+
+
+@rule("async-start")
+def async_start(ctx: Ctx) -> Shape:
+    """``((operands), result of calls, context...)``: the declared context elements are kept."""
+    comp = ctx.computation("calls")
+    check_parameters(ctx, "calls", comp, ctx.operands)
+    decl = ctx.need_declared("context shape")
+    ctx.check(decl.is_tuple and len(decl.tuple_shapes) >= 2,
+              f"result {shape_text(decl)} must be ((operands), result, context...)")
+    return Shape.tuple([Shape.tuple([s.without_layout() for s in ctx.operands]),
+                        _result_of(comp)]
+                       + [s.without_layout() for s in decl.tuple_shapes[2:]])
+
+
+@rule("async-update")
+def async_update(ctx: Ctx) -> Shape:
+    """The start's (or previous update's) tuple."""
+    ctx.arity(1)
+    return ctx.operands[0].without_layout()
+
