@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test venv clean
+.PHONY: demo test lint venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,13 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2
+
+# ruff and mypy on the core packages (settings in pyproject.toml; tests/test_lint.py too)
+LINT_PATHS := xlapy/hlo xlapy/passes xlapy/backends
+
+lint: $(STAMP)
+	$(PY) -m ruff check $(LINT_PATHS)
+	$(PY) -m mypy
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -7,7 +7,9 @@ Programs, each at sizes N (default 5, 10, 20, 40):
 - ``blocks-grad``: a training step of the same stack: loss ``sum(blocks(x)^2)``,
   gradients for every ``w_i`` and an SGD update;
 - ``mlp-train``: an N-hidden-layer ReLU MLP training step (64 wide, batch 32, softmax
-  cross-entropy, gradients, SGD update).
+  cross-entropy, gradients, SGD update);
+- ``ew-chain`` (only when named in ``--programs``): N steps of ``x = sin(x) + 1`` on
+  f32[16], one long chain of elementwise ops (default sizes 100, 300, 1000, 3000, 10000).
 
 For every program and size the script traces the function (``xlapy.jit(...).lower`` on
 the interpreter backend, which does not optimize), then compiles the traced module with
@@ -123,8 +125,23 @@ def mlp_program(n: int) -> tuple[Callable[..., Any], tuple]:
     return mlp_step, (params, x, y)
 
 
+def chain_program(n: int) -> tuple[Callable[..., Any], tuple]:
+    """N steps of ``x = sin(x) + 1``: 2N elementwise ops in one chain."""
+    import xlapy.numpy as xnp
+
+    def chain(x):
+        for _ in range(n):
+            x = xnp.sin(x) + 1.0
+        return x
+    return chain, (np.linspace(-1, 1, 16, dtype=np.float32),)
+
+
 PROGRAMS: dict[str, Callable[[int], tuple[Callable[..., Any], tuple]]] = {
-    "blocks": blocks_program, "blocks-grad": blocks_grad_program, "mlp-train": mlp_program}
+    "blocks": blocks_program, "blocks-grad": blocks_grad_program, "mlp-train": mlp_program,
+    "ew-chain": chain_program}
+#: Programs run when ``--programs`` is not given, and sizes for programs that have their own.
+DEFAULT_PROGRAMS = ("blocks", "blocks-grad", "mlp-train")
+PROGRAM_SIZES = {"ew-chain": (100, 300, 1000, 3000, 10000)}
 
 
 # --------------------------------------------------------------------------- measuring
@@ -159,8 +176,8 @@ def measure(program: str, n: int, repeat: int, llvm: bool = True) -> Measurement
     Without ``llvm`` only the passes and buffer assignment run."""
     import xlapy
     from xlapy.backends.cpu.compiler import CpuBackend
-    from xlapy.passes import cpu_pipeline
-    from xlapy.passes.buffer_assignment import assign_buffers
+    from xlapy.backends.compile import optimize_module
+    from xlapy.backends.target import get_target
     fn, args = PROGRAMS[program](n)
     stage_samples, pass_samples = [], []
     module = optimized = None
@@ -178,14 +195,12 @@ def measure(program: str, n: int, repeat: int, llvm: bool = True) -> Measurement
             stages.update({key: getattr(t, key) for key, _ in STAGES if key != "trace"})
             pass_samples.append(t.pass_seconds())
         else:
-            optimized = module.clone()
-            result = cpu_pipeline().run_with_report(optimized)
-            t1 = time.perf_counter()
-            assign_buffers(optimized)
-            stages.update(passes=result.seconds, buffer_assignment=time.perf_counter() - t1)
+            result = optimize_module(module, get_target("cpu"))
+            optimized = result.module
+            stages.update(passes=result.pipeline.seconds, buffer_assignment=result.buffer_seconds)
             stages["total"] = stages["passes"] + stages["buffer_assignment"]
             per_pass: dict[str, float] = {}
-            for r in result.records:
+            for r in result.pipeline.records:
                 per_pass[r.name] = per_pass.get(r.name, 0.0) + r.seconds
             pass_samples.append(per_pass)
         stage_samples.append(stages)
@@ -266,7 +281,7 @@ def growth_table(growth: Sequence[dict]) -> str:
 # --------------------------------------------------------------------------------- CLI
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--programs", default=",".join(PROGRAMS),
+    p.add_argument("--programs", default=",".join(DEFAULT_PROGRAMS),
                    help="comma-separated subset of: " + ", ".join(PROGRAMS))
     p.add_argument("--sizes", default=None,
                    help="comma-separated N (default %s)" % ",".join(map(str, DEFAULT_SIZES)))
@@ -302,7 +317,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     measure("blocks", 1, 1, llvm=not args.no_llvm)      # imports, LLVM start-up: untimed
     rows = []
     for program in args.programs.split(","):
-        for n in sizes:
+        own = PROGRAM_SIZES.get(program) if not (args.smoke or args.sizes) else None
+        for n in own or sizes:
             rows.append(measure(program, n, repeat, llvm=not args.no_llvm))
             print(f"... {program} N={n} done", file=sys.stderr, flush=True)
     header.update(print_footer(measure_busy=not args.smoke))

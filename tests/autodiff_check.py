@@ -11,8 +11,9 @@ so the finite differences run in float32 and are made accurate this way:
 
 With ``h = 2**-6`` the remaining error is float32 rounding, below 1e-5 relative to the
 largest derivative, well inside the default tolerance of 2e-4 (a rule off by 0.1%
-fails). Ties are checked separately, against the documented convention
-(``autodiff_rules``) and along directions in which the function is differentiable.
+fails). Ties are checked separately, against the documented convention (in the family
+files ``xlapy/frontend/primitives_*.py``) and along directions in which the function is
+differentiable.
 """
 from __future__ import annotations
 

@@ -6,12 +6,18 @@ import numpy as np
 import xlapy.hlo as H
 from xlapy.backends.interpreter import Evaluator, evaluate_module
 from xlapy.hlo.verifier import verify_module
-from xlapy.passes import HloDCE
+from xlapy.passes import HloDCE, PassContext
 
 
 def interpreter_evaluate(instr, operands):
     """The constant-folding evaluator backed by the reference interpreter."""
     return Evaluator().evaluate(instr, operands)
+
+
+def folding_context() -> PassContext:
+    """A pass context whose constant evaluator is the reference interpreter (as a
+    compilation's)."""
+    return PassContext(constant_evaluator=interpreter_evaluate)
 
 
 def random_args(module, seed: int = 0) -> list:
@@ -49,15 +55,17 @@ def assert_same_bits(before, after) -> None:
 
 def run_passes(text: str, passes, args=None, dce: bool = True, seed: int = 0,
                compare: bool = True):
-    """Parse ``text``, run ``passes`` (then dce), verify, and check results are unchanged
-    (``compare=False``: the caller checks the results itself). Returns (module, changed).
+    """Parse ``text``, run ``passes`` (then dce) with :func:`folding_context`, verify, and
+    check results are unchanged (``compare=False``: the caller checks the results
+    itself). Returns (module, changed).
     """
     module = H.parse_module(text)
     args = random_args(module, seed) if args is None else args
     before = evaluate_module(module, args) if compare else None
     changed = False
+    ctx = folding_context()
     for p in passes:
-        changed |= p.run(module)
+        changed |= p.run(module, ctx)
     if dce:
         HloDCE().run(module)
     verify_module(module)

@@ -1,11 +1,10 @@
 """Run HLO text on the real XLA:CPU through jaxlib (for tests that compare against XLA).
 
-Callers skip when jax is missing: ``run_on_xla`` calls ``pytest.importorskip("jax")``.
+jax and jaxlib are test dependencies (the ``test`` extra), so a missing jax fails.
 """
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 
 def warm_jax_lapack() -> None:
@@ -26,7 +25,7 @@ def run_on_xla(text: str, args: list[np.ndarray]) -> list[np.ndarray]:
     an ``s64``/``f64`` argument keeps its type) and restored afterwards: other tests need
     JAX's default.
     """
-    jax = pytest.importorskip("jax")
+    import jax
     import jax.extend.backend as jeb
     from jax._src.lib import xla_client as xc
     if "lapack_" in text:

@@ -10,7 +10,7 @@ from xlapy.hlo import parse_module
 from xlapy.passes import heap_simulator as heap
 from xlapy.passes.buffer_assignment import (
     CONSTANT, OUTPUT, PARAMETER, TEMP, assign_buffers, human_bytes, intermediate_bytes)
-from xlapy.passes.fusion_pipeline import fusion_passes
+from xlapy.backends.cpu.pipeline import fusion_passes
 from xlapy.passes.liveness import Liveness, best_schedule, list_schedule
 from conformance import CASES_DIR
 

@@ -1,7 +1,7 @@
 """The HLO passes scale: their fast forms decide exactly what their straightforward forms
 decide, and they walk a computation a fixed number of times whatever its size.
 
-``xlapy.passes.base.reference_mode`` switches every pass to its straightforward form
+``PassContext(reference_mode=True)`` switches every pass to its straightforward form
 (eager list edits, fused-computation analyses recomputed at each query, reachability by
 graph search, the post order recomputed after every row fusion). The CPU pipeline run
 both ways on every conformance module and on front-end programs must give the same
@@ -20,12 +20,12 @@ import pytest
 from conformance import case_params
 from xlapy.hlo import parse_module
 from xlapy.hlo.ir import HloComputation, HloModule
-from xlapy.passes import cpu_pipeline
-from xlapy.passes.base import in_reference_mode, reference_mode
+from xlapy.backends.compile import pass_context
+from xlapy.backends.cpu.pipeline import cpu_pipeline
 from xlapy.passes.buffer_assignment import assign_buffers
-from xlapy.passes.fusion_pipeline import fusion_passes
+from xlapy.passes.context import PassContext
 from xlapy.passes.instruction_fusion import CpuInstructionFusion
-from xlapy.passes.pipeline import HloPassPipeline, target_independent_passes
+from xlapy.passes.pipeline import HloPassPipeline
 from xlapy.passes.reduction_consumer_fusion import ReductionConsumerFusion
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -46,15 +46,19 @@ def optimize(module: HloModule, reference: bool, multi_output: bool = False
              ) -> tuple[str, str, list]:
     """Module text, buffer assignment text and fusion refusals after the CPU pipeline."""
     m = module.clone()
-    with reference_mode(reference):
-        if multi_output:
-            pipeline = HloPassPipeline("cpu", target_independent_passes()
-                                       + fusion_passes(multi_output=True))
-        else:
-            pipeline = cpu_pipeline()
-        pipeline.run(m)
-        assignment = assign_buffers(m)
+    pipeline = run_cpu_pipeline(m, reference, multi_output)
+    assignment = assign_buffers(m)
     return m.to_text(), assignment.to_text(), _refusals(pipeline)
+
+
+def run_cpu_pipeline(module: HloModule, reference: bool = False,
+                     multi_output: bool = False) -> HloPassPipeline:
+    """Run the CPU pipeline on ``module`` as a compilation does (the interpreter folds
+    constants), in reference mode or not; returns the pipeline."""
+    ctx = pass_context(reference_mode=reference)
+    pipeline = cpu_pipeline(ctx, multi_output=multi_output)
+    pipeline.run(module, ctx)
+    return pipeline
 
 
 def assert_same_both_ways(module: HloModule, multi_output: bool = False) -> None:
@@ -65,14 +69,11 @@ def assert_same_both_ways(module: HloModule, multi_output: bool = False) -> None
     assert fast[2] == ref[2], "fusion refusals differ"
 
 
-def test_reference_mode_is_scoped():
-    assert not in_reference_mode()
-    with reference_mode():
-        assert in_reference_mode()
-        with reference_mode(False):
-            assert not in_reference_mode()
-        assert in_reference_mode()
-    assert not in_reference_mode()
+def test_reference_mode_belongs_to_one_context():
+    ctx = PassContext()
+    reference = ctx.replace(reference_mode=True)
+    assert reference.reference_mode and not ctx.reference_mode
+    assert reference.options is ctx.options and reference.dump is ctx.dump
 
 
 @pytest.mark.parametrize("case,which", case_params())
@@ -161,7 +162,7 @@ def test_two_donated_leaves_of_one_parameter_the_same_both_ways():
 
 
 # ------------------------------------------------------------------------ walks per pass
-def _entry_walks(module: HloModule) -> Counter:
+def _entry_walks(module: HloModule, reference: bool = False) -> Counter:
     """How often the pipeline and buffer assignment walk or shrink the entry computation
     (``post_order`` / ``remove_instruction``)."""
     counts: Counter = Counter()
@@ -180,7 +181,7 @@ def _entry_walks(module: HloModule) -> Counter:
     HloComputation.post_order = counting_post_order
     HloComputation.remove_instruction = counting_remove
     try:
-        cpu_pipeline().run(module)
+        run_cpu_pipeline(module, reference)
         assign_buffers(module)
     finally:
         HloComputation.post_order = post_order
@@ -198,7 +199,7 @@ def test_entry_walks_do_not_grow_with_the_program(program):
     assert large["remove_instruction"] == 0
 
 
-def _copy_insertion_walks(module: HloModule, monkeypatch) -> int:
+def _copy_insertion_walks(module: HloModule, monkeypatch, reference: bool = False) -> int:
     """How often copy insertion walks a whole computation (``readers``/``ancestors``)."""
     from xlapy.passes import copy_insertion
     calls = [0]
@@ -211,7 +212,7 @@ def _copy_insertion_walks(module: HloModule, monkeypatch) -> int:
     with monkeypatch.context() as m:
         m.setattr(copy_insertion, "readers", counted(copy_insertion.readers))
         m.setattr(copy_insertion, "ancestors", counted(copy_insertion.ancestors))
-        cpu_pipeline().run(module)
+        run_cpu_pipeline(module, reference)
     return calls[0]
 
 
@@ -223,14 +224,12 @@ def test_copy_insertion_walks_do_not_grow_with_donated_parameters(monkeypatch):
         return xlapy.jit(fn, backend="interpreter", donate_argnums=0).lower(*args).hlo_module
     assert _copy_insertion_walks(donated(4), monkeypatch) == \
         _copy_insertion_walks(donated(8), monkeypatch) == 0
-    with reference_mode():
-        assert _copy_insertion_walks(donated(8), monkeypatch) > \
-            _copy_insertion_walks(donated(4), monkeypatch) > 0
+    assert _copy_insertion_walks(donated(8), monkeypatch, reference=True) > \
+        _copy_insertion_walks(donated(4), monkeypatch, reference=True) > 0
 
 
 def test_reference_mode_walks_grow_with_the_program():
     """The check above can fail: the straightforward forms do walk per rewrite."""
-    with reference_mode():
-        small = _entry_walks(_traced("blocks-grad", 6))
-        large = _entry_walks(_traced("blocks-grad", 12))
+    small = _entry_walks(_traced("blocks-grad", 6), reference=True)
+    large = _entry_walks(_traced("blocks-grad", 12), reference=True)
     assert large["remove_instruction"] > small["remove_instruction"] > 0

@@ -38,7 +38,7 @@ def test_smoke_run_reports_every_stage(tmp_path, capsys):
     assert data["llvm"] is True and data["repeat"] == 1
     rows = data["rows"]
     assert [(r["program"], r["n"]) for r in rows] == [
-        (p, n) for p in compile_time.PROGRAMS for n in compile_time.SMOKE_SIZES]
+        (p, n) for p in compile_time.DEFAULT_PROGRAMS for n in compile_time.SMOKE_SIZES]
     for r in rows:
         stages = r["stages_s"]
         for key, _ in compile_time.STAGES:
@@ -56,7 +56,7 @@ def test_smoke_run_reports_every_stage(tmp_path, capsys):
     for r in rows:
         by_program.setdefault(r["program"], []).append(r["instructions"])
     assert all(a < b for a, b in by_program.values())
-    assert {g["program"] for g in data["growth"]} == set(compile_time.PROGRAMS)
+    assert {g["program"] for g in data["growth"]} == set(compile_time.DEFAULT_PROGRAMS)
     for title in ("## Stages", "## HLO passes", "## Growth"):
         assert printed.count(title) == 1
     assert "| blocks-grad | 2 |" in printed
@@ -95,3 +95,15 @@ def test_programs_compute_what_numpy_computes():
     params, loss0 = jitted(*args)
     _, loss1 = jitted(params, *args[1:])
     assert float(loss1) < float(loss0)
+
+
+def test_elementwise_chain_program(capsys):
+    """The long-chain program (opt-in) compiles and reports like the others."""
+    assert compile_time.main(["--smoke", "--no-llvm", "--programs", "ew-chain"]) == 0
+    assert "| ew-chain | 2 |" in capsys.readouterr().out
+    fn, (x,) = compile_time.PROGRAMS["ew-chain"](3)
+    import numpy as np
+    want = x
+    for _ in range(3):
+        want = np.sin(want) + np.float32(1)
+    np.testing.assert_allclose(np.asarray(fn(x)), want, rtol=1e-6)

@@ -9,7 +9,7 @@ import pytest
 from xlapy.config import debug_options, get_debug_options
 from xlapy.hlo import parse_module
 
-cpu = pytest.importorskip("xlapy.backends.cpu")
+import xlapy.backends.cpu as cpu
 from xlapy.backends.cpu import cache as cache_mod          # noqa: E402
 from xlapy.backends.cpu.jit_engine import engine           # noqa: E402
 
@@ -73,7 +73,8 @@ def test_corrupt_cache_file_is_recompiled(tmp_path, caplog, damage):
         backend, _exe, llvm_runs = compile_and_run(tmp_path)
     assert llvm_runs == 1 and backend.disk_cache.stats.corrupt == 1
     assert any("corrupt" in r.message for r in caplog.records)
-    rewritten = cache_mod.decode(path.read_bytes(), path.stem)      # a valid entry again
+    secret = cache_mod.DiskCache(str(tmp_path), True).secret
+    rewritten = cache_mod.decode(path.read_bytes(), path.stem, secret)     # valid again
     assert rewritten.objects and "fusion(" in rewritten.optimized_hlo
 
 
@@ -107,8 +108,9 @@ def test_key_depends_on_program_and_flags():
 def test_entry_stored_under_another_key_is_rejected(tmp_path):
     compile_and_run(tmp_path)
     (path,) = list(tmp_path.glob("*.xcache"))
-    with pytest.raises(ValueError, match="key mismatch"):
-        cache_mod.decode(path.read_bytes(), "0" * 64)
+    secret = cache_mod.DiskCache(str(tmp_path), True).secret
+    with pytest.raises(ValueError, match="authentication failed"):
+        cache_mod.decode(path.read_bytes(), "0" * 64, secret)
 
 
 # ------------------------------------------------------------------ canonical cache keys

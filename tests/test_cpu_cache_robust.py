@@ -12,7 +12,7 @@ import pytest
 
 from xlapy.hlo import parse_module
 
-cpu = pytest.importorskip("xlapy.backends.cpu")
+import xlapy.backends.cpu as cpu
 from xlapy.backends.cpu import cache as cache_mod          # noqa: E402
 from xlapy.backends.cpu.jit_engine import engine           # noqa: E402
 
@@ -70,6 +70,16 @@ def load_and_run(path, module):
     return backend
 
 
+def secret(path) -> bytes:
+    """The key the cache directory holding ``path`` authenticates its entries with."""
+    return cache_mod.DiskCache(str(path.parent), True).secret
+
+
+def decode(path, data=None):
+    return cache_mod.decode(path.read_bytes() if data is None else data, path.stem,
+                            secret(path))
+
+
 def header_span(data: bytes) -> tuple[int, int]:
     start = len(cache_mod.MAGIC) + 8 + 32
     (hlen,) = struct.unpack_from("<Q", data, len(cache_mod.MAGIC))
@@ -88,7 +98,7 @@ def flip_positions(data: bytes) -> list[int]:
 
 
 def test_random_byte_flips_anywhere_are_corrupt_entries(stored):
-    """Magic, length, header checksum, header JSON, HLO text, object code: a flipped bit
+    """Magic, length, header HMAC, header JSON, HLO text, object code: a flipped bit
     anywhere makes the load a miss that removes the file (never a hit, never raising)."""
     path, data = stored
     rng = np.random.default_rng(6)
@@ -119,28 +129,28 @@ def test_random_byte_flips_recompile_with_correct_results(stored, module):
         assert backend.last_timings.path == "fresh", pos
         assert engine().compile_count == before + 1
         assert backend.disk_cache.stats.corrupt == 1, pos
-        cache_mod.decode(path.read_bytes(), path.stem)      # a valid entry again
+        decode(path)      # a valid entry again
 
 
-def test_units_flip_is_detected_by_the_header_checksum(stored):
+def test_units_flip_is_detected_by_the_header_mac(stored):
     path, data = stored
     pos = data.index(b'"units": ') + len(b'"units": ')
     damaged = data[:pos] + bytes([data[pos] ^ 0x02]) + data[pos + 1:]
-    with pytest.raises(ValueError, match="header checksum"):
-        cache_mod.decode(damaged, path.stem)
+    with pytest.raises(ValueError, match="authentication failed"):
+        decode(path, damaged)
 
 
 def reencode(path, data, change) -> None:
-    """Rewrite the entry with ``change(header_dict)`` applied and valid checksums (what a
-    buggy writer could leave): the field checks must catch it."""
-    entry = cache_mod.decode(data, path.stem)
+    """Rewrite the entry with ``change(header_dict)`` applied and a valid HMAC (what a
+    buggy writer holding the key could leave): the field checks must catch it."""
+    entry = decode(path, data)
     start, end = header_span(data)
     header = json.loads(data[start:end])
     change(header)
     raw = json.dumps(header).encode()
     body = data[end:]
     path.write_bytes(cache_mod.MAGIC + struct.pack("<Q", len(raw))
-                     + __import__("hashlib").sha256(raw).digest() + raw + body)
+                     + cache_mod.mac(secret(path), path.stem, raw) + raw + body)
     assert entry.objects
 
 
@@ -164,12 +174,12 @@ def test_bad_header_fields_are_rejected(stored, module, what, caplog):
     path, data = stored
     reencode(path, data, BAD_HEADERS[what])
     with pytest.raises(ValueError):
-        cache_mod.decode(path.read_bytes(), path.stem)
+        decode(path)
     with caplog.at_level(logging.WARNING, logger="xlapy.cpu"):
         backend = load_and_run(path, module)
     assert backend.last_timings.path == "fresh" and backend.disk_cache.stats.corrupt == 1
     assert any("corrupt" in r.message for r in caplog.records)
-    cache_mod.decode(path.read_bytes(), path.stem)         # rewritten, valid
+    decode(path)         # rewritten, valid
 
 
 # Well-typed headers that do not fit the stored module: loading fails -> recompile.
@@ -188,7 +198,7 @@ BAD_CONTENT = {
 def test_entries_that_fail_to_load_are_removed_and_recompiled(stored, module, what):
     path, data = stored
     reencode(path, data, BAD_CONTENT[what])
-    cache_mod.decode(path.read_bytes(), path.stem)           # passes the file checks
+    decode(path)           # passes the file checks
     backend = load_and_run(path, module)
     stats = backend.disk_cache.stats
     assert backend.last_timings.path == "fresh"

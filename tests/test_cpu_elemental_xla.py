@@ -1,6 +1,6 @@
 """The CPU elemental emitter against the real XLA:CPU (through jaxlib), bit for bit.
 
-Optional: skipped when jax is not installed. Each group of ops is compiled once by XLA
+Needs jax and jaxlib (the ``test`` extra installs them). Each group of ops is compiled once by XLA
 (a tuple of results) and op by op by the elemental emitter (tests/cpu_harness.py); the
 inputs are the edge-rich values of test_cpu_elemental.py. XLA:CPU contracts
 multiply-add into FMA, so complex multiply/divide/abs are compared to a few ulps and the
@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-jax = pytest.importorskip("jax")
 pytestmark = pytest.mark.peers
 
 from cpu_harness import run_native, same_values  # noqa: E402

@@ -7,13 +7,10 @@ import resource
 
 import ml_dtypes
 import numpy as np
-import pytest
 
 import xlapy
 import xlapy.numpy as xnp
-
-cpu = pytest.importorskip("xlapy.backends.cpu")
-from xlapy.backends.cpu import output_pool   # noqa: E402
+from xlapy.backends.cpu import output_pool
 
 N = 1 << 18          # 1 MB of float32: above output_pool.MIN_BYTES
 

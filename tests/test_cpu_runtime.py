@@ -14,7 +14,7 @@ from xlapy.config import debug_options, reset_dump_numbering
 from xlapy.errors import InvalidArgumentError
 from xlapy.hlo import parse_module
 
-cpu = pytest.importorskip("xlapy.backends.cpu")
+import xlapy.backends.cpu as cpu
 
 
 @pytest.fixture(scope="module")
@@ -182,8 +182,8 @@ def test_run_hlo_uses_the_registered_cpu_backend(tmp_path):
         np.testing.assert_array_equal(out, x + y * z)
         assert list(tmp_path.glob("*.xcache")), "the disk cache was written"
     finally:
-        from xlapy.client.backends import _cpu_backend
-        register_backend("cpu", _cpu_backend)
+        from xlapy.backends.target import get_target
+        register_backend("cpu", get_target("cpu").create_backend)
 
 
 # ----------------------------------------------------------------------------- threads

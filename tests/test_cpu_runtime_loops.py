@@ -9,7 +9,7 @@ from xlapy.client.run import flatten_result
 from xlapy.config import debug_options
 from xlapy.hlo import parse_module
 
-cpu = pytest.importorskip("xlapy.backends.cpu")
+import xlapy.backends.cpu as cpu
 from cpu_kernel_harness import rand   # noqa: E402
 from xlapy.backends.cpu.loop_emitter import UNIT_ELEMENTS, LoopEmitter   # noqa: E402
 

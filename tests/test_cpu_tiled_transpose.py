@@ -17,7 +17,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-cpu = pytest.importorskip("xlapy.backends.cpu")
+import xlapy.backends.cpu as cpu
 from cpu_kernel_harness import SharedBuffer, assert_same, interpret, run_both   # noqa: E402
 from xlapy.backends.cpu import transpose_emitter   # noqa: E402
 from xlapy.backends.cpu.jit_engine import engine   # noqa: E402

@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 
 import xlapy
+from xlapy.client import get_backend
 from xlapy.errors import VerificationError
 from xlapy.hlo import parse_module
 
-cpu = pytest.importorskip("xlapy.backends.cpu")
+import xlapy.backends.cpu as cpu
 
 ADD = "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n"
 
@@ -44,6 +45,16 @@ CASES = {
         "  ROOT g = f32[3,7,4] gather(a, i), offset_dims={1,2}, collapsed_slice_dims={}, "
         "start_index_map={0}, index_vector_dim=1, slice_sizes={7,4}\n}\n",
         [("f4", (5, 4)), ("i4", (3, 1))], "e/g", 5, "out of bounds"),
+    "gather collapsed dimension with slice size 0": (       # read past the buffer before
+        "HloModule m\nENTRY e {\n  a = f32[1,8] parameter(0)\n  i = s32[2] parameter(1)\n"
+        "  ROOT g = f32[] gather(a, i), offset_dims={}, collapsed_slice_dims={0,1}, "
+        "start_index_map={0,1}, index_vector_dim=0, slice_sizes={0,0}\n}\n",
+        [("f4", (1, 8)), ("i4", (2,))], "e/g", 5, "has slice size 0"),
+    "gather from an empty operand": (
+        "HloModule m\nENTRY e {\n  a = f32[0,3] parameter(0)\n  i = s32[2,1] parameter(1)\n"
+        "  ROOT g = f32[2,3] gather(a, i), offset_dims={1}, collapsed_slice_dims={0}, "
+        "start_index_map={0}, index_vector_dim=1, slice_sizes={0,3}\n}\n",
+        [("f4", (0, 3)), ("i4", (2, 1))], "e/g", 5, "has slice size 0"),
     "reshape changes the element count": (
         "HloModule m\nENTRY e {\n  a = f32[10] parameter(0)\n  ROOT r = f32[20] reshape(a)\n}\n",
         [("f4", (10,))], "e/r", 4, "cannot reshape"),
@@ -166,3 +177,42 @@ def test_malformed_module_is_never_stored(tmp_path):
     with pytest.raises(VerificationError):
         backend.compile(parse_module(CASES["bitcast changes the byte size"][0]))
     assert not list(tmp_path.glob("*.xcache"))
+
+
+GATHER_PAST_THE_END = (
+    "HloModule m\nENTRY e {{\n  a = f32[1,{n}] parameter(0)\n  i = s32[2] parameter(1)\n"
+    "  ROOT g = f32[] gather(a, i), offset_dims={{}}, collapsed_slice_dims={{0,1}}, "
+    "start_index_map={{0,1}}, index_vector_dim=0, slice_sizes={{0,0}}\n}}\n")
+
+
+def test_gather_that_crashed_with_sigsegv_is_rejected_before_allocation():
+    """The reported input (f32[1,2^26], slice sizes {0,0}, start [1, 2^26]) read 256 MiB
+    past the operand; now neither backend gets as far as compiling it."""
+    text = GATHER_PAST_THE_END.format(n=2 ** 26)
+    for backend in (cpu.CpuBackend(use_disk_cache=False), get_backend("interpreter")):
+        with pytest.raises(VerificationError, match="slice size 0"):
+            backend.compile(parse_module(text))
+
+
+@pytest.mark.parametrize("starts", [(1, 8), (0, 0), (-5, 3), (0, 7), (2**31 - 1, -2**31)])
+def test_gather_starts_clamp_exactly_as_xla(starts):
+    """Slice size 1 on collapsed dims (XLA's other allowed size): starts clamp to
+    ``[0, dim - 1]`` and both backends read the same element."""
+    text = GATHER_PAST_THE_END.format(n=8).replace("slice_sizes={0,0}", "slice_sizes={1,1}")
+    x = np.arange(8, dtype=np.float32).reshape(1, 8)
+    i = np.array(starts, np.int32)
+    want = x[min(max(starts[0], 0), 0), min(max(starts[1], 0), 7)]
+    for backend in ("cpu", "interpreter"):
+        (out,) = xlapy.run_hlo(text, [x, i], backend=backend)
+        assert float(out) == want, backend
+
+
+def test_gather_with_size_0_slices_and_an_empty_result_runs():
+    """A size-0 collapsed dimension is XLA-legal when the result is empty."""
+    text = ("HloModule m\nENTRY e {\n  a = f32[0,3] parameter(0)\n  i = s32[0,1] parameter(1)\n"
+            "  ROOT g = f32[0,3] gather(a, i), offset_dims={1}, collapsed_slice_dims={0}, "
+            "start_index_map={0}, index_vector_dim=1, slice_sizes={0,3}\n}\n")
+    for backend in ("cpu", "interpreter"):
+        (out,) = xlapy.run_hlo(text, [np.ones((0, 3), np.float32), np.ones((0, 1), np.int32)],
+                               backend=backend)
+        assert out.shape == (0, 3)

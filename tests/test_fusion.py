@@ -10,7 +10,7 @@ from xlapy.hlo import parse_module
 from xlapy.hlo.verifier import verify_module
 from xlapy.passes.buffer_assignment import assign_buffers
 from xlapy.passes.fusion_merger import FusionMerger
-from xlapy.passes.fusion_pipeline import fusion_passes
+from xlapy.backends.cpu.pipeline import fusion_passes
 from xlapy.passes.fusion_utils import fused_computation, is_expensive
 from xlapy.passes.instruction_fusion import CpuInstructionFusion, is_coupled_softmax_producer
 from xlapy.passes.multi_output_fusion import CpuMultiOutputFusion

@@ -13,6 +13,7 @@ from xlapy.hlo.attrs import ConvDimensionNumbers, OpMetadata, RawAttr, Window
 from xlapy.hlo.ir import AliasEntry, HloComputation, HloInstruction, HloModule, literal_equal
 from xlapy.hlo.literal import format_literal, quote_string, to_literal, unescape_string
 from xlapy.hlo.parser import parse_module, parse_shape
+from xlapy.hlo.replica_groups import ReplicaGroups
 from xlapy.hlo.shape import UNBOUNDED, Layout, ProgramShape, Shape
 from conformance import CASES_DIR
 
@@ -262,8 +263,10 @@ ENTRY %main.5 (x: f32[], y: f32[128,32], z: f32[]) -> (f32[], f32[128,32]) {
                                   "num_partitions", "alias_passthrough_params",
                                   "some_future_attr"]
     e = m.entry
-    assert e.instruction("all-reduce").attrs["replica_groups"] == RawAttr("{{0,1},{2,3}}")
-    assert e.instruction("all-reduce.1").attrs["replica_groups"] == RawAttr("[2,10]<=[20]")
+    assert e.instruction("all-reduce").attrs["replica_groups"] == \
+        ReplicaGroups.of([[0, 1], [2, 3]])
+    assert e.instruction("all-reduce.1").attrs["replica_groups"] == \
+        ReplicaGroups.iota_form(2, 10, [20])
     call = e.instruction("call")
     assert call.attrs["to_apply"] is m.computation("add_one")    # defined after its use
     assert call.attrs["frontend_attributes"] == {"composite.name": "foo.bar",

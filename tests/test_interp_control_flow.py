@@ -7,7 +7,7 @@ import pytest
 from interp_builders import Comp, binary, module_of, run_one, run_text, sh
 from xlapy.backends.interpreter import Evaluator
 from xlapy.backends.interpreter.evaluator import CUSTOM_CALLS, TOKEN
-from xlapy.errors import ExecutionError, UnimplementedError
+from xlapy.errors import ExecutionError, InvalidArgumentError, UnimplementedError
 from xlapy.hlo.shape import Shape
 
 S32 = sh("s32")
@@ -231,6 +231,6 @@ def test_replica_and_partition_id():
 
 def test_multi_replica_module_is_rejected():
     x = np.array([1.0], np.float32)
-    with pytest.raises(UnimplementedError, match="replica_count=2"):
+    with pytest.raises(InvalidArgumentError, match="one argument list per device"):
         _single("all-reduce", [x], sh("f32", 1), module_attrs={"replica_count": 2},
                 to_apply=binary("add"))

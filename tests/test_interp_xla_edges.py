@@ -7,7 +7,7 @@
 (x/0, INT_MIN/-1, big shifts, float -> int saturation, rounding ties, signed zeros, NaN
 in min/max/clamp, popcnt/clz of 0, is-finite). ``test_pins_on_interpreter`` needs no jax.
 
-The ``peers`` tests (skipped without jax) run the same pins through the real XLA:CPU and
+The ``peers`` tests run the same pins through the real XLA:CPU and
 compare the interpreter with it over edge-rich and random inputs, op group by op group.
 XLA:CPU artifacts that are not semantics are allowed for: denormals are flushed to zero
 (inputs here are normal; a result that is denormal in the compute type may be a zero),

@@ -11,7 +11,7 @@ from xlapy import keras
 from xlapy.errors import InvalidArgumentError
 from xlapy.keras import layers
 
-h5py = pytest.importorskip("h5py")
+import h5py
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,6 @@ import pytest
 from xlapy.hlo import parse_module
 from xlapy.hlo.ir import HloComputation, HloInstruction, HloModule
 from xlapy.passes import heap_simulator as heap
-from xlapy.passes.base import reference_mode
 from xlapy.passes.computation_edits import DeferredEdits, remove_instructions
 from xlapy.passes.liveness import _own_bytes, list_schedule
 from xlapy.passes.post_order_index import PostOrderIndex
@@ -80,10 +79,9 @@ def test_deferred_edits_leave_what_eager_edits_leave(seed):
     results = []
     for reference in (False, True):
         m = random_module(seed, control=seed % 2 == 1)
-        with reference_mode(reference):
-            with DeferredEdits(m.entry) as edits:
-                assert edits.eager == reference
-                edit_script(m.entry, edits, seed)
+        with DeferredEdits(m.entry, eager=reference) as edits:
+            assert edits.eager == reference
+            edit_script(m.entry, edits, seed)
         results.append((names(m.entry), control_names(m.entry), m.to_text()))
     assert results[0] == results[1]
     removed_some = len(results[0][0]) < len(names(random_module(seed).entry)) + 25
@@ -200,8 +198,7 @@ def test_bitset_reachability_agrees_with_search(seed):
     comp = random_module(seed).entry
     post = comp.post_order()
     fast = reachability(post)
-    with reference_mode():
-        slow = reachability(post)
+    slow = reachability(post, reference=True)
     for a in post:
         for b in post:
             assert fast(a, b) == search(a, b) == slow(a, b)

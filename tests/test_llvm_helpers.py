@@ -8,7 +8,6 @@ import ctypes
 import numpy as np
 import pytest
 
-cpu = pytest.importorskip("xlapy.backends.cpu")
 from xlapy.backends.cpu import jit_engine   # noqa: E402
 from xlapy.backends.cpu.jit_engine import JitEngine, helper_count   # noqa: E402
 from xlapy.backends.cpu.llvm_worker import HelperDied, HelperProcess, InvalidIRError   # noqa: E402

@@ -10,8 +10,9 @@ import xlapy.hlo as H
 from xlapy.config import debug_options, reset_dump_numbering
 from xlapy.errors import InvalidArgumentError, VerificationError
 from xlapy.hlo.shape import Shape
+from xlapy.backends.cpu.pipeline import cpu_pipeline
 from xlapy.passes import (AlgebraicSimplifier, HloDCE, HloPass, HloPassFix, HloPassPipeline,
-                          cpu_pipeline, format_pass_timings)
+                          format_pass_timings)
 from xlapy.passes.dump import dump_hlo_module
 
 TEXT = """HloModule jit_f
@@ -41,7 +42,7 @@ class Countdown(HloPass):
         self.left = n
         self.calls = 0
 
-    def run(self, module) -> bool:
+    def run(self, module, ctx=None) -> bool:
         self.calls += 1
         if self.left > 0:
             self.left -= 1
@@ -52,7 +53,7 @@ class Countdown(HloPass):
 class Boom(HloPass):
     name = "boom"
 
-    def run(self, module) -> bool:
+    def run(self, module, ctx=None) -> bool:
         raise InvalidArgumentError("operand shapes f32[2] and f32[3] do not match")
 
 
@@ -61,7 +62,7 @@ class BreakShape(HloPass):
 
     name = "break-shape"
 
-    def run(self, module) -> bool:
+    def run(self, module, ctx=None) -> bool:
         module.entry.root.shape = Shape.array("s32", (7,))
         return True
 

@@ -6,23 +6,14 @@ import numpy as np
 import pytest
 
 import xlapy.hlo as H
-from pass_check import interpreter_evaluate, random_args, run_passes
+from pass_check import folding_context, random_args, run_passes
 from xlapy.backends.interpreter import evaluate_module
 from xlapy.hlo.verifier import verify_module
 from xlapy.passes import (DotDecomposer, HloDCE, TransposeFolding, WhileLoopInvariantCodeMotion,
                           WhileLoopSimplifier, target_independent_passes)
-from xlapy.passes import constant_folding
 from xlapy.passes.dot_decomposer import dot_dims, is_canonical_dot
 from xlapy.passes.transpose_folding import always_fold
 from xlapy.passes.while_loop_analysis import compute_while_loop_trip_count
-
-
-@pytest.fixture(autouse=True)
-def _interpreter_folding():
-    saved = constant_folding.get_constant_evaluator()
-    constant_folding.set_constant_evaluator(interpreter_evaluate)
-    yield
-    constant_folding.set_constant_evaluator(saved)
 
 
 def all_opcodes(module) -> list[str]:
@@ -145,7 +136,7 @@ def test_loop_with_unknown_trip_count_is_kept():
 def test_side_effecting_one_trip_loop_is_not_inlined():
     extra = 'tok = s32[] custom-call(bi), custom_call_target="log", custom_call_has_side_effect=true'
     m = H.parse_module(counter_loop(init="4", bound="5", body_extra=extra))
-    WhileLoopSimplifier().run(m)
+    WhileLoopSimplifier().run(m, folding_context())
     assert "while" in all_opcodes(m)
     assert "custom-call" in [i.opcode for i in body_of(m).instructions]
 
@@ -172,7 +163,7 @@ def test_element_read_by_condition_is_kept():
 def test_dead_element_feeding_a_side_effect_is_kept():
     extra = 'log = s32[] custom-call(d1), custom_call_target="log", custom_call_has_side_effect=true'
     m = H.parse_module(counter_loop(bound_expr="cn = s32[] copy(climit)", body_extra=extra))
-    WhileLoopSimplifier().run(m)
+    WhileLoopSimplifier().run(m, folding_context())
     verify_module(m)
     loop = [i for i in m.entry.instructions if i.opcode == "while"][0]
     assert len(loop.shape.tuple_shapes) == 5
@@ -420,6 +411,6 @@ def test_nested_loops_through_the_target_independent_passes():
              if i.opcode == "while" and i.attrs["body"].name.startswith("inner_body")]
     assert inner and "sine" not in [i.opcode for i in inner[0].attrs["body"].instructions]
     for p in target_independent_passes():
-        p.run(m)
+        p.run(m, folding_context())
     verify_module(m)
     np.testing.assert_array_equal(evaluate_module(m, args), before)

@@ -7,12 +7,11 @@ import pytest
 
 import xlapy.hlo as H
 from conformance import case_params
-from pass_check import interpreter_evaluate, opcodes, run_passes
+from pass_check import folding_context, interpreter_evaluate, opcodes, run_passes
 from xlapy.backends.interpreter import evaluate_module
 from xlapy.passes import (CallInliner, ComparisonExpander, HloConstantFolding, HloCSE, HloDCE,
                           HloPassPipeline, TupleSimplifier, ZeroSizedHloElimination,
                           target_independent_passes)
-from xlapy.passes import constant_folding
 
 
 def test_dce_removes_dead_code_and_unreachable_computations():
@@ -217,16 +216,14 @@ ENTRY e {
     assert "multiply" not in opcodes(m) and "reduce" not in opcodes(m)
 
 
-def test_constant_folding_without_evaluator_is_a_no_op(monkeypatch):
-    monkeypatch.setattr(constant_folding, "_default_evaluator", None)
+def test_constant_folding_without_evaluator_is_a_no_op():
     m = H.parse_module("""HloModule m
 ENTRY e {
   a = f32[] constant(1)
   ROOT n = f32[] negate(a)
 }""")
     assert HloConstantFolding().run(m) is False
-    monkeypatch.setattr(constant_folding, "_default_evaluator", interpreter_evaluate)
-    assert HloConstantFolding().run(m) is True
+    assert HloConstantFolding().run(m, folding_context()) is True
     assert m.entry.root.opcode == "constant" and float(m.entry.root.literal) == -1.0
 
 
@@ -304,13 +301,13 @@ ENTRY e {
 # The simplification passes on every conformance module
 
 @pytest.mark.parametrize("case,file", case_params(files=("module.hlo",)))
-def test_simplification_pipeline_on_conformance_modules(case, file, monkeypatch):
-    monkeypatch.setattr(constant_folding, "_default_evaluator", interpreter_evaluate)
+def test_simplification_pipeline_on_conformance_modules(case, file):
     module = H.parse_module(case.text(file))
     args, expected = case.inputs_and_outputs([p.shape for p in module.entry.parameters])
     reference = _flat(evaluate_module(module, args))
     xla_agrees = all(_close(r, e, case) for r, e in zip(reference, expected))
-    HloPassPipeline("simplify", target_independent_passes(), verify=True).run(module)
+    HloPassPipeline("simplify", target_independent_passes(), verify=True).run(
+        module, folding_context())
     optimized = H.parse_module(module.to_text())
     got = _flat(evaluate_module(optimized, args))
     assert len(got) == len(expected)

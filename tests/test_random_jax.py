@@ -1,6 +1,6 @@
 """xlapy.random against jax.random 0.10.2 (default config: threefry partitionable, x64 off).
 
-Optional: skipped when jax is not installed (``pip install -e '.[peers]'``).
+Needs jax and jaxlib, which the ``test`` extra installs (``pip install -e '.[test]'``).
 
 Integer, bit-cast and exactly rounded paths must give JAX's bits on xlapy's interpreter.
 Samplers with ``log``/``log1p``/``erf`` or a ``a * b + c`` that XLA:CPU contracts into
@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 import pytest
 
-jax = pytest.importorskip("jax")
+import jax
 pytestmark = pytest.mark.peers
 
 import jax.numpy as jnp  # noqa: E402

@@ -1,13 +1,12 @@
 """HLO text xlapy prints is parsed, compiled and run by the real XLA (through jaxlib).
 
-Optional: skipped when jax is not installed (``pip install -e '.[peers]'``).
+Needs jax and jaxlib, which the ``test`` extra installs (``pip install -e '.[test]'``).
 """
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-jax = pytest.importorskip("jax")
 pytestmark = pytest.mark.peers
 
 from real_xla import run_on_xla  # noqa: E402

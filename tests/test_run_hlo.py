@@ -148,7 +148,7 @@ def test_python_values_that_convert_exactly_are_accepted(backend):
 
 
 def test_executable_checks_python_values_the_same_way():
-    cpu = pytest.importorskip("xlapy.backends.cpu")
+    import xlapy.backends.cpu as cpu
     from xlapy.hlo import parse_module
     exe = cpu.CpuBackend(use_disk_cache=False).compile(parse_module(NEG_S32))
     assert exe.execute([5]) == -5
@@ -169,3 +169,54 @@ def test_cli_rejects_malformed_hlo(tmp_path, capsys, platform):
         err = capsys.readouterr().err
         assert "4:8: e/r: shape f32[50000000] does not match" in err      # line:column
         assert "ROOT r = f32[50000000] negate(a)" in err
+
+
+def _bad_inputs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    """name -> (input file, a phrase of its one-line error)."""
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    pickled = tmp_path / "pickled.npz"
+    np.savez(pickled, arg0=np.array([object(), 1], dtype=object), arg1=x, arg2=x)
+    pickle_file = tmp_path / "pickle.npz"
+    import pickle
+    pickle_file.write_bytes(pickle.dumps({"arg0": 3.0}))
+    damaged = tmp_path / "damaged.npz"
+    damaged.write_bytes(b"PK\x03\x04 not really a zip archive")
+    wrong = tmp_path / "wrong_shape.npz"
+    np.savez(wrong, arg0=np.float32(3), arg1=np.ones((3, 3), np.float32), arg2=x)
+    strings = tmp_path / "strings.npz"
+    np.savez(strings, arg0=np.float32(3), arg1=np.array(["a", "b"]), arg2=x)
+    missing_arg = tmp_path / "missing_arg.npz"
+    np.savez(missing_arg, arg0=np.float32(3), arg1=x)
+    single = tmp_path / "single.npy"
+    np.save(single, x)
+    return {
+        "pickled object arrays": (pickled, "Object arrays cannot be loaded"),
+        "a pickle": (pickle_file, "pickled data is never loaded"),
+        "a damaged archive": (damaged, "File is not a zip file"),
+        "wrong shape": (wrong, "argument 1: expected shape f32[2,4], got dims (3, 3)"),
+        "strings": (strings, "does not convert to f32[2,4]"),
+        "missing argument": (missing_arg, "no array 'arg2' for parameter 2"),
+        "a .npy file": (single, "is a single .npy array"),
+        "a missing file": (tmp_path / "nowhere.npz", "No such file or directory"),
+    }
+
+
+@pytest.mark.parametrize("case", ["pickled object arrays", "a pickle", "a damaged archive",
+                                  "wrong shape", "strings", "missing argument", "a .npy file",
+                                  "a missing file"])
+def test_cli_reports_bad_input_files_in_one_line(tmp_path, capsys, case):
+    hlo = tmp_path / "m.hlo"
+    hlo.write_text(AXPY)
+    path, phrase = _bad_inputs(tmp_path)[case]
+    assert run_hlo_module.main([str(hlo), "--input_data", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err, err
+    assert err.startswith(f"{hlo}: error: ") and phrase in err, err
+
+
+def test_cli_reports_a_binary_hlo_file_in_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.hlo"
+    bad.write_bytes(b"\xff\xfe HloModule m")
+    assert run_hlo_module.main([str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"{bad}: error: {bad}: not HLO text (not UTF-8 at byte 0)", err

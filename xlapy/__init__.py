@@ -9,10 +9,13 @@ __version__ = "0.1.0"
 
 from . import errors  # noqa: E402
 from .client import optimize, run_hlo  # noqa: E402
+from .client.devices import (device_count, devices, local_device_count,  # noqa: E402
+                             local_devices, process_count, process_index)
 
 __all__ = ["__version__", "errors", "optimize", "run_hlo", "jit", "function", "numpy", "lax",
            "grad", "value_and_grad", "vjp", "jvp", "linearize", "stop_gradient", "GradientTape",
-           "Variable"]
+           "Variable", "devices", "local_devices", "device_count", "local_device_count",
+           "process_index", "process_count", "distributed"]
 
 # The front end is imported on first use so that ``import xlapy`` stays cheap.
 _FRONTEND_EXPORTS = {"jit", "function", "Array", "register_pytree_node", "tree_flatten",
@@ -25,6 +28,6 @@ def __getattr__(name: str):
     import importlib
     if name in _FRONTEND_EXPORTS:
         return getattr(importlib.import_module(".frontend", __name__), name)
-    if name in ("numpy", "lax", "frontend", "nn", "random", "keras", "tf"):
+    if name in ("numpy", "lax", "frontend", "nn", "random", "keras", "tf", "distributed"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'xlapy' has no attribute {name!r}")

@@ -54,7 +54,7 @@ class DebugOptions:
     comma-separated lists in ``XLA_FLAGS``.
     """
 
-    # --- dumping (reference section 7.1)
+    # --- dumping (xla/service/dump.cc)
     xla_dump_to: str = ""
     xla_dump_hlo_as_text: bool = False
     xla_dump_hlo_as_long_text: bool = True
@@ -100,6 +100,9 @@ class DebugOptions:
     xla_cpu_prefer_vector_width: int = 256
     xla_cpu_max_isa: str = ""
     xla_cpu_strict_dot_conv_math: bool = False
+    # seconds a collective waits for its participants before failing (XLA's default is 40;
+    # xlapy's is 60)
+    xla_cpu_collective_call_terminate_timeout_seconds: int = 60
 
     def replace(self, **changes: Any) -> "DebugOptions":
         """A copy with some fields changed (names checked, lists given as tuples or strings)."""
@@ -364,5 +367,103 @@ def write_file_atomically(path: str, contents: str) -> None:
         raise
 
 
+# --------------------------------------------------------------------------------------------
+# Compile caches: trust and size bounds (read by backends/cpu/cache.py and frontend/jit_cache.py)
+
+CACHE_SHARED_ENV = "XLAPY_CACHE_SHARED"
+CACHE_MAX_BYTES_ENV = "XLAPY_CACHE_MAX_BYTES"
+JIT_CACHE_PER_FUNCTION_ENV = "XLAPY_JIT_CACHE_PER_FUNCTION"
+JIT_CACHE_GLOBAL_ENV = "XLAPY_JIT_CACHE_GLOBAL"
+EAGER_CACHE_ENV = "XLAPY_EAGER_CACHE_SIZE"
+
+
+@dataclass(frozen=True)
+class CacheSettings:
+    """Trust and size settings of the compile caches (``cache_settings()`` reads them).
+
+    ``shared_directory`` (``XLAPY_CACHE_SHARED=1``): the disk cache directory is shared
+    by the members of its group, so it may be group-writable and owned by another user.
+    It means *every user who can write the directory is trusted to run code in this
+    process*: entries must still carry a valid HMAC, made with the key file in the
+    directory, which the group can read (so any member can forge entries; nobody
+    else can). A world-writable directory is refused even then. Off by default: the
+    directory must be owned by this user and writable by nobody else.
+    ``disk_max_bytes`` (``XLAPY_CACHE_MAX_BYTES``): the disk cache's total size; the
+    least recently used entries are removed when a store exceeds it, and no single
+    entry larger than it is stored or read. ``jit_per_function`` /
+    ``jit_global`` (``XLAPY_JIT_CACHE_PER_FUNCTION`` / ``XLAPY_JIT_CACHE_GLOBAL``):
+    compiled signatures kept per jitted function and over all of them (least
+    recently used evicted first). ``eager_ops`` (``XLAPY_EAGER_CACHE_SIZE``): the one-op
+    executables eager operations keep (one per op, parameters and operand shapes).
+    """
+
+    shared_directory: bool = False
+    disk_max_bytes: int = 1 << 30
+    jit_per_function: int = 64
+    jit_global: int = 512
+    eager_ops: int = 512
+
+
+def _env_int(name: str, default: int, minimum: int) -> int:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise InvalidArgumentError(f"{name}={text!r} is not an integer") from None
+    if value < minimum:
+        raise InvalidArgumentError(f"{name}={value} is below the minimum {minimum}")
+    return value
+
+
+def cache_settings() -> CacheSettings:
+    """The :class:`CacheSettings` of the current environment (read on every call, so a
+    change of the variables applies to the next compile)."""
+    default = CacheSettings()
+    shared = os.environ.get(CACHE_SHARED_ENV, "").strip().lower() in ("1", "true", "yes")
+    return CacheSettings(
+        shared_directory=shared,
+        disk_max_bytes=_env_int(CACHE_MAX_BYTES_ENV, default.disk_max_bytes, 0),
+        jit_per_function=_env_int(JIT_CACHE_PER_FUNCTION_ENV, default.jit_per_function, 1),
+        jit_global=_env_int(JIT_CACHE_GLOBAL_ENV, default.jit_global, 1),
+        eager_ops=_env_int(EAGER_CACHE_ENV, default.eager_ops, 1))
+
+
 __all__ = ["DebugOptions", "DumpConfig", "debug_options", "get_debug_options",
            "parse_xla_flags", "reset_dump_numbering", "write_file_atomically"]
+__all__ += ["CacheSettings", "cache_settings", "env_default_backend", "env_cache_dir",
+            "env_cache_disabled", "env_llvm_helpers"]
+
+
+# --------------------------------------------------------------------------------------------
+# xlapy's own environment variables (every one is read here)
+
+
+def env_default_backend() -> str:
+    """``XLAPY_DEFAULT_BACKEND``: the backend eager ops and jitted functions run on
+    (``"cpu"`` when unset)."""
+    return os.environ.get("XLAPY_DEFAULT_BACKEND", "cpu")
+
+
+def env_cache_dir() -> str | None:
+    """``XLAPY_CACHE_DIR``: the CPU backend's disk-cache folder (None when unset)."""
+    return os.environ.get("XLAPY_CACHE_DIR") or None
+
+
+def env_cache_disabled() -> bool:
+    """``XLAPY_DISABLE_CACHE=1`` (or ``true``/``yes``) turns the disk cache off."""
+    return os.environ.get("XLAPY_DISABLE_CACHE", "").strip().lower() in ("1", "true", "yes")
+
+
+def env_llvm_helpers() -> int | None:
+    """``XLAPY_LLVM_HELPERS``: how many LLVM helper processes to use (None when unset; a
+    value that is not a number is logged and means none)."""
+    value = os.environ.get("XLAPY_LLVM_HELPERS", "").strip()
+    if not value:
+        return None
+    try:
+        return max(0, int(value))
+    except ValueError:
+        log.warning("XLAPY_LLVM_HELPERS=%r is not a number; using no helper processes", value)
+        return 0

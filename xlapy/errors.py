@@ -77,3 +77,8 @@ class ResourceExhaustedError(ExecutionError, MemoryError):
 class DeviceUnavailableError(ExecutionError):
     """The requested device cannot be used (no GPU, no driver, no library): the message
     names what is missing."""
+
+
+class CollectiveError(ExecutionError):
+    """A collective could not complete: a participant failed, disagreed on the operation or
+    its shapes, or did not arrive within the timeout. The message names the collective."""

@@ -1,13 +1,18 @@
 """Backend registry: a backend turns an HloModule into an executable.
 
-A backend is registered under a platform name (``"interpreter"``, ``"cpu"``);
-``get_backend(name)`` returns it. Names are case-insensitive, as in XLA's tools
-(``--platform=CPU``, ``--platform=Interpreter``).
+Every folder ``xlapy/backends/<name>/`` with a ``pipeline.py`` is a backend
+(:func:`xlapy.backends.target.get_target`); its target creates the backend object the
+first time ``get_backend(name)`` asks for it. :func:`register_backend` puts another
+factory under a name (tests, or a backend built with other settings). Names are
+case-insensitive, as in XLA's tools (``--platform=CPU``, ``--platform=Interpreter``).
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Collection, Protocol, Sequence
 
+from ..backends.interpreter.runtime import InterpreterBackend, InterpreterExecutable
+from ..backends.target import canonical_name, get_target, target_names
 from ..errors import InvalidArgumentError
 from ..hlo.ir import HloModule
 
@@ -33,78 +38,39 @@ class Backend(Protocol):
 
 _FACTORIES: dict[str, Callable[[], Backend]] = {}
 _INSTANCES: dict[str, Backend] = {}
-_ALIASES = {"host": "cpu", "interpreter": "interpreter"}
+_INSTANCES_LOCK = threading.Lock()       # one instance per name, whichever thread asks first
 
 
 def register_backend(name: str, factory: Callable[[], Backend]) -> None:
     """Make ``factory()`` the backend for platform ``name``."""
-    _FACTORIES[name.lower()] = factory
-    _INSTANCES.pop(name.lower(), None)
+    key = canonical_name(name)
+    _FACTORIES[key] = factory
+    _INSTANCES.pop(key, None)
 
 
 def available_backends() -> list[str]:
-    return sorted(_FACTORIES)
+    return sorted(set(_FACTORIES) | set(target_names()))
 
 
 def get_backend(name: str) -> Backend:
-    """The backend registered under ``name``; InvalidArgumentError lists the available ones."""
-    key = _ALIASES.get(name.lower(), name.lower())
+    """The backend registered under ``name``, else the one its backend folder's target
+    creates; InvalidArgumentError lists the available ones."""
+    key = canonical_name(name)
     if key not in _FACTORIES:
-        raise InvalidArgumentError(
-            f"unknown or unavailable backend {name!r}; available: {', '.join(available_backends())}")
-    if key not in _INSTANCES:
-        _INSTANCES[key] = _FACTORIES[key]()
-    return _INSTANCES[key]
+        try:
+            target = get_target(key)
+        except InvalidArgumentError:
+            raise InvalidArgumentError(f"unknown or unavailable backend {name!r}; available: "
+                                       f"{', '.join(available_backends())}") from None
+        _FACTORIES[key] = target.create_backend
+    backend = _INSTANCES.get(key)
+    if backend is None:
+        with _INSTANCES_LOCK:
+            backend = _INSTANCES.get(key)
+            if backend is None:
+                backend = _INSTANCES[key] = _FACTORIES[key]()
+    return backend
 
 
-class InterpreterExecutable:
-    """The reference interpreter bound to one module."""
-
-    def __init__(self, module: HloModule) -> None:
-        from ..backends.interpreter import Evaluator
-        self.module = module
-        # One evaluator per executable: instruction orders are computed once, and the
-        # stateful rng op advances across executions as XLA's does.
-        self._evaluator = Evaluator(module)
-
-    def execute(self, args: Sequence[Any], owned: Collection[int] = ()) -> Any:
-        """Evaluate the module (``owned`` is accepted and ignored: arguments are never
-        written)."""
-        return self._evaluator.run(args)
-
-
-class InterpreterBackend:
-    """Runs HLO on the NumPy reference interpreter (no optimization passes)."""
-
-    name = "interpreter"
-
-    def compile(self, module: HloModule) -> InterpreterExecutable:
-        """Verify ``module`` (``VerificationError`` names the instruction) and bind it."""
-        from ..hlo.verifier import verify_module
-        verify_module(module, unique_names="computation")
-        return InterpreterExecutable(module)
-
-
-register_backend("interpreter", InterpreterBackend)
-
-
-def _cpu_backend() -> Backend:
-    from ..backends.cpu import CpuBackend     # imports llvmlite: only when first used
-    return CpuBackend()
-
-
-register_backend("cpu", _cpu_backend)
-
-
-def _gpu_backend() -> Backend:
-    from ..backends.gpu import GpuBackend     # the CUDA device opens at the first compile
-    return GpuBackend()
-
-
-def _gpu_sim_backend() -> Backend:
-    from ..backends.gpu import GpuSimBackend
-    return GpuSimBackend()
-
-
-register_backend("gpu", _gpu_backend)
-register_backend("gpu_sim", _gpu_sim_backend)
+__all__ = ["Backend", "Executable", "InterpreterBackend", "InterpreterExecutable",
+           "available_backends", "get_backend", "register_backend"]

@@ -23,6 +23,7 @@ from ..errors import InvalidArgumentError, VerificationError
 from ..hlo.ir import HloModule
 from ..hlo.shape import Shape
 from .backends import get_backend
+from .multi_device import participant_count, run_devices
 
 
 def as_module(module_or_text: HloModule | str) -> HloModule:
@@ -185,20 +186,28 @@ def flatten_result(value: Any) -> list[np.ndarray]:
 
 
 def run_hlo(module_or_text: HloModule | str, args: Sequence[Any] = (),
-            backend: str = "interpreter") -> list[np.ndarray]:
+            backend: str = "interpreter", *, timeout: float | None = None) -> list:
     """Run an HLO module on ``backend`` and return its outputs as NumPy arrays.
 
     ``args`` are the entry parameters in order (NumPy arrays of the parameter's
     dtype, or Python scalars/lists that convert exactly, see the module docstring).
     The module is verified first. A tuple root is flattened depth first, so the result
     is always a list.
+
+    A module with ``replica_count x num_partitions`` > 1 participants runs once per device
+    (``multi_device.py``): ``args`` is then one argument list per participant this process
+    runs (all of them in one process; its own in an MPI run), and the result is one output
+    list per participant. ``timeout`` (seconds) bounds each collective's wait for the other
+    participants (default ``--xla_cpu_collective_call_terminate_timeout_seconds``).
     """
     module = as_module(module_or_text)
     entry = module.entry
     if entry is None:
         raise InvalidArgumentError(f"module {module.name} has no entry computation")
     params = entry.parameters
-    if len(args) != len(params):
+    replicas, partitions = participant_count(module)
+    multi = replicas * partitions > 1
+    if not multi and len(args) != len(params):
         raise InvalidArgumentError(
             f"module {module.name} takes {len(params)} arguments "
             f"({', '.join(p.shape.to_text(False) for p in params)}), got {len(args)}")
@@ -209,6 +218,20 @@ def run_hlo(module_or_text: HloModule | str, args: Sequence[Any] = (),
         if not isinstance(module_or_text, str):
             raise
         raise locate_problems(e, module_or_text) from None
-    prepared = [prepare_argument(a, p.shape, f"argument {i} ({p.name})")
-                for i, (a, p) in enumerate(zip(args, params))]
-    return flatten_result(executable.execute(prepared))
+
+    def prepare(device_args: Sequence[Any], device: int | None = None) -> list:
+        on = "" if device is None else f"device {device}: "
+        if device is not None and (not isinstance(device_args, (list, tuple))
+                                   or len(device_args) != len(params)):
+            got = len(device_args) if isinstance(device_args, (list, tuple)) else \
+                type(device_args).__name__
+            raise InvalidArgumentError(
+                f"{on}module {module.name} takes {len(params)} arguments "
+                f"({', '.join(p.shape.to_text(False) for p in params)}), got {got}")
+        return [prepare_argument(a, p.shape, f"{on}argument {i} ({p.name})")
+                for i, (a, p) in enumerate(zip(device_args, params))]
+
+    if multi:
+        values = run_devices(module, executable, args, prepare, timeout, be.name)
+        return [flatten_result(v) for v in values]
+    return flatten_result(executable.execute(prepare(args)))

@@ -1,26 +1,36 @@
 """The front end: tracing NumPy-style Python to HLO, ``jit`` / ``function``, eager mode.
 
-- :mod:`.core`: ``Array``, ``Primitive``, ``bind`` (eager execution with an executable cache);
-- :mod:`.primitives`: every op, defined once by its HLO lowering;
+- :mod:`.core`: ``Array``, ``Primitive`` (an op and its rules), ``bind`` (eager execution
+  with an executable cache);
+- the family files, each primitive's whole story (lowering, vjp/jvp, batching rule):
+  :mod:`.primitives_elementwise`, :mod:`.primitives_data_movement`,
+  :mod:`.primitives_reduction`, :mod:`.primitives_linalg`, :mod:`.primitives_nn` and
+  :mod:`.control_flow` (``cond``/``switch``/``while_loop``/``fori_loop``/``scan``);
+- :mod:`.lax`: strict ``bind`` wrappers; :mod:`.lax_composite` and :mod:`.lax_nn`: ops
+  built from several primitives, convolutions and windowed reductions (all public as
+  ``xlapy.lax``);
 - :mod:`.tracing`: recording primitives into a builder, captures, must-be-constant signal;
 - :mod:`.jit`: ``jit``, ``function``, the compile cache and its recompile reasons;
-- :mod:`.lax` and :mod:`.control_flow`: strict XLA-level ops, ``cond``/``while_loop``/``scan``;
-- :mod:`.autodiff` and :mod:`.autodiff_rules`: ``grad``/``vjp``/``jvp``, ``GradientTape``;
+- :mod:`.autodiff` and :mod:`.autodiff_forward`: ``grad``/``vjp``/``jvp``, ``GradientTape``;
 - :mod:`.variables`: ``Variable``, mutable state that compiled functions read and assign;
 - :mod:`.pytree`, :mod:`.dtypes`, :mod:`.source_info`: containers, promotion, user frames.
 """
 from __future__ import annotations
 
-from . import lax
-from .autodiff import GradientTape, grad, jvp, linearize, stop_gradient, value_and_grad, vjp
+# The family files register their primitives (and rules) when imported.
+from . import (control_flow, primitives_data_movement, primitives_elementwise,  # noqa: F401
+               primitives_linalg, primitives_nn, primitives_reduction)
+from .autodiff import GradientTape, grad, stop_gradient, value_and_grad, vjp
+from .autodiff_forward import jvp, linearize
 from .core import Array, default_backend, set_default_backend
 from .jit import CacheInfo, JitFunction, jit, set_recompile_warning_threshold
 from .tf_function import EagerFunction, auto_jit, function, set_auto_jit
 from .pytree import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 from .variables import Variable
 
-# xlapy.numpy installs Array's operators and methods; importing it here means any use of
-# the front end has complete Arrays.
+# xlapy.lax and xlapy.numpy install the public op namespace and Array's operators and
+# methods; importing them here means any use of the front end has complete Arrays.
+from .. import lax as _lax_namespace  # noqa: E402,F401
 from .. import numpy as _numpy  # noqa: E402,F401
 
 __all__ = ["Array", "jit", "function", "JitFunction", "EagerFunction", "CacheInfo", "lax",

@@ -4,19 +4,18 @@ While a :class:`Tape` is active, :func:`~xlapy.frontend.core.bind` reports every
 primitive it applies. The tape keeps the ones that touch a value it *tracks* (a watched
 input or anything computed from one), so recording works the same eagerly, op by op,
 and inside ``jit``, where the values are traced HLO instructions. ``backward`` walks
-the recorded nodes in reverse and applies each primitive's ``vjp`` rule
-(``xlapy.frontend.autodiff_rules``). Rules are written with ``lax`` ops, so the
+the recorded nodes in reverse and applies each primitive's ``vjp`` rule (defined
+beside the primitive in its family file, ``primitives_<family>.py``). Rules are written with ``lax`` ops, so the
 backward pass is itself recorded by any enclosing tape: ``grad(grad(f))`` works.
 Forward mode (:func:`jvp`, :func:`linearize`, in ``autodiff_forward``) pushes tangents
 through the recorded nodes in order; a node's tangent map is the transpose of its
 (linear) vjp rule, or the node's own forward rule where it has one.
 
-Structured control flow records one node per ``cond`` / ``scan`` / ``while`` whose rule
-differentiates the branch or body (see ``control_flow``). ``while_loop`` with a traced
-trip count cannot be reversed, but has a forward rule (the loop carries the tangents
-too); ``fori_loop`` with static bounds lowers through ``scan`` and can be reversed. A
-jitted function called eagerly while a tape is active runs inline, op by op, so that the
-tape sees its operations.
+Structured control flow is primitives too (``cond``, ``switch``, ``scan``, ``while``, in
+``control_flow``): a traced loop or conditional is one node whose rules differentiate
+the branch or body. ``while_loop`` with a traced trip count cannot be reversed, but has
+a forward rule (the loop carries the tangents too); ``fori_loop`` with static bounds
+lowers through ``scan`` and can be reversed.
 
 Public API: :func:`grad`, :func:`value_and_grad`, :func:`vjp`, :func:`jvp`,
 :func:`linearize`, :func:`stop_gradient` (JAX style) and :class:`GradientTape` (TensorFlow style).
@@ -29,7 +28,6 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from . import autodiff_rules  # noqa: F401  (installs the vjp rules)
 from . import core, dtypes, lax
 from .core import Array, Primitive, new_ref, to_array
 from .pytree import tree_flatten, tree_unflatten
@@ -396,8 +394,7 @@ class GradientTape:
                                    f"Variables, got {type(s).__name__}")
 
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "stop_gradient", "GradientTape",
-           "Tape"]
+__all__ = ["grad", "value_and_grad", "vjp", "stop_gradient", "GradientTape", "Tape"]
 
 
 def vjp_with_captures(fn: Callable[..., Any], primals: Sequence[Array],
@@ -425,22 +422,9 @@ def vjp_with_captures(fn: Callable[..., Any], primals: Sequence[Array],
 
 
 class ClosureNode(Primitive):
-    """A recorded ``cond`` / ``scan`` / ``while`` / compiled call: its rule is a closure
-    over the functions it runs. ``jvp``, when given, is its forward-mode rule
-    ``jvp(tangents, outs, *args) -> output tangents`` (``tangents`` has None for operands
-    without one); forward mode otherwise transposes the vjp rule (``autodiff_forward``)."""
+    """A recorded call whose vjp rule is a closure over the function it ran (a compiled
+    function called eagerly under a tape, see ``jit``); not in the primitive table."""
 
-    def __init__(self, name: str, rule: Callable[..., Any],
-                 jvp: Callable[..., Any] | None = None) -> None:
-        super().__init__(name, lambda ctx, *xs: None, multiple_results=True, vjp=rule)
-        self.jvp = jvp
-
-
-def record_control_flow(name: str, rule: Callable[..., Any], args: Sequence[Array],
-                        outs: Sequence[Array], jvp: Callable[..., Any] | None = None) -> None:
-    """Record a control-flow node on the active tapes when they track one of ``args``."""
-    if core._TAPES and tracked_by_any(args):
-        core.record(ClosureNode(name, rule, jvp), list(args), {}, list(outs))
-
-
-from .autodiff_forward import jvp, linearize  # noqa: E402  (forward mode uses the tape)
+    def __init__(self, name: str, rule: Callable[..., Any]) -> None:
+        super().__init__(name, multiple_results=True)
+        self.def_vjp(rule)

@@ -1,12 +1,12 @@
-"""Forward-mode differentiation: :func:`jvp`, :func:`linearize` and the forward rule of
-``while_loop``.
+"""Forward-mode differentiation: :func:`jvp` and :func:`linearize`.
 
 The function is run once under a :class:`~xlapy.frontend.autodiff.Tape` (the same
 recording reverse mode uses), then tangents are pushed through the recorded nodes in
 order (:func:`propagate`). A node's output tangents are
 
-- its own forward rule when it has one (``ClosureNode.jvp``: ``while_loop``, whose
-  reverse mode does not exist because its trip count is only known at run time);
+- its primitive's forward rule when it has one (``prim.def_jvp``: the identity of
+  ``alias``, and ``while``, whose reverse mode does not exist because its trip count is
+  only known at run time);
 - otherwise the transpose of its vjp rule. The rule is linear in the cotangent, so
   running it on watched zero cotangents and differentiating the result once more in
   reverse gives ``J t`` (the "reverse of the reverse" trick, applied per node).
@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import InvalidArgumentError
-from . import core, lax
+from . import lax
 from .autodiff import (Tape, _differentiable, _prepare, _zeros_like, active, stop_gradient)
 from .core import Array, to_array
 from .pytree import tree_flatten, tree_unflatten
@@ -31,11 +31,8 @@ from .source_info import located
 def _node_tangents(node: Any, tangents: list[Array | None]) -> list[Array | None]:
     """Tangents of ``node``'s outputs for ``tangents`` of its operands (None: zero)."""
     prim = node.prim
-    if prim is core.alias_p:
-        return [tangents[0]]
-    forward = getattr(prim, "jvp", None)
-    if forward is not None:
-        return list(forward(tangents, list(node.outs), *node.args))
+    if prim.jvp is not None:
+        return list(prim.jvp(tangents, list(node.outs), *node.args, **node.params))
     if prim.vjp is None:
         raise InvalidArgumentError(located(
             f"differentiation of {prim.name!r} is not supported: it has no gradient rule",
@@ -140,51 +137,4 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     return (rec.out, f_jvp, rec.aux) if has_aux else (rec.out, f_jvp)
 
 
-# ----------------------------------------------------------------------- while_loop
-def while_jvp_rule(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
-                   treedef: Any, n: int, captures: Sequence[Array]) -> Callable[..., Any]:
-    """The forward rule of a traced ``while_loop`` node (operands: the ``n`` loop-state
-    leaves, then the ``captures`` the loop closes over).
-
-    A second loop carries the state and its tangents: its body runs ``body_fun`` under a
-    tape and pushes the state's and the captures' tangents through it. The trip count
-    is the original loop's (same ``cond_fun`` on the same states)."""
-    from .control_flow import _while
-
-    def rule(tangents: list[Array | None], outs: list[Array], *args: Array) -> list:
-        leaves = list(args[:n])
-        diff = [i for i in range(n) if _differentiable(leaves[i].dtype)]
-        t0 = [_zeros_like(leaves[i]) if tangents[i] is None else
-              to_array(tangents[i], leaves[i].dtype) for i in diff]
-        cap_t = {id(c): t for c, t in zip(captures, tangents[n:]) if t is not None}
-
-        def cond(state: Any) -> Any:
-            return cond_fun(tree_unflatten(treedef, list(state[0])))
-
-        def body(state: Any) -> Any:
-            vals, tvals = list(state[0]), list(state[1])
-            tape = Tape()
-            for i in diff:
-                tape.watch(vals[i])
-            for c in captures:
-                if id(c) in cap_t:
-                    tape.watch(c)
-            with active(tape):
-                outs_ = [to_array(o) for o in tree_flatten(body_fun(
-                    tree_unflatten(treedef, vals)))[0]]
-            tans = {id(vals[i]): t for i, t in zip(diff, tvals)}
-            tans.update(cap_t)
-            propagate(tape, tans)
-            new_t = [tans[id(outs_[i])] if id(outs_[i]) in tans else _zeros_like(outs_[i])
-                     for i in diff]
-            return outs_, new_t
-
-        _, t_final = _while(cond, body, (leaves, t0), record=True)
-        result: list[Array | None] = [None] * n
-        for i, t in zip(diff, t_final):
-            result[i] = t
-        return result
-    return rule
-
-
-__all__ = ["jvp", "linearize", "propagate", "while_jvp_rule"]
+__all__ = ["jvp", "linearize", "propagate"]

@@ -8,11 +8,16 @@ the branches / body are first traced (throwaway traces, nothing is compiled) and
 exactly as under ``jit`` (a body that changes the carry's dtype is an error in both
 modes), and results get the types and weak types ``jit`` gives them.
 
-Autodiff: while tracing a nested body no tape records; instead ``cond`` and ``scan``
-record one node whose rule differentiates the branch or body (``scan`` recomputes each
-step's carry in a forward pass, then runs the body's reverse pass in a reverse scan).
-``fori_loop`` with static bounds is a ``scan`` and differentiable; a ``while_loop``
-on tracked values records a node whose rule explains that it cannot be reversed.
+Under a trace each construct is one primitive (``while``, ``cond``, ``switch``, ``scan``)
+defined here like any other: its lowering (the traced branches or body are its
+parameters, the values they capture extra operands), its vjp and, for ``while``, its
+jvp rule. Tapes record it through ``bind`` and look its rules up on the primitive.
+While a nested body is traced no tape records; the rules differentiate the branch or
+body instead: ``cond``/``switch`` run a conditional over the branches' vjps, ``scan``
+recomputes each step's carry in a forward pass, then runs the body's reverse pass in a
+reverse scan; ``while`` cannot be reversed (its trip count is only known at run time)
+and says so, but has a forward rule (a second loop carries the state and its tangents).
+``fori_loop`` with static bounds is a ``scan`` and so reversible.
 """
 from __future__ import annotations
 
@@ -22,10 +27,18 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..hlo.builder import as_element_type
+from ..hlo.ir import HloInstruction
 from ..hlo.shape import Shape
-from .core import Array, current_trace, new_ref, to_array
+from . import lax
+from .autodiff import Tape, active, paused_recording, vjp_with_captures
+from .autodiff_forward import propagate
+from .core import Array, LoweringContext, bind, current_trace, new_ref, primitive, to_array
+from .dtypes import is_inexact
 from .pytree import tree_flatten, tree_unflatten
+from .source_info import located
 from .tracing import Trace, finalize_tuple_computation, trace_context
+
+I = HloInstruction
 
 
 def _leaves(tree: Any) -> tuple[list[Array], Any]:
@@ -36,7 +49,6 @@ def _leaves(tree: Any) -> tuple[list[Array], Any]:
 def _trace_sub(parent: Trace, name: str, fn: Callable[..., Any], leaves: Sequence[Array],
                rebuild: Callable[[list[Array]], tuple]) -> tuple[Trace, list[Array], Any]:
     """Trace ``fn(*rebuild(params))`` into a nested trace; returns (trace, out leaves, tree)."""
-    from .autodiff import paused_recording
     sub = Trace(name, f"{parent.name_stack}/{name}", parent)
     with trace_context(sub), paused_recording():
         params = [sub.new_param(Shape.array(as_element_type(x.dtype), x.shape),
@@ -63,7 +75,7 @@ def _union(*lists: Sequence[Array]) -> list[Array]:
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
                init_val: Any) -> Any:
     """``while cond_fun(val): val = body_fun(val)``; ``val`` keeps its structure and types."""
-    return _while(cond_fun, body_fun, init_val, record=True)
+    return _while(cond_fun, body_fun, init_val)
 
 
 def _trace_while(parent: Trace, cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
@@ -100,8 +112,7 @@ def _eager_while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any],
     return val
 
 
-def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any,
-           record: bool) -> Any:
+def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any) -> Any:
     trace = current_trace()
     leaves, treedef = _leaves(init_val)
     if trace is None:
@@ -113,26 +124,74 @@ def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_
                                            root=ctrace.instr_for(couts[0]))
     body_comp = finalize_tuple_computation(btrace, n, captures,
                                            [btrace.instr_for(o) for o in bouts], passthrough=True)
-    b = trace.builder
-    with trace.tag("while"):
-        init = b.tuple([trace.instr_for(x) for x in list(leaves) + captures])
-        w = b.while_loop(cond_comp, body_comp, init)
-        outs = [b.get_tuple_element(w, i) for i in range(n)]
-    results = [Array(instr=o, trace=trace, weak_type=x.weak_type) for o, x in zip(outs, leaves)]
-    if record:
-        from .autodiff import record_control_flow
-        from .autodiff_forward import while_jvp_rule
-        record_control_flow("while", _while_not_reversible, list(leaves) + captures, results,
-                            jvp=while_jvp_rule(cond_fun, body_fun, treedef, n, captures))
+    results = bind(while_p, *leaves, *captures, cond_comp=cond_comp, body_comp=body_comp, n=n,
+                   cond_fun=cond_fun, body_fun=body_fun, treedef=treedef)
     return tree_unflatten(treedef, results)
 
 
-def _while_not_reversible(*args: Any) -> Any:
-    from .source_info import located
+while_p = primitive("while", multiple_results=True,
+                    weak=lambda args, params: [a.weak_type for a in args[:params["n"]]])
+
+
+@while_p.def_lowering
+def _while_lower(ctx: LoweringContext, *operands: I, cond_comp: Any, body_comp: Any, n: int,
+                 **closure: Any) -> list[I]:
+    w = ctx.b.while_loop(cond_comp, body_comp, ctx.b.tuple(list(operands)))
+    return [ctx.b.get_tuple_element(w, i) for i in range(n)]
+
+
+@while_p.def_vjp
+def _while_not_reversible(*args: Any, **params: Any) -> Any:
     raise InvalidArgumentError(located(
         "reverse-mode differentiation of while_loop is not supported: its trip count is "
         "only known at run time",
         "use fori_loop with Python-int bounds or scan, which are differentiable"))
+
+
+def _differentiable(x: Array) -> bool:
+    return is_inexact(x.dtype)
+
+
+@while_p.def_jvp
+def _while_jvp(tangents: list[Array | None], outs: list[Array], *args: Array,
+               cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], treedef: Any,
+               n: int, **lowered: Any) -> list:
+    """A second loop carries the state and its tangents: its body runs ``body_fun`` under a
+    tape and pushes the state's and the captures' (operands after the ``n`` state
+    leaves) tangents through it. The trip count is the original loop's (same
+    ``cond_fun`` on the same states)."""
+    leaves, captures = list(args[:n]), list(args[n:])
+    diff = [i for i in range(n) if _differentiable(leaves[i])]
+    t0 = [lax.full_like(leaves[i], 0) if tangents[i] is None else
+          to_array(tangents[i], leaves[i].dtype) for i in diff]
+    cap_t = {id(c): t for c, t in zip(captures, tangents[n:]) if t is not None}
+
+    def cond(state: Any) -> Any:
+        return cond_fun(tree_unflatten(treedef, list(state[0])))
+
+    def body(state: Any) -> Any:
+        vals, tvals = list(state[0]), list(state[1])
+        tape = Tape()
+        for i in diff:
+            tape.watch(vals[i])
+        for c in captures:
+            if id(c) in cap_t:
+                tape.watch(c)
+        with active(tape):
+            outs_ = [to_array(o) for o in tree_flatten(body_fun(
+                tree_unflatten(treedef, vals)))[0]]
+        tans = {id(vals[i]): t for i, t in zip(diff, tvals)}
+        tans.update(cap_t)
+        propagate(tape, tans)
+        new_t = [tans[id(outs_[i])] if id(outs_[i]) in tans else lax.full_like(outs_[i], 0)
+                 for i in diff]
+        return outs_, new_t
+
+    _, t_final = _while(cond, body, (leaves, t0))
+    result: list[Array | None] = [None] * n
+    for i, t in zip(diff, t_final):
+        result[i] = t
+    return result
 
 
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any) -> Any:
@@ -143,7 +202,6 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     """
     _check_fori_body(body_fun, init_val)
     if current_trace() is not None and _is_concrete(lower) and _is_concrete(upper):
-        from . import lax
         lo, hi = int(np.asarray(_concrete(lower))), int(np.asarray(_concrete(upper)))
 
         def step(state: Any, _: Any) -> tuple:
@@ -180,8 +238,7 @@ def _concrete(x: Any) -> Any:
 
 
 def _fori_while(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
-                init_val: Any, record: bool = True) -> Any:
-    from . import lax
+                init_val: Any) -> Any:
     lo = lax.convert_element_type(to_array(lower), np.int32)
     hi = lax.convert_element_type(to_array(upper), np.int32)
     one = to_array(np.int32(1))
@@ -193,7 +250,7 @@ def _fori_while(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any],
         i, val = state
         return (lax.add(i, one), body_fun(i, val))
 
-    return _while(cond, body, (lo, init_val), record)[1]
+    return _while(cond, body, (lo, init_val))[1]
 
 
 def _branch_outputs(name: str, results: Sequence[tuple[Trace, list[Array], Any]]) -> None:
@@ -233,55 +290,67 @@ def _conditional(selector: Array, branches: Sequence[Callable[..., Any]],
     trace = current_trace()
     leaves, treedef = _leaves(tuple(operands))
     results = _trace_branches(trace, branches, leaves, treedef, name)
-    comps, branch_operands = [], []
-    b = trace.builder
-    for sub, outs, _ in results:
-        comps.append(finalize_tuple_computation(sub, len(leaves), sub.captures,
-                                                [sub.instr_for(o) for o in outs]))
-    with trace.tag(name):
-        for sub, _, _ in results:
-            branch_operands.append(b.tuple([trace.instr_for(x)
-                                            for x in list(leaves) + sub.captures]))
-        sel = trace.instr_for(selector)
-        if selector.dtype == np.bool_:      # XLA's pred form takes (true, false)
-            comps, branch_operands = comps[::-1], branch_operands[::-1]
-        c = b.conditional(sel, branch_operands, comps)
-        _, outs0, out_tree = results[0]
-        outs = [b.get_tuple_element(c, i) for i in range(len(outs0))]
-    weak = [all(r[1][i].weak_type for r in results) for i in range(len(outs0))]
-    arrays = [Array(instr=o, trace=trace, weak_type=w) for o, w in zip(outs, weak)]
+    n = len(leaves)
     captures = _union(*[sub.captures for sub, _, _ in results])
-    from .autodiff import record_control_flow
-    record_control_flow(name, _cond_rule(selector, branches, leaves, treedef, captures, name),
-                        list(leaves) + captures, arrays)
+    position = {id(c): 1 + n + k for k, c in enumerate(captures)}
+    comps, branch_captures = [], []
+    for sub, outs, _ in results:
+        comps.append(finalize_tuple_computation(sub, n, sub.captures,
+                                                [sub.instr_for(o) for o in outs]))
+        branch_captures.append(tuple(position[id(c)] for c in sub.captures))
+    _, outs0, out_tree = results[0]
+    weak = [all(r[1][i].weak_type for r in results) for i in range(len(outs0))]
+    prim = cond_p if name == "cond" else switch_p
+    arrays = bind(prim, selector, *leaves, *captures, comps=tuple(comps),
+                  branch_captures=tuple(branch_captures), n=n, out_weak=tuple(weak),
+                  branches=tuple(branches), treedef=treedef)
     return tree_unflatten(out_tree, arrays)
 
 
-def _cond_rule(selector: Array, branches: Sequence[Callable[..., Any]], leaves: list[Array],
-               treedef: Any, captures: list[Array], name: str) -> Callable[..., Any]:
-    """The vjp of a conditional: a conditional over the branches' vjps."""
-    from .autodiff import vjp_with_captures
-    n = len(leaves)
+def _conditional_lower(ctx: LoweringContext, selector: I, *operands: I, comps: tuple,
+                       branch_captures: tuple, n: int, out_weak: tuple, **closure: Any
+                       ) -> list[I]:
+    b = ctx.b
+    comps = list(comps)
+    branch_operands = [b.tuple(list(operands[:n]) + [operands[j - 1] for j in caps])
+                       for caps in branch_captures]
+    if selector.shape.element_type.is_pred:      # XLA's pred form takes (true, false)
+        comps, branch_operands = comps[::-1], branch_operands[::-1]
+    c = b.conditional(selector, branch_operands, comps)
+    return [b.get_tuple_element(c, i) for i in range(len(out_weak))]
 
-    def rule(cts: list[Array], outs: list[Array], *args: Array) -> tuple:
-        def backward(fn: Callable[..., Any]) -> Callable[..., Any]:
-            def run(ops: list[Array], out_cts: list[Array]) -> list[Array]:
-                flat = lambda *xs: _leaves(fn(*tree_unflatten(treedef, list(xs))))[0]  # noqa: E731
-                return vjp_with_captures(flat, ops, captures, out_cts)
-            return run
-        fns = [backward(f) for f in branches]
-        if selector.dtype == np.bool_:
-            res = cond(selector, fns[1], fns[0], list(args[:n]), list(cts))
-        else:
-            res = switch(selector, fns, list(args[:n]), list(cts))
-        return tuple(res)
-    return rule
+
+def _conditional_vjp(cts: list[Array], outs: list[Array], selector: Array, *args: Array,
+                     branches: tuple, treedef: Any, n: int, **lowered: Any) -> tuple:
+    """A conditional over the branches' vjps (operands after the ``n`` explicit ones are
+    the values the branches capture)."""
+    captures = list(args[n:])
+
+    def backward(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def run(ops: list[Array], out_cts: list[Array]) -> list[Array]:
+            flat = lambda *xs: _leaves(fn(*tree_unflatten(treedef, list(xs))))[0]  # noqa: E731
+            return vjp_with_captures(flat, ops, captures, out_cts)
+        return run
+    fns = [backward(f) for f in branches]
+    if selector.dtype == np.bool_:
+        res = cond(selector, fns[1], fns[0], list(args[:n]), list(cts))
+    else:
+        res = switch(selector, fns, list(args[:n]), list(cts))
+    return (None, *res)
+
+
+cond_p = primitive("cond", multiple_results=True,
+                   weak=lambda args, params: list(params["out_weak"]))
+switch_p = primitive("switch", multiple_results=True,
+                     weak=lambda args, params: list(params["out_weak"]))
+for _p in (cond_p, switch_p):
+    _p.def_lowering(_conditional_lower)
+    _p.def_vjp(_conditional_vjp)
 
 
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
          *operands: Any) -> Any:
     """``true_fun(*operands) if pred else false_fun(*operands)`` (lowered to ``conditional``)."""
-    from . import lax
     pred = to_array(pred)
     if pred.shape != ():
         raise InvalidArgumentError(f"cond: pred must be a scalar, got {pred.type_text()}")
@@ -294,7 +363,6 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
 
 def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
     """``branches[clamp(index, 0, len(branches) - 1)](*operands)``."""
-    from . import lax
     if not branches:
         raise InvalidArgumentError("switch: needs at least one branch")
     index = lax.convert_element_type(to_array(index), np.int32)
@@ -313,7 +381,6 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
          length: int | None = None, reverse: bool = False) -> tuple[Any, Any]:
     """``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns (carry, stacked ys)."""
-    from . import lax
     x_leaves, x_tree = _leaves(xs)
     lengths = {x.shape[0] for x in x_leaves if x.ndim}
     if length is not None:
@@ -351,28 +418,60 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
             f"{_avals_text(c_leaves)}")
     if trace is None:
         return _eager_scan(f, c_leaves, c_tree, x_at, n, reverse, y_avals, y_tree)
-    bufs = [lax.full_like(y, 0, shape=(n,) + y.shape) for y in y_avals]
+    if n == 0:                              # no step: f (checked above) never runs
+        bufs = [lax.full_like(y, 0, shape=(0,) + y.shape) for y in y_avals]
+        return tree_unflatten(c_tree, c_leaves), tree_unflatten(y_tree, bufs)
 
-    def body(i: Array, state: Any) -> Any:
-        carry, ys = state
+    def body(state: Any) -> Any:
+        i, (carry, ys) = state
         idx = lax.sub(to_array(np.int32(n - 1)), i) if reverse else i
         new_carry, y = f(carry, x_at(idx))
         y_l, _ = _leaves(y)
         ys = [lax.dynamic_update_slice(buf, lax.reshape(v, (1,) + v.shape),
                                        [idx] + [0] * v.ndim) for buf, v in zip(ys, y_l)]
-        return new_carry, ys
+        return lax.add(i, to_array(np.int32(1))), (new_carry, ys)
 
-    if n:
-        carry, ys = _fori_while(0, n, body, (init, bufs), record=False)
-    else:                                   # no step: f (checked above) never runs
-        carry, ys = tree_unflatten(c_tree, c_leaves), bufs
-    carry_leaves = _leaves(carry)[0]
-    from .autodiff import record_control_flow
-    rule = _scan_rule(f, c_tree, x_tree, len(c_leaves), len(x_leaves), n, probe.captures,
-                      reverse)
-    record_control_flow("scan", rule, c_leaves + x_leaves + list(probe.captures),
-                        carry_leaves + list(ys))
+    # The loop state (i, (carry, ys)); only its types matter for tracing the loop.
+    buf_avals = [Array(np.broadcast_to(np.zeros((), y.dtype), (n,) + y.shape)) for y in y_avals]
+    state = (Array(np.zeros((), np.int32)), (tree_unflatten(c_tree, c_leaves), buf_avals))
+    s_leaves, s_tree = _leaves(state)
+    ctrace, couts, btrace, bouts = _trace_while(
+        trace, lambda st: lax.lt(st[0], to_array(np.int32(n))), body, s_leaves, s_tree)
+    loop_captures = _union(ctrace.captures, btrace.captures)
+    operands = c_leaves + x_leaves + list(probe.captures)
+    operands += [c for c in loop_captures if all(c is not o for o in operands)]
+    capture_index = tuple(next(k for k, o in enumerate(operands) if o is c) for c in loop_captures)
+    ns = len(s_leaves)
+    cond_comp = finalize_tuple_computation(ctrace, ns, loop_captures, None,
+                                           root=ctrace.instr_for(couts[0]))
+    body_comp = finalize_tuple_computation(btrace, ns, loop_captures,
+                                           [btrace.instr_for(o) for o in bouts], passthrough=True)
+    outs = bind(scan_p, *operands, cond_comp=cond_comp, body_comp=body_comp,
+                capture_index=capture_index, nc=len(c_leaves), nx=len(x_leaves),
+                n_captures=len(probe.captures),
+                ys=tuple((y.dtype, (n,) + y.shape) for y in y_avals),
+                f=f, c_tree=c_tree, x_tree=x_tree, length=n, reverse=bool(reverse))
+    carry_leaves, ys = outs[:len(c_leaves)], outs[len(c_leaves):]
     return tree_unflatten(carry_out_tree, carry_leaves), tree_unflatten(y_tree, ys)
+
+
+scan_p = primitive("scan", multiple_results=True,
+                   weak=lambda args, params: [a.weak_type for a in args[:params["nc"]]]
+                   + [False] * len(params["ys"]))
+
+
+@scan_p.def_lowering
+def _scan_lower(ctx: LoweringContext, *operands: I, cond_comp: Any, body_comp: Any,
+                capture_index: tuple, nc: int, ys: tuple, **closure: Any) -> list[I]:
+    """The loop ``while i < length: i, carry, ys = i + 1, body(i, carry, ys)`` over the
+    state (i, carry, ys buffers, captures); the buffers start as zeros."""
+    b = ctx.b
+    bufs = [b.broadcast_in_dim(b.constant(np.zeros((), dtype)), shape, ())
+            for dtype, shape in ys]
+    init = b.tuple([b.constant(np.int32(0)), *operands[:nc], *bufs,
+                    *[operands[k] for k in capture_index]])
+    w = b.while_loop(cond_comp, body_comp, init)
+    return [b.get_tuple_element(w, 1 + k) for k in range(nc + len(ys))]
 
 
 def _eager_scan(f: Callable[[Any, Any], tuple[Any, Any]], c_leaves: list[Array], c_tree: Any,
@@ -380,7 +479,6 @@ def _eager_scan(f: Callable[[Any, Any], tuple[Any, Any]], c_leaves: list[Array],
                 y_tree: Any) -> tuple[Any, Any]:
     """``scan`` run op by op, with the compiled scan's result types: the carry keeps
     init's weak types, the stacked ys are strongly typed (also when ``n`` is 0)."""
-    from . import lax
     carry, ys = tree_unflatten(c_tree, c_leaves), []
     for k in range(n):
         i = n - 1 - k if reverse else k
@@ -400,38 +498,40 @@ def _eager_scan(f: Callable[[Any, Any], tuple[Any, Any]], c_leaves: list[Array],
     return tree_unflatten(c_tree, _leaves(carry)[0]), tree_unflatten(y_tree, stacked)
 
 
-def _scan_rule(f: Callable[..., Any], c_tree: Any, x_tree: Any, nc: int, nx: int, n: int,
-               captures: list[Array], reverse: bool) -> Callable[..., Any]:
-    """The vjp of ``scan``: recompute the carries, then a reverse scan of the body's vjp."""
-    from . import lax
-    from .autodiff import vjp_with_captures
+@scan_p.def_vjp
+def _scan_vjp(cts: list[Array], outs: list[Array], *args: Array, f: Callable[..., Any],
+              c_tree: Any, x_tree: Any, nc: int, nx: int, n_captures: int, length: int,
+              reverse: bool, **lowered: Any) -> tuple:
+    """Recompute the carries, then a reverse scan of the body's vjp. Operands: the
+    ``nc`` carry leaves, the ``nx`` xs leaves, the ``n_captures`` values ``f`` closes
+    over, then any other value the loop captured (no gradient: f does not read it)."""
+    c0, xs = list(args[:nc]), list(args[nc:nc + nx])
+    captures = list(args[nc + nx:nc + nx + n_captures])
+    ct_c, ct_ys = list(cts[:nc]), list(cts[nc:])
 
     def flat_f(*leaves: Array) -> list[Array]:
         carry, y = f(tree_unflatten(c_tree, list(leaves[:nc])),
                      tree_unflatten(x_tree, list(leaves[nc:])))
         return _leaves(carry)[0] + _leaves(y)[0]
 
-    def rule(cts: list[Array], outs: list[Array], *args: Array) -> tuple:
-        c0, xs = list(args[:nc]), list(args[nc:nc + nx])
-        ct_c, ct_ys = list(cts[:nc]), list(cts[nc:])
+    def forward(c: list[Array], x: list[Array]) -> tuple:
+        return flat_f(*c, *x)[:nc], list(c)
+    _, carries = scan(forward, c0, xs, length=length, reverse=reverse)
 
-        def forward(c: list[Array], x: list[Array]) -> tuple:
-            return flat_f(*c, *x)[:nc], list(c)
-        _, carries = scan(forward, c0, xs, length=n, reverse=reverse)
+    def backward(state: tuple, sl: tuple) -> tuple:
+        ct_c, ct_caps = state
+        c_i, x_i, cty_i = sl
+        grads = vjp_with_captures(flat_f, list(c_i) + list(x_i), captures,
+                                  list(ct_c) + list(cty_i))
+        g_c, g_x, g_caps = grads[:nc], grads[nc:nc + nx], grads[nc + nx:]
+        return (g_c, [lax.add(a, b) for a, b in zip(ct_caps, g_caps)]), g_x
 
-        def backward(state: tuple, sl: tuple) -> tuple:
-            ct_c, ct_caps = state
-            c_i, x_i, cty_i = sl
-            grads = vjp_with_captures(flat_f, list(c_i) + list(x_i), captures,
-                                      list(ct_c) + list(cty_i))
-            g_c, g_x, g_caps = grads[:nc], grads[nc:nc + nx], grads[nc + nx:]
-            return (g_c, [lax.add(a, b) for a, b in zip(ct_caps, g_caps)]), g_x
-
-        caps0 = [lax.full_like(c, 0) for c in captures]
-        (g_c0, g_caps), g_xs = scan(backward, (ct_c, caps0), (carries, xs, ct_ys),
-                                    reverse=not reverse)
-        return tuple(list(g_c0) + list(g_xs or []) + list(g_caps))
-    return rule
+    caps0 = [lax.full_like(c, 0) for c in captures]
+    (g_c0, g_caps), g_xs = scan(backward, (ct_c, caps0), (carries, xs, ct_ys),
+                                reverse=not reverse)
+    others = (None,) * (len(args) - nc - nx - n_captures)
+    return (*g_c0, *(g_xs or []), *g_caps, *others)
 
 
-__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan"]
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "while_p", "cond_p",
+           "switch_p", "scan_p"]

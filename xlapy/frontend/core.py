@@ -11,25 +11,29 @@ to HLO with an :class:`~xlapy.hlo.builder.XlaBuilder`. :func:`bind` applies one:
   way JAX runs eager ops.
 
 Operators on Array (``+``, ``x[i]``, ``.sum()`` ...) are installed by ``xlapy.numpy``.
-Autodiff attaches a ``vjp`` rule to the same Primitive objects.
+Each primitive is created, lowered and given its autodiff and batching rules in its
+family file (``primitives_<family>.py``, see :class:`Primitive`); this module knows none
+of them by object, only the registry :data:`PRIMITIVES`, so it imports no other part of
+the front end but ``dtypes`` and ``source_info``.
 """
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
+import collections
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..errors import InvalidArgumentError
+from ..config import cache_settings, env_default_backend
+from ..errors import InvalidArgumentError, ShapeError
 from ..hlo.builder import XlaBuilder, as_element_type, build_module
 from ..hlo.ir import HloComputation, HloInstruction
 from ..hlo.shape import Shape
+from ..threadlocal import PerThreadList
 from . import dtypes
 from .source_info import located
 
 # The backend eager ops and jitted functions run on: ``XLAPY_DEFAULT_BACKEND`` or "cpu".
-_DEFAULT_BACKEND = [os.environ.get("XLAPY_DEFAULT_BACKEND", "cpu")]
+_DEFAULT_BACKEND = [env_default_backend()]
 
 
 def set_default_backend(name: str) -> None:
@@ -176,8 +180,7 @@ def to_array(x: Any, dtype: Any = None) -> Array:
     if isinstance(x, Array):
         if dtype is None or np.dtype(dtype) == x.dtype:
             return x
-        from . import lax
-        return lax.convert_element_type(x, dtype)
+        return convert(x, dtype)
     read = getattr(x, "__xlapy_array__", None)     # Variables
     if read is not None:
         return to_array(read(), dtype)
@@ -191,8 +194,7 @@ def to_array(x: Any, dtype: Any = None) -> Array:
         except OverflowError:
             raise InvalidArgumentError(f"Python int {x} does not fit in {dt}") from None
     if isinstance(x, (list, tuple)) and any(isinstance(e, Array) for e in _flat(x)):
-        from . import lax
-        return lax.stack_nested(x)
+        return _stack_nested(x)
     try:
         arr = np.asarray(x)
     except (TypeError, ValueError) as e:
@@ -205,6 +207,35 @@ def to_array(x: Any, dtype: Any = None) -> Array:
     return Array(np.asarray(arr, dtype=dtypes.canonicalize(arr.dtype)))
 
 
+def convert(x: Array, dtype: Any, weak_type: bool = False) -> Array:
+    """``x`` converted to ``dtype`` (canonicalized to 32 bits) with weak type ``weak_type``
+    (``lax.convert_element_type``)."""
+    dt = dtypes.canonicalize(dtype)
+    if x.dtype == dt and x.weak_type == weak_type:
+        return x
+    if x.dtype == dt and not x.is_traced:
+        return new_ref(x, weak_type)
+    return bind(get_primitive("convert_element_type"), x, new_dtype=dt, weak_type=weak_type)
+
+
+def _stack_nested(x: Any) -> Array:
+    """An Array from nested lists/tuples holding Arrays (stacked along new leading axes)."""
+    if not isinstance(x, (list, tuple)):
+        return to_array(x)
+    parts = [_stack_nested(e) for e in x]
+    if not parts:
+        return to_array(np.zeros((0,), dtypes.DEFAULT_FLOAT))
+    dt, weak = dtypes.promote_types(*[(p.dtype, p.weak_type) for p in parts])
+    reshape = get_primitive("reshape")
+    parts = [bind(reshape, convert(p, dt, weak), new_sizes=(1,) + p.shape) for p in parts]
+    shapes = {p.shape for p in parts}
+    if len(shapes) != 1:
+        raise ShapeError(f"cannot build an array from sequences of shapes {sorted(shapes)}")
+    if len(parts) == 1:
+        return parts[0]
+    return bind(get_primitive("concatenate"), *parts, dimension=0)
+
+
 def _flat(x: Any):
     for e in x:
         if isinstance(e, (list, tuple)):
@@ -214,37 +245,86 @@ def _flat(x: Any):
 
 
 # ------------------------------------------------------------------------------ primitives
-@dataclass(eq=False)
 class Primitive:
-    """One operation: its HLO lowering plus slots for rules added by transformations.
+    """One operation of the front end and every rule a transformation needs for it.
 
-    ``lower(ctx, *operands, **params)`` builds the op with ``ctx.b`` (an XlaBuilder) and
-    returns one instruction (or a list when ``multiple_results``). ``weak`` decides the
-    results' weak type from the operands' (default: all operands weak).
+    A primitive is created with :func:`primitive` in its family file
+    (``primitives_elementwise.py``, ``primitives_data_movement.py`` ...) and its rules are
+    registered beside it, each one way, with the ``def_*`` methods (usable as decorators):
 
-    ``vjp(ct, ans, *args, **params)`` is the reverse-mode rule, set by ``defvjp`` in
-    ``xlapy.frontend.autodiff_rules``: given the cotangent ``ct`` of the result (a list for
-    ``multiple_results``, with zeros for results that got none), the primal result ``ans``
-    and the primal operands, it returns one cotangent per operand (``None`` where the
-    operand is not differentiable, e.g. integer indices). Rules are written with ``lax``
-    ops, so they are themselves differentiable (higher-order and forward mode follow).
-    A primitive without a rule raises a clear error when differentiated.
+    - ``def_lowering(lower)``: ``lower(ctx, *operands, **params)`` builds the op with
+      ``ctx.b`` (an :class:`~xlapy.hlo.builder.XlaBuilder`) and returns one instruction (a
+      list when ``multiple_results``);
+    - ``def_vjp(rule)``: the reverse-mode rule ``rule(ct, ans, *args, **params)``: given the
+      cotangent ``ct`` of the result (a list for ``multiple_results``, with zeros for results
+      that got none), the primal result ``ans`` and operands, one cotangent per operand
+      (``None`` where the operand takes no gradient, e.g. integer indices). Rules are
+      written with ``lax`` ops, so they are themselves differentiable;
+    - ``def_jvp(rule)``: an optional forward-mode rule ``rule(tangents, outs, *args,
+      **params)`` returning the output tangents (``tangents`` has None for operands without
+      one). Without it forward mode transposes the (linear) vjp rule;
+    - ``def_batching(rule)``: the rule ``vmap`` uses, ``rule(args, dims, **params) ->
+      (outs, out_dims)`` where ``dims[i]`` is the batched axis of ``args[i]`` or None.
+
+    ``weak(args, params)`` decides the results' weak type (default: all operands weak); for
+    ``multiple_results`` it may return one bool per result. A primitive without a rule raises
+    a clear error when a transformation needs it.
     """
 
-    name: str
-    lower: Callable[..., Any]
-    multiple_results: bool = False
-    weak: Callable[[Sequence[Array], dict], bool] | None = None
-    vjp: Callable[..., Any] | None = None
-    doc: str = field(default="", repr=False)
+    def __init__(self, name: str, *, multiple_results: bool = False,
+                 weak: Callable[[Sequence[Array], dict], Any] | None = None,
+                 doc: str = "") -> None:
+        self.name = name
+        self.multiple_results = multiple_results
+        self.weak = weak
+        self.doc = doc
+        self.lower: Callable[..., Any] = self._no_lowering
+        self.vjp: Callable[..., Any] | None = None
+        self.jvp: Callable[..., Any] | None = None
+        self._batching: Callable[..., Any] | None = None
 
-    def __hash__(self) -> int:
-        return id(self)
+    def __repr__(self) -> str:
+        return f"Primitive({self.name!r})"
 
+    # ----- rule registration (each returns the rule, so it works as a decorator)
+    def def_lowering(self, lower: Callable[..., Any]) -> Callable[..., Any]:
+        self.lower = lower
+        return lower
+
+    def def_vjp(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        self.vjp = rule
+        return rule
+
+    def def_jvp(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        self.jvp = rule
+        return rule
+
+    def def_batching(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        self._batching = rule
+        return rule
+
+    @property
+    def has_batching_rule(self) -> bool:
+        return self._batching is not None
+
+    def batching_rule(self, args: Sequence[Array], dims: Sequence[int | None],
+                      **params: Any) -> tuple[Any, Any]:
+        """Apply the batching rule (``vmap``); a primitive without one says so."""
+        if self._batching is None:
+            raise InvalidArgumentError(located(
+                f"vmap of {self.name!r} is not supported: it has no batching rule",
+                "call the function once per example, or register a rule with "
+                f"{self.name}_p.def_batching"))
+        return self._batching(args, dims, **params)
+
+    def _no_lowering(self, ctx: Any, *operands: Any, **params: Any) -> Any:
+        raise InvalidArgumentError(f"primitive {self.name!r} has no lowering")
+
+    # ----- application
     def bind(self, *args: Array, **params: Any) -> Any:
         return bind(self, *args, **params)
 
-    def result_weak(self, args: Sequence[Array], params: dict) -> bool:
+    def result_weak(self, args: Sequence[Array], params: dict) -> Any:
         if self.weak is not None:
             return self.weak(args, params)
         return bool(args) and all(a.weak_type for a in args)
@@ -253,12 +333,20 @@ class Primitive:
 PRIMITIVES: dict[str, Primitive] = {}
 
 
-def primitive(name: str, lower: Callable[..., Any], **kw: Any) -> Primitive:
-    """Define and register a primitive (names are unique)."""
+def primitive(name: str, **kw: Any) -> Primitive:
+    """Define and register a primitive (names are unique; see :class:`Primitive`)."""
     if name in PRIMITIVES:
         raise InvalidArgumentError(f"primitive {name!r} is defined twice")
-    p = Primitive(name, lower, **kw)
+    p = Primitive(name, **kw)
     PRIMITIVES[name] = p
+    return p
+
+
+def get_primitive(name: str) -> Primitive:
+    """The registered primitive ``name`` (family files register them when imported)."""
+    p = PRIMITIVES.get(name)
+    if p is None:
+        raise InvalidArgumentError(f"no primitive named {name!r} is registered")
     return p
 
 
@@ -286,17 +374,19 @@ class LoweringContext:
 
 
 # The trace stack: jit pushes a Trace, sub-computations (cond branches, loop bodies) push
-# nested ones. A Trace has ``apply(primitive, args, params) -> list[Array]``.
-_TRACE_STACK: list[Any] = []
+# nested ones. A Trace has ``apply(primitive, args, params) -> list[Array]``. Per thread:
+# a thread never sees another thread's traces, so its eager ops run eagerly.
+_TRACE_STACK = PerThreadList()
 
 
 def current_trace() -> Any:
-    return _TRACE_STACK[-1] if _TRACE_STACK else None
+    stack = _TRACE_STACK.items
+    return stack[-1] if stack else None
 
 
 # Active autodiff tapes (``xlapy.frontend.autodiff``): each gets ``record(prim, args,
-# params, outs)`` for every primitive applied while it is active.
-_TAPES: list[Any] = []
+# params, outs)`` for every primitive applied while it is active (per thread, too).
+_TAPES = PerThreadList()
 
 
 def record(prim: Any, args: Sequence[Array], params: dict, outs: Sequence[Array]) -> None:
@@ -305,13 +395,13 @@ def record(prim: Any, args: Sequence[Array], params: dict, outs: Sequence[Array]
         tape.record(prim, args, params, outs)
 
 
-def _identity_vjp(ct: Array, ans: Array, x: Array) -> tuple:
-    return (ct,)
-
-
 # A new Array object for the same value, seen by tapes as the identity (not registered:
 # it never lowers to an instruction).
-alias_p = Primitive("alias", lambda ctx, x: x, vjp=_identity_vjp)
+alias_p = Primitive("alias")
+alias_p.def_lowering(lambda ctx, x: x)
+alias_p.def_vjp(lambda ct, ans, x: (ct,))
+alias_p.def_jvp(lambda tangents, outs, x: [tangents[0]])
+alias_p.def_batching(lambda args, dims: (args[0], dims[0]))
 
 
 def new_ref(x: Array, weak_type: bool | None = None, keep_gradient: bool = True) -> Array:
@@ -323,7 +413,7 @@ def new_ref(x: Array, weak_type: bool | None = None, keep_gradient: bool = True)
     weak = x.weak_type if weak_type is None else weak_type
     y = Array(x._value, weak_type=weak) if x._value is not None else \
         Array(instr=x._instr, trace=x._trace, weak_type=weak)
-    if keep_gradient and _TAPES:
+    if keep_gradient and _TAPES.items:
         record(alias_p, [x], {}, [y])
     return y
 
@@ -336,12 +426,14 @@ def bind(prim: Primitive, *args: Array, **params: Any) -> Any:
                                        f"{type(a).__name__}")
     trace = current_trace()
     outs = trace.apply(prim, args, params) if trace is not None else _eager(prim, args, params)
-    if _TAPES:
+    if _TAPES.items:
         record(prim, args, params, outs)
     return outs if prim.multiple_results else outs[0]
 
 
-_EAGER_CACHE: dict[Any, Any] = {}
+# One-op executables of eager operations, least recently used first; at most
+# ``cache_settings().eager_ops`` of them (an unbounded cache grew with every new shape).
+_EAGER_CACHE: collections.OrderedDict[Any, Any] = collections.OrderedDict()
 
 
 def _hashable(v: Any) -> Any:
@@ -353,6 +445,14 @@ def _hashable(v: Any) -> Any:
         raise InvalidArgumentError("primitive parameters must be static Python values, "
                                    "not NumPy arrays")
     return v
+
+
+def result_weak_types(prim: Primitive, args: Sequence[Array], params: dict, n: int) -> list[bool]:
+    """The weak type of each of ``prim``'s ``n`` results."""
+    weak = prim.result_weak(args, params)
+    if isinstance(weak, (list, tuple)):
+        return [bool(w) for w in weak]
+    return [bool(weak)] * n
 
 
 def _eager(prim: Primitive, args: Sequence[Array], params: dict) -> list[Array]:
@@ -369,10 +469,18 @@ def _eager(prim: Primitive, args: Sequence[Array], params: dict) -> list[Array]:
     if exe is None:
         exe = _compile_eager(prim, args, params, backend)
         _EAGER_CACHE[key] = exe
+        limit = cache_settings().eager_ops
+        while len(_EAGER_CACHE) > limit:
+            _EAGER_CACHE.popitem(last=False)
+    else:
+        try:
+            _EAGER_CACHE.move_to_end(key)
+        except KeyError:                    # evicted meanwhile by another thread
+            pass
     result = exe.execute([a._value for a in args])
     values = list(result) if prim.multiple_results else [result]
-    weak = prim.result_weak(args, params)
-    return [Array(np.asarray(v), weak_type=weak) for v in values]
+    weak = result_weak_types(prim, args, params, len(values))
+    return [Array(np.asarray(v), weak_type=w) for v, w in zip(values, weak)]
 
 
 def _compile_eager(prim: Primitive, args: Sequence[Array], params: dict, backend: str) -> Any:
@@ -386,8 +494,10 @@ def _compile_eager(prim: Primitive, args: Sequence[Array], params: dict, backend
 
 
 def eager_cache_size() -> int:
+    """How many one-op executables eager mode holds now."""
     return len(_EAGER_CACHE)
 
 
-__all__ = ["Array", "Primitive", "PRIMITIVES", "primitive", "bind", "to_array", "new_ref",
+__all__ = ["Array", "Primitive", "PRIMITIVES", "primitive", "get_primitive", "bind", "to_array",
+           "convert", "new_ref",
            "LoweringContext", "current_trace", "set_default_backend", "default_backend"]

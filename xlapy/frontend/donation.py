@@ -13,14 +13,18 @@ call, which arrays jit may hand over (``execute(args, owned)``):
   (no other Array, view or NumPy name shares it: checked with CPython reference counts,
   views count through ``base``). A NumPy array passed by the user is never handed over
   nor changed: the executable copies it (JAX copies host arrays to the device too);
-- a **Variable assigned** by the function: its storage is handed over under the same
-  condition, and the Variable then holds the output, which lives in the same memory, so
-  a training step updates its weights in place. A value read from the Variable earlier
-  (``v.value()``, ``np.asarray(v)``) keeps a reference, so the storage is copied instead
-  and that value does not change.
+- a **Variable assigned** by the function is never handed over: the executable copies
+  its value (onto recycled memory, ``output_pool``) and writes the copy, and the
+  Variable takes the result only when the call completed (``variables.commit_values``).
+  Writing the Variable's own array in place would save that copy, but a call
+  interrupted (KeyboardInterrupt) or failing half-way would leave the Variable neither
+  old nor new; keeping the old value until commit costs the same copy.
 
 The executable still copies when it cannot use an array in place (wrong layout,
 misaligned, read-only, overlapping another argument; see ``executable.py``).
+
+A donated Array that was handed over is deleted even when the call fails or is
+interrupted: the program may have written part of it.
 """
 from __future__ import annotations
 
@@ -86,10 +90,10 @@ def sole_owner(holder: Array) -> bool:
 
 
 class DonationPlan:
-    """Per compiled entry: donated argument parameters and assigned Variables' parameters
-    that the executable can take in place."""
+    """Per compiled entry: donated argument parameters, and those the executable can
+    take in place."""
 
-    __slots__ = ("arguments", "in_place", "variables")
+    __slots__ = ("arguments", "in_place")
 
     def __init__(self, entry: Any) -> None:
         n = len(entry.param_leaves)
@@ -98,9 +102,6 @@ class DonationPlan:
         self.in_place = set(take()) if callable(take) else set()
         # donated function arguments (a Variable's parameter comes after them)
         self.arguments = tuple(p for p in sorted(aliased) if p < n)
-        assigned = {id(v) for v in entry.assigned}
-        self.variables = tuple((n + k, k) for k, v in enumerate(entry.variables)
-                               if id(v) in assigned and n + k in self.in_place)
 
 
 def plan_of(entry: Any) -> DonationPlan:
@@ -136,14 +137,6 @@ def has_donated_array(entry: Any, leaves: Sequence[Any]) -> bool:
     return any(isinstance(leaves[entry.param_leaves[p]], Array) for p in plan.arguments)
 
 
-def owned_variables(entry: Any) -> list[int]:
-    """Parameters of assigned Variables whose storage may be written in place. Call it
-    before any list holds the Variables' NumPy values."""
-    plan = plan_of(entry)
-    variables = entry.variables
-    return [p for p, k in plan.variables if sole_owner(variables[k]._value)]
-
-
 def delete(arrays: Sequence[Array], where: str) -> None:
     """Mark donated Arrays deleted (their value becomes a :class:`DeletedBuffer`)."""
     for x in arrays:
@@ -151,4 +144,4 @@ def delete(arrays: Sequence[Array], where: str) -> None:
 
 
 __all__ = ["DeletedBuffer", "sole_owner", "donated_arrays", "has_donated_array",
-           "owned_variables", "delete", "plan_of"]
+           "delete", "plan_of"]

@@ -7,7 +7,9 @@ tracing; TensorFlow's behaviour). A miss traces the Python function once into an
 HloModule named ``jit_<fn>``, compiles it on the default backend and caches it; every
 compile records a human-readable reason (``argument 'x' shape changed f32[8] -> f32[16]``).
 When a function recompiles more than ``recompile_warning_threshold`` times a warning
-names the argument responsible (a recompilation storm).
+names the argument responsible (a recompilation storm). The cache is bounded per function
+and over all functions (``jit_cache.py``, least recently used evicted); a compile of an
+evicted signature says so, and so does the warning.
 
 A cached call has a fast path: a cheap signature of the arguments (per leaf its type,
 shape and dtype; see ``jit_signature``) maps straight to the compiled entry, skipping the
@@ -29,6 +31,7 @@ import functools
 import inspect
 import logging
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -41,13 +44,14 @@ from ..hlo.shape import Shape
 from . import core
 from . import donation
 from .core import Array, default_backend, to_array
+from .jit_cache import CLOCK, JitCache
 from .jit_reasons import const_text, static_changes, structure_changes
 from .lowered import Lowered
 from .jit_signature import CallBinding, fast_signature, make_binding
 from .pytree import TreeDef, tree_flatten, tree_flatten_with_path, tree_unflatten
 from .source_info import filter_traceback
 from .tracing import NeedsConstant, Trace, trace_context
-from .variables import Variable, trace_slots
+from .variables import Variable, commit_values, trace_slots
 
 log = logging.getLogger("xlapy.jit")
 
@@ -101,6 +105,7 @@ class _Entry:
     param_leaves: list[int]      # flat leaf index of each HLO parameter
     variables: list[Variable] = field(default_factory=list)   # parameters after the leaves
     assigned: list[Variable] = field(default_factory=list)    # outputs after the results
+    used: int = 0                                             # recency (jit_cache.CLOCK)
     n_results: int = field(init=False)                        # outputs of the executable
     unflatten: Callable[[list[Array]], Any] = field(init=False)
 
@@ -192,25 +197,31 @@ class JitFunction:
                 self._static_names.add(f"args[{i}]")
         donate = [donate_argnums] if isinstance(donate_argnums, int) else list(donate_argnums)
         self._donate_names = {names[i] if i < len(names) else f"args[{i}]" for i in donate}
-        self._cache: dict[_Key, _Entry] = {}
+        self._cache = JitCache(self._forget_entry)             # LRU-bounded (jit_cache.py)
         self._bindings: dict[Any, CallBinding] = {}      # by (number of args, kwarg names)
         self._backward: dict[_Key, JitFunction] = {}     # compiled vjps, for tapes
         self._last_key: _Key | None = None
         self._constant_leaves: dict[TreeDef, set[int]] = {}
         self._info = CacheInfo()
         self._changed_args: collections.Counter = collections.Counter()
+        self._evicted_recompiles = 0
         self._warned = False
+        # Threads: a miss takes its key's lock (made under ``_locks_lock``), so one thread
+        # traces and compiles a key while the others asking for it wait, then hit.
+        self._locks_lock = threading.Lock()
+        self._key_locks: dict[_Key, Any] = {}     # RLocks: a trace may look itself up
 
     # ----- public API
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if core._TRACE_STACK:                 # called while tracing: inline
+        if core._TRACE_STACK.items:           # called while tracing: inline
             return self.fn(*args, **kwargs)
-        if _FAST_PATH[0] and not core._TAPES:
+        if _FAST_PATH[0] and not core._TAPES.items:
             binding = self._bindings.get((len(args), tuple(kwargs)) if kwargs else len(args))
             found = None if binding is None else fast_signature(binding, args, kwargs)
             entry = None if found is None else binding.calls.get(found[0])
             if entry is not None:
                 self._info.hits += 1
+                entry.used = next(CLOCK)
                 try:
                     return entry.unflatten(self._execute(entry, found[1]))
                 except XlapyError as e:
@@ -237,7 +248,11 @@ class JitFunction:
         inputs = [to_array(a.leaves[i]) for i in entry.param_leaves]
         owned, donated = ([], []) if core._TAPES else \
             donation.donated_arrays(entry, a.leaves, inputs)
-        outs = self._execute(entry, [np.asarray(x._value) for x in inputs], owned)
+        try:
+            outs = self._execute(entry, [np.asarray(x._value) for x in inputs], owned)
+        except BaseException:       # the arrays handed over may be half written
+            donation.delete([inputs[p] for p in owned], f"jit({self.__name__})")
+            raise
         donation.delete(donated, f"jit({self.__name__})")
         if core._TAPES:
             self._record(entry, a, inputs, outs)
@@ -250,16 +265,14 @@ class JitFunction:
         """Run ``entry`` on its parameters' NumPy values (the Variables' values are added
         here); store assigned Variables; return the results as Arrays. ``owned``: donated
         parameters whose arrays are handed over (``donation.py``)."""
-        if entry.variables:
-            if entry.assigned:              # before a list holds the Variables' arrays
-                owned = [*owned, *donation.owned_variables(entry)]
+        if entry.variables:     # never handed over: a Variable's array is never written
             values = values + [v._value._value for v in entry.variables]
         result = entry.executable.execute(values, owned) if owned else \
             entry.executable.execute(values)
         flat = (result,) if entry.n_results == 1 else tuple(result)
-        if entry.assigned:
-            for var, value in zip(entry.assigned, flat[len(entry.out_weak):]):
-                var._value = Array(np.asarray(value))
+        if entry.assigned:          # all or none: an interrupt never splits the commit
+            commit_values(entry.assigned,
+                          [Array(np.asarray(v)) for v in flat[len(entry.out_weak):]])
         return [Array(np.asarray(v), weak_type=w) for v, w in zip(flat, entry.out_weak)]
 
     def _remember_fast(self, a: _Args, entry: _Entry, args: tuple, kwargs: dict) -> None:
@@ -274,6 +287,14 @@ class JitFunction:
     def _forget_fast(self) -> None:
         for binding in self._bindings.values():
             binding.calls.clear()
+
+    def _forget_entry(self, key: _Key, entry: _Entry) -> None:
+        """The jit cache evicted ``entry``: drop every other reference to it, so that its
+        executable (and native code) can be released."""
+        for binding in self._bindings.values():
+            for sig in [s for s, e in binding.calls.items() if e is entry]:
+                del binding.calls[sig]
+        self._backward.pop(key, None)
 
     def _record(self, entry: _Entry, a: _Args, inputs: list[Array], outs: list[Array]) -> None:
         """Under a tape: record one node whose vjp is another compiled function."""
@@ -311,7 +332,10 @@ class JitFunction:
         return CacheInfo(self._info.hits, self._info.misses, list(self._info.compiles))
 
     def clear_cache(self) -> None:
+        """Forget every compiled signature (and compiled vjp); their executables are
+        released once nothing else holds them."""
         self._cache.clear()
+        self._backward.clear()
         self._forget_fast()
         self._last_key = None
 
@@ -382,11 +406,35 @@ class JitFunction:
         a = self._split(args, kwargs)
         key = self._key(a)
         entry = self._cache.get(key)
+        if entry is None:
+            with self._locks_lock:
+                lock = self._key_locks.setdefault(key, threading.RLock())
+            with lock:
+                try:
+                    return self._miss(a, count)
+                finally:
+                    with self._locks_lock:
+                        if self._key_locks.get(key) is lock:
+                            del self._key_locks[key]
+        if count:
+            self._info.hits += 1
+        return entry, a
+
+    def _miss(self, a: _Args, count: bool) -> tuple[_Entry, _Args]:
+        """Trace and compile for ``a`` (holding its key's lock), unless another thread
+        did while this one waited: its key is computed again (that thread may have found
+        must-be-constant arguments), and a hit is counted as one."""
+        key = self._key(a)
+        entry = self._cache.get(key)
         if entry is not None:
             if count:
                 self._info.hits += 1
             return entry, a
-        reasons = [self._diff(key, a)]
+        evicted = self._cache.eviction_reason(key)
+        if evicted is not None:
+            self._evicted_recompiles += 1
+        reasons = [f"signature seen before was evicted from the jit cache ({evicted})"
+                   if evicted is not None else self._diff(key, a)]
         while True:
             try:
                 entry = self._trace(a, key)
@@ -453,10 +501,17 @@ class JitFunction:
             self._warned = True
             culprit = ", ".join(f"{name!r} ({n} times)"
                                 for name, n in self._changed_args.most_common(2))
+            evicted = self._evicted_recompiles
+            cause = (f"changes of argument {culprit or '(unknown)'}"
+                     if culprit or not evicted else "")
+            if evicted:
+                cause += (" and " if cause else "") + (
+                    f"{evicted} compiles of signatures the jit cache had evicted (raise "
+                    f"XLAPY_JIT_CACHE_PER_FUNCTION or XLAPY_JIT_CACHE_GLOBAL to keep more)")
             log.warning("function %r has been compiled %d times (more than %d); recompiles "
-                        "were caused by changes of argument %s. Pass values that change "
+                        "were caused by %s. Pass values that change "
                         "often as arrays of a fixed shape, or pad shapes to a few sizes.",
-                        self.__name__, self._info.misses, limit, culprit or "(unknown)")
+                        self.__name__, self._info.misses, limit, cause or "(unknown)")
 
     # ----- tracing and compiling
     def _trace(self, a: _Args, key: _Key) -> _Entry:

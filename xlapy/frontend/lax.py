@@ -1,8 +1,13 @@
-"""``xlapy.lax``: thin, strict wrappers over the primitives (XLA's operation semantics).
+"""Thin, strict ``bind`` wrappers over the primitives (XLA's operation semantics).
 
-Unlike ``xlapy.numpy`` these do no implicit promotion or broadcasting: binary ops need
-operands of one shape and dtype. Control flow (``cond``, ``switch``, ``while_loop``,
-``fori_loop``, ``scan``) lives in :mod:`xlapy.frontend.control_flow` and is re-exported here.
+Each function checks its arguments, reads static ones, and binds one primitive. Unlike
+``xlapy.numpy`` these do no implicit promotion or broadcasting: binary ops need operands
+of one shape and dtype. The primitives are defined (lowering, autodiff and batching
+rules) in the family files ``primitives_<family>.py``, which write their rules with
+these wrappers; so this module refers to primitives by their registered name
+(:func:`~xlapy.frontend.core.get_primitive`) and imports none of the family files. The
+public namespace ``xlapy.lax`` (these, the composites of ``lax_composite``, control
+flow and the ``lax_nn`` convolutions) is assembled in ``xlapy/lax/__init__.py``.
 
 Static arguments (shapes, axes, permutations, sizes, ``k``) are read with
 :func:`~xlapy.frontend.tracing.concrete_int` / ``concrete_ints``: inside ``jit`` a traced
@@ -18,8 +23,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError, ShapeError
 from . import dtypes
-from . import primitives as P
-from .core import Array, bind, new_ref, to_array
+from .core import Array, bind, convert, get_primitive, to_array
 from .tracing import concrete_int, concrete_ints
 
 
@@ -31,49 +35,49 @@ def _check_same(name: str, *xs: Array) -> None:
                              + ", ".join(a.type_text() for a in xs))
 
 
-def _unop(name: str):
-    prim = P.unary_p[name]
-
+def unop(name: str):
+    """The strict wrapper of the unary elementwise primitive ``name`` (a row of
+    ``primitives_elementwise.UNARY``): what ``lax.exp`` is for ``"exp"``."""
     def op(x: Any) -> Array:
-        return bind(prim, to_array(x))
+        return bind(get_primitive(name), to_array(x))
     op.__name__ = name
-    op.__doc__ = f"Elementwise ``{P.UNARY_OPCODES[name]}``."
+    op.__doc__ = f"Elementwise ``{name}`` (the primitive of that name)."
     return op
 
 
-def _binop(name: str):
-    prim = P.binary_p[name]
-
+def binop(name: str):
+    """The strict wrapper of the binary elementwise primitive ``name`` (operands of one
+    shape and dtype): what ``lax.add`` is for ``"add"``."""
     def op(x: Any, y: Any) -> Array:
         x, y = to_array(x), to_array(y)
         _check_same(name, x, y)
-        return bind(prim, x, y)
+        return bind(get_primitive(name), x, y)
     op.__name__ = name
-    op.__doc__ = f"Elementwise ``{P.BINARY_OPCODES[name]}`` of equally shaped operands."
+    op.__doc__ = f"Elementwise ``{name}`` of equally shaped operands."
     return op
 
 
 neg, abs, sign, exp, expm1, log, log1p, sqrt, rsqrt, cbrt = (
-    _unop(n) for n in ("neg", "abs", "sign", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt",
+    unop(n) for n in ("neg", "abs", "sign", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt",
                        "cbrt"))
 floor, ceil, round, round_even, tanh, sin, cos, tan, logistic = (
-    _unop(n) for n in ("floor", "ceil", "round", "round_even", "tanh", "sin", "cos", "tan",
+    unop(n) for n in ("floor", "ceil", "round", "round_even", "tanh", "sin", "cos", "tan",
                        "logistic"))
 bitwise_not, is_finite, real, imag, erf, population_count, clz = (
-    _unop(n) for n in ("not", "is_finite", "real", "imag", "erf", "population_count", "clz"))
+    unop(n) for n in ("not", "is_finite", "real", "imag", "erf", "population_count", "clz"))
 add, sub, mul, div, rem, pow, max, min, atan2 = (
-    _binop(n) for n in ("add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2"))
-bitwise_and, bitwise_or, bitwise_xor = (_binop(n) for n in ("and", "or", "xor"))
-complex = _binop("complex")
+    binop(n) for n in ("add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2"))
+bitwise_and, bitwise_or, bitwise_xor = (binop(n) for n in ("and", "or", "xor"))
+complex = binop("complex")
 shift_left, shift_right_arithmetic, shift_right_logical = (
-    _binop(n) for n in ("shift_left", "shift_right_arithmetic", "shift_right_logical"))
+    binop(n) for n in ("shift_left", "shift_right_arithmetic", "shift_right_logical"))
 
 
 def _cmp(direction: str):
     def op(x: Any, y: Any) -> Array:
         x, y = to_array(x), to_array(y)
         _check_same(direction.lower(), x, y)
-        return bind(P.compare_p, x, y, direction=direction)
+        return bind(get_primitive("compare"), x, y, direction=direction)
     op.__name__ = direction.lower()
     return op
 
@@ -87,22 +91,16 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Array:
     if pred.dtype != np.bool_ or pred.shape not in ((), on_true.shape):
         raise ShapeError(f"lax.select: predicate must be bool of shape {on_true.shape} or a "
                          f"scalar, got {pred.type_text()}")
-    return bind(P.select_p, pred, on_true, on_false)
+    return bind(get_primitive("select"), pred, on_true, on_false)
 
 
 def clamp(lo: Any, x: Any, hi: Any) -> Array:
-    return bind(P.clamp_p, to_array(lo), to_array(x), to_array(hi))
+    return bind(get_primitive("clamp"), to_array(lo), to_array(x), to_array(hi))
 
 
 def convert_element_type(x: Any, dtype: Any, weak_type: bool = False) -> Array:
     """``x`` converted to ``dtype`` (canonicalized to 32 bits)."""
-    x = to_array(x)
-    dt = dtypes.canonicalize(dtype)
-    if x.dtype == dt and x.weak_type == weak_type:
-        return x
-    if x.dtype == dt and not x.is_traced:
-        return new_ref(x, weak_type)
-    return bind(P.convert_element_type_p, x, new_dtype=dt, weak_type=weak_type)
+    return convert(to_array(x), dtype, weak_type)
 
 
 def bitcast_convert_type(x: Any, new_dtype: Any) -> Array:
@@ -114,7 +112,7 @@ def bitcast_convert_type(x: Any, new_dtype: Any) -> Array:
                                    "different widths")
     if dt == x.dtype:
         return x
-    return bind(P.bitcast_convert_type_p, x, new_dtype=dt)
+    return bind(get_primitive("bitcast_convert_type"), x, new_dtype=dt)
 
 
 def erf_inv(x: Any) -> Array:
@@ -123,37 +121,7 @@ def erf_inv(x: Any) -> Array:
     x = to_array(x)
     if x.dtype not in (np.float32, dtypes.float16, dtypes.bfloat16):
         raise InvalidArgumentError(f"erf_inv supports f16, bf16 and f32, got {x.type_text()}")
-    return bind(P.erf_inv_p, x)
-
-
-_INT_OF_WIDTH = {2: np.dtype(np.int16), 4: np.dtype(np.int32)}
-
-
-def nextafter(x: Array, toward: Array) -> Array:
-    """The next representable value after ``x`` in the direction of ``toward`` (same
-    shape and floating dtype); NaN if either is NaN, ``toward`` if they are equal."""
-    if x.dtype != toward.dtype or x.shape != toward.shape or not dtypes.is_float(x.dtype) \
-            or x.dtype.itemsize not in _INT_OF_WIDTH:
-        raise InvalidArgumentError(f"nextafter: operands must be f16/bf16/f32 of one shape, "
-                                   f"got {x.type_text()} and {toward.type_text()}")
-    it = _INT_OF_WIDTH[x.dtype.itemsize]
-    bits_x = bitcast_convert_type(x, it)
-    sign_mask = full_like(bits_x, np.iinfo(it).min)          # only the sign bit set
-    zero_i, one_i = full_like(bits_x, 0), full_like(bits_x, 1)
-    # From +-0 the step lands on the smallest subnormal with toward's sign.
-    toward_sign = bitwise_and(bitcast_convert_type(toward, it), sign_mask)
-    from_zero = bitwise_or(toward_sign, one_i)
-    # Sign-magnitude bits: a step toward zero is one less, away from zero one more.
-    x_negative = ne(bitwise_and(bits_x, sign_mask), zero_i)
-    toward_zero = ne(gt(x, toward), x_negative)
-    stepped = select(toward_zero, sub(bits_x, one_i), add(bits_x, one_i))
-    x_zero = eq(x, full_like(x, 0))
-    out = select(x_zero, from_zero, stepped)
-    out = bitcast_convert_type(out, x.dtype)
-    out = select(eq(x, toward), toward, out)
-    either_nan = bitwise_or(ne(x, x), ne(toward, toward))
-    return select(either_nan, full_like(x, np.nan), out)
-
+    return bind(get_primitive("erf_inv"), x)
 
 
 def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Array:
@@ -162,7 +130,7 @@ def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequenc
     bdims = concrete_ints(broadcast_dimensions, "broadcast_dimensions")
     if x.shape == shape and bdims == tuple(range(len(shape))):
         return x
-    return bind(P.broadcast_in_dim_p, x, shape=shape, broadcast_dimensions=bdims)
+    return bind(get_primitive("broadcast_in_dim"), x, shape=shape, broadcast_dimensions=bdims)
 
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None,
@@ -175,28 +143,6 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None,
     fill = convert_element_type(fill_value, dt) if isinstance(fill_value, Array) else \
         Array(np.asarray(fill_value, dt))
     return broadcast_in_dim(fill, x.shape if shape is None else shape, ())
-
-
-def integer_pow(x: Any, y: int) -> Array:
-    """``x ** y`` for a constant integer ``y``, as JAX's ``lax.integer_pow``: multiplies by
-    repeated squaring (``x**3`` is ``x*x*x``, never a ``power`` op), ``1 / x**-y`` for a
-    negative ``y`` (floating and complex ``x`` only) and ones for ``y == 0``."""
-    x = to_array(x)
-    y = concrete_int(y, "integer_pow exponent")
-    if y < 0 and not dtypes.is_inexact(x.dtype):
-        raise InvalidArgumentError(f"integer_pow: integers cannot be raised to the negative "
-                                   f"power {y} (operand dtype {x.dtype})")
-    if y == 0:
-        return full_like(x, 1)
-    result, square, n = None, x, builtins.abs(y)
-    while True:                    # binary exponentiation, low bit first
-        if n & 1:
-            result = square if result is None else mul(result, square)
-        n >>= 1
-        if not n:
-            break
-        square = mul(square, square)
-    return div(full_like(x, 1), result) if y < 0 else result
 
 
 def broadcast(x: Any, sizes: Sequence[int]) -> Array:
@@ -212,7 +158,7 @@ def reshape(x: Any, new_sizes: Sequence[int]) -> Array:
     new_sizes = concrete_ints(new_sizes, "reshape new_sizes")
     if x.shape == new_sizes:
         return x
-    return bind(P.reshape_p, x, new_sizes=new_sizes)
+    return bind(get_primitive("reshape"), x, new_sizes=new_sizes)
 
 
 def transpose(x: Any, permutation: Sequence[int]) -> Array:
@@ -220,7 +166,7 @@ def transpose(x: Any, permutation: Sequence[int]) -> Array:
     perm = concrete_ints(permutation, "transpose permutation")
     if perm == tuple(range(x.ndim)):
         return x
-    return bind(P.transpose_p, x, permutation=perm)
+    return bind(get_primitive("transpose"), x, permutation=perm)
 
 
 def slice(x: Any, start_indices: Sequence[int], limit_indices: Sequence[int],
@@ -231,7 +177,8 @@ def slice(x: Any, start_indices: Sequence[int], limit_indices: Sequence[int],
     strides = concrete_ints(strides, "slice stride") if strides is not None else (1,) * x.ndim
     if start == (0,) * x.ndim and limit == x.shape and strides == (1,) * x.ndim:
         return x
-    return bind(P.slice_p, x, start_indices=start, limit_indices=limit, strides=strides)
+    return bind(get_primitive("slice"), x, start_indices=start, limit_indices=limit,
+                strides=strides)
 
 
 def _index_scalars(indices: Sequence[Any]) -> list[Array]:
@@ -247,21 +194,22 @@ def _index_scalars(indices: Sequence[Any]) -> list[Array]:
 
 def dynamic_slice(x: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Array:
     """XLA DynamicSlice: start indices are clamped so the slice stays in bounds."""
-    return bind(P.dynamic_slice_p, to_array(x), *_index_scalars(start_indices),
+    return bind(get_primitive("dynamic_slice"), to_array(x), *_index_scalars(start_indices),
                 slice_sizes=concrete_ints(slice_sizes, "dynamic_slice sizes"))
 
 
 def dynamic_update_slice(x: Any, update: Any, start_indices: Sequence[Any]) -> Array:
     x = to_array(x)
     update = convert_element_type(to_array(update), x.dtype, x.weak_type)
-    return bind(P.dynamic_update_slice_p, x, update, *_index_scalars(start_indices))
+    return bind(get_primitive("dynamic_update_slice"), x, update, *_index_scalars(start_indices))
 
 
 def concatenate(operands: Sequence[Any], dimension: int) -> Array:
     xs = [to_array(o) for o in operands]
     if len(xs) == 1:
         return xs[0]
-    return bind(P.concatenate_p, *xs, dimension=concrete_int(dimension, "concatenate dimension"))
+    return bind(get_primitive("concatenate"), *xs,
+                dimension=concrete_int(dimension, "concatenate dimension"))
 
 
 def pad(x: Any, padding_value: Any, padding_config: Sequence[Sequence[int]]) -> Array:
@@ -269,13 +217,14 @@ def pad(x: Any, padding_value: Any, padding_config: Sequence[Sequence[int]]) -> 
     x = to_array(x)
     pv = convert_element_type(to_array(padding_value), x.dtype)
     cfg = tuple((t + (0,))[:3] for t in (concrete_ints(c, "pad config") for c in padding_config))
-    return bind(P.pad_p, x, pv, padding_config=cfg)
+    return bind(get_primitive("pad"), x, pv, padding_config=cfg)
 
 
 def rev(x: Any, dimensions: Sequence[int]) -> Array:
     if not dimensions:
         return to_array(x)
-    return bind(P.rev_p, to_array(x), dimensions=concrete_ints(dimensions, "rev dimensions"))
+    return bind(get_primitive("rev"), to_array(x),
+                dimensions=concrete_ints(dimensions, "rev dimensions"))
 
 
 def iota(dtype: Any, size: int) -> Array:
@@ -283,14 +232,14 @@ def iota(dtype: Any, size: int) -> Array:
 
 
 def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Array:
-    return bind(P.iota_p, dtype=dtypes.canonicalize(dtype),
+    return bind(get_primitive("iota"), dtype=dtypes.canonicalize(dtype),
                 shape=concrete_ints(shape, "iota shape"),
                 dimension=concrete_int(dimension, "iota dimension"))
 
 
 def gather(x: Any, indices: Any, *, offset_dims, collapsed_slice_dims, start_index_map,
            index_vector_dim: int, slice_sizes) -> Array:
-    return bind(P.gather_p, to_array(x), to_array(indices),
+    return bind(get_primitive("gather"), to_array(x), to_array(indices),
                 offset_dims=concrete_ints(offset_dims, "gather offset_dims"),
                 collapsed_slice_dims=concrete_ints(collapsed_slice_dims, "gather dims"),
                 start_index_map=concrete_ints(start_index_map, "gather start_index_map"),
@@ -303,7 +252,7 @@ def scatter(x: Any, indices: Any, updates: Any, *, update_window_dims, inserted_
     """XLA Scatter with a standard combiner (``set``, ``add``, ``mul``, ``min``, ``max``)."""
     x = to_array(x)
     updates = convert_element_type(to_array(updates), x.dtype, x.weak_type)
-    return bind(P.scatter_p, x, to_array(indices), updates,
+    return bind(get_primitive("scatter"), x, to_array(indices), updates,
                 update_window_dims=concrete_ints(update_window_dims, "scatter dims"),
                 inserted_window_dims=concrete_ints(inserted_window_dims, "scatter dims"),
                 scatter_dims_to_operand_dims=concrete_ints(scatter_dims_to_operand_dims,
@@ -318,7 +267,7 @@ def _reduce(kind: str):
         axes = tuple(sorted(concrete_ints(axes, f"reduce_{kind} axes")))
         if not axes:
             return x
-        return bind(P.reduce_p[kind], x, axes=axes)
+        return bind(get_primitive(f"reduce_{kind}"), x, axes=axes)
     op.__name__ = f"reduce_{kind}"
     return op
 
@@ -328,19 +277,19 @@ reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = (
 
 
 def argmax(x: Any, axis: int, index_dtype: Any = np.int32) -> Array:
-    return bind(P.argmax_p, to_array(x), axis=concrete_int(axis, "argmax axis"),
+    return bind(get_primitive("argmax"), to_array(x), axis=concrete_int(axis, "argmax axis"),
                 index_dtype=np.dtype(index_dtype))
 
 
 def argmin(x: Any, axis: int, index_dtype: Any = np.int32) -> Array:
-    return bind(P.argmin_p, to_array(x), axis=concrete_int(axis, "argmin axis"),
+    return bind(get_primitive("argmin"), to_array(x), axis=concrete_int(axis, "argmin axis"),
                 index_dtype=np.dtype(index_dtype))
 
 
 def cumulative(kind: str, x: Any, axis: int, reverse: bool = False) -> Array:
     """Inclusive cumulative ``sum``/``prod``/``max``/``min`` along ``axis``."""
-    return bind(P.cumulative_p[kind], to_array(x), axis=concrete_int(axis, f"cum{kind} axis"),
-                reverse=bool(reverse))
+    return bind(get_primitive(f"cum{kind}"), to_array(x),
+                axis=concrete_int(axis, f"cum{kind} axis"), reverse=bool(reverse))
 
 
 def sort(operands: Any, dimension: int = -1, is_stable: bool = True) -> Any:
@@ -348,7 +297,7 @@ def sort(operands: Any, dimension: int = -1, is_stable: bool = True) -> Any:
     single = isinstance(operands, Array) or not isinstance(operands, (list, tuple))
     xs = [to_array(operands)] if single else [to_array(o) for o in operands]
     d = concrete_int(dimension, "sort dimension") % builtins.max(xs[0].ndim, 1)
-    outs = bind(P.sort_p, *xs, dimension=d, is_stable=bool(is_stable))
+    outs = bind(get_primitive("sort"), *xs, dimension=d, is_stable=bool(is_stable))
     return outs[0] if single else tuple(outs)
 
 
@@ -357,7 +306,7 @@ def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any,
     """``dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``."""
     (lc, rc), (lb, rb) = dimension_numbers
     pet = None if preferred_element_type is None else dtypes.canonicalize(preferred_element_type)
-    return bind(P.dot_general_p, to_array(lhs), to_array(rhs),
+    return bind(get_primitive("dot_general"), to_array(lhs), to_array(rhs),
                 contracting=(concrete_ints(lc, "dot_general contracting dims"),
                              concrete_ints(rc, "dot_general contracting dims")),
                 batch=(concrete_ints(lb, "dot_general batch dims"),
@@ -365,64 +314,14 @@ def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any,
                 preferred_element_type=pet)
 
 
-def stack_nested(x: Any) -> Array:
-    """An Array from nested lists/tuples holding Arrays (stacked along new leading axes)."""
-    if not isinstance(x, (list, tuple)):
-        return to_array(x)
-    parts = [stack_nested(e) for e in x]
-    if not parts:
-        return to_array(np.zeros((0,), dtypes.DEFAULT_FLOAT))
-    dt, weak = dtypes.promote_types(*[(p.dtype, p.weak_type) for p in parts])
-    parts = [reshape(convert_element_type(p, dt, weak), (1,) + p.shape) for p in parts]
-    shapes = {p.shape for p in parts}
-    if len(shapes) != 1:
-        raise ShapeError(f"cannot build an array from sequences of shapes {sorted(shapes)}")
-    return concatenate(parts, 0)
-
-
-from .control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: E402
-from .lax_nn import (ConvDimensionNumbers, conv, conv_dimension_numbers,  # noqa: E402
-                     conv_general_dilated, conv_transpose, padtype_to_pads, reduce_window,
-                     reduce_window_max, reduce_window_min, reduce_window_sum,
-                     select_and_scatter_add)
-
-
-def take_along_axis(x: Array, idx: Array, axis: int) -> Array:
-    """``x`` read at ``idx`` along ``axis`` (``idx`` matches ``x`` in the other dims)."""
-    parts = []
-    for d in range(x.ndim):
-        coord = idx if d == axis else broadcasted_iota(idx.dtype, idx.shape, d)
-        parts.append(reshape(coord, idx.shape + (1,)))
-    full = concatenate(parts, x.ndim)
-    return gather(x, full, offset_dims=(), collapsed_slice_dims=tuple(range(x.ndim)),
-                  start_index_map=tuple(range(x.ndim)), index_vector_dim=x.ndim,
-                  slice_sizes=(1,) * x.ndim)
-
-
-def top_k(x: Any, k: int) -> tuple[Array, Array]:
-    """The ``k`` largest entries along the last axis and their indices (like ``jax.lax.top_k``).
-
-    Descending; equal values keep their order (lower index first); NaN counts as largest.
-    """
-    x = to_array(x)
-    k = concrete_int(k, "top_k k")
-    if x.ndim == 0 or not 0 <= k <= x.shape[-1]:
-        raise InvalidArgumentError(f"top_k: k={k} must be in [0, {x.shape[-1] if x.ndim else 0}] "
-                                   f"for an operand of type {x.type_text()}")
-    axis = x.ndim - 1
-    keys = neg(x) if dtypes.is_float(x.dtype) else bitwise_not(x)
-    idx = sort([keys, broadcasted_iota(np.int32, x.shape, axis)], axis, is_stable=True)[1]
-    idx = slice(idx, (0,) * x.ndim, x.shape[:-1] + (k,))
-    if idx.size == 0:
-        return full_like(x, 0, shape=idx.shape), idx
-    return take_along_axis(x, idx, axis), idx
-
-
-def stop_gradient(x: Any) -> Any:
-    """``x`` with no gradient flowing through it (see ``xlapy.frontend.autodiff``)."""
-    from .autodiff import stop_gradient as _stop
-    return _stop(x)
-
-__all__ = [n for n in dir() if not n.startswith("_") and n not in (
-    "Any", "Sequence", "np", "annotations", "dtypes", "P", "bind", "InvalidArgumentError",
-    "ShapeError", "builtins", "new_ref")]
+__all__ = ["unop", "binop", "neg", "abs", "sign", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "cbrt",
+           "floor", "ceil", "round", "round_even", "tanh", "sin", "cos", "tan", "logistic",
+           "bitwise_not", "is_finite", "real", "imag", "erf", "population_count", "clz", "add",
+           "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "bitwise_and",
+           "bitwise_or", "bitwise_xor", "complex", "shift_left", "shift_right_arithmetic",
+           "shift_right_logical", "eq", "ne", "lt", "le", "gt", "ge", "select", "clamp",
+           "convert_element_type", "bitcast_convert_type", "erf_inv", "broadcast_in_dim",
+           "full_like", "broadcast", "reshape", "transpose", "slice", "dynamic_slice",
+           "dynamic_update_slice", "concatenate", "pad", "rev", "iota", "broadcasted_iota",
+           "gather", "scatter", "reduce_sum", "reduce_prod", "reduce_max", "reduce_min",
+           "reduce_and", "reduce_or", "argmax", "argmin", "cumulative", "sort", "dot_general"]

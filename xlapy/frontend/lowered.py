@@ -2,9 +2,7 @@
 at each stage (``get_compiler_ir``)."""
 from __future__ import annotations
 
-import importlib
-import importlib.util
-
+from ..client.optimize import optimize
 from ..errors import InvalidArgumentError
 from ..hlo.ir import HloModule
 from .core import default_backend
@@ -31,7 +29,7 @@ class Lowered:
         if stage == "hlo":
             return self.hlo_module.to_text()
         if stage in ("optimized_hlo", "optimized_hlo_dot"):
-            module = _optimize(self.hlo_module.clone())
+            module = optimize(self.hlo_module)
             if stage == "optimized_hlo":
                 return module.to_text()
             from ..passes.dump import module_to_dot
@@ -49,22 +47,6 @@ class Lowered:
         raise InvalidArgumentError(f"unknown compiler IR stage {stage!r}; expected 'hlo', "
                                    "'optimized_hlo', 'optimized_hlo_dot', "
                                    + ", ".join(repr(s) for s in self._CODE_STAGES))
-
-
-def _optimize(module: HloModule) -> HloModule:
-    """The client's ``optimize`` when it exists, else the CPU pass pipeline."""
-    if importlib.util.find_spec("xlapy.client.optimize") is not None:
-        opt = importlib.import_module("xlapy.client.optimize")
-        fn = getattr(opt, "optimize", None)
-        if callable(fn):
-            result = fn(module)
-            return result if isinstance(result, HloModule) else module
-    try:
-        from ..passes.pipeline import cpu_pipeline
-    except ImportError as e:
-        raise InvalidArgumentError(f"optimized HLO is not available yet: {e}") from None
-    cpu_pipeline().run(module)
-    return module
 
 
 __all__ = ["Lowered"]

@@ -1,5 +1,6 @@
-"""Linear-algebra primitives, lowered as JAX lowers them on CPU: jaxlib's LAPACK FFI
-custom-calls (``lapack_<s|c>potrf_ffi`` ...), with their gradient rules.
+"""Linear-algebra primitives: ``dot_general`` (HLO ``dot``) and the factorizations,
+lowered as JAX lowers them on CPU: jaxlib's LAPACK FFI custom-calls
+(``lapack_<s|c>potrf_ffi`` ...), with their gradient rules.
 
 Each custom-call is written the way JAX 0.10 writes it (see the conformance cases
 ``misc_custom_call_*``): matrices in column-major layouts (``{1,2,0}`` for a batch of
@@ -43,11 +44,58 @@ from ..hlo.builder import as_element_type
 from ..hlo.ir import HloInstruction
 from ..hlo.shape import Shape
 from . import dtypes, lax
+from . import lax_composite
 from .core import Array, LoweringContext, bind, primitive
 
 I = HloInstruction
 _PREFIX = {np.dtype(np.float32): "s", np.dtype(np.float64): "d",
            np.dtype(np.complex64): "c", np.dtype(np.complex128): "z"}
+
+
+# ------------------------------------------------------------------------------- dot_general
+dot_general_p = primitive("dot_general")
+
+
+@dot_general_p.def_lowering
+def _dot_general(ctx: LoweringContext, a: I, b: I, *, contracting, batch,
+                 preferred_element_type) -> I:
+    return ctx.b.dot_general(a, b, contracting, batch, preferred_element_type)
+
+
+def _ranges_like(*lists: Sequence[int]) -> list[list[int]]:
+    out, start = [], 0
+    for lst in lists:
+        out.append(list(range(start, start + len(lst))))
+        start += len(lst)
+    return out
+
+
+def _dot_transpose_lhs(g: Array, x: Array, y: Array, contracting, batch,
+                       swap_ans: bool = False) -> Array:
+    (x_contract, y_contract), (x_batch, y_batch) = contracting, batch
+    x_kept = [i for i in range(x.ndim) if i not in x_contract and i not in x_batch]
+    y_kept = [i for i in range(y.ndim) if i not in y_contract and i not in y_batch]
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+    if g.dtype != y.dtype:
+        g = lax.convert_element_type(g, y.dtype)
+    dims = ((ans_y, y_kept), (ans_batch, list(y_batch)))
+    x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
+    out_axes = np.argsort(list(x_batch) + x_kept + x_contract_by_y)
+    return lax.transpose(lax.dot_general(g, y, dims), tuple(int(i) for i in out_axes))
+
+
+def _dot_general_vjp(g: Array, ans: Array, x: Array, y: Array, *, contracting, batch,
+                     preferred_element_type) -> tuple:
+    (xc, yc), (xb, yb) = contracting, batch
+    g_x = _dot_transpose_lhs(g, x, y, (xc, yc), (xb, yb))
+    g_y = _dot_transpose_lhs(g, y, x, (yc, xc), (yb, xb), swap_ans=True)
+    return g_x, g_y
+
+
+dot_general_p.def_vjp(_dot_general_vjp)
 
 
 # ------------------------------------------------------------------------ lowering helpers
@@ -243,13 +291,18 @@ def _svd_lower(ctx: LoweringContext, a: I, *, full_matrices: bool,
     return outs
 
 
-cholesky_p = primitive("cholesky", _cholesky_lower)
-triangular_solve_p = primitive("triangular_solve", _trsm_lower,
-                               weak=lambda args, params: args[1].weak_type)
-lu_p = primitive("lu", _lu_lower, multiple_results=True)
-qr_p = primitive("qr", _qr_lower, multiple_results=True)
-eigh_p = primitive("eigh", _eigh_lower, multiple_results=True)
-svd_p = primitive("svd", _svd_lower, multiple_results=True)
+cholesky_p = primitive("cholesky")
+cholesky_p.def_lowering(_cholesky_lower)
+triangular_solve_p = primitive("triangular_solve", weak=lambda args, params: args[1].weak_type)
+triangular_solve_p.def_lowering(_trsm_lower)
+lu_p = primitive("lu", multiple_results=True)
+lu_p.def_lowering(_lu_lower)
+qr_p = primitive("qr", multiple_results=True)
+qr_p.def_lowering(_qr_lower)
+eigh_p = primitive("eigh", multiple_results=True)
+eigh_p.def_lowering(_eigh_lower)
+svd_p = primitive("svd", multiple_results=True)
+svd_p.def_lowering(_svd_lower)
 
 
 # --------------------------------------------------------------------------- binding API
@@ -352,10 +405,6 @@ def _eye_like(x: Array) -> Array:
     return lax.convert_element_type(lax.eq(rows, cols), x.dtype)
 
 
-def _real_part(x: Array) -> Array:
-    return lax.real(x) if dtypes.is_complex(x.dtype) else x
-
-
 def _as(x: Array, like: Array) -> Array:
     """A real ``x`` as ``like``'s (possibly complex) dtype."""
     if dtypes.is_complex(like.dtype) and not dtypes.is_complex(x.dtype):
@@ -412,7 +461,7 @@ def _lu_vjp(cts: list, outs: list, a: Array) -> tuple:
     iota = lax.broadcasted_iota(np.int32, perm.shape, perm.ndim - 1)
     inverse = lax.sort([perm, iota], perm.ndim - 1, is_stable=True)[1]
     idx = lax.broadcast_in_dim(inverse, a.shape, tuple(range(perm.ndim)))
-    return (lax.take_along_axis(ga_perm, idx, a.ndim - 2),)
+    return (lax_composite.take_along_axis(ga_perm, idx, a.ndim - 2),)
 
 
 def _qr_vjp(cts: list, outs: list, a: Array, *, full_matrices: bool) -> tuple:
@@ -499,12 +548,12 @@ def _jax_convention(rule: Any, multiple: bool) -> Any:
     return wrapped
 
 
-cholesky_p.vjp = _jax_convention(_cholesky_vjp, False)
-triangular_solve_p.vjp = _jax_convention(_trsm_vjp, False)
-lu_p.vjp = _jax_convention(_lu_vjp, True)
-qr_p.vjp = _jax_convention(_qr_vjp, True)
-eigh_p.vjp = _jax_convention(_eigh_vjp, True)
-svd_p.vjp = _jax_convention(_svd_vjp, True)
+cholesky_p.def_vjp(_jax_convention(_cholesky_vjp, False))
+triangular_solve_p.def_vjp(_jax_convention(_trsm_vjp, False))
+lu_p.def_vjp(_jax_convention(_lu_vjp, True))
+qr_p.def_vjp(_jax_convention(_qr_vjp, True))
+eigh_p.def_vjp(_jax_convention(_eigh_vjp, True))
+svd_p.def_vjp(_jax_convention(_svd_vjp, True))
 
-__all__ = ["cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p", "cholesky",
-           "triangular_solve", "lu", "qr", "eigh", "svd"]
+__all__ = ["dot_general_p", "cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p",
+           "cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"]

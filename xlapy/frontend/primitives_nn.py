@@ -30,7 +30,7 @@ from ..hlo.ir import HloInstruction
 from ..hlo.shape import Shape
 from . import lax
 from .core import Array, LoweringContext, bind, primitive, to_array
-from .primitives import reduction_identity
+from .primitives_reduction import reduction_identity
 
 I = HloInstruction
 Pairs = Sequence[tuple[int, int]]
@@ -46,7 +46,8 @@ def _conv_lower(ctx: LoweringContext, lhs: I, rhs: I, *, window_strides, padding
                                       batch_group_count, preferred_element_type)
 
 
-conv_general_dilated_p = primitive("conv_general_dilated", _conv_lower)
+conv_general_dilated_p = primitive("conv_general_dilated")
+conv_general_dilated_p.def_lowering(_conv_lower)
 
 
 # ------------------------------------------------------------------------ windowed reductions
@@ -68,8 +69,9 @@ def _reduce_window_lower(kind: str):
     return lower
 
 
-reduce_window_p = {kind: primitive(f"reduce_window_{kind}", _reduce_window_lower(kind))
-                   for kind in _WINDOW_OPCODES}
+reduce_window_p = {kind: primitive(f"reduce_window_{kind}") for kind in _WINDOW_OPCODES}
+for _kind, _p in reduce_window_p.items():
+    _p.def_lowering(_reduce_window_lower(_kind))
 
 _SELECT_DIRECTION = {"ge": "GE", "le": "LE"}
 _CHOOSER_KIND = {"ge": "max", "le": "min"}
@@ -88,8 +90,9 @@ def _select_and_scatter_add_lower(ctx: LoweringContext, source: I, operand: I, *
                                     source, init, scatter)
 
 
-select_and_scatter_add_p = primitive("select_and_scatter_add", _select_and_scatter_add_lower,
+select_and_scatter_add_p = primitive("select_and_scatter_add",
                                      weak=lambda args, params: args[0].weak_type)
+select_and_scatter_add_p.def_lowering(_select_and_scatter_add_lower)
 
 
 def _select_and_gather_add_lower(ctx: LoweringContext, tangents: I, operand: I, *,
@@ -109,8 +112,9 @@ def _select_and_gather_add_lower(ctx: LoweringContext, tangents: I, operand: I, 
     return b.get_tuple_element(r, 1)
 
 
-select_and_gather_add_p = primitive("select_and_gather_add", _select_and_gather_add_lower,
+select_and_gather_add_p = primitive("select_and_gather_add",
                                     weak=lambda args, params: args[0].weak_type)
+select_and_gather_add_p.def_lowering(_select_and_gather_add_lower)
 
 
 # ------------------------------------------------------------------------------- helpers
@@ -240,7 +244,7 @@ def _conv_vjp(ct: Array, ans: Array, lhs: Array, rhs: Array, *, preferred_elemen
             _conv_rhs_cotangent(ct, lhs, rhs, **params))
 
 
-conv_general_dilated_p.vjp = _conv_vjp
+conv_general_dilated_p.def_vjp(_conv_vjp)
 
 
 # -------------------------------------------------------------- windowed-reduction gradients
@@ -327,9 +331,9 @@ def _chooser_vjp(kind: str):
     return vjp
 
 
-reduce_window_p["sum"].vjp = _reduce_window_sum_vjp
-reduce_window_p["max"].vjp = _chooser_vjp("max")
-reduce_window_p["min"].vjp = _chooser_vjp("min")
+reduce_window_p["sum"].def_vjp(_reduce_window_sum_vjp)
+reduce_window_p["max"].def_vjp(_chooser_vjp("max"))
+reduce_window_p["min"].def_vjp(_chooser_vjp("min"))
 
 
 def _select_and_scatter_add_vjp(ct: Array, ans: Array, source: Array, operand: Array, *,
@@ -348,8 +352,8 @@ def _select_and_gather_add_vjp(ct: Array, ans: Array, tangents: Array, operand: 
     return (_scatter_to_chosen(ct, operand, _CHOOSER_KIND[select_kind], **params), None)
 
 
-select_and_scatter_add_p.vjp = _select_and_scatter_add_vjp
-select_and_gather_add_p.vjp = _select_and_gather_add_vjp
+select_and_scatter_add_p.def_vjp(_select_and_scatter_add_vjp)
+select_and_gather_add_p.def_vjp(_select_and_gather_add_vjp)
 
 __all__ = ["conv_general_dilated_p", "reduce_window_p", "select_and_scatter_add_p",
            "select_and_gather_add_p", "conv_specs", "conv_dn_from_specs",

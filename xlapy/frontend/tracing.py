@@ -31,7 +31,7 @@ from ..hlo.builder import XlaBuilder, as_element_type
 from ..hlo.ir import HloComputation, HloInstruction
 from ..hlo.shape import Shape
 from . import core
-from .core import Array, LoweringContext, Primitive
+from .core import Array, LoweringContext, Primitive, result_weak_types
 from .source_info import located, user_location
 
 
@@ -93,11 +93,8 @@ def _pure(comp: HloComputation) -> bool:
 
 def _fold(x: "Array") -> np.ndarray | None:
     """The value of a traced value computed from constants only, by the constant folder's
-    evaluator (the reference interpreter, registered by ``xlapy.client``)."""
-    from ..passes.constant_folding import get_constant_evaluator
-    evaluate = get_constant_evaluator()
-    if evaluate is None:
-        return None
+    evaluator (the reference interpreter)."""
+    from ..backends.compile import evaluate_constant as evaluate
     memo: dict[int, Any] = {}
 
     def value(instr: HloInstruction) -> Any:
@@ -187,8 +184,8 @@ class Trace:
         finally:
             self.builder.set_op_metadata(None)
         outs = list(out) if prim.multiple_results else [out]
-        weak = prim.result_weak(args, params)
-        return [Array(instr=o, trace=self, weak_type=weak) for o in outs]
+        weak = result_weak_types(prim, args, params, len(outs))
+        return [Array(instr=o, trace=self, weak_type=w) for o, w in zip(outs, weak)]
 
     def tag(self, op_type: str) -> Any:
         """``with trace.tag("while"):`` sets the metadata for instructions built directly."""

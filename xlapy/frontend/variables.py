@@ -10,23 +10,71 @@ refused: return the value and assign it outside.
 
 Trainable Variables are watched by ``GradientTape`` when read. As in TensorFlow, the
 gradient does not flow through ``assign``: a read after an assign starts a new value.
+
+Interrupts: a Variable's value is replaced, never written in place, and a compiled call
+sets all the Variables it assigned at once (:func:`commit_values`) after it completed,
+so an interrupted or failed call leaves every Variable at its old value. Eager code
+that assigns several Variables can make them all-or-nothing with :func:`transaction`
+(Keras's op-by-op training step does).
 """
 from __future__ import annotations
 
+import collections
 import itertools
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..hlo.builder import as_element_type
 from ..hlo.shape import Shape
+from ..threadlocal import PerThreadList
 from . import core
-from .core import Array, current_trace, new_ref, to_array
+from .core import Array, convert, current_trace, new_ref, to_array
 from .source_info import located
 
 _NAMES = itertools.count()
+# The journals of this thread's open transactions, innermost last: (Variable, old value).
+_JOURNALS = PerThreadList()
+
+
+def commit_values(variables: Sequence["Variable"], values: Sequence[Array]) -> None:
+    """Give ``variables[k]`` the value ``values[k]`` (concrete Arrays), all at once.
+
+    The assignments run inside one C-level loop (``map(setattr, ...)`` drained by a
+    ``deque``), where Python never checks for a pending signal, and the old values are
+    kept alive until it is done (releasing one may run a finalizer, where an interrupt
+    could land): a KeyboardInterrupt comes before or after the commit, never inside."""
+    old = [v._value for v in variables]
+    journals = _JOURNALS.items
+    if journals:
+        journals[-1].extend(zip(variables, old))
+    collections.deque(map(setattr, variables, itertools.repeat("_value"), values), maxlen=0)
+    del old
+
+
+@contextmanager
+def transaction() -> Iterator[None]:
+    """All-or-nothing Variable assignments: if the block raises (an error, a
+    KeyboardInterrupt), every Variable it assigned -- eagerly or through a compiled
+    call -- gets back the value it had when the block started. Transactions nest (an
+    inner one that completes is undone with its outer one) and are per thread."""
+    journal: list[tuple[Variable, Array]] = []
+    _JOURNALS.append(journal)
+    try:
+        yield
+    except BaseException:
+        _JOURNALS.pop()
+        first: dict[int, tuple[Variable, Array]] = {}
+        for var, value in journal:
+            first.setdefault(id(var), (var, value))
+        commit_values([v for v, _ in first.values()], [x for _, x in first.values()])
+        raise
+    _JOURNALS.pop()
+    if _JOURNALS.items:
+        _JOURNALS.items[-1].extend(journal)
 
 
 @dataclass
@@ -126,14 +174,16 @@ class Variable:
                 raise InvalidArgumentError(located(
                     f"cannot assign a value of dtype {v.dtype} to Variable {self.name!r} of "
                     f"dtype {self.dtype}"))
-            from . import lax
-            v = lax.convert_element_type(v, self.dtype)
+            v = convert(v, self.dtype)
         trace = current_trace()
         if trace is None:
             if v.is_traced:
                 raise InvalidArgumentError(located(
                     f"assigning a traced value to Variable {self.name!r} outside the function "
                     "being compiled"))
+            journals = _JOURNALS.items
+            if journals:
+                journals[-1].append((self, self._value))
             self._value = Array(np.asarray(v._value))
             return self
         if trace.parent is not None:
@@ -188,4 +238,4 @@ for _op in ("neg", "pos", "abs", "invert", "getitem", "lt", "le", "gt", "ge", "b
             "float", "int", "index"):
     setattr(Variable, f"__{_op}__", _delegate(f"__{_op}__"))
 
-__all__ = ["Variable", "VariableSlot", "trace_slots"]
+__all__ = ["Variable", "VariableSlot", "trace_slots", "commit_values", "transaction"]

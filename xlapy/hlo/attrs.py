@@ -14,7 +14,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class RawAttr:
-    """Attribute text kept verbatim (sharding, statistics, unknown attributes, dict backend_config)."""
+    """Attribute text kept verbatim (sharding, statistics, unknown attributes, dict
+    backend_config)."""
 
     text: str
 
@@ -137,10 +138,12 @@ class ConvDimensionNumbers:
             return "".join(chars)
 
         r = len(self.input_spatial) + 2
-        return (render(r, (self.input_batch, "b"), (self.input_feature, "f"), self.input_spatial) + "_"
+        return (render(r, (self.input_batch, "b"), (self.input_feature, "f"),
+                       self.input_spatial) + "_"
                 + render(r, (self.kernel_input_feature, "i"), (self.kernel_output_feature, "o"),
                          self.kernel_spatial) + "->"
-                + render(r, (self.output_batch, "b"), (self.output_feature, "f"), self.output_spatial))
+                + render(r, (self.output_batch, "b"), (self.output_feature, "f"),
+                         self.output_spatial))
 
 
 @dataclass(frozen=True)
@@ -208,6 +211,7 @@ BACKEND_CONFIG = "backend_config"   # "string" or {raw}
 SHAPE_LIST = "shape_list"    # operand_layout_constraints={f32[2]{0}, s32[]}
 ALIASING = "aliasing"        # output_to_operand_aliasing={{0}: (1, {}), ...}
 INSTR_LIST = "instr_list"    # control-predecessors={%a, %b}
+REPLICA_GROUPS = "replica_groups"   # {{0,1},{2,3}} or [2,4]<=[8]T(1,0) -> ReplicaGroups
 RAW = "raw"                  # balanced text kept verbatim
 
 ATTR_KINDS: dict[str, str] = {
@@ -220,7 +224,8 @@ ATTR_KINDS: dict[str, str] = {
     "is_stable": BOOL, "largest": BOOL, "indices_are_sorted": BOOL, "unique_indices": BOOL,
     "constrain_layout": BOOL, "use_global_device_ids": BOOL, "is_host_transfer": BOOL,
     "custom_call_has_side_effect": BOOL, "lower": BOOL, "left_side": BOOL, "unit_diagonal": BOOL,
-    "is_composite": BOOL, "is_reverse": BOOL, "is_associative": BOOL, "is_cross_program_prefetch": BOOL,
+    "is_composite": BOOL, "is_reverse": BOOL, "is_associative": BOOL,
+    "is_cross_program_prefetch": BOOL,
     # floats
     "epsilon": FLOAT,
     # strings
@@ -252,7 +257,8 @@ ATTR_KINDS: dict[str, str] = {
     "backend_config": BACKEND_CONFIG, "operand_layout_constraints": SHAPE_LIST,
     "output_to_operand_aliasing": ALIASING, "control-predecessors": INSTR_LIST,
     # kept verbatim
-    "sharding": RAW, "statistics": RAW, "origin": RAW, "replica_groups": RAW, "sparsity": RAW,
+    "replica_groups": REPLICA_GROUPS,
+    "sharding": RAW, "statistics": RAW, "origin": RAW, "sparsity": RAW,
     "result_accuracy": RAW, "literal": RAW, "domain": RAW, "profile_type": RAW,
     "outfeed_shape": RAW,
 }

@@ -248,8 +248,9 @@ class XlaBuilder:
                index_vector_dim: int, slice_sizes, operand_batching_dims=(),
                start_indices_batching_dims=(), indices_are_sorted: bool = False
                ) -> HloInstruction:
-        attrs = {"offset_dims": tuple(offset_dims), "collapsed_slice_dims":
-                 tuple(collapsed_slice_dims), "start_index_map": tuple(start_index_map)}
+        attrs: dict[str, Any] = {"offset_dims": tuple(offset_dims), "collapsed_slice_dims":
+                                 tuple(collapsed_slice_dims),
+                                 "start_index_map": tuple(start_index_map)}
         if operand_batching_dims:
             attrs["operand_batching_dims"] = tuple(operand_batching_dims)
             attrs["start_indices_batching_dims"] = tuple(start_indices_batching_dims)
@@ -263,9 +264,10 @@ class XlaBuilder:
                 input_batching_dims=(), scatter_indices_batching_dims=(),
                 indices_are_sorted: bool = False, unique_indices: bool = False
                 ) -> HloInstruction:
-        attrs = {"update_window_dims": tuple(update_window_dims),
-                 "inserted_window_dims": tuple(inserted_window_dims),
-                 "scatter_dims_to_operand_dims": tuple(scatter_dims_to_operand_dims)}
+        attrs: dict[str, Any] = {
+            "update_window_dims": tuple(update_window_dims),
+            "inserted_window_dims": tuple(inserted_window_dims),
+            "scatter_dims_to_operand_dims": tuple(scatter_dims_to_operand_dims)}
         if input_batching_dims:
             attrs["input_batching_dims"] = tuple(input_batching_dims)
             attrs["scatter_indices_batching_dims"] = tuple(scatter_indices_batching_dims)
@@ -410,7 +412,8 @@ class XlaBuilder:
             if len(comps) != 2:
                 raise InvalidArgumentError("conditional: a pred selector needs 2 branches "
                                            "(true, false)")
-            attrs = {"true_computation": comps[0], "false_computation": comps[1]}
+            attrs: dict[str, Any] = {"true_computation": comps[0],
+                                     "false_computation": comps[1]}
         else:
             attrs = {"branch_computations": tuple(comps)}
         return self.add_instruction("conditional", [selector, *branch_operands], attrs)

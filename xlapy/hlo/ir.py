@@ -140,6 +140,32 @@ class HloInstruction:
         return f"<HloInstruction {self.name} = {self.shape} {self.opcode}>"
 
 
+def post_order_from(starts: Iterable[HloInstruction],
+                    members: set[int] | None = None) -> list[HloInstruction]:
+    """The instructions reachable from ``starts`` through operands and control
+    predecessors (only those whose ``id`` is in ``members``, when given), each after its
+    operands and control predecessors; ``starts`` are visited in order."""
+    seen: set[int] = set()
+    out: list[HloInstruction] = []
+    for start in starts:
+        if id(start) in seen:
+            continue
+        stack: list[tuple[HloInstruction, bool]] = [(start, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                out.append(node)
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            stack.append((node, True))
+            for dep in reversed(node.operands + node.control_predecessors):
+                if id(dep) not in seen and (members is None or id(dep) in members):
+                    stack.append((dep, False))
+    return out
+
+
 class HloComputation:
     """A computation: an ordered list of instructions with one root.
 
@@ -201,25 +227,7 @@ class HloComputation:
 
     def post_order(self) -> list[HloInstruction]:
         """All instructions, each after its operands and control predecessors."""
-        seen: set[int] = set()
-        out: list[HloInstruction] = []
-        for start in self.instructions:
-            if id(start) in seen:
-                continue
-            stack: list[tuple[HloInstruction, bool]] = [(start, False)]
-            while stack:
-                node, expanded = stack.pop()
-                if expanded:
-                    out.append(node)
-                    continue
-                if id(node) in seen:
-                    continue
-                seen.add(id(node))
-                stack.append((node, True))
-                for dep in reversed(node.operands + node.control_predecessors):
-                    if id(dep) not in seen:
-                        stack.append((dep, False))
-        return out
+        return post_order_from(self.instructions)
 
     def __iter__(self) -> Iterator[HloInstruction]:
         return iter(self.instructions)
@@ -240,7 +248,8 @@ class HloComputation:
 
 @dataclass
 class StackFrameIndex:
-    """JAX's ``FileNames``/``FunctionNames``/``FileLocations``/``StackFrames`` tables (1-based ids)."""
+    """JAX's ``FileNames``/``FunctionNames``/``FileLocations``/``StackFrames`` tables
+    (1-based ids)."""
 
     file_names: list[str] = field(default_factory=list)
     function_names: list[str] = field(default_factory=list)
@@ -271,7 +280,8 @@ class StackFrameIndex:
 
 @dataclass(frozen=True)
 class AliasEntry:
-    """One ``input_output_alias`` entry: output ``{out_index}`` aliases parameter ``param_number``."""
+    """One ``input_output_alias`` entry: output ``{out_index}`` aliases parameter
+    ``param_number``."""
 
     output_index: tuple[int, ...]
     param_number: int
@@ -336,7 +346,8 @@ class HloModule:
     def unique_name(self, base: str) -> str:
         """A name not yet used in this module, derived from ``base`` (``add`` -> ``add.3``)."""
         if self._taken is None:
-            self._taken = {i.name for i in self.instructions()} | {c.name for c in self.computations}
+            self._taken = {i.name for i in self.instructions()} | \
+                {c.name for c in self.computations}
         if base not in self._taken:
             self._taken.add(base)
             return base

@@ -25,10 +25,11 @@ from ..errors import HloParseError
 from . import types as T
 from .attrs import (ALIASING, BACKEND_CONFIG, BOOL, BOOL_LIST, COMPUTATION, COMPUTATION_LIST,
                     DICT, DIM_LABELS, ENUM, ENUM_LIST, FLOAT, INT_TREE, METADATA, PADDING,
-                    SHAPE_LIST, SLICE, STRING, WINDOW, ConvDimensionNumbers, OpMetadata,
+                    REPLICA_GROUPS, SHAPE_LIST, SLICE, STRING, WINDOW, ConvDimensionNumbers, OpMetadata,
                     RawAttr, Window)
 from .attrs import INT as INT_KIND
 from .literal import unescape_string
+from .replica_groups import parse_replica_groups
 from .shape import UNBOUNDED, Layout, Shape
 
 _WS = re.compile(r"(?:\s+|/\*.*?\*/|//[^\n]*)*", re.S)
@@ -468,6 +469,19 @@ def _read_backend_config(sc: Scanner, key: str) -> str | RawAttr:
     return RawAttr(sc.balanced(f"attribute '{key}'"))
 
 
+def _read_replica_groups(sc: Scanner, key: str) -> Any:
+    """``{{0,1},{2,3}}`` or ``[2,4]<=[8]T(1,0)`` as :class:`ReplicaGroups`; the mesh-axes form
+    (``mesh['a'=2] {'a'}``) is kept verbatim."""
+    p = sc.skip()
+    text = sc.balanced(f"attribute '{key}'")
+    if text.startswith("mesh"):
+        return RawAttr(text)
+    try:
+        return parse_replica_groups(text)
+    except ValueError as e:
+        sc.fail(str(e), p)
+
+
 def _read_aliasing(sc: Scanner, key: str) -> tuple:
     out = []
     for _ in braced_items(sc, key):
@@ -504,6 +518,7 @@ _READERS: dict[str, Callable[[Scanner, str], Any]] = {
     BACKEND_CONFIG: _read_backend_config,
     SHAPE_LIST: lambda sc, key: tuple(read_shape(sc) for _ in braced_items(sc, key)),
     ALIASING: _read_aliasing,
+    REPLICA_GROUPS: _read_replica_groups,
 }
 
 

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import ml_dtypes
 import numpy as np
 
 from . import types as T
 from .shape import Shape
+
+if TYPE_CHECKING:
+    from .lexer import Scanner
 
 ELIDED = "{...}"
 
@@ -29,7 +32,8 @@ _UNESCAPES = {"n": 10, "r": 13, "t": 9, '"': 34, "'": 39, "\\": 92, "?": 63, "a"
 
 
 def quote_string(s: str) -> str:
-    """``s`` in double quotes with C escapes (absl ``CEscape``): bytes outside ASCII as ``\\ooo``."""
+    """``s`` in double quotes with C escapes (absl ``CEscape``): bytes outside ASCII as
+    ``\\ooo``."""
     out = ['"']
     for ch in s:
         esc = _SIMPLE_ESCAPES.get(ch)
@@ -267,7 +271,8 @@ def format_literal(value: Any, shape: Shape) -> str:
     if shape.is_tuple:
         if not isinstance(value, tuple) or len(value) != len(shape.tuple_shapes):
             raise ValueError(f"tuple literal does not match shape {shape.to_text()}")
-        return "( " + ", ".join(format_literal(v, s) for v, s in zip(value, shape.tuple_shapes)) + " )"
+        items = (format_literal(v, s) for v, s in zip(value, shape.tuple_shapes))
+        return "( " + ", ".join(items) + " )"
     a = np.asarray(value)
     if a.dtype != shape.dtype:
         a = a.astype(shape.dtype)
@@ -279,7 +284,8 @@ def format_literal(value: Any, shape: Shape) -> str:
 
 # ----------------------------------------------------------------------------- NumPy side
 def to_literal(value: Any, shape: Shape) -> Any:
-    """``value`` (scalar, nested list, NumPy array, or tuple for tuple shapes) as a literal of ``shape``."""
+    """``value`` (scalar, nested list, NumPy array, or tuple for tuple shapes) as a literal
+    of ``shape``."""
     from ..errors import InvalidArgumentError
     if shape.is_tuple:
         if not isinstance(value, (tuple, list)) or len(value) != len(shape.tuple_shapes):
@@ -339,7 +345,7 @@ def read_literal(sc: Any, shape: Shape) -> Any:
     return _read_array(sc, shape, p)
 
 
-def _read_scalar(sc: Any, shape: Shape) -> np.ndarray:
+def _read_scalar(sc: Scanner, shape: Shape) -> np.ndarray:
     p = sc.skip()
     et = shape.element_type
     if sc.accept("("):
@@ -364,7 +370,7 @@ def _read_scalar(sc: Any, shape: Shape) -> np.ndarray:
 _BRACE_OR_COMMENT = re.compile(r"/\*.*?\*/|[{}]", re.S)
 
 
-def _find_close(sc: Any, start: int) -> int:
+def _find_close(sc: Scanner, start: int) -> int:
     """Offset just past the '}' matching the '{' at ``start``."""
     depth = 0
     for m in _BRACE_OR_COMMENT.finditer(sc.text, start):
@@ -421,6 +427,7 @@ def _read_array(sc: Any, shape: Shape, start: int) -> np.ndarray:
         """Parse '{ ... }' at token i -> ([open index, children], next index)."""
         open_idx = i
         children: list = []
+        child: Any                  # a group, a (real, imag) index pair or a scalar index
         i += 1
         while i < n and texts[i] != "}":
             t = texts[i]

@@ -6,7 +6,7 @@ in :mod:`xlapy.hlo.attrs`); attributes allowed on every instruction
 (``COMMON_ATTRS``) are not repeated. ``family`` groups ops the same way the
 shape rules, the interpreter and the emitters are split into files.
 ``executable`` is False for ops that parse and print but that no backend runs
-(collectives beyond one device, async wrappers, the newest opcodes).
+(the newest opcodes).
 
 The traits are the one place each layer reads an op's facts from:
 
@@ -213,9 +213,9 @@ _op("custom-call", None, "control_flow", ("custom_call_target",),
      "operand_layout_constraints", "custom_call_has_side_effect", "to_apply",
      "called_computations", "output_to_operand_aliasing", "padding_type", "literal",
      "operand_precision", "schedule", "custom_call_schedule", "api_version"))
-_op("async-start", None, "control_flow", ("calls",), ("async_execution_thread",), executable=False)
-_op("async-update", 1, "control_flow", (), ("async_execution_thread",), executable=False)
-_op("async-done", 1, "control_flow", (), ("async_execution_thread",), executable=False)
+_op("async-start", None, "control_flow", ("calls",), ("async_execution_thread",))
+_op("async-update", 1, "control_flow", (), ("async_execution_thread",))
+_op("async-done", 1, "control_flow", (), ("async_execution_thread",))
 _op("opt-barrier", 1, "control_flow")
 _op("add-dependency", 2, "control_flow")
 _op("after-all", None, "control_flow")
@@ -224,20 +224,20 @@ _op("domain", 1, "control_flow", ("domain",))
 # 1.8 collectives, I/O, RNG, misc
 _COLL = ("replica_groups", "channel_id", "constrain_layout", "use_global_device_ids")
 _op("all-reduce", None, "collective", ("to_apply",), _COLL)
-_op("all-reduce-start", None, "collective", ("to_apply",), _COLL, executable=False)
-_op("all-reduce-done", 1, "collective", executable=False)
+_op("all-reduce-start", None, "collective", ("to_apply",), _COLL)
+_op("all-reduce-done", 1, "collective")
 _op("reduce-scatter", None, "collective", ("to_apply", "dimensions"), _COLL)
 _op("all-gather", None, "collective", ("dimensions",), _COLL)
-_op("all-gather-start", None, "collective", ("dimensions",), _COLL, executable=False)
-_op("all-gather-done", 1, "collective", executable=False)
+_op("all-gather-start", None, "collective", ("dimensions",), _COLL)
+_op("all-gather-done", 1, "collective")
 _op("all-to-all", None, "collective", (), _COLL + ("dimensions",))
 _op("ragged-all-to-all", 6, "collective", (), _COLL, executable=False)
 _op("collective-broadcast", None, "collective", ("replica_groups",), ("channel_id",))
 _op("collective-permute", None, "collective", ("source_target_pairs",),
     ("channel_id", "slice_sizes"))
 _op("collective-permute-start", None, "collective", ("source_target_pairs",),
-    ("channel_id", "slice_sizes"), executable=False)
-_op("collective-permute-done", 1, "collective", executable=False)
+    ("channel_id", "slice_sizes"))
+_op("collective-permute-done", 1, "collective")
 _op("collective-reduce", None, "collective", (), _COLL + ("to_apply",), executable=False)
 _op("replica-id", 0, "collective")
 _op("partition-id", 0, "collective")
@@ -275,8 +275,8 @@ _EFFECTS = {
 for _cost, _names in _TRAITS.items():
     for _n in _names:
         OPCODES[_n] = replace(OPCODES[_n], cost=_cost)
-for _effect, _names in _EFFECTS.items():
-    for _n in _names:
+for _effect, _ops in _EFFECTS.items():
+    for _n in _ops:
         OPCODES[_n] = replace(OPCODES[_n], effect=_effect)
 
 # Operation names that the async "sugar" forms wrap (e.g. custom-call-start).
@@ -293,7 +293,8 @@ def op_info(name: str) -> OpInfo | None:
 
 
 def ops_with(**traits) -> frozenset[str]:
-    """The opcodes whose table rows have every given trait value (``ops_with(effect="channel")``)."""
+    """The opcodes whose table rows have every given trait value
+    (``ops_with(effect="channel")``)."""
     return frozenset(n for n, info in OPCODES.items()
                      if all(getattr(info, k) == v for k, v in traits.items()))
 

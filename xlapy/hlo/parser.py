@@ -1,6 +1,6 @@
 """Parser of XLA's HLO text format (module, computations, instructions).
 
-Grammar (see ``docs``/the XLA reference §2)::
+Grammar (as XLA prints and parses it)::
 
     module      ::= 'HloModule' name (',' attr)* table* computation+
     table       ::= ('FileNames'|'FunctionNames'|'FileLocations'|'StackFrames') row*
@@ -69,7 +69,8 @@ class _Pending:
 
     def __init__(self, name: str, pos: int) -> None:
         self.name, self.pos = name, pos
-        self.opcode, self.op_pos, self.shape = "", pos, None
+        self.opcode, self.op_pos = "", pos
+        self.shape: Shape | None = None
         self.operands: list = []          # (name, pos, declared shape) or _Pending
         self.attrs: dict[str, Any] = {}
         self.literal: Any = None
@@ -197,8 +198,9 @@ class HloParser:
 
     def _tables(self, module: HloModule) -> None:
         sc, sf = self.sc, module.stack_frames
-        targets = {"FileNames": sf.file_names, "FunctionNames": sf.function_names,
-                   "FileLocations": sf.file_locations, "StackFrames": sf.stack_frames}
+        targets: dict[str, list] = {"FileNames": sf.file_names, "FunctionNames": sf.function_names,
+                                    "FileLocations": sf.file_locations,
+                                    "StackFrames": sf.stack_frames}
         while True:
             p = sc.skip()
             m = _TABLE.match(sc.text, p)
@@ -413,7 +415,8 @@ class HloParser:
                 opcode.endswith(s) and opcode[:-len(s)] in OPCODES for s in ASYNC_SUFFIXES):
             sc.fail(f"unknown opcode '{opcode}'", pd.op_pos, expected="opcode")
         pd.opcode = opcode
-        sc.accept("(") or sc.expect("(", f"after opcode '{opcode}'")   # (message if needed)
+        if not sc.accept("("):
+            sc.expect("(", f"after opcode '{opcode}'")
         if opcode == "constant":
             pd.literal = read_literal(sc, pd.shape)
             sc.expect(")", "to close the constant's literal")

@@ -15,6 +15,7 @@ from . import attrs as A
 from .attrs import ConvDimensionNumbers, OpMetadata, RawAttr, Window
 from .ir import AliasEntry, HloComputation, HloInstruction, HloModule, StackFrameIndex
 from .literal import ELIDED, format_literal, quote_string
+from .replica_groups import ReplicaGroups
 from .shape import ProgramShape, Shape
 
 _TRAILING = ("statistics", "metadata", "backend_config")
@@ -68,8 +69,8 @@ def _dict(d: dict) -> str:
 
 def value_to_text(kind: str | None, value: Any, long: bool = True) -> str:
     """Text of an attribute value of ``kind`` (None: guess from the Python type)."""
-    if isinstance(value, RawAttr):
-        return value.text
+    if isinstance(value, (RawAttr, ReplicaGroups)):
+        return value.to_text() if isinstance(value, ReplicaGroups) else value.text
     if kind == A.BOOL:
         return _bool(value)
     if kind == A.INT:

@@ -16,7 +16,8 @@ from .types import ElementType
 
 @dataclass(frozen=True)
 class Layout:
-    """An array layout: ``minor_to_major`` plus any extra text after ``:`` (tiling, memory space)."""
+    """An array layout: ``minor_to_major`` plus any extra text after ``:`` (tiling, memory
+    space)."""
 
     minor_to_major: tuple[int, ...]
     extra: str = ""   # verbatim text after ':' e.g. "T(2,128)" or "S(1)"

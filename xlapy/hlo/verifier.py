@@ -5,14 +5,17 @@ lists one problem per line (``computation/instruction: what is wrong``); the lis
 on the error's ``problems`` attribute. Checks: known opcodes, operand counts, required
 attributes, shapes against shape inference (layouts ignored; dot and convolution may
 produce another element type), called computations' signatures (via the shape rules),
-operands in the same computation, one root, parameter numbering, unique names, no cycles,
-``entry_computation_layout`` and ``input_output_alias`` against the entry signature.
+operands in the same computation, one root, parameter numbering, unique names, no cycles
+(of instructions, or of computations calling each other), ``entry_computation_layout``
+and ``input_output_alias`` against the entry signature, collectives' replica groups and
+permute pairs against ``replica_count``/``num_partitions``.
 """
 from __future__ import annotations
 
 from ..errors import ShapeError, VerificationError
 from .ir import HloComputation, HloInstruction, HloModule
 from .opcodes import ASYNC_SUFFIXES, OPCODES
+from .replica_groups import collective_problems
 from .shape import Shape
 from .shape_inference import has_rule, infer_instruction_shape, same_dims, same_type_and_dims
 
@@ -110,6 +113,42 @@ def _find_cycle(comp: HloComputation) -> list[str] | None:
     return None
 
 
+def _check_call_graph(module: HloModule, problems: list[str]) -> None:
+    """Computations may not call themselves, directly or through others (XLA's call graph
+    is a DAG; a recursive one never terminates). Iterative depth-first search; each cycle
+    is reported at the instruction that closes it."""
+    known = {id(c) for c in module.computations}
+    state: dict[int, int] = {}              # 1: on the current path, 2: done
+    for root in module.computations:
+        if state.get(id(root)):
+            continue
+        path: list[HloComputation] = [root]
+        stack = [iter([(i, c) for i in root.instructions for c in i.called_computations])]
+        state[id(root)] = 1
+        while stack:
+            step = next(stack[-1], None)
+            if step is None:
+                state[id(path.pop())] = 2
+                stack.pop()
+                continue
+            instr, callee = step
+            if id(callee) not in known:
+                continue                   # reported as "not in the module"
+            if state.get(id(callee)) == 1:
+                cycle = path[next(k for k, c in enumerate(path) if c is callee):]
+                names = " -> ".join(c.name for c in cycle + [callee])
+                problems.append(f"{_where(path[-1], instr)}: calls computation {callee.name}, "
+                                f"which is already being called: the call graph is recursive "
+                                f"({names})")
+                continue
+            if state.get(id(callee)) == 2:
+                continue
+            state[id(callee)] = 1
+            path.append(callee)
+            stack.append(iter([(i, c) for i in callee.instructions
+                               for c in i.called_computations]))
+
+
 def _check_computation(comp: HloComputation, problems: list[str]) -> None:
     at = _where(comp)
     if comp.root is None:
@@ -200,6 +239,18 @@ def _check_module_header(module: HloModule, problems: list[str]) -> None:
                             f"shape {param.to_text(False)}")
 
 
+def _check_collectives(module: HloModule, comp: HloComputation, problems: list[str]) -> None:
+    """Replica groups and permute pairs against the module's replica and partition counts."""
+    replicas = int(module.attributes.get("replica_count", 1) or 1)
+    partitions = int(module.attributes.get("num_partitions", 1) or 1)
+    for instr in comp.instructions:
+        if instr.attrs and ("replica_groups" in instr.attrs or "source_target_pairs" in instr.attrs
+                            or "channel_id" in instr.attrs):
+            problems.extend(f"{_where(comp, instr)}: {instr.opcode}: {p}" for p in
+                            collective_problems(instr.opcode, instr.attrs, replicas, partitions,
+                                                [o.shape for o in instr.operands], instr.shape))
+
+
 def verify_module(module: HloModule, *, unique_names: str = "module") -> None:
     """Verify every computation and the module header; raise VerificationError listing all
     problems found.
@@ -231,6 +282,8 @@ def verify_module(module: HloModule, *, unique_names: str = "module") -> None:
                     problems.append(f"{_where(comp, instr)}: calls computation {callee.name}, "
                                     "which is not in the module")
         _check_computation(comp, problems)
+        _check_collectives(module, comp, problems)
+    _check_call_graph(module, problems)
     _check_module_header(module, problems)
     _raise(problems, f"module {module.name}")
 

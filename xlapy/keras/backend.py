@@ -1,4 +1,4 @@
-"""Process-wide Keras state: unique layer names, the global seed, the batch mask.
+"""Keras state: layer names and the global seed (process-wide), the batch mask (per thread).
 
 - :func:`unique_name` gives ``dense``, ``dense_1``, ... per base name (reset by
   :func:`clear_session`, as in Keras);
@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import collections
 import re
+import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
 import numpy as np
 
-_NAME_COUNTS: collections.Counter = collections.Counter()
+from ..threadlocal import PerThreadList
+
+_NAME_COUNTS: collections.Counter = collections.Counter()     # shared by all threads
+_NAME_LOCK = threading.Lock()
 _RNG: list[np.random.Generator] = [np.random.default_rng()]
-_BATCH_MASK: list[Any] = []
+_BATCH_MASK = PerThreadList()          # per thread: each thread's fit has its own batch
 
 FLOATX = np.dtype(np.float32)
 
@@ -44,14 +48,16 @@ def snake_case(name: str) -> str:
 
 def unique_name(base: str) -> str:
     """``base`` the first time, then ``base_1``, ``base_2``, ..."""
-    n = _NAME_COUNTS[base]
-    _NAME_COUNTS[base] += 1
+    with _NAME_LOCK:
+        n = _NAME_COUNTS[base]
+        _NAME_COUNTS[base] += 1
     return base if n == 0 else f"{base}_{n}"
 
 
 def clear_session() -> None:
     """Reset layer-name counters (Keras's ``clear_session``)."""
-    _NAME_COUNTS.clear()
+    with _NAME_LOCK:
+        _NAME_COUNTS.clear()
 
 
 def set_random_seed(seed: int) -> None:

@@ -11,6 +11,10 @@ that the compiled program reads and writes back through input/output aliasing.
 (``set_auto_jit(True/False)``, TensorFlow's ``tf.config.optimizer.set_jit``) and
 compiles when that is not set.
 
+**Interrupts.** A train step interrupted (KeyboardInterrupt) or failing leaves weights,
+optimizer state and metrics all as they were before it: compiled, the call sets its
+Variables only when it completes; op by op, the step is a Variable ``transaction``.
+
 **Partial last batch: pad with a mask.** Every batch has ``batch_size`` rows (see
 :mod:`xlapy.keras.data`): the last one is padded by repeating its rows and a 0/1 mask
 marks the padding. The step multiplies the sample weights by the mask, divides the loss
@@ -35,6 +39,7 @@ from .. import numpy as xnp
 from ..errors import InvalidArgumentError, UnimplementedError
 from ..frontend.autodiff import GradientTape
 from ..frontend.tf_function import auto_jit, function
+from ..frontend.variables import transaction
 from . import backend, losses as losses_mod, metrics as metrics_mod, optimizers
 from .data import num_samples, to_numpy
 from .data_adapters import class_weights
@@ -160,7 +165,10 @@ class Trainer(TrainingLoops):
 
     def _make_functions(self) -> None:
         def train_function(x: Any, y: Any, sample_weight: Any, mask: Any) -> dict:
-            return self._train_entry(x, y, sample_weight, mask)
+            # op by op, an interrupted step puts back the Variables it assigned (compiled,
+            # the call sets them all at once when it completes)
+            with transaction():
+                return self._train_entry(x, y, sample_weight, mask)
 
         def test_function(x: Any, y: Any, sample_weight: Any, mask: Any) -> dict:
             return self._test_entry(x, y, sample_weight, mask)

@@ -8,6 +8,7 @@ import numpy as np
 from ..errors import InvalidArgumentError, ShapeError
 from ..frontend import dtypes
 from ..frontend import lax
+from ..frontend import lax_composite
 from ..frontend.core import Array, to_array
 from ..frontend.tracing import concrete_int
 
@@ -221,7 +222,7 @@ def power(x: Any, y: Any) -> Array:
         if y < 0 and not dtypes.is_inexact(x.dtype):
             raise InvalidArgumentError(f"xnp.power: integers cannot be raised to the negative "
                                        f"power {y} (base dtype {x.dtype})")
-        return lax.integer_pow(x, int(y))
+        return lax_composite.integer_pow(x, int(y))
     x, y = promote(x, y)
     if x.dtype == np.bool_:
         raise InvalidArgumentError("xnp.power does not support bool operands")

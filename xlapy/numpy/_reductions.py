@@ -72,7 +72,7 @@ def _reduction(kind: str, upcast: bool):
             raise InvalidArgumentError(f"xnp.{kind}: zero-size reduction has no identity")
         if where is not None:
             from ._elementwise import broadcast_to, _to_bool
-            from ..frontend.primitives import reduction_identity
+            from ..frontend.primitives_reduction import reduction_identity
             kind_ = kind if x.dtype != np.bool_ else {"max": "or", "min": "and",
                                                       "sum": "or", "prod": "and"}[kind]
             ident = _const(reduction_identity(kind_, x.dtype), x)

@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..frontend import dtypes
 from ..frontend import lax
+from ..frontend import lax_composite
 from ..frontend.core import Array
 from ._elementwise import _const, _to_bool, asarray, promote
 
@@ -195,7 +196,7 @@ def heaviside(x1: Any, x2: Any) -> Array:
 def nextafter(x1: Any, x2: Any) -> Array:
     """Like numpy.nextafter, for 16- and 32-bit floats (64-bit floats are off, as JAX)."""
     x, y = promote(x1, x2, to_inexact=True)
-    return lax.nextafter(x, y)
+    return lax_composite.nextafter(x, y)
 
 
 def isclose(a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-08,

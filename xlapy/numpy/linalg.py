@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError, ShapeError
 from ..frontend import dtypes, lax
+from ..frontend import lax_composite
 from ..frontend import primitives_linalg as PL
 from ..frontend.core import Array
 from ..frontend.tracing import concrete_int
@@ -142,7 +143,7 @@ def svdvals(x: Any) -> Array:
 # ------------------------------------------------------------------------------ solving
 def _lu_solve(lu: Array, perm: Array, b: Array) -> Array:
     idx = lax.broadcast_in_dim(perm, b.shape, tuple(range(perm.ndim)))
-    pb = lax.take_along_axis(b, idx, b.ndim - 2)
+    pb = lax_composite.take_along_axis(b, idx, b.ndim - 2)
     y = PL.triangular_solve(lu, pb, lower=True, unit_diagonal=True)
     return PL.triangular_solve(lu, y, lower=False)
 

@@ -66,6 +66,7 @@ from ..hlo.opcodes import ELEMENTWISE
 from .algsimp_reduce import simplify_dot, simplify_reduce
 from .algsimp_shapes import SHAPE_REWRITES
 from .base import HloPass
+from .context import PassContext
 from .computation_edits import DeferredEdits
 from .hlo_utils import (add_instruction, add_scalar_broadcast, can_replace,
                         non_fusion_computations, scalar_literal, scalar_shape, sort_instructions)
@@ -78,18 +79,19 @@ class AlgebraicSimplifier(HloPass):
 
     name = "algsimp"
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
+        eager = ctx is not None and ctx.reference_mode
         changed = False
         for comp in non_fusion_computations(module):
-            if _simplify_computation(comp):
+            if _simplify_computation(comp, eager):
                 sort_instructions(comp)
                 changed = True
         return changed
 
 
-def _simplify_computation(comp: HloComputation) -> bool:
+def _simplify_computation(comp: HloComputation, eager: bool) -> bool:
     changed = False
-    with DeferredEdits(comp) as edits:
+    with DeferredEdits(comp, eager) as edits:
         for instr in comp.post_order():
             if instr.parent is not comp or instr.control_predecessors:
                 continue
@@ -132,7 +134,8 @@ def _is_zero(instr: HloInstruction, negative: bool | None = None) -> bool:
     et = instr.shape.element_type
     if not et.is_floating or negative is None:
         return not et.is_complex
-    return math.copysign(1.0, v) < 0 if negative else math.copysign(1.0, v) > 0
+    sign = math.copysign(1.0, v.real)            # v is real here
+    return sign < 0 if negative else sign > 0
 
 
 def _is_one(instr: HloInstruction) -> bool:
@@ -214,7 +217,7 @@ def _simplify_power(comp: HloComputation, instr: HloInstruction) -> HloInstructi
 def _exact_reciprocal(instr: HloInstruction) -> np.ndarray | None:
     """1/c in c's type when c is a power of two whose reciprocal is representable exactly."""
     c = _value(instr)
-    if c is None or c == 0 or not math.isfinite(c):
+    if c is None or c == 0 or not math.isfinite(c.real):   # c is real (float dividers)
         return None
     mantissa, _ = math.frexp(abs(c))
     if mantissa != 0.5:
@@ -306,7 +309,8 @@ def value_preserving(src: T.ElementType, dst: T.ElementType) -> bool:
         return value_bits <= T.finfo(dst).nmant + 1
     if src.is_floating and dst.is_floating and dst.name in _IEEE_FLOATS:
         s, d = T.finfo(src), T.finfo(dst)
-        smallest = lambda f: f.minexp - f.nmant      # exponent of the smallest subnormal
+        def smallest(f: np.finfo) -> int:            # exponent of the smallest subnormal
+            return f.minexp - f.nmant
         return (s.nmant <= d.nmant and s.maxexp <= d.maxexp
                 and smallest(s) >= smallest(d))
     return False

@@ -35,6 +35,7 @@ from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.shape import Shape
 from ..hlo.types import S32
 from .base import HloPass
+from .context import PassContext
 from .hlo_utils import (add_constant, add_instruction, array_shape, non_fusion_computations,
                         scalar_shape, sort_instructions)
 
@@ -50,7 +51,7 @@ class BatchNormExpander(HloPass):
                         "batch-norm-inference": rewrite_inference_op,
                         "batch-norm-grad": rewrite_grad_op}
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
         changed = False
         for comp in non_fusion_computations(module):
             ops = [i for i in comp.instructions if self.enabled.get(i.opcode, False)]
@@ -121,8 +122,8 @@ class _Expansion:
         """N as a scalar of the element type (XLA's ``DynamicElementCountPerFeature``)."""
         x = self.op.operands[0]
         if not x.shape.is_dynamic:
-            count = int(np.prod([x.shape.dims[d] for d in self.reduce_dims], dtype=np.int64))
-            return self.scalar(np.asarray(np.int32(count)).astype(self.shape.dtype))
+            n = int(np.prod([x.shape.dims[d] for d in self.reduce_dims], dtype=np.int64))
+            return self.scalar(np.asarray(np.int32(n)).astype(self.shape.dtype))
         s32 = Shape.scalar(S32)
         count = add_constant(self.comp, 1, s32)
         for d in self.reduce_dims:

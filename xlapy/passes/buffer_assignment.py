@@ -25,7 +25,7 @@ donated buffers were not usable") and the output gets its own allocation.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Sequence, cast
 
 from ..errors import InvalidArgumentError
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
@@ -93,10 +93,11 @@ def human_bytes(n: int) -> str:
     """XLA's ``HumanReadableNumBytes``: ``400B``, ``1.17KiB``, ``3.06MiB``."""
     if n < 1024:
         return f"{n}B"
+    value = float(n)
     for unit in ("KiB", "MiB", "GiB", "TiB"):
-        n /= 1024.0
-        if n < 1024 or unit == "TiB":
-            return f"{n:.2f}{unit}"
+        value /= 1024.0
+        if value < 1024 or unit == "TiB":
+            return f"{value:.2f}{unit}"
     return f"{n}B"
 
 
@@ -475,7 +476,7 @@ def _place_temps(ba: BufferAssignment, intervals: list[heap.BufferInterval],
         return
     per_comp: dict[str, list[heap.BufferInterval]] = {}
     for iv in intervals:
-        per_comp.setdefault(iv.key[0], []).append(iv)
+        per_comp.setdefault(cast(tuple, iv.key)[0], []).append(iv)
     by_name = {info.comp.name: info for info in ba._infos.values()}
     placements: list[tuple[heap.BufferInterval, int]] = []
     base = 0
@@ -490,7 +491,7 @@ def _place_temps(ba: BufferAssignment, intervals: list[heap.BufferInterval],
     size = max(off + iv.size for iv, off in placements)
     temp = ba._new_allocation(size, TEMP)
     for iv, off in placements:
-        comp_name, g = iv.key
+        comp_name, g = cast("tuple[str, int]", iv.key)
         for m in by_name[comp_name].groups.members[g]:
             temp.assigned.append((m, off, m.size))
             ba._slices[m.id] = BufferSlice(temp, off, m.size)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from ..errors import VerificationError
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from .base import HloPass
+from .context import PassContext
 from .hlo_utils import remove_unreachable_computations, sort_instructions
 
 
@@ -29,7 +30,7 @@ class CallInliner(HloPass):
     def __init__(self, single_call_site: bool = False) -> None:
         self.single_call_site = single_call_site
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
         call_sites: dict[int, int] = {}
         for instr in module.instructions():
             if instr.opcode == "call":

@@ -18,6 +18,7 @@ from __future__ import annotations
 from ..hlo import types as T
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from .base import HloPass
+from .context import PassContext
 from .computation_edits import DeferredEdits
 from .hlo_utils import (add_instruction, add_scalar_broadcast, array_shape,
                         non_fusion_computations, sort_instructions)
@@ -30,11 +31,12 @@ class ComparisonExpander(HloPass):
 
     name = "comparison-expander"
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
+        eager = ctx is not None and ctx.reference_mode
         changed = False
         for comp in non_fusion_computations(module):
             touched = False
-            with DeferredEdits(comp) as edits:
+            with DeferredEdits(comp, eager) as edits:
                 for instr in list(comp.instructions):
                     if (instr.opcode == "compare" and instr.attrs.get("type") == "TOTALORDER"
                             and _has_ieee_sign_bit(instr.operands[0].shape.element_type)):

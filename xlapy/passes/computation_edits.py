@@ -24,7 +24,6 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
-from .base import in_reference_mode
 
 
 def reserve_names(module: HloModule) -> None:
@@ -74,10 +73,10 @@ def _drop_from_list(comp: HloComputation, ids: set[int]) -> None:
                                           if id(c) not in ids]
 
 
-def take_out(comp: HloComputation, instr: HloInstruction) -> None:
+def take_out(comp: HloComputation, instr: HloInstruction, eager: bool = False) -> None:
     """Remove a dead instruction from ``comp`` except from its instruction list, which the
-    caller rebuilds itself; in reference mode, remove it as usual."""
-    if in_reference_mode():
+    caller rebuilds itself; with ``eager`` (reference mode), remove it as usual."""
+    if eager:
         comp.remove_instruction(instr)
         return
     if instr.users:
@@ -91,13 +90,13 @@ class DeferredEdits:
     """Edits of one computation whose list work is done in one sweep (see module doc).
 
     Use as a context manager (the list is fixed up when the block ends) or call
-    :meth:`flush` before walking the computation's list again. In
-    :func:`~xlapy.passes.base.reference_mode` every edit is made at once instead.
+    :meth:`flush` before walking the computation's list again. With ``eager`` (the
+    pass context's ``reference_mode``) every edit is made at once instead.
     """
 
-    def __init__(self, comp: HloComputation) -> None:
+    def __init__(self, comp: HloComputation, eager: bool = False) -> None:
         self.comp = comp
-        self.eager = in_reference_mode()
+        self.eager = eager
         if comp.parent is not None:
             reserve_names(comp.parent)
         self._dead: set[int] = set()
@@ -186,9 +185,6 @@ class DeferredEdits:
         self._successors.pop(id(old), None)
 
     # ----- the sweep
-    def _pending(self) -> bool:
-        return bool(self._dead or self._moved)
-
     def flush(self) -> None:
         """Apply the list work of every edit since the last flush."""
         if self._moved:

@@ -1,11 +1,10 @@
 """HloConstantFolding ("constant_folding"): evaluate instructions whose operands are all constants.
 
 Passes sit below the backends (layer 2 < 3), so this pass cannot import the
-interpreter. It evaluates through a hook instead: an ``evaluate(instr,
-operand_values) -> value`` callable, given to the constructor or registered once
-for the process with :func:`set_constant_evaluator` (the client layer registers
-the reference interpreter's ``Evaluator.evaluate``). Without an evaluator the
-pass changes nothing and says so once in the log.
+interpreter. It evaluates through an ``evaluate(instr, operand_values) -> value``
+callable given to the constructor, or else the pass context's ``constant_evaluator``
+(the backends layer gives the reference interpreter's ``Evaluator.evaluate``). Without
+an evaluator the pass changes nothing and says so once in the log.
 
 Folded: any instruction whose operands are all ``constant`` instructions, except
 
@@ -24,21 +23,19 @@ value is what the evaluator computes for the instruction).
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from ..errors import XlapyError
 from ..hlo.ir import HloInstruction, HloModule
 from .base import HloPass
+from .context import ConstantEvaluator, PassContext, context_or_default
 from .computation_edits import DeferredEdits
 from .hlo_utils import add_instruction, has_side_effect, non_fusion_computations
 
 log = logging.getLogger("xlapy.passes")
 
-ConstantEvaluator = Callable[[HloInstruction, list], Any]
-
-_default_evaluator: ConstantEvaluator | None = None
 _warned_missing = False
 
 MAX_FOLDED_ELEMENTS = 45_000_000
@@ -46,16 +43,6 @@ _NEVER_FOLD = frozenset({"parameter", "constant", "tuple", "broadcast", "while",
                          "rng", "rng-bit-generator", "rng-get-and-update-state", "after-all",
                          "add-dependency", "infeed", "outfeed", "send", "send-done", "recv",
                          "recv-done", "opt-barrier", "domain"})
-
-
-def set_constant_evaluator(evaluate: ConstantEvaluator | None) -> None:
-    """Register the process-wide evaluator used when a pass is built without one."""
-    global _default_evaluator
-    _default_evaluator = evaluate
-
-
-def get_constant_evaluator() -> ConstantEvaluator | None:
-    return _default_evaluator
 
 
 class HloConstantFolding(HloPass):
@@ -71,15 +58,16 @@ class HloConstantFolding(HloPass):
         self.small_result = small_result
         self.max_growth = max_growth
 
-    def run(self, module: HloModule) -> bool:
-        evaluate = self.evaluate or _default_evaluator
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
+        ctx = context_or_default(ctx)
+        evaluate = self.evaluate or ctx.constant_evaluator
         if evaluate is None:
             _warn_missing_evaluator()
             return False
         changed = False
         memo: dict[int, bool] = {}
         for comp in non_fusion_computations(module):
-            with DeferredEdits(comp) as edits:
+            with DeferredEdits(comp, ctx.reference_mode) as edits:
                 for instr in comp.post_order():
                     if instr.parent is not comp or not self._foldable(instr, memo):
                         continue
@@ -124,9 +112,8 @@ def _warn_missing_evaluator() -> None:
     global _warned_missing
     if not _warned_missing:
         _warned_missing = True
-        log.info("constant_folding: no constant evaluator registered "
-                 "(xlapy.passes.constant_folding.set_constant_evaluator); pass skipped")
+        log.info("constant_folding: no constant evaluator (PassContext.constant_evaluator); "
+                 "pass skipped")
 
 
-__all__ = ["ConstantEvaluator", "HloConstantFolding", "MAX_FOLDED_ELEMENTS",
-           "get_constant_evaluator", "set_constant_evaluator"]
+__all__ = ["ConstantEvaluator", "HloConstantFolding", "MAX_FOLDED_ELEMENTS"]

@@ -36,7 +36,8 @@ from typing import Callable
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.shape import Shape
-from .base import HloPass, in_reference_mode
+from .base import HloPass
+from .context import PassContext
 from .hlo_utils import add_instruction, fusion_computations, sort_instructions
 from .reachability import BITSET_LIMIT
 
@@ -112,9 +113,9 @@ class _BufferReads:
     ``reachability.BITSET_LIMIT`` instructions, and in reference mode, the questions
     are answered by those walks."""
 
-    def __init__(self, comp: HloComputation) -> None:
+    def __init__(self, comp: HloComputation, reference: bool = False) -> None:
         self.comp = comp
-        self.indexed = not in_reference_mode() and len(comp.instructions) <= BITSET_LIMIT
+        self.indexed = not reference and len(comp.instructions) <= BITSET_LIMIT
         self._readers: dict[tuple[int, ShapeIndex], list[HloInstruction]] = {}
         self._position: dict[int, int] = {}
         self._ancestors: list[int] = []
@@ -181,9 +182,10 @@ class CopyInsertion(HloPass):
 
     name = "copy-insertion"
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
         if module.entry is None:
             return False
+        reference = ctx is not None and ctx.reference_mode
         fused = fusion_computations(module)
         comps = [c for c in module.computations_post_order() if id(c) not in fused]
         changed = False
@@ -191,12 +193,12 @@ class CopyInsertion(HloPass):
             for instr in list(comp.instructions):
                 if instr.opcode == "while":
                     changed |= _copy_while_init(comp, instr)
-                    changed |= _copy_body_root(instr.attrs["body"])
+                    changed |= _copy_body_root(instr.attrs["body"], reference)
                 elif instr.opcode == "conditional":
                     for branch in instr.called_computations:
                         changed |= _copy_branch_root(branch)
         changed |= _copy_entry_outputs(module)
-        changed |= _protect_donated_parameters(module)
+        changed |= _protect_donated_parameters(module, reference)
         if changed:
             for comp in comps:
                 sort_instructions(comp)
@@ -224,7 +226,7 @@ def _copy_while_init(comp: HloComputation, loop: HloInstruction) -> bool:
     return True
 
 
-def _copy_body_root(body: HloComputation) -> bool:
+def _copy_body_root(body: HloComputation, reference: bool) -> bool:
     """Copy body-root leaves that cannot be written into the loop state in place.
 
     A copy ``C`` of leaf ``i`` writes state buffer ``i``; every reader of the old element
@@ -237,7 +239,7 @@ def _copy_body_root(body: HloComputation) -> bool:
     leaves = array_leaf_indices(root.shape)
     sources = {idx: buffer_source(root, idx) for idx in leaves}
     swapped = {src[1] for k, src in sources.items() if src[0] is param and src[1] != k}
-    reads = _BufferReads(body)
+    reads = _BufferReads(body, reference)
     modes: dict[ShapeIndex, str] = {}
     seen: set[tuple[int, ShapeIndex]] = set()
     for idx in leaves:
@@ -270,9 +272,9 @@ def _copy_body_root(body: HloComputation) -> bool:
         outer[idx] = copy
     body.root = new_root
     for idx, copy in outer.items():
-        before = ancestors(copy)
+        earlier = ancestors(copy)
         for r in readers(body, (param, idx)):
-            if id(r) not in before and r not in copy.control_predecessors:
+            if id(r) not in earlier and r not in copy.control_predecessors:
                 copy.control_predecessors.append(r)
     return True
 
@@ -322,7 +324,7 @@ def _copy_entry_outputs(module: HloModule) -> bool:
     return True
 
 
-def _protect_donated_parameters(module: HloModule) -> bool:
+def _protect_donated_parameters(module: HloModule, reference: bool) -> bool:
     entry = module.entry
     changed = False
     # Protecting parameter A adds copies of A (that read only A) and control edges from
@@ -341,7 +343,7 @@ def _protect_donated_parameters(module: HloModule) -> bool:
         if definer is param:
             continue                                # output is the parameter itself
         if reads is None or alias.param_number in protected:
-            reads, protected = _BufferReads(entry), set()
+            reads, protected = _BufferReads(entry, reference), set()
         before = reads.runs_before(definer)
         if all(before(r) for r in reads.readers((param, p_idx))):
             continue

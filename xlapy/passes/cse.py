@@ -22,6 +22,7 @@ import numpy as np
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from .base import HloPass
+from .context import PassContext
 from .computation_edits import DeferredEdits
 from .hlo_utils import fusion_computations, has_side_effect, non_fusion_computations
 
@@ -39,7 +40,8 @@ class HloCSE(HloPass):
     def __init__(self, only_fusion_computations: bool = False) -> None:
         self.only_fusion_computations = only_fusion_computations
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
+        eager = ctx is not None and ctx.reference_mode
         signatures = _Signatures()
         changed = False
         if self.only_fusion_computations:
@@ -48,15 +50,15 @@ class HloCSE(HloPass):
         else:
             comps = non_fusion_computations(module)
         for comp in comps:
-            changed |= _cse_computation(comp, signatures)
+            changed |= _cse_computation(comp, signatures, eager)
         return changed
 
 
-def _cse_computation(comp: HloComputation, signatures: "_Signatures") -> bool:
+def _cse_computation(comp: HloComputation, signatures: "_Signatures", eager: bool) -> bool:
     seen: dict[Any, HloInstruction] = {}
     effect_memo: dict[int, bool] = {}
     changed = False
-    with DeferredEdits(comp) as edits:
+    with DeferredEdits(comp, eager) as edits:
         for instr in comp.post_order():
             if not _mergeable(instr, effect_memo):
                 continue

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..hlo.ir import HloComputation, HloModule
 from .base import HloPass
+from .context import PassContext
 from .computation_edits import remove_instructions
 from .hlo_utils import has_side_effect, remove_unreachable_computations
 
@@ -23,7 +24,7 @@ class HloDCE(HloPass):
     def __init__(self, remove_unreachable_computations: bool = True) -> None:
         self.remove_computations = remove_unreachable_computations
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
         changed = False
         memo: dict[int, bool] = {}
         for comp in list(module.computations):

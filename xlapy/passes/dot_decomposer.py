@@ -27,6 +27,7 @@ from typing import Sequence
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from .base import HloPass
+from .context import PassContext
 from .computation_edits import DeferredEdits
 from .hlo_utils import add_instruction, array_shape, non_fusion_computations, sort_instructions
 
@@ -58,13 +59,14 @@ class DotDecomposer(HloPass):
 
     name = "dot_decomposer"
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
+        eager = ctx is not None and ctx.reference_mode
         changed = False
         for comp in non_fusion_computations(module):
             dots = [i for i in comp.instructions if i.opcode == "dot" and len(i.operands) == 2
                     and not is_canonical_dot(i)
                     and not any(s.is_dynamic for s in [i.shape] + [o.shape for o in i.operands])]
-            with DeferredEdits(comp) as edits:
+            with DeferredEdits(comp, eager) as edits:
                 for dot in dots:
                     _canonicalize(comp, dot, edits)
             if dots:

@@ -20,7 +20,8 @@ def module_key(module: HloModule) -> Any:
 
 def dump_hlo_module(module: HloModule, suffix: str, config: DumpConfig | None = None,
                     key: Any = None) -> list[str]:
-    """Dump ``module`` as ``...<suffix>.txt`` (and ``.dot``/``.html`` when asked); returns the paths.
+    """Dump ``module`` as ``...<suffix>.txt`` (and ``.dot``/``.html`` when asked); returns the
+    paths.
 
     ``suffix`` is e.g. ``before_optimizations`` or ``0003.simplification.after_dce.before_cse``.
     """

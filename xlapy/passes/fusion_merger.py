@@ -16,6 +16,7 @@ import logging
 
 from ..hlo.ir import HloInstruction, HloModule
 from .base import HloPass
+from .context import PassContext
 from .fusion_utils import (
     FusionDecision, FusionRefusal, fuse_instruction, fused_computation, fusion_kind,
     is_expensive, is_multi_output_fusion, unique_operands)
@@ -66,7 +67,7 @@ class FusionMerger(HloPass):
                 f"merging would read {merged} bytes instead of {current}")
         return FusionDecision.allow()
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
         changed = False
         for comp in fusible_computations(module):
             for producer in comp.post_order():

@@ -338,8 +338,9 @@ def create_fusion(consumer: HloInstruction, kind: str, name_prefix: str = "",
         if id(o) not in pmap:
             pmap[id(o)] = _new_parameter(module, fcomp, o.shape)
             operands.append(o)
-    clone = HloInstruction(consumer.opcode, consumer.shape, [pmap[id(o)] for o in consumer.operands],
-                           dict(consumer.attrs), name=consumer.name, literal=consumer.literal,
+    clone = HloInstruction(consumer.opcode, consumer.shape,
+                           [pmap[id(o)] for o in consumer.operands], dict(consumer.attrs),
+                           name=consumer.name, literal=consumer.literal,
                            parameter_number=consumer.parameter_number)
     fcomp.add_instruction(clone)
     fcomp.root = clone
@@ -376,7 +377,8 @@ def _operand_parameter(module: HloModule, fusion: HloInstruction,
     return p
 
 
-def _clone_into(fusion: HloInstruction, producer: HloInstruction, keep_names: bool) -> HloInstruction:
+def _clone_into(fusion: HloInstruction, producer: HloInstruction,
+                keep_names: bool) -> HloInstruction:
     """Clone ``producer`` (an instruction, or a fusion's body) into ``fusion``'s computation;
     the producer's operands are read through (possibly new) fused parameters."""
     module = _module_of(fusion)

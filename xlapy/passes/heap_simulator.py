@@ -99,11 +99,11 @@ def _best_gap(los: list[int], his: list[int], size: int, alignment: int) -> int:
         return int(cursors[fits[np.argmin(gaps[fits])]])
     best_off, best_gap = None, None
     cursor = 0
-    for lo, hi in sorted(zip(los, his)):
-        gap = lo - cursor
+    for start, end in sorted(zip(los, his)):
+        gap = start - cursor
         if gap >= size and (best_gap is None or gap < best_gap):
             best_off, best_gap = cursor, gap
-        cursor = max(cursor, align(hi, alignment))
+        cursor = max(cursor, align(end, alignment))
     return cursor if best_off is None else best_off
 
 

@@ -110,7 +110,8 @@ def add_constant(comp: HloComputation, value: Any, shape: Shape) -> HloInstructi
 
 def add_scalar_broadcast(comp: HloComputation, value: Any, shape: Shape,
                          like: HloInstruction | None = None) -> HloInstruction:
-    """``broadcast(constant(value))`` to ``shape`` (just the constant when ``shape`` is a scalar)."""
+    """``broadcast(constant(value))`` to ``shape`` (just the constant when ``shape`` is a
+    scalar)."""
     scalar = add_constant(comp, value, scalar_shape(shape))
     if not shape.dims:
         return scalar
@@ -123,7 +124,8 @@ def scalar_shape(shape: Shape) -> Shape:
 
 
 def array_shape(like: Shape, element_type=None, dims: Iterable[int] | None = None) -> Shape:
-    """An array shape with ``like``'s element type/dims unless given; row-major if ``like`` has a layout."""
+    """An array shape with ``like``'s element type/dims unless given; row-major if ``like``
+    has a layout."""
     et = element_type if element_type is not None else like.element_type
     dims = tuple(like.dims if dims is None else dims)
     layout = Layout.row_major(len(dims)) if like.layout is not None else None

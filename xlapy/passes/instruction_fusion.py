@@ -15,7 +15,8 @@ increase memory traffic (plus XLA:CPU's stable-softmax guard).
 Every refusal is a :class:`FusionDecision` with XLA's reason, logged at debug
 level and appended to :attr:`CpuInstructionFusion.refusals`.
 
-Time is linear in the module for fusions of bounded size: answers that need a walk of
+Time is linear in the module (fusions hold at most :data:`MAX_FUSION_SIZE`
+instructions, an xlapy limit): answers that need a walk of
 a fused body (which operands it reads more than once, how often the emitter would
 re-emit a producer, how many reduces it holds) are kept per fusion until the pass
 changes that fusion (:class:`FusionAnalysisCache`);
@@ -23,7 +24,7 @@ reachability for ``ComputeGloballyUnfusible`` comes from bit sets
 (:mod:`xlapy.passes.reachability`); insertions into and removals from the
 computation's instruction list are done in one sweep
 (:class:`~xlapy.passes.computation_edits.DeferredEdits`).
-:func:`~xlapy.passes.base.reference_mode` turns all three off (tests compare).
+The pass context's ``reference_mode`` turns all three off (tests compare).
 """
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ import logging
 from typing import Any, Callable
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
-from .base import HloPass, in_reference_mode
+from .base import HloPass
+from .context import PassContext
 from .computation_edits import DeferredEdits
 from .fusion_utils import (
     FusionDecision, FusionRefusal, UseKind, can_be_loop_fused, create_fusion, fuse_instruction,
@@ -46,6 +48,11 @@ FUSION_THRESHOLD_BYTES = 16 * 1024      # matrix-vector dot fusion: vector opera
 MAX_CONCATENATE_ARGUMENTS = 8
 MAX_REDUCTIONS_IN_FUSION = 5
 ALLOWED_CODE_DUPLICATION = 15           # FusionNodeIndexingEvaluation::kAllowedCodeDuplication
+# xlapy's own bound on a fusion's size (instructions in the fused computation): LLVM's
+# optimizer takes superlinear time in the size of one kernel, and the analyses here walk
+# a fusion per decision, so a chain of N elementwise ops becomes N / MAX_FUSION_SIZE
+# kernels and compiles in time linear in N (docs/performance.md has the measurements).
+MAX_FUSION_SIZE = 96
 _OPS_INVALIDATING_CACHE = frozenset({"concatenate", "dot", "dynamic-update-slice", "pad",
                                      "reduce", "reduce-window"})
 
@@ -141,7 +148,8 @@ def _constant_int(instr: HloInstruction) -> int | None:
 
 
 def should_fuse_in_place_op(producer: HloInstruction, consumer: HloInstruction) -> FusionDecision:
-    """Refuse fusions that would read a buffer the consumer overwrites (XLA's ShouldFuseInPlaceOp)."""
+    """Refuse fusions that would read a buffer the consumer overwrites (XLA's
+    ShouldFuseInPlaceOp)."""
     for k in in_place_operands(consumer):
         target = consumer.operands[k]
         if any(j != k and o is target for j, o in enumerate(consumer.operands)):
@@ -249,12 +257,12 @@ class FusionAnalysisCache:
     again after every producer it fuses in; walking the fused body for each question
     made instruction fusion quadratic in the size of its fusions. Entries are keyed by
     ``id``: the owner keeps every instruction it asks about alive while the cache lives.
-    A cache made with ``enabled=False``, or in :func:`~xlapy.passes.base.reference_mode`,
+    A cache made with ``enabled=False`` (as in the pass context's ``reference_mode``)
     keeps nothing.
     """
 
     def __init__(self, enabled: bool = True) -> None:
-        self.enabled = enabled and not in_reference_mode()
+        self.enabled = enabled
         self._entries: dict[int, dict[str, Any]] = {}
 
     def get(self, what: str, fusion: HloInstruction,
@@ -323,6 +331,7 @@ class CpuInstructionFusion(HloPass):
         self._skip: set[int] = set()
         # Cached analyses of fusions, only while run() owns every change (see run).
         self._analysis = FusionAnalysisCache(enabled=False)
+        self._reference = False        # the run's PassContext.reference_mode
 
     # ----- policy
     def should_fuse(self, consumer: HloInstruction, index: int) -> FusionDecision:
@@ -355,6 +364,9 @@ class CpuInstructionFusion(HloPass):
             return FusionDecision.forbid("Not fusing: insufficient non-constant nodes.")
         if producer.opcode == "fusion":
             return FusionDecision.forbid("Not fusing: producer is itself a fusion node.")
+        if (consumer.opcode == "fusion"
+                and len(fused_computation(consumer).instructions) >= MAX_FUSION_SIZE):
+            return FusionDecision.forbid(f"Fusion too large: {MAX_FUSION_SIZE} instructions")
         if (self.may_duplicate and consumer.opcode == "fusion"
                 and code_duplication_too_high(consumer, producer, self._analysis)):
             return FusionDecision.forbid("Code duplication too high")
@@ -403,7 +415,7 @@ class CpuInstructionFusion(HloPass):
                 return cache[key]
             nonlocal reaches
             if reaches is None:
-                reaches = reachability(post_order)
+                reaches = reachability(post_order, self._reference)
             result = True
             for i, operand in enumerate(consumer.operands):
                 if not reaches(producer, operand):
@@ -432,9 +444,10 @@ class CpuInstructionFusion(HloPass):
         return do_not_duplicate
 
     # ----- driver
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
+        self._reference = ctx is not None and ctx.reference_mode
         self._compute_skip(module)
-        self._analysis = FusionAnalysisCache()
+        self._analysis = FusionAnalysisCache(enabled=not self._reference)
         try:
             changed = False
             for comp in fusible_computations(module):
@@ -466,7 +479,7 @@ class CpuInstructionFusion(HloPass):
         index = {id(i): k for k, i in enumerate(post)}
         keepalive: list[HloInstruction] = list(post)   # ids stay unique during the run
         changed = False
-        with DeferredEdits(comp) as edits:
+        with DeferredEdits(comp, self._reference) as edits:
             changed = self._drain(comp, queue, index, keepalive, do_not_duplicate, edits)
         return changed
 

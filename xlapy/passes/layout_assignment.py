@@ -43,6 +43,7 @@ from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.opcodes import ELEMENTWISE
 from ..hlo.shape import Layout, ProgramShape, Shape
 from .base import HloPass
+from .context import PassContext
 from .computation_edits import DeferredEdits
 from .hlo_utils import add_instruction, fusion_computations, sort_instructions
 
@@ -169,7 +170,7 @@ class CpuLayoutAssignment(HloPass):
 
     name = "layout-assignment"
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
         if module.entry is None:
             raise InvalidArgumentError(f"layout-assignment: module {module.name} has no entry")
         changed = _fill_default_layouts(module)
@@ -178,7 +179,8 @@ class CpuLayoutAssignment(HloPass):
         bitcast_sources = {id(i): i.operands[0].shape for c in comps for i in c.instructions
                            if i.opcode == "bitcast"}
         for comp in comps:
-            changed |= _rewrite_as_bitcasts(comp, bitcast_sources)
+            changed |= _rewrite_as_bitcasts(comp, bitcast_sources,
+                                           ctx is not None and ctx.reference_mode)
         changed |= _apply_entry_parameter_layouts(module)
         fixer = _LayoutFixer(bitcast_sources)
         for comp in comps:
@@ -209,10 +211,11 @@ def _fill_default_layouts(module: HloModule) -> bool:
     return changed
 
 
-def _rewrite_as_bitcasts(comp: HloComputation, bitcast_sources: dict[int, Shape]) -> bool:
+def _rewrite_as_bitcasts(comp: HloComputation, bitcast_sources: dict[int, Shape],
+                         eager: bool) -> bool:
     """Reshapes and transposes that only relabel memory (or can be made to) become bitcasts."""
     changed = False
-    with DeferredEdits(comp) as edits:
+    with DeferredEdits(comp, eager) as edits:
         for instr in list(comp.instructions):
             if instr.opcode in ("reshape", "transpose") and instr.parent is comp:
                 changed |= _rewrite_as_bitcast(comp, instr, bitcast_sources, edits)

@@ -173,7 +173,8 @@ class Liveness:
     # ----- points-to
     def _new(self, instr: HloInstruction, index: ShapeIndex) -> LogicalBuffer:
         shape = instr.shape.subshape(index)
-        b = LogicalBuffer(self.first_id + len(self.buffers), instr, index, shape, buffer_size(shape))
+        b = LogicalBuffer(self.first_id + len(self.buffers), instr, index, shape,
+                          buffer_size(shape))
         self.buffers.append(b)
         return b
 
@@ -231,7 +232,8 @@ class Liveness:
                 self.ranges[b.id].end = end_time
 
     def peak_live_bytes(self, include_parameters: bool = False) -> int:
-        """Max over time of the bytes of simultaneously live buffers (no reuse, no fragmentation)."""
+        """Max over time of the bytes of simultaneously live buffers (no reuse, no
+        fragmentation)."""
         events = [0] * (len(self.schedule) + 2)
         for b in self.buffers:
             if b.instruction.opcode == "parameter" and not include_parameters:

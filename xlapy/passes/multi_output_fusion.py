@@ -1,4 +1,5 @@
-"""``multi_output_fusion``: fuse producers with other users, and siblings, into tuple-rooted fusions.
+"""``multi_output_fusion``: fuse producers with other users, and siblings, into tuple-rooted
+fusions.
 
 Precondition: run after ``fusion`` (XLA:CPU runs instruction fusion with
 ``may_duplicate=false`` when multi-output fusion is enabled). Guarantees: values are
@@ -23,6 +24,7 @@ import logging
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from .base import HloPass
+from .context import PassContext
 from .fusion_utils import (
     FusionDecision, FusionRefusal, can_be_loop_fused, create_fusion, fuse_into_multi_output,
     fused_computation, fusion_kind, is_multi_output_fusion, reachable_from, unique_operands)
@@ -115,7 +117,7 @@ class CpuMultiOutputFusion(HloPass):
                 return FusionDecision.forbid("multi-output fusion creates a cycle")
         return FusionDecision.allow()
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
         changed = False
         for comp in fusible_computations(module):
             while self._step(comp):

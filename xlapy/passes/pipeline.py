@@ -9,33 +9,38 @@
   ``simplification``);
 - records wall time and whether the module changed (:class:`PassRecord`; see
   :meth:`HloPassPipeline.run_with_report` and :func:`format_pass_timings`);
-- runs the HLO verifier after each pass that changed the module when ``verify=True``;
+- runs the HLO verifier after each pass that changed the module when the context's
+  ``verify`` is on;
 - dumps the module after each changing pass whose name matches ``--xla_dump_hlo_pass_re``,
   as ``module_0001.<name>.0003.<pipeline>.after_<pass>.before_<next>.txt``;
 - prefixes any error raised by a pass with the pass name.
 
-A run that takes longer than ``slow_warning_seconds`` logs a warning naming the
-slowest passes. Python's cyclic garbage collector is paused during a top-level run:
-passes allocate many linked instructions that live until the run ends, and each
-collection those allocations trigger walks the whole (growing) module again, which made
-the passes' time grow faster than the module (15% of the time at 20k instructions).
-:func:`cpu_pipeline` builds the CPU compiler's pass list.
+Every pass gets the run's :class:`~xlapy.passes.context.PassContext` (flags, constant
+evaluator, verification, dumps, reference mode). A run that takes longer than
+``slow_warning_seconds`` logs a warning naming the slowest passes. Python's cyclic
+garbage collector is paused during a top-level run: passes allocate many linked
+instructions that live until the run ends, and each collection those allocations
+trigger walks the whole (growing) module again, which made the passes' time grow
+faster than the module (docs/performance.md).
+
+:func:`target_independent_passes` is the target-independent part every backend's
+pipeline starts with; the backends' own pipelines are in ``xlapy/backends/<name>/pipeline.py``.
 """
 from __future__ import annotations
 
 import contextlib
 import gc
-import importlib
-import importlib.util
 import logging
 import time
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
 
-from ..config import DebugOptions, DumpConfig, get_debug_options
+from ..config import DebugOptions
 from ..errors import VerificationError
 from ..hlo.ir import HloModule
+from ..hlo.verifier import verify_module
 from .base import HloPass
+from .context import PassContext
 from .dump import dump_hlo_module, module_key
 
 log = logging.getLogger("xlapy.passes")
@@ -73,9 +78,7 @@ class _RunContext:
     """State shared by nested pipelines during one top-level run."""
 
     module: HloModule
-    options: DebugOptions
-    dump: DumpConfig
-    verify: bool
+    pass_ctx: PassContext
     records: list[PassRecord] = field(default_factory=list)
     iteration: int = 0
 
@@ -83,18 +86,23 @@ class _RunContext:
 class HloPassPipeline(HloPass):
     """An ordered, named list of passes; itself a pass, so pipelines nest.
 
-    ``debug_options`` defaults to :func:`xlapy.config.get_debug_options` at run time.
-    ``verify`` runs ``xlapy.hlo.verifier.verify_module`` before the first pass and after
-    each pass that changed the module (nested pipelines inherit the top-level setting).
+    ``run(module, ctx)`` runs it with the given :class:`PassContext`; run without one,
+    it uses ``context`` (the compilation a backend built it for), else makes one from
+    ``debug_options`` (default: ``XLA_FLAGS``).
+    Verification (``verify=True`` here or in the context) runs
+    ``xlapy.hlo.verifier.verify_module`` before the first pass and after each pass that
+    changed the module (nested pipelines follow the top-level run).
     """
 
     def __init__(self, name: str, passes: Iterable[HloPass] = (), *, verify: bool = False,
                  debug_options: DebugOptions | None = None,
+                 context: PassContext | None = None,
                  slow_warning_seconds: float = SLOW_PIPELINE_SECONDS) -> None:
         self.name = name
         self.passes: list[HloPass] = list(passes)
         self.verify = verify
         self.debug_options = debug_options
+        self.context = context
         self.slow_warning_seconds = slow_warning_seconds
         self.last_result: PipelineResult | None = None
 
@@ -107,19 +115,25 @@ class HloPassPipeline(HloPass):
     def pass_names(self) -> list[str]:
         return [p.name for p in self.passes]
 
-    def run(self, module: HloModule) -> bool:
-        return self.run_with_report(module).changed
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
+        return self.run_with_report(module, ctx).changed
 
-    def run_with_report(self, module: HloModule) -> PipelineResult:
+    def run_with_report(self, module: HloModule,
+                        ctx: PassContext | None = None) -> PipelineResult:
         """Run every enabled pass; the result lists one :class:`PassRecord` per pass run."""
-        options = self.debug_options or get_debug_options()
-        ctx = _RunContext(module, options, DumpConfig(options), self.verify)
+        if ctx is None:
+            ctx = self.context if self.context is not None else \
+                PassContext(self.debug_options) if self.debug_options is not None else \
+                PassContext()
+        if self.verify and not ctx.verify:
+            ctx = ctx.replace(verify=True)
+        run = _RunContext(module, ctx)
         start = time.perf_counter()
         if ctx.verify:
             _verify(module, "before pipeline " + repr(self.name))
         with _gc_paused():
-            changed = self._run(module, ctx)
-        result = PipelineResult(changed, ctx.records, time.perf_counter() - start)
+            changed = self._run(module, run)
+        result = PipelineResult(changed, run.records, time.perf_counter() - start)
         self.last_result = result
         if result.seconds > self.slow_warning_seconds:
             slow = ", ".join(f"{r.name} {r.seconds:.1f}s" for r in result.slowest())
@@ -131,8 +145,9 @@ class HloPassPipeline(HloPass):
     def _run(self, module: HloModule, ctx: _RunContext) -> bool:
         enabled = [p for p in self.passes if _enabled(p, ctx, self.name)]
         dump_names = [p.name for p in enabled]
-        if enabled and (ctx.dump.should_dump_pass("pipeline-start")
-                        or ctx.dump.should_dump_pass(dump_names[0])):
+        dump = ctx.pass_ctx.dump
+        if enabled and (dump.should_dump_pass("pipeline-start")
+                        or dump.should_dump_pass(dump_names[0])):
             self._dump(module, ctx, "pipeline-start", dump_names[0])
         changed = False
         for i, p in enumerate(enabled):
@@ -141,17 +156,18 @@ class HloPassPipeline(HloPass):
                 continue
             pass_changed = _run_leaf(p, module, ctx, self.name)
             changed |= pass_changed
-            if pass_changed and ctx.dump.should_dump_pass(p.name):
+            if pass_changed and dump.should_dump_pass(p.name):
                 nxt = dump_names[i + 1] if i + 1 < len(dump_names) else "pipeline-end"
                 self._dump(module, ctx, p.name, nxt)
         return changed
 
     def _dump(self, module: HloModule, ctx: _RunContext, after: str, before: str) -> None:
-        if not ctx.dump.should_dump_module(module.name):
+        dump = ctx.pass_ctx.dump
+        if not dump.should_dump_module(module.name):
             return
         key = module_key(module)
-        suffix = ctx.dump.pass_dump_suffix(key, self.name, after, before)
-        dump_hlo_module(module, suffix, ctx.dump, key)
+        suffix = dump.pass_dump_suffix(key, self.name, after, before)
+        dump_hlo_module(module, suffix, dump, key)
 
     def __repr__(self) -> str:
         return f"<HloPassPipeline {self.name}: {', '.join(self.pass_names)}>"
@@ -170,9 +186,9 @@ class HloPassFix(HloPass):
         self.name = inner.name
         self.max_iterations = max_iterations
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
         pipeline = HloPassPipeline(self.name, [self])
-        return pipeline.run(module)
+        return pipeline.run(module, ctx)
 
     def _run(self, module: HloModule, ctx: _RunContext) -> bool:
         changed = False
@@ -210,7 +226,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _enabled(p: HloPass, ctx: _RunContext, pipeline: str) -> bool:
-    options = ctx.options
+    options = ctx.pass_ctx.options
     is_group = isinstance(p, HloPassPipeline) or (
         isinstance(p, HloPassFix) and isinstance(p.inner, (HloPassPipeline, HloPassFix)))
     if is_group:
@@ -226,13 +242,13 @@ def _enabled(p: HloPass, ctx: _RunContext, pipeline: str) -> bool:
 def _run_leaf(p: HloPass, module: HloModule, ctx: _RunContext, pipeline: str) -> bool:
     start = time.perf_counter()
     try:
-        changed = bool(p.run(module))
+        changed = bool(p.run(module, ctx.pass_ctx))
     except Exception as e:
         _prefix_error(e, f"HLO pass '{p.name}' (pipeline '{pipeline}')")
         raise
     ctx.records.append(PassRecord(pipeline, p.name, time.perf_counter() - start, changed,
                                   ctx.iteration))
-    if changed and ctx.verify:
+    if changed and ctx.pass_ctx.verify:
         _verify(module, f"after HLO pass '{p.name}' (pipeline '{pipeline}')")
     return changed
 
@@ -252,12 +268,9 @@ def _prefix_error(e: BaseException, where: str) -> None:
 
 
 def _verify(module: HloModule, when: str) -> None:
-    """Run the HLO verifier if it is available (it is imported lazily)."""
-    if importlib.util.find_spec("xlapy.hlo.verifier") is None:
-        return
-    verifier = importlib.import_module("xlapy.hlo.verifier")
+    """Run the HLO verifier; a failure names the point of the run."""
     try:
-        verifier.verify_module(module)
+        verify_module(module)
     except VerificationError as e:
         raise VerificationError(f"HLO verification failed {when}: {e}") from e
 
@@ -285,10 +298,10 @@ def format_pass_timings(records: Sequence[PassRecord] | PipelineResult) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# The CPU compiler's pipeline (reference section 3)
+# The target-independent passes every backend's pipeline starts with (XLA's order)
 
 
-def cpu_simplification_pipeline(name: str = "simplification") -> HloPass:
+def simplification_pipeline(name: str = "simplification") -> HloPass:
     """XLA's "simplification" fixed-point pipeline, restricted to the passes implemented here."""
     from .algebraic_simplifier import AlgebraicSimplifier
     from .constant_folding import HloConstantFolding
@@ -306,7 +319,8 @@ def cpu_simplification_pipeline(name: str = "simplification") -> HloPass:
 
 
 def target_independent_passes() -> list[HloPass]:
-    """The target-independent CPU passes before layout assignment, in XLA's order (3.1-3.2)."""
+    """The target-independent passes before layout assignment, in the order of XLA's
+    ``CpuCompiler::RunHloPassesThroughLayoutAssn``."""
     from .batchnorm_expander import BatchNormExpander
     from .call_inliner import CallInliner
     from .comparison_expander import ComparisonExpander
@@ -318,39 +332,20 @@ def target_independent_passes() -> list[HloPass]:
     from .tuple_simplifier import TupleSimplifier
     from .zero_sized_simplifier import ZeroSizedHloElimination
     return [
-        HloDCE(),                         # sharding-removal
-        DotDecomposer(),                  # 3.2 #3
-        ZeroSizedHloElimination(),        # #7
-        ComparisonExpander(),             # #12
-        CallInliner(),                    # #15
-        DotDecomposer(),                  # #16
-        BatchNormExpander(),              # #22
-        ConvolutionCanonicalization(),    # #28
-        cpu_simplification_pipeline(),    # #30 (with the while-loop passes and reshape-mover)
-        TransposeFolding(),               # #36
-        HloCSE(),                         # #37
-        TupleSimplifier(),                # #39
+        HloDCE(),                         # in place of sharding removal
+        DotDecomposer(),
+        ZeroSizedHloElimination(),
+        ComparisonExpander(),
+        CallInliner(),
+        DotDecomposer(),
+        BatchNormExpander(),
+        ConvolutionCanonicalization(),
+        simplification_pipeline(),        # with the while-loop passes and reshape-mover
+        TransposeFolding(),
+        HloCSE(),
+        TupleSimplifier(),
     ]
 
 
-FUSION_PIPELINE_MODULE = "xlapy.passes.fusion_pipeline"
-
-
-def cpu_pipeline(debug_options: DebugOptions | None = None, verify: bool = False) -> HloPassPipeline:
-    """The CPU compiler's HLO pass pipeline.
-
-    The target-independent passes come first. Layout assignment, fusion and the passes
-    after them are supplied by ``xlapy/passes/fusion_pipeline.py``: when that module
-    exists, its ``fusion_passes(debug_options) -> list[HloPass]`` is appended here;
-    otherwise the pipeline stops after the simplification passes (nothing is fused).
-    """
-    passes = target_independent_passes()
-    if importlib.util.find_spec(FUSION_PIPELINE_MODULE) is not None:
-        fusion = importlib.import_module(FUSION_PIPELINE_MODULE)
-        passes.extend(fusion.fusion_passes(debug_options or get_debug_options()))
-    return HloPassPipeline("cpu", passes, verify=verify, debug_options=debug_options)
-
-
 __all__ = ["HloPassFix", "HloPassPipeline", "PassRecord", "PipelineResult",
-           "cpu_pipeline", "cpu_simplification_pipeline", "format_pass_timings",
-           "target_independent_passes"]
+           "format_pass_timings", "simplification_pipeline", "target_independent_passes"]

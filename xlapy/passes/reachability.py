@@ -4,8 +4,8 @@ Fusion passes ask it many times over the same computation; a graph search per qu
 makes them quadratic. As XLA's ``HloReachabilityMap`` does, the answers come from one bit
 set per instruction built in a single sweep over the post order (Python integers as bit
 sets: an OR of two n-bit sets is one C loop over n/64 words). The bit sets take about
-n^2/8 bytes, so above :data:`BITSET_LIMIT` instructions, and in
-:func:`~xlapy.passes.base.reference_mode`, the answers come from graph searches instead.
+n^2/8 bytes, so above :data:`BITSET_LIMIT` instructions, and with ``reference=True`` (the
+pass context's ``reference_mode``), the answers come from graph searches instead.
 
 - :func:`reachability`: a fixed graph;
 - :class:`ContractedReachability`: a graph in which groups of instructions are replaced
@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Callable, Iterable, Sequence
 
 from ..hlo.ir import HloInstruction
-from .base import in_reference_mode
 
 BITSET_LIMIT = 30_000
 
@@ -47,11 +46,11 @@ def _search(a: HloInstruction) -> set[int]:
     return seen
 
 
-def reachability(post_order: Sequence[HloInstruction]
+def reachability(post_order: Sequence[HloInstruction], reference: bool = False
                  ) -> Callable[[HloInstruction, HloInstruction], bool]:
     """``reaches(a, b)``: is ``b`` reachable from ``a`` by following users (``b is a``
     included)? The graph must not change while ``reaches`` is used."""
-    if in_reference_mode() or len(post_order) > BITSET_LIMIT:
+    if reference or len(post_order) > BITSET_LIMIT:
         descendants: dict[int, set[int]] = {}
 
         def search(a: HloInstruction, b: HloInstruction) -> bool:
@@ -85,8 +84,8 @@ class ContractedReachability:
     reference mode): the caller searches the graph itself.
     """
 
-    def __init__(self, post_order: Sequence[HloInstruction]) -> None:
-        self.enabled = not in_reference_mode() and len(post_order) <= BITSET_LIMIT
+    def __init__(self, post_order: Sequence[HloInstruction], reference: bool = False) -> None:
+        self.enabled = not reference and len(post_order) <= BITSET_LIMIT
         # Positions are keyed by id: holding the instructions keeps a removed one's id
         # from being reused by an instruction made later.
         self._originals = list(post_order)

@@ -39,8 +39,13 @@ the CPU reduction emitter accepts more):
   elementwise ops on the input space;
 - every output has the reduced values' dimensions (up to size-1 dims) or the input's;
 - an expensive elementwise value needed by several sweeps over a row (the emitter's
-  phases) is kept in the emitter's row cache, so rows are at most
-  :data:`ROW_CACHE_ELEMENTS` long and the value is read only at its own element.
+  phases) is kept in the emitter's row cache, so rows are at most the backend's
+  ``row_cache_elements`` long and the value is read only at its own element.
+
+**The backend's rules.** What the target's reduction emitter accepts (its row-cache
+size, how it lays dimensions out in memory) comes from the
+:class:`~xlapy.passes.backend_rules.RowReductionRules` given to the pass by the
+backend's pipeline.
 
 Order of evaluation: reductions keep the CPU reduction kernel's documented order (the
 same reduce over the same input dimensions gets the same order, fused or not).
@@ -49,7 +54,7 @@ same reduce over the same input dimensions gets the same order, fused or not).
 ``comp.post_order()`` per fusion), and "does this operand depend on the group through
 an outsider?" is a bit-set lookup (``ContractedReachability``), not a walk over the
 seed's descendants up to the horizon (in a training step, into the backward pass).
-:func:`~xlapy.passes.base.reference_mode` selects the straightforward forms (same result).
+The pass context's ``reference_mode`` selects the straightforward forms (same result).
 """
 from __future__ import annotations
 
@@ -62,7 +67,9 @@ from ..hlo import types as T
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.opcodes import ELEMENTWISE
 from ..hlo.shape import Shape
-from .base import HloPass, in_reference_mode
+from .backend_rules import RowReductionRules
+from .base import HloPass
+from .context import PassContext
 from .computation_edits import take_out
 from .fusion_utils import (FusionDecision, FusionRefusal, fused_computation, fusion_kind,
                            is_expensive, reachable_from, sort_topologically)
@@ -72,7 +79,6 @@ from .reachability import ContractedReachability
 
 log = logging.getLogger(__name__)
 
-ROW_CACHE_ELEMENTS = 8192   # rows this long keep shared values between sweeps (CPU emitter)
 SPLIT_ROWS = 8              # fewer rows than this, ...
 SPLIT_WORK = 1 << 16        # ... over this many input elements: leave the reduce splittable
 MAX_REDUCES = 6             # reduces in one group
@@ -93,13 +99,6 @@ _RELABEL = frozenset({"reshape", "bitcast", "broadcast", "copy"})
 # ----------------------------------------------------------------------------- geometry
 def squeezed(dims) -> tuple[int, ...]:
     return tuple(n for n in dims if n != 1)
-
-
-def _major_to_minor(shape: Shape) -> list[int]:
-    layout = shape.layout
-    if layout is None or len(layout.minor_to_major) != shape.rank:
-        return list(range(shape.rank))
-    return list(reversed(layout.minor_to_major))
 
 
 @dataclass(frozen=True)
@@ -124,10 +123,10 @@ class Rows:
     def is_out_space(self, dims) -> bool:
         return squeezed(dims) == squeezed(self.out_dims)
 
-    def contiguous(self, shape: Shape) -> bool:
+    def contiguous(self, shape: Shape, rules: RowReductionRules) -> bool:
         """The reduced dims (of size > 1) are minor to every kept dim of size > 1."""
         seen_reduced = False
-        for d in _major_to_minor(shape):
+        for d in rules.major_to_minor(shape):
             if shape.dims[d] == 1:
                 continue
             if d in self.reduced:
@@ -156,7 +155,7 @@ def _reducer_ok(reduce: HloInstruction) -> FusionDecision:
     return FusionDecision.allow()
 
 
-def _relabels(i: HloInstruction) -> bool:
+def _relabels(i: HloInstruction, rules: RowReductionRules) -> bool:
     """Only size-1 dims added or dropped, elements in the same row-major order."""
     op = i.operands[0]
     if squeezed(op.shape.dims) != squeezed(i.shape.dims):
@@ -164,18 +163,19 @@ def _relabels(i: HloInstruction) -> bool:
     if i.opcode == "broadcast":
         return list(i.dimensions) == sorted(i.dimensions)
     if i.opcode == "bitcast":
-        phys_in = [op.shape.dims[d] for d in _major_to_minor(op.shape)]
-        phys_out = [i.shape.dims[d] for d in _major_to_minor(i.shape)]
+        phys_in = [op.shape.dims[d] for d in rules.major_to_minor(op.shape)]
+        phys_out = [i.shape.dims[d] for d in rules.major_to_minor(i.shape)]
         return squeezed(phys_in) == squeezed(phys_out) == squeezed(op.shape.dims)
     return True
 
 
-def _reads_own_row(i: HloInstruction, dependent: set[int], rows: Rows) -> bool:
+def _reads_own_row(i: HloInstruction, dependent: set[int], rows: Rows,
+                   rules: RowReductionRules) -> bool:
     """Evaluated at any element of row r, ``i`` needs the reduced values of row r only."""
     deps = [o for o in i.operands if id(o) in dependent]
     if rows.is_out_space(i.shape.dims):
         if i.opcode in _RELABEL:
-            return _relabels(i)
+            return _relabels(i, rules)
         return i.opcode in _ELEMENTWISE and all(o.shape.dims == i.shape.dims for o in deps)
     if i.shape.dims != rows.in_dims:
         return False
@@ -210,8 +210,9 @@ def _root_bitcasts(root: HloInstruction, outputs: list[HloInstruction]) -> set[i
 
 
 # ----------------------------------------------------------------------------- the rule
-def row_fusion_decision(comp: HloComputation) -> FusionDecision:
-    """May ``comp`` (a fused computation) be a row reduction fusion? (module docstring)"""
+def row_fusion_decision(comp: HloComputation, rules: RowReductionRules) -> FusionDecision:
+    """May ``comp`` (a fused computation) be a row reduction fusion for a backend with
+    ``rules``? (module docstring)"""
     root = comp.root
     outputs = list(root.operands) if root.opcode == "tuple" else [root]
     reduces = [i for i in comp.instructions if i.opcode == "reduce"]
@@ -238,7 +239,7 @@ def row_fusion_decision(comp: HloComputation) -> FusionDecision:
         if Rows(r.operands[0].shape.dims, frozenset(r.dimensions)) != rows:
             return FusionDecision.forbid(f"{r.name} reduces other rows than "
                                          f"{reduces[0].name}")
-        if not rows.contiguous(r.operands[0].shape):
+        if not rows.contiguous(r.operands[0].shape, rules):
             return FusionDecision.forbid(f"{r.name} reduces non-minor (column) dimensions")
     if rows.row_size < 2:
         return FusionDecision.forbid("rows of fewer than two elements")
@@ -253,7 +254,7 @@ def row_fusion_decision(comp: HloComputation) -> FusionDecision:
     skip = {id(root)} | _root_bitcasts(root, outputs)      # never evaluated by the kernel
     for i in comp.instructions:
         if id(i) in dependent and i.opcode != "reduce" and id(i) not in skip and \
-                not _reads_own_row(i, dependent, rows):
+                not _reads_own_row(i, dependent, rows, rules):
             return FusionDecision.forbid(f"{i.name} ({i.opcode}) reads reduced values "
                                          f"of other rows")
     if len({id(o) for o in outputs}) != len(outputs):
@@ -263,12 +264,12 @@ def row_fusion_decision(comp: HloComputation) -> FusionDecision:
         if not (rows.is_out_space(dims) or dims == rows.in_dims):
             return FusionDecision.forbid(f"output {o.name} {o.shape} is neither a row "
                                          f"value nor an input-space value")
-    return _sweeps_decision(comp, reduces, outputs, dependent, rows)
+    return _sweeps_decision(comp, reduces, outputs, dependent, rows, rules)
 
 
 def _sweeps_decision(comp: HloComputation, reduces: list[HloInstruction],
                      outputs: list[HloInstruction], dependent: set[int],
-                     rows: Rows) -> FusionDecision:
+                     rows: Rows, rules: RowReductionRules) -> FusionDecision:
     """Refuse an expensive value that each sweep over a row would compute again."""
     ids = {id(r) for r in reduces}
     depth: dict[int, int] = {}
@@ -281,7 +282,7 @@ def _sweeps_decision(comp: HloComputation, reduces: list[HloInstruction],
     phases = 1 + max(depth[id(r)] for r in reduces)
     sweeps: list[list[HloInstruction]] = [
         [r.operands[0] for r in reduces if depth[id(r)] == p] for p in range(phases)]
-    late = []
+    late: list[HloInstruction] = []
     for o in outputs:
         s = _stored(o)
         if s.shape.dims == rows.in_dims and not (id(s) in dependent and
@@ -290,7 +291,7 @@ def _sweeps_decision(comp: HloComputation, reduces: list[HloInstruction],
     sweeps.append(late)
     used: dict[int, set[int]] = {}
     values: dict[int, HloInstruction] = {}
-    for s, roots in enumerate(sweeps):
+    for k, roots in enumerate(sweeps):
         stack, seen = list(roots), set()
         while stack:
             i = stack.pop()
@@ -298,7 +299,7 @@ def _sweeps_decision(comp: HloComputation, reduces: list[HloInstruction],
                 continue
             seen.add(id(i))
             values[id(i)] = i
-            used.setdefault(id(i), set()).add(s)
+            used.setdefault(id(i), set()).add(k)
             if i.opcode in ELEMENTWISE:
                 stack.extend(i.operands)
     for k, where in used.items():
@@ -308,7 +309,7 @@ def _sweeps_decision(comp: HloComputation, reduces: list[HloInstruction],
         in_place = all(id(u) in ids or u.opcode == "tuple" or
                        (u.opcode in ELEMENTWISE and u.shape.dims == rows.in_dims)
                        for u in i.users)
-        if rows.row_size > ROW_CACHE_ELEMENTS or not in_place:
+        if rows.row_size > rules.row_cache_elements or not in_place:
             return FusionDecision.forbid(f"{i.name} ({i.opcode}) would be computed again "
                                          f"in each of {len(where)} sweeps over a row")
     return FusionDecision.allow()
@@ -380,17 +381,21 @@ def build_body(members: list[HloInstruction]) -> _Body:
 
 # ----------------------------------------------------------------------------- the pass
 class ReductionConsumerFusion(HloPass):
-    """Fuse row reductions with their row-local consumers (module docstring)."""
+    """Fuse row reductions with their row-local consumers (module docstring), for a
+    backend whose row-reduction emitter follows ``rules``."""
 
     name = "reduction_consumer_fusion"
 
-    def __init__(self) -> None:
+    def __init__(self, rules: RowReductionRules) -> None:
+        self.rules = rules
         self.refusals: list[FusionRefusal] = []
         self.created: list[HloInstruction] = []
         self._reach: ContractedReachability | None = None
+        self._reference = False        # the run's PassContext.reference_mode
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
         self.created = []
+        self._reference = ctx is not None and ctx.reference_mode
         changed = False
         for comp in fusible_computations(module):
             changed |= self._run_on(module, comp)
@@ -415,10 +420,10 @@ class ReductionConsumerFusion(HloPass):
             return any(i.opcode == "reduce" for i in fused_computation(n).instructions)
         return n.opcode == "reduce"
 
-    def _try(self, members: list[HloInstruction], pos: dict[int, int],
+    def _try(self, members: list[HloInstruction], pos: dict[int, float],
              candidate: HloInstruction) -> _Body | None:
         body = build_body(sorted(members, key=lambda m: pos[id(m)]))
-        decision = row_fusion_decision(body.comp)
+        decision = row_fusion_decision(body.comp, self.rules)
         if decision and len(body.operands) + len(body.outputs) > MAX_BUFFERS:
             decision = FusionDecision.forbid("too many operands and outputs")
         if not decision:
@@ -496,7 +501,7 @@ class ReductionConsumerFusion(HloPass):
         """Try the seeds in post order; after each new fusion go on with the first untried
         seed of the new post order, kept by :class:`PostOrderIndex` (rebuilt by
         ``sort_topologically`` only when a fusion moves other instructions)."""
-        reference = in_reference_mode()
+        reference = self._reference
         changed = False
         tried: set[int] = set()
         keepalive: list[HloInstruction] = []      # ids in ``tried`` stay unique
@@ -505,7 +510,7 @@ class ReductionConsumerFusion(HloPass):
         list_is_order = len(post) == len(comp.instructions) and \
             all(a is b for a, b in zip(post, comp.instructions))
         order = PostOrderIndex(post)
-        self._reach = ContractedReachability(post)
+        self._reach = ContractedReachability(post, reference)
         control = {id(c) for i in comp.instructions for c in i.control_predecessors}
         seeds = order.after(float("-inf"))
         for seed in seeds:
@@ -582,19 +587,18 @@ class ReductionConsumerFusion(HloPass):
         removed: list[HloInstruction] = []
         for m in reversed(members):
             operands = m.operands
-            take_out(comp, m)
+            take_out(comp, m, self._reference)
             removed.append(m)
             if m.opcode == "fusion":
                 dead_computations.append(fused_computation(m))
             for o in operands:                     # scalar constants now cloned in
                 if o.opcode == "constant" and not o.users and not o.is_root and \
                         o.parent is comp and id(o) not in control:
-                    take_out(comp, o)
+                    take_out(comp, o, self._reference)
                     removed.append(o)
         self.created.append(fusion)
         log.debug("fused %s into %s", ", ".join(m.name for m in members), fusion.name)
         return fusion, gtes, removed
 
 
-__all__ = ["ReductionConsumerFusion", "row_fusion_decision", "build_body", "Rows",
-           "ROW_CACHE_ELEMENTS"]
+__all__ = ["ReductionConsumerFusion", "row_fusion_decision", "build_body", "Rows"]

@@ -26,6 +26,7 @@ from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.opcodes import ELEMENTWISE
 from ..hlo.shape import Shape
 from .base import HloPass
+from .context import PassContext
 from .computation_edits import DeferredEdits
 from .hlo_utils import (add_instruction, array_shape, has_side_effect_no_recurse,
                         non_fusion_computations, sort_instructions)
@@ -107,11 +108,12 @@ class ReshapeMover(HloPass):
 
     name = "reshape-mover"
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
+        eager = ctx is not None and ctx.reference_mode
         changed = False
         for comp in non_fusion_computations(module):
             comp_changed = False
-            with DeferredEdits(comp) as edits:
+            with DeferredEdits(comp, eager) as edits:
                 for instr in comp.post_order():
                     if instr.parent is comp:
                         comp_changed |= _sink(comp, instr, edits)

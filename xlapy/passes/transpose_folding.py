@@ -28,6 +28,7 @@ from typing import Callable
 from ..hlo.attrs import ConvDimensionNumbers
 from ..hlo.ir import HloInstruction, HloModule
 from .base import HloPass
+from .context import PassContext
 from .dot_decomposer import dot_dims
 from .hlo_utils import non_fusion_computations
 
@@ -70,7 +71,7 @@ class TransposeFolding(HloPass):
         self.can_fold_dot_operand = can_fold_dot_operand
         self.can_fold_conv_operand = can_fold_conv_operand
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
         changed = False
         for comp in non_fusion_computations(module):
             for instr in list(comp.instructions):

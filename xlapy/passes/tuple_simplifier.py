@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..hlo.ir import HloInstruction, HloModule
 from .base import HloPass
+from .context import PassContext
 from .computation_edits import DeferredEdits
 from .hlo_utils import can_replace, non_fusion_computations
 
@@ -24,12 +25,13 @@ class TupleSimplifier(HloPass):
     def __init__(self, exclude_entry_computation: bool = False) -> None:
         self.exclude_entry_computation = exclude_entry_computation
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
+        eager = ctx is not None and ctx.reference_mode
         changed = False
         for comp in non_fusion_computations(module):
             if self.exclude_entry_computation and comp is module.entry:
                 continue
-            with DeferredEdits(comp) as edits:
+            with DeferredEdits(comp, eager) as edits:
                 for instr in comp.post_order():
                     if instr.parent is not comp:
                         continue

@@ -29,6 +29,7 @@ from __future__ import annotations
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.shape import Shape
 from .base import HloPass
+from .context import PassContext
 from .hlo_utils import add_instruction, has_side_effect, non_fusion_computations, sort_instructions
 from .while_loop_analysis import has_control_dependencies, make_private, remove_dead_instructions
 
@@ -45,7 +46,7 @@ class WhileLoopInvariantCodeMotion(HloPass):
 
     name = "while-loop-invariant-code-motion"
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
         changed = False
         for comp in non_fusion_computations(module):
             comp_changed = False

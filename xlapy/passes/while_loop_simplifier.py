@@ -27,8 +27,8 @@ from __future__ import annotations
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.shape import Shape
 from .base import HloPass
+from .context import ConstantEvaluator, PassContext
 from .call_inliner import inline_call
-from .constant_folding import get_constant_evaluator
 from .hlo_utils import (add_instruction, has_side_effect, non_fusion_computations,
                         remove_unreachable_computations, sort_instructions)
 from .while_loop_analysis import (compute_while_loop_trip_count, condition_on_init,
@@ -41,14 +41,15 @@ class WhileLoopSimplifier(HloPass):
 
     name = "simplify-while-loops"
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
+        evaluate = ctx.constant_evaluator if ctx is not None else None
         changed = False
         for comp in non_fusion_computations(module):
             comp_changed = False
             for loop in [i for i in comp.instructions if i.opcode == "while"]:
                 if loop.parent is not comp:
                     continue
-                if _try_remove_loop(loop) or _try_remove_dead_elements(loop):
+                if _try_remove_loop(loop, evaluate) or _try_remove_dead_elements(loop):
                     comp_changed = True
             if comp_changed:
                 sort_instructions(comp)
@@ -58,18 +59,18 @@ class WhileLoopSimplifier(HloPass):
         return changed
 
 
-def _trip_count(loop: HloInstruction) -> int | None:
+def _trip_count(loop: HloInstruction, evaluate: ConstantEvaluator | None) -> int | None:
     trips = compute_while_loop_trip_count(loop)
-    if trips is None and condition_on_init(loop, get_constant_evaluator()) is False:
+    if trips is None and condition_on_init(loop, evaluate) is False:
         trips = 0
     return trips
 
 
-def _try_remove_loop(loop: HloInstruction) -> bool:
+def _try_remove_loop(loop: HloInstruction, evaluate: ConstantEvaluator | None) -> bool:
     """Replace a loop running 0 times by its init, or 1 time by its inlined body."""
     if has_control_dependencies(loop) or has_side_effect(loop):
         return False
-    trips = _trip_count(loop)
+    trips = _trip_count(loop, evaluate)
     comp = loop.parent
     if trips == 0:
         comp.replace_instruction(loop, loop.operands[0])

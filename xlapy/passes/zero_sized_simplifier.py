@@ -13,6 +13,7 @@ import numpy as np
 
 from ..hlo.ir import HloModule
 from .base import HloPass
+from .context import PassContext
 from .hlo_utils import add_instruction, has_side_effect, non_fusion_computations
 
 
@@ -21,7 +22,7 @@ class ZeroSizedHloElimination(HloPass):
 
     name = "zero_sized_hlo_elimination"
 
-    def run(self, module: HloModule) -> bool:
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
         changed = False
         memo: dict[int, bool] = {}
         for comp in non_fusion_computations(module):

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..frontend import dtypes, lax
+from ..frontend import lax_composite
 from ..frontend.core import Array, to_array
 from ..frontend.tracing import concrete_int
 from .. import numpy as xnp
@@ -175,7 +176,7 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Any = None,
             f"random.categorical: cannot draw {draws} categories without replacement from "
             f"{logits.shape[ax]}")
     noisy = xnp.add(logits, gumbel_sample(k, logits.shape, logits.dtype, mode))
-    indices = lax.top_k(xnp.moveaxis(noisy, ax, -1), draws)[1]     # batch + (draws,)
+    indices = lax_composite.top_k(xnp.moveaxis(noisy, ax, -1), draws)[1]     # batch + (draws,)
     nd = indices.ndim
     return lax.reshape(lax.transpose(indices, (nd - 1,) + tuple(range(nd - 1))), shape)
 
@@ -240,7 +241,7 @@ def _weighted_indices(key: Array, p: Any, shape: tuple[int, ...], n_inputs: int,
         return xnp.sum(lax.convert_element_type(below, I32), axis=-1)
     mode = "low" if mode is None else mode
     g = xnp.add(gumbel_sample(key, (n_inputs,), p_arr.dtype, mode), xnp.log(p_arr))
-    return lax.reshape(lax.top_k(g, n_draws)[1], shape)
+    return lax.reshape(lax_composite.top_k(g, n_draws)[1], shape)
 
 
 __all__ = ["randint", "permutation", "shuffle", "categorical", "choice"]

@@ -17,6 +17,8 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..frontend import dtypes, lax
+from ..frontend import lax_composite
+from ..frontend.autodiff import stop_gradient
 from ..frontend.core import Array, to_array
 from .. import numpy as xnp
 from . import _threefry as tf
@@ -112,9 +114,9 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Any = None,
     out = lax.mul(lax.full_like(u, np.sqrt(2)), lax.erf_inv(u))
     # Clip into the open interval (rounding can land on a bound); no gradient flows
     # through the clip bounds, as in JAX.
-    lower, upper = lax.stop_gradient(lower), lax.stop_gradient(upper)
-    above = lax.nextafter(lower, lax.full_like(lower, np.inf))
-    below = lax.nextafter(upper, lax.full_like(upper, -np.inf))
+    lower, upper = stop_gradient(lower), stop_gradient(upper)
+    above = lax_composite.nextafter(lower, lax.full_like(lower, np.inf))
+    below = lax_composite.nextafter(upper, lax.full_like(upper, -np.inf))
     return xnp.minimum(xnp.maximum(out, above), below)
 
 

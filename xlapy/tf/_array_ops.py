@@ -28,6 +28,7 @@ from .. import numpy as xnp
 from ..errors import InvalidArgumentError
 from ..frontend import dtypes as _dt
 from ..frontend import lax
+from ..frontend import autodiff
 from ..frontend.core import Array
 from ..frontend.source_info import raise_not_compilable
 from ..nn import one_hot as _one_hot
@@ -89,7 +90,7 @@ def identity(input: Any, name: str | None = None) -> Array:
 
 
 def stop_gradient(input: Any, name: str | None = None) -> Array:
-    return lax.stop_gradient(tensor(input))
+    return autodiff.stop_gradient(tensor(input))
 
 
 # ------------------------------------------------------------------------------ creation

@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from ..errors import InvalidArgumentError
+from ..threadlocal import PerThreadList
 from ..frontend import dtypes as _dt
 from ..frontend.core import Array, Primitive, bind
 from ..frontend.pytree import tree_map
@@ -52,9 +53,11 @@ def _all_reduce_vjp(ct: Array, ans: Array, x: Array) -> tuple:
 
 
 # Private to this namespace, so not in the front end's primitive table (like core.alias_p):
-# a collective primitive of the front end would belong in frontend/primitives.py.
-all_reduce_sum_p = Primitive("tf_all_reduce_sum", _lower_all_reduce, vjp=_all_reduce_vjp,
+# a collective primitive of the front end would have a family file of its own.
+all_reduce_sum_p = Primitive("tf_all_reduce_sum",
                              doc="HLO all-reduce (add) over the replicas (one replica).")
+all_reduce_sum_p.def_lowering(_lower_all_reduce)
+all_reduce_sum_p.def_vjp(_all_reduce_vjp)
 
 
 def _reduce_op(reduce_op: Any) -> ReduceOp:
@@ -104,7 +107,7 @@ class ReplicaContext:
             return merge_fn(self.strategy, *args, **(kwargs or {}))
 
 
-_CONTEXT: list[Any] = []           # innermost first-class context: ReplicaContext or None
+_CONTEXT = PerThreadList()         # per thread: innermost context, ReplicaContext or None
 
 
 @contextmanager

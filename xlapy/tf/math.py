@@ -25,6 +25,7 @@ from .. import numpy as xnp
 from ..errors import InvalidArgumentError
 from ..frontend import dtypes as _dt
 from ..frontend import lax
+from ..frontend import lax_composite
 from ..frontend.core import Array
 from ._common import axes_arg, axis_arg, static_value, tensor, tf_dtype
 
@@ -266,7 +267,7 @@ def cumprod(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = Fals
 
 def top_k(input: Any, k: Any = 1, sorted: bool = True, name: str | None = None) -> TopKV2:
     """The ``k`` largest entries of the last axis, descending, and their int32 indices."""
-    vals, idx = lax.top_k(tensor(input), int(static_value(k, "tf.math.top_k k")))
+    vals, idx = lax_composite.top_k(tensor(input), int(static_value(k, "tf.math.top_k k")))
     return TopKV2(vals, idx)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import zipfile
 from pathlib import Path
 from typing import Sequence
 
@@ -21,7 +22,7 @@ import numpy as np
 
 from ..client import compare_outputs, get_backend, optimize
 from ..client.run import flatten_result, prepare_argument, verify_for_execution
-from ..errors import XlapyError
+from ..errors import InvalidArgumentError, XlapyError
 from ..hlo import parse_module
 from ..hlo.ir import HloModule
 from ..hlo.shape import Shape
@@ -58,18 +59,44 @@ def fake_argument(shape: Shape, rng: np.random.Generator, large_range: bool = Fa
 
 
 def load_inputs(path: Path, module: HloModule) -> tuple[list, list | None]:
-    """Arguments ``arg0..`` (cast to the parameter types) and expected ``out0..`` from an npz."""
-    data = np.load(path, allow_pickle=False)
-    params = module.entry.parameters
+    """Arguments ``arg0..`` (cast to the parameter types) and expected ``out0..`` from an npz.
+
+    Anything unreadable (a missing file, not an npz, a damaged archive, pickled object
+    arrays, which are never loaded, values that do not convert) raises
+    :class:`~xlapy.errors.InvalidArgumentError` with a one-line reason."""
+    try:
+        data = np.load(path, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise InvalidArgumentError(f"{path}: is a single .npy array, not an npz archive "
+                                       "of arg0.. (and out0..) arrays")
+        with data:
+            arrays = {k: data[k] for k in data.files}
+    except XlapyError:
+        raise
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as e:
+        reason = str(e).split(". If you trust")[0]          # NumPy's advice does not apply
+        reason = " ".join(reason.split()) or type(e).__name__
+        if "pickle" in reason or "Object arrays" in reason:
+            reason += " (pickled data is never loaded)"
+        raise InvalidArgumentError(f"{path}: cannot read the input data: {reason}") from None
     args = []
-    for i, p in enumerate(params):
+    for i, p in enumerate(module.entry.parameters):
         key = f"arg{i}"
-        if key not in data:
-            raise XlapyError(f"{path}: no array {key!r} for parameter {i} ({p.shape})")
-        args.append(np.asarray(data[key]).astype(p.shape.dtype) if p.shape.is_array
-                    else data[key])
-    outs = sorted((k for k in data.files if k.startswith("out")), key=lambda k: int(k[3:]))
-    expected = [data[k] for k in outs] if outs else None
+        if key not in arrays:
+            raise InvalidArgumentError(f"{path}: no array {key!r} for parameter {i} "
+                                       f"({p.shape})")
+        value = arrays[key]
+        if p.shape.is_array:
+            try:
+                value = np.asarray(value).astype(p.shape.dtype)
+            except (TypeError, ValueError, OverflowError) as e:
+                raise InvalidArgumentError(f"{path}: array {key!r} ({value.dtype}"
+                                           f"{list(value.shape)}) does not convert to "
+                                           f"{p.shape}: {e}") from None
+        args.append(value)
+    outs = [k for k in arrays if k.startswith("out") and k[3:].isdigit()]
+    outs.sort(key=lambda k: int(k[3:]))
+    expected = [arrays[k] for k in outs] if outs else None
     return args, expected
 
 
@@ -93,7 +120,11 @@ def _report(result: list, reference: list, opts: argparse.Namespace, what: str,
 
 def run_file(path: Path, opts: argparse.Namespace) -> int:
     """Run one HLO file per the options; returns the number of failed comparisons."""
-    text = path.read_text()
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError as e:
+        raise InvalidArgumentError(f"{path}: not HLO text (not UTF-8 at byte {e.start})"
+                                   ) from None
     module = parse_module(text)
     verify_for_execution(module, text)      # problems name their line:column in the file
     test_backend = get_backend(opts.platform)

@@ -30,17 +30,18 @@ dims, strides and dtypes (``DotThunk.plans``).
 
 Paths (benchmarks/dot_crossover.py; 2 cores, OpenBLAS 0.3.34 SkylakeX kernel):
 
-- ``M*N*K < SMALL_DOT_FLOPS`` (64^3) per matrix: ``numpy.matmul`` into ``out``. Through
-  the thunk it costs ~2.7 us up to 16^3, 3.2 us at 32^3, 6.7 us at 64^3; the BLAS path
-  ~5.2, 5.8 and 9.3 us (the ctypes call ~1.2 us and the one-thread switch below). Below 64^3
-  NumPy's own OpenBLAS stays single-threaded, so its thread pool does not wake up.
+- ``M*N*K < SMALL_DOT_FLOPS`` (64^3) per matrix: ``numpy.matmul`` into ``out``, cheaper
+  through the thunk than the BLAS path (the ctypes call and the one-thread switch below).
+  Below 64^3 NumPy's own OpenBLAS stays single-threaded, so its thread pool does not wake up.
 - one product: ``?gemm`` straight on the arrays; from ``PARALLEL_GEMM_FLOPS`` (256^3) it
   is cut into one block of C's columns (rows when M > N) per core, each a ``?gemm`` on the
   runtime's pool (``GemmCall.pieces``). OpenBLAS itself runs one thread (``blas_lib``'s
-  docstring says why). sgemm measured 242 GFLOP/s at 256^3, 282 at 512^3, 331 at 1024^3
-  and ~345 at 2048^3 on 2 OpenBLAS threads; one thread 154-175.
-- ``M == 1`` or ``N == 1``: ``?gemv`` (4096x4096 matrix-vector 1.2 ms vs 3.4 ms through
-  ``sgemm``); ``M == N == 1``: ``?dot`` (0.6-0.9 us vs 3.6-5.4 us through ``sgemm``).
+  docstring says why).
+- ``M == 1`` or ``N == 1``: ``?gemv``; ``M == N == 1``: ``?dot`` (both faster than
+  ``sgemm`` on such shapes).
+
+The figures behind these paths are in docs/performance.md ("Measurements behind the CPU
+backend's constants").
 - batches: ``?gemm_batch_strided`` (complex ones: one ``?gemm`` per matrix), the batch cut
   over the pool's threads from ``PARALLEL_GEMM_FLOPS`` in all (with fewer matrices than
   threads, each product is cut into blocks instead).
@@ -189,7 +190,8 @@ class _BlasDotPlan:
         if self.empty or self.zero or self.small:
             return
         nb, nlf = len(d.lhs_batch), len(d.lhs_free)
-        usable = lambda x: x.dtype == acc and et.dtype == acc
+        def usable(x: np.ndarray) -> bool:
+            return x.dtype == acc and et.dtype == acc
         ga = geometry(lhs, d.lhs_batch, d.lhs_free, d.lhs_contract) if usable(lhs) else None
         gb = geometry(rhs, d.rhs_batch, d.rhs_contract, d.rhs_free) if usable(rhs) else None
         gc = (geometry(out, range(nb), range(nb, nb + nlf), range(nb + nlf, out.ndim))

@@ -7,13 +7,12 @@ kernel name (``corename()``) and the thread count.
 
 OpenBLAS runs **one thread**: the runtime's pool (``thunks.ThreadPool``) is the only source
 of parallelism, and large products are cut into pieces for it (:meth:`GemmCall.pieces`).
-After a multi-threaded call OpenBLAS's idle threads spin for about 0.1 s (2^28 cycles)
-before they sleep; the pool's threads, which run the generated kernels and the split
-convolutions right after, then shared the cores with them. Measured on 2 cores (medians
-of 7 rounds): the W5 CNN training step took 270 ms with OpenBLAS's threads and 214 ms
-with one pool, the W6 transformer block 97 ms and 58 ms; the price is 10-20% on a lone
-mid-size product (256x784x512: 0.80 ms on OpenBLAS's threads, 0.90-0.98 ms split), whose
-two pieces each pack the shared operand again.
+After a multi-threaded call OpenBLAS's idle threads spin (2^28 cycles) before they
+sleep; the pool's threads, which run the generated kernels and the split convolutions
+right after, then shared the cores with them. One pool made the CNN training step and the
+transformer block faster; the price is a little on a lone mid-size product, whose two
+pieces each pack the shared operand again (figures: docs/performance.md, "Measurements
+behind the CPU backend's constants").
 
 Geometry: a group of array dims that collapses into one strided dim is a :class:`Strided`;
 a matrix is passed to row-major BLAS unchanged when it is row-major (unit column stride,
@@ -39,9 +38,9 @@ from ...errors import InvalidArgumentError, ShapeError
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 #: Products (all matrices of a batch together) of at least this many flops are cut into
-#: pieces for the pool's threads (:meth:`GemmCall.pieces`). Measured on 2 cores, a square
-#: product split in two against one thread: 0.57x at 128^3 (a dispatch costs ~15 us),
-#: 0.9-1.3x at 256^3, 1.3x at 384^3, 1.6x at 512^3.
+#: pieces for the pool's threads (:meth:`GemmCall.pieces`): below it a split product was
+#: slower than one thread (docs/performance.md, "Measurements behind the CPU backend's
+#: constants").
 PARALLEL_GEMM_FLOPS = 2 * 256**3
 _INT32_MAX = 2**31 - 1
 

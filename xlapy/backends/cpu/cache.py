@@ -13,16 +13,26 @@ units, cost) and a digest of the buffer assignment.
 
 File format (one file ``<key>.xcache`` per entry)::
 
-    b"XLAPYCPU3\\n" | u64 header length | sha256 of the header (32 bytes) | header JSON
-                    | HLO text | object files
+    b"XLAPYCPU4\\n" | u64 header length | HMAC-SHA256(secret, magic + key + header)
+                    | header JSON | HLO text | object files
 
 The header records the key, the kernel table, the assignment digest, the payload lengths
-and their sha256; its own sha256 precedes it, so every byte of the file is checked (a
-flipped bit in a kernel's ``units`` would otherwise run it over the wrong range). Every
+and their sha256. The HMAC authenticates the header -- and through its digests every
+byte of the file -- with the directory's secret key (``cache_files.py``: 32 random
+bytes, readable only by this user), and it covers the entry's own key: an entry copied
+under another key's file name, or written by anyone without the secret, fails it. Every
 header field is also checked for its type and range (:func:`decode`). A file that does
-not parse, does not match its key, fails a checksum or a check is *corrupt*; so is an
-entry the backend fails to load for any reason. A corrupt entry is logged, removed and
-the module recompiled. Writes are atomic (temporary file + ``os.replace``).
+not parse, does not match its key, fails the HMAC, a checksum or a check, or is no
+regular file (a FIFO, a symbolic link) is *corrupt*; so is an entry the backend fails
+to load for any reason. A corrupt entry is logged, removed and the module recompiled.
+Writes are atomic (a fresh temporary file, then ``rename``).
+
+Trust (the threat model is in ``docs/architecture.md``): the directory is created
+``0700`` and refused (a warning, then compiling without the disk cache) when others can
+write it, unless ``XLAPY_CACHE_SHARED`` says it is shared by its group; entries are read
+without following links or blocking, up to ``XLAPY_CACHE_MAX_BYTES``. Size: after each
+store the least recently used entries (by mtime, touched on every load) are removed
+while the total exceeds ``XLAPY_CACHE_MAX_BYTES`` (``config.CacheSettings``).
 
 Location: ``XLAPY_CACHE_DIR`` or ``~/.cache/xlapy``; ``XLAPY_DISABLE_CACHE=1`` (or
 ``CpuBackend(use_disk_cache=False)``) turns the cache off. Hits and misses are logged
@@ -30,27 +40,30 @@ at debug level on the logger ``xlapy.cpu``; :attr:`DiskCache.stats` counts them.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import hashlib
+import hmac
 import json
 import logging
 import math
 import os
 import re
 import struct
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ...config import DebugOptions
+from ...config import DebugOptions, cache_settings, env_cache_dir, env_cache_disabled
+from . import cache_files as files
+from .cache_files import SUFFIX
 from .jit_engine import HostTarget
 
 log = logging.getLogger("xlapy.cpu")
 
-MAGIC = b"XLAPYCPU3\n"
-SUFFIX = ".xcache"
+MAGIC = b"XLAPYCPU4\n"
+MAC_BYTES = 32
 _FINGERPRINT: str | None = None
 
 
@@ -98,49 +111,94 @@ class CacheStats:
     misses: int = 0
     corrupt: int = 0
     stores: int = 0
+    evictions: int = 0
+    refused: int = 0          # operations skipped: the directory is not trusted
 
 
 def default_directory() -> str:
-    return os.environ.get("XLAPY_CACHE_DIR") or os.path.join(
+    return env_cache_dir() or os.path.join(
         os.path.expanduser("~"), ".cache", "xlapy")
 
 
 def _env_disabled() -> bool:
-    return os.environ.get("XLAPY_DISABLE_CACHE", "").strip().lower() in ("1", "true", "yes")
+    return env_cache_disabled()
+
+
+REMEMBERED_EVICTIONS = 4096     # evicted keys remembered to explain a later miss
 
 
 class DiskCache:
-    """Reads and writes cache entries in one directory (see the module docstring)."""
+    """Reads and writes cache entries in one directory (see the module docstring).
+
+    Every operation opens and checks the directory (``cache_files.CacheDirectory``); an
+    untrusted directory is warned about once and the operation does nothing."""
 
     def __init__(self, directory: str | None = None, enabled: bool | None = None) -> None:
         self.directory = Path(directory or default_directory())
         self.enabled = (not _env_disabled()) if enabled is None else enabled
         self.stats = CacheStats()
+        self._evicted: collections.OrderedDict[str, None] = collections.OrderedDict()
 
     def path(self, key: str) -> Path:
         return self.directory / f"{key}{SUFFIX}"
 
-    def load(self, key: str) -> CacheEntry | None:
-        """The entry for ``key``, or None (missing, disabled or corrupt)."""
-        if not self.enabled:
+    def _open(self, even_disabled: bool = False) -> tuple[int, bytes, bool] | None:
+        """(directory descriptor, secret, shared), or None (disabled, refused or
+        unavailable)."""
+        if not (self.enabled or even_disabled):
             return None
-        path = self.path(key)
+        shared = cache_settings().shared_directory
         try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            self.stats.misses += 1
-            log.debug("cpu cache miss %s", key[:16])
+            fd, secret = files.CacheDirectory(self.directory, shared).open()
+        except files.Refused as e:
+            self.stats.refused += 1
+            files.warn_once(self.directory, str(e))
             return None
         except OSError as e:
-            log.warning("cannot read cpu cache file %s: %s", path, e)
-            self.stats.misses += 1
+            self.stats.refused += 1
+            files.warn_once(self.directory, f"cannot open it: {e}")
             return None
+        return fd, secret, shared
+
+    @property
+    def secret(self) -> bytes | None:
+        """The key entries of this directory are authenticated with (None: refused)."""
+        opened = self._open(even_disabled=True)
+        if opened is None:
+            return None
+        os.close(opened[0])
+        return opened[1]
+
+    def load(self, key: str) -> CacheEntry | None:
+        """The entry for ``key``, or None (missing, disabled, refused or corrupt)."""
+        opened = self._open()
+        if opened is None:
+            return None
+        dfd, secret, shared = opened
+        name = f"{key}{SUFFIX}"
         try:
-            entry = decode(data, key)
-        except Exception as e:              # noqa: BLE001 - whatever is wrong: corrupt
-            self.stats.misses += 1
-            self._remove(path, f"{type(e).__name__}: {e}")
-            return None
+            try:
+                data = files.read_entry(dfd, name, cache_settings().disk_max_bytes, shared)
+            except FileNotFoundError:
+                self.stats.misses += 1
+                if key in self._evicted:
+                    log.info("cpu cache miss %s: its entry was evicted by the size bound "
+                             "(XLAPY_CACHE_MAX_BYTES)", key[:16])
+                else:
+                    log.debug("cpu cache miss %s", key[:16])
+                return None
+            except (ValueError, OSError) as e:
+                self.stats.misses += 1
+                self._remove(dfd, name, f"{type(e).__name__}: {e}")
+                return None
+            try:
+                entry = decode(data, key, secret)
+            except Exception as e:              # noqa: BLE001 - whatever is wrong: corrupt
+                self.stats.misses += 1
+                self._remove(dfd, name, f"{type(e).__name__}: {e}")
+                return None
+        finally:
+            os.close(dfd)
         self.stats.hits += 1
         log.debug("cpu cache hit %s", key[:16])
         return entry
@@ -150,47 +208,65 @@ class DiskCache:
         to load it): count it as corrupt and a miss instead of a hit, and remove it."""
         self.stats.hits = max(0, self.stats.hits - 1)
         self.stats.misses += 1
-        self._remove(self.path(key), reason)
+        opened = self._open()
+        if opened is not None:
+            try:
+                self._remove(opened[0], f"{key}{SUFFIX}", reason)
+            finally:
+                os.close(opened[0])
 
-    def _remove(self, path: Path, reason: str) -> None:
+    def _remove(self, dfd: int, name: str, reason: str) -> None:
         self.stats.corrupt += 1
         log.warning("corrupt cpu cache file %s (%s); it is removed and the module "
-                    "recompiled", path, reason)
-        try:
-            path.unlink()
-        except OSError:
-            pass
+                    "recompiled", self.directory / name, reason)
+        files.remove(dfd, name)
 
     def store(self, key: str, entry: CacheEntry) -> Path | None:
-        """Write ``entry`` atomically; failures are logged, never raised."""
-        if not self.enabled:
+        """Write ``entry`` atomically, then evict least recently used entries while the
+        directory holds more than ``XLAPY_CACHE_MAX_BYTES``; failures are logged, never
+        raised."""
+        opened = self._open()
+        if opened is None:
             return None
-        path = self.path(key)
+        dfd, secret, shared = opened
+        path, name = self.path(key), f"{key}{SUFFIX}"
+        limit = cache_settings().disk_max_bytes
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=SUFFIX, dir=self.directory)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(encode(entry, key))
-                os.replace(tmp, path)
-            except BaseException:
-                os.unlink(tmp)
-                raise
+            data = encode(entry, key, secret)
+            if len(data) > limit:
+                log.debug("cpu cache entry %s not stored: %d bytes, more than "
+                          "XLAPY_CACHE_MAX_BYTES=%d", key[:16], len(data), limit)
+                return None
+            files.write_entry(dfd, name, data, shared)
+            for gone in files.evict(dfd, limit, keep=name):
+                self.stats.evictions += 1
+                self._evicted[gone[:-len(SUFFIX)]] = None
+                log.debug("cpu cache entry %s evicted (XLAPY_CACHE_MAX_BYTES=%d)", gone, limit)
+            while len(self._evicted) > REMEMBERED_EVICTIONS:
+                self._evicted.popitem(last=False)
         except OSError as e:
             log.warning("cannot write cpu cache file %s: %s", path, e)
             return None
+        finally:
+            os.close(dfd)
         self.stats.stores += 1
         return path
 
 
-def encode(entry: CacheEntry, key: str) -> bytes:
+def mac(secret: bytes, key: str, header: bytes) -> bytes:
+    """The HMAC-SHA256 of an entry: over the magic, the entry's key and its header."""
+    return hmac.new(secret, MAGIC + key.encode() + b"\0" + header, hashlib.sha256).digest()
+
+
+def encode(entry: CacheEntry, key: str, secret: bytes) -> bytes:
+    """The file contents of ``entry`` under ``key``, authenticated with ``secret``."""
     hlo = entry.optimized_hlo.encode()
     header = json.dumps({
         "key": key, "kernels": entry.kernels, "assignment_digest": entry.assignment_digest,
         "hlo": [len(hlo), hashlib.sha256(hlo).hexdigest()],
         "objects": [[len(o), hashlib.sha256(o).hexdigest()] for o in entry.objects],
     }).encode()
-    return (MAGIC + struct.pack("<Q", len(header)) + hashlib.sha256(header).digest() + header
+    return (MAGIC + struct.pack("<Q", len(header)) + mac(secret, key, header) + header
             + hlo + b"".join(entry.objects))
 
 
@@ -227,21 +303,23 @@ def _check_kernel(k: Any) -> None:
         raise ValueError(f"bad kernel cost {cost!r:.80}")
 
 
-def decode(data: bytes, key: str) -> CacheEntry:
+def decode(data: bytes, key: str, secret: bytes) -> CacheEntry:
     """Parse and verify a cache file; ValueError when anything does not match: the magic,
-    the header's checksum, its fields' types and ranges, the key, the payloads' lengths
-    and checksums, the total length."""
+    the HMAC (made with ``secret`` over the entry's ``key`` and header), the header's
+    fields' types and ranges, the key, the payloads' lengths and checksums, the total
+    length."""
     if not data.startswith(MAGIC):
         raise ValueError("bad magic")
     pos = len(MAGIC)
-    if len(data) < pos + 8 + 32:
+    if len(data) < pos + 8 + MAC_BYTES:
         raise ValueError("truncated header")
     (hlen,) = struct.unpack_from("<Q", data, pos)
     pos += 8
-    digest, pos = data[pos:pos + 32], pos + 32
+    digest, pos = data[pos:pos + MAC_BYTES], pos + MAC_BYTES
     raw = data[pos:pos + hlen]
-    if len(raw) != hlen or hashlib.sha256(raw).digest() != digest:
-        raise ValueError("header checksum mismatch")
+    if len(raw) != hlen or not hmac.compare_digest(mac(secret, key, raw), digest):
+        raise ValueError("authentication failed: the entry was not written under this "
+                         "key with this cache's secret")
     pos += hlen
     header = json.loads(raw.decode())
     if not isinstance(header, dict) or set(header) != _HEADER_KEYS:
@@ -272,4 +350,4 @@ def decode(data: bytes, key: str) -> CacheEntry:
 
 
 __all__ = ["CacheEntry", "CacheStats", "DiskCache", "cache_key", "code_fingerprint",
-           "default_directory"]
+           "decode", "default_directory", "encode"]

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from ...hlo import attrs as A
-from ...hlo.ir import HloComputation, HloInstruction, HloModule
+from ...hlo.ir import HloComputation, HloInstruction, HloModule, post_order_from
 from ...hlo.printer import _header_value, value_to_text
 
 # Constants with at most this many bytes are written out in hex; larger ones as a digest.
@@ -73,29 +73,12 @@ def _computation_order(module: HloModule) -> list[HloComputation]:
 
 
 def _instruction_order(comp: HloComputation) -> list[HloInstruction]:
-    """Post order from the root, then from every other instruction in stored order."""
-    out: list[HloInstruction] = []
+    """Post order from the root, then from every other instruction in stored order
+    (operands from other computations are left out: they print as foreign)."""
     members = {id(i) for i in comp.instructions}
-    seen: set[int] = set()
     starts = ([comp.root] if comp.root is not None and id(comp.root) in members else []) \
         + list(comp.instructions)
-    for start in starts:
-        if id(start) in seen:
-            continue
-        stack: list[tuple[HloInstruction, bool]] = [(start, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
-                out.append(node)
-                continue
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            stack.append((node, True))
-            for dep in reversed(node.operands + node.control_predecessors):
-                if id(dep) not in seen and id(dep) in members:   # others print as foreign
-                    stack.append((dep, False))
-    return out
+    return post_order_from(starts, members)
 
 
 def _literal_text(value: Any) -> str:

@@ -9,8 +9,9 @@
    HLO -- a declared shape that does not match its operands, an out-of-range slice, a
    gather window larger than its operand, ... -- raises ``VerificationError`` naming the
    instruction instead of running native code out of bounds), then
-   :func:`xlapy.passes.cpu_pipeline` on a clone, assigns buffers,
-   asks the kernel emitters for every instruction they can emit (the kernels go to
+   :func:`xlapy.backends.compile.optimize_module` with this backend's target
+   (``pipeline.py``: the pass pipeline on a clone, then buffer assignment), asks the
+   kernel emitters for every instruction they can emit (the kernels go to
    ``jit_engine`` in a few LLVM modules, which compile in parallel processes), and
    stores the optimized HLO text, the object code and the kernel table in the disk
    cache; :attr:`CpuBackend.last_timings` says how long each stage took;
@@ -19,9 +20,8 @@
    so neither the passes nor LLVM run. Any failure while loading an entry makes it
    corrupt: it is logged, removed and the module recompiled. A hit needs no verification:
    the key covers the module's canonical text, and an entry is only written for a
-   module that passed the verifier (a malformed module never prints like a valid one);
-   verifying costs ~7 ms for the 490-instruction CNN training step, ~1% of its cold
-   compile and more than a disk hit's other work.
+   module that passed the verifier (a malformed module never prints like a valid one),
+   and verifying costs more than a disk hit's other work (docs/performance.md).
 4. builds the plan: one thunk per instruction of each computation's schedule (see
    ``executable.py`` for the kinds of thunks and the runtime).
 
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import hashlib
 import logging
 import re
@@ -47,15 +48,16 @@ from ...config import DumpConfig, get_debug_options
 from ...errors import InvalidArgumentError
 from ...hlo.ir import HloInstruction, HloModule
 from ...hlo.verifier import verify_module
-from ...passes import cpu_pipeline
-from ...passes.pipeline import PassRecord
 from ...passes.buffer_assignment import BufferAssignment, assign_buffers
-from ...passes.dump import dump_hlo_module, dump_text, module_key
+from ...passes.dump import dump_text, module_key
+from ...passes.pipeline import PassRecord
+from ..compile import optimize_module, pass_context
 from . import cache as cache_mod
 from .canonical import canonical_text
 from .executable import CpuExecutable, value_ref
 from .jit_engine import OPT_LEVEL, SMALL_OPT_LEVEL, CompiledObject, engine
 from .kernel_api import KernelSpec, indexed_leaves
+from .pipeline import TARGET
 from .plan_builder import (FORWARD, NO_OP, PlanBuilder, library_supports,
                            materialize_constants)
 from .thunks import ThreadPool, shared_pool
@@ -74,11 +76,8 @@ HELPER_START_INSTRUCTIONS = 200
 SMALL_KERNEL_ELEMENTS = 1024
 
 # A kernel this large (bytes moved + weighted element operations, ``KernelSpec.cost``) is
-# split across threads. Measured on the 2-core test machine (shared with other jobs):
-# handing a range to the pool costs ~10-20 us, a+b*c runs ~7 us per 64k elements in
-# cache and is bandwidth-bound beyond, exp ~0.6 ns/element. With the other core busy no
-# size gained; the threshold (~250k elements of a+b*c, ~100k of exp: >100 us of work)
-# keeps the split to kernels where a free core pays for the hand-off several times.
+# split across threads: kernels where a free core pays for the hand-off to the pool several
+# times (the measurements behind it: docs/performance.md).
 DEFAULT_PARALLEL_COST = 4_000_000
 
 # ``compiler_ir`` stages: stage name -> CompiledObject attribute (HLO stages are separate).
@@ -181,6 +180,7 @@ class CpuBackend:
         self._memory: collections.OrderedDict[str, CpuExecutable] = collections.OrderedDict()
         self._memory_size = memory_cache_size
         self._lock = threading.Lock()
+        self._key_locks: dict[str, threading.Lock] = {}      # keys being compiled
         self.last_timings: CompileTimings | None = None
 
     # ----- public
@@ -193,6 +193,23 @@ class CpuBackend:
         dump = DumpConfig(options)
         key = self.cache_key(module, options)
         timings.cache_key = time.perf_counter() - start
+        exe = self._from_memory(key, dump, timings, start)
+        if exe is not None:
+            return exe
+        # One thread compiles a key; others asking for it meanwhile wait, then hit.
+        with self._lock:
+            key_lock = self._key_locks.setdefault(key, threading.Lock())
+        with key_lock:
+            try:
+                return self._from_memory(key, dump, timings, start) or \
+                    self._compile_key(module, key, options, dump, timings, start)
+            finally:
+                with self._lock:
+                    if self._key_locks.get(key) is key_lock:
+                        del self._key_locks[key]
+
+    def _from_memory(self, key: str, dump: DumpConfig, timings: CompileTimings,
+                     start: float) -> CpuExecutable | None:
         with self._lock:
             exe = self._memory.get(key)
             if exe is not None and not dump.enabled:
@@ -201,6 +218,11 @@ class CpuBackend:
                 timings.total = time.perf_counter() - start
                 self.last_timings = timings
                 return exe
+        return None
+
+    def _compile_key(self, module: HloModule, key: str, options, dump: DumpConfig,
+                     timings: CompileTimings, start: float) -> CpuExecutable:
+        """Load ``key`` from the disk cache or compile it, and keep it in memory."""
         exe = None
         if not dump.enabled:
             entry = self.disk_cache.load(key)
@@ -259,18 +281,11 @@ class CpuBackend:
         dkey = module_key(source)
         if sum(len(c.instructions) for c in source.computations) >= HELPER_START_INSTRUCTIONS:
             engine().start_helpers()          # they load while the passes run
-        module = source.clone()
-        if dump.enabled:
-            dump_hlo_module(module, "before_optimizations", dump, key=dkey)
-        result = cpu_pipeline(options).run_with_report(module)
-        timings.passes, timings.pass_records = result.seconds, result.records
-        t = time.perf_counter()
-        assignment = assign_buffers(module)
-        timings.buffer_assignment = time.perf_counter() - t
-        if dump.enabled:
-            dump_hlo_module(module, "after_optimizations", dump, key=dkey)
-            dump_text(module, "after_optimizations-buffer-assignment.txt", assignment.to_text(),
-                      dump, key=dkey)
+        ctx = pass_context(options).replace(dump=dump)
+        result = optimize_module(source, TARGET, ctx)
+        module, assignment = result.module, result.buffers
+        timings.passes, timings.pass_records = result.pipeline.seconds, result.pipeline.records
+        timings.buffer_assignment = result.buffer_seconds
         compiled, specs = self._emit_and_compile(module, assignment, keep_text or dump.enabled,
                                                  timings)
         if compiled is not None and dump.enabled:
@@ -355,7 +370,9 @@ class CpuBackend:
         small = [_is_small(i) for _, i, _ in chosen]
         weights = [len(i.attrs["calls"].instructions) if i.opcode == "fusion" else 1
                    for _, i, _ in chosen]
-        modules, levels, specs = [], [], []
+        modules: list[Any] = []
+        levels: list[int] = []
+        specs: list[KernelSpec] = []
         for want_small, level in ((True, SMALL_OPT_LEVEL), (False, OPT_LEVEL)):
             group = [(c, w) for c, w, sm in zip(chosen, weights, small) if sm == want_small]
             total = sum(w for _, w in group)
@@ -393,6 +410,18 @@ class CpuBackend:
     def _build(self, module: HloModule, assignment: BufferAssignment,
                records: list[KernelRecord], objects: list[bytes]) -> CpuExecutable:
         loaded = engine().load(objects, [r.name for r in records]) if records else None
+        exe = self._runtime(module, assignment, records, loaded)
+        # a call made while another thread runs this executable runs on a replica
+        exe.replicate = functools.partial(self._runtime, module, assignment, records, loaded,
+                                          profile=False)
+        # the devices of a multi-device run execute at once, each on its own replica
+        exe.new_instance = exe.replicate
+        return exe
+
+    def _runtime(self, module: HloModule, assignment: BufferAssignment,
+                 records: list[KernelRecord], loaded: Any,
+                 profile: bool | None = None) -> CpuExecutable:
+        """An executable of loaded code: plans, kernel tables, its own arena and constants."""
         kernels = {}
         for r in records:
             instr = module.computation(r.computation).instruction(r.instruction)
@@ -402,7 +431,8 @@ class CpuBackend:
         plan = builder.plan(module.entry)
         exe = CpuExecutable(module, assignment, plan, value_ref(assignment, module.entry.root),
                             keep_alive=[loaded] + ([builder.evaluator]
-                                                   if builder.evaluator is not None else []))
+                                                   if builder.evaluator is not None else []),
+                            profile=profile)
         materialize_constants(exe, assignment, module)
         exe.bind_fixed()
         return exe

@@ -35,11 +35,8 @@ converted to f32, computed in f32 and rounded once (XLA:CPU upcasts them the sam
 integer and pred convolutions, and sizes beyond 32-bit BLAS integers, use the interpreter's
 exact ``convolve`` (integers in int64, wrapped to the result type).
 
-Measured (benchmarks/conv_bench.py, 2 cores, OpenBLAS SkylakeX kernel, f32, batch 256, NHWC
-32x32x32 -> 32, 3x3 SAME): forward ~30 ms (~160 GFLOP/s) against ~62 ms for JAX's jitted
-``conv_general_dilated``, 114 ms for one NumPy matmul per tap and 916 ms for the
-interpreter; its input gradient ~30 ms (JAX 62), its weight gradient in canonical labels
-~43 ms (JAX 150-190), depthwise 3x3 ~59 ms (JAX 213).
+benchmarks/conv_bench.py measures these routines against JAX, NumPy and the interpreter
+(docs/performance.md, "Measurements behind the CPU backend's constants").
 """
 from __future__ import annotations
 
@@ -220,7 +217,7 @@ def parallel_copyto(dst: np.ndarray, src: np.ndarray, parallel: bool = True) -> 
     outermost dim (its largest stride) into pieces of about ``COPY_PIECE_BYTES``, copied on
     the pool's threads (NumPy copies release the GIL) when ``parallel``. A transposing copy
     then reads a few images at a time instead of touching every image's pages for each
-    destination row (NHWC -> HWNC of 32 MB: 3.7 ms of CPU against 6.6 ms in one copy)."""
+    destination row (faster than one copy: docs/performance.md)."""
     if dst.ndim == 0 or dst.nbytes < 2 * COPY_PIECE_BYTES:
         np.copyto(dst, src, casting="unsafe")
         return

@@ -34,18 +34,17 @@ would have fewer than four work items per thread and the output is small
 (``SHARD_OUTPUT_BYTES``), their taps / kernel chunks are split into shards (a multiple of
 the thread count); shard 0 writes the output, the others private copies added in at the end.
 
-Measured on the W5 CNN's convolutions (2 cores, OpenBLAS SkylakeX, batch 256; table in
-benchmarks/conv_bench.py): taps reach 220-330 GFLOP/s on NHWC forward and input-gradient
-convolutions; thin GEMMs (a 3-channel first layer: K = 9; a 3-image weight gradient:
-M = 3) were 30-35% faster as im2col under load and even when idle, hence ``TAPS_MIN_DIM``;
-a 32x32-channel weight gradient runs its taps as 32x32xK GEMMs at ~80-90 GFLOP/s per
-thread, the bound of OpenBLAS's packing on such thin products.
+On the CNN's convolutions (benchmarks/conv_bench.py; figures in docs/performance.md) thin
+GEMMs (a 3-channel first layer: K = 9; a 3-image weight gradient: M = 3) were faster as
+im2col, under load and even when idle, hence ``TAPS_MIN_DIM``; a 32x32-channel weight
+gradient runs its taps as 32x32xK GEMMs, bounded by OpenBLAS's packing on such thin
+products.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -68,13 +67,13 @@ ELEMENTWISE_GROUP_WORK = 8
 #: would copy (one call costs about as much as copying this many bytes).
 TAPS_CALL_BYTES = 64 << 10
 #: ``taps`` needs GEMMs with at least this many rows (images) and K (last kernel dim x
-#: features): thinner ones run at a fraction of BLAS speed (a 3-channel first layer
-#: measured 30% slower than im2col; a 3-image weight gradient 35%).
+#: features): thinner ones run at a fraction of BLAS speed (a 3-channel first layer and a
+#: 3-image weight gradient ran slower than im2col: docs/performance.md).
 TAPS_MIN_DIM = 16
 #: ``taps`` splits its taps into shards with private outputs only for outputs up to this.
 SHARD_OUTPUT_BYTES = 4 << 20
 
-Work = Callable[[object, dict], None]
+Work = Callable[[Any, dict], None]
 
 
 # --------------------------------------------------------------------------------------------
@@ -307,7 +306,7 @@ class Im2col(PartialOutputs, _Canonical):
             for shard in range(self.shards):
                 lo = len(k_chunks) * shard // self.shards
                 hi = len(k_chunks) * (shard + 1) // self.shards
-                steps = []
+                steps: list[tuple] = []
                 for k0, k1 in k_chunks[lo:hi]:
                     index = ((slice(img + b.b0, img + b.b1), slice(b.q0, b.q1))
                              + (slice(None),) * (nsp - 1) + (slice(k0, k1),))

@@ -22,13 +22,13 @@ from .conv_plan import (TAPS_MIN_DIM, ConvGeometry, Work, PartialOutputs, buffer
 
 #: ``taps`` cuts many images into blocks whose window rows for one output position take
 #: up to about this many bytes (and at least two blocks per thread), so that a block's rows
-#: are still in cache for the next positions: the W5 CNN's NHWC convolutions at batch 256
-#: ran 10-25% faster as 4 blocks of 64 images than as one GEMM of all 256 images per
-#: position (32x32x32 -> 32: 17-18 ms against 21-24 ms), and slower with smaller blocks.
+#: are still in cache for the next positions (the CNN's NHWC convolutions ran faster as 4
+#: blocks of 64 images than as one GEMM of all 256 images per position, and slower with
+#: smaller blocks: docs/performance.md).
 TAPS_BLOCK_BYTES = 1 << 20
 #: ``taps`` cuts K runs longer than fit this many bytes of A and B (weight gradients:
-#: 7680 = 30 columns x 256 images) into chunks: the W5 CNN's 32x32-channel weight gradient
-#: took 24 ms in chunks of 960 against 29-30 ms unchunked (neutral for its others).
+#: 7680 = 30 columns x 256 images) into chunks (faster for the CNN's 32x32-channel weight
+#: gradient, neutral for its others: docs/performance.md).
 TAPS_K_CHUNK_BYTES = 256 << 10
 #: ``taps`` leaves out the products with padding only when that saves at least this share
 #: of its flops, and only for kernels up to ``TRIM_MAX_KERNEL`` elements (each call checks
@@ -36,8 +36,8 @@ TAPS_K_CHUNK_BYTES = 256 << 10
 TRIM_GAIN = 0.95
 TRIM_MAX_KERNEL = 1 << 20
 #: Padding columns at the ends of the K runs are left out (in GEMMs of their own) only
-#: when that saves this many flops per extra GEMM call (a call costs ~2 us; an NHWC 32-
-#: channel input gradient padded by 2 ran 30% slower with its 4 border columns apart).
+#: when that saves this many flops per extra GEMM call (each call has a fixed cost; an NHWC
+#: 32-channel input gradient padded by 2 ran slower with its 4 border columns apart).
 TRIM_CALL_FLOPS = 2e6
 
 
@@ -203,7 +203,7 @@ class Taps(PartialOutputs):
         o_lo = bg * self.g.opg
         return (slice(b0, b1), *pre, slice(q0, q1), slice(o_lo, o_lo + self.g.opg))
 
-    def items_for(self, w: np.ndarray) -> list[tuple]:
+    def items_for(self, w: np.ndarray) -> list[list[tuple]]:
         """The work items for kernel ``w``: ``trimmed`` when there are any and every weight
         is finite (then leaving out products with padding zeros cannot lose a NaN)."""
         if self.trimmed is not None and w.size <= TRIM_MAX_KERNEL and np.isfinite(w).all():

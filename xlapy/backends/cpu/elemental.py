@@ -8,7 +8,8 @@ a register value (types: :mod:`.llvm_types`). A generator may add basic blocks
 (``concatenate``, ``pad``, ``dynamic-update-slice``); it returns with the builder at the
 end of the block where its value is available, and it expects the builder to append at
 the end of its current block. Each generator computes an element once per
-block and index (``kernel_api.memoize``). :meth:`ElementalEmitter.supports` says whether an
+block and index, and evaluates a chain of elementwise ops without nesting Python calls
+(``ElementalEmitter._chained``). :meth:`ElementalEmitter.supports` says whether an
 instruction has a generator; the runtime runs anything else through the interpreter.
 
 Semantics are XLA:CPU's, checked bit for bit against jaxlib's XLA:CPU in
@@ -75,6 +76,13 @@ def elemental(*opcodes: str, supports: SupportFn) -> Callable[[EmitFn], EmitFn]:
     return register
 
 
+def _is_same_index(instr: HloInstruction) -> bool:
+    """Whether ``instr`` reads each operand of its own dims at the index it is asked for
+    (the elementwise family: unary, binary, compare, select, clamp, convert, copy ...)."""
+    info = OPCODES.get(instr.opcode)
+    return info is not None and info.family == "elementwise"
+
+
 def operand_type(instr: HloInstruction, i: int = 0) -> ElementType:
     return instr.operands[i].shape.element_type
 
@@ -94,6 +102,8 @@ class ElementalEmitter:
     def __init__(self, builder: ir.IRBuilder, module: ir.Module) -> None:
         self.builder = builder
         self.module = module
+        # id(chaining generator) -> (instr, operand generators, memoized generator, itself)
+        self._chain_info: dict[int, tuple] = {}
 
     @staticmethod
     def supports(instr: HloInstruction) -> bool:
@@ -117,10 +127,64 @@ class ElementalEmitter:
                 f"the CPU elemental emitter does not handle {instr.opcode} "
                 f"({', '.join(str(o.shape) for o in instr.operands)}) -> {instr.shape} "
                 f"in instruction {instr.name}")
-        # in a fused computation an instruction with several users is asked for the same
-        # element by each of them: computing it once per block keeps the IR linear
-        return memoize(self.builder, _EMITTERS[instr.opcode](self, instr,
-                                                             list(operand_generators)))
+        raw = _EMITTERS[instr.opcode](self, instr, list(operand_generators))
+        return self._chained(instr, raw, list(operand_generators))
+
+    def _chained(self, instr: HloInstruction, raw: Generator, operands: list[Generator]
+                 ) -> Generator:
+        """``raw`` memoized, and evaluated without recursing along elementwise chains.
+
+        In a fused computation an instruction with several users is asked for the same
+        element by each of them: computing it once per block keeps the IR linear. A
+        generator calls its operands' generators, so a chain of N elementwise ops would
+        nest N Python calls deep; instead, the first call of a generator whose element is
+        not yet computed in this block first computes, in post order, every value of its
+        *same-index closure* (operands an elementwise op reads at its own index, and
+        theirs, ...), so each nested call finds its operands computed and returns at once.
+        """
+        cached = memoize(self.builder, raw)
+        closure: list[Generator] | None = None
+
+        def element(index: IrIndex) -> ir.Value:
+            nonlocal closure
+            value = cached.lookup(index)
+            if value is not None:
+                return value
+            if closure is None:
+                closure = self._same_index_closure(instr, operands)
+            for dep in closure:
+                dep(index)
+            return cached(index)
+
+        self._chain_info[id(element)] = (instr, operands, cached, element)
+        return element
+
+    def _same_index_closure(self, instr: HloInstruction, operands: list[Generator]
+                            ) -> list[Generator]:
+        """The memoized generators (not the chaining ones) of the values an elementwise
+        ``instr`` reads at its own index, transitively, in post order (operands first)."""
+        order: list[Generator] = []
+        seen: set[int] = set()
+
+        def same_index_operands(i: HloInstruction, gens: list[Generator]) -> list:
+            if not _is_same_index(i):
+                return []
+            return [(self._chain_info[id(g)]) for o, g in zip(i.operands, gens)
+                    if o.shape.dims == i.shape.dims and id(g) in self._chain_info]
+        stack = [(info, False) for info in same_index_operands(instr, operands)]
+        while stack:
+            info, ready = stack.pop()
+            key = id(info[3])
+            if ready:
+                order.append(info[2])
+                continue
+            if key in seen:
+                continue
+            seen.add(key)
+            stack.append((info, True))
+            stack.extend((dep, False) for dep in reversed(same_index_operands(info[0], info[1]))
+                         if id(dep[3]) not in seen)
+        return order
 
     # ----- helpers shared by the handler modules
     def i64(self, value: int) -> ir.Constant:

@@ -4,6 +4,12 @@ dynamic-update-slice and gather.
 Start indices come from operand generators (scalar start operands are called with
 ``[]``), are read as signed or unsigned by their element type, widened to ``i64`` and
 clamped to ``[0, dim - size]`` as XLA specifies, so every load stays in bounds.
+
+A slice size of 0 would let a start reach ``dim`` itself; the clamps use ``max(size, 1)``
+(:func:`_last_start`), which changes nothing a valid program can observe: a kernel only
+reads when its result has elements, and the verifier rejects a gather whose dropped
+dimension has slice size 0 while its result has elements (a dynamic-slice with a size-0
+dimension has an empty result).
 """
 from __future__ import annotations
 
@@ -42,10 +48,15 @@ def _start_values(em: ElementalEmitter, instr: HloInstruction, gens: list, first
     return out
 
 
+def _last_start(dim: int, size: int) -> int:
+    """The largest start whose slice of ``size`` (at least one element) fits in ``dim``."""
+    return max(dim - max(size, 1), 0)
+
+
 def _clamped_starts(em: ElementalEmitter, instr: HloInstruction, gens: list, first: int,
                     sizes) -> list[ir.Value]:
     dims = instr.operands[0].shape.dims
-    return [clamp_index(em.builder, s, 0, max(d - n, 0))
+    return [clamp_index(em.builder, s, 0, _last_start(d, n))
             for s, d, n in zip(_start_values(em, instr, gens, first), dims, sizes)]
 
 
@@ -142,7 +153,7 @@ def _gather(em: ElementalEmitter, instr: HloInstruction, gens: list) -> Generato
             starts[od] = batch[idim - 1 if idim > ivd else idim]
         src = []
         for d in range(operand.rank):
-            s = clamp_index(b, starts[d], 0, max(operand.dims[d] - slice_sizes[d], 0))
+            s = clamp_index(b, starts[d], 0, _last_start(operand.dims[d], slice_sizes[d]))
             if d in window:
                 s = b.add(s, index[offset_dims[window.index(d)]])
             src.append(s)

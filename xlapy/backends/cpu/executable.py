@@ -75,7 +75,12 @@ patched per call. Large kernels (``cost`` above ``parallel_cost``) run their uni
 on a persistent thread pool (``thunks.ThreadPool``, shared with the dot and convolution
 routines' parallel loops).
 
-One call runs at a time per executable (a lock guards the arena).
+Threads: one call runs at a time on an executable's arena, kernel tables and buffer
+views (a lock guards them). A call that finds them busy runs on a *replica*: the same
+loaded code with its own plans, arena and constants, made by the compiler
+(``replicate``) the first time it is needed and kept for later calls; at most
+``MAX_REPLICAS`` exist, and a call beyond them waits for the executable. (Profiled
+executables have no replicas: their timings stay in one place.)
 
 Profiling: compiled with ``--xla_hlo_profile``, the executable times every thunk
 (``profile.py``); :meth:`CpuExecutable.profile` returns the rows and
@@ -86,7 +91,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Collection, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 import numpy as np
 
@@ -103,6 +108,9 @@ from .thunks import (BufferRef, KernelThunk, Memory, Plan, TokenRef, ValueRef, a
                      aligned_empty, major_to_minor, physical_bytes)
 
 log = logging.getLogger("xlapy.cpu")
+
+#: Replicas of one executable for concurrent calls (see the module docstring).
+MAX_REPLICAS = 3
 
 
 class _Param:
@@ -149,6 +157,11 @@ class CpuExecutable:
         self.result = result
         self._keep_alive = list(keep_alive)     # loaded code, evaluator, ...
         self._lock = threading.Lock()
+        # concurrent calls: ``replicate()`` makes another executable of the same code
+        self.replicate: Callable[[], CpuExecutable] | None = None
+        self._replicas: list[CpuExecutable] = []           # idle ones
+        self._replica_count = 0
+        self._replicas_lock = threading.Lock()
         allocations = assignment.allocations
         self.memory = Memory(len(allocations))
         entry = module.entry
@@ -175,7 +188,7 @@ class CpuExecutable:
         for t in plan.walk():
             if isinstance(t, KernelThunk):
                 self._dynamic_slots.extend(t.dynamic_slots())
-        self._run = plan.run
+        self._run: Callable[[Memory], None] = plan.run
         self.profiler: HloProfiler | None = None
         options = get_debug_options()
         if options.xla_hlo_profile if profile is None else profile:
@@ -213,7 +226,7 @@ class CpuExecutable:
         """``(allocation, physical dims, dtype)`` of the array allocated for each output
         allocation per call: the returned leaf's own array when it fills the allocation."""
         direct = {r.ref.alloc: r.ref for r in self._results if r.mode == "direct"}
-        plan = []
+        plan: list[tuple[int, tuple[int, ...], Any]] = []
         for a in outputs:
             ref = direct.get(a.index)
             if ref is None:
@@ -315,7 +328,7 @@ class CpuExecutable:
                 why = self._cannot_take(p, buf, value, args, owned)
                 if why:
                     log.debug("%s: donated parameter copied: %s", p.where, why)
-                    buf = buf.copy()
+                    buf = output_pool.copy(buf)
             self.memory.set(alloc, buf)
 
     @staticmethod
@@ -358,27 +371,52 @@ class CpuExecutable:
         module docstring); every other argument is left untouched."""
         if len(args) != len(self._params):
             self._check_count(args)
+        if self._lock.locked() and self.replicate is not None and self.profiler is None:
+            replica = self._idle_replica()
+            if replica is not None:
+                try:
+                    return replica.execute(args, owned)
+                finally:
+                    self._replicas.append(replica)
         with self._lock:
             mem = self.memory
             bases, addrs = mem.bases, mem.addrs
-            for p, value in zip(self._params, args):
-                if p.fast and type(value) is np.ndarray and value.dtype == p.dtype \
-                        and value.shape == p.dims and value.flags.c_contiguous:
-                    bases[p.alloc] = value
-                    addrs[p.alloc] = address_of(value)
-                else:
-                    self._bind_slow(p, value, args, owned)
-            for alloc, dims, dtype in self._outputs:
-                out = output_pool.empty(dims, dtype)
-                bases[alloc] = out
-                addrs[alloc] = address_of(out)
-            for table, slot, alloc, offset in self._dynamic_slots:
-                table[slot] = addrs[alloc] + offset
-            self._run(mem)
-            values = [self._value(r) for r in self._results]
-            for alloc in self._call_allocs:     # keep neither arguments nor results alive
-                bases[alloc] = None
+            try:
+                for p, value in zip(self._params, args):
+                    if p.fast and type(value) is np.ndarray and value.dtype == p.dtype \
+                            and value.shape == p.dims and value.flags.c_contiguous:
+                        bases[p.alloc] = value
+                        addrs[p.alloc] = address_of(value)
+                    else:
+                        self._bind_slow(p, value, args, owned)
+                for alloc, dims, dtype in self._outputs:
+                    out = output_pool.empty(dims, dtype)
+                    bases[alloc] = out
+                    addrs[alloc] = address_of(out)
+                for table, slot, alloc, offset in self._dynamic_slots:
+                    table[slot] = addrs[alloc] + offset
+                self._run(mem)
+                values = [self._value(r) for r in self._results]
+            finally:
+                for alloc in self._call_allocs:     # keep neither arguments nor results
+                    bases[alloc] = None
         return _build_tree(self._result_tree, values)
+
+    def _idle_replica(self) -> "CpuExecutable | None":
+        """An idle replica (made if none is idle and fewer than ``MAX_REPLICAS`` exist),
+        or None: then the call waits for this executable."""
+        with self._replicas_lock:
+            if self._replicas:
+                return self._replicas.pop()
+            if self._replica_count >= MAX_REPLICAS:
+                return None
+            self._replica_count += 1
+        try:
+            return self.replicate()
+        except BaseException:
+            with self._replicas_lock:
+                self._replica_count -= 1
+            raise
 
     def _value(self, r: _Result) -> np.ndarray:
         if r.mode == "direct":

@@ -54,7 +54,8 @@ CPU_FALLBACK: tuple[Fallback, ...] = (
     Fallback(frozenset({"bitcast-convert"}), COMPLEX_TYPES | {T.F4E2M1FN},
              "registers hold complex values as {re, im} structs and f4 values as "
              "floats, not as their bits"),
-    Fallback(frozenset({"stochastic-convert"}), frozenset(t for t in T.ALL_TYPES if t.is_array_type),
+    Fallback(frozenset({"stochastic-convert"}),
+             frozenset(t for t in T.ALL_TYPES if t.is_array_type),
              "XLA:CPU rewrites it into other ops first (StochasticConvertDecomposer); "
              "this backend has no such pass"),
 )

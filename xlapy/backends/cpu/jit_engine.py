@@ -26,6 +26,17 @@ One :class:`JitEngine` per process (:func:`engine`) owns
   is also what the disk cache stores, so a cached module loads without LLVM
   optimization or code generation.
 
+**Releasing memory.** When a :class:`LoadedCode` dies (its executable died), its
+library's code and symbols are released (the resource tracker is closed). ORC keeps an
+empty ``JITDylib`` per library name for the life of its LLJIT, so an LLJIT takes
+:data:`LIBRARIES_PER_JIT` libraries, then a new one is made, and the old one is closed
+when its last library is released (:class:`_JitInstance`). In-process LLVM optimization
+leaks in llvmlite (each ``PassBuilder`` allocates instrumentation callbacks it never
+frees, and every run adds to them; ``docs/performance.md`` has the measurement), so
+after :data:`IN_PROCESS_MODULES` modules this process hands its LLVM work to helper
+processes, and a helper is ended and replaced after
+:data:`~xlapy.backends.cpu.llvm_worker.RECYCLE_JOBS` jobs: the leak goes with it.
+
 The pipeline is O3 (``SMALL_OPT_LEVEL`` for kernels with few elements) with LLVM's loop
 unroller off: on the generated loop nests it multiplied compile time by about 4 with no
 measurable speed-up once the loops are vectorized (vector interleaving stays on); the loop
@@ -42,8 +53,10 @@ import collections
 import itertools
 import logging
 import os
+import signal
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -51,6 +64,7 @@ import llvmlite
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from ...config import env_llvm_helpers
 from ...errors import ExecutionError
 from .llvm_worker import (HelperDied, HelperProcess, InvalidIRError, TargetSpec, compile_ir,
                           target_machine)
@@ -61,6 +75,8 @@ OPT_LEVEL = 3
 SMALL_OPT_LEVEL = 2   # for kernels too small to gain from O3 (it costs ~6x the compile time)
 HELPER_MIN_BYTES = 100_000   # IR text (about 0.1 s of LLVM) worth sharing with helpers
 MAX_HELPERS = 3
+LIBRARIES_PER_JIT = 256      # libraries linked into one LLJIT before a new one is made
+IN_PROCESS_MODULES = 128     # modules optimized here before LLVM work moves to helpers
 
 
 @dataclass(frozen=True)
@@ -94,11 +110,31 @@ class CompiledObject:
     codegen_seconds: float = 0.0    # machine code emission, summed over modules
 
 
+class _JitInstance:
+    """One LLJIT: takes :data:`LIBRARIES_PER_JIT` libraries, then is *retired*; closed
+    when it is retired and its last library has been released."""
+
+    def __init__(self, tm: "llvm.TargetMachine") -> None:
+        self.lljit = llvm.create_lljit_compiler(tm)
+        self.linked = 0
+        self.live = 0
+        self.retired = False
+
+    def release(self, tracker: "llvm.ResourceTracker", lock: threading.RLock) -> None:
+        """Unload one library (its :class:`LoadedCode` died)."""
+        with lock:
+            tracker.close()
+            self.live -= 1
+            if self.retired and self.live == 0:
+                self.lljit.close()
+
+
 @dataclass
 class LoadedCode:
     """Object code linked into the process; ``address(name)`` of each exported symbol.
 
-    The code stays mapped as long as this object is referenced.
+    The code stays mapped as long as this object is referenced; when it dies the
+    library is unloaded (module docstring).
     """
 
     library: str
@@ -131,14 +167,17 @@ class JitEngine:
         self._tm = self._target_machine()
         self.data_layout = str(self._tm.target_data)
         self._lock = threading.RLock()
-        self._lljit = llvm.create_lljit_compiler(self._target_machine())
+        self._jit: _JitInstance | None = None
         self._library_ids = itertools.count()
         self.compile_count = 0        # LLVM optimize+codegen runs (tests count cache hits)
+        self.local_modules = 0        # modules optimized in this process
+        self.jit_instances = 0        # LLJITs made (tests check they are recycled)
         self._helpers = [HelperProcess() for _ in range(helper_count() if helpers is None
                                                           else helpers)]
         self._helper_lock = threading.Lock()
-        if self._helpers:
-            atexit.register(self.close_helpers)
+        self._recycler = HelperProcess()     # this process's LLVM work once over budget
+        self._recycler_lock = threading.Lock()
+        atexit.register(self.close_helpers)
 
     def _target_machine(self) -> "llvm.TargetMachine":
         return target_machine(self.target_spec)
@@ -162,9 +201,22 @@ class JitEngine:
 
     def _compile_one(self, text: str, level: int, keep_text: bool
                      ) -> tuple[bytes, str | None, str | None, tuple[float, float, float]]:
-        """:func:`~xlapy.backends.cpu.llvm_worker.compile_ir` in this process."""
+        """:func:`~xlapy.backends.cpu.llvm_worker.compile_ir` for this process's share of
+        a compile: here for the first :data:`IN_PROCESS_MODULES` modules, then in a
+        recycled helper process (module docstring), here again if it is busy or fails."""
         try:
-            return compile_ir(text, level, keep_text, self.target_spec)
+            if self.local_modules >= IN_PROCESS_MODULES and self._recycler.usable and \
+                    self._recycler_lock.acquire(blocking=False):
+                try:
+                    return self._recycler.compile(text, level, keep_text, self.target_spec)
+                except HelperDied as e:
+                    log.info("%s; LLVM runs in this process", e)
+                finally:
+                    self._recycler_lock.release()
+            with self._lock:
+                self.local_modules += 1
+            with deferred_interrupt():
+                return compile_ir(text, level, keep_text, self.target_spec)
         except InvalidIRError as e:
             raise ExecutionError(f"generated LLVM IR is invalid: {e}") from e
 
@@ -221,12 +273,26 @@ class JitEngine:
 
     def close_helpers(self) -> None:
         """End the helper processes (at exit; they are started again when needed)."""
-        for h in self._helpers:
+        for h in [*self._helpers, self._recycler]:
             h.close()
 
+    def _jit_instance(self) -> _JitInstance:
+        """The LLJIT that takes the next library (a new one after
+        :data:`LIBRARIES_PER_JIT`; the caller holds the lock)."""
+        jit = self._jit
+        if jit is None or jit.linked >= LIBRARIES_PER_JIT:
+            if jit is not None:
+                jit.retired = True
+                if jit.live == 0:
+                    jit.lljit.close()
+            jit = self._jit = _JitInstance(self._target_machine())
+            self.jit_instances += 1
+        return jit
+
     def load(self, objects: Sequence[bytes], symbols: Sequence[str]) -> LoadedCode:
-        """Link object files into the process as one library and look up ``symbols``."""
-        with self._lock:
+        """Link object files into the process as one library and look up ``symbols``;
+        the library is unloaded when the returned object dies."""
+        with self._lock, deferred_interrupt():
             name = f"xlapy_cpu_{next(self._library_ids)}"
             builder = llvm.JITLibraryBuilder()
             for obj in objects:
@@ -234,28 +300,28 @@ class JitEngine:
             builder.add_current_process()
             for s in symbols:
                 builder.export_symbol(s)
+            jit = self._jit_instance()
+            jit.linked += 1
             try:
-                tracker = builder.link(self._lljit, name)
+                tracker = builder.link(jit.lljit, name)
             except RuntimeError as e:
                 raise ExecutionError(f"loading generated code failed: {e}") from e
+            jit.live += 1
             addresses = {s: tracker[s] for s in symbols}
+            loaded = LoadedCode(name, tracker, addresses)
+            weakref.finalize(loaded, jit.release, tracker, self._lock).atexit = False
         for s, a in addresses.items():
             if not a:
                 raise ExecutionError(f"generated code has no symbol {s!r}")
-        return LoadedCode(name, tracker, addresses)
+        return loaded
 
 
 def helper_count() -> int:
     """Helper processes for LLVM: ``XLAPY_LLVM_HELPERS`` if set, else one less than the
     usable cores (at most :data:`MAX_HELPERS`)."""
-    value = os.environ.get("XLAPY_LLVM_HELPERS", "").strip()
-    if value:
-        try:
-            return max(0, int(value))
-        except ValueError:
-            log.warning("XLAPY_LLVM_HELPERS=%r is not a number; using no helper processes",
-                        value)
-            return 0
+    configured = env_llvm_helpers()
+    if configured is not None:
+        return configured
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -307,8 +373,58 @@ def _share(jobs: list[tuple[str, int, bool]], results: list, helpers: list[Helpe
         for t in threads:
             t.join()
     if errors:
-        raise errors[0]
+        first = errors[0]
+        errors.clear()          # no cycle through this frame keeps the traceback alive
+        try:
+            raise first
+        finally:
+            del first
     return results
+
+
+class deferred_interrupt:
+    """Hold back SIGINT in the main thread for the duration of a block of LLVM calls, then
+    deliver it (``KeyboardInterrupt`` from Python's default handler) once the block has
+    ended and its LLVM objects are disposed.
+
+    An LLVM call cannot be interrupted anyway (Python runs signal handlers between
+    bytecodes, after the call returns); what deferring avoids is the exception arriving
+    between two llvmlite calls, where it could strand a half-built object or leave
+    llvmlite's process-wide lock taken. Other threads never receive KeyboardInterrupt, and
+    a SIGINT handler that is not a Python function (ignored, or the OS default) is left
+    alone.
+    """
+
+    def __init__(self) -> None:
+        self._previous: Callable | None = None
+        self._pending: tuple | None = None
+
+    def __enter__(self) -> "deferred_interrupt":
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        previous = signal.getsignal(signal.SIGINT)
+        if not callable(previous):
+            return self
+
+        def hold(signum: int, frame) -> None:
+            self._pending = (signum, frame)
+        try:
+            signal.signal(signal.SIGINT, hold)
+        except ValueError:          # not the main interpreter
+            return self
+        self._previous = previous
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        previous, self._previous = self._previous, None
+        if previous is None:
+            return False
+        signal.signal(signal.SIGINT, previous)
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            log.info("an interrupt during LLVM compilation is delivered now that it ended")
+            previous(*pending)
+        return False
 
 
 _ENGINE: JitEngine | None = None
@@ -326,4 +442,4 @@ def engine() -> JitEngine:
 
 
 __all__ = ["HostTarget", "CompiledObject", "LoadedCode", "JitEngine", "engine", "OPT_LEVEL",
-           "SMALL_OPT_LEVEL"]
+           "SMALL_OPT_LEVEL", "deferred_interrupt"]

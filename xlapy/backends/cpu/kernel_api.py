@@ -27,7 +27,7 @@ last-bit difference from XLA:CPU (which contracts) is possible.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Sequence
 
 from llvmlite import ir
 
@@ -85,13 +85,14 @@ def kernel_buffers(instr: HloInstruction) -> list[KernelBuffer]:
     return out
 
 
-def operand_slots(buffers: list[KernelBuffer]) -> dict[tuple[int, tuple[int, ...]], int]:
+def operand_slots(buffers: Sequence[KernelBuffer]) -> dict[tuple[int, tuple[int, ...]], int]:
     """``(operand number, shape index) -> slot`` of a buffer table's operand entries."""
     return {(kb.operand, kb.index): slot for slot, kb in enumerate(buffers)
             if kb.role == "operand"}
 
 
-def indexed_leaves(shape: Shape, prefix: tuple[int, ...] = ()) -> list[tuple[tuple[int, ...], Shape]]:
+def indexed_leaves(shape: Shape, prefix: tuple[int, ...] = ()
+                   ) -> list[tuple[tuple[int, ...], Shape]]:
     """``(shape index, array shape)`` of every array leaf, depth first."""
     if not shape.is_tuple:
         return [] if shape.is_token else [(prefix, shape)]
@@ -101,21 +102,44 @@ def indexed_leaves(shape: Shape, prefix: tuple[int, ...] = ()) -> list[tuple[tup
     return out
 
 
+def constant_generator(value: Any) -> Generator:
+    """A generator giving ``value`` (an IR value computed already) at every index."""
+    return lambda index: value
+
+
+def element_generator(whole: Generator, k: int) -> Generator:
+    """A generator giving element ``k`` of what ``whole`` gives (a tuple of values)."""
+    return lambda index: whole(index)[k]
+
+
+class _Memo:
+    """A generator computing each element once per basic block (see :func:`memoize`)."""
+
+    def __init__(self, builder: ir.IRBuilder, gen: Generator) -> None:
+        self.builder, self.gen = builder, gen
+        self.cache: dict[tuple[int, ...], tuple[tuple, Any, ir.Value]] = {}
+
+    def lookup(self, index: IrIndex) -> ir.Value | None:
+        """The element at ``index`` if it was computed in the builder's current block."""
+        hit = self.cache.get(tuple(id(v) for v in index))
+        if hit is not None and hit[1] is self.builder.block:
+            return hit[2]
+        return None
+
+    def __call__(self, index: IrIndex) -> ir.Value:
+        value = self.lookup(index)
+        if value is None:
+            value = self.gen(index)
+            # the entry keeps the index values alive, so their ids stay unique
+            self.cache[tuple(id(v) for v in index)] = (tuple(index), self.builder.block, value)
+        return value
+
+
 def memoize(builder: ir.IRBuilder, gen: Generator) -> Generator:
     """``gen`` computing each element once per basic block: a value is reused when the
-    same index values (by identity) are asked for again in the block that computed it."""
-    cache: dict[tuple[int, ...], tuple[tuple, Any, ir.Value]] = {}
-
-    def element(index: IrIndex) -> ir.Value:
-        key = tuple(id(v) for v in index)
-        hit = cache.get(key)
-        if hit is not None and hit[1] is builder.block:
-            return hit[2]
-        value = gen(index)
-        # the entry keeps the index values alive, so their ids stay unique
-        cache[key] = (tuple(index), builder.block, value)
-        return value
-    return element
+    same index values (by identity) are asked for again in the block that computed it.
+    The result also has ``lookup(index)``: the value if already computed, else None."""
+    return _Memo(builder, gen)
 
 
 def declare_kernel(module: ir.Module, name: str) -> tuple[ir.Function, ir.IRBuilder]:
@@ -137,4 +161,5 @@ def buffer_pointer(builder: ir.IRBuilder, fn: ir.Function, i: int,
 
 __all__ = ["IrIndex", "Generator", "KERNEL_TYPE", "KernelBuffer", "KernelSpec",
            "KernelEmitter", "kernel_buffers", "operand_slots", "indexed_leaves", "memoize",
+           "constant_generator", "element_generator",
            "declare_kernel", "buffer_pointer"]

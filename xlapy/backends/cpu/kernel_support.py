@@ -185,6 +185,21 @@ class PlannedEmitter(abc.ABC):
         return self.build(module, name, plan)
 
 
+class PlanKernelEmitter(PlannedEmitter):
+    """A :class:`PlannedEmitter` made of a module's analysis function and kernel class:
+    the plan is ``analyze_plan(instr, assignment)`` (a ``staticmethod``) and the kernel
+    ``kernel_class(module, name, plan).build()``."""
+
+    analyze_plan: Callable[[HloInstruction, Any], Any]
+    kernel_class: Callable[[ir.Module, str, Any], Any]
+
+    def analyze(self, instr: HloInstruction) -> Any | None:
+        return self.analyze_plan(instr, self.assignment)
+
+    def build(self, module: ir.Module, name: str, plan: Any) -> KernelSpec:
+        return self.kernel_class(module, name, plan).build()
+
+
 def scalar_computation_supported(comp: HloComputation) -> bool:
     """Whether every instruction of ``comp`` (scalar parameters, scalar values, an
     optional root tuple) has an elemental generator."""
@@ -450,7 +465,7 @@ def bytes_of(buffers: Sequence[KernelBuffer]) -> int:
 
 
 __all__ = ["c64", "major_to_minor", "element_strides", "linear_offset", "strip_root_bitcasts",
-           "has_register_type", "carried_loop", "for_loop", "PlannedEmitter",
+           "has_register_type", "carried_loop", "for_loop", "PlannedEmitter", "PlanKernelEmitter",
            "scalar_computation_supported", "emit_scalar_computation", "find_hero",
            "fused_parameter", "KernelScaffold", "annotate_noalias", "buffer_aliases",
            "bytes_of"]

@@ -19,12 +19,15 @@ import struct
 import subprocess
 import sys
 import time
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 import llvmlite.binding as llvm
 
 OPT_LEVEL = 3
 _HEADER = struct.Struct("<Q")
+# A helper is ended (and started again on its next job) after this many jobs: llvmlite
+# leaks native memory on every optimization (see jit_engine's module docstring).
+RECYCLE_JOBS = 256
 
 
 class InvalidIRError(RuntimeError):
@@ -49,48 +52,64 @@ def optimize(mod: "llvm.ModuleRef", tm: "llvm.TargetMachine", level: int) -> Non
     pto.slp_vectorization = True
     pto.loop_unrolling = False      # see jit_engine's module docstring
     pto.loop_interleaving = True
-    pb = llvm.create_pass_builder(tm, pto)
+    pb = mpm = None
     try:
-        pb.getModulePassManager().run(mod, pb)
+        pb = llvm.create_pass_builder(tm, pto)
+        mpm = pb.getModulePassManager()
+        mpm.run(mod, pb)
     finally:
-        pb.close()
-        pto.close()
+        for ref in (mpm, pb, pto):      # users before what they use (see compile_ir)
+            if ref is not None:
+                ref.close()
 
 
 def compile_ir(text: str, level: int, keep_text: bool, target: TargetSpec
                ) -> tuple[bytes, str | None, str | None, tuple[float, float, float]]:
     """Parse, verify, optimize and emit one module in its own LLVM context. Returns the
     object code, the optimized IR and the assembly (when ``keep_text``) and the seconds
-    spent parsing, optimizing and emitting code."""
+    spent parsing, optimizing and emitting code.
+
+    Every LLVM object made here is disposed before returning, in dependency order (the
+    module before its context), also when an exception (a ``KeyboardInterrupt``) leaves
+    early: left to their finalizers, a module and its context that end up in a reference
+    cycle (a traceback kept by a caller) are finalized by the garbage collector in any
+    order, and a module disposed after its context is freed twice (SIGSEGV, on whichever
+    later compile happens to run the collector)."""
     t0 = time.perf_counter()
     context = llvm.create_context()
-    tm = target_machine(target)
+    tm = mod = None
     try:
-        mod = llvm.parse_assembly(text, context=context)
-        mod.verify()
-    except RuntimeError as e:
-        raise InvalidIRError(str(e)) from e
-    mod.triple = target[0]
-    mod.data_layout = target[3]
-    t1 = time.perf_counter()
-    optimize(mod, tm, level)
-    t2 = time.perf_counter()
-    obj = bytes(tm.emit_object(mod))
-    phases = (t1 - t0, t2 - t1, time.perf_counter() - t2)
-    if not keep_text:
-        return obj, None, None, phases
-    return obj, str(mod), tm.emit_assembly(mod), phases
+        tm = target_machine(target)
+        try:
+            mod = llvm.parse_assembly(text, context=context)
+            mod.verify()
+        except RuntimeError as e:
+            raise InvalidIRError(str(e)) from e
+        mod.triple = target[0]
+        mod.data_layout = target[3]
+        t1 = time.perf_counter()
+        optimize(mod, tm, level)
+        t2 = time.perf_counter()
+        obj = bytes(tm.emit_object(mod))
+        phases = (t1 - t0, t2 - t1, time.perf_counter() - t2)
+        if not keep_text:
+            return obj, None, None, phases
+        return obj, str(mod), tm.emit_assembly(mod), phases
+    finally:
+        for ref in (mod, tm, context):
+            if ref is not None:
+                ref.close()
 
 
 # ----------------------------------------------------------------------------- messages
-def _write(stream: BinaryIO, value: Any) -> None:
+def _write(stream: IO[bytes], value: Any) -> None:
     data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(_HEADER.pack(len(data)))
     stream.write(data)
     stream.flush()
 
 
-def _read(stream: BinaryIO) -> Any:
+def _read(stream: IO[bytes]) -> Any:
     """The next message, or None at the end of the stream."""
     header = stream.read(_HEADER.size)
     if len(header) < _HEADER.size:
@@ -102,7 +121,7 @@ def _read(stream: BinaryIO) -> Any:
     return pickle.loads(data)
 
 
-def serve(requests: BinaryIO, replies: BinaryIO) -> None:
+def serve(requests: IO[bytes], replies: IO[bytes]) -> None:
     """The helper's loop: ``(text, level, keep_text, target)`` in, ``("ok", result)`` or
     ``("invalid", message)`` out, until the requests end. (Only built-in types cross the
     pipe: the helper cannot import xlapy to unpickle anything else.)"""
@@ -128,17 +147,22 @@ class HelperProcess:
 
     :meth:`compile` sends one job and waits for its result; one job at a time (the
     caller serializes). A helper belongs to the process that started it: after a fork
-    the child does not use it.
+    the child does not use it. After :data:`RECYCLE_JOBS` jobs the process is ended;
+    the next job starts a new one.
     """
 
     def __init__(self) -> None:
         self._proc: subprocess.Popen | None = None
         self._owner = os.getpid()
         self.broken = False
+        self.jobs = 0           # jobs done by the current process
+        self.starts = 0         # processes started
 
     def start(self) -> None:
         if self._proc is not None or self.broken:
             return
+        self.jobs = 0
+        self.starts += 1
         script = os.path.abspath(__file__)
         try:
             self._proc = subprocess.Popen(
@@ -162,14 +186,36 @@ class HelperProcess:
             reply = _read(self._proc.stdout)
         except (OSError, ValueError, pickle.PickleError):
             reply = None
+        except BaseException:
+            # Interrupted between request and reply: the pipe is out of step (the next
+            # read would return this job's reply), so this process is ended.
+            self.kill()
+            raise
         if reply is None:
             self.broken = True
             self.close()
             raise HelperDied("the LLVM helper process ended")
+        self.jobs += 1
+        if self.jobs >= RECYCLE_JOBS:
+            self.close()
         status, value = reply
         if status == "invalid":
             raise InvalidIRError(value)
         return value
+
+    def kill(self) -> None:
+        """End the helper at once (its current job is abandoned)."""
+        proc, self._proc = self._proc, None
+        if proc is None or os.getpid() != self._owner:
+            return
+        proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            if stream:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
 
     def close(self) -> None:
         """End the helper (its stdin closes; it exits)."""
@@ -188,11 +234,14 @@ class HelperProcess:
 
 
 # The helper's command line: load this file by path (not as part of the xlapy package,
-# which it must not import) and serve on stdin/stdout.
-_BOOT = ("import importlib.util, sys; "
+# which it must not import) and serve on stdin/stdout. It ignores SIGINT: a Ctrl-C at the
+# terminal reaches the whole process group, and what an interrupt means is the parent's
+# business (it waits for the job in hand, then raises KeyboardInterrupt).
+_BOOT = ("import importlib.util, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
          "spec = importlib.util.spec_from_file_location('xlapy_llvm_worker', sys.argv[1]); "
          "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); "
          "m.serve(sys.stdin.buffer, sys.stdout.buffer)")
 
-__all__ = ["HelperDied", "HelperProcess", "InvalidIRError", "OPT_LEVEL", "TargetSpec",
+__all__ = ["HelperDied", "HelperProcess", "InvalidIRError", "OPT_LEVEL", "RECYCLE_JOBS",
+           "TargetSpec",
            "compile_ir", "optimize", "serve", "target_machine"]

@@ -261,7 +261,8 @@ class _KernelBuilder:
             if id(i) in gens:
                 continue
             if i.opcode in ("parameter", "get-tuple-element"):
-                path, base = [], i
+                path: list[int] = []
+                base = i
                 while base.opcode == "get-tuple-element":
                     path.insert(0, base.attrs["index"])
                     base = base.operands[0]

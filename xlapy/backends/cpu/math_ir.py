@@ -270,18 +270,9 @@ def logistic(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
 # ----------------------------------------------------------------------------------------------
 # double helpers used by the float functions below
 
-_LN2_HI_F64 = 6.93147180369123816490e-01    # 32 significant bits
-_LN2_LO_F64 = 1.90821492927058770002e-10
 _INV_FACT = [1.0]
 for _k in range(1, 20):
     _INV_FACT.append(_INV_FACT[-1] / _k)
-
-
-def _exp_f64_bounded(m: FloatOps, x):
-    """``e**x`` in double for ``|x| <= 700`` (relative error ~1e-15)."""
-    n = m.roundeven(m.mul(x, m.c(_LOG2E)))
-    r = m.sub(m.sub(x, m.mul(n, m.c(_LN2_HI_F64))), m.mul(n, m.c(_LN2_LO_F64)))
-    return m.ldexp(m.poly(r, _INV_FACT[:14]), m.to_int(n))
 
 
 def _exp2_f64_bounded(m: FloatOps, t):

@@ -3,9 +3,8 @@
 Every call of an executable returns fresh output arrays. For large ones, fresh memory is
 expensive: glibc hands blocks of 128 KB and more back to the kernel when they are freed
 (``munmap``), so the next call's arrays start on unmapped pages and the kernels writing
-them take a page fault every 4 KB. Measured on the W4b MLP training step (4.8 MB of
-outputs per call): ~1,000-1,900 page faults per call, and its Adam-update kernels ran
-1.3-1.8x slower than on warm memory.
+them take a page fault every 4 KB (on the MLP training step, its Adam-update kernels ran
+markedly slower than on warm memory: docs/performance.md).
 
 :func:`empty` gives an array whose memory comes from a process-wide pool of blocks. The
 array's ``base`` is a :class:`Lease`; when the last array or view using the lease goes away,
@@ -101,4 +100,11 @@ def empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     return np.asarray(Lease(POOL.take(nbytes), tuple(shape), dtype))
 
 
-__all__ = ["empty", "Lease", "POOL", "MIN_BYTES", "MAX_POOLED_BYTES"]
+def copy(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of ``a`` (on recycled memory when it is large)."""
+    out = empty(a.shape, a.dtype)
+    np.copyto(out, a)
+    return out
+
+
+__all__ = ["empty", "copy", "Lease", "POOL", "MIN_BYTES", "MAX_POOLED_BYTES"]

@@ -42,8 +42,10 @@ def _library_target(instr: HloInstruction) -> tuple[HloInstruction, list[int]] |
 
 
 # opcode -> (whether the routine handles an instruction, the routine's factory)
-_LIBRARY = {"dot": (blas.supports_dot, blas.make_dot_thunk),
-            "convolution": (conv.supports_convolution, conv.make_convolution_thunk)}
+# opcode -> (supports(instr), make(instr) -> routine)
+_LIBRARY: dict[str, tuple[Callable[[HloInstruction], bool], Callable[[HloInstruction], Any]]] = {
+    "dot": (blas.supports_dot, blas.make_dot_thunk),
+    "convolution": (conv.supports_convolution, conv.make_convolution_thunk)}
 
 
 def library_supports(instr: HloInstruction) -> bool:

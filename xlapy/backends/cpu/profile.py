@@ -18,6 +18,7 @@ to ``DIR/module_NNNN.<module>.hlo_execution_profile.txt`` (XLA writes its binary
 """
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -104,7 +105,7 @@ class HloProfiler:
         self.runs = 0
         self.run_ns = 0
         for plan in _all_plans(entry):
-            plan.instrument(lambda thunk, plan=plan: self._timed(plan.name, thunk))
+            plan.instrument(functools.partial(self._timed, plan.name))
 
     def _timed(self, computation: str, thunk: Thunk) -> Callable[[Memory], None]:
         slot = len(self.thunks)

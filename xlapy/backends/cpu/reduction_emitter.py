@@ -64,7 +64,8 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from ...hlo.shape import Shape
 from .elemental import ElementalEmitter
-from .kernel_api import I64, Generator, KernelSpec, buffer_pointer, declare_kernel, memoize
+from .kernel_api import (I64, Generator, KernelSpec, buffer_pointer, constant_generator,
+                         declare_kernel, element_generator, memoize)
 from .kernel_support import (PlannedEmitter, annotate_noalias, c64, linear_offset,
                              major_to_minor)
 from .llvm_types import llvm_type, load_element, storage_type, store_element
@@ -142,7 +143,7 @@ class _Site:
             operands = [self.gens[id(o)] for o in instr.operands]
             if instr.opcode == "get-tuple-element":          # of an elemental reduce
                 k, whole = instr.attrs["index"], operands[0]
-                self.gens[id(instr)] = lambda index, k=k, whole=whole: whole(index)[k]
+                self.gens[id(instr)] = element_generator(whole, k)
             elif instr.opcode == "reduce":
                 self.gens[id(instr)] = memoize(self.k.b, self.k.elemental_reduce(
                     self.k.plan.elemental[id(instr)], operands))
@@ -157,17 +158,18 @@ class _Site:
         values kept in the row cache by an earlier sweep."""
         values = self.hero_values.get(id(instr))
         if values is not None:
-            return lambda index, v=values[0]: v
+            return constant_generator(values[0])
         first = self.k.plan.row_cache.get(id(instr))
         if first is not None and self.sweep is not None and self.sweep > first:
             return self.k.from_row(instr)
         if instr.opcode == "get-tuple-element":
-            path, base = [], instr
+            path: list[int] = []
+            base = instr
             while base.opcode == "get-tuple-element":
                 path.insert(0, base.attrs["index"])
                 base = base.operands[0]
             if id(base) in self.hero_values:
-                return lambda index, v=self.hero_values[id(base)][path[0]]: v
+                return constant_generator(self.hero_values[id(base)][path[0]])
             if base.opcode != "parameter":
                 return None
             return self.k.load(self.k.plan.operand_slots[(base.parameter_number, tuple(path))])
@@ -494,7 +496,7 @@ class _ReductionKernel:
         with b.if_then(b.icmp_signed("==", b.add(before, done), c64(plan.units))):
             b.store_atomic(c64(0), self.counter, "monotonic", 8)
 
-            def reduce_slot(slot: ir.Value) -> Carried:
+            def reduce_slot(slot: ir.Value) -> dict[int, list[ir.Value]]:
                 base = b.mul(slot, c64(plan.split))
 
                 def step(s: ir.Value, cur: Carried) -> Carried:

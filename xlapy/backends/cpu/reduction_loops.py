@@ -21,7 +21,6 @@ from llvmlite import ir
 
 from .elemental_data import delinearize
 from .kernel_support import c64, carried_loop, for_loop, loop_hints
-from .llvm_types import I64
 from .reduction_reducers import ReduceOrder
 
 Carried = list  # list[ir.Value]: values carried around a loop

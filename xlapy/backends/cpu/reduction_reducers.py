@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from math import prod
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from llvmlite import ir
 
@@ -213,7 +213,7 @@ class ReduceOrder:
 
 
 def reduction_order(reducers: Sequence[Reducer], in_dims: Sequence[int],
-                    reduced: Sequence[int]) -> ReduceOrder:
+                    reduced: Iterable[int]) -> ReduceOrder:
     """The combination order of a reduce over ``reduced`` of an input of ``in_dims``."""
     rdims = sorted(reduced)
     if not any(r.order_sensitive for r in reducers) or prod(in_dims) >= VECTOR_MIN_ELEMENTS:

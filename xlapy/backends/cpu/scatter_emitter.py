@@ -31,7 +31,7 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from .elemental_data import index_to_i64
 from .kernel_api import KernelSpec, kernel_buffers
-from .kernel_support import (KernelScaffold, PlannedEmitter, buffer_aliases, bytes_of, c64,
+from .kernel_support import (KernelScaffold, PlanKernelEmitter, buffer_aliases, bytes_of, c64,
                              find_hero, fused_parameter, has_register_type, major_to_minor)
 from .reduction_reducers import Reducer
 
@@ -153,18 +153,6 @@ def _free_dim(plan: _Plan, out_shape) -> int | None:
                 plan.dims[d] >= 2 * MIN_BLOCK:
             return d
     return None
-
-
-class ScatterEmitter(PlannedEmitter):
-    """A ``KernelEmitter`` for ``scatter`` and loop fusions rooted at one."""
-
-    kind = "scatter"
-
-    def analyze(self, instr: HloInstruction) -> _Plan | None:
-        return _analyze(instr, self.assignment)
-
-    def build(self, module: ir.Module, name: str, plan: _Plan) -> KernelSpec:
-        return _Kernel(module, name, plan).build()
 
 
 class _Kernel:
@@ -290,6 +278,14 @@ class _Kernel:
                           cost=float(bytes_of(sc.buffers) + 4 * updates),
                           notes=[f"scatter of {updates} update elements in {units} units"
                                  + ("" if all(plan.copy) else " (in place)")])
+
+
+class ScatterEmitter(PlanKernelEmitter):
+    """A ``KernelEmitter`` for ``scatter`` and loop fusions rooted at one."""
+
+    kind = "scatter"
+    analyze_plan = staticmethod(_analyze)
+    kernel_class = _Kernel
 
 
 __all__ = ["ScatterEmitter"]

@@ -35,7 +35,7 @@ from llvmlite import ir
 from ...hlo.attrs import Window
 from ...hlo.ir import HloInstruction
 from .kernel_api import KernelSpec, kernel_buffers
-from .kernel_support import (KernelScaffold, PlannedEmitter, buffer_aliases, bytes_of, c64,
+from .kernel_support import (KernelScaffold, PlanKernelEmitter, buffer_aliases, bytes_of, c64,
                              element_strides, emit_scalar_computation, find_hero,
                              has_register_type, major_to_minor, scalar_computation_supported)
 from .llvm_types import I1, llvm_type
@@ -76,18 +76,6 @@ def _analyze(instr: HloInstruction, assignment: Any) -> _Plan | None:
         return None
     geo = WindowGeometry(window, operand.shape.dims, source.shape.dims)
     return _Plan(instr, hero, geo, Reducer(scatter, [et_y]))
-
-
-class SelectAndScatterEmitter(PlannedEmitter):
-    """A ``KernelEmitter`` for ``select-and-scatter`` and loop fusions rooted at one."""
-
-    kind = "select-and-scatter"
-
-    def analyze(self, instr: HloInstruction) -> _Plan | None:
-        return _analyze(instr, self.assignment)
-
-    def build(self, module: ir.Module, name: str, plan: _Plan) -> KernelSpec:
-        return _Kernel(module, name, plan).build()
 
 
 class _Kernel:
@@ -272,6 +260,14 @@ class _Kernel:
                                  f"{units} units" + (" (vector lanes)" if self.m is not None
                                                      else "") + (" (tiling windows)" if tiles
                                                                  else "")])
+
+
+class SelectAndScatterEmitter(PlanKernelEmitter):
+    """A ``KernelEmitter`` for ``select-and-scatter`` and loop fusions rooted at one."""
+
+    kind = "select-and-scatter"
+    analyze_plan = staticmethod(_analyze)
+    kernel_class = _Kernel
 
 
 __all__ = ["SelectAndScatterEmitter"]

@@ -22,6 +22,7 @@ from llvmlite import ir
 
 from ...hlo.ir import HloComputation, HloInstruction
 from .elemental import ElementalEmitter
+from .kernel_api import constant_generator
 from .kernel_support import emit_scalar_computation
 from .llvm_types import I1, llvm_type
 
@@ -90,7 +91,7 @@ class SortComparator:
             self._by_key = self._function(
                 module, f"{name}.less_key", [self.key_type, self.key_type],
                 lambda b, vals: ElementalEmitter(b, b.module).generator(
-                    root, [lambda index, v=v: v for v in vals])([]))
+                    root, [constant_generator(v) for v in vals])([]))
 
     @staticmethod
     def _function(module: ir.Module, name: str, args: list[ir.Type], body) -> ir.Function:
@@ -112,7 +113,7 @@ class SortComparator:
                     done[id(i)] = values[i.parameter_number // 2]
                 else:
                     ops = [emit(o) for o in i.operands]
-                    done[id(i)] = em.generator(i, [lambda index, v=v: v for v in ops])([])
+                    done[id(i)] = em.generator(i, [constant_generator(v) for v in ops])([])
             return done[id(i)]
         return emit(self.key)
 

@@ -24,6 +24,7 @@ Work units: rows (every index of the other dimensions); rows are independent.
 """
 from __future__ import annotations
 
+import functools
 from math import prod
 from typing import Any, Callable, Sequence
 
@@ -213,9 +214,12 @@ class _SortKernel:
                 for c in conds[1:]:
                     out = b.and_(out, c)
                 return out
-            self._while(all_both, lambda: [step(st) for st in state], "merge2")
+            def step_all() -> None:
+                for st in state:
+                    step(st)
+            self._while(all_both, step_all, "merge2")
         for st in state:
-            self._while(lambda st=st: both(st), lambda st=st: step(st), "merge")
+            self._while(functools.partial(both, st), functools.partial(step, st), "merge")
             i, j, o, mid, hi = st
             for var, end in ((i, mid), (j, hi)):
                 def rest(p: ir.Value, o: ir.Value = o) -> None:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from llvmlite import ir
 
@@ -56,9 +56,9 @@ from .llvm_types import load_element, storage_type, store_element
 MIN_TILED_ELEMENTS = 1 << 14
 
 # Elements per side of a tile (the output-contiguous and the operand-contiguous run):
-# TILE_ELEMENTS, but at least TILE_MIN_BYTES and at most TILE_MAX_BYTES per run. Measured
-# on 2-D and 4-D transposes of 3-64 MB (f32: 64x64 beat 32x32 by ~15% and 16x16, 64x8 or
-# 8x64 by 30-50%; s8: 128x128; wider tiles than these lose once the buffer leaves L1).
+# TILE_ELEMENTS, but at least TILE_MIN_BYTES and at most TILE_MAX_BYTES per run: the best
+# sizes on 2-D and 4-D transposes of 3-64 MB (f32 64x64, s8 128x128; wider tiles lose once
+# the buffer leaves L1; the measurements: docs/performance.md).
 TILE_ELEMENTS = 64
 TILE_MIN_BYTES = 128
 TILE_MAX_BYTES = 512
@@ -157,7 +157,8 @@ def _operand_maps(instr: HloInstruction, dim_map: DimMap) -> list[tuple[int, Dim
 
 def _leaf_slot(value: HloInstruction, slot: dict) -> int | None:
     """The buffer slot a fused ``parameter`` (or ``get-tuple-element`` chain of one) reads."""
-    path, base = [], value
+    path: list[int] = []
+    base = value
     while base.opcode == "get-tuple-element":
         path.insert(0, base.attrs["index"])
         base = base.operands[0]
@@ -421,8 +422,9 @@ def emit_tiled_nest(b: ir.IRBuilder, fn: ir.Function, plan: TilePlan,
                 store_element(b, gen(index), slot(buf, index), et)
 
         _box_loops(b, plan.read_order, extent, read, "r")
-        loads = [memoize(b, lambda index, buf=buf, et=et: load_element(b, slot(buf, index), et))
-                 for buf, et in zip(buffers, types)]
+        def loader(buf: ir.Value, et: Any) -> Generator:
+            return lambda index: load_element(b, slot(buf, index), et)
+        loads = [memoize(b, loader(buf, et)) for buf, et in zip(buffers, types)]
         stores = outputs_with(loads)
 
         def write(ivs: dict[int, ir.Value]) -> None:

@@ -39,7 +39,7 @@ from llvmlite import ir
 from ...hlo.attrs import Window, WindowDim
 from ...hlo.ir import HloInstruction
 from .kernel_api import KernelSpec, kernel_buffers
-from .kernel_support import (KernelScaffold, PlannedEmitter, buffer_aliases, bytes_of, c64,
+from .kernel_support import (KernelScaffold, PlanKernelEmitter, buffer_aliases, bytes_of, c64,
                              find_hero, has_register_type, major_to_minor)
 from .reduction_reducers import Reducer
 
@@ -196,18 +196,6 @@ def _analyze(instr: HloInstruction, assignment: Any) -> _Plan | None:
         hero.to_apply, ets), n)
 
 
-class ReduceWindowEmitter(PlannedEmitter):
-    """A ``KernelEmitter`` for ``reduce-window`` and loop fusions rooted at one."""
-
-    kind = "reduce-window"
-
-    def analyze(self, instr: HloInstruction) -> _Plan | None:
-        return _analyze(instr, self.assignment)
-
-    def build(self, module: ir.Module, name: str, plan: _Plan) -> KernelSpec:
-        return _ReduceWindowKernel(module, name, plan).build()
-
-
 # ----------------------------------------------------------------------------- kernel
 class _ReduceWindowKernel:
     def __init__(self, module: ir.Module, name: str, plan: _Plan) -> None:
@@ -353,6 +341,14 @@ class _ReduceWindowKernel:
         else:
             self._block_loop(lo, hi, lambda c, j: self._init(j), "init")
         self.sc.loop(0, n_s, step, "scan")
+
+
+class ReduceWindowEmitter(PlanKernelEmitter):
+    """A ``KernelEmitter`` for ``reduce-window`` and loop fusions rooted at one."""
+
+    kind = "reduce-window"
+    analyze_plan = staticmethod(_analyze)
+    kernel_class = _ReduceWindowKernel
 
 
 __all__ = ["ReduceWindowEmitter", "WindowGeometry", "VECTOR_BLOCK"]

@@ -27,6 +27,7 @@ from ...errors import DeviceUnavailableError, InvalidArgumentError
 from ...hlo.ir import HloInstruction, HloModule
 from ...hlo.verifier import verify_module
 from ...passes.buffer_assignment import BufferAssignment, assign_buffers
+from ...passes.context import PassContext
 from ...passes.dump import dump_hlo_module, dump_text, module_key
 from ..cpu.executable import buffer_ref, value_ref
 from ..cpu.kernel_api import indexed_leaves
@@ -127,7 +128,7 @@ class GpuBackend:
         if dump.enabled:
             dump_hlo_module(module, "before_optimizations", dump, key=dkey)
         t = time.perf_counter()
-        gpu_pipeline(options).run(module)
+        gpu_pipeline(PassContext(options)).run(module)
         self.last_seconds["passes"] = time.perf_counter() - t
         assignment = assign_buffers(module)
         if dump.enabled:

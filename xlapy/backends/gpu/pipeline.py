@@ -1,33 +1,66 @@
-"""The GPU compiler's HLO pass pipeline.
+"""The GPU backends' HLO pass pipeline and targets (``gpu`` and its simulator ``gpu_sim``).
 
-:func:`gpu_passes` builds the pass list: the target-independent passes (the same list
-the CPU compiler runs first), then the fusion passes: layout assignment (row-major
-layouts keep the minor dimension contiguous, which is what coalesced loads want:
-consecutive threads read consecutive elements), instruction fusion (loop fusion, a
-reduce as the root of a loop fusion reading its elementwise producers), the row
-reduction consumer fusion (softmax / layernorm rows become one kernel: a block per
-row), and copy insertion. The list is a function so a target interface can supply it.
+1. the target-independent passes (:func:`xlapy.passes.target_independent_passes`);
+2. ``layout-assignment``: row-major layouts keep the minor dimension contiguous, which is
+   what coalesced loads want (consecutive threads read consecutive elements);
+3. ``fusion``: loop fusion, a reduce as the root of a loop fusion reading its elementwise
+   producers (duplicating cheap producers, as XLA's GPU fusion does);
+4. ``reduction_consumer_fusion``: softmax / layernorm rows become one kernel (a block per
+   row, ``reduction.py``), with the row rules the CPU uses (the fusions the GPU's row
+   emitter is tested on);
+5. ``copy-insertion``; then buffer assignment.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from ...config import get_debug_options
-from ...passes.base import HloPass
+from ...passes.context import PassContext
+from ...passes.copy_insertion import CopyInsertion
+from ...passes.instruction_fusion import CpuInstructionFusion
+from ...passes.layout_assignment import CpuLayoutAssignment
 from ...passes.pipeline import HloPassPipeline, target_independent_passes
+from ...passes.reduction_consumer_fusion import ReductionConsumerFusion
+from ..cpu.pipeline import ROW_REDUCTION_RULES
+from ..target import Target
 
 
-def gpu_passes(debug_options: Any = None) -> list[HloPass]:
-    """The GPU pipeline's passes in order (module docstring)."""
-    from ...passes.fusion_pipeline import fusion_passes
-    options = debug_options or get_debug_options()
-    return target_independent_passes() + fusion_passes(options, reduction_consumer_fusion=True)
+def gpu_pipeline(ctx: PassContext | None = None, *, reduction_consumer_fusion: bool = True
+                 ) -> HloPassPipeline:
+    """The GPU compiler's pass list (module docstring) for a compilation with ``ctx``."""
+    ctx = ctx if ctx is not None else PassContext()
+    passes = [*target_independent_passes(),                              # 1
+              CpuLayoutAssignment(),                                     # 2
+              CpuInstructionFusion(may_duplicate=True),                  # 3
+              ReductionConsumerFusion(ROW_REDUCTION_RULES)               # 4
+              if reduction_consumer_fusion else None,
+              CopyInsertion()]                                           # 5
+    return HloPassPipeline("gpu", [p for p in passes if p is not None], context=ctx)
 
 
-def gpu_pipeline(debug_options: Any = None, verify: bool = False) -> HloPassPipeline:
-    """:func:`gpu_passes` as a named pipeline (``"gpu"``)."""
-    return HloPassPipeline("gpu", gpu_passes(debug_options), verify=verify,
-                           debug_options=debug_options)
+class GpuTarget(Target):
+    """The ``"gpu"`` backend: this pipeline, NVPTX kernels, the CUDA driver runtime."""
+
+    name = "gpu"
+    row_reduction_rules = ROW_REDUCTION_RULES
+
+    def pipeline(self, ctx: PassContext) -> HloPassPipeline:
+        return gpu_pipeline(ctx)
+
+    def create_backend(self) -> Any:
+        from .compiler import GpuBackend     # the CUDA device opens at the first compile
+        return GpuBackend()
 
 
-__all__ = ["gpu_passes", "gpu_pipeline"]
+class GpuSimTarget(GpuTarget):
+    """The ``"gpu_sim"`` backend: the same kernels with the grid emulated on the host."""
+
+    name = "gpu_sim"
+
+    def create_backend(self) -> Any:
+        from .compiler import GpuSimBackend
+        return GpuSimBackend()
+
+
+TARGETS = {"gpu": GpuTarget(), "gpu_sim": GpuSimTarget()}
+
+__all__ = ["GpuTarget", "GpuSimTarget", "TARGETS", "gpu_pipeline"]

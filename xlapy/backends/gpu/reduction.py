@@ -202,7 +202,8 @@ class RowReductionEmitter(ReductionEmitterBase):
                 and r is not comp.root]
             if internal:
                 from ...passes.reduction_consumer_fusion import row_fusion_decision
-                if not row_fusion_decision(comp):
+                from .pipeline import TARGETS
+                if not row_fusion_decision(comp, TARGETS["gpu"].row_reduction_rules):
                     return None
         plan = _Plan(instr, comp, reduces, outputs, dims, nred)
         plan.stored = stored

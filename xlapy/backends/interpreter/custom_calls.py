@@ -14,41 +14,21 @@ Pivots are 1-based int32 and ``info`` is LAPACK's int32 status per matrix.
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
 import numpy as np
 
 from ...errors import InvalidArgumentError, UnimplementedError
-from ...hlo.attrs import RawAttr
 from ...hlo.ir import HloInstruction
 from ...hlo.shape import Shape
+from ...hlo.shape_inference.custom_calls import backend_config_fields
 from .evaluator import Evaluator, custom_call, describe
 from .linalg import triangular_solve
 
 _PREFIX_DTYPE = {"s": np.float32, "d": np.float64, "c": np.complex64, "z": np.complex128}
 _REAL = {"s": np.float32, "d": np.float64, "c": np.float32, "z": np.float64}
 
-_FIELD = re.compile(r'([A-Za-z_][\w.]*)\s*=\s*("(?:[^"\\]|\\.)*"|true|false|-?\d+)')
-
-
-def backend_config_fields(instr: HloInstruction) -> dict[str, Any]:
-    """The ``name = value : type`` fields of a dict-form backend_config (ints, bools, strings)."""
-    cfg = instr.attr("backend_config")
-    if cfg is None:
-        return {}
-    if isinstance(cfg, dict):
-        return dict(cfg)
-    text = cfg.text if isinstance(cfg, RawAttr) else str(cfg)
-    fields: dict[str, Any] = {}
-    for name, value in _FIELD.findall(text):
-        if value in ("true", "false"):
-            fields[name] = value == "true"
-        elif value.startswith('"'):
-            fields[name] = value[1:-1]
-        else:
-            fields[name] = int(value)
-    return fields
+__all__ = ["backend_config_fields"]      # parsed in the hlo layer, kept importable here
 
 
 def _char(instr: HloInstruction, cfg: dict[str, Any], name: str, default: str,
@@ -97,7 +77,7 @@ def _batch(x: np.ndarray) -> tuple[int, ...]:
 
 
 def _fn(prefix: str, name: str) -> Callable:
-    import scipy.linalg.lapack   # imported on first use: scipy.linalg costs ~0.1 s to load
+    import scipy.linalg.lapack   # imported on first use: scipy.linalg is slow to load
     return getattr(scipy.linalg.lapack, prefix + name)
 
 
@@ -110,7 +90,7 @@ def _results(instr: HloInstruction, values: list[np.ndarray]) -> tuple:
     return tuple(np.asarray(v).reshape(s.dims).astype(s.dtype) for v, s in zip(values, shapes))
 
 
-def _single(instr: HloInstruction, value: np.ndarray) -> np.ndarray:
+def _single(instr: HloInstruction, value: np.ndarray) -> Any:
     shape = instr.shape.tuple_shapes[0] if instr.shape.is_tuple else instr.shape
     out = np.asarray(value).reshape(shape.dims).astype(shape.dtype)
     return (out,) if instr.shape.is_tuple else out
@@ -280,7 +260,7 @@ def _geev(instr: HloInstruction, operands: list, p: str, cfg: dict) -> tuple:
     a = _matrices(operands[0], _PREFIX_DTYPE[p])
     b, n = len(a), a.shape[-1]
     cdtype = np.complex64 if p in "sc" else np.complex128
-    w = np.full((b, n), np.nan, cdtype)
+    w: np.ndarray = np.full((b, n), np.nan, cdtype)
     vl = np.zeros((b, n, n), cdtype)
     vr = np.zeros((b, n, n), cdtype)
     info = np.zeros(b, np.int32)
@@ -322,7 +302,7 @@ def _gees(instr: HloInstruction, operands: list, p: str, cfg: dict) -> tuple:
     a = _matrices(operands[0], _PREFIX_DTYPE[p])
     b, n = len(a), a.shape[-1]
     vs = np.zeros_like(a)
-    w = np.zeros((b, n), np.complex128)
+    w: np.ndarray = np.zeros((b, n), np.complex128)
     sdim = np.zeros(b, np.int32)
     info = np.zeros(b, np.int32)
     for i in _each(a):

@@ -81,7 +81,7 @@ def _float_sign(x: np.ndarray) -> np.ndarray:
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
-    from scipy.special import erf   # imported on first use: scipy.special takes ~0.1 s to load
+    from scipy.special import erf   # imported on first use: scipy.special is slow to load
     return erf(x)
 
 
@@ -369,7 +369,8 @@ def total_order_key(x: np.ndarray, et: ElementType) -> np.ndarray:
     if not T.finfo(et).min < 0:          # no sign bit (f8e8m0fnu): plain unsigned order
         return u
     half = 1 << (et.bits - 1)
-    signed = u if et.bits == 64 else np.where(u >= half, u - 2 * half, u)   # sign-magnitude bits as int
+    # the sign-magnitude bits as an int
+    signed = u if et.bits == 64 else np.where(u >= half, u - 2 * half, u)
     # Negative patterns: flip the magnitude bits, mapping sign+m to -m-1 (so -0 < +0).
     return np.where(signed < 0, signed ^ np.int64(half - 1), signed)
 

@@ -150,7 +150,8 @@ def convolve(lhs: np.ndarray, rhs: np.ndarray, dn: ConvDimensionNumbers, window:
     if not wdims and nsp:
         raise InvalidArgumentError(f"{where}: {nsp} spatial dims but no window")
     if len(wdims) != nsp:
-        raise ShapeError(f"{where}: window has {len(wdims)} dims, dim_labels have {nsp} spatial dims")
+        raise ShapeError(f"{where}: window has {len(wdims)} dims, dim_labels have {nsp} "
+                         "spatial dims")
     acc = _accumulation_dtype(et, wide_floats=True)
     x = _as_operand(lhs, et, acc).transpose([dn.input_batch, dn.input_feature, *dn.input_spatial])
     w = _as_operand(rhs, et, acc).transpose(
@@ -232,6 +233,7 @@ def _fft(ev: Evaluator, instr: HloInstruction, operands: list) -> np.ndarray:
     out_dtype = instr.shape.dtype
     if not lengths or any(v == 0 for v in lengths) or x.size == 0:
         return np.zeros(instr.shape.dims, dtype=out_dtype)
+    out: np.ndarray
     if kind == "FFT":
         out = np.fft.fftn(x, s=lengths, axes=axes)
     elif kind == "IFFT":
@@ -374,7 +376,8 @@ def _batch_norm_inference(ev: Evaluator, instr: HloInstruction, operands: list) 
 
 @handler("batch-norm-grad")
 def _batch_norm_grad(ev: Evaluator, instr: HloInstruction, operands: list) -> tuple:
-    """(grad_operand, grad_scale, grad_offset) for y = scale * (x - mean) / sqrt(var + eps) + offset."""
+    """(grad_operand, grad_scale, grad_offset) for
+    y = scale * (x - mean) / sqrt(var + eps) + offset."""
     x, scale, mean, var, dy = (_f64(o) for o in operands)
     fi, axes, bshape = _feature_view(instr, x)
     eps = float(instr.attr("epsilon", 0.0))

@@ -75,8 +75,8 @@ def _identity(ufunc: np.ufunc, dtype: np.dtype) -> np.ndarray:
     inf = np.array(-np.inf if lowest else np.inf, np.float32).astype(dtype)
     if np.isinf(inf.astype(np.float32)):
         return inf
-    info = ml_dtypes.finfo(dtype)
-    return np.array(info.min if lowest else info.max, dtype)
+    finfo = ml_dtypes.finfo(dtype)
+    return np.array(finfo.min if lowest else finfo.max, dtype)
 
 
 def _combine_masked(ev: Evaluator, comp: HloComputation, lhs: list, rhs: list,
@@ -125,7 +125,8 @@ def _order_signed_zeros(result: np.ndarray, seq: np.ndarray, is_max: bool) -> np
 
 
 def reduce_last_axis(ev: Evaluator, comp: HloComputation, values: Sequence[np.ndarray],
-                     inits: Sequence[np.ndarray], mask: np.ndarray | None = None) -> list[np.ndarray]:
+                     inits: Sequence[np.ndarray],
+                     mask: np.ndarray | None = None) -> list[np.ndarray]:
     """Reduce arrays ``(..., m)`` over their last axis with reducer ``comp`` and init values.
 
     ``mask`` (same shape, bool) marks the elements that take part; the others are skipped.

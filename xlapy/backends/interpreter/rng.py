@@ -239,9 +239,9 @@ def _rng(ev: Evaluator, instr: HloInstruction, operands: list) -> np.ndarray:
                 return np.full(dims, lo, et.dtype)
             return as_array(ev.rng.integers(lo, hi, size=dims), et)
         if et.is_floating:
-            lo, hi = float(a), float(b)
-            v = lo + (hi - lo) * ev.rng.random(size=dims)
-            v = np.where(v >= hi, lo, v) if hi > lo else np.full(dims, lo)
+            low, high = float(a), float(b)
+            v = low + (high - low) * ev.rng.random(size=dims)
+            v = np.where(v >= high, low, v) if high > low else np.full(dims, low)
             return as_array(v, et)
         if et.is_pred:
             return np.asarray(ev.rng.integers(int(a), max(int(b), int(a) + 1), size=dims) != 0)

@@ -1,5 +1,6 @@
 """Shape rules of calls and control flow (call, while, conditional, fusion, custom-call,
-opt-barrier, after-all, add-dependency, domain) and of the leaves (constant, parameter)."""
+opt-barrier, after-all, add-dependency, domain, async-start/update/done) and of the leaves
+(constant, parameter)."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,6 +9,7 @@ from .. import types as T
 from ..shape import Shape
 from . import Ctx, rule, same_type_and_dims, shape_text
 from .computations import check_parameters, signature_text
+from .custom_calls import check_custom_call
 
 
 def _result_of(comp) -> Shape:
@@ -77,9 +79,13 @@ def conditional(ctx: Ctx) -> Shape:
 
 @rule("custom-call")
 def custom_call(ctx: Ctx) -> Shape:
-    """The declared shape (a custom call's result is whatever its target produces)."""
+    """The declared shape (a custom call's result is whatever its target produces), checked
+    for the targets xlapy runs and against ``operand_layout_constraints``
+    (``custom_calls.py``)."""
     ctx.required("custom_call_target")
-    return ctx.need_declared("shape").without_layout()
+    declared = ctx.need_declared("shape")
+    check_custom_call(ctx, declared)
+    return declared.without_layout()
 
 
 @rule("opt-barrier")
@@ -141,3 +147,24 @@ def constant(ctx: Ctx) -> Shape:
         ctx.check(tuple(np.shape(lit)) == out.dims,
                   f"literal of shape {tuple(np.shape(lit))} does not fit {shape_text(out)}")
     return out.without_layout()
+
+
+@rule("async-start")
+def async_start(ctx: Ctx) -> Shape:
+    """``((operands), result of calls, context...)``: the declared context elements are kept."""
+    comp = ctx.computation("calls")
+    check_parameters(ctx, "calls", comp, ctx.operands)
+    decl = ctx.need_declared("context shape")
+    ctx.check(decl.is_tuple and len(decl.tuple_shapes) >= 2,
+              f"result {shape_text(decl)} must be ((operands), result, context...)")
+    return Shape.tuple([Shape.tuple([s.without_layout() for s in ctx.operands]),
+                        _result_of(comp)]
+                       + [s.without_layout() for s in decl.tuple_shapes[2:]])
+
+
+@rule("async-update")
+def async_update(ctx: Ctx) -> Shape:
+    """The start's (or previous update's) tuple."""
+    ctx.arity(1)
+    return ctx.operands[0].without_layout()
+

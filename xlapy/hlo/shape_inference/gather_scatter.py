@@ -104,11 +104,30 @@ def gather(ctx: Ctx) -> Shape:
         ctx.check(slice_sizes[d] <= 1, f"slice_sizes={_fmt(slice_sizes)}: collapsed or batching "
                                        f"dimension {d} must have size 0 or 1")
 
-    offset_sizes = [n for i, n in enumerate(slice_sizes) if i not in collapsed and i not in op_batch]
+    offset_sizes = [n for i, n in enumerate(slice_sizes)
+                    if i not in collapsed and i not in op_batch]
     out, oi, bi = [], iter(offset_sizes), iter(batch)
     for i in range(out_rank):
         out.append(next(oi) if i in offset_dims else next(bi))
+    _check_empty_slices(ctx, slice_sizes, collapsed + op_batch, operand, out)
     return array_shape(operand.element_type, out)
+
+
+def _check_empty_slices(ctx: Ctx, slice_sizes: Sequence[int], dropped: Sequence[int],
+                        operand: Shape, out: Sequence[int]) -> None:
+    """XLA's rule lets a collapsed or batching dimension have slice size 0, but then every
+    slice is empty while the result (which drops that dimension) may still have elements:
+    each would be read from outside the slice, at a start clamped to ``[0, dim]``, past
+    the operand (XLA leaves this undefined). Such a gather is only well defined when its
+    result is empty, so a non-empty one is rejected."""
+    if 0 in out:
+        return
+    for d in sorted(dropped):
+        ctx.check(slice_sizes[d] != 0,
+                  f"slice_sizes={_fmt(slice_sizes)}: collapsed or batching dimension {d} has "
+                  f"slice size 0, so every slice of {shape_text(operand)} is empty, but the "
+                  f"result {shape_text(array_shape(operand.element_type, out))} has elements: they would be read from outside the "
+                  "operand")
 
 
 @rule("scatter")
@@ -153,7 +172,8 @@ def scatter(ctx: Ctx) -> Shape:
               f"updates {shape_text(upd)} must have rank {len(window) + len(batch)} "
               f"(update_window_dims={_fmt(window)} plus the index batch dims of "
               f"{shape_text(indices)})")
-    window_operand_dims = [d for d in range(operand.rank) if d not in inserted and d not in in_batch]
+    window_operand_dims = [d for d in range(operand.rank)
+                           if d not in inserted and d not in in_batch]
     for w, od in zip(window, window_operand_dims):
         ctx.check(upd.dims[w] <= operand.dims[od],
                   f"updates {shape_text(upd)} window dimension {w} exceeds dimension {od} of "

@@ -37,9 +37,9 @@ def dot(ctx: Ctx) -> Shape:
     lhs, rhs = ctx.array(0), ctx.array(1)
     lc, rc = ctx.ints("lhs_contracting_dims", ()), ctx.ints("rhs_contracting_dims", ())
     lb, rb = ctx.ints("lhs_batch_dims", ()), ctx.ints("rhs_batch_dims", ())
-    for name, dims, s in (("lhs_contracting_dims", lc, lhs), ("rhs_contracting_dims", rc, rhs),
-                          ("lhs_batch_dims", lb, lhs), ("rhs_batch_dims", rb, rhs)):
-        check_dims_in_range(ctx, name, dims, s.rank)
+    for name, given, s in (("lhs_contracting_dims", lc, lhs), ("rhs_contracting_dims", rc, rhs),
+                           ("lhs_batch_dims", lb, lhs), ("rhs_batch_dims", rb, rhs)):
+        check_dims_in_range(ctx, name, given, s.rank)
     ctx.check(not set(lc) & set(lb), f"lhs_contracting_dims={_fmt(lc)} and lhs_batch_dims="
                                      f"{_fmt(lb)} overlap")
     ctx.check(not set(rc) & set(rb), f"rhs_contracting_dims={_fmt(rc)} and rhs_batch_dims="

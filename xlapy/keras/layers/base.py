@@ -32,6 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...errors import InvalidArgumentError
+from ...threadlocal import PerThreadList
 from ...frontend import jit
 from ...frontend.core import Array, to_array
 from ...frontend.pytree import tree_flatten, tree_map, tree_unflatten
@@ -40,7 +41,7 @@ from .. import backend, constraints, initializers, regularizers
 
 Shape = tuple  # a shape with None for unknown (batch) sizes
 
-_CALL_DEPTH = [0]    # nesting of eager/traced layer calls (activity losses reset at 0)
+_CALL_DEPTH = PerThreadList([0])   # per thread: nesting of layer calls (activity losses reset at 0)
 
 
 class KerasTensor:

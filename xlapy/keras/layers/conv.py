@@ -142,9 +142,23 @@ class Conv3D(_Conv):
     rank = 3
 
 
-class _Pooling(Layer):
+class _SpatialLayer(Layer):
+    """A layer over ``rank`` spatial dimensions computing ``kind`` (``"max"``/``"avg"``);
+    subclasses set both in their class statement: ``class X(_Pooling, rank=1, kind="max")``."""
+
     rank = 2
     kind = "max"
+
+    def __init_subclass__(cls, rank: int | None = None, kind: str | None = None,
+                          **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if rank is not None:
+            cls.rank = rank
+        if kind is not None:
+            cls.kind = kind
+
+
+class _Pooling(_SpatialLayer):
 
     def __init__(self, pool_size: Any = 2, strides: Any = None, padding: str = "valid",
                  data_format: str | None = None, **kwargs: Any) -> None:
@@ -168,29 +182,23 @@ class _Pooling(Layer):
         return tuple(out)
 
 
-class MaxPooling1D(_Pooling):
-    rank, kind = 1, "max"
+class MaxPooling1D(_Pooling, rank=1, kind="max"):
+    """Maximum over ``pool_size`` windows of a sequence."""
 
 
-class MaxPooling2D(_Pooling):
+class MaxPooling2D(_Pooling, rank=2, kind="max"):
     """Maximum over ``pool_size`` windows (strides default to the pool size)."""
 
-    rank, kind = 2, "max"
+
+class AveragePooling1D(_Pooling, rank=1, kind="avg"):
+    """Mean over ``pool_size`` windows of a sequence."""
 
 
-class AveragePooling1D(_Pooling):
-    rank, kind = 1, "avg"
-
-
-class AveragePooling2D(_Pooling):
+class AveragePooling2D(_Pooling, rank=2, kind="avg"):
     """Mean over ``pool_size`` windows (strides default to the pool size)."""
 
-    rank, kind = 2, "avg"
 
-
-class _GlobalPooling(Layer):
-    rank = 2
-    kind = "avg"
+class _GlobalPooling(_SpatialLayer, kind="avg"):
 
     def __init__(self, data_format: str | None = None, keepdims: bool = False,
                  **kwargs: Any) -> None:
@@ -210,18 +218,16 @@ class _GlobalPooling(Layer):
         return tuple(s for i, s in enumerate(input_shape) if i not in axes)
 
 
-class GlobalAveragePooling1D(_GlobalPooling):
-    rank, kind = 1, "avg"
+class GlobalAveragePooling1D(_GlobalPooling, rank=1, kind="avg"):
+    """Mean over the steps of a sequence: ``(batch, steps, c) -> (batch, c)``."""
 
 
-class GlobalAveragePooling2D(_GlobalPooling):
+class GlobalAveragePooling2D(_GlobalPooling, rank=2, kind="avg"):
     """Mean over the spatial dimensions: ``(batch, h, w, c) -> (batch, c)``."""
 
-    rank, kind = 2, "avg"
 
-
-class GlobalMaxPooling2D(_GlobalPooling):
-    rank, kind = 2, "max"
+class GlobalMaxPooling2D(_GlobalPooling, rank=2, kind="max"):
+    """Maximum over the spatial dimensions: ``(batch, h, w, c) -> (batch, c)``."""
 
 
 MaxPool2D, AvgPool2D = MaxPooling2D, AveragePooling2D

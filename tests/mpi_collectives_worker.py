@@ -1,0 +1,112 @@
+"""One process of the multi-process collective tests, launched by
+``tests/test_collectives_mpi.py`` as ``mpiexec -n 2 python mpi_collectives_worker.py MODE``.
+
+MODE ``collectives``: every collective on both backends against the NumPy model; ``mixed``:
+the same with 2 devices per process (``XLA_FLAGS=--xla_force_host_platform_device_count=2``:
+4 devices, threads within a process, MPI between); ``fail``:
+rank 1 raises before its first collective; ``hang``: rank 1 never arrives; ``disagree``: the
+ranks run programs whose all-reduce operands differ in shape."""
+from __future__ import annotations
+
+import logging
+import sys
+import time
+
+import numpy as np
+
+import collective_model as cm
+import xlapy
+import xlapy.distributed
+
+MAX = """max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] maximum(a, b)
+}
+"""
+
+BODY = """  ar = f32[8] all-reduce(p), replica_groups={}, to_apply=add
+  mx = f32[8] all-reduce(p), replica_groups={}, to_apply=max
+  ag = f32[16] all-gather(p), replica_groups={{1,0}}, dimensions={0}
+  rs = f32[4] reduce-scatter(p), replica_groups={{1,0}}, dimensions={0}, to_apply=add
+  aa = f32[8] all-to-all(p), replica_groups={{0,1}}, dimensions={0}
+  cp = f32[8] collective-permute(p), source_target_pairs={{0,1}}
+  id = u32[] replica-id()
+  ROOT t = (f32[8], f32[8], f32[16], f32[4], f32[8], f32[8], u32[]) tuple(ar, mx, ag, rs, aa, cp, id)"""
+
+
+def check_collectives(rank: int) -> None:
+    text = cm.module(", replica_count=2", BODY).replace("ENTRY", MAX + "\nENTRY")
+    xs = [cm.device_input(d) for d in range(2)]
+    pairs = [(0, 1)]
+    for backend in ("interpreter", "cpu"):
+        (out,) = xlapy.run_hlo(text, [[xs[rank]]], backend=backend)
+        ar, mx, ag, rs, aa, cp, rid = out
+        np.testing.assert_array_equal(ar, cm.all_reduce(xs, [[0, 1]], rank))
+        np.testing.assert_array_equal(mx, np.maximum(xs[0], xs[1]))
+        np.testing.assert_array_equal(ag, cm.all_gather(xs, [[1, 0]], rank))
+        np.testing.assert_array_equal(rs, cm.reduce_scatter(xs, [[1, 0]], rank))
+        np.testing.assert_array_equal(aa, cm.all_to_all(xs, [[0, 1]], rank))
+        np.testing.assert_array_equal(cp, cm.permute(xs, pairs, rank))
+        assert int(rid) == rank
+    print(f"OK {rank}", flush=True)
+
+
+MIXED = """  ar = f32[8] all-reduce(p), replica_groups={{3,1},{0,2}}, to_apply=add
+  ag = f32[16] all-gather(p), replica_groups=[2,2]<=[2,2]T(1,0), dimensions={0}
+  rs = f32[4] reduce-scatter(p), replica_groups={{1,0},{3,2}}, dimensions={0}, to_apply=add
+  aa = f32[8] all-to-all(p), replica_groups=[1,4]<=[4], dimensions={0}
+  cp = f32[8] collective-permute(p), source_target_pairs={{0,1},{1,2},{2,0}}
+  id = u32[] replica-id()
+  ROOT t = (f32[8], f32[16], f32[4], f32[8], f32[8], u32[]) tuple(ar, ag, rs, aa, cp, id)"""
+
+
+def check_mixed(rank: int) -> None:
+    text = cm.module(", replica_count=4", MIXED)
+    mine = [d.id for d in xlapy.local_devices()]
+    assert mine == [2 * rank, 2 * rank + 1] and xlapy.device_count() == 4
+    xs = [cm.device_input(d) for d in range(4)]
+    for backend in ("interpreter", "cpu"):
+        outs = xlapy.run_hlo(text, [[xs[d]] for d in mine], backend=backend)
+        for d, (ar, ag, rs, aa, cp, rid) in zip(mine, outs):
+            np.testing.assert_array_equal(ar, cm.all_reduce(xs, [[3, 1], [0, 2]], d))
+            np.testing.assert_array_equal(ag, cm.all_gather(xs, [[0, 2], [1, 3]], d))
+            np.testing.assert_array_equal(rs, cm.reduce_scatter(xs, [[1, 0], [3, 2]], d))
+            np.testing.assert_array_equal(aa, cm.all_to_all(xs, [[0, 1, 2, 3]], d))
+            np.testing.assert_array_equal(cp, cm.permute(xs, [(0, 1), (1, 2), (2, 0)], d))
+            assert int(rid) == d
+    print(f"OK {rank}", flush=True)
+
+
+def all_reduce(n: int) -> None:
+    text = cm.module(", replica_count=2", "  ROOT a = f32[%d] all-reduce(p), replica_groups={}, "
+                     "to_apply=add" % n, "p = f32[%d] parameter(0)" % n)
+    xlapy.run_hlo(text, [[np.ones(n, np.float32)]], backend="interpreter")
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING)
+    mode = sys.argv[1]
+    xlapy.distributed.initialize(timeout=float(sys.argv[2]) if len(sys.argv) > 2 else None)
+    rank = xlapy.process_index()
+    assert xlapy.process_count() == 2
+    if mode == "mixed":
+        check_mixed(rank)
+        return
+    assert [d.id for d in xlapy.local_devices()] == [rank] and xlapy.device_count() == 2
+    if mode == "collectives":
+        check_collectives(rank)
+    elif mode == "fail":
+        if rank == 1:
+            raise RuntimeError("rank 1 fails before the all-reduce")
+        all_reduce(8)
+    elif mode == "hang":
+        if rank == 1:
+            time.sleep(600)
+        all_reduce(8)
+    elif mode == "disagree":
+        all_reduce(8 if rank == 0 else 4)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""Collectives across processes: ``mpiexec -n 2`` (the launcher of the ``mpich`` wheel in the
+virtual environment) runs ``mpi_collectives_worker.py``; every collective must match the
+NumPy model, and a failing, missing or disagreeing rank must end the job with an error naming
+the collective, within the timeout, never a hang."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mpi4py")
+TESTS = Path(__file__).resolve().parent
+MPIEXEC = Path(sys.executable).parent / "mpiexec"
+if not MPIEXEC.exists():
+    pytest.skip(f"no mpiexec next to {sys.executable} (install the mpich wheel)",
+                allow_module_level=True)
+
+HARD_TIMEOUT = 120
+
+
+def _launch(mode: str, timeout: float | None = None, devices: int = 1
+            ) -> tuple[int, str, float]:
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS.parent), str(TESTS),
+                                         env.get("PYTHONPATH", "")])
+    cmd = [str(MPIEXEC), "-n", "2", sys.executable, str(TESTS / "mpi_collectives_worker.py"),
+           mode] + ([str(timeout)] if timeout is not None else [])
+    start = time.monotonic()
+    proc = subprocess.run(cmd, env=env, cwd=TESTS, capture_output=True, text=True,
+                          timeout=HARD_TIMEOUT)
+    return proc.returncode, proc.stdout + proc.stderr, time.monotonic() - start
+
+
+def test_every_collective_across_two_processes():
+    rc, out, _ = _launch("collectives")
+    assert rc == 0, out
+    assert "OK 0" in out and "OK 1" in out
+
+
+def test_two_processes_with_two_devices_each():
+    rc, out, _ = _launch("mixed", devices=2)
+    assert rc == 0, out
+    assert "OK 0" in out and "OK 1" in out
+
+
+def test_a_failing_rank_ends_the_other():
+    rc, out, elapsed = _launch("fail", timeout=60)
+    assert rc != 0
+    assert "rank 1 fails before the all-reduce" in out
+    assert elapsed < 60
+
+
+def test_a_rank_that_never_arrives_times_out_naming_the_collective():
+    rc, out, elapsed = _launch("hang", timeout=3)
+    assert rc != 0
+    assert "all-reduce %a on process 0: timed out after 3 s" in out
+    assert elapsed < 60
+
+
+def test_ranks_that_disagree_on_shapes_fail_naming_both():
+    rc, out, _ = _launch("disagree", timeout=30)
+    assert rc != 0
+    assert "participants disagree at all-reduce %a" in out
+    assert "(8,)" in out and "(4,)" in out

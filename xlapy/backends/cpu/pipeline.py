@@ -1,0 +1,117 @@
+"""The CPU backend's HLO pass pipeline, in the order of XLA's ``CpuCompiler::RunHloPasses``.
+
+1. the target-independent passes (:func:`xlapy.passes.target_independent_passes`:
+   dot and convolution canonicalization, batch-norm expansion, the simplification
+   fixed point with constant folding and the while-loop passes, transpose folding, CSE);
+2. ``layout-assignment`` (:class:`~xlapy.passes.layout_assignment.CpuLayoutAssignment`);
+3. ``fusion`` (:class:`~xlapy.passes.instruction_fusion.CpuInstructionFusion`): by
+   default, as XLA:CPU, with duplication of cheap producers; without it when
+   multi-output fusion is on (``xla_cpu_use_multi_output_fusion`` in
+   ``xla_backend_extra_options``);
+4. ``reduction_consumer_fusion`` (xlapy's own, not an XLA:CPU pass): a row reduction,
+   the consumers that read it back along the rows and the reductions that follow over
+   the same rows become one ``kInput`` fusion (softmax, layernorm) that the CPU
+   reduction emitter runs in phases over each row; it asks the emitter's rules
+   (:data:`ROW_REDUCTION_RULES`). ``--xla_disable_hlo_passes=reduction_consumer_fusion``
+   leaves it out;
+5. ``fusion_merger`` (a GPU pass in XLA), only on request (``merge=True``);
+6. ``multi_output_fusion``, when multi-output fusion is on;
+7. ``copy-insertion``;
+8. buffer assignment (:meth:`CpuTarget.assign_buffers`), run on the pipeline's result by
+   :func:`xlapy.backends.compile.optimize_module`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ...config import DebugOptions
+from ...hlo.shape import Shape
+from ...passes.base import HloPass
+from ...passes.context import PassContext
+from ...passes.copy_insertion import CopyInsertion
+from ...passes.fusion_merger import FusionMerger
+from ...passes.instruction_fusion import CpuInstructionFusion
+from ...passes.layout_assignment import CpuLayoutAssignment
+from ...passes.multi_output_fusion import CpuMultiOutputFusion
+from ...passes.pipeline import HloPassPipeline, target_independent_passes
+from ...passes.reduction_consumer_fusion import ReductionConsumerFusion
+from ..target import Target
+from .reduction_plan import ROW_CACHE_ELEMENTS
+from .thunks import major_to_minor
+
+MULTI_OUTPUT_OPTION = "xla_cpu_use_multi_output_fusion"
+
+
+class CpuRowReductionRules:
+    """What the CPU reduction emitter accepts (a
+    :class:`~xlapy.passes.backend_rules.RowReductionRules`): its row cache
+    (``reduction_plan.ROW_CACHE_ELEMENTS``) and the runtime's memory order
+    (``thunks.major_to_minor``)."""
+
+    row_cache_elements = ROW_CACHE_ELEMENTS
+
+    def major_to_minor(self, shape: Shape) -> list[int]:
+        return major_to_minor(shape)
+
+
+ROW_REDUCTION_RULES = CpuRowReductionRules()
+
+
+def multi_output_enabled(options: DebugOptions | Any) -> bool:
+    """Whether ``xla_backend_extra_options`` turns multi-output fusion on."""
+    text = str(getattr(options, "xla_backend_extra_options", "") or "")
+    for item in text.split(","):
+        name, _, value = item.strip().partition("=")
+        if name == MULTI_OUTPUT_OPTION:
+            return value.strip().lower() not in ("0", "false")
+    return False
+
+
+def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = None,
+                 merge: bool = False, reduction_consumer_fusion: bool = True
+                 ) -> HloPassPipeline:
+    """The CPU compiler's pass list (module docstring) for a compilation with ``ctx``.
+
+    ``multi_output`` (default: from ``ctx.options``), ``merge`` and
+    ``reduction_consumer_fusion`` select the optional fusion passes."""
+    ctx = ctx if ctx is not None else PassContext()
+    if multi_output is None:
+        multi_output = multi_output_enabled(ctx.options)
+    passes: list[HloPass | None] = [
+        *target_independent_passes(),                                    # 1
+        CpuLayoutAssignment(),                                           # 2
+        CpuInstructionFusion(may_duplicate=not multi_output),            # 3
+        ReductionConsumerFusion(ROW_REDUCTION_RULES)                     # 4
+        if reduction_consumer_fusion else None,
+        FusionMerger() if merge else None,                               # 5
+        CpuMultiOutputFusion() if multi_output else None,                # 6
+        CopyInsertion(),                                                 # 7
+    ]
+    return HloPassPipeline("cpu", [p for p in passes if p is not None], context=ctx)
+
+
+def fusion_passes(options: DebugOptions | None = None, **choices: Any) -> list[HloPass]:
+    """The part of :func:`cpu_pipeline` from layout assignment on (steps 2-7), for tests
+    and tools that run it on a module already through the target-independent passes."""
+    ctx = PassContext(options) if options is not None else PassContext()
+    return cpu_pipeline(ctx, **choices).passes[len(target_independent_passes()):]
+
+
+class CpuTarget(Target):
+    """The ``"cpu"`` backend: this pipeline, then ``compiler.py``'s LLVM kernels."""
+
+    name = "cpu"
+    row_reduction_rules = ROW_REDUCTION_RULES
+
+    def pipeline(self, ctx: PassContext) -> HloPassPipeline:
+        return cpu_pipeline(ctx)
+
+    def create_backend(self) -> Any:
+        from .compiler import CpuBackend       # loads llvmlite: only when first used
+        return CpuBackend()
+
+
+TARGET = CpuTarget()
+
+__all__ = ["CpuRowReductionRules", "CpuTarget", "ROW_REDUCTION_RULES", "TARGET", "cpu_pipeline",
+           "fusion_passes", "multi_output_enabled"]

@@ -1,0 +1,31 @@
+"""The questions passes ask the backend they compile for.
+
+Passes sit below the backends (layer 2 < 3), so a pass that must know what a backend's
+code generator accepts is given a *rules* object by the backend's pipeline instead of
+importing or copying the backend's constants. Each protocol here is one such set of
+questions; a backend implements the ones its pipeline's passes need (see
+:class:`xlapy.backends.target.Target`).
+"""
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..hlo.shape import Shape
+
+
+class RowReductionRules(Protocol):
+    """What a backend's row-reduction emitter accepts, asked by
+    :class:`~xlapy.passes.reduction_consumer_fusion.ReductionConsumerFusion`.
+
+    ``row_cache_elements``: rows at most this long keep values shared between the
+    emitter's sweeps over a row (a longer row would compute them again in each sweep).
+    ``major_to_minor(shape)``: the shape's dimensions from most major to most minor in
+    memory, as the emitter lays buffers out (row-major for a shape without a layout).
+    """
+
+    row_cache_elements: int
+
+    def major_to_minor(self, shape: Shape) -> list[int]: ...
+
+
+__all__ = ["RowReductionRules"]
