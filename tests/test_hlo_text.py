@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from xlapy.hlo import types as T
-from xlapy.hlo.attrs import ConvDimensionNumbers, OpMetadata, RawAttr, Window
+from xlapy.hlo.attrs import ConvDimensionNumbers, OpMetadata, RawAttr, Window, quote_string
 from xlapy.hlo.ir import AliasEntry, HloComputation, HloInstruction, HloModule, literal_equal
-from xlapy.hlo.literal import format_literal, quote_string, to_literal, unescape_string
+from xlapy.hlo.literal import format_literal, to_literal, unescape_string
 from xlapy.hlo.parser import parse_module, parse_shape
 from xlapy.hlo.replica_groups import ReplicaGroups
 from xlapy.hlo.shape import UNBOUNDED, Layout, ProgramShape, Shape

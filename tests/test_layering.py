@@ -97,11 +97,18 @@ def _module_file(parts: list[str], pkg: Path) -> Path | None:
 
 
 def _import_targets(path: Path, pkg: Path = PKG) -> set[Path]:
-    """The xlapy files ``path`` imports (module-level and function-level imports)."""
+    """The xlapy files ``path`` imports (module-level and function-level imports; imports
+    under ``if TYPE_CHECKING:`` never run, so they are not counted)."""
     rel = path.relative_to(pkg).with_suffix("").parts
     package = list(rel[:-1])
     out: set[Path] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    type_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                 and ast.unparse(block.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+                 for stmt in block.body for n in ast.walk(stmt)}
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
         candidates: list[tuple[list[str], list[str]]] = []
         if isinstance(node, ast.ImportFrom):
             if node.level:

@@ -12,6 +12,25 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 
+_SIMPLE_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "'": "\\'", "\\": "\\\\"}
+
+
+def quote_string(s: str) -> str:
+    """``s`` in double quotes with C escapes (absl ``CEscape``): bytes outside ASCII as
+    ``\\ooo``."""
+    out = ['"']
+    for ch in s:
+        esc = _SIMPLE_ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif " " <= ch < "\x7f":
+            out.append(ch)
+        else:
+            out.extend(f"\\{b:03o}" for b in ch.encode("utf-8"))
+    out.append('"')
+    return "".join(out)
+
+
 @dataclass(frozen=True)
 class RawAttr:
     """Attribute text kept verbatim (sharding, statistics, unknown attributes, dict
@@ -177,7 +196,6 @@ class OpMetadata:
     stack_frame_id = property(lambda self: self.get("stack_frame_id"))
 
     def to_text(self) -> str:
-        from .literal import quote_string
         parts = []
         for k, v in self.fields:
             if isinstance(v, str):

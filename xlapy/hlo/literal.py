@@ -26,25 +26,8 @@ if TYPE_CHECKING:
 ELIDED = "{...}"
 
 # ----------------------------------------------------------------------------- strings
-_SIMPLE_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "'": "\\'", "\\": "\\\\"}
 _UNESCAPES = {"n": 10, "r": 13, "t": 9, '"': 34, "'": 39, "\\": 92, "?": 63, "a": 7, "b": 8,
               "f": 12, "v": 11}
-
-
-def quote_string(s: str) -> str:
-    """``s`` in double quotes with C escapes (absl ``CEscape``): bytes outside ASCII as
-    ``\\ooo``."""
-    out = ['"']
-    for ch in s:
-        esc = _SIMPLE_ESCAPES.get(ch)
-        if esc is not None:
-            out.append(esc)
-        elif " " <= ch < "\x7f":
-            out.append(ch)
-        else:
-            out.extend(f"\\{b:03o}" for b in ch.encode("utf-8"))
-    out.append('"')
-    return "".join(out)
 
 
 def unescape_string(body: str) -> str:

@@ -14,7 +14,8 @@ from typing import Any
 from . import attrs as A
 from .attrs import ConvDimensionNumbers, OpMetadata, RawAttr, Window
 from .ir import AliasEntry, HloComputation, HloInstruction, HloModule, StackFrameIndex
-from .literal import ELIDED, format_literal, quote_string
+from .attrs import quote_string
+from .literal import ELIDED, format_literal
 from .replica_groups import ReplicaGroups
 from .shape import ProgramShape, Shape
 

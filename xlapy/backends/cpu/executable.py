@@ -159,6 +159,8 @@ class CpuExecutable:
         self._lock = threading.Lock()
         # concurrent calls: ``replicate()`` makes another executable of the same code
         self.replicate: Callable[[], CpuExecutable] | None = None
+        # a device of a multi-device run: another executable of the same code
+        self.new_instance: Callable[[], CpuExecutable] | None = None
         self._replicas: list[CpuExecutable] = []           # idle ones
         self._replica_count = 0
         self._replicas_lock = threading.Lock()

@@ -415,16 +415,15 @@ class deferred_interrupt:
         self._previous = previous
         return self
 
-    def __exit__(self, *exc) -> bool:
+    def __exit__(self, *exc) -> None:
         previous, self._previous = self._previous, None
         if previous is None:
-            return False
+            return
         signal.signal(signal.SIGINT, previous)
         pending, self._pending = self._pending, None
         if pending is not None:
             log.info("an interrupt during LLVM compilation is delivered now that it ended")
             previous(*pending)
-        return False
 
 
 _ENGINE: JitEngine | None = None

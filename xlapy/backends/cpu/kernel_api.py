@@ -135,7 +135,7 @@ class _Memo:
         return value
 
 
-def memoize(builder: ir.IRBuilder, gen: Generator) -> Generator:
+def memoize(builder: ir.IRBuilder, gen: Generator) -> "_Memo":
     """``gen`` computing each element once per basic block: a value is reused when the
     same index values (by identity) are asked for again in the block that computed it.
     The result also has ``lookup(index)``: the value if already computed, else None."""

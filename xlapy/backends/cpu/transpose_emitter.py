@@ -424,7 +424,7 @@ def emit_tiled_nest(b: ir.IRBuilder, fn: ir.Function, plan: TilePlan,
         _box_loops(b, plan.read_order, extent, read, "r")
         def loader(buf: ir.Value, et: Any) -> Generator:
             return lambda index: load_element(b, slot(buf, index), et)
-        loads = [memoize(b, loader(buf, et)) for buf, et in zip(buffers, types)]
+        loads: list[Generator] = [memoize(b, loader(buf, et)) for buf, et in zip(buffers, types)]
         stores = outputs_with(loads)
 
         def write(ivs: dict[int, ir.Value]) -> None:

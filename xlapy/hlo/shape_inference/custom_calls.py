@@ -97,7 +97,7 @@ class _Lapack:
                                   f"{', '.join(allowed)}")
         return ch
 
-    def results(self, declared: Shape, leaves: list[Leaf], single: bool = False) -> None:
+    def results(self, declared: Shape, leaves: Sequence[Leaf], single: bool = False) -> None:
         """The declared result is the tuple of ``leaves`` (or, with ``single``, that one
         array, bare or in a 1-tuple)."""
         want = [array_shape(et, dims) for et, dims in leaves]
@@ -161,6 +161,8 @@ def _svd(lp: _Lapack, declared: Shape, routine: str) -> None:
     k = min(m, n)
     mode = lp.char("mode", "A", "ASNO")
     tuple_shapes = declared.tuple_shapes if declared.is_tuple else ()
+    u: tuple[int, ...]
+    vt: tuple[int, ...]
     if mode == "A":
         u, vt = (m, m), (n, n)
     elif mode == "S":

@@ -126,8 +126,8 @@ def _check_empty_slices(ctx: Ctx, slice_sizes: Sequence[int], dropped: Sequence[
         ctx.check(slice_sizes[d] != 0,
                   f"slice_sizes={_fmt(slice_sizes)}: collapsed or batching dimension {d} has "
                   f"slice size 0, so every slice of {shape_text(operand)} is empty, but the "
-                  f"result {shape_text(array_shape(operand.element_type, out))} has elements: they would be read from outside the "
-                  "operand")
+                  f"result {shape_text(array_shape(operand.element_type, out))} has elements: "
+                  "they would be read from outside the operand")
 
 
 @rule("scatter")
