@@ -160,6 +160,28 @@ def test_max_reduction_propagates_nan_and_column_reduction_is_correct(sim):
     np.testing.assert_allclose(got[1], x.sum(0), rtol=1e-5, atol=1e-5)
 
 
+def test_a_reduce_of_a_reduce_is_not_one_thread(sim):
+    """A scalar loss ``-sum(sum((x + b) * y, axis=1)) / n``: the row sums are their own
+    kernel with a block per row, so no kernel is a single thread over all elements."""
+    text = (f"HloModule l\n{ADD}ENTRY e {{\n x = f32[64,256] parameter(0)\n"
+            f" y = f32[64,256] parameter(1)\n b = f32[256] parameter(2)\n"
+            f" z = f32[] constant(0)\n bb = f32[64,256] broadcast(b), dimensions={{1}}\n"
+            f" xb = f32[64,256] add(x, bb)\n p = f32[64,256] multiply(xb, y)\n"
+            f" r = f32[64] reduce(p, z), dimensions={{1}}, to_apply=add\n"
+            f" s = f32[] reduce(r, z), dimensions={{0}}, to_apply=add\n"
+            f" c = f32[] constant(0.015625)\n m = f32[] multiply(s, c)\n"
+            f" ROOT n = f32[] negate(m)\n}}\n")
+    kernels = list(_kernels(sim, text).values())
+    assert all(k.threads > 32 for k in kernels), [(k.name, k.grid, k.block) for k in kernels]
+    assert any(k.kind == "row-reduction" and k.grid == 64 for k in kernels)
+    rng = np.random.default_rng(9)
+    x, y = (rng.standard_normal((64, 256), dtype=np.float32) for _ in range(2))
+    b = rng.standard_normal(256, dtype=np.float32)
+    got = run_hlo(parse_module(text), [x, y, b], backend="gpu_sim")[0]
+    want = -np.sum((x.astype(np.float64) + b) * y) / 64
+    assert abs(float(got) - want) < 1e-4 * max(1.0, abs(want))
+
+
 def test_ops_without_kernels_fall_back_and_are_logged(sim, caplog):
     text = ("HloModule f\nENTRY e {\n a = c64[8] parameter(0)\n"
             " ROOT f = c64[8] fft(a), fft_type=FFT, fft_length={8}\n}\n")

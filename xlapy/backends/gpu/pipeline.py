@@ -4,7 +4,9 @@
 2. ``layout-assignment``: row-major layouts keep the minor dimension contiguous, which is
    what coalesced loads want (consecutive threads read consecutive elements);
 3. ``fusion``: loop fusion, a reduce as the root of a loop fusion reading its elementwise
-   producers (duplicating cheap producers, as XLA's GPU fusion does);
+   producers (duplicating cheap producers, as XLA's GPU fusion does); a reduce never fuses
+   into a reduce (``fusion.py``: that would make the outer reduce's few threads do all
+   the inner reduce's work);
 4. ``reduction_consumer_fusion``: softmax / layernorm rows become one kernel (a block per
    row, ``reduction.py``), with the row rules the CPU uses (the fusions the GPU's row
    emitter is tested on);
@@ -16,12 +18,12 @@ from typing import Any
 
 from ...passes.context import PassContext
 from ...passes.copy_insertion import CopyInsertion
-from ...passes.instruction_fusion import CpuInstructionFusion
 from ...passes.layout_assignment import CpuLayoutAssignment
 from ...passes.pipeline import HloPassPipeline, target_independent_passes
 from ...passes.reduction_consumer_fusion import ReductionConsumerFusion
 from ..cpu.pipeline import ROW_REDUCTION_RULES
 from ..target import Target
+from .fusion import GpuInstructionFusion
 
 
 def gpu_pipeline(ctx: PassContext | None = None, *, reduction_consumer_fusion: bool = True
@@ -30,7 +32,7 @@ def gpu_pipeline(ctx: PassContext | None = None, *, reduction_consumer_fusion: b
     ctx = ctx if ctx is not None else PassContext()
     passes = [*target_independent_passes(),                              # 1
               CpuLayoutAssignment(),                                     # 2
-              CpuInstructionFusion(may_duplicate=True),                  # 3
+              GpuInstructionFusion(may_duplicate=True),                  # 3
               ReductionConsumerFusion(ROW_REDUCTION_RULES)               # 4
               if reduction_consumer_fusion else None,
               CopyInsertion()]                                           # 5
