@@ -391,6 +391,26 @@ def transformer_block(p, x):
     return x + jax.nn.gelu(h @ p["w1"]) @ p["w2"]
 
 
+def profile_table(be, text: str, args: list, reps: int) -> None:
+    """Print ``--xla_hlo_profile``'s per-thunk times of ``text`` (CUDA events per thunk, so
+    the profiled calls are serialized), the mean over ``reps`` calls after a warm-up."""
+    from xlapy.config import debug_options
+    from xlapy.hlo import parse_module
+    try:
+        with debug_options(xla_hlo_profile=True):
+            exe = be.compile(parse_module(text))
+        exe.execute(args)
+        exe.profiler.reset()
+        for _ in range(reps):
+            exe.run_on_device()
+        be.device.synchronize()
+        say(f"  per-thunk profile (--xla_hlo_profile, totals over {reps} calls):")
+        for line in exe.profile_text(30).splitlines():
+            say("    " + line)
+    except Exception as e:  # noqa: BLE001
+        say("  no profile:", type(e).__name__, str(e)[:300])
+
+
 def models(be, reps: int) -> None:
     rng = np.random.default_rng(1)
     f32 = lambda *s: (rng.standard_normal(s) / np.sqrt(s[0])).astype(np.float32)  # noqa: E731
@@ -425,6 +445,8 @@ def models(be, reps: int) -> None:
             want = None
         mine, kinds = ours(be, text, leaves, reps, want, tol)
         row(name, mine, jax_time(fn, args, reps), "full fp32 both")
+        if fn is mlp_step:
+            profile_table(be, text, leaves, 3)
         tf32 = jax_time(fn, args, reps, "default")
         if tf32:
             say(f"  (jax at its default matmul precision (TF32): {tf32[0] * 1e3:.3f} ms wall, "
