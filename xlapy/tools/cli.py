@@ -7,6 +7,7 @@ from typing import Sequence
 
 TOOLS = {
     "run_hlo_module": "xlapy.tools.run_hlo_module",
+    "aot": "xlapy.aot.cli",
 }
 
 

@@ -1,0 +1,118 @@
+"""HLO module -> the pieces of an ahead-of-time object: optimized HLO, buffer assignment,
+every kernel in one LLVM module, and the CPU backend's plan of thunks.
+
+The same stages as :class:`~xlapy.backends.cpu.compiler.CpuBackend` run (verifier, CPU
+pass pipeline, buffer assignment, kernel emitters, :class:`PlanBuilder`), with two
+differences: dots get :class:`~xlapy.aot.dot_kernel.DotKernelEmitter`'s kernel instead of
+the BLAS library routine, and nothing is JIT-compiled -- the kernels stay in the
+``ir.Module`` the entry function (``entry_ir.py``) is added to. A plan step that an object
+file cannot contain (a library call such as a convolution, an interpreter fallback) is an
+:class:`~xlapy.errors.UnimplementedError` naming the instruction and, when the source
+text is known, its line there.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from llvmlite import ir
+
+from ..backends.cpu.compiler import _KernelNames, kernel_emitters
+from ..backends.cpu.plan_builder import FORWARD, NO_OP, PlanBuilder, library_supports
+from ..backends.cpu.thunks import (CallThunk, ConditionalThunk, CopyThunk, KernelThunk, Plan,
+                                   WhileThunk)
+from ..config import get_debug_options
+from ..errors import UnimplementedError
+from ..hlo.ir import HloInstruction, HloModule
+from ..hlo.shape import ProgramShape
+from ..hlo.verifier import verify_module
+from ..passes import cpu_pipeline
+from ..passes.buffer_assignment import BufferAssignment, assign_buffers
+from .dot_kernel import DotKernelEmitter
+
+_PLACEABLE = (KernelThunk, CopyThunk, WhileThunk, ConditionalThunk, CallThunk)
+
+
+@dataclass
+class Lowered:
+    """What the entry-function generator needs: the optimized module, its buffers, the
+    kernels' LLVM module (kernel names are the thunks' ``name``) and the entry plan."""
+
+    module: HloModule
+    assignment: BufferAssignment
+    llvm_module: ir.Module
+    plan: Plan
+    kernel_count: int
+
+
+def lower(source: HloModule, llvm_module: ir.Module, prefix: str,
+          source_text: str | None = None) -> Lowered:
+    """Verify, optimize and emit ``source`` (not modified) into ``llvm_module``; kernel
+    symbols start with ``prefix``. Raises UnimplementedError for unplaceable steps."""
+    verify_module(source, unique_names="computation")
+    module = source.clone()
+    entry = module.entry
+    # the C interface takes and returns row-major buffers: layout assignment inserts the
+    # copies to and from any other layout the source asked for
+    module.attributes["entry_computation_layout"] = ProgramShape(
+        [p.shape.without_layout().with_default_layout() for p in entry.parameters],
+        entry.root.shape.without_layout().with_default_layout())
+    cpu_pipeline(get_debug_options()).run(module)
+    assignment = assign_buffers(module)
+    emitters = [DotKernelEmitter()] + kernel_emitters(assignment)
+    names = _KernelNames()
+    kernels: dict[int, tuple[Any, int]] = {}
+    for comp_name, schedule in assignment.schedules.items():
+        for instr in schedule:
+            if instr.opcode in NO_OP or instr.opcode in FORWARD or \
+                    instr.opcode in ("while", "conditional", "call"):
+                continue
+            library = library_supports(instr)
+            em = next((e for e in emitters if e.can_emit(instr)
+                       and (not library or isinstance(e, DotKernelEmitter))), None)
+            if em is None:
+                continue
+            name = names.new(comp_name, instr).replace("xk_", f"{prefix}_k_", 1)
+            spec = em.emit(llvm_module, name, instr)
+            kernels[id(instr)] = (spec, 0)
+    builder = PlanBuilder(module, assignment, kernels, None, float("inf"))
+    plan = builder.plan(module.entry)
+    for thunk in plan.walk():
+        if not isinstance(thunk, _PLACEABLE):
+            raise UnimplementedError(_unplaceable(thunk, source_text))
+    return Lowered(module, assignment, llvm_module, plan, len(kernels))
+
+
+def _unplaceable(thunk: Any, source_text: str | None) -> str:
+    instr: HloInstruction = thunk.instruction
+    why = {"library": "a library call (only dots have a self-contained kernel so far)",
+           "fallback": "the reference interpreter (no native kernel for it)"}.get(
+        thunk.kind, f"a {thunk.kind} step")
+    names = [instr.name]
+    if instr.opcode == "fusion":
+        names += [i.name for i in instr.attrs["calls"].instructions
+                  if i.opcode not in ("parameter", "constant")]
+    where = ""
+    for n in names:
+        line = _line_of(source_text, n)
+        if line is not None:
+            where = f" (line {line} of the source HLO, instruction %{n})"
+            break
+    ops = sorted({i.opcode for i in instr.attrs["calls"].instructions}) \
+        if instr.opcode == "fusion" else [instr.opcode]
+    return (f"ahead-of-time compilation cannot place %{instr.name} ({'/'.join(ops)}) in "
+            f"computation {instr.parent.name}{where}: the CPU backend runs it as {why}, which "
+            f"an object file cannot contain")
+
+
+def _line_of(text: str | None, name: str) -> int | None:
+    """1-based line of ``text`` defining instruction ``name`` (None if absent)."""
+    if not text:
+        return None
+    pattern = re.compile(r"^\s*(ROOT\s+)?%?" + re.escape(name) + r"\s*=", re.M)
+    m = pattern.search(text)
+    return text.count("\n", 0, m.start()) + 1 if m else None
+
+
+__all__ = ["Lowered", "lower"]
