@@ -300,3 +300,58 @@ def test_command_line(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "xlapy", "aot", str(tmp_path / "missing.hlo")],
                          capture_output=True, text=True, env=env, timeout=300)
     assert bad.returncode == 1 and "xlapy aot" in bad.stderr
+
+
+def test_example_program(tmp_path):
+    """examples/aot: export, link with the documented line, run; same classes as the JIT."""
+    make = shutil.which("make")
+    if make is None:
+        pytest.skip("no make")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([make, "-s", "-C", str(ROOT / "examples" / "aot"),
+                           f"BUILD={tmp_path}", f"PY={sys.executable}"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if "-> class" in line]
+    expected = np.loadtxt(tmp_path / "expected.txt")
+    assert len(rows) == len(expected) == 4
+    for line, want in zip(rows, expected):
+        probs = np.array(line.split("->")[0].split(), dtype=np.float64)
+        np.testing.assert_allclose(probs, want, atol=2e-6)
+        assert int(line.split("class")[1]) == int(want.argmax())
+
+
+DOTS = {
+    # (lhs, rhs, result, dimension numbers): both kernel shapes, other element types
+    "matmul_f32": ("f32[3,5]", "f32[5,4]", "f32[3,4]",
+                   "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+    "matvec_f64": ("f64[6]", "f64[6,2]", "f64[2]",
+                   "lhs_contracting_dims={0}, rhs_contracting_dims={0}"),
+    "batched_transposed_rhs": ("f32[2,3,5]", "f32[2,4,5]", "f32[2,3,4]",
+                               "lhs_batch_dims={0}, rhs_batch_dims={0}, "
+                               "lhs_contracting_dims={2}, rhs_contracting_dims={2}"),
+    "two_contracting": ("f32[3,4,2]", "f32[2,4,5]", "f32[3,5]",
+                        "lhs_contracting_dims={1,2}, rhs_contracting_dims={1,0}"),
+    "int32": ("s32[4,3]", "s32[3,2]", "s32[4,2]",
+              "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+    "f16": ("f16[2,8]", "f16[8,3]", "f16[2,3]",
+            "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+    "empty_contraction": ("f32[2,0]", "f32[0,3]", "f32[2,3]",
+                          "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+}
+
+
+@pytest.mark.parametrize("which", sorted(DOTS))
+def test_dot_kernels_match_the_interpreter(tmp_path, which):
+    lhs, rhs, out, dnums = DOTS[which]
+    text = (f"HloModule d\n\nENTRY main {{\n  a = {lhs} parameter(0)\n  b = {rhs} parameter(1)\n"
+            f"  ROOT d = {out} dot(a, b), {dnums}\n}}\n")
+    module = parse_module(text)
+    rng = np.random.default_rng(3)
+    args = []
+    for p in module.entry.parameters:
+        a = rng.integers(-5, 6, p.shape.dims) if p.shape.dtype.kind == "i" else \
+            rng.standard_normal(p.shape.dims)
+        args.append(np.asarray(a).astype(p.shape.dtype))
+    tol = 2e-3 if which == "f16" else 1e-5
+    aot_matches_interpreter(text, args, tmp_path, rtol=tol, atol=tol)

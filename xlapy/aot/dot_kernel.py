@@ -50,6 +50,8 @@ class DotKernelEmitter:
     def emit(self, module: ir.Module, name: str, instr: HloInstruction) -> KernelSpec:
         dot, feeds = _library_target(instr)
         dims = dot_dims(dot)
+        if _row_eligible(dot, dims):
+            return self._emit_rows(module, name, instr, dot, feeds, dims)
         buffers = kernel_buffers(instr)
         slots = {(kb.operand, kb.index): i for i, kb in enumerate(buffers) if kb.role == "operand"}
         out_slot = next(i for i, kb in enumerate(buffers) if kb.role == "output")
@@ -145,6 +147,106 @@ class DotKernelEmitter:
         b.ret_void()
         units = os_.num_elements
         return KernelSpec(name, instr, buffers, units=units, cost=float(units * max(k_total, 1)))
+
+
+    def _emit_rows(self, module: ir.Module, name: str, instr: HloInstruction,
+                   dot: HloInstruction, feeds: list[int], dims) -> KernelSpec:
+        """One unit per output row (batch index x lhs row): ``out[n] = 0``, then for each
+        ``k`` in order ``out[n] += lhs[k] * rhs[k, n]`` -- the same additions, in the same
+        order, as the per-element loop, with an inner loop over ``n`` that LLVM vectorizes
+        when the rows are contiguous."""
+        buffers = kernel_buffers(instr)
+        slots = {(kb.operand, kb.index): i for i, kb in enumerate(buffers) if kb.role == "operand"}
+        out_slot = next(i for i, kb in enumerate(buffers) if kb.role == "output")
+        ls, rs, os_ = dot.operands[0].shape, dot.operands[1].shape, dot.shape
+        ty = storage_type(os_.element_type)
+        fn, b = declare_kernel(module, name)
+        lp = buffer_pointer(b, fn, slots[(feeds[0], ())], ty)
+        rp = buffer_pointer(b, fn, slots[(feeds[1], ())], ty)
+        op = buffer_pointer(b, fn, out_slot, ty)
+        lstr, rstr, ostr = element_strides(ls), element_strides(rs), element_strides(os_)
+        nb = len(dims.lhs_batch)
+        m_size = ls.dims[dims.lhs_free[0]] if dims.lhs_free else 1
+        n_size = rs.dims[dims.rhs_free[0]] if dims.rhs_free else 1
+        k_size = ls.dims[dims.lhs_contract[0]]
+        lsk, rsk = lstr[dims.lhs_contract[0]], rstr[dims.rhs_contract[0]]
+        rsn = rstr[dims.rhs_free[0]] if dims.rhs_free else 0
+        osn = ostr[os_.rank - 1] if dims.rhs_free else 0
+        c = lambda v: ir.Constant(I64, v)     # noqa: E731
+
+        def counted(label: str, count: int, body) -> None:
+            """``for i in range(count): body(i)`` at the builder's position."""
+            pre = b.block
+            loop = fn.append_basic_block(label)
+            after = fn.append_basic_block(label + ".end")
+            b.branch(loop)
+            b.position_at_end(loop)
+            i = b.phi(I64, label + ".i")
+            i.add_incoming(c(0), pre)
+            body(i)
+            nxt = b.add(i, c(1))
+            i.add_incoming(nxt, b.block)
+            b.cbranch(b.icmp_signed("<", nxt, c(count)), loop, after)
+            b.position_at_end(after)
+
+        def unit_body(u: ir.Value) -> None:
+            rem, loff, roff, ooff = b.add(u, fn.args[1]), c(0), c(0), c(0)
+            if dims.lhs_free:
+                m = b.urem(rem, c(m_size))
+                rem = b.udiv(rem, c(m_size))
+                loff = b.mul(m, c(lstr[dims.lhs_free[0]]))
+                ooff = b.mul(m, c(ostr[nb]))
+            for j in reversed(range(nb)):
+                size = ls.dims[dims.lhs_batch[j]]
+                bi = b.urem(rem, c(size)) if j else rem
+                rem = b.udiv(rem, c(size))
+                loff = b.add(loff, b.mul(bi, c(lstr[dims.lhs_batch[j]])))
+                roff = b.add(roff, b.mul(bi, c(rstr[dims.rhs_batch[j]])))
+                ooff = b.add(ooff, b.mul(bi, c(ostr[j])))
+            counted("zero", n_size, lambda n: b.store(
+                ir.Constant(ty, 0.0), b.gep(op, [b.add(ooff, b.mul(n, c(osn)))], inbounds=True)))
+
+            def k_body(k: ir.Value) -> None:
+                a = b.load(b.gep(lp, [b.add(loff, b.mul(k, c(lsk)))], inbounds=True))
+                rk = b.add(roff, b.mul(k, c(rsk)))
+
+                def n_body(n: ir.Value) -> None:
+                    optr = b.gep(op, [b.add(ooff, b.mul(n, c(osn)))], inbounds=True)
+                    y = b.load(b.gep(rp, [b.add(rk, b.mul(n, c(rsn)))], inbounds=True))
+                    b.store(b.fadd(b.load(optr), b.fmul(a, y)), optr)
+                counted("n", n_size, n_body)
+            counted("k", k_size, k_body)
+
+        units = os_.num_elements // max(n_size, 1)
+        work = fn.append_basic_block("work")
+        done = fn.append_basic_block("done")
+        b.cbranch(b.icmp_signed("<", fn.args[1], fn.args[2]), work, done)
+        b.position_at_end(work)
+        count = b.sub(fn.args[2], fn.args[1])
+        pre = b.block
+        loop = fn.append_basic_block("row")
+        b.branch(loop)
+        b.position_at_end(loop)
+        u = b.phi(I64, "u")
+        u.add_incoming(c(0), pre)
+        unit_body(u)
+        nxt = b.add(u, c(1))
+        u.add_incoming(nxt, b.block)
+        b.cbranch(b.icmp_signed("<", nxt, count), loop, done)
+        b.position_at_end(done)
+        b.ret_void()
+        return KernelSpec(name, instr, buffers, units=units,
+                          cost=float(os_.num_elements * max(k_size, 1)))
+
+
+def _row_eligible(dot: HloInstruction, dims) -> bool:
+    """Whether :meth:`DotKernelEmitter._emit_rows` applies: f32/f64 throughout, one
+    non-empty contracting dim, at most one free dim per side, a non-empty result."""
+    ets = {dot.shape.element_type.name, *(o.shape.element_type.name for o in dot.operands)}
+    return (len(ets) == 1 and ets <= {"f32", "f64"} and len(dims.lhs_contract) == 1
+            and len(dims.lhs_free) <= 1 and len(dims.rhs_free) <= 1
+            and dot.shape.num_elements > 0
+            and dot.operands[0].shape.dims[dims.lhs_contract[0]] > 0)
 
 
 def _width(ty: ir.Type) -> int:
