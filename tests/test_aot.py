@@ -355,3 +355,39 @@ def test_dot_kernels_match_the_interpreter(tmp_path, which):
         args.append(np.asarray(a).astype(p.shape.dtype))
     tol = 2e-3 if which == "f16" else 1e-5
     aot_matches_interpreter(text, args, tmp_path, rtol=tol, atol=tol)
+
+
+# LLVM feature -> /proc/cpuinfo flag, for features a test CPU may lack
+_RARE = {"amx-tile": "amx_tile", "avx512vp2intersect": "avx512_vp2intersect",
+         "avx512fp16": "avx512_fp16", "sha": "sha_ni"}
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64" or not os.path.exists("/proc/cpuinfo"),
+                    reason="x86-64 Linux only")
+def test_missing_cpu_feature_is_an_error_code_not_a_crash(tmp_path):
+    flags = set()
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("flags"):
+            flags = set(line.split(":", 1)[1].split())
+            break
+    absent = [f for f, flag in _RARE.items() if flag not in flags]
+    if not absent:
+        pytest.skip("this CPU has every feature the test could ask for")
+    x = np.arange(6, dtype=np.float32)
+    aot.compile(lambda a: a * 2.0, x, name="feat", out_dir=str(tmp_path),
+                target_cpu="x86-64", target_features="+" + absent[0])
+    meta = json.loads((tmp_path / "feat_meta.json").read_text())
+    assert meta["target"] == {**meta["target"], "cpu": "x86-64",
+                              "features": "+" + absent[0]}
+    exe = build_driver(tmp_path, "feat")
+    proc, _ = run_driver(exe, [x], [(np.float32, (6,))])
+    assert proc.returncode == 3
+    assert f"this CPU lacks {absent[0]}" in proc.stderr
+    # the portable level this CPU has runs
+    if {"avx2", "fma", "bmi2"} <= flags:
+        aot.compile(lambda a: a * 2.0, x, name="feat", out_dir=str(tmp_path / "v3"),
+                    target_cpu="x86-64-v3")
+        exe = build_driver(tmp_path / "v3", "feat")
+        proc, (got,) = run_driver(exe, [x], [(np.float32, (6,))])
+        assert proc.returncode == 0, proc.stderr
+        np.testing.assert_array_equal(got, 2 * x)

@@ -85,7 +85,7 @@ def compile(fn_or_module: Any, *example_args: Any, name: str = "model", out_dir:
     target = resolve_target(target_cpu, target_features)
     llvm_module = new_llvm_module(name, target)
     lowered = lower(module, llvm_module, name, text)
-    entry = EntryBuilder(lowered, name)
+    entry = EntryBuilder(lowered, name, target)
     entry.build()
     internalize_kernels(llvm_module, {f"{name}_run", f"{name}_error_message"})
     obj = emit_object(llvm_module, target)

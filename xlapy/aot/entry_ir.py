@@ -34,7 +34,9 @@ from ..backends.cpu.thunks import (BufferRef, CallThunk, ConditionalThunk, CopyT
 from ..errors import UnimplementedError
 from ..hlo.shape import Shape
 from ..passes.buffer_assignment import CONSTANT, OUTPUT, PARAMETER, TEMP
+from .cpu_check import emit_feature_check, required_features
 from .lowering import Lowered
+from .objects import AotTarget
 
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 I8P = I8.as_pointer()
@@ -63,8 +65,12 @@ def _row_major(shape: Shape) -> bool:
 class EntryBuilder:
     """Adds ``<name>_run``, ``<name>_error_message`` and the size tables to the module."""
 
-    def __init__(self, lowered: Lowered, name: str) -> None:
+    def __init__(self, lowered: Lowered, name: str, target: AotTarget | None = None) -> None:
+        """``target``: check its CPU features at run time (x86-64 only; module
+        ``cpu_check``)."""
         self.lo, self.name = lowered, name
+        self.features = (required_features(target.cpu, target.features)
+                         if target is not None and target.triple.startswith("x86_64") else [])
         self.module = lowered.llvm_module
         entry = lowered.module.entry
         self.args: list[Leaf] = []
@@ -147,6 +153,8 @@ class EntryBuilder:
             self.constants[index] = g
         self.memmove = self.module.declare_intrinsic("llvm.memmove", [I8P, I8P, I64])
         self._run_function()
+        if self.features:
+            self._checked_wrapper()
         self._message_function()
 
     def _fail_code(self, message: str) -> int:
@@ -155,7 +163,8 @@ class EntryBuilder:
 
     def _run_function(self) -> None:
         fnty = ir.FunctionType(I32, [I8P.as_pointer(), I8P.as_pointer(), I8P])
-        fn = ir.Function(self.module, fnty, name=f"{self.name}_run")
+        fn = ir.Function(self.module, fnty, name=f"{self.name}_run" + (
+            "_impl" if self.features else ""))
         args, results, temp = fn.args
         args.name, results.name, temp.name = "args", "results", "temp"
         self.fn = fn
@@ -204,6 +213,44 @@ class EntryBuilder:
             if self.claimed.get(ref.alloc) != j or ref.offset != 0:
                 self._move(self.leaf_ptr["results"][j], self._addr(ref), ref.size)
         self.b.ret(ir.Constant(I32, 0))
+
+    def _checked_wrapper(self) -> None:
+        """``NAME_run``: the cached CPU-feature check, then the real entry (out of line)."""
+        impl = self.fn
+        impl.linkage = "internal"
+        impl.attributes.add("noinline")
+        codes = {f: self._fail_code(f"this CPU lacks {f}, which the object was compiled for"
+                                    " (see the target in NAME_meta.json)".replace(
+                                        "NAME", self.name)) for f in self.features}
+        os_code = self._fail_code("the operating system does not enable the AVX registers "
+                                  "the object was compiled for")
+        fn = ir.Function(self.module, impl.function_type, name=f"{self.name}_run")
+        state = ir.GlobalVariable(self.module, I32, name=f"{self.name}_cpu_state")
+        state.linkage, state.initializer = "internal", ir.Constant(I32, 0)
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        known = b.load(state)
+        probe = fn.append_basic_block("probe")
+        decide = fn.append_basic_block("decide")
+        start = b.block
+        b.cbranch(b.icmp_unsigned("==", known, ir.Constant(I32, 0)), probe, decide)
+        b.position_at_end(probe)
+        found = b.add(emit_feature_check(fn, b, self.features, codes, os_code),
+                      ir.Constant(I32, 1))
+        b.store(found, state)
+        probed = b.block
+        b.branch(decide)
+        b.position_at_end(decide)
+        st = b.phi(I32)
+        st.add_incoming(known, start)
+        st.add_incoming(found, probed)
+        code = b.sub(st, ir.Constant(I32, 1))
+        run = fn.append_basic_block("run")
+        fail = fn.append_basic_block("fail")
+        b.cbranch(b.icmp_unsigned("==", code, ir.Constant(I32, 0)), run, fail)
+        b.position_at_end(fail)
+        b.ret(code)
+        b.position_at_end(run)
+        b.ret(b.call(impl, list(fn.args)))
 
     def _check(self, failed: ir.Value, message: str) -> None:
         """Return ``message``'s code from the entry function when ``failed``."""

@@ -37,6 +37,7 @@ def resolve_target(cpu: str = "native", features: str | None = None) -> AotTarge
     (default none beyond the CPU's own)."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
+    llvm.initialize_native_asmparser()      # the cpuid/xgetbv inline assembly
     triple = llvm.get_process_triple()
     if cpu == "native":
         cpu = llvm.get_host_cpu_name()
