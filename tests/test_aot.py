@@ -153,8 +153,10 @@ def test_while_and_conditional(tmp_path, selector):
     np.testing.assert_allclose(got, -scaled if selector == 0 else 2 * scaled, rtol=1e-6)
 
 
-# conformance-corpus modules the first cut places (no convolution, fft, LAPACK or topk)
-CONFORMANCE = ["cf_fori_loop", "cf_switch", "cf_while_gcd_scan", "cf_nested_loops",
+# conformance-corpus modules the first cut places (no fft, LAPACK or topk)
+CONFORMANCE = ["la_conv2d_same_dilated", "la_conv2d_valid_stride2", "la_conv_grads",
+               "la_conv_grouped", "la_tf_conv_matmul", "train_cifar_cnn_rmsprop",
+               "cf_fori_loop", "cf_switch", "cf_while_gcd_scan", "cf_nested_loops",
                "la_dot_general_dims", "la_batched_einsum", "nn_activations", "nn_attention",
                "nn_batchnorm", "red_logsumexp", "shape_reshape_transpose", "shape_sort",
                "misc_donated_args", "misc_literal_constants", "seed_mnist_adam_tf",
@@ -256,17 +258,18 @@ def test_header_meta_and_exports(tmp_path):
                        check=True, capture_output=True)
 
 
-def test_unplaceable_convolution_is_named_with_its_line():
-    text = """HloModule conv
+def test_unplaceable_host_callback_is_named_with_its_line(tmp_path):
+    text = """HloModule cb
 
 ENTRY main {
-  x = f32[1,5,5,1] parameter(0)
-  k = f32[3,3,1,1] parameter(1)
-  ROOT c = f32[1,3,3,1] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f
+  x = f32[4] parameter(0)
+  y = f32[4] exponential(x)
+  ROOT c = f32[4] custom-call(y), custom_call_target="xla_python_cpu_callback"
 }
 """
-    with pytest.raises(UnimplementedError, match=r"%c \(convolution\).*line 6"):
-        aot.compile(text, name="conv", out_dir="/nonexistent-not-written")
+    with pytest.raises(UnimplementedError, match=r"%c \(custom-call\).*line 6"):
+        aot.compile(text, name="cb", out_dir=str(tmp_path / "not-written"))
+    assert not (tmp_path / "not-written").exists()
 
 
 def test_bad_name_and_input():

@@ -36,6 +36,53 @@ def _kind(et: ElementType) -> str | None:
     return None
 
 
+def open_kernel(module: ir.Module, name: str, instr: HloInstruction, op: HloInstruction,
+                feeds: list[int]) -> tuple[ir.Function, ir.IRBuilder, list, list[ir.Value]]:
+    """Declare the kernel for ``instr`` computing ``op`` (a dot or convolution whose operand
+    ``i`` is ``instr``'s operand ``feeds[i]``): the function, a builder, the buffer table
+    and the typed pointers to the lhs, the rhs and the result."""
+    buffers = kernel_buffers(instr)
+    slots = {(kb.operand, kb.index): i for i, kb in enumerate(buffers) if kb.role == "operand"}
+    out_slot = next(i for i, kb in enumerate(buffers) if kb.role == "output")
+    fn, b = declare_kernel(module, name)
+    ptrs = [buffer_pointer(b, fn, slots[(feeds[k], ())], storage_type(o.shape.element_type))
+            for k, o in enumerate(op.operands)]
+    ptrs.append(buffer_pointer(b, fn, out_slot, storage_type(op.shape.element_type)))
+    return fn, b, buffers, ptrs
+
+
+class UnitLoop:
+    """The per-output-element loop both element kernels share: ``for u in [begin, end)``
+    with the logical output index of ``u`` (row-major over ``shape``'s dims); the body
+    runs a nested loop in block ``inner`` and stores in block ``store``."""
+
+    def __init__(self, fn: ir.Function, b: ir.IRBuilder, shape, inner_name: str) -> None:
+        self.fn, self.b = fn, b
+        entry = b.block
+        self.loop = fn.append_basic_block("unit")
+        self.inner = fn.append_basic_block(inner_name)
+        self.store = fn.append_basic_block("store")
+        self.done = fn.append_basic_block("done")
+        b.cbranch(b.icmp_signed("<", fn.args[1], fn.args[2]), self.loop, self.done)
+        b.position_at_end(self.loop)
+        self.u = b.phi(I64, "u")
+        self.u.add_incoming(fn.args[1], entry)
+        self.index: list[ir.Value] = [None] * shape.rank
+        rem = self.u
+        for d in reversed(range(shape.rank)):
+            self.index[d] = b.urem(rem, ir.Constant(I64, shape.dims[d])) if d else rem
+            rem = b.udiv(rem, ir.Constant(I64, shape.dims[d]))
+
+    def close(self) -> None:
+        """After the store (builder in ``store``): next unit or return."""
+        b = self.b
+        nxt = b.add(self.u, ir.Constant(I64, 1))
+        self.u.add_incoming(nxt, b.block)
+        b.cbranch(b.icmp_signed("<", nxt, self.fn.args[2]), self.loop, self.done)
+        b.position_at_end(self.done)
+        b.ret_void()
+
+
 class DotKernelEmitter:
     """Emits a naive, layout-aware dot kernel (see the module docstring)."""
 
@@ -52,18 +99,11 @@ class DotKernelEmitter:
         dims = dot_dims(dot)
         if _row_eligible(dot, dims):
             return self._emit_rows(module, name, instr, dot, feeds, dims)
-        buffers = kernel_buffers(instr)
-        slots = {(kb.operand, kb.index): i for i, kb in enumerate(buffers) if kb.role == "operand"}
-        out_slot = next(i for i, kb in enumerate(buffers) if kb.role == "output")
-        lhs_slot, rhs_slot = slots[(feeds[0], ())], slots[(feeds[1], ())]
         ls, rs, os_ = dot.operands[0].shape, dot.operands[1].shape, dot.shape
         out_et = os_.element_type
         acc_ty = compute_type(out_et)
         is_float = _kind(out_et) == "float"
-        fn, b = declare_kernel(module, name)
-        lp = buffer_pointer(b, fn, lhs_slot, storage_type(ls.element_type))
-        rp = buffer_pointer(b, fn, rhs_slot, storage_type(rs.element_type))
-        op = buffer_pointer(b, fn, out_slot, storage_type(out_et))
+        fn, b, buffers, (lp, rp, op) = open_kernel(module, name, instr, dot, feeds)
         lstr, rstr, ostr = element_strides(ls), element_strides(rs), element_strides(os_)
         # output logical dims: lhs batch, lhs free, rhs free
         out_src = ([("b", k) for k in range(len(dims.lhs_batch))]
@@ -86,22 +126,9 @@ class DotKernelEmitter:
                 return b.sext(value, acc_ty) if et.is_signed_integral else b.zext(value, acc_ty)
             return b.trunc(value, acc_ty)
 
-        entry = b.block
-        loop = fn.append_basic_block("unit")
-        inner = fn.append_basic_block("k")
-        store_bb = fn.append_basic_block("store")
-        done = fn.append_basic_block("done")
-        b.cbranch(b.icmp_signed("<", fn.args[1], fn.args[2]), loop, done)
-        b.position_at_end(loop)
-        u = b.phi(I64, "u")
-        u.add_incoming(fn.args[1], entry)
-        # logical output index from u (row-major over the logical dims)
-        rem, loff, roff, ooff = u, c(0), c(0), c(0)
-        idx = [None] * os_.rank
-        for d in reversed(range(os_.rank)):
-            size = os_.dims[d]
-            idx[d] = b.urem(rem, c(size)) if d else rem
-            rem = b.udiv(rem, c(size))
+        units_loop = UnitLoop(fn, b, os_, "k")
+        inner, store_bb, idx = units_loop.inner, units_loop.store, units_loop.index
+        loff, roff, ooff = c(0), c(0), c(0)
         for d, (src, k) in enumerate(out_src):
             ooff = b.add(ooff, b.mul(idx[d], c(ostr[d])))
             if src == "b":
@@ -140,11 +167,7 @@ class DotKernelEmitter:
         total.add_incoming(acc_next, inner)
         value = from_compute(b, total, out_et) if is_float else total
         store_element(b, value, b.gep(op, [ooff], inbounds=True), out_et)
-        u_next = b.add(u, c(1))
-        u.add_incoming(u_next, store_bb)
-        b.cbranch(b.icmp_signed("<", u_next, fn.args[2]), loop, done)
-        b.position_at_end(done)
-        b.ret_void()
+        units_loop.close()
         units = os_.num_elements
         return KernelSpec(name, instr, buffers, units=units, cost=float(units * max(k_total, 1)))
 
@@ -155,15 +178,9 @@ class DotKernelEmitter:
         ``k`` in order ``out[n] += lhs[k] * rhs[k, n]`` -- the same additions, in the same
         order, as the per-element loop, with an inner loop over ``n`` that LLVM vectorizes
         when the rows are contiguous."""
-        buffers = kernel_buffers(instr)
-        slots = {(kb.operand, kb.index): i for i, kb in enumerate(buffers) if kb.role == "operand"}
-        out_slot = next(i for i, kb in enumerate(buffers) if kb.role == "output")
         ls, rs, os_ = dot.operands[0].shape, dot.operands[1].shape, dot.shape
         ty = storage_type(os_.element_type)
-        fn, b = declare_kernel(module, name)
-        lp = buffer_pointer(b, fn, slots[(feeds[0], ())], ty)
-        rp = buffer_pointer(b, fn, slots[(feeds[1], ())], ty)
-        op = buffer_pointer(b, fn, out_slot, ty)
+        fn, b, buffers, (lp, rp, op) = open_kernel(module, name, instr, dot, feeds)
         lstr, rstr, ostr = element_strides(ls), element_strides(rs), element_strides(os_)
         nb = len(dims.lhs_batch)
         m_size = ls.dims[dims.lhs_free[0]] if dims.lhs_free else 1
@@ -253,4 +270,4 @@ def _width(ty: ir.Type) -> int:
     return {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(ty)]
 
 
-__all__ = ["DotKernelEmitter"]
+__all__ = ["DotKernelEmitter", "UnitLoop", "open_kernel"]

@@ -3,12 +3,13 @@ every kernel in one LLVM module, and the CPU backend's plan of thunks.
 
 The same stages as :class:`~xlapy.backends.cpu.compiler.CpuBackend` run (verifier, CPU
 pass pipeline, buffer assignment, kernel emitters, :class:`PlanBuilder`), with two
-differences: dots get :class:`~xlapy.aot.dot_kernel.DotKernelEmitter`'s kernel instead of
-the BLAS library routine, and nothing is JIT-compiled -- the kernels stay in the
-``ir.Module`` the entry function (``entry_ir.py``) is added to. A plan step that an object
-file cannot contain (a library call such as a convolution, an interpreter fallback) is an
-:class:`~xlapy.errors.UnimplementedError` naming the instruction and, when the source
-text is known, its line there.
+differences: dots and convolutions get self-contained kernels (``dot_kernel.py``,
+``conv_kernel.py``) instead of the BLAS/NumPy library routines, and nothing is
+JIT-compiled -- the kernels stay in the ``ir.Module`` the entry function (``entry_ir.py``)
+is added to. An instruction no kernel takes -- the JIT would run it as a library call
+those kernels decline or in the interpreter (a host callback, fft, LAPACK custom-calls,
+topk, ...) -- is an :class:`~xlapy.errors.UnimplementedError` naming the instruction and,
+when the source text is known, its line there, raised before the plan is built.
 """
 from __future__ import annotations
 
@@ -20,8 +21,7 @@ from llvmlite import ir
 
 from ..backends.cpu.compiler import _KernelNames, kernel_emitters
 from ..backends.cpu.plan_builder import FORWARD, NO_OP, PlanBuilder, library_supports
-from ..backends.cpu.thunks import (CallThunk, ConditionalThunk, CopyThunk, KernelThunk, Plan,
-                                   WhileThunk)
+from ..backends.cpu.thunks import Plan
 from ..config import get_debug_options
 from ..errors import UnimplementedError
 from ..hlo.ir import HloInstruction, HloModule
@@ -29,10 +29,8 @@ from ..hlo.shape import ProgramShape
 from ..hlo.verifier import verify_module
 from ..passes import cpu_pipeline
 from ..passes.buffer_assignment import BufferAssignment, assign_buffers
+from .conv_kernel import ConvKernelEmitter
 from .dot_kernel import DotKernelEmitter
-
-_PLACEABLE = (KernelThunk, CopyThunk, WhileThunk, ConditionalThunk, CallThunk)
-
 
 @dataclass
 class Lowered:
@@ -60,7 +58,8 @@ def lower(source: HloModule, llvm_module: ir.Module, prefix: str,
         entry.root.shape.without_layout().with_default_layout())
     cpu_pipeline(get_debug_options()).run(module)
     assignment = assign_buffers(module)
-    emitters = [DotKernelEmitter()] + kernel_emitters(assignment)
+    own = [DotKernelEmitter(), ConvKernelEmitter()]
+    emitters = own + kernel_emitters(assignment)
     names = _KernelNames()
     kernels: dict[int, tuple[Any, int]] = {}
     for comp_name, schedule in assignment.schedules.items():
@@ -70,25 +69,21 @@ def lower(source: HloModule, llvm_module: ir.Module, prefix: str,
                 continue
             library = library_supports(instr)
             em = next((e for e in emitters if e.can_emit(instr)
-                       and (not library or isinstance(e, DotKernelEmitter))), None)
+                       and (not library or e in own)), None)
             if em is None:
-                continue
+                raise UnimplementedError(_unplaceable(instr, library, source_text))
             name = names.new(comp_name, instr).replace("xk_", f"{prefix}_k_", 1)
             spec = em.emit(llvm_module, name, instr)
             kernels[id(instr)] = (spec, 0)
     builder = PlanBuilder(module, assignment, kernels, None, float("inf"))
     plan = builder.plan(module.entry)
-    for thunk in plan.walk():
-        if not isinstance(thunk, _PLACEABLE):
-            raise UnimplementedError(_unplaceable(thunk, source_text))
     return Lowered(module, assignment, llvm_module, plan, len(kernels))
 
 
-def _unplaceable(thunk: Any, source_text: str | None) -> str:
-    instr: HloInstruction = thunk.instruction
-    why = {"library": "a library call (only dots have a self-contained kernel so far)",
-           "fallback": "the reference interpreter (no native kernel for it)"}.get(
-        thunk.kind, f"a {thunk.kind} step")
+def _unplaceable(instr: HloInstruction, library: bool, source_text: str | None) -> str:
+    why = ("a library call (the self-contained dot/convolution kernels decline its element "
+           "types)"
+           if library else "the reference interpreter (no native kernel for it)")
     names = [instr.name]
     if instr.opcode == "fusion":
         names += [i.name for i in instr.attrs["calls"].instructions

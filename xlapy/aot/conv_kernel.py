@@ -1,0 +1,119 @@
+"""A self-contained direct ``convolution`` kernel for ahead-of-time objects (no BLAS).
+
+The JIT computes convolutions in ``conv.py`` (NumPy copies + BLAS), which an object file
+cannot contain. :class:`ConvKernelEmitter` emits a plain LLVM kernel with the CPU
+backend's kernel contract for a ``convolution`` (or a ``kCustom`` fusion wrapping one on
+its parameters): one work unit per output element, each a loop over the window taps and
+the group's input features, accumulated in the result type. Every feature of the HLO op is
+handled -- strides, padding, lhs (input) and rhs (kernel) dilation, kernel reversal,
+``feature_group_count``, ``batch_group_count``, any dim labels and layouts -- for f32 and
+f64 (other element types, and 0-D convolutions, are declined, so the caller reports the
+instruction as unplaceable). A tap that falls into padding or between dilated input
+elements reads a clamped in-bounds element and adds zero.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..backends.cpu.conv_plan import conv_geometry
+from ..backends.cpu.kernel_api import KernelSpec
+from ..backends.cpu.kernel_support import element_strides
+from ..backends.cpu.llvm_types import storage_type
+from ..backends.cpu.plan_builder import _library_target
+from ..hlo.ir import HloInstruction
+from .dot_kernel import UnitLoop, open_kernel
+
+I1, I64 = ir.IntType(1), ir.IntType(64)
+
+
+class ConvKernelEmitter:
+    """Emits a direct, layout-aware convolution kernel (see the module docstring)."""
+
+    def can_emit(self, instr: HloInstruction) -> bool:
+        target = _library_target(instr)
+        if target is None or target[0].opcode != "convolution":
+            return False
+        conv = target[0]
+        ets = {conv.shape.element_type.name, *(o.shape.element_type.name for o in conv.operands)}
+        if len(ets) != 1 or not ets <= {"f32", "f64"}:
+            return False
+        try:
+            g = conv_geometry(conv)
+        except Exception:                # noqa: BLE001 - malformed: leave it to the verifier
+            return False
+        taps = g.cg
+        for k in g.kernel:
+            taps *= k
+        return len(g.dn.input_spatial) > 0 and taps > 0 and conv.operands[0].shape.num_elements > 0
+
+    def emit(self, module: ir.Module, name: str, instr: HloInstruction) -> KernelSpec:
+        conv, feeds = _library_target(instr)
+        g = conv_geometry(conv)
+        dn = g.dn
+        xs, ws, ys = conv.operands[0].shape, conv.operands[1].shape, conv.shape
+        ty = storage_type(ys.element_type)
+        fn, b, buffers, (xp, wp, yp) = open_kernel(module, name, instr, conv, feeds)
+        xstr, wstr, ystr = element_strides(xs), element_strides(ws), element_strides(ys)
+        c = lambda v: ir.Constant(I64, v)     # noqa: E731
+        opg_f = g.o // g.groups                # output features per feature group
+        opg_b = g.o // g.batch_groups          # output features per batch group
+        taps = g.cg
+        for k in g.kernel:
+            taps *= k
+        units_loop = UnitLoop(fn, b, ys, "tap")
+        loop, inner, store_bb = units_loop.loop, units_loop.inner, units_loop.store
+        idx = units_loop.index
+        yoff = c(0)
+        for d in range(ys.rank):
+            yoff = b.add(yoff, b.mul(idx[d], c(ystr[d])))
+        o = idx[dn.output_feature]
+        n = b.add(idx[dn.output_batch], b.mul(b.udiv(o, c(opg_b)), c(g.nb)))
+        cbase = b.mul(b.udiv(o, c(opg_f)), c(g.cg))
+        xbase = b.mul(n, c(xstr[dn.input_batch]))
+        wbase = b.mul(o, c(wstr[dn.kernel_output_feature]))
+        zero = ir.Constant(ty, 0.0)
+        b.branch(inner)
+        b.position_at_end(inner)
+        r = b.phi(I64, "r")
+        acc = b.phi(ty, "acc")
+        r.add_incoming(c(0), loop)
+        acc.add_incoming(zero, loop)
+        # r -> (kernel taps in spatial order, then the group's input feature)
+        ci = b.urem(r, c(g.cg))
+        krem = b.udiv(r, c(g.cg))
+        xoff = b.add(xbase, b.mul(b.add(cbase, ci), c(xstr[dn.input_feature])))
+        woff = b.add(wbase, b.mul(ci, c(wstr[dn.kernel_input_feature])))
+        valid: ir.Value = ir.Constant(I1, 1)
+        for j in reversed(range(len(dn.input_spatial))):
+            wd, ksize = g.window[j], g.kernel[j]
+            kj = b.urem(krem, c(ksize)) if j else krem
+            krem = b.udiv(krem, c(ksize))
+            kread = b.sub(c(ksize - 1), kj) if wd.rhs_reversal else kj
+            woff = b.add(woff, b.mul(kread, c(wstr[dn.kernel_spatial[j]])))
+            # position in the dilated, padded input
+            pos = b.sub(b.add(b.mul(idx[dn.output_spatial[j]], c(wd.stride)),
+                              b.mul(kj, c(wd.rhs_dilate))), c(wd.pad_lo))
+            size = g.spatial[j]
+            span = (size - 1) * wd.lhs_dilate + 1 if size else 0
+            inside = b.and_(b.icmp_signed(">=", pos, c(0)), b.icmp_signed("<", pos, c(span)))
+            if wd.lhs_dilate != 1:
+                inside = b.and_(inside, b.icmp_signed(
+                    "==", b.srem(pos, c(wd.lhs_dilate)), c(0)))
+                pos = b.sdiv(pos, c(wd.lhs_dilate))
+            valid = b.and_(valid, inside)
+            xoff = b.add(xoff, b.mul(b.select(inside, pos, c(0)), c(xstr[dn.input_spatial[j]])))
+        x = b.load(b.gep(xp, [b.select(valid, xoff, c(0))], inbounds=True))
+        w = b.load(b.gep(wp, [woff], inbounds=True))
+        acc_next = b.fadd(acc, b.select(valid, b.fmul(x, w), zero))
+        r_next = b.add(r, c(1))
+        r.add_incoming(r_next, b.block)
+        acc.add_incoming(acc_next, b.block)
+        b.cbranch(b.icmp_signed("<", r_next, c(taps)), inner, store_bb)
+        b.position_at_end(store_bb)
+        b.store(acc_next, b.gep(yp, [yoff], inbounds=True))
+        units_loop.close()
+        units = ys.num_elements
+        return KernelSpec(name, instr, buffers, units=units, cost=float(units * taps))
+
+
+__all__ = ["ConvKernelEmitter"]
