@@ -4,7 +4,7 @@
 Usage: .venv/bin/python benchmarks/aot.py [--repeat N]
 
 Models: the MNIST dense model (784 -> 128 relu -> 10 softmax; weights as constants) at
-batch 1 and 256. Needs ``cc``. The AOT dot is the self-contained kernel (one output
+batch 1 and 256, and a CIFAR-10-style CNN forward (two 3x3 convolutions) at batch 1. Needs ``cc``. The AOT dot is the self-contained kernel (one output
 element per unit, no BLAS), the JIT's is the BLAS library call.
 """
 from __future__ import annotations
@@ -37,6 +37,19 @@ def mnist_dense(x):
     return e / xnp.sum(e, axis=1, keepdims=True)
 
 
+K1 = (rng.standard_normal((3, 3, 3, 32)) / 5).astype(np.float32)
+K2 = (rng.standard_normal((3, 3, 32, 64)) / 17).astype(np.float32)
+WD = (rng.standard_normal((8 * 8 * 64, 10)) / 64).astype(np.float32)
+
+
+def cnn(x):
+    """A CIFAR-10-style CNN forward pass: two 3x3 conv + relu + 2x2 max-pool, dense."""
+    from xlapy import nn
+    h = nn.max_pool(xnp.maximum(nn.conv(x, K1, padding="same"), 0.0), (2, 2))
+    h = nn.max_pool(xnp.maximum(nn.conv(h, K2, padding="same"), 0.0), (2, 2))
+    return xnp.dot(xnp.reshape(h, (h.shape[0], -1)), WD)
+
+
 def jit_us(fn, x, repeat: int) -> float:
     f = xlapy.jit(fn)
     np.asarray(f(x))
@@ -56,7 +69,7 @@ def aot_us(fn, x, repeat: int, work: str) -> tuple[float, int, int]:
     exe = os.path.join(work, "driver")
     subprocess.run(["cc", "-O2", "-o", exe, os.path.join(work, "main.c"), res.object_path,
                     "-lm"], check=True)
-    x.tofile(os.path.join(work, "x.bin"))
+    np.ascontiguousarray(x).tofile(os.path.join(work, "x.bin"))
     best = float("inf")
     for _ in range(5):
         out = subprocess.run([exe, os.path.join(work, "x.bin"), os.path.join(work, "y.bin"),
@@ -80,6 +93,13 @@ def main() -> None:
         j = jit_us(mnist_dense, x, reps)
         print(f"| MNIST dense | {batch} | {a:.1f} us | {j:.1f} us | {a / j:.0%} | "
               f"{obj / 1024:.0f} KiB | {binary / 1024:.0f} KiB |")
+    x = rng.random((1, 32, 32, 3), dtype=np.float32)
+    reps = max(20, ns.repeat // 20)
+    with tempfile.TemporaryDirectory() as work:
+        a, obj, binary = aot_us(cnn, x, reps, work)
+    j = jit_us(cnn, x, reps)
+    print(f"| CNN forward | 1 | {a:.1f} us | {j:.1f} us | {a / j:.0%} | "
+          f"{obj / 1024:.0f} KiB | {binary / 1024:.0f} KiB |")
 
 
 if __name__ == "__main__":

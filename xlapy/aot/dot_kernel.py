@@ -51,6 +51,22 @@ def open_kernel(module: ir.Module, name: str, instr: HloInstruction, op: HloInst
     return fn, b, buffers, ptrs
 
 
+def counted_loop(fn: ir.Function, b: ir.IRBuilder, label: str, count: int, body) -> None:
+    """``for i in range(count): body(i)`` at the builder's position (``count`` >= 1)."""
+    pre = b.block
+    loop = fn.append_basic_block(label)
+    after = fn.append_basic_block(label + ".end")
+    b.branch(loop)
+    b.position_at_end(loop)
+    i = b.phi(I64, label + ".i")
+    i.add_incoming(ir.Constant(I64, 0), pre)
+    body(i)
+    nxt = b.add(i, ir.Constant(I64, 1))
+    i.add_incoming(nxt, b.block)
+    b.cbranch(b.icmp_signed("<", nxt, ir.Constant(I64, count)), loop, after)
+    b.position_at_end(after)
+
+
 class UnitLoop:
     """The per-output-element loop both element kernels share: ``for u in [begin, end)``
     with the logical output index of ``u`` (row-major over ``shape``'s dims); the body
@@ -192,19 +208,7 @@ class DotKernelEmitter:
         c = lambda v: ir.Constant(I64, v)     # noqa: E731
 
         def counted(label: str, count: int, body) -> None:
-            """``for i in range(count): body(i)`` at the builder's position."""
-            pre = b.block
-            loop = fn.append_basic_block(label)
-            after = fn.append_basic_block(label + ".end")
-            b.branch(loop)
-            b.position_at_end(loop)
-            i = b.phi(I64, label + ".i")
-            i.add_incoming(c(0), pre)
-            body(i)
-            nxt = b.add(i, c(1))
-            i.add_incoming(nxt, b.block)
-            b.cbranch(b.icmp_signed("<", nxt, c(count)), loop, after)
-            b.position_at_end(after)
+            counted_loop(fn, b, label, count, body)
 
         def unit_body(u: ir.Value) -> None:
             rem, loff, roff, ooff = b.add(u, fn.args[1]), c(0), c(0), c(0)
@@ -270,4 +274,4 @@ def _width(ty: ir.Type) -> int:
     return {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(ty)]
 
 
-__all__ = ["DotKernelEmitter", "UnitLoop", "open_kernel"]
+__all__ = ["DotKernelEmitter", "UnitLoop", "counted_loop", "open_kernel"]
