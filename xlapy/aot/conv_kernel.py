@@ -21,7 +21,7 @@ from ..backends.cpu.kernel_support import element_strides
 from ..backends.cpu.llvm_types import storage_type
 from ..backends.cpu.plan_builder import _library_target
 from ..hlo.ir import HloInstruction
-from .dot_kernel import UnitLoop, counted_loop, open_kernel
+from .dot_kernel import UnitLoop, counted_loop, open_kernel, unit_range
 
 I1, I64 = ir.IntType(1), ir.IntType(64)
 
@@ -81,25 +81,7 @@ class ConvKernelEmitter:
         krem = b.udiv(r, c(g.cg))
         xoff = b.add(xbase, b.mul(b.add(cbase, ci), c(xstr[dn.input_feature])))
         woff = b.add(wbase, b.mul(ci, c(wstr[dn.kernel_input_feature])))
-        valid: ir.Value = ir.Constant(I1, 1)
-        for j in reversed(range(len(dn.input_spatial))):
-            wd, ksize = g.window[j], g.kernel[j]
-            kj = b.urem(krem, c(ksize)) if j else krem
-            krem = b.udiv(krem, c(ksize))
-            kread = b.sub(c(ksize - 1), kj) if wd.rhs_reversal else kj
-            woff = b.add(woff, b.mul(kread, c(wstr[dn.kernel_spatial[j]])))
-            # position in the dilated, padded input
-            pos = b.sub(b.add(b.mul(idx[dn.output_spatial[j]], c(wd.stride)),
-                              b.mul(kj, c(wd.rhs_dilate))), c(wd.pad_lo))
-            size = g.spatial[j]
-            span = (size - 1) * wd.lhs_dilate + 1 if size else 0
-            inside = b.and_(b.icmp_signed(">=", pos, c(0)), b.icmp_signed("<", pos, c(span)))
-            if wd.lhs_dilate != 1:
-                inside = b.and_(inside, b.icmp_signed(
-                    "==", b.srem(pos, c(wd.lhs_dilate)), c(0)))
-                pos = b.sdiv(pos, c(wd.lhs_dilate))
-            valid = b.and_(valid, inside)
-            xoff = b.add(xoff, b.mul(b.select(inside, pos, c(0)), c(xstr[dn.input_spatial[j]])))
+        xoff, woff, valid = tap_offsets(b, g, idx, krem, xoff, woff, xstr, wstr)
         x = b.load(b.gep(xp, [b.select(valid, xoff, c(0))], inbounds=True))
         w = b.load(b.gep(wp, [woff], inbounds=True))
         acc_next = b.fadd(acc, b.select(valid, b.fmul(x, w), zero))
@@ -147,27 +129,7 @@ class ConvKernelEmitter:
             xbase = b.mul(idx[dn.output_batch], c(xstr[dn.input_batch]))
 
             def tap(kflat: ir.Value) -> None:
-                krem, xoff, woff = kflat, xbase, c(0)
-                valid: ir.Value = ir.Constant(I1, 1)
-                for j in reversed(range(len(dn.input_spatial))):
-                    wd, ksize = g.window[j], g.kernel[j]
-                    kj = b.urem(krem, c(ksize)) if j else krem
-                    krem = b.udiv(krem, c(ksize))
-                    kread = b.sub(c(ksize - 1), kj) if wd.rhs_reversal else kj
-                    woff = b.add(woff, b.mul(kread, c(wstr[dn.kernel_spatial[j]])))
-                    pos = b.sub(b.add(b.mul(idx[dn.output_spatial[j]], c(wd.stride)),
-                                      b.mul(kj, c(wd.rhs_dilate))), c(wd.pad_lo))
-                    size = g.spatial[j]
-                    span = (size - 1) * wd.lhs_dilate + 1 if size else 0
-                    inside = b.and_(b.icmp_signed(">=", pos, c(0)),
-                                    b.icmp_signed("<", pos, c(span)))
-                    if wd.lhs_dilate != 1:
-                        inside = b.and_(inside, b.icmp_signed(
-                            "==", b.srem(pos, c(wd.lhs_dilate)), c(0)))
-                        pos = b.sdiv(pos, c(wd.lhs_dilate))
-                    valid = b.and_(valid, inside)
-                    xoff = b.add(xoff, b.mul(b.select(inside, pos, c(0)),
-                                             c(xstr[dn.input_spatial[j]])))
+                xoff, woff, valid = tap_offsets(b, g, idx, kflat, xbase, c(0), xstr, wstr)
                 with b.if_then(valid):
                     def feature(ci: ir.Value) -> None:
                         a = b.load(b.gep(xp, [b.add(xoff, b.mul(ci, c(xstr[dn.input_feature])))],
@@ -182,25 +144,38 @@ class ConvKernelEmitter:
                     counted_loop(fn, b, "c", g.c, feature)
             counted_loop(fn, b, "tap", kernel_size(g), tap)
 
-        work = fn.append_basic_block("work")
-        done = fn.append_basic_block("done")
-        b.cbranch(b.icmp_signed("<", fn.args[1], fn.args[2]), work, done)
-        b.position_at_end(work)
-        count = b.sub(fn.args[2], fn.args[1])
-        pre = b.block
-        loop = fn.append_basic_block("position")
-        b.branch(loop)
-        b.position_at_end(loop)
-        u = b.phi(I64, "u")
-        u.add_incoming(c(0), pre)
-        position(u)
-        nxt = b.add(u, c(1))
-        u.add_incoming(nxt, b.block)
-        b.cbranch(b.icmp_signed("<", nxt, count), loop, done)
-        b.position_at_end(done)
-        b.ret_void()
+        unit_range(fn, b, position)
         return KernelSpec(name, instr, buffers, units=units,
                           cost=float(ys.num_elements * g.c * max(1, kernel_size(g))))
+
+
+def tap_offsets(b: ir.IRBuilder, g, idx, krem: ir.Value, xoff: ir.Value, woff: ir.Value,
+                xstr: list[int], wstr: list[int]) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """For kernel position ``krem`` (flat, row-major over the kernel's spatial dims) at the
+    output index ``idx``: the input and kernel element offsets added to ``xoff``/``woff``
+    and whether the tap reads a real input element (not padding, not between dilated
+    elements; a tap that does not gets a clamped in-bounds offset)."""
+    dn = g.dn
+    c = lambda v: ir.Constant(I64, v)     # noqa: E731
+    valid: ir.Value = ir.Constant(I1, 1)
+    for j in reversed(range(len(dn.input_spatial))):
+        wd, ksize = g.window[j], g.kernel[j]
+        kj = b.urem(krem, c(ksize)) if j else krem
+        krem = b.udiv(krem, c(ksize))
+        kread = b.sub(c(ksize - 1), kj) if wd.rhs_reversal else kj
+        woff = b.add(woff, b.mul(kread, c(wstr[dn.kernel_spatial[j]])))
+        # position in the dilated, padded input
+        pos = b.sub(b.add(b.mul(idx[dn.output_spatial[j]], c(wd.stride)),
+                          b.mul(kj, c(wd.rhs_dilate))), c(wd.pad_lo))
+        size = g.spatial[j]
+        span = (size - 1) * wd.lhs_dilate + 1 if size else 0
+        inside = b.and_(b.icmp_signed(">=", pos, c(0)), b.icmp_signed("<", pos, c(span)))
+        if wd.lhs_dilate != 1:
+            inside = b.and_(inside, b.icmp_signed("==", b.srem(pos, c(wd.lhs_dilate)), c(0)))
+            pos = b.sdiv(pos, c(wd.lhs_dilate))
+        valid = b.and_(valid, inside)
+        xoff = b.add(xoff, b.mul(b.select(inside, pos, c(0)), c(xstr[dn.input_spatial[j]])))
+    return xoff, woff, valid
 
 
 def kernel_size(g) -> int:

@@ -51,8 +51,10 @@ def open_kernel(module: ir.Module, name: str, instr: HloInstruction, op: HloInst
     return fn, b, buffers, ptrs
 
 
-def counted_loop(fn: ir.Function, b: ir.IRBuilder, label: str, count: int, body) -> None:
-    """``for i in range(count): body(i)`` at the builder's position (``count`` >= 1)."""
+def counted_loop(fn: ir.Function, b: ir.IRBuilder, label: str, count: int, body,
+                 limit: ir.Value | None = None) -> None:
+    """``for i in range(count): body(i)`` at the builder's position (``count`` >= 1; a
+    run-time ``limit`` >= 1 replaces ``count`` when given)."""
     pre = b.block
     loop = fn.append_basic_block(label)
     after = fn.append_basic_block(label + ".end")
@@ -63,8 +65,21 @@ def counted_loop(fn: ir.Function, b: ir.IRBuilder, label: str, count: int, body)
     body(i)
     nxt = b.add(i, ir.Constant(I64, 1))
     i.add_incoming(nxt, b.block)
-    b.cbranch(b.icmp_signed("<", nxt, ir.Constant(I64, count)), loop, after)
+    end = ir.Constant(I64, count) if limit is None else limit
+    b.cbranch(b.icmp_signed("<", nxt, end), loop, after)
     b.position_at_end(after)
+
+
+def unit_range(fn: ir.Function, b: ir.IRBuilder, body) -> None:
+    """The kernel's body: ``body(u - begin)`` for ``u`` in ``[begin, end)``, then return."""
+    work = fn.append_basic_block("work")
+    done = fn.append_basic_block("done")
+    b.cbranch(b.icmp_signed("<", fn.args[1], fn.args[2]), work, done)
+    b.position_at_end(work)
+    counted_loop(fn, b, "unit", 0, body, limit=b.sub(fn.args[2], fn.args[1]))
+    b.branch(done)
+    b.position_at_end(done)
+    b.ret_void()
 
 
 class UnitLoop:
@@ -239,23 +254,7 @@ class DotKernelEmitter:
             counted("k", k_size, k_body)
 
         units = os_.num_elements // max(n_size, 1)
-        work = fn.append_basic_block("work")
-        done = fn.append_basic_block("done")
-        b.cbranch(b.icmp_signed("<", fn.args[1], fn.args[2]), work, done)
-        b.position_at_end(work)
-        count = b.sub(fn.args[2], fn.args[1])
-        pre = b.block
-        loop = fn.append_basic_block("row")
-        b.branch(loop)
-        b.position_at_end(loop)
-        u = b.phi(I64, "u")
-        u.add_incoming(c(0), pre)
-        unit_body(u)
-        nxt = b.add(u, c(1))
-        u.add_incoming(nxt, b.block)
-        b.cbranch(b.icmp_signed("<", nxt, count), loop, done)
-        b.position_at_end(done)
-        b.ret_void()
+        unit_range(fn, b, unit_body)
         return KernelSpec(name, instr, buffers, units=units,
                           cost=float(os_.num_elements * max(k_size, 1)))
 
@@ -274,4 +273,4 @@ def _width(ty: ir.Type) -> int:
     return {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(ty)]
 
 
-__all__ = ["DotKernelEmitter", "UnitLoop", "counted_loop", "open_kernel"]
+__all__ = ["DotKernelEmitter", "UnitLoop", "counted_loop", "open_kernel", "unit_range"]
