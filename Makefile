@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint venv clean
+.PHONY: demo test lint venv clean aot-example
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,10 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(PY) examples/demo.py
 	$(PY) examples/keras_digits.py
+
+# a model compiled ahead of time, linked into a C program (examples/aot)
+aot-example: $(STAMP)
+	$(MAKE) -C examples/aot PY=$(abspath $(PY))
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2

@@ -8,6 +8,7 @@ from typing import Sequence
 TOOLS = {
     "run_hlo_module": "xlapy.tools.run_hlo_module",
     "fuzz": "xlapy.tools.fuzz",
+    "aot": "xlapy.aot.cli",
 }
 
 

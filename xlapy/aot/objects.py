@@ -1,0 +1,69 @@
+"""The target of an ahead-of-time object and LLVM IR -> relocatable object code."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import llvmlite
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+from ..backends.cpu.llvm_worker import optimize
+from ..errors import InvalidArgumentError
+
+OPT_LEVEL = 3
+
+
+@dataclass(frozen=True)
+class AotTarget:
+    """Triple, CPU and features the object is compiled for (recorded in the metadata)."""
+
+    triple: str
+    cpu: str
+    features: str
+    llvm_version: str = ".".join(map(str, llvm.llvm_version_info))
+    llvmlite_version: str = llvmlite.__version__
+
+    def machine(self) -> "llvm.TargetMachine":
+        try:
+            target = llvm.Target.from_triple(self.triple)
+        except RuntimeError as e:
+            raise InvalidArgumentError(f"unknown target triple {self.triple!r}: {e}") from e
+        return target.create_target_machine(cpu=self.cpu, features=self.features,
+                                            opt=OPT_LEVEL, reloc="pic", codemodel="default")
+
+
+def resolve_target(cpu: str = "native", features: str | None = None) -> AotTarget:
+    """``native``: the host CPU name and features; another name: that CPU, ``features``
+    (default none beyond the CPU's own)."""
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    llvm.initialize_native_asmparser()      # the cpuid/xgetbv inline assembly
+    triple = llvm.get_process_triple()
+    if cpu == "native":
+        cpu = llvm.get_host_cpu_name()
+        if features is None:
+            try:
+                features = llvm.get_host_cpu_features().flatten()
+            except RuntimeError:
+                features = ""
+    return AotTarget(triple, cpu, features or "")
+
+
+def new_llvm_module(name: str, target: AotTarget) -> ir.Module:
+    """An empty module with the target's triple and data layout."""
+    module = ir.Module(name=name)
+    module.triple = target.triple
+    module.data_layout = str(target.machine().target_data)
+    return module
+
+
+def emit_object(module: ir.Module, target: AotTarget) -> bytes:
+    """Verify, optimize (O3) and compile ``module`` to an ELF/Mach-O object."""
+    tm = target.machine()
+    mod = llvm.parse_assembly(str(module))
+    mod.verify()
+    optimize(mod, tm, OPT_LEVEL)
+    return bytes(tm.emit_object(mod))
+
+
+__all__ = ["AotTarget", "resolve_target", "new_llvm_module", "emit_object"]
