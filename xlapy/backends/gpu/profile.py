@@ -4,9 +4,9 @@ An executable compiled with the flag wraps each thunk of its plans (the entry co
 and those that ``while``/``conditional``/``call`` run): on the GPU a pair of CUDA events is
 recorded around the thunk and read at once (so the profiled run is serialized), on the
 simulator ``time.perf_counter``. :meth:`GpuProfiler.to_text` gives one row per instruction,
-slowest first (calls, total and mean time, share of the run); the table is logged at INFO
-(logger ``xlapy.gpu.profile``) after every call. Times are cumulative; a loop body's rows
-are inside its ``while`` row.
+slowest first (calls, total and mean time, share of the run, a kernel's grid x block); the
+table is logged at INFO (logger ``xlapy.gpu.profile``) after every call. Times are
+cumulative; a loop body's rows are inside its ``while`` row.
 """
 from __future__ import annotations
 
@@ -71,12 +71,13 @@ class GpuProfiler:
         rows = sorted(self.rows.values(), key=lambda r: -r[2])[:limit]
         lines = [f"Execution profile for {self.name}: {self.total * 1e3:.3f} ms in all",
                  f"{'instruction':40s} {'kind':12s} {'calls':>6s} {'total ms':>10s} "
-                 f"{'mean us':>10s} {'%':>6s}"]
+                 f"{'mean us':>10s} {'%':>6s}  launch"]
         for thunk, calls, secs in rows:
             share = 100.0 * secs / self.total if self.total else 0.0
             mean = secs / calls * 1e6 if calls else 0.0
+            dims = f"{thunk.grid} x {thunk.block}" if hasattr(thunk, "grid") else "-"
             lines.append(f"{thunk.instruction.name[:40]:40s} {thunk.kind:12s} {calls:6d} "
-                         f"{secs * 1e3:10.3f} {mean:10.1f} {share:6.1f}")
+                         f"{secs * 1e3:10.3f} {mean:10.1f} {share:6.1f}  {dims}")
         return "\n".join(lines)
 
 
