@@ -125,5 +125,5 @@ def ptxas_check(ptx: str, arch: str) -> str:
     return r.stderr
 
 
-__all__ = ["PtxModule", "compile_ptx", "data_layout", "ptxas_check", "ptxas_path", "TRIPLE", "DATA_LAYOUT",
-           "DEFAULT_SM"]
+__all__ = ["PtxModule", "compile_ptx", "data_layout", "ptxas_check", "ptxas_path", "TRIPLE",
+           "DATA_LAYOUT", "DEFAULT_SM"]
