@@ -32,6 +32,7 @@ class _ColumnPlan:
     def __init__(self, instr, comp, reduces, outputs, dims, red) -> None:
         self.instr, self.comp, self.reduces, self.outputs = instr, comp, reduces, outputs
         self.dims, self.red = dims, red
+        self.stored: list = []          # each output's stored shape (None: as is)
         self.kept_pos = [d for d in range(len(dims)) if d not in red]
         self.kept = tuple(dims[d] for d in self.kept_pos)
         self.reduced = tuple(dims[d] for d in red)

@@ -122,6 +122,7 @@ class _Plan:
             self.splits = max(1, min(-(-self.rowlen // per_block),
                                      TARGET_BLOCKS // max(1, self.rows)))
         self.chunk = -(-self.rowlen // self.splits)
+        self.stored: list[Shape | None] = []   # each output's stored shape (None: as is)
 
 
 def reduction_parts(instr: HloInstruction) -> _Parts | None:
@@ -129,6 +130,7 @@ def reduction_parts(instr: HloInstruction) -> _Parts | None:
     when they all reduce the same input dims over the same dims with a one-op reducer of
     a plain type, every other fused op has an elemental generator and every output is an
     array; else None."""
+    stored: list[Shape | None]
     if instr.opcode == "reduce":
         comp, outputs, stored = None, [instr], [None]
         order = [instr]
@@ -244,7 +246,8 @@ class RowReductionEmitter(ReductionEmitterBase):
 
 
 class _Builder:
-    def __init__(self, frame: KernelFrame, plan: _Plan, buffers) -> None:
+    def __init__(self, frame: KernelFrame, plan: Any, buffers) -> None:
+        # ``plan``: a row plan (_Plan) or a column plan (column_reduction._ColumnPlan)
         self.f, self.plan, self.buffers = frame, plan, buffers
         self.b = frame.b
         self.em = ElementalEmitter(self.b, frame.module)
@@ -271,7 +274,9 @@ class _Builder:
         gens: dict[int, Generator] = {}
         for r in plan.reduces:
             if id(r) in self.values:
-                gens[id(r)] = (lambda index, p=self.values[id(r)]: b.load(p))
+                def load_value(index: Any, p: ir.Value = self.values[id(r)]) -> ir.Value:
+                    return b.load(p)
+                gens[id(r)] = load_value
         if plan.comp is None:
             instr = plan.instr
             for n, op in enumerate(instr.operands):

@@ -281,7 +281,7 @@ class GpuExecutable:
         self._keep_alive = list(keep_alive)
         self._lock = threading.Lock()
         entry = module.entry
-        self._params: list[tuple[Any, Shape, str, list[tuple[int, BufferRef]]]] = []
+        self._params: list[tuple[Any, Shape, str, list[tuple[int, int]]]] = []
         slots: dict[int, list[tuple[tuple[int, ...], int]]] = {}
         for a in assignment.allocations:
             if a.kind == PARAMETER and a.param_shape is not None and a.param_shape.is_array:
