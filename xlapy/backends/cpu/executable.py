@@ -252,17 +252,11 @@ class CpuExecutable:
 
     def thunk_kinds(self) -> dict[str, str]:
         """``instruction name -> thunk kind`` for every thunk, sub-plans included."""
-        return {t.instruction.name: t.kind for t in self.plan.walk()}
+        return self.plan.thunk_kinds()
 
     def fallback_opcodes(self) -> list[str]:
         """Sorted opcodes (``fusion:<root opcode>`` for fusions) that run as fallbacks."""
-        out = set()
-        for t in self.plan.walk():
-            if t.kind == "fallback":
-                i = t.instruction
-                out.add(f"fusion:{i.attrs['calls'].root.opcode}" if i.opcode == "fusion"
-                        else i.opcode)
-        return sorted(out)
+        return self.plan.fallback_opcodes()
 
     # ----- profile
     def _profiler(self) -> HloProfiler:

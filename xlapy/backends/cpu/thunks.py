@@ -249,7 +249,29 @@ class Thunk(abc.ABC):
         """Execute the instruction, reading and writing buffers through ``mem``."""
 
 
-class Plan:
+class PlanQueries(abc.ABC):
+    """What a plan's thunks are, for the plans of any backend."""
+
+    @abc.abstractmethod
+    def walk(self) -> Any:
+        """Every thunk of the plan, those of its sub-plans included."""
+
+    def thunk_kinds(self) -> dict[str, str]:
+        """``instruction name -> thunk kind`` for every thunk, sub-plans included."""
+        return {t.instruction.name: t.kind for t in self.walk()}
+
+    def fallback_opcodes(self) -> list[str]:
+        """Sorted opcodes (``fusion:<root opcode>`` for fusions) of the fallback thunks."""
+        out = set()
+        for t in self.walk():
+            if t.kind == "fallback":
+                i = t.instruction
+                out.add(f"fusion:{i.attrs['calls'].root.opcode}" if i.opcode == "fusion"
+                        else i.opcode)
+        return sorted(out)
+
+
+class Plan(PlanQueries):
     """The thunks of one computation in schedule order."""
 
     def __init__(self, name: str, thunks: list[Thunk]) -> None:
@@ -561,8 +583,8 @@ def shared_pool() -> ThreadPool:
     return _POOL
 
 
-__all__ = ["Memory", "BufferRef", "TokenRef", "ValueRef", "Plan", "Thunk", "KernelThunk",
-           "LibraryThunk", "CopyThunk", "WhileThunk", "ConditionalThunk", "CallThunk",
+__all__ = ["Memory", "BufferRef", "TokenRef", "ValueRef", "Plan", "PlanQueries", "Thunk",
+           "KernelThunk", "LibraryThunk", "CopyThunk", "WhileThunk", "ConditionalThunk", "CallThunk",
            "ThreadPool", "shared_pool", "cores", "logical_view", "physical_bytes", "aligned_empty",
            "major_to_minor", "read_value", "write_value", "leaves", "Copier", "as_bytes",
            "address_of"]

@@ -33,7 +33,7 @@ from ...hlo.shape import Shape
 from ...passes.buffer_assignment import PARAMETER, BufferAssignment
 from ...passes.copy_insertion import array_leaf_indices
 from ..cpu.executable import _from_python, value_ref
-from ..cpu.thunks import BufferRef, TokenRef, major_to_minor, physical_bytes
+from ..cpu.thunks import BufferRef, PlanQueries, TokenRef, major_to_minor, physical_bytes
 from ..interpreter.evaluator import TOKEN
 from .device import Device, align
 
@@ -52,7 +52,7 @@ class Thunk(abc.ABC):
         """Execute the instruction."""
 
 
-class Plan:
+class Plan(PlanQueries):
     """The thunks of one computation in schedule order."""
 
     def __init__(self, name: str, thunks: list[Thunk]) -> None:
@@ -313,17 +313,11 @@ class GpuExecutable:
 
     def thunk_kinds(self) -> dict[str, str]:
         """``instruction name -> thunk kind`` for every thunk, sub-plans included."""
-        return {t.instruction.name: t.kind for t in self.plan.walk()}
+        return self.plan.thunk_kinds()
 
     def fallback_opcodes(self) -> list[str]:
         """Sorted opcodes (``fusion:<root opcode>`` for fusions) that run on the host."""
-        out = set()
-        for t in self.plan.walk():
-            if t.kind == "fallback":
-                i = t.instruction
-                out.add(f"fusion:{i.attrs['calls'].root.opcode}" if i.opcode == "fusion"
-                        else i.opcode)
-        return sorted(out)
+        return self.plan.fallback_opcodes()
 
     def execute(self, args: Sequence[Any], owned: Collection[int] = ()) -> Any:
         """Copy ``args`` to the device, run, copy the result back (tuples as tuples).
