@@ -584,7 +584,7 @@ def shared_pool() -> ThreadPool:
 
 
 __all__ = ["Memory", "BufferRef", "TokenRef", "ValueRef", "Plan", "PlanQueries", "Thunk",
-           "KernelThunk", "LibraryThunk", "CopyThunk", "WhileThunk", "ConditionalThunk", "CallThunk",
-           "ThreadPool", "shared_pool", "cores", "logical_view", "physical_bytes", "aligned_empty",
-           "major_to_minor", "read_value", "write_value", "leaves", "Copier", "as_bytes",
-           "address_of"]
+           "KernelThunk", "LibraryThunk", "CopyThunk", "WhileThunk", "ConditionalThunk",
+           "CallThunk", "ThreadPool", "shared_pool", "cores", "logical_view", "physical_bytes",
+           "aligned_empty", "major_to_minor", "read_value", "write_value", "leaves", "Copier",
+           "as_bytes", "address_of"]
