@@ -23,12 +23,16 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import time
 from typing import Any
 
 from .client.devices import PROCESS
 from .errors import InvalidArgumentError
 
 log = logging.getLogger("xlapy.distributed")
+
+#: Seconds between printing an uncaught exception and ``MPI_Abort``.
+ABORT_GRACE_SECONDS = 0.5
 
 _RANK_VARS = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK")
 _SIZE_VARS = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE")
@@ -105,9 +109,14 @@ def _install_abort_hook(comm: Any) -> None:
     previous = sys.excepthook
 
     def hook(kind, value, tb) -> None:
+        # the one-line reason first: MPI_Abort may end the process before mpiexec has
+        # forwarded all of a long traceback
+        sys.stderr.write(f"{kind.__name__}: {value}\n")
+        sys.stderr.flush()
         previous(kind, value, tb)
         sys.stderr.flush()
         if PROCESS.communicator is not None and PROCESS.count > 1:
+            time.sleep(ABORT_GRACE_SECONDS)     # let mpiexec forward what was written
             comm.Abort(1)
     sys.excepthook = hook
 
