@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -141,10 +141,13 @@ class HloInstruction:
 
 
 def post_order_from(starts: Iterable[HloInstruction],
-                    members: set[int] | None = None) -> list[HloInstruction]:
+                    members: set[int] | None = None,
+                    expand: Callable[[HloInstruction], bool] | None = None,
+                    ) -> list[HloInstruction]:
     """The instructions reachable from ``starts`` through operands and control
-    predecessors (only those whose ``id`` is in ``members``, when given), each after its
-    operands and control predecessors; ``starts`` are visited in order."""
+    predecessors (only those whose ``id`` is in ``members``, when given, and only through
+    instructions for which ``expand`` is true, when given), each after its operands and
+    control predecessors; ``starts`` are visited in order."""
     seen: set[int] = set()
     out: list[HloInstruction] = []
     for start in starts:
@@ -160,6 +163,8 @@ def post_order_from(starts: Iterable[HloInstruction],
                 continue
             seen.add(id(node))
             stack.append((node, True))
+            if expand is not None and not expand(node):
+                continue
             for dep in reversed(node.operands + node.control_predecessors):
                 if id(dep) not in seen and (members is None or id(dep) in members):
                     stack.append((dep, False))

@@ -38,7 +38,7 @@ from typing import Any
 
 from llvmlite import ir
 
-from ...hlo.ir import HloComputation, HloInstruction
+from ...hlo.ir import HloComputation, HloInstruction, post_order_from
 from ...hlo.opcodes import OPCODES
 from ...hlo.shape import Shape
 from ...passes.fusion_utils import is_elementwise_on_operand
@@ -100,22 +100,8 @@ class _Analysis:
             return [self.instr]
         wanted = [o for out in self.outputs
                   for o in (out.operands[1:] if self.in_place_dus else [out])]
-        seen: set[int] = set()
-        order: list[HloInstruction] = []
-        for w in wanted:                       # iterative post order (fusions can be deep)
-            stack = [(w, False)]
-            while stack:
-                i, expanded = stack.pop()
-                if expanded:
-                    order.append(i)
-                    continue
-                if id(i) in seen:
-                    continue
-                seen.add(id(i))
-                stack.append((i, True))
-                if i.opcode != "get-tuple-element":
-                    stack.extend((o, False) for o in reversed(i.operands) if id(o) not in seen)
-        return order
+        # the element of a tuple parameter is read through its get-tuple-element
+        return post_order_from(wanted, expand=lambda i: i.opcode != "get-tuple-element")
 
 
 class LoopEmitter(PlannedEmitter):
