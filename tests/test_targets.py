@@ -188,3 +188,16 @@ def test_xlapy_environment_variables_are_read_in_config(monkeypatch):
     assert env_cache_disabled()
     monkeypatch.setenv("XLAPY_DISABLE_CACHE", "0")
     assert not env_cache_disabled()
+
+
+def test_importing_xlapy_loads_no_backend_code():
+    """``import xlapy`` finds backends by name only: the interpreter's handlers, the
+    verifier's shape rules and llvmlite load when a backend or pass first needs them."""
+    import subprocess
+    code = ("import sys, xlapy; print(' '.join(m for m in ('xlapy.backends.interpreter', "
+            "'xlapy.hlo.verifier', 'xlapy.hlo.shape_inference', 'llvmlite') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120).stdout.strip()
+    assert out == ""
+    assert client_backends.InterpreterBackend is InterpreterBackend

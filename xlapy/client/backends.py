@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Collection, Protocol, Sequence
 
-from ..backends.interpreter.runtime import InterpreterBackend, InterpreterExecutable
 from ..backends.target import canonical_name, get_target, target_names
 from ..errors import InvalidArgumentError
 from ..hlo.ir import HloModule
@@ -72,5 +71,13 @@ def get_backend(name: str) -> Backend:
     return backend
 
 
-__all__ = ["Backend", "Executable", "InterpreterBackend", "InterpreterExecutable",
-           "available_backends", "get_backend", "register_backend"]
+def __getattr__(name: str) -> Any:
+    # the interpreter's classes, imported on first use: importing the interpreter loads
+    # every handler and shape rule, which ``import xlapy`` does not need
+    if name in ("InterpreterBackend", "InterpreterExecutable"):
+        from ..backends.interpreter import runtime
+        return getattr(runtime, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["Backend", "Executable", "available_backends", "get_backend", "register_backend"]

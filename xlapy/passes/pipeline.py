@@ -38,7 +38,6 @@ from typing import Iterable, Iterator, Sequence
 from ..config import DebugOptions
 from ..errors import VerificationError
 from ..hlo.ir import HloModule
-from ..hlo.verifier import verify_module
 from .base import HloPass
 from .context import PassContext
 from .dump import dump_hlo_module, module_key
@@ -269,6 +268,7 @@ def _prefix_error(e: BaseException, where: str) -> None:
 
 def _verify(module: HloModule, when: str) -> None:
     """Run the HLO verifier; a failure names the point of the run."""
+    from ..hlo.verifier import verify_module     # with every shape rule: on first use
     try:
         verify_module(module)
     except VerificationError as e:
