@@ -120,10 +120,6 @@ def default_directory() -> str:
         os.path.expanduser("~"), ".cache", "xlapy")
 
 
-def _env_disabled() -> bool:
-    return env_cache_disabled()
-
-
 REMEMBERED_EVICTIONS = 4096     # evicted keys remembered to explain a later miss
 
 
@@ -135,7 +131,7 @@ class DiskCache:
 
     def __init__(self, directory: str | None = None, enabled: bool | None = None) -> None:
         self.directory = Path(directory or default_directory())
-        self.enabled = (not _env_disabled()) if enabled is None else enabled
+        self.enabled = (not env_cache_disabled()) if enabled is None else enabled
         self.stats = CacheStats()
         self._evicted: collections.OrderedDict[str, None] = collections.OrderedDict()
 
