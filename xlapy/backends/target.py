@@ -108,10 +108,8 @@ def get_target(name: str) -> Target:
     """The :class:`Target` of backend ``name`` (case-insensitive; aliases allowed);
     InvalidArgumentError lists the known backends."""
     key = canonical_name(name)
-    folders = _folders()
-    if key in folders and key in _targets_of(key):     # the common case: imports one folder
-        return _targets_of(key)[key]
-    for folder in folders:
+    # the folder of that name first: in the common case only it is imported
+    for folder in sorted(_folders(), key=lambda f: f != key):
         targets = _targets_of(folder)
         if key in targets:
             return targets[key]
