@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from xlapy.backends.interpreter import Evaluator
-from xlapy.backends.interpreter.custom_calls import backend_config_fields
+from xlapy.hlo.shape_inference.custom_calls import backend_config_fields
 from xlapy.backends.interpreter.evaluator import CUSTOM_CALLS
 from xlapy.errors import InvalidArgumentError, UnimplementedError
 from xlapy.hlo.attrs import RawAttr

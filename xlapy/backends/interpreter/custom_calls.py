@@ -28,8 +28,6 @@ from .linalg import triangular_solve
 _PREFIX_DTYPE = {"s": np.float32, "d": np.float64, "c": np.complex64, "z": np.complex128}
 _REAL = {"s": np.float32, "d": np.float64, "c": np.float32, "z": np.float64}
 
-__all__ = ["backend_config_fields"]      # parsed in the hlo layer, kept importable here
-
 
 def _char(instr: HloInstruction, cfg: dict[str, Any], name: str, default: str,
           allowed: str) -> str:
