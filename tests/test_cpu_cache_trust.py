@@ -278,3 +278,21 @@ def test_size_bound_evicts_least_recently_used(tmp_path, monkeypatch, caplog):
     assert any("evicted by the size bound" in r.message for r in caplog.records)
     total = sum(p.stat().st_size for p in tmp_path.glob("*.xcache"))
     assert total <= max(sizes) * 2.5
+
+
+def test_shared_cache_loads_another_members_entry_it_may_not_touch(tmp_path, monkeypatch):
+    """In a shared directory an entry written by another member is ``0640``: readable, but
+    its times are not ours to set (``utime`` fails with EACCES). The load is a hit and the
+    entry stays; it used to count as corrupt and be removed for every other member."""
+    monkeypatch.setenv("XLAPY_CACHE_SHARED", "1")
+    tmp_path.chmod(0o770)
+    writer = run(cpu.CpuBackend(cache_dir=str(tmp_path)), VICTIM)
+    key = writer.cache_key(parse_module(VICTIM))
+
+    def not_owner(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(cache_files.os, "utime", not_owner)
+    reader = run(cpu.CpuBackend(cache_dir=str(tmp_path)), VICTIM)
+    assert reader.last_timings.path == "disk"
+    assert reader.disk_cache.stats.corrupt == 0
+    assert writer.disk_cache.path(key).exists()

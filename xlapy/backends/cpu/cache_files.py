@@ -17,7 +17,8 @@ so the directory that was checked is the one used even if its path is swapped la
   the directory.
 - **Entries** are opened with ``O_NOFOLLOW | O_NONBLOCK`` (a symbolic link fails, a FIFO
   cannot block the open), ``fstat`` ed (regular files only, at most the size bound) and
-  read up to their size. A successful load touches the entry's times (the LRU order).
+  read up to their size. A successful load touches the entry's times (the LRU order)
+  when it may: in a shared directory another member's entry is read but not touched.
 - **Writes** go to a fresh temporary name (``O_EXCL``) then ``rename`` over the entry.
 - **The size bound** (:func:`evict`): after a store, while the entries' total size is
   above ``XLAPY_CACHE_MAX_BYTES``, the least recently used entry (oldest mtime) is removed.
@@ -203,7 +204,10 @@ def read_entry(dfd: int, name: str, limit: int, shared: bool) -> bytes:
         data = b"".join(chunks)
         if len(data) != st.st_size:
             raise ValueError("the file changed while it was read")
-        os.utime(fd)
+        try:
+            os.utime(fd)
+        except PermissionError:
+            pass        # another member's entry in a shared cache: read, not ours to touch
         return data
     finally:
         os.close(fd)
