@@ -41,7 +41,6 @@ def _library_target(instr: HloInstruction) -> tuple[HloInstruction, list[int]] |
     return None
 
 
-# opcode -> (whether the routine handles an instruction, the routine's factory)
 # opcode -> (supports(instr), make(instr) -> routine)
 _LIBRARY: dict[str, tuple[Callable[[HloInstruction], bool], Callable[[HloInstruction], Any]]] = {
     "dot": (blas.supports_dot, blas.make_dot_thunk),
