@@ -296,3 +296,28 @@ def test_shared_cache_loads_another_members_entry_it_may_not_touch(tmp_path, mon
     assert reader.last_timings.path == "disk"
     assert reader.disk_cache.stats.corrupt == 0
     assert writer.disk_cache.path(key).exists()
+
+
+def test_eviction_passes_over_an_entry_it_cannot_remove(tmp_path, monkeypatch):
+    """In a shared directory with the sticky bit another member's entry cannot be
+    unlinked: eviction goes on to the next least recently used entry instead of counting
+    the stuck one as removed (and stopping over the bound)."""
+    for k, name in enumerate(["theirs", "old", "new"]):
+        path = tmp_path / f"{name}{cache_files.SUFFIX}"
+        path.write_bytes(b"x" * 100)
+        os.utime(path, ns=(10**18 + k * 10**9,) * 2)       # theirs is the oldest
+    real_unlink = os.unlink
+
+    def sticky(name, *args, **kwargs):
+        if str(name).startswith("theirs"):
+            raise PermissionError(1, "Operation not permitted")
+        return real_unlink(name, *args, **kwargs)
+    monkeypatch.setattr(cache_files.os, "unlink", sticky)
+    dfd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        removed = cache_files.evict(dfd, 200, keep=f"new{cache_files.SUFFIX}")
+    finally:
+        os.close(dfd)
+    assert removed == [f"old{cache_files.SUFFIX}"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        f"new{cache_files.SUFFIX}", f"theirs{cache_files.SUFFIX}"]

@@ -235,17 +235,22 @@ def write_entry(dfd: int, name: str, data: bytes, shared: bool) -> None:
         raise
 
 
-def remove(dfd: int, name: str) -> None:
+def remove(dfd: int, name: str) -> bool:
+    """Unlink ``name``; whether it is gone (False: it cannot be removed, e.g. another
+    member's entry in a shared directory with the sticky bit)."""
     try:
         os.unlink(name, dir_fd=dfd)
-    except OSError:
+    except FileNotFoundError:
         pass
+    except OSError:
+        return False
+    return True
 
 
 def evict(dfd: int, max_bytes: int, keep: str) -> list[str]:
     """Remove least recently used entries (oldest mtime first, never ``keep``) until the
     entries' total size is at most ``max_bytes``; also temporaries a crashed writer left.
-    Returns the names removed."""
+    Returns the names removed (an entry that cannot be removed is passed over)."""
     entries, total, now = [], 0, time.time()
     with os.scandir(dfd) as it:
         for e in it:
@@ -263,8 +268,7 @@ def evict(dfd: int, max_bytes: int, keep: str) -> list[str]:
     for _, name, size in sorted(entries):
         if total <= max_bytes:
             break
-        if name != keep:
-            remove(dfd, name)
+        if name != keep and remove(dfd, name):
             removed.append(name)
             total -= size
     return removed
