@@ -203,6 +203,14 @@ def test_a_participant_that_never_arrives_times_out_naming_the_collective():
     assert time.monotonic() - start < 10
 
 
+@pytest.mark.parametrize("group", [(0, 1), (1, 0)])
+def test_a_timeout_names_the_device_that_never_arrived_whatever_the_group_order(group):
+    # device 0 arrives alone; the slots are kept by device id, the group may list 1 first
+    comm = InProcessCommunicator(timeout=0.2)
+    call = CollectiveCall("all-reduce %x", group, group.index(0), 0)
+    with pytest.raises(CollectiveError, match=r"waiting for devices \[1\] to arrive"):
+        comm.exchange(call, [np.zeros(2)], lambda m: m)
+
 def test_participants_that_disagree_all_fail_with_both_sides_named():
     text = _branchy("  ROOT y = f32[8] all-reduce(x), replica_groups={}, to_apply=add")
     start = time.monotonic()

@@ -152,14 +152,16 @@ class Communicator(abc.ABC):
 
 
 class _Rendezvous:
-    """One collective call's meeting point: the members' arrays and signatures by slot, how
-    many arrived and left, and (across processes) every member's arrays once gathered."""
+    """One collective call's meeting point: the members that meet here (device ids, sorted),
+    their arrays and signatures by slot, how many arrived and left, and (across processes)
+    every member's arrays once gathered."""
 
-    __slots__ = ("slots", "arrived", "left", "signatures", "gathered")
+    __slots__ = ("members", "slots", "arrived", "left", "signatures", "gathered")
 
-    def __init__(self, n: int) -> None:
-        self.slots: list[Any] = [None] * n
-        self.signatures: list[Any] = [None] * n
+    def __init__(self, members: tuple[int, ...]) -> None:
+        self.members = members
+        self.slots: list[Any] = [None] * len(members)
+        self.signatures: list[Any] = [None] * len(members)
         self.arrived = 0
         self.left = 0
         self.gathered: dict[int, Any] | None = None
@@ -192,7 +194,7 @@ class InProcessCommunicator(Communicator):
                                       f"{self._aborted}")
             left = deadline - time.monotonic()
             if left <= 0:
-                missing = [d for d, s in zip(call.group, rv.slots) if s is None] \
+                missing = [d for d, s in zip(rv.members, rv.slots) if s is None] \
                     if stage == "arrive" else []
                 reason = (f"{call.what} on device {call.device}: timed out after "
                           f"{self.timeout:g} s waiting for "
@@ -215,7 +217,7 @@ class InProcessCommunicator(Communicator):
         slot = members.index(call.device)
         rv = self._rendezvous.get(key)
         if rv is None:
-            rv = self._rendezvous[key] = _Rendezvous(n)
+            rv = self._rendezvous[key] = _Rendezvous(members)
         rv.slots[slot] = arrays
         rv.signatures[slot] = (call.what, call.signature, call.group)
         rv.arrived += 1
