@@ -236,7 +236,7 @@ class InProcessCommunicator(Communicator):
         return key, rv
 
     def _compute_and_leave(self, call: CollectiveCall, key: tuple, rv: _Rendezvous,
-                           n: int, inputs: list, compute: Callable[[list], Any]) -> Any:
+                           inputs: list, compute: Callable[[list], Any]) -> Any:
         try:
             result = compute(inputs)
         except BaseException as e:
@@ -245,7 +245,7 @@ class InProcessCommunicator(Communicator):
         with self._cond:
             rv.left += 1
             self._cond.notify_all()
-            self._wait(call, lambda: rv.left == n, "leave", rv)
+            self._wait(call, lambda: rv.left == len(rv.members), "leave", rv)
             if self._rendezvous.get(key) is rv:
                 del self._rendezvous[key]
         return result
@@ -256,7 +256,7 @@ class InProcessCommunicator(Communicator):
         with self._cond:
             key, rv = self._arrive(call, members, arrays)
         inputs = [rv.slots[members.index(d)] for d in call.group]
-        return self._compute_and_leave(call, key, rv, len(members), inputs, compute)
+        return self._compute_and_leave(call, key, rv, inputs, compute)
 
 
 @dataclass

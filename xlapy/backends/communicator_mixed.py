@@ -59,7 +59,7 @@ class MixedCommunicator(InProcessCommunicator):
             else:
                 self._wait(call, lambda: rv.gathered is not None, "gather", rv)
         inputs = [rv.gathered[d] for d in call.group]
-        return self._compute_and_leave(call, key, rv, len(local), inputs, compute)
+        return self._compute_and_leave(call, key, rv, inputs, compute)
 
     def _trade(self, call: CollectiveCall, key: tuple, local: tuple[int, ...],
                mine: dict[int, Arrays]) -> dict[int, Arrays]:
