@@ -22,15 +22,10 @@ from ..backends.communicator import (InProcessCommunicator, Participant, partici
                                      run_participants)
 from ..errors import InvalidArgumentError
 from ..hlo.ir import HloModule
+from ..hlo.replica_groups import participant_count
 from .devices import PROCESS, local_device_count
 
 log = logging.getLogger("xlapy.collectives")
-
-
-def participant_count(module: HloModule) -> tuple[int, int]:
-    """``(replica_count, num_partitions)`` of ``module``."""
-    attrs = module.attributes
-    return int(attrs.get("replica_count", 1) or 1), int(attrs.get("num_partitions", 1) or 1)
 
 
 def device_instances(executable: Any, count: int) -> list[Any]:

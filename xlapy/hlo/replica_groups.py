@@ -23,9 +23,12 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .ir import HloModule
 
 
 @dataclass(frozen=True)
@@ -211,6 +214,12 @@ def permute_pairs(mode: GroupMode, pairs: Sequence[Sequence[int]], replicas: int
     return [(s * P + p, t * P + p) for p in range(P) for s, t in pairs]
 
 
+def participant_count(module: HloModule) -> tuple[int, int]:
+    """``(replica_count, num_partitions)`` of an HLO module (1 where absent)."""
+    attrs = module.attributes
+    return int(attrs.get("replica_count", 1) or 1), int(attrs.get("num_partitions", 1) or 1)
+
+
 def group_problems(groups: ReplicaGroups | None, mode: GroupMode, count: int,
                    uniform: bool) -> list[str]:
     """What is wrong with ``groups`` for ``count`` ids (empty list if nothing)."""
@@ -340,6 +349,6 @@ def collective_problems(opcode: str, attrs: Mapping[str, Any], replicas: int,
 
 
 __all__ = ["ReplicaGroups", "IotaGroups", "GroupMode", "parse_replica_groups",
-           "as_replica_groups", "group_mode", "participant_groups", "permute_pairs",
-           "collective_problems", "group_problems", "match_reduction", "pair_problems", "id_count",
-           "UNIFORM_GROUP_OPS"]
+           "as_replica_groups", "group_mode", "participant_groups", "participant_count",
+           "permute_pairs", "collective_problems", "group_problems", "match_reduction",
+           "pair_problems", "id_count", "UNIFORM_GROUP_OPS"]
