@@ -94,15 +94,8 @@ class Communicator(abc.ABC):
     def all_reduce(self, call: CollectiveCall, arrays: Arrays,
                    combine: Callable[[Any, Any], Any], kind: str | None) -> Arrays:
         """Elementwise reduction of each operand over the group."""
-        def compute(members: list) -> Arrays:
-            out = []
-            for i in range(len(arrays)):
-                acc = members[0][i]
-                for m in members[1:]:
-                    acc = combine(acc, m[i])
-                out.append(np.array(acc, dtype=arrays[i].dtype, copy=True))
-            return out
-        return self.exchange(call, arrays, compute)
+        return self.exchange(call, arrays, lambda members: [
+            _fold([m[i] for m in members], combine, a.dtype) for i, a in enumerate(arrays)])
 
     def all_gather(self, call: CollectiveCall, arrays: Arrays, dim: int) -> Arrays:
         """Each operand concatenated over the group along ``dim`` in group order."""
@@ -119,10 +112,7 @@ class Communicator(abc.ABC):
             for i, a in enumerate(arrays):
                 size = a.shape[dim] // n
                 index = (slice(None),) * dim + (slice(k * size, (k + 1) * size),)
-                acc = members[0][i][index]
-                for m in members[1:]:
-                    acc = combine(acc, m[i][index])
-                out.append(np.array(acc, dtype=a.dtype, copy=True))
+                out.append(_fold([m[i][index] for m in members], combine, a.dtype))
             return out
         return self.exchange(call, arrays, compute)
 
@@ -149,6 +139,15 @@ class Communicator(abc.ABC):
                 return None
             return [np.array(a, copy=True) for a in members[where[source]]]
         return self.exchange(call, arrays, compute)
+
+
+def _fold(parts: list, combine: Callable[[Any, Any], Any], dtype: np.dtype) -> np.ndarray:
+    """``combine`` folded over the members' ``parts`` in group order (so every member gets the
+    same bits), as a new array of ``dtype``."""
+    acc = parts[0]
+    for part in parts[1:]:
+        acc = combine(acc, part)
+    return np.array(acc, dtype=dtype, copy=True)
 
 
 class _Rendezvous:
