@@ -32,7 +32,9 @@ GROUPINGS = [
 def _run(text, n, backend="interpreter", **kw):
     if n == 1:
         return [xlapy.run_hlo(text, [cm.device_input(0)], backend=backend, **kw)]
-    return xlapy.run_hlo(text, [[cm.device_input(d)] for d in range(n)], backend=backend, **kw)
+    outs = xlapy.run_hlo(text, [[cm.device_input(d)] for d in range(n)], backend=backend, **kw)
+    assert len(outs) == n               # the callers loop over the devices' outputs
+    return outs
 
 
 @pytest.mark.parametrize("n, groups_text, groups", GROUPINGS)
