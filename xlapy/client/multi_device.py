@@ -84,11 +84,6 @@ def run_devices(module: HloModule, executable: Any, per_device_args: Sequence[Se
         comm = PROCESS.communicator
         if timeout is not None:
             comm.timeout = float(timeout)
-        if len(ids) == 1:
-            d = ids[0]
-            with participating(Participant(d // partitions, d % partitions, replicas,
-                                           partitions, comm)):
-                return [executable.execute(prepared[0])]
     else:
         comm = InProcessCommunicator(timeout)
     instances = device_instances(executable, len(ids))
@@ -98,6 +93,8 @@ def run_devices(module: HloModule, executable: Any, per_device_args: Sequence[Se
         with participating(Participant(d // partitions, d % partitions, replicas, partitions,
                                        comm)):
             return instances[k].execute(prepared[k])
+    if len(ids) == 1:           # one device per process: it runs on the calling thread
+        return [run_one(0)]
     return run_participants(run_one, len(ids), comm)
 
 
