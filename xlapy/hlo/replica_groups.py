@@ -162,6 +162,13 @@ GROUPED_OPS = _GLOBAL_ID_OPS | UNIFORM_GROUP_OPS
 PERMUTE_OPS = frozenset({"collective-permute", "collective-permute-start"})
 
 
+def has_participants(opcode: str) -> bool:
+    """Whether ``opcode`` is a collective with replica groups or permute pairs (the start forms
+    included), which :func:`collective_problems` checks."""
+    return opcode in GROUPED_OPS or opcode in PERMUTE_OPS \
+        or opcode.removesuffix("-start") in GROUPED_OPS
+
+
 def group_mode(opcode: str, attrs: Mapping[str, Any]) -> GroupMode:
     """The group mode of a collective with ``attrs`` (ValueError for
     ``use_global_device_ids=true`` without ``channel_id``)."""
@@ -330,8 +337,7 @@ def collective_problems(opcode: str, attrs: Mapping[str, Any], replicas: int,
     """What the verifier reports for one collective in a module of ``replicas`` x
     ``partitions`` devices (``operands``/``shape``: its operand and result shapes, to check
     them against the participants per group)."""
-    base = opcode.removesuffix("-start")
-    if opcode not in GROUPED_OPS and opcode not in PERMUTE_OPS and base not in GROUPED_OPS:
+    if not has_participants(opcode):
         return []
     try:
         mode = group_mode(opcode, attrs)
@@ -350,5 +356,6 @@ def collective_problems(opcode: str, attrs: Mapping[str, Any], replicas: int,
 
 __all__ = ["ReplicaGroups", "IotaGroups", "GroupMode", "parse_replica_groups",
            "as_replica_groups", "group_mode", "participant_groups", "participant_count",
-           "permute_pairs", "collective_problems", "group_problems", "match_reduction",
+           "permute_pairs", "collective_problems", "group_problems", "has_participants",
+           "match_reduction",
            "pair_problems", "id_count", "UNIFORM_GROUP_OPS"]
