@@ -273,3 +273,15 @@ def test_generic_async_forms(backend):
         np.testing.assert_array_equal(outs[d][0], cm.reduce_scatter(xs, [[0, 1]], d))
         np.testing.assert_array_equal(outs[d][1], cm.all_to_all(xs, [[1, 0]], d))
         np.testing.assert_array_equal(outs[d][2], xs[0] + xs[1])
+
+
+def test_a_timeout_given_to_run_hlo_holds_for_that_run_only(monkeypatch):
+    # process 0 of 2, one device each: the process's communicator is shared by every run
+    from xlapy.client.devices import PROCESS
+    comm = InProcessCommunicator(timeout=60)
+    monkeypatch.setattr(PROCESS, "index", 0)
+    monkeypatch.setattr(PROCESS, "count", 2)
+    monkeypatch.setattr(PROCESS, "communicator", comm)
+    text = cm.module(", replica_count=2", "  ROOT r = u32[] replica-id()")
+    assert [int(o[0]) for o in xlapy.run_hlo(text, [[cm.device_input(0)]], timeout=5)] == [0]
+    assert comm.timeout == 60

@@ -80,12 +80,7 @@ def run_devices(module: HloModule, executable: Any, per_device_args: Sequence[Se
             + (f", process {PROCESS.index} of {PROCESS.count}" if PROCESS.count > 1 else "")
             + f"): pass one argument list per participant, got {len(per_device_args)}")
     prepared = [prepare(args, d) for args, d in zip(per_device_args, ids)]
-    if PROCESS.count > 1:
-        comm = PROCESS.communicator
-        if timeout is not None:
-            comm.timeout = float(timeout)
-    else:
-        comm = InProcessCommunicator(timeout)
+    comm = PROCESS.communicator if PROCESS.count > 1 else InProcessCommunicator()
     instances = device_instances(executable, len(ids))
 
     def run_one(k: int) -> Any:
@@ -93,9 +88,15 @@ def run_devices(module: HloModule, executable: Any, per_device_args: Sequence[Se
         with participating(Participant(d // partitions, d % partitions, replicas, partitions,
                                        comm)):
             return instances[k].execute(prepared[k])
-    if len(ids) == 1:           # one device per process: it runs on the calling thread
-        return [run_one(0)]
-    return run_participants(run_one, len(ids), comm)
+    previous = comm.timeout
+    if timeout is not None:
+        comm.timeout = float(timeout)       # for this run (a process's communicator is shared)
+    try:
+        if len(ids) == 1:       # one device per process: it runs on the calling thread
+            return [run_one(0)]
+        return run_participants(run_one, len(ids), comm)
+    finally:
+        comm.timeout = previous
 
 
 __all__ = ["run_devices", "participant_count", "local_participants", "device_instances"]
