@@ -68,6 +68,7 @@ def check_mixed(rank: int) -> None:
     xs = [cm.device_input(d) for d in range(4)]
     for backend in ("interpreter", "cpu"):
         outs = xlapy.run_hlo(text, [[xs[d]] for d in mine], backend=backend)
+        assert len(outs) == len(mine)
         for d, (ar, ag, rs, aa, cp, rid) in zip(mine, outs):
             np.testing.assert_array_equal(ar, cm.all_reduce(xs, [[3, 1], [0, 2]], d))
             np.testing.assert_array_equal(ag, cm.all_gather(xs, [[0, 2], [1, 3]], d))

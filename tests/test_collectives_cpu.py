@@ -29,6 +29,15 @@ def _args(n):
     return [[cm.device_input(d)] for d in range(n)]
 
 
+def _assert_same_outputs(got, expected, n):
+    """Every device's outputs equal, with nothing missing on either side."""
+    assert len(got) == len(expected) == n
+    for g, e in zip(got, expected):
+        assert len(g) == len(e)
+        for a, b in zip(g, e):
+            np.testing.assert_array_equal(a, b)
+
+
 def test_cpu_devices_match_the_interpreter():
     text = cm.module(", replica_count=4", ALL)
     expected = xlapy.run_hlo(text, _args(4), backend="interpreter")
@@ -36,9 +45,7 @@ def test_cpu_devices_match_the_interpreter():
         assert xlapy.local_device_count() == 4 and len(xlapy.devices()) == 4
         for _ in range(2):                  # the second run reuses the device instances
             got = xlapy.run_hlo(text, _args(4), backend="cpu")
-            for g, e in zip(got, expected):
-                for a, b in zip(g, e):
-                    np.testing.assert_array_equal(a, b)
+            _assert_same_outputs(got, expected, 4)
 
 
 def test_cpu_partitions_with_channel_ids_match_the_interpreter():
@@ -50,9 +57,7 @@ def test_cpu_partitions_with_channel_ids_match_the_interpreter():
     expected = xlapy.run_hlo(text, _args(2), backend="interpreter")
     with debug_options(xla_force_host_platform_device_count=2):
         got = xlapy.run_hlo(text, _args(2), backend="cpu")
-    for g, e in zip(got, expected):
-        for a, b in zip(g, e):
-            np.testing.assert_array_equal(a, b)
+    _assert_same_outputs(got, expected, 2)
     assert [int(g[2]) for g in got] == [0, 1]
 
 
@@ -87,8 +92,7 @@ ENTRY e {
     expected = xlapy.run_hlo(text, _args(2), backend="interpreter")
     with debug_options(xla_force_host_platform_device_count=2):
         got = xlapy.run_hlo(text, _args(2), backend="cpu")
-    for g, e in zip(got, expected):
-        np.testing.assert_array_equal(g[0], e[0])
+    _assert_same_outputs(got, expected, 2)
     bad = text.replace("ROOT y = f32[8] all-gather(x), replica_groups={{0},{1}}, dimensions={0}",
                        "ROOT y = f32[8] all-reduce(x), replica_groups={}, to_apply=add")
     with debug_options(xla_force_host_platform_device_count=2):

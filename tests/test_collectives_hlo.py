@@ -171,6 +171,14 @@ def test_verifier_checks_shapes_against_the_participants_per_group():
         xlapy.run_hlo(a2a, [[np.zeros(4, np.float32)]] * 3)
 
 
+def test_verifier_checks_shapes_when_replica_groups_is_left_out():
+    """No replica_groups attribute means one group of every replica, as ``{}`` does."""
+    text = _module(", replica_count=2", """  p = f32[8] parameter(0)
+  ROOT a = f32[8] all-gather(p), dimensions={0}""")
+    with pytest.raises(VerificationError, match="subgroup_size = 2"):
+        xlapy.run_hlo(text, [[np.zeros(8, np.float32)]] * 2)
+
+
 def test_shape_inference_rejects_malformed_groups_without_a_module():
     f4 = Shape.array(T.F32, (4,))
     with pytest.raises(ShapeError, match="id 1 appears twice"):

@@ -32,7 +32,9 @@ GROUPINGS = [
 def _run(text, n, backend="interpreter", **kw):
     if n == 1:
         return [xlapy.run_hlo(text, [cm.device_input(0)], backend=backend, **kw)]
-    return xlapy.run_hlo(text, [[cm.device_input(d)] for d in range(n)], backend=backend, **kw)
+    outs = xlapy.run_hlo(text, [[cm.device_input(d)] for d in range(n)], backend=backend, **kw)
+    assert len(outs) == n               # the callers loop over the devices' outputs
+    return outs
 
 
 @pytest.mark.parametrize("n, groups_text, groups", GROUPINGS)
@@ -203,6 +205,14 @@ def test_a_participant_that_never_arrives_times_out_naming_the_collective():
     assert time.monotonic() - start < 10
 
 
+@pytest.mark.parametrize("group", [(0, 1), (1, 0)])
+def test_a_timeout_names_the_device_that_never_arrived_whatever_the_group_order(group):
+    # device 0 arrives alone; the slots are kept by device id, the group may list 1 first
+    comm = InProcessCommunicator(timeout=0.2)
+    call = CollectiveCall("all-reduce %x", group, group.index(0), 0)
+    with pytest.raises(CollectiveError, match=r"waiting for devices \[1\] to arrive"):
+        comm.exchange(call, [np.zeros(2)], lambda m: m)
+
 def test_participants_that_disagree_all_fail_with_both_sides_named():
     text = _branchy("  ROOT y = f32[8] all-reduce(x), replica_groups={}, to_apply=add")
     start = time.monotonic()
@@ -263,3 +273,15 @@ def test_generic_async_forms(backend):
         np.testing.assert_array_equal(outs[d][0], cm.reduce_scatter(xs, [[0, 1]], d))
         np.testing.assert_array_equal(outs[d][1], cm.all_to_all(xs, [[1, 0]], d))
         np.testing.assert_array_equal(outs[d][2], xs[0] + xs[1])
+
+
+def test_a_timeout_given_to_run_hlo_holds_for_that_run_only(monkeypatch):
+    # process 0 of 2, one device each: the process's communicator is shared by every run
+    from xlapy.client.devices import PROCESS
+    comm = InProcessCommunicator(timeout=60)
+    monkeypatch.setattr(PROCESS, "index", 0)
+    monkeypatch.setattr(PROCESS, "count", 2)
+    monkeypatch.setattr(PROCESS, "communicator", comm)
+    text = cm.module(", replica_count=2", "  ROOT r = u32[] replica-id()")
+    assert [int(o[0]) for o in xlapy.run_hlo(text, [[cm.device_input(0)]], timeout=5)] == [0]
+    assert comm.timeout == 60

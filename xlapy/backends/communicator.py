@@ -94,15 +94,8 @@ class Communicator(abc.ABC):
     def all_reduce(self, call: CollectiveCall, arrays: Arrays,
                    combine: Callable[[Any, Any], Any], kind: str | None) -> Arrays:
         """Elementwise reduction of each operand over the group."""
-        def compute(members: list) -> Arrays:
-            out = []
-            for i in range(len(arrays)):
-                acc = members[0][i]
-                for m in members[1:]:
-                    acc = combine(acc, m[i])
-                out.append(np.array(acc, dtype=arrays[i].dtype, copy=True))
-            return out
-        return self.exchange(call, arrays, compute)
+        return self.exchange(call, arrays, lambda members: [
+            _fold([m[i] for m in members], combine, a.dtype) for i, a in enumerate(arrays)])
 
     def all_gather(self, call: CollectiveCall, arrays: Arrays, dim: int) -> Arrays:
         """Each operand concatenated over the group along ``dim`` in group order."""
@@ -119,10 +112,7 @@ class Communicator(abc.ABC):
             for i, a in enumerate(arrays):
                 size = a.shape[dim] // n
                 index = (slice(None),) * dim + (slice(k * size, (k + 1) * size),)
-                acc = members[0][i][index]
-                for m in members[1:]:
-                    acc = combine(acc, m[i][index])
-                out.append(np.array(acc, dtype=a.dtype, copy=True))
+                out.append(_fold([m[i][index] for m in members], combine, a.dtype))
             return out
         return self.exchange(call, arrays, compute)
 
@@ -151,15 +141,26 @@ class Communicator(abc.ABC):
         return self.exchange(call, arrays, compute)
 
 
+def _fold(parts: list, combine: Callable[[Any, Any], Any], dtype: np.dtype) -> np.ndarray:
+    """``combine`` folded over the members' ``parts`` in group order (so every member gets the
+    same bits), as a new array of ``dtype``."""
+    acc = parts[0]
+    for part in parts[1:]:
+        acc = combine(acc, part)
+    return np.array(acc, dtype=dtype, copy=True)
+
+
 class _Rendezvous:
-    """One collective call's meeting point: the members' arrays and signatures by slot, how
-    many arrived and left, and (across processes) every member's arrays once gathered."""
+    """One collective call's meeting point: the members that meet here (device ids, sorted),
+    their arrays and signatures by slot, how many arrived and left, and (across processes)
+    every member's arrays once gathered."""
 
-    __slots__ = ("slots", "arrived", "left", "signatures", "gathered")
+    __slots__ = ("members", "slots", "arrived", "left", "signatures", "gathered")
 
-    def __init__(self, n: int) -> None:
-        self.slots: list[Any] = [None] * n
-        self.signatures: list[Any] = [None] * n
+    def __init__(self, members: tuple[int, ...]) -> None:
+        self.members = members
+        self.slots: list[Any] = [None] * len(members)
+        self.signatures: list[Any] = [None] * len(members)
         self.arrived = 0
         self.left = 0
         self.gathered: dict[int, Any] | None = None
@@ -192,7 +193,7 @@ class InProcessCommunicator(Communicator):
                                       f"{self._aborted}")
             left = deadline - time.monotonic()
             if left <= 0:
-                missing = [d for d, s in zip(call.group, rv.slots) if s is None] \
+                missing = [d for d, s in zip(rv.members, rv.slots) if s is None] \
                     if stage == "arrive" else []
                 reason = (f"{call.what} on device {call.device}: timed out after "
                           f"{self.timeout:g} s waiting for "
@@ -215,7 +216,7 @@ class InProcessCommunicator(Communicator):
         slot = members.index(call.device)
         rv = self._rendezvous.get(key)
         if rv is None:
-            rv = self._rendezvous[key] = _Rendezvous(n)
+            rv = self._rendezvous[key] = _Rendezvous(members)
         rv.slots[slot] = arrays
         rv.signatures[slot] = (call.what, call.signature, call.group)
         rv.arrived += 1
@@ -234,7 +235,7 @@ class InProcessCommunicator(Communicator):
         return key, rv
 
     def _compute_and_leave(self, call: CollectiveCall, key: tuple, rv: _Rendezvous,
-                           n: int, inputs: list, compute: Callable[[list], Any]) -> Any:
+                           inputs: list, compute: Callable[[list], Any]) -> Any:
         try:
             result = compute(inputs)
         except BaseException as e:
@@ -243,7 +244,7 @@ class InProcessCommunicator(Communicator):
         with self._cond:
             rv.left += 1
             self._cond.notify_all()
-            self._wait(call, lambda: rv.left == n, "leave", rv)
+            self._wait(call, lambda: rv.left == len(rv.members), "leave", rv)
             if self._rendezvous.get(key) is rv:
                 del self._rendezvous[key]
         return result
@@ -254,7 +255,7 @@ class InProcessCommunicator(Communicator):
         with self._cond:
             key, rv = self._arrive(call, members, arrays)
         inputs = [rv.slots[members.index(d)] for d in call.group]
-        return self._compute_and_leave(call, key, rv, len(members), inputs, compute)
+        return self._compute_and_leave(call, key, rv, inputs, compute)
 
 
 @dataclass

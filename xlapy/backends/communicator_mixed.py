@@ -15,7 +15,6 @@ the collective. Waits poll with the timeout; MPI runs with ``MPI_THREAD_MULTIPLE
 """
 from __future__ import annotations
 
-import time
 import zlib
 from typing import Any, Callable
 
@@ -23,7 +22,7 @@ import numpy as np
 
 from ..errors import CollectiveError
 from .communicator import Arrays, CollectiveCall, InProcessCommunicator
-from .communicator_mpi import MAX_PAUSE, MIN_PAUSE, SPIN_SECONDS
+from .communicator_mpi import poll
 
 _TAG_SPACE = 16000          # tags 2t and 2t+1 stay below MPI's guaranteed 32767
 
@@ -59,7 +58,7 @@ class MixedCommunicator(InProcessCommunicator):
             else:
                 self._wait(call, lambda: rv.gathered is not None, "gather", rv)
         inputs = [rv.gathered[d] for d in call.group]
-        return self._compute_and_leave(call, key, rv, len(local), inputs, compute)
+        return self._compute_and_leave(call, key, rv, inputs, compute)
 
     def _trade(self, call: CollectiveCall, key: tuple, local: tuple[int, ...],
                mine: dict[int, Arrays]) -> dict[int, Arrays]:
@@ -102,19 +101,14 @@ class MixedCommunicator(InProcessCommunicator):
         return out
 
     def _poll(self, call: CollectiveCall, requests: list) -> None:
-        start = time.monotonic()
-        pause = 0.0
-        while not self.MPI.Request.Testall(requests):
-            now = time.monotonic()
+        def check() -> None:
             if self._aborted is not None:
                 raise CollectiveError(f"{call.what}: abandoned because {self._aborted}")
-            if now - start > self.timeout:
-                raise CollectiveError(f"{call.what} on process {self.rank}: timed out after "
-                                      f"{self.timeout:g} s waiting for the other processes of "
-                                      f"group {list(call.group)}")
-            if now - start > SPIN_SECONDS:   # back off, letting this process's threads run
-                pause = min(MAX_PAUSE, max(pause * 2, MIN_PAUSE))
-                self._cond.wait(pause)
+        # pausing in the condition lets this process's threads run
+        if not poll(self.MPI, requests, self.timeout, self._cond.wait, check):
+            raise CollectiveError(f"{call.what} on process {self.rank}: timed out after "
+                                  f"{self.timeout:g} s waiting for the other processes of "
+                                  f"group {list(call.group)}")
 
 
 __all__ = ["MixedCommunicator"]

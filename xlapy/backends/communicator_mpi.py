@@ -30,9 +30,9 @@ import numpy as np
 from ..errors import CollectiveError
 from .communicator import Arrays, CollectiveCall, Communicator, default_timeout
 
-# Waiting polls the requests: spinning for SPIN_SECONDS, then sleeping between polls, the pause
-# doubling from MIN_PAUSE to MAX_PAUSE (MPI progresses only while polled; a process that only
-# spins takes the core its peer needs when there are more processes than free cores).
+# Waiting polls the requests (see poll): spinning for SPIN_SECONDS, then pausing between polls,
+# the pause doubling from MIN_PAUSE to MAX_PAUSE (MPI progresses only while polled; a process
+# that only spins takes the core its peer needs when there are more processes than free cores).
 SPIN_SECONDS = 2e-4
 MIN_PAUSE = 2e-5
 MAX_PAUSE = 1e-3
@@ -74,22 +74,12 @@ class MpiCommunicator(Communicator):
         if self._aborted is not None:
             raise CollectiveError(f"{call.what} on process {self.rank}: abandoned because "
                                   f"{self._aborted}")
-        start = time.monotonic()
-        deadline = start + self.timeout
-        test_all = self.MPI.Request.Testall
-        pause = 0.0
-        while not test_all(requests):
-            now = time.monotonic()
-            if now - start > SPIN_SECONDS:      # then back off: the peer may need this core
-                pause = min(MAX_PAUSE, max(pause * 2, MIN_PAUSE))
-            time.sleep(pause)
-            if now > deadline:
-                reason = (f"{call.what} on process {self.rank}: timed out after "
-                          f"{self.timeout:g} s waiting for the other processes of group "
-                          f"{list(call.group)} ({stage})")
-                self._aborted = reason
-                raise CollectiveError(reason)
-            time.sleep(0)
+        if not poll(self.MPI, requests, self.timeout, time.sleep):
+            reason = (f"{call.what} on process {self.rank}: timed out after "
+                      f"{self.timeout:g} s waiting for the other processes of group "
+                      f"{list(call.group)} ({stage})")
+            self._aborted = reason
+            raise CollectiveError(reason)
 
     def _agree(self, call: CollectiveCall, comm: Any) -> None:
         """Every member runs the same op on the same shapes (else all of them fail)."""
@@ -182,6 +172,25 @@ class MpiCommunicator(Communicator):
                for a in arrays):
             return None
         return self._ops[kind]
+
+
+def poll(MPI: Any, requests: list, timeout: float, pause: Callable[[float], Any],
+         check: Callable[[], None] | None = None) -> bool:
+    """Test ``requests`` until all are complete (True) or ``timeout`` seconds passed (False),
+    calling ``pause(seconds)`` between tests (0 while spinning, then backing off) and
+    ``check()`` (which may raise) before each pause."""
+    start = time.monotonic()
+    seconds = 0.0
+    while not MPI.Request.Testall(requests):
+        elapsed = time.monotonic() - start
+        if check is not None:
+            check()
+        if elapsed > timeout:
+            return False
+        if elapsed > SPIN_SECONDS:      # back off: the peer may need this core
+            seconds = min(MAX_PAUSE, max(seconds * 2, MIN_PAUSE))
+        pause(seconds)
+    return True
 
 
 def _bytes(a: np.ndarray) -> Any:

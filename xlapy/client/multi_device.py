@@ -22,15 +22,10 @@ from ..backends.communicator import (InProcessCommunicator, Participant, partici
                                      run_participants)
 from ..errors import InvalidArgumentError
 from ..hlo.ir import HloModule
+from ..hlo.replica_groups import participant_count
 from .devices import PROCESS, local_device_count
 
 log = logging.getLogger("xlapy.collectives")
-
-
-def participant_count(module: HloModule) -> tuple[int, int]:
-    """``(replica_count, num_partitions)`` of ``module``."""
-    attrs = module.attributes
-    return int(attrs.get("replica_count", 1) or 1), int(attrs.get("num_partitions", 1) or 1)
 
 
 def device_instances(executable: Any, count: int) -> list[Any]:
@@ -85,17 +80,7 @@ def run_devices(module: HloModule, executable: Any, per_device_args: Sequence[Se
             + (f", process {PROCESS.index} of {PROCESS.count}" if PROCESS.count > 1 else "")
             + f"): pass one argument list per participant, got {len(per_device_args)}")
     prepared = [prepare(args, d) for args, d in zip(per_device_args, ids)]
-    if PROCESS.count > 1:
-        comm = PROCESS.communicator
-        if timeout is not None:
-            comm.timeout = float(timeout)
-        if len(ids) == 1:
-            d = ids[0]
-            with participating(Participant(d // partitions, d % partitions, replicas,
-                                           partitions, comm)):
-                return [executable.execute(prepared[0])]
-    else:
-        comm = InProcessCommunicator(timeout)
+    comm = PROCESS.communicator if PROCESS.count > 1 else InProcessCommunicator()
     instances = device_instances(executable, len(ids))
 
     def run_one(k: int) -> Any:
@@ -103,7 +88,15 @@ def run_devices(module: HloModule, executable: Any, per_device_args: Sequence[Se
         with participating(Participant(d // partitions, d % partitions, replicas, partitions,
                                        comm)):
             return instances[k].execute(prepared[k])
-    return run_participants(run_one, len(ids), comm)
+    previous = comm.timeout
+    if timeout is not None:
+        comm.timeout = float(timeout)       # for this run (a process's communicator is shared)
+    try:
+        if len(ids) == 1:       # one device per process: it runs on the calling thread
+            return [run_one(0)]
+        return run_participants(run_one, len(ids), comm)
+    finally:
+        comm.timeout = previous
 
 
 __all__ = ["run_devices", "participant_count", "local_participants", "device_instances"]

@@ -70,8 +70,8 @@ def _dict(d: dict) -> str:
 
 def value_to_text(kind: str | None, value: Any, long: bool = True) -> str:
     """Text of an attribute value of ``kind`` (None: guess from the Python type)."""
-    if isinstance(value, (RawAttr, ReplicaGroups)):
-        return value.to_text() if isinstance(value, ReplicaGroups) else value.text
+    if isinstance(value, (RawAttr, ReplicaGroups)):     # both print as their text
+        return str(value)
     if kind == A.BOOL:
         return _bool(value)
     if kind == A.INT:

@@ -23,9 +23,12 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .ir import HloModule
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,13 @@ GROUPED_OPS = _GLOBAL_ID_OPS | UNIFORM_GROUP_OPS
 PERMUTE_OPS = frozenset({"collective-permute", "collective-permute-start"})
 
 
+def has_participants(opcode: str) -> bool:
+    """Whether ``opcode`` is a collective with replica groups or permute pairs (the start forms
+    included), which :func:`collective_problems` checks."""
+    return opcode in GROUPED_OPS or opcode in PERMUTE_OPS \
+        or opcode.removesuffix("-start") in GROUPED_OPS
+
+
 def group_mode(opcode: str, attrs: Mapping[str, Any]) -> GroupMode:
     """The group mode of a collective with ``attrs`` (ValueError for
     ``use_global_device_ids=true`` without ``channel_id``)."""
@@ -209,6 +219,12 @@ def permute_pairs(mode: GroupMode, pairs: Sequence[Sequence[int]], replicas: int
     if mode is GroupMode.CROSS_PARTITION:
         return [(r * P + s, r * P + t) for r in range(R) for s, t in pairs]
     return [(s * P + p, t * P + p) for p in range(P) for s, t in pairs]
+
+
+def participant_count(module: HloModule) -> tuple[int, int]:
+    """``(replica_count, num_partitions)`` of an HLO module (1 where absent)."""
+    attrs = module.attributes
+    return int(attrs.get("replica_count", 1) or 1), int(attrs.get("num_partitions", 1) or 1)
 
 
 def group_problems(groups: ReplicaGroups | None, mode: GroupMode, count: int,
@@ -321,8 +337,7 @@ def collective_problems(opcode: str, attrs: Mapping[str, Any], replicas: int,
     """What the verifier reports for one collective in a module of ``replicas`` x
     ``partitions`` devices (``operands``/``shape``: its operand and result shapes, to check
     them against the participants per group)."""
-    base = opcode.removesuffix("-start")
-    if opcode not in GROUPED_OPS and opcode not in PERMUTE_OPS and base not in GROUPED_OPS:
+    if not has_participants(opcode):
         return []
     try:
         mode = group_mode(opcode, attrs)
@@ -340,6 +355,7 @@ def collective_problems(opcode: str, attrs: Mapping[str, Any], replicas: int,
 
 
 __all__ = ["ReplicaGroups", "IotaGroups", "GroupMode", "parse_replica_groups",
-           "as_replica_groups", "group_mode", "participant_groups", "permute_pairs",
-           "collective_problems", "group_problems", "match_reduction", "pair_problems", "id_count",
-           "UNIFORM_GROUP_OPS"]
+           "as_replica_groups", "group_mode", "participant_groups", "participant_count",
+           "permute_pairs", "collective_problems", "group_problems", "has_participants",
+           "match_reduction",
+           "pair_problems", "id_count", "UNIFORM_GROUP_OPS"]

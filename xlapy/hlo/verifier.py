@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..errors import ShapeError, VerificationError
 from .ir import HloComputation, HloInstruction, HloModule
 from .opcodes import ASYNC_SUFFIXES, OPCODES
-from .replica_groups import collective_problems
+from .replica_groups import collective_problems, has_participants, participant_count
 from .shape import Shape
 from .shape_inference import has_rule, infer_instruction_shape, same_dims, same_type_and_dims
 
@@ -241,11 +241,9 @@ def _check_module_header(module: HloModule, problems: list[str]) -> None:
 
 def _check_collectives(module: HloModule, comp: HloComputation, problems: list[str]) -> None:
     """Replica groups and permute pairs against the module's replica and partition counts."""
-    replicas = int(module.attributes.get("replica_count", 1) or 1)
-    partitions = int(module.attributes.get("num_partitions", 1) or 1)
+    replicas, partitions = participant_count(module)
     for instr in comp.instructions:
-        if instr.attrs and ("replica_groups" in instr.attrs or "source_target_pairs" in instr.attrs
-                            or "channel_id" in instr.attrs):
+        if has_participants(instr.opcode):      # replica_groups may be left out: all ids
             problems.extend(f"{_where(comp, instr)}: {instr.opcode}: {p}" for p in
                             collective_problems(instr.opcode, instr.attrs, replicas, partitions,
                                                 [o.shape for o in instr.operands], instr.shape))

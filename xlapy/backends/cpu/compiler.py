@@ -414,8 +414,6 @@ class CpuBackend:
         # a call made while another thread runs this executable runs on a replica
         exe.replicate = functools.partial(self._runtime, module, assignment, records, loaded,
                                           profile=False)
-        # the devices of a multi-device run execute at once, each on its own replica
-        exe.new_instance = exe.replicate
         return exe
 
     def _runtime(self, module: HloModule, assignment: BufferAssignment,

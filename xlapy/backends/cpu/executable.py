@@ -159,8 +159,6 @@ class CpuExecutable:
         self._lock = threading.Lock()
         # concurrent calls: ``replicate()`` makes another executable of the same code
         self.replicate: Callable[[], CpuExecutable] | None = None
-        # a device of a multi-device run: another executable of the same code
-        self.new_instance: Callable[[], CpuExecutable] | None = None
         self._replicas: list[CpuExecutable] = []           # idle ones
         self._replica_count = 0
         self._replicas_lock = threading.Lock()
@@ -397,6 +395,11 @@ class CpuExecutable:
                 for alloc in self._call_allocs:     # keep neither arguments nor results
                     bases[alloc] = None
         return _build_tree(self._result_tree, values)
+
+    def new_instance(self) -> "CpuExecutable":
+        """Another executable of the same code, for a device of a multi-device run."""
+        assert self.replicate is not None, "set by CpuBackend._build"
+        return self.replicate()
 
     def _idle_replica(self) -> "CpuExecutable | None":
         """An idle replica (made if none is idle and fewer than ``MAX_REPLICAS`` exist),

@@ -41,7 +41,8 @@ import numpy as np
 from ...errors import InvalidArgumentError, UnimplementedError
 from ...hlo.ir import HloInstruction
 from ...hlo.replica_groups import (GroupMode, as_replica_groups, group_mode, id_count,
-                                   match_reduction, participant_groups, permute_pairs)
+                                   match_reduction, participant_count, participant_groups,
+                                   permute_pairs)
 from ..communicator import (CollectiveCall, Communicator, Participant, current_participant,
                             signature_of)
 from .evaluator import Evaluator, describe, handler, zeros_of
@@ -61,9 +62,7 @@ def _participant(ev: Evaluator, instr: HloInstruction) -> Participant:
     if ev.module is None and instr.operands:
         raise UnimplementedError(f"{instr.opcode} needs the module's participants; it cannot "
                                  f"be evaluated on its own: {describe(instr)}")
-    attrs = ev.module.attributes if ev.module is not None else {}
-    replicas = int(attrs.get("replica_count", 1) or 1)
-    partitions = int(attrs.get("num_partitions", 1) or 1)
+    replicas, partitions = participant_count(ev.module) if ev.module is not None else (1, 1)
     if replicas * partitions > 1:
         raise InvalidArgumentError(
             f"module {ev.module.name} has {replicas} replica(s) x {partitions} partition(s): "

@@ -9,14 +9,6 @@ from .computations import check_reducer
 from ..replica_groups import UNIFORM_GROUP_OPS, as_replica_groups
 
 
-def group_size(replica_groups) -> int | None:
-    """Devices per group from ``replica_groups`` (structured, or text ``{{0,1},{2,3}}`` /
-    ``[2,4]<=[8]``), or None when it does not say (``{}``, absent, the mesh-axes form)."""
-    if replica_groups is None or str(replica_groups).startswith("mesh"):
-        return None
-    return as_replica_groups(replica_groups).group_size()
-
-
 def _group_size(ctx: Ctx) -> int | None:
     """The group size, after the checks that need no module: no id twice, and equal sizes
     where XLA requires them."""
