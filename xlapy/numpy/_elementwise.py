@@ -49,7 +49,7 @@ def promote(*args: Any, to_inexact: bool = False) -> list[Array]:
         dt, weak = dtypes.DEFAULT_FLOAT, weak
     xs = [convert(x, dt, weak) for x in xs]
     shape = broadcast_shapes(*[x.shape for x in xs])
-    return [broadcast_to(x, shape) for x in xs]
+    return [x if x.shape == shape else broadcast_to(x, shape) for x in xs]
 
 
 def _unary(lax_fn: Any, name: str, inexact: bool = False, kinds: str = ""):
