@@ -167,8 +167,7 @@ def test_trace_state_is_per_thread():
         release.set()
     t = threading.Thread(target=other)
     t.start()
-    with xlapy.GradientTape():
-        pass
-    np.testing.assert_array_equal(np.asarray(slow(np.zeros(2, np.float32))), 1.0)
+    with xlapy.GradientTape():          # active while the other thread looks
+        np.testing.assert_array_equal(np.asarray(slow(np.zeros(2, np.float32))), 1.0)
     t.join()
     assert seen == [(None, False, [1.0, 1.0])]

@@ -96,6 +96,22 @@ def _trace_while(parent: Trace, cond_fun: Callable[[Any], Any], body_fun: Callab
     return ctrace, couts, btrace, bouts
 
 
+def _loop_computations(parent: Trace, cond_fun: Callable[[Any], Any],
+                       body_fun: Callable[[Any], Any], leaves: list[Array], treedef: Any
+                       ) -> tuple[Any, Any, list[Array]]:
+    """The cond and body computations of a loop over the state ``leaves`` (traced under
+    ``parent``), and the values they capture, which follow the leaves in the loop's
+    state tuple."""
+    ctrace, couts, btrace, bouts = _trace_while(parent, cond_fun, body_fun, leaves, treedef)
+    captures = _union(ctrace.captures, btrace.captures)
+    n = len(leaves)
+    cond_comp = finalize_tuple_computation(ctrace, n, captures, None,
+                                           root=ctrace.instr_for(couts[0]))
+    body_comp = finalize_tuple_computation(btrace, n, captures,
+                                           [btrace.instr_for(o) for o in bouts], passthrough=True)
+    return cond_comp, body_comp, captures
+
+
 def _retype(x: Array, weak: bool) -> Array:
     """``x`` with weak type ``weak`` (a new reference that keeps gradients)."""
     return x if x.weak_type == weak else new_ref(x, weak_type=weak)
@@ -117,13 +133,9 @@ def _while(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_
     leaves, treedef = _leaves(init_val)
     if trace is None:
         return _eager_while(cond_fun, body_fun, leaves, treedef)
-    ctrace, couts, btrace, bouts = _trace_while(trace, cond_fun, body_fun, leaves, treedef)
-    captures = _union(ctrace.captures, btrace.captures)
+    cond_comp, body_comp, captures = _loop_computations(trace, cond_fun, body_fun, leaves,
+                                                        treedef)
     n = len(leaves)
-    cond_comp = finalize_tuple_computation(ctrace, n, captures, None,
-                                           root=ctrace.instr_for(couts[0]))
-    body_comp = finalize_tuple_computation(btrace, n, captures,
-                                           [btrace.instr_for(o) for o in bouts], passthrough=True)
     results = bind(while_p, *leaves, *captures, cond_comp=cond_comp, body_comp=body_comp, n=n,
                    cond_fun=cond_fun, body_fun=body_fun, treedef=treedef)
     return tree_unflatten(treedef, results)
@@ -435,17 +447,11 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     buf_avals = [Array(np.broadcast_to(np.zeros((), y.dtype), (n,) + y.shape)) for y in y_avals]
     state = (Array(np.zeros((), np.int32)), (tree_unflatten(c_tree, c_leaves), buf_avals))
     s_leaves, s_tree = _leaves(state)
-    ctrace, couts, btrace, bouts = _trace_while(
+    cond_comp, body_comp, loop_captures = _loop_computations(
         trace, lambda st: lax.lt(st[0], to_array(np.int32(n))), body, s_leaves, s_tree)
-    loop_captures = _union(ctrace.captures, btrace.captures)
     operands = c_leaves + x_leaves + list(probe.captures)
     operands += [c for c in loop_captures if all(c is not o for o in operands)]
     capture_index = tuple(next(k for k, o in enumerate(operands) if o is c) for c in loop_captures)
-    ns = len(s_leaves)
-    cond_comp = finalize_tuple_computation(ctrace, ns, loop_captures, None,
-                                           root=ctrace.instr_for(couts[0]))
-    body_comp = finalize_tuple_computation(btrace, ns, loop_captures,
-                                           [btrace.instr_for(o) for o in bouts], passthrough=True)
     outs = bind(scan_p, *operands, cond_comp=cond_comp, body_comp=body_comp,
                 capture_index=capture_index, nc=len(c_leaves), nx=len(x_leaves),
                 n_captures=len(probe.captures),

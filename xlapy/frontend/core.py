@@ -424,8 +424,8 @@ def bind(prim: Primitive, *args: Array, **params: Any) -> Any:
         if not isinstance(a, Array):
             raise InvalidArgumentError(f"{prim.name}: operands must be Arrays, got "
                                        f"{type(a).__name__}")
-    trace = current_trace()
-    outs = trace.apply(prim, args, params) if trace is not None else _eager(prim, args, params)
+    stack = _TRACE_STACK.items              # current_trace(), without the call
+    outs = stack[-1].apply(prim, args, params) if stack else _eager(prim, args, params)
     if _TAPES.items:
         record(prim, args, params, outs)
     return outs if prim.multiple_results else outs[0]

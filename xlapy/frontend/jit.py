@@ -240,13 +240,13 @@ class JitFunction:
         """A call through the full path: bind, flatten, key, look up (or compile), run.
         (``__call__``, the API boundary, filters the traceback of errors.)"""
         entry, a = self._lookup(args, kwargs)
-        if core._TAPES and (entry.variables or any(isinstance(x, Variable)
-                                                   for x in a.leaves)):
+        tapes = core._TAPES.items             # this thread's, read once
+        if tapes and (entry.variables or any(isinstance(x, Variable) for x in a.leaves)):
             # A tape records Variable reads: run op by op so that it sees every read.
             log.debug("%s runs eagerly: a tape records Variable reads", self.__name__)
             return self.fn(*args, **kwargs)
         inputs = [to_array(a.leaves[i]) for i in entry.param_leaves]
-        owned, donated = ([], []) if core._TAPES else \
+        owned, donated = ([], []) if tapes else \
             donation.donated_arrays(entry, a.leaves, inputs)
         try:
             outs = self._execute(entry, [np.asarray(x._value) for x in inputs], owned)
@@ -254,7 +254,7 @@ class JitFunction:
             donation.delete([inputs[p] for p in owned], f"jit({self.__name__})")
             raise
         donation.delete(donated, f"jit({self.__name__})")
-        if core._TAPES:
+        if tapes:
             self._record(entry, a, inputs, outs)
         else:
             self._remember_fast(a, entry, args, kwargs)

@@ -20,7 +20,7 @@ import collections
 import itertools
 import threading
 import weakref
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from ..config import cache_settings
 
@@ -33,22 +33,16 @@ _LOCK = threading.RLock()
 class JitCache:
     """One jitted function's entries (objects with a ``used`` attribute), LRU-bounded.
 
-    ``on_evict(key, entry)`` is called (outside the cache's lock) for every entry
-    evicted by a bound, so the owner can drop other references to it (jit's fast-path
-    tables). It is held weakly when it is a bound method.
+    ``on_evict(key, entry)``, a method of the owner (held weakly: the owner holds the
+    cache), is called outside the cache's lock for every entry evicted by a bound, so
+    the owner can drop other references to it (jit's fast-path tables).
     """
 
-    def __init__(self, on_evict: Callable[[Any, Any], None] | None = None) -> None:
+    def __init__(self, on_evict: Callable[[Any, Any], None]) -> None:
         self._entries: dict[Any, Any] = {}
         self._evicted: collections.OrderedDict[Any, str] = collections.OrderedDict()
         self.evictions = 0
-        self._on_evict: Callable[[], Callable[[Any, Any], None] | None]
-        if on_evict is None:
-            self._on_evict = lambda: None
-        elif hasattr(on_evict, "__self__"):
-            self._on_evict = weakref.WeakMethod(on_evict)        # type: ignore[arg-type]
-        else:
-            self._on_evict = lambda: on_evict
+        self._on_evict = weakref.WeakMethod(on_evict)              # type: ignore[arg-type]
         with _LOCK:
             _CACHES.add(self)
 
@@ -65,9 +59,6 @@ class JitCache:
 
     def __len__(self) -> int:
         return len(self._entries)
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(list(self._entries))
 
     def values(self) -> list[Any]:
         return list(self._entries.values())

@@ -60,7 +60,7 @@ class EagerFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         soft = _AUTO_JIT[0] is True if self._soft is None else self._soft
-        if not soft or core._TRACE_STACK:
+        if not soft or core._TRACE_STACK.items:
             return self.fn(*args, **kwargs)
         return self._call_soft(args, kwargs)
 

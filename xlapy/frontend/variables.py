@@ -135,8 +135,10 @@ class Variable:
         trace = current_trace()
         current = self._value if trace is None else self._slot(trace).current
         arr = new_ref(current, keep_gradient=False)      # each read is its own value
-        for tape in list(core._TAPES):
-            tape.on_variable_read(self, arr)
+        tapes = core._TAPES.items
+        if tapes:
+            for tape in list(tapes):
+                tape.on_variable_read(self, arr)
         return arr
 
     value = read_value

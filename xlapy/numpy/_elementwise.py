@@ -9,7 +9,7 @@ from ..errors import InvalidArgumentError, ShapeError
 from ..frontend import dtypes
 from ..frontend import lax
 from ..frontend import lax_composite
-from ..frontend.core import Array, to_array
+from ..frontend.core import Array, convert, to_array
 from ..frontend.tracing import concrete_int
 
 
@@ -47,9 +47,9 @@ def promote(*args: Any, to_inexact: bool = False) -> list[Array]:
     dt, weak = dtypes.promote_types(*[(x.dtype, x.weak_type) for x in xs])
     if to_inexact and not dtypes.is_inexact(dt):
         dt, weak = dtypes.DEFAULT_FLOAT, weak
-    xs = [lax.convert_element_type(x, dt, weak) for x in xs]
+    xs = [convert(x, dt, weak) for x in xs]
     shape = broadcast_shapes(*[x.shape for x in xs])
-    return [broadcast_to(x, shape) for x in xs]
+    return [x if x.shape == shape else broadcast_to(x, shape) for x in xs]
 
 
 def _unary(lax_fn: Any, name: str, inexact: bool = False, kinds: str = ""):
