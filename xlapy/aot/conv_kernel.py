@@ -19,7 +19,7 @@ from ..backends.cpu.conv_plan import conv_geometry
 from ..backends.cpu.kernel_api import KernelSpec
 from ..backends.cpu.kernel_support import element_strides
 from ..backends.cpu.llvm_types import storage_type
-from ..backends.cpu.plan_builder import _library_target
+from ..backends.cpu.plan_builder import library_target
 from ..hlo.ir import HloInstruction
 from .dot_kernel import UnitLoop, counted_loop, open_kernel, unit_range
 
@@ -30,7 +30,7 @@ class ConvKernelEmitter:
     """Emits a direct, layout-aware convolution kernel (see the module docstring)."""
 
     def can_emit(self, instr: HloInstruction) -> bool:
-        target = _library_target(instr)
+        target = library_target(instr)
         if target is None or target[0].opcode != "convolution":
             return False
         conv = target[0]
@@ -45,7 +45,7 @@ class ConvKernelEmitter:
         return len(g.dn.input_spatial) > 0 and taps > 0 and conv.operands[0].shape.num_elements > 0
 
     def emit(self, module: ir.Module, name: str, instr: HloInstruction) -> KernelSpec:
-        conv, feeds = _library_target(instr)
+        conv, feeds = library_target(instr)
         g = conv_geometry(conv)
         if g.groups == 1 and g.batch_groups == 1 and g.o > 0:
             return self._emit_positions(module, name, instr, conv, feeds, g)

@@ -20,7 +20,7 @@ from ..backends.cpu.kernel_api import (KernelSpec, buffer_pointer, declare_kerne
 from ..backends.cpu.kernel_support import element_strides
 from ..backends.cpu.llvm_types import (compute_type, from_compute, load_element,
                                        storage_type, store_element, to_compute)
-from ..backends.cpu.plan_builder import _library_target
+from ..backends.cpu.plan_builder import library_target
 from ..hlo.ir import HloInstruction
 from ..hlo.types import ElementType
 
@@ -118,7 +118,7 @@ class DotKernelEmitter:
     """Emits a naive, layout-aware dot kernel (see the module docstring)."""
 
     def can_emit(self, instr: HloInstruction) -> bool:
-        target = _library_target(instr)
+        target = library_target(instr)
         if target is None or target[0].opcode != "dot":
             return False
         dot = target[0]
@@ -126,7 +126,7 @@ class DotKernelEmitter:
         return len(kinds) == 1 and None not in kinds
 
     def emit(self, module: ir.Module, name: str, instr: HloInstruction) -> KernelSpec:
-        dot, feeds = _library_target(instr)
+        dot, feeds = library_target(instr)
         dims = dot_dims(dot)
         if _row_eligible(dot, dims):
             return self._emit_rows(module, name, instr, dot, feeds, dims)

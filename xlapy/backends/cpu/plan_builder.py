@@ -27,7 +27,7 @@ NO_OP = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "bitca
 FORWARD = frozenset({"opt-barrier", "add-dependency", "domain"})
 
 
-def _library_target(instr: HloInstruction) -> tuple[HloInstruction, list[int]] | None:
+def library_target(instr: HloInstruction) -> tuple[HloInstruction, list[int]] | None:
     """The dot/convolution a library routine computes for ``instr`` and, per operand of
     that op, which of ``instr``'s operands feeds it (a ``kCustom`` fusion wrapping one op
     on its parameters counts as that op)."""
@@ -50,7 +50,7 @@ _LIBRARY: dict[str, tuple[Callable[[HloInstruction], bool], Callable[[HloInstruc
 
 def library_supports(instr: HloInstruction) -> bool:
     """Whether ``blas.py``/``conv.py`` have a routine for ``instr``."""
-    target = _library_target(instr)
+    target = library_target(instr)
     return target is not None and _LIBRARY[target[0].opcode][0](target[0])
 
 
@@ -59,7 +59,7 @@ def library_routine(instr: HloInstruction) -> Callable[[list, Any], None] | None
     ``dot``/``convolution`` (or a kCustom fusion wrapping one); None if none fits."""
     if not library_supports(instr):
         return None
-    op, feeds = _library_target(instr)
+    op, feeds = library_target(instr)
     fn = _LIBRARY[op.opcode][1](op)
     if feeds == list(range(len(instr.operands))):
         return fn
@@ -213,5 +213,5 @@ def _kernel_buffer_keys(instr: HloInstruction) -> list[tuple[HloInstruction, tup
     return [(kb.instruction, kb.index) for kb in kernel_buffers(instr)]
 
 
-__all__ = ["NO_OP", "FORWARD", "PlanBuilder", "library_supports", "library_routine",
-           "materialize_constants"]
+__all__ = ["NO_OP", "FORWARD", "PlanBuilder", "library_target", "library_supports",
+           "library_routine", "materialize_constants"]
