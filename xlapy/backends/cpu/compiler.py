@@ -354,7 +354,7 @@ class CpuBackend:
         to ``engine().parallelism`` modules of similar size (fused instruction count),
         which the engine compiles in parallel processes."""
         emitters = kernel_emitters(assignment)
-        names = _KernelNames()
+        names = KernelNames()
         start = time.perf_counter()
         chosen: list[tuple[str, HloInstruction, Any]] = []
         for comp_name, schedule in assignment.schedules.items():
@@ -463,14 +463,16 @@ def _is_small(instr: HloInstruction) -> bool:
                default=0) < SMALL_KERNEL_ELEMENTS
 
 
-class _KernelNames:
-    """Unique LLVM symbol names derived from computation and instruction names."""
+class KernelNames:
+    """Unique LLVM symbol names derived from computation and instruction names, each
+    starting with ``prefix``."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str = "xk_") -> None:
+        self.prefix = prefix
         self.used: set[str] = set()
 
     def new(self, comp: str, instr: HloInstruction) -> str:
-        base = re.sub(r"[^A-Za-z0-9_]", "_", f"xk_{comp}__{instr.name}")
+        base = self.prefix + re.sub(r"[^A-Za-z0-9_]", "_", f"{comp}__{instr.name}")
         name, n = base, 1
         while name in self.used:
             n += 1
@@ -484,4 +486,5 @@ def assignment_digest(assignment: BufferAssignment) -> str:
     return hashlib.sha256(assignment.to_text().encode()).hexdigest()
 
 
-__all__ = ["CompileTimings", "CpuBackend", "KernelRecord", "DEFAULT_PARALLEL_COST"]
+__all__ = ["CompileTimings", "CpuBackend", "KernelNames", "KernelRecord",
+           "DEFAULT_PARALLEL_COST"]
