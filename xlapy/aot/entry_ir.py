@@ -28,9 +28,10 @@ from llvmlite import ir
 
 from ..backends.cpu.executable import value_ref
 from ..backends.cpu.kernel_api import KERNEL_TYPE, indexed_leaves
+from ..backends.cpu.plan_builder import materialize_constants
 from ..backends.cpu.thunks import (BufferRef, CallThunk, ConditionalThunk, CopyThunk,
                                    KernelThunk, Memory, Plan, WhileThunk, aligned_empty,
-                                   leaves, major_to_minor, write_value)
+                                   leaves, major_to_minor)
 from ..errors import UnimplementedError
 from ..hlo.shape import Shape
 from ..passes.buffer_assignment import CONSTANT, OUTPUT, PARAMETER, TEMP
@@ -114,20 +115,12 @@ class EntryBuilder:
                 self.arena_offset[a.index] = size
                 size += -(-a.size // ARENA_ALIGN) * ARENA_ALIGN
         self.temp_bytes = size
+        # buffer assignment gives every constant a constant allocation of its own
         mem = Memory(len(allocs))
         for a in allocs:
             if a.kind == CONSTANT:
                 mem.set(a.index, aligned_empty(a.size, zero=True))
-        for comp_name in self.lo.assignment.schedules:
-            for instr in self.lo.module.computation(comp_name).instructions:
-                if instr.opcode != "constant":
-                    continue
-                ref = value_ref(self.lo.assignment, instr)
-                if any(allocs[r.alloc].kind != CONSTANT for r in leaves(ref)):
-                    raise UnimplementedError(
-                        f"constant %{instr.name} in computation {comp_name} was not given a "
-                        "constant allocation; the ahead-of-time object cannot initialize it")
-                write_value(ref, instr.literal, mem, instr)
+        materialize_constants(mem, self.lo.assignment, self.lo.module)
         self.constant_bytes = {a.index: bytes(mem.bases[a.index]) for a in allocs
                                if a.kind == CONSTANT}
 

@@ -433,7 +433,7 @@ class CpuBackend:
                             keep_alive=[loaded] + ([builder.evaluator]
                                                    if builder.evaluator is not None else []),
                             profile=profile)
-        materialize_constants(exe, assignment, module)
+        materialize_constants(exe.memory, assignment, module)
         exe.bind_fixed()
         return exe
 

@@ -15,10 +15,10 @@ from typing import Any, Callable
 from ...hlo.ir import HloComputation, HloInstruction, HloModule
 from ...passes.buffer_assignment import BufferAssignment
 from . import blas, conv
-from .executable import CpuExecutable, buffer_ref, value_ref
+from .executable import buffer_ref, value_ref
 from .kernel_api import indexed_leaves, kernel_buffers
-from .thunks import (CallThunk, ConditionalThunk, CopyThunk, KernelThunk, LibraryThunk, Plan,
-                     ThreadPool, Thunk, WhileThunk, leaves, write_value)
+from .thunks import (CallThunk, ConditionalThunk, CopyThunk, KernelThunk, LibraryThunk, Memory,
+                     Plan, ThreadPool, Thunk, WhileThunk, leaves, write_value)
 
 # Instructions whose value is already in place (aliases or buffers filled elsewhere).
 NO_OP = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "bitcast",
@@ -66,13 +66,14 @@ def library_routine(instr: HloInstruction) -> Callable[[list, Any], None] | None
     return lambda operands, out: fn([operands[k] for k in feeds], out)
 
 
-def materialize_constants(exe: CpuExecutable, assignment: BufferAssignment,
-                           module: HloModule) -> None:
-    """Write every constant's literal into its buffer, in the constant's layout."""
+def materialize_constants(memory: Memory, assignment: BufferAssignment,
+                          module: HloModule) -> None:
+    """Write every constant's literal into its buffer in ``memory``, in the constant's
+    layout."""
     for comp_name in assignment.schedules:
         for instr in module.computation(comp_name).instructions:
             if instr.opcode == "constant":
-                write_value(value_ref(assignment, instr), instr.literal, exe.memory, instr)
+                write_value(value_ref(assignment, instr), instr.literal, memory, instr)
 
 
 def _read_leaf_prefixes(comp: HloComputation, param: HloInstruction) -> list[tuple[int, ...]]:
