@@ -337,6 +337,9 @@ DOTS = {
                         "lhs_contracting_dims={1,2}, rhs_contracting_dims={1,0}"),
     "int32": ("s32[4,3]", "s32[3,2]", "s32[4,2]",
               "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+    "batched_int32": ("s32[2,3,4]", "s32[2,4,5]", "s32[2,3,5]",
+                      "lhs_batch_dims={0}, rhs_batch_dims={0}, "
+                      "lhs_contracting_dims={2}, rhs_contracting_dims={1}"),
     "f16": ("f16[2,8]", "f16[8,3]", "f16[2,3]",
             "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
     "empty_contraction": ("f32[2,0]", "f32[0,3]", "f32[2,3]",
