@@ -20,6 +20,7 @@ import numpy as np
 import xlapy
 import xlapy.aot
 import xlapy.numpy as xnp
+from xlapy import nn
 from xlapy.aot.driver import driver_source
 
 rng = np.random.default_rng(0)
@@ -31,10 +32,8 @@ B2 = np.zeros(10, np.float32)
 
 def mnist_dense(x):
     """The MNIST dense model's forward pass (class probabilities)."""
-    h = xnp.maximum(xnp.dot(x, W1) + B1, 0.0)
-    logits = xnp.dot(h, W2) + B2
-    e = xnp.exp(logits - xnp.max(logits, axis=1, keepdims=True))
-    return e / xnp.sum(e, axis=1, keepdims=True)
+    h = nn.relu(xnp.dot(x, W1) + B1)
+    return nn.softmax(xnp.dot(h, W2) + B2, axis=1)
 
 
 K1 = (rng.standard_normal((3, 3, 3, 32)) / 5).astype(np.float32)
@@ -44,7 +43,6 @@ WD = (rng.standard_normal((8 * 8 * 64, 10)) / 64).astype(np.float32)
 
 def cnn(x):
     """A CIFAR-10-style CNN forward pass: two 3x3 conv + relu + 2x2 max-pool, dense."""
-    from xlapy import nn
     h = nn.max_pool(xnp.maximum(nn.conv(x, K1, padding="same"), 0.0), (2, 2))
     h = nn.max_pool(xnp.maximum(nn.conv(h, K2, padding="same"), 0.0), (2, 2))
     return xnp.dot(xnp.reshape(h, (h.shape[0], -1)), WD)
