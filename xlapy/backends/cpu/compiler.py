@@ -42,7 +42,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from ...config import DumpConfig, get_debug_options
 from ...errors import InvalidArgumentError
@@ -158,6 +158,17 @@ def kernel_emitters(assignment: BufferAssignment) -> list[Any]:
             ReduceWindowEmitter(assignment),
             SelectAndScatterEmitter(assignment), ScatterEmitter(assignment),
             SortEmitter(assignment), RngBitGeneratorEmitter(assignment)]
+
+
+def kernel_candidates(assignment: BufferAssignment) -> Iterator[tuple[str, HloInstruction]]:
+    """``(computation name, instruction)`` for every scheduled instruction that needs code
+    of its own (a kernel, a library call or the interpreter): all but no-ops, forwards
+    and control flow (``while``/``conditional``/``call`` run sub-plans)."""
+    for comp_name, schedule in assignment.schedules.items():
+        for instr in schedule:
+            if instr.opcode not in NO_OP and instr.opcode not in FORWARD and \
+                    instr.opcode not in ("while", "conditional", "call"):
+                yield comp_name, instr
 
 
 class CpuBackend:
@@ -357,16 +368,12 @@ class CpuBackend:
         names = KernelNames()
         start = time.perf_counter()
         chosen: list[tuple[str, HloInstruction, Any]] = []
-        for comp_name, schedule in assignment.schedules.items():
-            for instr in schedule:
-                if instr.opcode in NO_OP or instr.opcode in FORWARD or \
-                        instr.opcode in ("while", "conditional", "call"):
-                    continue
-                if library_supports(instr):
-                    continue
-                em = next((e for e in emitters if e.can_emit(instr)), None)
-                if em is not None:
-                    chosen.append((comp_name, instr, em))
+        for comp_name, instr in kernel_candidates(assignment):
+            if library_supports(instr):
+                continue
+            em = next((e for e in emitters if e.can_emit(instr)), None)
+            if em is not None:
+                chosen.append((comp_name, instr, em))
         small = [_is_small(i) for _, i, _ in chosen]
         weights = [len(i.attrs["calls"].instructions) if i.opcode == "fusion" else 1
                    for _, i, _ in chosen]
@@ -486,5 +493,5 @@ def assignment_digest(assignment: BufferAssignment) -> str:
     return hashlib.sha256(assignment.to_text().encode()).hexdigest()
 
 
-__all__ = ["CompileTimings", "CpuBackend", "KernelNames", "KernelRecord",
+__all__ = ["CompileTimings", "CpuBackend", "KernelNames", "KernelRecord", "kernel_candidates",
            "DEFAULT_PARALLEL_COST"]
