@@ -135,8 +135,9 @@ def _emit_positions(b: ir.IRBuilder, g: ConvGeometry, ys: Shape, ptrs: list[ir.V
     return prod(ys.dims[d] for d in pos_dims), position
 
 
-def tap_offsets(b: ir.IRBuilder, g: ConvGeometry, idx, krem: ir.Value, xoff: ir.Value, woff: ir.Value,
-                xstr: list[int], wstr: list[int]) -> tuple[ir.Value, ir.Value, ir.Value]:
+def tap_offsets(b: ir.IRBuilder, g: ConvGeometry, idx, krem: ir.Value, xoff: ir.Value,
+                woff: ir.Value, xstr: list[int], wstr: list[int]
+                ) -> tuple[ir.Value, ir.Value, ir.Value]:
     """For kernel position ``krem`` (flat, row-major over the kernel's spatial dims) at the
     output index ``idx``: the input and kernel element offsets added to ``xoff``/``woff``
     and whether the tap reads a real input element (not padding, not between dilated
