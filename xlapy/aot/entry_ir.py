@@ -46,11 +46,14 @@ ARENA_ALIGN = 64
 
 @dataclass
 class Leaf:
-    """One flattened argument or result: its name, array shape and byte size."""
+    """One flattened argument or result: its name and array shape."""
 
     name: str
     shape: Shape
-    nbytes: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.shape.byte_size
 
     @property
     def alignment(self) -> int:
@@ -80,10 +83,10 @@ class EntryBuilder:
             for ix, sub in indexed_leaves(p.shape):
                 label = p.name + ("" if not ix else "{" + ",".join(map(str, ix)) + "}")
                 self._arg_of[(p.parameter_number, tuple(ix))] = len(self.args)
-                self.args.append(Leaf(label, sub, sub.num_elements * sub.element_type.byte_size))
+                self.args.append(Leaf(label, sub))
         self.result_refs = leaves(value_ref(lowered.assignment, entry.root))
-        self.results = [Leaf(f"result{j}" if len(self.result_refs) > 1 else "result",
-                             r.shape, r.size) for j, r in enumerate(self.result_refs)]
+        self.results = [Leaf(f"result{j}" if len(self.result_refs) > 1 else "result", r.shape)
+                        for j, r in enumerate(self.result_refs)]
         for leaf in self.args + self.results:
             if not _row_major(leaf.shape):
                 raise UnimplementedError(
@@ -135,7 +138,7 @@ class EntryBuilder:
         """Emit the size tables, the entry function and the error-message function."""
         for suffix, items in (("arg_bytes", self.args), ("result_bytes", self.results)):
             ty = ir.ArrayType(I64, max(1, len(items)))
-            self._global(suffix, ty, ir.Constant(ty, [l.nbytes for l in items] or [0]))
+            self._global(suffix, ty, ir.Constant(ty, [leaf.nbytes for leaf in items] or [0]))
         self._global("temp_bytes", I64, ir.Constant(I64, self.temp_bytes))
         self.constants = {}
         for index, raw in self.constant_bytes.items():
