@@ -26,7 +26,7 @@ from ..backends.cpu.llvm_types import storage_type
 from ..backends.cpu.plan_builder import library_target
 from ..hlo.ir import HloInstruction
 from ..hlo.shape import Shape
-from .dot_kernel import open_kernel, strided_offset, units_loop
+from .dot_kernel import f32_or_f64, open_kernel, strided_offset, units_loop
 
 
 class ConvKernelEmitter:
@@ -37,8 +37,7 @@ class ConvKernelEmitter:
         if target is None or target[0].opcode != "convolution":
             return False
         conv = target[0]
-        ets = {conv.shape.element_type.name, *(o.shape.element_type.name for o in conv.operands)}
-        if len(ets) != 1 or not ets <= {"f32", "f64"}:
+        if not f32_or_f64(conv):
             return False
         try:
             g = conv_geometry(conv)

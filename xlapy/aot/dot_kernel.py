@@ -185,11 +185,16 @@ def strided_offset(b: ir.IRBuilder, index: list[ir.Value], strides: list[int]) -
     return total
 
 
+def f32_or_f64(op: HloInstruction) -> bool:
+    """Whether ``op`` and its operands all have one element type, f32 or f64."""
+    ets = {op.shape.element_type.name, *(o.shape.element_type.name for o in op.operands)}
+    return len(ets) == 1 and ets <= {"f32", "f64"}
+
+
 def _row_eligible(dot: HloInstruction, dims) -> bool:
     """Whether :meth:`DotKernelEmitter._emit_rows` applies: f32/f64 throughout, one
     non-empty contracting dim, at most one free dim per side, a non-empty result."""
-    ets = {dot.shape.element_type.name, *(o.shape.element_type.name for o in dot.operands)}
-    return (len(ets) == 1 and ets <= {"f32", "f64"} and len(dims.lhs_contract) == 1
+    return (f32_or_f64(dot) and len(dims.lhs_contract) == 1
             and len(dims.lhs_free) <= 1 and len(dims.rhs_free) <= 1
             and dot.shape.num_elements > 0
             and dot.operands[0].shape.dims[dims.lhs_contract[0]] > 0)
@@ -199,4 +204,4 @@ def _width(ty: ir.Type) -> int:
     return {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(ty)]
 
 
-__all__ = ["DotKernelEmitter", "open_kernel", "strided_offset", "units_loop"]
+__all__ = ["DotKernelEmitter", "f32_or_f64", "open_kernel", "strided_offset", "units_loop"]
