@@ -18,13 +18,15 @@ from typing import Callable
 from llvmlite import ir
 
 from ..backends.cpu.blas import dot_dims
+from ..backends.cpu.elemental_convert import convert_value
 from ..backends.cpu.elemental_data import delinearize
 from ..backends.cpu.kernel_api import (KernelSpec, buffer_pointer, declare_kernel,
                                        kernel_buffers)
 from ..backends.cpu.kernel_support import c64, carried_loop, element_strides, for_loop
 from ..backends.cpu.llvm_types import (compute_type, from_compute, load_element,
-                                       storage_type, store_element, to_compute)
+                                       storage_type, store_element)
 from ..backends.cpu.plan_builder import library_target
+from ..hlo import types as T
 from ..hlo.ir import HloInstruction
 from ..hlo.types import ElementType
 
@@ -80,6 +82,7 @@ class DotKernelEmitter:
         ls, rs, os_ = dot.operands[0].shape, dot.operands[1].shape, dot.shape
         out_et = os_.element_type
         acc_ty = compute_type(out_et)
+        acc_et = T.F32 if out_et in (T.F16, T.BF16) else out_et    # acc_ty's element type
         is_float = _kind(out_et) == "float"
         fn, b, buffers, (lp, rp, op) = open_kernel(module, name, instr, dot, feeds)
         lstr, rstr, ostr = element_strides(ls), element_strides(rs), element_strides(os_)
@@ -90,18 +93,6 @@ class DotKernelEmitter:
                     + [rstr[d] for d in dims.rhs_free])
         contract = [ls.dims[d] for d in dims.lhs_contract]
         k_total = prod(contract)
-
-        def convert(value: ir.Value, et: ElementType) -> ir.Value:
-            value = to_compute(b, value, et)
-            src_ty = compute_type(et)
-            if src_ty == acc_ty:
-                return value
-            if is_float:
-                return (b.fpext(value, acc_ty) if _width(src_ty) < _width(acc_ty)
-                        else b.fptrunc(value, acc_ty))
-            if src_ty.width < acc_ty.width:
-                return b.sext(value, acc_ty) if et.is_signed_integral else b.zext(value, acc_ty)
-            return b.trunc(value, acc_ty)
 
         zero = ir.Constant(acc_ty, 0.0 if is_float else 0)
 
@@ -116,10 +107,10 @@ class DotKernelEmitter:
                     krem = b.udiv(krem, c64(contract[j]))
                     kl = b.add(kl, b.mul(part, c64(lstr[dims.lhs_contract[j]])))
                     kr = b.add(kr, b.mul(part, c64(rstr[dims.rhs_contract[j]])))
-                x = convert(load_element(b, b.gep(lp, [kl], inbounds=True), ls.element_type),
-                            ls.element_type)
-                y = convert(load_element(b, b.gep(rp, [kr], inbounds=True), rs.element_type),
-                            rs.element_type)
+                x = convert_value(b, load_element(b, b.gep(lp, [kl], inbounds=True),
+                                                  ls.element_type), ls.element_type, acc_et)
+                y = convert_value(b, load_element(b, b.gep(rp, [kr], inbounds=True),
+                                                  rs.element_type), rs.element_type, acc_et)
                 acc = carried[0]
                 return [b.fadd(acc, b.fmul(x, y)) if is_float else b.add(acc, b.mul(x, y))]
             (total,) = carried_loop(b, 0, k_total, [zero], step, "k")
@@ -198,10 +189,6 @@ def _row_eligible(dot: HloInstruction, dims) -> bool:
             and len(dims.lhs_free) <= 1 and len(dims.rhs_free) <= 1
             and dot.shape.num_elements > 0
             and dot.operands[0].shape.dims[dims.lhs_contract[0]] > 0)
-
-
-def _width(ty: ir.Type) -> int:
-    return {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(ty)]
 
 
 __all__ = ["DotKernelEmitter", "f32_or_f64", "open_kernel", "strided_offset", "units_loop"]
