@@ -342,6 +342,11 @@ DOTS = {
                       "lhs_contracting_dims={2}, rhs_contracting_dims={1}"),
     "f16": ("f16[2,8]", "f16[8,3]", "f16[2,3]",
             "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+    # operands converted to the result's type before the products
+    "s8_to_s32": ("s8[3,4]", "s8[4,2]", "s32[3,2]",
+                  "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+    "f64_to_f32": ("f64[3,4]", "f64[4,2]", "f32[3,2]",
+                   "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
     "empty_contraction": ("f32[2,0]", "f32[0,3]", "f32[2,3]",
                           "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
 }
