@@ -83,21 +83,16 @@ def main() -> None:
     ns = ap.parse_args()
     print("| model | batch | AOT call (C) | JIT call (Python) | AOT / JIT | object | binary |")
     print("|---|---|---|---|---|---|---|")
-    for batch in (1, 256):
-        x = rng.random((batch, 784), dtype=np.float32)
-        reps = ns.repeat if batch == 1 else max(20, ns.repeat // 100)
+    runs = [("MNIST dense", mnist_dense, (784,), 1, ns.repeat),
+            ("MNIST dense", mnist_dense, (784,), 256, max(20, ns.repeat // 100)),
+            ("CNN forward", cnn, (32, 32, 3), 1, max(20, ns.repeat // 20))]
+    for label, fn, features, batch, reps in runs:
+        x = rng.random((batch, *features), dtype=np.float32)
         with tempfile.TemporaryDirectory() as work:
-            a, obj, binary = aot_us(mnist_dense, x, reps, work)
-        j = jit_us(mnist_dense, x, reps)
-        print(f"| MNIST dense | {batch} | {a:.1f} us | {j:.1f} us | {a / j:.0%} | "
+            a, obj, binary = aot_us(fn, x, reps, work)
+        j = jit_us(fn, x, reps)
+        print(f"| {label} | {batch} | {a:.1f} us | {j:.1f} us | {a / j:.0%} | "
               f"{obj / 1024:.0f} KiB | {binary / 1024:.0f} KiB |")
-    x = rng.random((1, 32, 32, 3), dtype=np.float32)
-    reps = max(20, ns.repeat // 20)
-    with tempfile.TemporaryDirectory() as work:
-        a, obj, binary = aot_us(cnn, x, reps, work)
-    j = jit_us(cnn, x, reps)
-    print(f"| CNN forward | 1 | {a:.1f} us | {j:.1f} us | {a / j:.0%} | "
-          f"{obj / 1024:.0f} KiB | {binary / 1024:.0f} KiB |")
 
 
 if __name__ == "__main__":
