@@ -20,6 +20,7 @@ import numpy as np
 import xlapy
 import xlapy.aot
 import xlapy.numpy as xnp
+from xlapy import nn
 from xlapy.aot.driver import driver_source
 
 rng = np.random.default_rng(0)
@@ -31,10 +32,8 @@ B2 = np.zeros(10, np.float32)
 
 def mnist_dense(x):
     """The MNIST dense model's forward pass (class probabilities)."""
-    h = xnp.maximum(xnp.dot(x, W1) + B1, 0.0)
-    logits = xnp.dot(h, W2) + B2
-    e = xnp.exp(logits - xnp.max(logits, axis=1, keepdims=True))
-    return e / xnp.sum(e, axis=1, keepdims=True)
+    h = nn.relu(xnp.dot(x, W1) + B1)
+    return nn.softmax(xnp.dot(h, W2) + B2, axis=1)
 
 
 K1 = (rng.standard_normal((3, 3, 3, 32)) / 5).astype(np.float32)
@@ -44,7 +43,6 @@ WD = (rng.standard_normal((8 * 8 * 64, 10)) / 64).astype(np.float32)
 
 def cnn(x):
     """A CIFAR-10-style CNN forward pass: two 3x3 conv + relu + 2x2 max-pool, dense."""
-    from xlapy import nn
     h = nn.max_pool(xnp.maximum(nn.conv(x, K1, padding="same"), 0.0), (2, 2))
     h = nn.max_pool(xnp.maximum(nn.conv(h, K2, padding="same"), 0.0), (2, 2))
     return xnp.dot(xnp.reshape(h, (h.shape[0], -1)), WD)
@@ -85,21 +83,16 @@ def main() -> None:
     ns = ap.parse_args()
     print("| model | batch | AOT call (C) | JIT call (Python) | AOT / JIT | object | binary |")
     print("|---|---|---|---|---|---|---|")
-    for batch in (1, 256):
-        x = rng.random((batch, 784), dtype=np.float32)
-        reps = ns.repeat if batch == 1 else max(20, ns.repeat // 100)
+    runs = [("MNIST dense", mnist_dense, (784,), 1, ns.repeat),
+            ("MNIST dense", mnist_dense, (784,), 256, max(20, ns.repeat // 100)),
+            ("CNN forward", cnn, (32, 32, 3), 1, max(20, ns.repeat // 20))]
+    for label, fn, features, batch, reps in runs:
+        x = rng.random((batch, *features), dtype=np.float32)
         with tempfile.TemporaryDirectory() as work:
-            a, obj, binary = aot_us(mnist_dense, x, reps, work)
-        j = jit_us(mnist_dense, x, reps)
-        print(f"| MNIST dense | {batch} | {a:.1f} us | {j:.1f} us | {a / j:.0%} | "
+            a, obj, binary = aot_us(fn, x, reps, work)
+        j = jit_us(fn, x, reps)
+        print(f"| {label} | {batch} | {a:.1f} us | {j:.1f} us | {a / j:.0%} | "
               f"{obj / 1024:.0f} KiB | {binary / 1024:.0f} KiB |")
-    x = rng.random((1, 32, 32, 3), dtype=np.float32)
-    reps = max(20, ns.repeat // 20)
-    with tempfile.TemporaryDirectory() as work:
-        a, obj, binary = aot_us(cnn, x, reps, work)
-    j = jit_us(cnn, x, reps)
-    print(f"| CNN forward | 1 | {a:.1f} us | {j:.1f} us | {a / j:.0%} | "
-          f"{obj / 1024:.0f} KiB | {binary / 1024:.0f} KiB |")
 
 
 if __name__ == "__main__":

@@ -283,17 +283,16 @@ def test_command_line(tmp_path):
     src = tmp_path / "loop.hlo"
     src.write_text(WHILE_COND)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
+    x86 = os.uname().machine == "x86_64"
     proc = subprocess.run([sys.executable, "-m", "xlapy", "aot", str(src), "--name", "loop",
-                           "--out_dir", str(tmp_path / "out"), "--target_cpu", "x86-64"]
-                          if os.uname().machine == "x86_64" else
-                          [sys.executable, "-m", "xlapy", "aot", str(src), "--name", "loop",
-                           "--out_dir", str(tmp_path / "out")],
+                           "--out_dir", str(tmp_path / "out")]
+                          + (["--target_cpu", "x86-64"] if x86 else []),
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     out = tmp_path / "out"
     assert (out / "loop.o").exists() and (out / "loop.h").exists()
     meta = json.loads((out / "loop_meta.json").read_text())
-    if os.uname().machine == "x86_64":
+    if x86:
         assert meta["target"]["cpu"] == "x86-64"
     exe = build_driver(out, "loop")
     x = np.arange(4, dtype=np.float32)
@@ -337,8 +336,16 @@ DOTS = {
                         "lhs_contracting_dims={1,2}, rhs_contracting_dims={1,0}"),
     "int32": ("s32[4,3]", "s32[3,2]", "s32[4,2]",
               "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+    "batched_int32": ("s32[2,3,4]", "s32[2,4,5]", "s32[2,3,5]",
+                      "lhs_batch_dims={0}, rhs_batch_dims={0}, "
+                      "lhs_contracting_dims={2}, rhs_contracting_dims={1}"),
     "f16": ("f16[2,8]", "f16[8,3]", "f16[2,3]",
             "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+    # operands converted to the result's type before the products
+    "s8_to_s32": ("s8[3,4]", "s8[4,2]", "s32[3,2]",
+                  "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+    "f64_to_f32": ("f64[3,4]", "f64[4,2]", "f32[3,2]",
+                   "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
     "empty_contraction": ("f32[2,0]", "f32[0,3]", "f32[2,3]",
                           "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
 }

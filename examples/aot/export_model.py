@@ -15,6 +15,7 @@ import numpy as np
 import xlapy
 import xlapy.aot
 import xlapy.numpy as xnp
+from xlapy import nn
 
 log = logging.getLogger("examples.aot")
 
@@ -27,10 +28,8 @@ B2 = np.zeros(10, np.float32)
 
 def classify(x):
     """Class probabilities of a batch of 8x8 images (flattened to 64 features)."""
-    h = xnp.maximum(xnp.dot(x, W1) + B1, 0.0)
-    logits = xnp.dot(h, W2) + B2
-    e = xnp.exp(logits - xnp.max(logits, axis=1, keepdims=True))
-    return e / xnp.sum(e, axis=1, keepdims=True)
+    h = nn.relu(xnp.dot(x, W1) + B1)
+    return nn.softmax(xnp.dot(h, W2) + B2, axis=1)
 
 
 def main(out_dir: str) -> None:

@@ -12,19 +12,24 @@ declined, so the caller reports the dot as unplaceable.
 """
 from __future__ import annotations
 
+from math import prod
+from typing import Callable
+
 from llvmlite import ir
 
 from ..backends.cpu.blas import dot_dims
+from ..backends.cpu.elemental_convert import convert_value
+from ..backends.cpu.elemental_data import delinearize
 from ..backends.cpu.kernel_api import (KernelSpec, buffer_pointer, declare_kernel,
                                        kernel_buffers)
-from ..backends.cpu.kernel_support import element_strides
+from ..backends.cpu.kernel_support import c64, carried_loop, element_strides, for_loop
 from ..backends.cpu.llvm_types import (compute_type, from_compute, load_element,
-                                       storage_type, store_element, to_compute)
-from ..backends.cpu.plan_builder import _library_target
+                                       storage_type, store_element)
+from ..backends.cpu.plan_builder import library_target
+from ..hlo import types as T
 from ..hlo.ir import HloInstruction
 from ..hlo.types import ElementType
 
-I64 = ir.IntType(64)
 _FLOATS = ("f16", "bf16", "f32", "f64")
 
 
@@ -51,74 +56,18 @@ def open_kernel(module: ir.Module, name: str, instr: HloInstruction, op: HloInst
     return fn, b, buffers, ptrs
 
 
-def counted_loop(fn: ir.Function, b: ir.IRBuilder, label: str, count: int, body,
-                 limit: ir.Value | None = None) -> None:
-    """``for i in range(count): body(i)`` at the builder's position (``count`` >= 1; a
-    run-time ``limit`` >= 1 replaces ``count`` when given)."""
-    pre = b.block
-    loop = fn.append_basic_block(label)
-    after = fn.append_basic_block(label + ".end")
-    b.branch(loop)
-    b.position_at_end(loop)
-    i = b.phi(I64, label + ".i")
-    i.add_incoming(ir.Constant(I64, 0), pre)
-    body(i)
-    nxt = b.add(i, ir.Constant(I64, 1))
-    i.add_incoming(nxt, b.block)
-    end = ir.Constant(I64, count) if limit is None else limit
-    b.cbranch(b.icmp_signed("<", nxt, end), loop, after)
-    b.position_at_end(after)
-
-
-def unit_range(fn: ir.Function, b: ir.IRBuilder, body) -> None:
-    """The kernel's body: ``body(u - begin)`` for ``u`` in ``[begin, end)``, then return."""
-    work = fn.append_basic_block("work")
-    done = fn.append_basic_block("done")
-    b.cbranch(b.icmp_signed("<", fn.args[1], fn.args[2]), work, done)
-    b.position_at_end(work)
-    counted_loop(fn, b, "unit", 0, body, limit=b.sub(fn.args[2], fn.args[1]))
-    b.branch(done)
-    b.position_at_end(done)
+def units_loop(fn: ir.Function, b: ir.IRBuilder, body: Callable[[ir.Value], None]) -> None:
+    """The kernel's body: ``body(u)`` for every unit ``u`` in ``[begin, end)``, then
+    return."""
+    for_loop(b, fn.args[1], fn.args[2], body, "unit")
     b.ret_void()
-
-
-class UnitLoop:
-    """The per-output-element loop both element kernels share: ``for u in [begin, end)``
-    with the logical output index of ``u`` (row-major over ``shape``'s dims); the body
-    runs a nested loop in block ``inner`` and stores in block ``store``."""
-
-    def __init__(self, fn: ir.Function, b: ir.IRBuilder, shape, inner_name: str) -> None:
-        self.fn, self.b = fn, b
-        entry = b.block
-        self.loop = fn.append_basic_block("unit")
-        self.inner = fn.append_basic_block(inner_name)
-        self.store = fn.append_basic_block("store")
-        self.done = fn.append_basic_block("done")
-        b.cbranch(b.icmp_signed("<", fn.args[1], fn.args[2]), self.loop, self.done)
-        b.position_at_end(self.loop)
-        self.u = b.phi(I64, "u")
-        self.u.add_incoming(fn.args[1], entry)
-        self.index: list[ir.Value] = [None] * shape.rank
-        rem = self.u
-        for d in reversed(range(shape.rank)):
-            self.index[d] = b.urem(rem, ir.Constant(I64, shape.dims[d])) if d else rem
-            rem = b.udiv(rem, ir.Constant(I64, shape.dims[d]))
-
-    def close(self) -> None:
-        """After the store (builder in ``store``): next unit or return."""
-        b = self.b
-        nxt = b.add(self.u, ir.Constant(I64, 1))
-        self.u.add_incoming(nxt, b.block)
-        b.cbranch(b.icmp_signed("<", nxt, self.fn.args[2]), self.loop, self.done)
-        b.position_at_end(self.done)
-        b.ret_void()
 
 
 class DotKernelEmitter:
     """Emits a naive, layout-aware dot kernel (see the module docstring)."""
 
     def can_emit(self, instr: HloInstruction) -> bool:
-        target = _library_target(instr)
+        target = library_target(instr)
         if target is None or target[0].opcode != "dot":
             return False
         dot = target[0]
@@ -126,79 +75,48 @@ class DotKernelEmitter:
         return len(kinds) == 1 and None not in kinds
 
     def emit(self, module: ir.Module, name: str, instr: HloInstruction) -> KernelSpec:
-        dot, feeds = _library_target(instr)
+        dot, feeds = library_target(instr)
         dims = dot_dims(dot)
         if _row_eligible(dot, dims):
             return self._emit_rows(module, name, instr, dot, feeds, dims)
         ls, rs, os_ = dot.operands[0].shape, dot.operands[1].shape, dot.shape
         out_et = os_.element_type
         acc_ty = compute_type(out_et)
+        acc_et = T.F32 if out_et in (T.F16, T.BF16) else out_et    # acc_ty's element type
         is_float = _kind(out_et) == "float"
         fn, b, buffers, (lp, rp, op) = open_kernel(module, name, instr, dot, feeds)
         lstr, rstr, ostr = element_strides(ls), element_strides(rs), element_strides(os_)
-        # output logical dims: lhs batch, lhs free, rhs free
-        out_src = ([("b", k) for k in range(len(dims.lhs_batch))]
-                   + [("lf", d) for d in dims.lhs_free] + [("rf", d) for d in dims.rhs_free])
+        # per output dim (lhs batch, lhs free, rhs free): the operands' strides (0: the
+        # operand does not have that dim)
+        out_lstr = [lstr[d] for d in dims.lhs_batch + dims.lhs_free] + [0] * len(dims.rhs_free)
+        out_rstr = ([rstr[d] for d in dims.rhs_batch] + [0] * len(dims.lhs_free)
+                    + [rstr[d] for d in dims.rhs_free])
         contract = [ls.dims[d] for d in dims.lhs_contract]
-        k_total = 1
-        for n in contract:
-            k_total *= n
-        c = lambda v: ir.Constant(I64, v)     # noqa: E731
+        k_total = prod(contract)
 
-        def convert(value: ir.Value, et: ElementType) -> ir.Value:
-            value = to_compute(b, value, et)
-            src_ty = compute_type(et)
-            if src_ty == acc_ty:
-                return value
-            if is_float:
-                return (b.fpext(value, acc_ty) if _width(src_ty) < _width(acc_ty)
-                        else b.fptrunc(value, acc_ty))
-            if src_ty.width < acc_ty.width:
-                return b.sext(value, acc_ty) if et.is_signed_integral else b.zext(value, acc_ty)
-            return b.trunc(value, acc_ty)
-
-        units_loop = UnitLoop(fn, b, os_, "k")
-        inner, store_bb, idx = units_loop.inner, units_loop.store, units_loop.index
-        loff, roff, ooff = c(0), c(0), c(0)
-        for d, (src, k) in enumerate(out_src):
-            ooff = b.add(ooff, b.mul(idx[d], c(ostr[d])))
-            if src == "b":
-                loff = b.add(loff, b.mul(idx[d], c(lstr[dims.lhs_batch[k]])))
-                roff = b.add(roff, b.mul(idx[d], c(rstr[dims.rhs_batch[k]])))
-            elif src == "lf":
-                loff = b.add(loff, b.mul(idx[d], c(lstr[k])))
-            else:
-                roff = b.add(roff, b.mul(idx[d], c(rstr[k])))
         zero = ir.Constant(acc_ty, 0.0 if is_float else 0)
-        b.cbranch(b.icmp_signed(">", c(k_total), c(0)), inner, store_bb)
-        unit_end = b.block
-        b.position_at_end(inner)
-        k = b.phi(I64, "k")
-        acc = b.phi(acc_ty, "acc")
-        k.add_incoming(c(0), unit_end)
-        acc.add_incoming(zero, unit_end)
-        krem, kl, kr = k, loff, roff
-        for j in reversed(range(len(contract))):
-            part = b.urem(krem, c(contract[j])) if j else krem
-            krem = b.udiv(krem, c(contract[j]))
-            kl = b.add(kl, b.mul(part, c(lstr[dims.lhs_contract[j]])))
-            kr = b.add(kr, b.mul(part, c(rstr[dims.rhs_contract[j]])))
-        x = convert(load_element(b, b.gep(lp, [kl], inbounds=True), ls.element_type),
-                    ls.element_type)
-        y = convert(load_element(b, b.gep(rp, [kr], inbounds=True), rs.element_type),
-                    rs.element_type)
-        acc_next = b.fadd(acc, b.fmul(x, y)) if is_float else b.add(acc, b.mul(x, y))
-        k_next = b.add(k, c(1))
-        k.add_incoming(k_next, b.block)
-        acc.add_incoming(acc_next, b.block)
-        b.cbranch(b.icmp_signed("<", k_next, c(k_total)), inner, store_bb)
-        b.position_at_end(store_bb)
-        total = b.phi(acc_ty, "total")
-        total.add_incoming(zero, unit_end)
-        total.add_incoming(acc_next, inner)
-        value = from_compute(b, total, out_et) if is_float else total
-        store_element(b, value, b.gep(op, [ooff], inbounds=True), out_et)
-        units_loop.close()
+
+        def unit(u: ir.Value) -> None:
+            idx = delinearize(b, u, os_.dims)
+            loff, roff, ooff = (strided_offset(b, idx, st) for st in (out_lstr, out_rstr, ostr))
+
+            def step(k: ir.Value, carried: list) -> list:
+                krem, kl, kr = k, loff, roff
+                for j in reversed(range(len(contract))):
+                    part = b.urem(krem, c64(contract[j])) if j else krem
+                    krem = b.udiv(krem, c64(contract[j]))
+                    kl = b.add(kl, b.mul(part, c64(lstr[dims.lhs_contract[j]])))
+                    kr = b.add(kr, b.mul(part, c64(rstr[dims.rhs_contract[j]])))
+                x = convert_value(b, load_element(b, b.gep(lp, [kl], inbounds=True),
+                                                  ls.element_type), ls.element_type, acc_et)
+                y = convert_value(b, load_element(b, b.gep(rp, [kr], inbounds=True),
+                                                  rs.element_type), rs.element_type, acc_et)
+                acc = carried[0]
+                return [b.fadd(acc, b.fmul(x, y)) if is_float else b.add(acc, b.mul(x, y))]
+            (total,) = carried_loop(b, 0, k_total, [zero], step, "k")
+            value = from_compute(b, total, out_et) if is_float else total
+            store_element(b, value, b.gep(op, [ooff], inbounds=True), out_et)
+        units_loop(fn, b, unit)
         units = os_.num_elements
         return KernelSpec(name, instr, buffers, units=units, cost=float(units * max(k_total, 1)))
 
@@ -214,63 +132,63 @@ class DotKernelEmitter:
         fn, b, buffers, (lp, rp, op) = open_kernel(module, name, instr, dot, feeds)
         lstr, rstr, ostr = element_strides(ls), element_strides(rs), element_strides(os_)
         nb = len(dims.lhs_batch)
-        m_size = ls.dims[dims.lhs_free[0]] if dims.lhs_free else 1
         n_size = rs.dims[dims.rhs_free[0]] if dims.rhs_free else 1
         k_size = ls.dims[dims.lhs_contract[0]]
         lsk, rsk = lstr[dims.lhs_contract[0]], rstr[dims.rhs_contract[0]]
         rsn = rstr[dims.rhs_free[0]] if dims.rhs_free else 0
         osn = ostr[os_.rank - 1] if dims.rhs_free else 0
-        c = lambda v: ir.Constant(I64, v)     # noqa: E731
+        # a unit's output row: the batch indices, then the lhs free index
+        row_dims = os_.dims[:nb + len(dims.lhs_free)]
+        lhs_rows = [lstr[d] for d in dims.lhs_batch + dims.lhs_free]
+        rhs_rows = [rstr[d] for d in dims.rhs_batch]
 
-        def counted(label: str, count: int, body) -> None:
-            counted_loop(fn, b, label, count, body)
-
-        def unit_body(u: ir.Value) -> None:
-            rem, loff, roff, ooff = b.add(u, fn.args[1]), c(0), c(0), c(0)
-            if dims.lhs_free:
-                m = b.urem(rem, c(m_size))
-                rem = b.udiv(rem, c(m_size))
-                loff = b.mul(m, c(lstr[dims.lhs_free[0]]))
-                ooff = b.mul(m, c(ostr[nb]))
-            for j in reversed(range(nb)):
-                size = ls.dims[dims.lhs_batch[j]]
-                bi = b.urem(rem, c(size)) if j else rem
-                rem = b.udiv(rem, c(size))
-                loff = b.add(loff, b.mul(bi, c(lstr[dims.lhs_batch[j]])))
-                roff = b.add(roff, b.mul(bi, c(rstr[dims.rhs_batch[j]])))
-                ooff = b.add(ooff, b.mul(bi, c(ostr[j])))
-            counted("zero", n_size, lambda n: b.store(
-                ir.Constant(ty, 0.0), b.gep(op, [b.add(ooff, b.mul(n, c(osn)))], inbounds=True)))
+        def unit(u: ir.Value) -> None:
+            row = delinearize(b, u, row_dims)
+            loff, roff, ooff = (strided_offset(b, row, st) for st in (lhs_rows, rhs_rows, ostr))
+            for_loop(b, 0, n_size, lambda n: b.store(
+                ir.Constant(ty, 0.0), b.gep(op, [b.add(ooff, b.mul(n, c64(osn)))],
+                                            inbounds=True)), "zero")
 
             def k_body(k: ir.Value) -> None:
-                a = b.load(b.gep(lp, [b.add(loff, b.mul(k, c(lsk)))], inbounds=True))
-                rk = b.add(roff, b.mul(k, c(rsk)))
+                a = b.load(b.gep(lp, [b.add(loff, b.mul(k, c64(lsk)))], inbounds=True))
+                rk = b.add(roff, b.mul(k, c64(rsk)))
 
                 def n_body(n: ir.Value) -> None:
-                    optr = b.gep(op, [b.add(ooff, b.mul(n, c(osn)))], inbounds=True)
-                    y = b.load(b.gep(rp, [b.add(rk, b.mul(n, c(rsn)))], inbounds=True))
+                    optr = b.gep(op, [b.add(ooff, b.mul(n, c64(osn)))], inbounds=True)
+                    y = b.load(b.gep(rp, [b.add(rk, b.mul(n, c64(rsn)))], inbounds=True))
                     b.store(b.fadd(b.load(optr), b.fmul(a, y)), optr)
-                counted("n", n_size, n_body)
-            counted("k", k_size, k_body)
+                for_loop(b, 0, n_size, n_body, "n")
+            for_loop(b, 0, k_size, k_body, "k")
 
         units = os_.num_elements // max(n_size, 1)
-        unit_range(fn, b, unit_body)
+        units_loop(fn, b, unit)
         return KernelSpec(name, instr, buffers, units=units,
                           cost=float(os_.num_elements * max(k_size, 1)))
+
+
+def strided_offset(b: ir.IRBuilder, index: list[ir.Value], strides: list[int]) -> ir.Value:
+    """``sum(index[d] * strides[d])`` over the leading ``len(index)`` dims (the element
+    offset of ``index``; zero strides are skipped)."""
+    total: ir.Value = c64(0)
+    for i, st in zip(index, strides):
+        if st:
+            total = b.add(total, b.mul(i, c64(st)))
+    return total
+
+
+def f32_or_f64(op: HloInstruction) -> bool:
+    """Whether ``op`` and its operands all have one element type, f32 or f64."""
+    ets = {op.shape.element_type.name, *(o.shape.element_type.name for o in op.operands)}
+    return len(ets) == 1 and ets <= {"f32", "f64"}
 
 
 def _row_eligible(dot: HloInstruction, dims) -> bool:
     """Whether :meth:`DotKernelEmitter._emit_rows` applies: f32/f64 throughout, one
     non-empty contracting dim, at most one free dim per side, a non-empty result."""
-    ets = {dot.shape.element_type.name, *(o.shape.element_type.name for o in dot.operands)}
-    return (len(ets) == 1 and ets <= {"f32", "f64"} and len(dims.lhs_contract) == 1
+    return (f32_or_f64(dot) and len(dims.lhs_contract) == 1
             and len(dims.lhs_free) <= 1 and len(dims.rhs_free) <= 1
             and dot.shape.num_elements > 0
             and dot.operands[0].shape.dims[dims.lhs_contract[0]] > 0)
 
 
-def _width(ty: ir.Type) -> int:
-    return {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}[type(ty)]
-
-
-__all__ = ["DotKernelEmitter", "UnitLoop", "counted_loop", "open_kernel", "unit_range"]
+__all__ = ["DotKernelEmitter", "f32_or_f64", "open_kernel", "strided_offset", "units_loop"]

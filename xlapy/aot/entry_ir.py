@@ -28,9 +28,10 @@ from llvmlite import ir
 
 from ..backends.cpu.executable import value_ref
 from ..backends.cpu.kernel_api import KERNEL_TYPE, indexed_leaves
+from ..backends.cpu.plan_builder import materialize_constants
 from ..backends.cpu.thunks import (BufferRef, CallThunk, ConditionalThunk, CopyThunk,
                                    KernelThunk, Memory, Plan, WhileThunk, aligned_empty,
-                                   leaves, major_to_minor, write_value)
+                                   leaves, major_to_minor)
 from ..errors import UnimplementedError
 from ..hlo.shape import Shape
 from ..passes.buffer_assignment import CONSTANT, OUTPUT, PARAMETER, TEMP
@@ -45,11 +46,14 @@ ARENA_ALIGN = 64
 
 @dataclass
 class Leaf:
-    """One flattened argument or result: its name, array shape and byte size."""
+    """One flattened argument or result: its name and array shape."""
 
     name: str
     shape: Shape
-    nbytes: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.shape.byte_size
 
     @property
     def alignment(self) -> int:
@@ -79,10 +83,10 @@ class EntryBuilder:
             for ix, sub in indexed_leaves(p.shape):
                 label = p.name + ("" if not ix else "{" + ",".join(map(str, ix)) + "}")
                 self._arg_of[(p.parameter_number, tuple(ix))] = len(self.args)
-                self.args.append(Leaf(label, sub, sub.num_elements * sub.element_type.byte_size))
+                self.args.append(Leaf(label, sub))
         self.result_refs = leaves(value_ref(lowered.assignment, entry.root))
-        self.results = [Leaf(f"result{j}" if len(self.result_refs) > 1 else "result",
-                             r.shape, r.size) for j, r in enumerate(self.result_refs)]
+        self.results = [Leaf(f"result{j}" if len(self.result_refs) > 1 else "result", r.shape)
+                        for j, r in enumerate(self.result_refs)]
         for leaf in self.args + self.results:
             if not _row_major(leaf.shape):
                 raise UnimplementedError(
@@ -114,20 +118,12 @@ class EntryBuilder:
                 self.arena_offset[a.index] = size
                 size += -(-a.size // ARENA_ALIGN) * ARENA_ALIGN
         self.temp_bytes = size
+        # buffer assignment gives every constant a constant allocation of its own
         mem = Memory(len(allocs))
         for a in allocs:
             if a.kind == CONSTANT:
                 mem.set(a.index, aligned_empty(a.size, zero=True))
-        for comp_name in self.lo.assignment.schedules:
-            for instr in self.lo.module.computation(comp_name).instructions:
-                if instr.opcode != "constant":
-                    continue
-                ref = value_ref(self.lo.assignment, instr)
-                if any(allocs[r.alloc].kind != CONSTANT for r in leaves(ref)):
-                    raise UnimplementedError(
-                        f"constant %{instr.name} in computation {comp_name} was not given a "
-                        "constant allocation; the ahead-of-time object cannot initialize it")
-                write_value(ref, instr.literal, mem, instr)
+        materialize_constants(mem, self.lo.assignment, self.lo.module)
         self.constant_bytes = {a.index: bytes(mem.bases[a.index]) for a in allocs
                                if a.kind == CONSTANT}
 
@@ -142,7 +138,7 @@ class EntryBuilder:
         """Emit the size tables, the entry function and the error-message function."""
         for suffix, items in (("arg_bytes", self.args), ("result_bytes", self.results)):
             ty = ir.ArrayType(I64, max(1, len(items)))
-            self._global(suffix, ty, ir.Constant(ty, [l.nbytes for l in items] or [0]))
+            self._global(suffix, ty, ir.Constant(ty, [leaf.nbytes for leaf in items] or [0]))
         self._global("temp_bytes", I64, ir.Constant(I64, self.temp_bytes))
         self.constants = {}
         for index, raw in self.constant_bytes.items():

@@ -19,8 +19,8 @@ from typing import Any
 
 from llvmlite import ir
 
-from ..backends.cpu.compiler import _KernelNames, kernel_emitters
-from ..backends.cpu.plan_builder import FORWARD, NO_OP, PlanBuilder, library_supports
+from ..backends.cpu.compiler import KernelNames, kernel_candidates, kernel_emitters
+from ..backends.cpu.plan_builder import PlanBuilder, library_supports
 from ..backends.cpu.thunks import Plan
 from ..errors import UnimplementedError
 from ..hlo.ir import HloInstruction, HloModule
@@ -60,21 +60,15 @@ def lower(source: HloModule, llvm_module: ir.Module, prefix: str,
     module, assignment = optimized.module, optimized.buffers
     own = [DotKernelEmitter(), ConvKernelEmitter()]
     emitters = own + kernel_emitters(assignment)
-    names = _KernelNames()
+    names = KernelNames(f"{prefix}_k_")
     kernels: dict[int, tuple[Any, int]] = {}
-    for comp_name, schedule in assignment.schedules.items():
-        for instr in schedule:
-            if instr.opcode in NO_OP or instr.opcode in FORWARD or \
-                    instr.opcode in ("while", "conditional", "call"):
-                continue
-            library = library_supports(instr)
-            em = next((e for e in emitters if e.can_emit(instr)
-                       and (not library or e in own)), None)
-            if em is None:
-                raise UnimplementedError(_unplaceable(instr, library, source_text))
-            name = names.new(comp_name, instr).replace("xk_", f"{prefix}_k_", 1)
-            spec = em.emit(llvm_module, name, instr)
-            kernels[id(instr)] = (spec, 0)
+    for comp_name, instr in kernel_candidates(assignment):
+        library = library_supports(instr)
+        em = next((e for e in emitters if e.can_emit(instr)
+                   and (not library or e in own)), None)
+        if em is None:
+            raise UnimplementedError(_unplaceable(instr, library, source_text))
+        kernels[id(instr)] = (em.emit(llvm_module, names.new(comp_name, instr), instr), 0)
     builder = PlanBuilder(module, assignment, kernels, None, float("inf"))
     plan = builder.plan(module.entry)
     return Lowered(module, assignment, llvm_module, plan, len(kernels))

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import llvmlite
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from ..backends.cpu.jit_engine import HostTarget, host_target
 from ..backends.cpu.llvm_worker import optimize
 from ..errors import InvalidArgumentError
 
@@ -14,14 +14,8 @@ OPT_LEVEL = 3
 
 
 @dataclass(frozen=True)
-class AotTarget:
+class AotTarget(HostTarget):
     """Triple, CPU and features the object is compiled for (recorded in the metadata)."""
-
-    triple: str
-    cpu: str
-    features: str
-    llvm_version: str = ".".join(map(str, llvm.llvm_version_info))
-    llvmlite_version: str = llvmlite.__version__
 
     def machine(self) -> "llvm.TargetMachine":
         try:
@@ -35,18 +29,14 @@ class AotTarget:
 def resolve_target(cpu: str = "native", features: str | None = None) -> AotTarget:
     """``native``: the host CPU name and features; another name: that CPU, ``features``
     (default none beyond the CPU's own)."""
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
+    host = host_target()
     llvm.initialize_native_asmparser()      # the cpuid/xgetbv inline assembly
-    triple = llvm.get_process_triple()
     if cpu == "native":
-        cpu = llvm.get_host_cpu_name()
+        cpu = host.cpu
         if features is None:
-            try:
-                features = llvm.get_host_cpu_features().flatten()
-            except RuntimeError:
-                features = ""
-    return AotTarget(triple, cpu, features or "")
+            features = host.features
+    return AotTarget(host.triple, cpu, features or "", host.llvm_version,
+                     host.llvmlite_version)
 
 
 def new_llvm_module(name: str, target: AotTarget) -> ir.Module:

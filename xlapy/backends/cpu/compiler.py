@@ -42,7 +42,7 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from ...config import DumpConfig, get_debug_options
 from ...errors import InvalidArgumentError
@@ -158,6 +158,17 @@ def kernel_emitters(assignment: BufferAssignment) -> list[Any]:
             ReduceWindowEmitter(assignment),
             SelectAndScatterEmitter(assignment), ScatterEmitter(assignment),
             SortEmitter(assignment), RngBitGeneratorEmitter(assignment)]
+
+
+def kernel_candidates(assignment: BufferAssignment) -> Iterator[tuple[str, HloInstruction]]:
+    """``(computation name, instruction)`` for every scheduled instruction that needs code
+    of its own (a kernel, a library call or the interpreter): all but no-ops, forwards
+    and control flow (``while``/``conditional``/``call`` run sub-plans)."""
+    for comp_name, schedule in assignment.schedules.items():
+        for instr in schedule:
+            if instr.opcode not in NO_OP and instr.opcode not in FORWARD and \
+                    instr.opcode not in ("while", "conditional", "call"):
+                yield comp_name, instr
 
 
 class CpuBackend:
@@ -354,19 +365,15 @@ class CpuBackend:
         to ``engine().parallelism`` modules of similar size (fused instruction count),
         which the engine compiles in parallel processes."""
         emitters = kernel_emitters(assignment)
-        names = _KernelNames()
+        names = KernelNames()
         start = time.perf_counter()
         chosen: list[tuple[str, HloInstruction, Any]] = []
-        for comp_name, schedule in assignment.schedules.items():
-            for instr in schedule:
-                if instr.opcode in NO_OP or instr.opcode in FORWARD or \
-                        instr.opcode in ("while", "conditional", "call"):
-                    continue
-                if library_supports(instr):
-                    continue
-                em = next((e for e in emitters if e.can_emit(instr)), None)
-                if em is not None:
-                    chosen.append((comp_name, instr, em))
+        for comp_name, instr in kernel_candidates(assignment):
+            if library_supports(instr):
+                continue
+            em = next((e for e in emitters if e.can_emit(instr)), None)
+            if em is not None:
+                chosen.append((comp_name, instr, em))
         small = [_is_small(i) for _, i, _ in chosen]
         weights = [len(i.attrs["calls"].instructions) if i.opcode == "fusion" else 1
                    for _, i, _ in chosen]
@@ -431,7 +438,7 @@ class CpuBackend:
                             keep_alive=[loaded] + ([builder.evaluator]
                                                    if builder.evaluator is not None else []),
                             profile=profile)
-        materialize_constants(exe, assignment, module)
+        materialize_constants(exe.memory, assignment, module)
         exe.bind_fixed()
         return exe
 
@@ -461,14 +468,16 @@ def _is_small(instr: HloInstruction) -> bool:
                default=0) < SMALL_KERNEL_ELEMENTS
 
 
-class _KernelNames:
-    """Unique LLVM symbol names derived from computation and instruction names."""
+class KernelNames:
+    """Unique LLVM symbol names derived from computation and instruction names, each
+    starting with ``prefix``."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str = "xk_") -> None:
+        self.prefix = prefix
         self.used: set[str] = set()
 
     def new(self, comp: str, instr: HloInstruction) -> str:
-        base = re.sub(r"[^A-Za-z0-9_]", "_", f"xk_{comp}__{instr.name}")
+        base = self.prefix + re.sub(r"[^A-Za-z0-9_]", "_", f"{comp}__{instr.name}")
         name, n = base, 1
         while name in self.used:
             n += 1
@@ -482,4 +491,5 @@ def assignment_digest(assignment: BufferAssignment) -> str:
     return hashlib.sha256(assignment.to_text().encode()).hexdigest()
 
 
-__all__ = ["CompileTimings", "CpuBackend", "KernelRecord", "DEFAULT_PARALLEL_COST"]
+__all__ = ["CompileTimings", "CpuBackend", "KernelNames", "KernelRecord", "kernel_candidates",
+           "DEFAULT_PARALLEL_COST"]

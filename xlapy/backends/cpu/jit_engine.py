@@ -94,6 +94,19 @@ class HostTarget:
                 f"llvmlite={self.llvmlite_version}")
 
 
+def host_target() -> HostTarget:
+    """This machine's triple, CPU name and features (empty where the platform cannot
+    report them), with the LLVM and llvmlite versions; initializes LLVM's native target."""
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    try:
+        features = llvm.get_host_cpu_features().flatten()
+    except RuntimeError:          # some platforms cannot report features
+        features = ""
+    return HostTarget(llvm.get_process_triple(), llvm.get_host_cpu_name(), features,
+                      ".".join(map(str, llvm.llvm_version_info)), llvmlite.__version__)
+
+
 @dataclass
 class CompiledObject:
     """The result of compiling a module's kernels: object files plus optional text forms."""
@@ -153,16 +166,7 @@ class JitEngine:
     """The host target machine, the O3 pipeline and an LLJIT instance (see module doc)."""
 
     def __init__(self, helpers: int | None = None) -> None:
-        llvm.initialize_native_target()
-        llvm.initialize_native_asmprinter()
-        triple = llvm.get_process_triple()
-        try:
-            features = llvm.get_host_cpu_features().flatten()
-        except RuntimeError:          # some platforms cannot report features
-            features = ""
-        self.host = HostTarget(triple, llvm.get_host_cpu_name(), features,
-                               ".".join(map(str, llvm.llvm_version_info)),
-                               llvmlite.__version__)
+        self.host = host_target()
         self.data_layout = ""
         self._tm = self._target_machine()
         self.data_layout = str(self._tm.target_data)
@@ -440,5 +444,5 @@ def engine() -> JitEngine:
     return _ENGINE
 
 
-__all__ = ["HostTarget", "CompiledObject", "LoadedCode", "JitEngine", "engine", "OPT_LEVEL",
-           "SMALL_OPT_LEVEL", "deferred_interrupt"]
+__all__ = ["HostTarget", "host_target", "CompiledObject", "LoadedCode", "JitEngine", "engine",
+           "OPT_LEVEL", "SMALL_OPT_LEVEL", "deferred_interrupt"]

@@ -15,10 +15,10 @@ from typing import Any, Callable
 from ...hlo.ir import HloComputation, HloInstruction, HloModule
 from ...passes.buffer_assignment import BufferAssignment
 from . import blas, conv
-from .executable import CpuExecutable, buffer_ref, value_ref
+from .executable import buffer_ref, value_ref
 from .kernel_api import indexed_leaves, kernel_buffers
-from .thunks import (CallThunk, ConditionalThunk, CopyThunk, KernelThunk, LibraryThunk, Plan,
-                     ThreadPool, Thunk, WhileThunk, leaves, write_value)
+from .thunks import (CallThunk, ConditionalThunk, CopyThunk, KernelThunk, LibraryThunk, Memory,
+                     Plan, ThreadPool, Thunk, WhileThunk, leaves, write_value)
 
 # Instructions whose value is already in place (aliases or buffers filled elsewhere).
 NO_OP = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "bitcast",
@@ -27,7 +27,7 @@ NO_OP = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "bitca
 FORWARD = frozenset({"opt-barrier", "add-dependency", "domain"})
 
 
-def _library_target(instr: HloInstruction) -> tuple[HloInstruction, list[int]] | None:
+def library_target(instr: HloInstruction) -> tuple[HloInstruction, list[int]] | None:
     """The dot/convolution a library routine computes for ``instr`` and, per operand of
     that op, which of ``instr``'s operands feeds it (a ``kCustom`` fusion wrapping one op
     on its parameters counts as that op)."""
@@ -49,7 +49,7 @@ _LIBRARY: dict[str, tuple[Callable[[HloInstruction], bool], Callable[[HloInstruc
 
 def library_supports(instr: HloInstruction) -> bool:
     """Whether ``blas.py``/``conv.py`` have a routine for ``instr``."""
-    target = _library_target(instr)
+    target = library_target(instr)
     return target is not None and _LIBRARY[target[0].opcode][0](target[0])
 
 
@@ -58,20 +58,21 @@ def library_routine(instr: HloInstruction) -> Callable[[list, Any], None] | None
     ``dot``/``convolution`` (or a kCustom fusion wrapping one); None if none fits."""
     if not library_supports(instr):
         return None
-    op, feeds = _library_target(instr)
+    op, feeds = library_target(instr)
     fn = _LIBRARY[op.opcode][1](op)
     if feeds == list(range(len(instr.operands))):
         return fn
     return lambda operands, out: fn([operands[k] for k in feeds], out)
 
 
-def materialize_constants(exe: CpuExecutable, assignment: BufferAssignment,
-                           module: HloModule) -> None:
-    """Write every constant's literal into its buffer, in the constant's layout."""
+def materialize_constants(memory: Memory, assignment: BufferAssignment,
+                          module: HloModule) -> None:
+    """Write every constant's literal into its buffer in ``memory``, in the constant's
+    layout."""
     for comp_name in assignment.schedules:
         for instr in module.computation(comp_name).instructions:
             if instr.opcode == "constant":
-                write_value(value_ref(assignment, instr), instr.literal, exe.memory, instr)
+                write_value(value_ref(assignment, instr), instr.literal, memory, instr)
 
 
 def _read_leaf_prefixes(comp: HloComputation, param: HloInstruction) -> list[tuple[int, ...]]:
@@ -212,5 +213,5 @@ def _kernel_buffer_keys(instr: HloInstruction) -> list[tuple[HloInstruction, tup
     return [(kb.instruction, kb.index) for kb in kernel_buffers(instr)]
 
 
-__all__ = ["NO_OP", "FORWARD", "PlanBuilder", "library_supports", "library_routine",
-           "materialize_constants"]
+__all__ = ["NO_OP", "FORWARD", "PlanBuilder", "library_target", "library_supports",
+           "library_routine", "materialize_constants"]
