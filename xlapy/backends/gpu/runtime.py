@@ -32,8 +32,8 @@ from ...hlo.ir import HloInstruction, HloModule
 from ...hlo.shape import Shape
 from ...passes.buffer_assignment import PARAMETER, BufferAssignment
 from ...passes.copy_insertion import array_leaf_indices
-from ..cpu.executable import _from_python, value_ref
-from ..cpu.thunks import BufferRef, PlanQueries, TokenRef, major_to_minor, physical_bytes
+from ..cpu.executable import argument_leaves, value_ref
+from ..cpu.thunks import BufferRef, PlanQueries, TokenRef, physical_bytes
 from ..interpreter.evaluator import TOKEN
 from .device import Device, align
 
@@ -243,32 +243,6 @@ class CallThunk(Thunk):
         self.from_root()
 
 
-def _argument_leaves(value: Any, shape: Shape, where: str) -> list[np.ndarray]:
-    """Validate one argument; each array leaf as contiguous bytes in the leaf's layout."""
-    if shape.is_tuple:
-        if not isinstance(value, (tuple, list)) or len(value) != len(shape.tuple_shapes):
-            raise InvalidArgumentError(f"{where}: expected a tuple of "
-                                       f"{len(shape.tuple_shapes)} values for {shape}")
-        out: list[np.ndarray] = []
-        for k, (v, s) in enumerate(zip(value, shape.tuple_shapes)):
-            out.extend(_argument_leaves(v, s, f"{where}[{k}]"))
-        return out
-    if shape.is_token:
-        return []
-    arr = value if isinstance(value, np.ndarray) else (
-        np.asarray(value) if isinstance(value, np.generic) else _from_python(value, shape, where))
-    if arr.dtype != shape.dtype:
-        raise InvalidArgumentError(
-            f"{where}: expected {shape.to_text(False)} (dtype {shape.dtype}), got an array "
-            f"of dtype {arr.dtype} and shape {tuple(arr.shape)}")
-    if tuple(arr.shape) != shape.dims:
-        raise InvalidArgumentError(f"{where}: expected shape {shape.to_text(False)}, got "
-                                   f"shape {arr.dtype}{list(arr.shape)}")
-    if arr.flags.c_contiguous and major_to_minor(shape) == list(range(shape.rank)):
-        return [arr]
-    return [np.ascontiguousarray(physical_bytes(arr, shape))]
-
-
 class GpuExecutable:
     """A module compiled for a GPU (or the simulator): :meth:`execute` with NumPy arguments."""
 
@@ -328,7 +302,7 @@ class GpuExecutable:
                                        f"arguments ({expected}), got {len(args)}")
         with self._lock:
             for (p, shape, where, leaves), value in zip(self._params, args):
-                data = _argument_leaves(value, shape, where)
+                data = argument_leaves(value, shape, where)
                 for position, addr in leaves:
                     self.device.h2d(addr, data[position])
             self._run()
