@@ -125,10 +125,11 @@ class LaunchThunk(Thunk):
                  grid: int, block: int, args: list[int]) -> None:
         self.instruction, self.device, self.fn, self.name = instr, device, fn, name
         self.grid, self.block, self.args = grid, block, args
+        self._packed = device.kernel_args(args)
 
     def run(self) -> None:
         if self.grid:
-            self.device.launch(self.fn, self.grid, self.block, self.args)
+            self.device.launch(self.fn, self.grid, self.block, self._packed)
 
 
 class Copies:
