@@ -33,7 +33,7 @@ from ...hlo.shape import Shape
 from ...passes.buffer_assignment import PARAMETER, BufferAssignment
 from ...passes.copy_insertion import array_leaf_indices
 from ..cpu.executable import argument_leaves, value_ref
-from ..cpu.thunks import BufferRef, PlanQueries, TokenRef, physical_bytes
+from ..cpu.thunks import BufferRef, PlanQueries, physical_bytes
 from ..interpreter.evaluator import TOKEN
 from .device import Device, align
 
@@ -307,17 +307,12 @@ class GpuExecutable:
                 for position, addr in leaves:
                     self.device.h2d(addr, data[position])
             self._run()
-            return self.buffers.read(self.result) if not isinstance(self.result, TokenRef) \
-                else TOKEN
+            return self.buffers.read(self.result)
 
     def run_on_device(self) -> None:
         """Run the plan on the arguments already on the device (for timing)."""
         with self._lock:
             self._run()
-
-    def parameter_address(self, number: int) -> int:
-        """Device address of entry parameter ``number``'s first array leaf."""
-        return self._params[number][3][0][1]
 
 
 __all__ = ["GpuExecutable", "Plan", "Buffers", "LaunchThunk", "CopyThunk", "FallbackThunk",
