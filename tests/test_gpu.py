@@ -66,6 +66,9 @@ def test_split_full_reduction_matches_numpy_and_resets_its_counters(sim):
     want = np.sum(x.astype(np.float64) + y.astype(np.float64) * z)
     assert abs(float(first) - want) < 1e-3 * max(1.0, abs(want))
     assert np.array_equal(first, second)
+    # other inputs: a counter left set would leave the first call's value in the output
+    other = exe.execute([x + 1, y, z])
+    assert abs(float(other) - (want + n)) < 1e-3 * max(1.0, abs(want + n))
 
 
 def test_softmax_rows_are_one_kernel_and_match_numpy(sim):
