@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...errors import DeviceUnavailableError, ExecutionError, ResourceExhaustedError
+from ..cpu.thunks import address_of
 from .device import CachingAllocator, Device, KernelArgs
 
 log = logging.getLogger("xlapy.gpu")
@@ -131,12 +132,12 @@ class CudaDevice(Device):
     def h2d(self, addr: int, data: np.ndarray) -> None:
         if data.nbytes:
             self._check(self.lib.cuMemcpyHtoD_v2(ctypes.c_uint64(addr),
-                                                 ctypes.c_void_p(data.ctypes.data),
+                                                 ctypes.c_void_p(address_of(data)),
                                                  ctypes.c_size_t(data.nbytes)), "cuMemcpyHtoD")
 
     def d2h(self, addr: int, out: np.ndarray) -> None:
         if out.nbytes:
-            self._check(self.lib.cuMemcpyDtoH_v2(ctypes.c_void_p(out.ctypes.data),
+            self._check(self.lib.cuMemcpyDtoH_v2(ctypes.c_void_p(address_of(out)),
                                                  ctypes.c_uint64(addr),
                                                  ctypes.c_size_t(out.nbytes)), "cuMemcpyDtoH")
 

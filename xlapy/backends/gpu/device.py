@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...errors import ResourceExhaustedError
-from ..cpu.thunks import aligned_empty
+from ..cpu.thunks import address_of, aligned_empty
 
 ALIGNMENT = 256           # device allocations and arena slots are aligned to this
 
@@ -175,11 +175,11 @@ class SimDevice(Device):
 
     def h2d(self, addr: int, data: np.ndarray) -> None:
         if data.nbytes:
-            ctypes.memmove(addr, data.ctypes.data, data.nbytes)
+            ctypes.memmove(addr, address_of(data), data.nbytes)
 
     def d2h(self, addr: int, out: np.ndarray) -> None:
         if out.nbytes:
-            ctypes.memmove(out.ctypes.data, addr, out.nbytes)
+            ctypes.memmove(address_of(out), addr, out.nbytes)
 
     def d2d(self, dst: int, src: int, nbytes: int) -> None:
         if nbytes:
