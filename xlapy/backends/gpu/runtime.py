@@ -29,10 +29,8 @@ import numpy as np
 from ...config import get_debug_options
 from ...errors import InvalidArgumentError
 from ...hlo.ir import HloInstruction, HloModule
-from ...hlo.shape import Shape
 from ...passes.buffer_assignment import PARAMETER, BufferAssignment
-from ...passes.copy_insertion import array_leaf_indices
-from ..cpu.executable import argument_leaves, value_ref
+from ..cpu.executable import _Param, argument_leaves, value_ref
 from ..cpu.thunks import BufferRef, PlanQueries, physical_bytes
 from ..interpreter.evaluator import TOKEN
 from .device import Device, align
@@ -256,17 +254,15 @@ class GpuExecutable:
         self._keep_alive = list(keep_alive)
         self._lock = threading.Lock()
         entry = module.entry
-        self._params: list[tuple[Any, Shape, str, list[tuple[int, int]]]] = []
-        slots: dict[int, list[tuple[tuple[int, ...], int]]] = {}
+        # the CPU executable's parameter bindings (never donated: arguments are copied)
+        leaves: list[list[tuple[tuple[int, ...], int, bool]]] = [[] for _ in entry.parameters]
         for a in assignment.allocations:
             if a.kind == PARAMETER and a.param_shape is not None and a.param_shape.is_array:
-                slots.setdefault(a.parameter_number, []).append((tuple(a.param_index), a.index))
-        for i, p in enumerate(entry.parameters):
-            position = {ix: k for k, ix in enumerate(array_leaf_indices(p.shape))}
-            leaves = []
-            for ix, alloc in slots.get(i, []):
-                leaves.append((position[ix], buffers.base + buffers.offsets[alloc]))
-            self._params.append((p, p.shape, f"argument {i} ({p.name})", leaves))
+                leaves[a.parameter_number].append((tuple(a.param_index), a.index, False))
+        self._params = [_Param(i, p.name, p.shape, leaves[i])
+                        for i, p in enumerate(entry.parameters)]
+        self._slots = {alloc: buffers.base + buffers.offsets[alloc]
+                       for p in self._params for _, alloc, _ in p.bindings}
         self.result = value_ref(assignment, entry.root)
         self._run = plan.run
         self.profiler = None
@@ -298,14 +294,19 @@ class GpuExecutable:
         """Copy ``args`` to the device, run, copy the result back (tuples as tuples).
         ``owned`` is accepted for the backend protocol; arguments are never written."""
         if len(args) != len(self._params):
-            expected = ", ".join(f"{p.name}: {s.to_text(False)}" for p, s, _, _ in self._params)
+            expected = ", ".join(f"{p.name}: {p.shape.to_text(False)}" for p in self._params)
             raise InvalidArgumentError(f"module {self.module.name} takes {len(self._params)} "
                                        f"arguments ({expected}), got {len(args)}")
+        h2d, slots = self.device.h2d, self._slots
         with self._lock:
-            for (p, shape, where, leaves), value in zip(self._params, args):
-                data = argument_leaves(value, shape, where)
-                for position, addr in leaves:
-                    self.device.h2d(addr, data[position])
+            for p, value in zip(self._params, args):
+                if p.fast and type(value) is np.ndarray and value.dtype == p.dtype \
+                        and value.shape == p.dims and value.flags.c_contiguous:
+                    h2d(slots[p.alloc], value)
+                    continue
+                data = argument_leaves(value, p.shape, p.where)
+                for position, alloc, _ in p.bindings:
+                    h2d(slots[alloc], data[position])
             self._run()
             return self.buffers.read(self.result)
 
