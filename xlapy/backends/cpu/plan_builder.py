@@ -12,7 +12,7 @@ shares with it: plans, leaf pairs and the copies and sub-plans of the control-fl
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ...hlo.ir import HloComputation, HloInstruction, HloModule
 from ...passes.buffer_assignment import BufferAssignment
@@ -68,13 +68,20 @@ def library_routine(instr: HloInstruction) -> Callable[[list, Any], None] | None
     return lambda operands, out: fn([operands[k] for k in feeds], out)
 
 
-def materialize_constants(exe: CpuExecutable, assignment: BufferAssignment,
-                           module: HloModule) -> None:
-    """Write every constant's literal into its buffer, in the constant's layout."""
+def scheduled_constants(assignment: BufferAssignment,
+                        module: HloModule) -> Iterator[HloInstruction]:
+    """The constants of every computation that has a schedule (and so buffers)."""
     for comp_name in assignment.schedules:
         for instr in module.computation(comp_name).instructions:
             if instr.opcode == "constant":
-                write_value(value_ref(assignment, instr), instr.literal, exe.memory, instr)
+                yield instr
+
+
+def materialize_constants(exe: CpuExecutable, assignment: BufferAssignment,
+                          module: HloModule) -> None:
+    """Write every constant's literal into its buffer, in the constant's layout."""
+    for instr in scheduled_constants(assignment, module):
+        write_value(value_ref(assignment, instr), instr.literal, exe.memory, instr)
 
 
 def _read_leaf_prefixes(comp: HloComputation, param: HloInstruction) -> list[tuple[int, ...]]:
@@ -254,4 +261,4 @@ def _kernel_buffer_keys(instr: HloInstruction) -> list[tuple[HloInstruction, tup
 
 
 __all__ = ["NO_OP", "FORWARD", "PlanBuilder", "PlanBuilderBase", "library_supports",
-           "library_routine", "materialize_constants"]
+           "library_routine", "materialize_constants", "scheduled_constants"]

@@ -30,7 +30,7 @@ from ...passes.buffer_assignment import BufferAssignment, assign_buffers
 from ...passes.context import PassContext
 from ...passes.dump import dump_hlo_module, dump_text, module_key
 from ..cpu.executable import buffer_ref, value_ref
-from ..cpu.plan_builder import FORWARD, NO_OP, PlanBuilderBase
+from ..cpu.plan_builder import FORWARD, NO_OP, PlanBuilderBase, scheduled_constants
 from .device import Device
 from .kernels import GpuKernel, UnitKernelEmitter
 from .pipeline import gpu_pipeline
@@ -192,10 +192,8 @@ class GpuBackend:
         buffers = Buffers(device, em.assignment)
         builder = _PlanBuilder(em, device, buffers, functions)
         plan = builder.plan(em.module.entry)
-        for comp_name in em.assignment.schedules:
-            for instr in em.module.computation(comp_name).instructions:
-                if instr.opcode == "constant":
-                    buffers.write(value_ref(em.assignment, instr), instr.literal, instr)
+        for instr in scheduled_constants(em.assignment, em.module):
+            buffers.write(value_ref(em.assignment, instr), instr.literal, instr)
         return GpuExecutable(em.module, em.assignment, device, buffers, plan,
                              keep_alive=[functions, builder.evaluator], texts=em.texts)
 
