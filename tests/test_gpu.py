@@ -275,6 +275,24 @@ def test_hlo_profile_times_every_thunk():
     assert any(line.split()[2] == "2" for line in text.splitlines()[2:])
 
 
+def test_hlo_profile_times_the_thunks_of_a_loop_body():
+    """The profiler wraps the sub-plans too: the body's add runs once per trip."""
+    text = ("HloModule w\nc {\n p = (s32[], f32[4]) parameter(0)\n"
+            " i = s32[] get-tuple-element(p), index=0\n n = s32[] constant(3)\n"
+            " ROOT l = pred[] compare(i, n), direction=LT\n}\nb {\n"
+            " p = (s32[], f32[4]) parameter(0)\n i = s32[] get-tuple-element(p), index=0\n"
+            " x = f32[4] get-tuple-element(p), index=1\n o = s32[] constant(1)\n"
+            " j = s32[] add(i, o)\n y = f32[4] add(x, x)\n"
+            " ROOT t = (s32[], f32[4]) tuple(j, y)\n}\nENTRY e {\n x = f32[4] parameter(0)\n"
+            " z = s32[] constant(0)\n t = (s32[], f32[4]) tuple(z, x)\n"
+            " ROOT w = (s32[], f32[4]) while(t), condition=c, body=b\n}\n")
+    with debug_options(xla_hlo_profile=True):
+        exe = gpu.GpuSimBackend().compile(parse_module(text))
+    assert float(exe.execute([np.ones(4, np.float32)])[1][0]) == 8.0
+    calls = {line.split()[0]: line.split()[2] for line in exe.profile_text().splitlines()[2:]}
+    assert calls["w"] == "1" and calls["y"] == "3", calls
+
+
 # ----------------------------------------------------------------------------- errors
 @pytest.mark.skipif(DEVICE, reason="a GPU is present")
 def test_no_gpu_is_a_clear_error_and_the_cpu_still_works():
