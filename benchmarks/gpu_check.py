@@ -222,7 +222,7 @@ def check_result(got, want, tol: float) -> None:
 
 
 def ours(be, text: str, args: list, reps: int, want=None, tol=1e-5):
-    """((event, wall, loop) seconds, thunk kinds) of ``text`` on the backend's device."""
+    """(event, wall, loop) seconds of ``text`` on the backend's device."""
     from xlapy.hlo import parse_module
     exe = be.compile(parse_module(text))
     got = exe.execute(args)
@@ -238,7 +238,7 @@ def ours(be, text: str, args: list, reps: int, want=None, tol=1e-5):
     sync = be.device.synchronize
     return (median_time(exe.run_on_device, timer(be), reps),
             wall_time(exe.run_on_device, sync, reps),
-            loop_time(exe.run_on_device, sync, reps)), kinds
+            loop_time(exe.run_on_device, sync, reps))
 
 
 def _jax():
@@ -395,7 +395,7 @@ def models(be, reps: int) -> None:
         except Exception as e:  # noqa: BLE001
             say("  no float64 reference:", type(e).__name__, str(e)[:200])
             want = None
-        mine, kinds = ours(be, text, leaves, reps, want, tol)
+        mine = ours(be, text, leaves, reps, want, tol)
         row(name, mine, jax_time(fn, args, reps), "full fp32 both")
         if fn is mlp_step:
             profile_table(be, text, leaves, 3)
@@ -450,7 +450,7 @@ def benchmarks(be):
         return
     x, y, z = (rng.standard_normal(n, dtype=np.float32) for _ in range(3))
     want = np.sum(x.astype(np.float64) + y.astype(np.float64) * z)
-    mine, kinds = ours(be, w1_text(n), [x, y, z], reps, want, tol=1e-5)
+    mine = ours(be, w1_text(n), [x, y, z], reps, want, tol=1e-5)
     bw = 3 * nbytes / mine[0]
     tj = jax_time(lambda a, b, d: _jnp().sum(a + b * d), [x, y, z], reps)
     row(f"W1 sum(x+y*z) N={n:.0e}", mine, tj,
@@ -461,7 +461,7 @@ def benchmarks(be):
     xs = rng.standard_normal((r, c), dtype=np.float32)
     x64 = xs.astype(np.float64)
     e = np.exp(x64 - x64.max(1, keepdims=True))
-    mine, kinds = ours(be, softmax_text(r, c), [xs], reps, e / e.sum(1, keepdims=True))
+    mine = ours(be, softmax_text(r, c), [xs], reps, e / e.sum(1, keepdims=True))
     tj = jax_time(lambda a: _jax().nn.softmax(a, axis=-1), [xs], reps)
     row(f"softmax [{r},{c}]", mine, tj)
     if left() < 20:
@@ -477,7 +477,7 @@ def benchmarks(be):
         m = jnp.mean(a, axis=1, keepdims=True)
         v = jnp.mean((a - m) ** 2, axis=1, keepdims=True)
         return (a - m) * _jax().lax.rsqrt(v + 1e-5) * gg + bb
-    mine, kinds = ours(be, layernorm_text(r, c), [xs, g, b], reps, want)
+    mine = ours(be, layernorm_text(r, c), [xs, g, b], reps, want)
     tj = jax_time(ln, [xs, g, b], reps)
     row(f"layernorm [{r},{c}]", mine, tj)
     del xs, x64, e
