@@ -19,7 +19,7 @@ from ..cpu.elemental_data import delinearize
 from ..cpu.kernel_support import c64, linear_offset
 from ..cpu.llvm_types import llvm_type, store_element
 from .kernels import launch_dims
-from .reduction import ReductionEmitterBase, _Builder, buffers_usable, reduction_parts
+from .reduction import ReductionEmitterBase, _Builder, _Parts, buffers_usable
 from .simt import KernelFrame
 
 # few kept elements and long sums: too little parallelism for a thread per element
@@ -57,15 +57,11 @@ class ColumnReductionEmitter(ReductionEmitterBase):
 
     kind = "column-reduction"
 
-    def analyze(self, instr: HloInstruction) -> _ColumnPlan | None:
-        parts = reduction_parts(instr)
-        if parts is None:
-            return None
-        comp, outputs, order, reduces, dims, red, stored = parts
+    def analyze(self, instr: HloInstruction, parts: _Parts) -> _ColumnPlan | None:
+        comp, outputs, order, reduces, dims, red, _ = parts
         if not dims or len(dims) - 1 in red:
             return None
         plan = _ColumnPlan(instr, comp, reduces, outputs, dims, red)
-        plan.stored = stored
         if plan.cols == 0 or plan.length == 0 or plan.grid >= 2 ** 31:
             return None
         if plan.cols < MIN_COLUMNS_FOR_LONG and plan.length >= LONG_SUM:

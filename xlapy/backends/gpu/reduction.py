@@ -189,8 +189,9 @@ class ReductionEmitterBase:
     def __init__(self, assignment: Any, target: Target) -> None:
         self.assignment, self.target = assignment, target
 
-    def analyze(self, instr: HloInstruction) -> Any:
-        """The kernel's plan (with ``block``), or None when the emitter declines."""
+    def analyze(self, instr: HloInstruction, parts: _Parts) -> Any:
+        """The kernel's plan (with ``block``) for ``instr`` and its :func:`reduction_parts`,
+        or None when the emitter declines."""
         raise NotImplementedError
 
     def launch(self, plan: Any) -> tuple[int, int, list[str]]:
@@ -202,9 +203,11 @@ class ReductionEmitterBase:
         raise NotImplementedError
 
     def emit(self, name: str, instr: HloInstruction) -> GpuKernel | None:
-        plan = self.analyze(instr)
-        if plan is None:
+        parts = reduction_parts(instr)
+        plan = None if parts is None else self.analyze(instr, parts)
+        if parts is None or plan is None:
             return None
+        plan.stored = parts.stored
         module = self.target.new_module(name)
         buffers = kernel_buffers(instr)
         grid, scratch, notes = self.launch(plan)
@@ -223,11 +226,8 @@ class RowReductionEmitter(ReductionEmitterBase):
 
     kind = "row-reduction"
 
-    def analyze(self, instr: HloInstruction) -> _Plan | None:
-        parts = reduction_parts(instr)
-        if parts is None:
-            return None
-        comp, outputs, order, reduces, dims, red, stored = parts
+    def analyze(self, instr: HloInstruction, parts: _Parts) -> _Plan | None:
+        comp, outputs, order, reduces, dims, red, _ = parts
         nred = len(red)
         if red != tuple(range(len(dims) - nred, len(dims))):
             return None
@@ -241,7 +241,6 @@ class RowReductionEmitter(ReductionEmitterBase):
                 if not row_fusion_decision(comp, TARGETS["gpu"].row_reduction_rules):
                     return None
         plan = _Plan(instr, comp, reduces, outputs, dims, nred)
-        plan.stored = stored
         if any(o.shape.dims not in (plan.kept, dims) for o in outputs):
             return None
         if plan.rowlen < MIN_ROW or plan.rows == 0:
