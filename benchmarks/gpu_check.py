@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # JAX must not take 75% of the GPU's memory before xlapy allocates its buffers
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 sys.path.insert(0, str(ROOT / "tests"))
+from gpu_programs import layernorm_text, softmax_text, w1_text  # noqa: E402  (in tests/)
 BACKEND = os.environ.get("GPU_CHECK_BACKEND", "gpu")
 SIM = BACKEND != "gpu"
 OUT = os.environ.get("OUT")
@@ -100,10 +101,7 @@ def gpu_tests():
 
 def conformance(be):
     say(f"== conformance corpus on backend={BACKEND}")
-    from conformance import CASES_DIR, all_cases
-    from xlapy.client import compare_outputs
-    from xlapy.client.run import flatten_result, prepare_argument
-    from xlapy.hlo import parse_module
+    from conformance import CASES_DIR, all_cases, run_case
     cases = all_cases()
     if not cases:
         say(f"no conformance cases at {CASES_DIR} (set XLAPY_CONFORMANCE_DIR)")
@@ -116,14 +114,7 @@ def conformance(be):
             say("  (stopped: time budget)")
             break
         try:
-            module = parse_module(case.text("module.hlo"))
-            params = module.entry.parameters
-            args, expected = case.inputs_and_outputs([p.shape for p in params])
-            args = [prepare_argument(a, p.shape, f"argument {i}")
-                    for i, (a, p) in enumerate(zip(args, params))]
-            exe = be.compile(module)
-            got = flatten_result(exe.execute(args))
-            m = compare_outputs(got, expected, case.rtol, case.atol)
+            exe, m = run_case(be, case)
             if m:
                 raise AssertionError(m[0].message)
             ok += 1
@@ -164,45 +155,6 @@ def random_programs(count: int):
 
 
 # ----------------------------------------------------------------------------- benchmarks
-ADD = "add {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b)\n}\n"
-MAX = ("max {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
-       " ROOT s = f32[] maximum(a, b)\n}\n")
-
-
-def w1_text(n: int) -> str:
-    return (f"HloModule w1\n{ADD}ENTRY e {{\n x = f32[{n}] parameter(0)\n"
-            f" y = f32[{n}] parameter(1)\n z = f32[{n}] parameter(2)\n"
-            f" m = f32[{n}] multiply(y, z)\n s = f32[{n}] add(x, m)\n c = f32[] constant(0)\n"
-            f" ROOT r = f32[] reduce(s, c), dimensions={{0}}, to_apply=add\n}}\n")
-
-
-def softmax_text(r: int, c: int) -> str:
-    return (f"HloModule softmax\n{ADD}{MAX}ENTRY e {{\n x = f32[{r},{c}] parameter(0)\n"
-            f" ninf = f32[] constant(-inf)\n m = f32[{r}] reduce(x, ninf), dimensions={{1}}, "
-            f"to_apply=max\n mb = f32[{r},{c}] broadcast(m), dimensions={{0}}\n"
-            f" d = f32[{r},{c}] subtract(x, mb)\n e = f32[{r},{c}] exponential(d)\n"
-            f" z = f32[] constant(0)\n s = f32[{r}] reduce(e, z), dimensions={{1}}, "
-            f"to_apply=add\n sb = f32[{r},{c}] broadcast(s), dimensions={{0}}\n"
-            f" ROOT o = f32[{r},{c}] divide(e, sb)\n}}\n")
-
-
-def layernorm_text(r: int, c: int) -> str:
-    return (f"HloModule layernorm\n{ADD}ENTRY e {{\n x = f32[{r},{c}] parameter(0)\n"
-            f" g = f32[{c}] parameter(1)\n b = f32[{c}] parameter(2)\n z = f32[] constant(0)\n"
-            f" n = f32[] constant({c})\n eps = f32[] constant(1e-5)\n"
-            f" s = f32[{r}] reduce(x, z), dimensions={{1}}, to_apply=add\n"
-            f" nb = f32[{r}] broadcast(n), dimensions={{}}\n mean = f32[{r}] divide(s, nb)\n"
-            f" mb = f32[{r},{c}] broadcast(mean), dimensions={{0}}\n"
-            f" xc = f32[{r},{c}] subtract(x, mb)\n sq = f32[{r},{c}] multiply(xc, xc)\n"
-            f" v = f32[{r}] reduce(sq, z), dimensions={{1}}, to_apply=add\n"
-            f" var = f32[{r}] divide(v, nb)\n eb = f32[{r}] broadcast(eps), dimensions={{}}\n"
-            f" ve = f32[{r}] add(var, eb)\n rs = f32[{r}] rsqrt(ve)\n"
-            f" rb = f32[{r},{c}] broadcast(rs), dimensions={{0}}\n y = f32[{r},{c}] multiply(xc, rb)\n"
-            f" gb = f32[{r},{c}] broadcast(g), dimensions={{1}}\n bb = f32[{r},{c}] broadcast(b), "
-            f"dimensions={{1}}\n yg = f32[{r},{c}] multiply(y, gb)\n"
-            f" ROOT o = f32[{r},{c}] add(yg, bb)\n}}\n")
-
-
 def timer(be):
     if SIM:
         class Wall:
@@ -270,7 +222,7 @@ def check_result(got, want, tol: float) -> None:
 
 
 def ours(be, text: str, args: list, reps: int, want=None, tol=1e-5):
-    """((event, wall, loop) seconds, thunk kinds) of ``text`` on the backend's device."""
+    """(event, wall, loop) seconds of ``text`` on the backend's device."""
     from xlapy.hlo import parse_module
     exe = be.compile(parse_module(text))
     got = exe.execute(args)
@@ -286,7 +238,7 @@ def ours(be, text: str, args: list, reps: int, want=None, tol=1e-5):
     sync = be.device.synchronize
     return (median_time(exe.run_on_device, timer(be), reps),
             wall_time(exe.run_on_device, sync, reps),
-            loop_time(exe.run_on_device, sync, reps)), kinds
+            loop_time(exe.run_on_device, sync, reps))
 
 
 def _jax():
@@ -443,7 +395,7 @@ def models(be, reps: int) -> None:
         except Exception as e:  # noqa: BLE001
             say("  no float64 reference:", type(e).__name__, str(e)[:200])
             want = None
-        mine, kinds = ours(be, text, leaves, reps, want, tol)
+        mine = ours(be, text, leaves, reps, want, tol)
         row(name, mine, jax_time(fn, args, reps), "full fp32 both")
         if fn is mlp_step:
             profile_table(be, text, leaves, 3)
@@ -498,7 +450,7 @@ def benchmarks(be):
         return
     x, y, z = (rng.standard_normal(n, dtype=np.float32) for _ in range(3))
     want = np.sum(x.astype(np.float64) + y.astype(np.float64) * z)
-    mine, kinds = ours(be, w1_text(n), [x, y, z], reps, want, tol=1e-5)
+    mine = ours(be, w1_text(n), [x, y, z], reps, want, tol=1e-5)
     bw = 3 * nbytes / mine[0]
     tj = jax_time(lambda a, b, d: _jnp().sum(a + b * d), [x, y, z], reps)
     row(f"W1 sum(x+y*z) N={n:.0e}", mine, tj,
@@ -509,7 +461,7 @@ def benchmarks(be):
     xs = rng.standard_normal((r, c), dtype=np.float32)
     x64 = xs.astype(np.float64)
     e = np.exp(x64 - x64.max(1, keepdims=True))
-    mine, kinds = ours(be, softmax_text(r, c), [xs], reps, e / e.sum(1, keepdims=True))
+    mine = ours(be, softmax_text(r, c), [xs], reps, e / e.sum(1, keepdims=True))
     tj = jax_time(lambda a: _jax().nn.softmax(a, axis=-1), [xs], reps)
     row(f"softmax [{r},{c}]", mine, tj)
     if left() < 20:
@@ -525,7 +477,7 @@ def benchmarks(be):
         m = jnp.mean(a, axis=1, keepdims=True)
         v = jnp.mean((a - m) ** 2, axis=1, keepdims=True)
         return (a - m) * _jax().lax.rsqrt(v + 1e-5) * gg + bb
-    mine, kinds = ours(be, layernorm_text(r, c), [xs, g, b], reps, want)
+    mine = ours(be, layernorm_text(r, c), [xs, g, b], reps, want)
     tj = jax_time(ln, [xs, g, b], reps)
     row(f"layernorm [{r},{c}]", mine, tj)
     del xs, x64, e

@@ -11,6 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
+from xlapy.client import compare_outputs
+from xlapy.client.run import flatten_result, prepare_argument
+from xlapy.hlo import parse_module
+
 ROOT = Path(__file__).resolve().parents[1]
 CASES_DIR = Path(os.environ.get("XLAPY_CONFORMANCE_DIR",
                                 ROOT.parent / "shared" / "conformance" / "cases"))
@@ -60,3 +64,16 @@ def case_params(files=("module.hlo", "module.optimized.hlo")):
             reason=f"no conformance cases at {CASES_DIR}"))]
     return [pytest.param(c, f, id=f"{c.name}-{f.split('.')[1] if f.count('.') > 1 else 'hlo'}")
             for c in cases for f in files]
+
+
+def run_case(backend, case: Case, which: str = "module.hlo") -> tuple:
+    """Compile ``case``'s file ``which`` on ``backend`` and run it on the case's inputs:
+    (the executable, the mismatches of its outputs against XLA's (``compare_outputs``))."""
+    module = parse_module(case.text(which))
+    params = module.entry.parameters
+    args, expected = case.inputs_and_outputs([p.shape for p in params])
+    args = [prepare_argument(a, p.shape, f"argument {i}")
+            for i, (a, p) in enumerate(zip(args, params))]
+    exe = backend.compile(module)
+    return exe, compare_outputs(flatten_result(exe.execute(args)), expected, case.rtol,
+                                case.atol)

@@ -13,9 +13,9 @@ import warnings
 import numpy as np
 import pytest
 
-from conformance import case_params
-from xlapy.client import compare_outputs
-from xlapy.client.run import flatten_result, prepare_argument, run_hlo
+from conformance import case_params, run_case
+from gpu_programs import ADD, MAX, softmax_text, w1_text
+from xlapy.client.run import run_hlo
 from xlapy.config import debug_options
 from xlapy.errors import DeviceUnavailableError, ResourceExhaustedError
 from xlapy.hlo import parse_module
@@ -25,27 +25,6 @@ from xlapy.backends.gpu.device import SimDevice  # noqa: E402
 from xlapy.backends.gpu.ptx import ptxas_check, ptxas_path  # noqa: E402
 
 DEVICE = os.environ.get("XLAPY_GPU_TEST_DEVICE") == "1"
-ADD = "add {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b)\n}\n"
-MAX = "mx {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] maximum(a, b)\n}\n"
-
-
-def softmax(r: int, c: int) -> str:
-    return (f"HloModule softmax\n{ADD}{MAX}ENTRY e {{\n x = f32[{r},{c}] parameter(0)\n"
-            f" ninf = f32[] constant(-inf)\n m = f32[{r}] reduce(x, ninf), dimensions={{1}}, "
-            f"to_apply=mx\n mb = f32[{r},{c}] broadcast(m), dimensions={{0}}\n"
-            f" d = f32[{r},{c}] subtract(x, mb)\n e = f32[{r},{c}] exponential(d)\n"
-            f" z = f32[] constant(0)\n s = f32[{r}] reduce(e, z), dimensions={{1}}, "
-            f"to_apply=add\n sb = f32[{r},{c}] broadcast(s), dimensions={{0}}\n"
-            f" ROOT o = f32[{r},{c}] divide(e, sb)\n}}\n")
-
-
-def w1(n: int) -> str:
-    return (f"HloModule w1\n{ADD}ENTRY e {{\n x = f32[{n}] parameter(0)\n"
-            f" y = f32[{n}] parameter(1)\n z = f32[{n}] parameter(2)\n"
-            f" m = f32[{n}] multiply(y, z)\n s = f32[{n}] add(x, m)\n c = f32[] constant(0)\n"
-            f" ROOT r = f32[] reduce(s, c), dimensions={{0}}, to_apply=add\n}}\n")
-
-
 @pytest.fixture(scope="module")
 def sim():
     return gpu.GpuSimBackend()
@@ -59,20 +38,10 @@ def _kernels(backend, text: str) -> dict:
 
 
 # ----------------------------------------------------------------------------- conformance
-def _run_case(backend, case, which):
-    module = parse_module(case.text(which))
-    params = module.entry.parameters
-    args, expected = case.inputs_and_outputs([p.shape for p in params])
-    args = [prepare_argument(a, p.shape, f"argument {i}")
-            for i, (a, p) in enumerate(zip(args, params))]
-    exe = backend.compile(module)
-    bad = compare_outputs(flatten_result(exe.execute(args)), expected, case.rtol, case.atol)
-    assert not bad, f"{case.name}/{which}:\n" + "\n".join(m.message for m in bad)
-
-
 @pytest.mark.parametrize("case,which", case_params(("module.hlo",)))
 def test_conformance_case_on_gpu_sim(sim, case, which):
-    _run_case(sim, case, which)
+    _, bad = run_case(sim, case, which)
+    assert not bad, f"{case.name}/{which}:\n" + "\n".join(m.message for m in bad)
 
 
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas is not installed")
@@ -88,19 +57,22 @@ def test_every_kernel_assembles_with_ptxas(case, which):
 # ----------------------------------------------------------------------------- kernels
 def test_split_full_reduction_matches_numpy_and_resets_its_counters(sim):
     n = 100_003                          # long enough to split, not a multiple of anything
-    kernel = next(iter(_kernels(sim, w1(n)).values()))
+    kernel = next(iter(_kernels(sim, w1_text(n)).values()))
     assert kernel.kind == "row-reduction" and kernel.grid > 1 and kernel.scratch > 0
     rng = np.random.default_rng(1)
     x, y, z = (rng.standard_normal(n, dtype=np.float32) for _ in range(3))
-    exe = sim.compile(parse_module(w1(n)))
+    exe = sim.compile(parse_module(w1_text(n)))
     first, second = exe.execute([x, y, z]), exe.execute([x, y, z])
     want = np.sum(x.astype(np.float64) + y.astype(np.float64) * z)
     assert abs(float(first) - want) < 1e-3 * max(1.0, abs(want))
     assert np.array_equal(first, second)
+    # other inputs: a counter left set would leave the first call's value in the output
+    other = exe.execute([x + 1, y, z])
+    assert abs(float(other) - (want + n)) < 1e-3 * max(1.0, abs(want + n))
 
 
 def test_softmax_rows_are_one_kernel_and_match_numpy(sim):
-    text = softmax(37, 1000)
+    text = softmax_text(37, 1000)
     kernels = _kernels(sim, text)
     assert [k.kind for k in kernels.values()] == ["row-reduction"]
     x = np.random.default_rng(2).standard_normal((37, 1000), dtype=np.float32)
@@ -287,7 +259,7 @@ def test_jit_lowers_to_ptx_and_llvm_without_a_gpu():
 
 def test_dumps_write_the_llvm_ir_files(tmp_path):
     with debug_options(xla_dump_to=str(tmp_path)):
-        gpu.GpuSimBackend().compile(parse_module(softmax(4, 256)))
+        gpu.GpuSimBackend().compile(parse_module(softmax_text(4, 256)))
     names = [p.name for p in tmp_path.iterdir()]
     assert any(n.endswith(".ir-no-opt.ll") for n in names), names
     assert any(n.endswith(".ir-with-opt.ll") for n in names), names
@@ -295,12 +267,30 @@ def test_dumps_write_the_llvm_ir_files(tmp_path):
 
 def test_hlo_profile_times_every_thunk():
     with debug_options(xla_hlo_profile=True):
-        exe = gpu.GpuSimBackend().compile(parse_module(softmax(8, 256)))
+        exe = gpu.GpuSimBackend().compile(parse_module(softmax_text(8, 256)))
     exe.execute([np.ones((8, 256), np.float32)])
     exe.execute([np.ones((8, 256), np.float32)])
     text = exe.profile_text()
     assert "Execution profile" in text and "launch" in text
     assert any(line.split()[2] == "2" for line in text.splitlines()[2:])
+
+
+def test_hlo_profile_times_the_thunks_of_a_loop_body():
+    """The profiler wraps the sub-plans too: the body's add runs once per trip."""
+    text = ("HloModule w\nc {\n p = (s32[], f32[4]) parameter(0)\n"
+            " i = s32[] get-tuple-element(p), index=0\n n = s32[] constant(3)\n"
+            " ROOT l = pred[] compare(i, n), direction=LT\n}\nb {\n"
+            " p = (s32[], f32[4]) parameter(0)\n i = s32[] get-tuple-element(p), index=0\n"
+            " x = f32[4] get-tuple-element(p), index=1\n o = s32[] constant(1)\n"
+            " j = s32[] add(i, o)\n y = f32[4] add(x, x)\n"
+            " ROOT t = (s32[], f32[4]) tuple(j, y)\n}\nENTRY e {\n x = f32[4] parameter(0)\n"
+            " z = s32[] constant(0)\n t = (s32[], f32[4]) tuple(z, x)\n"
+            " ROOT w = (s32[], f32[4]) while(t), condition=c, body=b\n}\n")
+    with debug_options(xla_hlo_profile=True):
+        exe = gpu.GpuSimBackend().compile(parse_module(text))
+    assert float(exe.execute([np.ones(4, np.float32)])[1][0]) == 8.0
+    calls = {line.split()[0]: line.split()[2] for line in exe.profile_text().splitlines()[2:]}
+    assert calls["w"] == "1" and calls["y"] == "3", calls
 
 
 # ----------------------------------------------------------------------------- errors
@@ -313,7 +303,7 @@ def test_no_gpu_is_a_clear_error_and_the_cpu_still_works():
         pass
     else:
         pytest.skip("a CUDA device is usable here")
-    module = parse_module(w1(10))
+    module = parse_module(w1_text(10))
     with pytest.raises(DeviceUnavailableError, match="no CUDA driver|no GPU|no usable GPU"):
         run_hlo(module, [np.ones(10, np.float32)] * 3, backend="gpu")
     assert run_hlo(module, [np.ones(10, np.float32)] * 3, backend="cpu")[0] == 20.0
@@ -322,8 +312,8 @@ def test_no_gpu_is_a_clear_error_and_the_cpu_still_works():
 def test_out_of_device_memory_names_the_sizes_and_the_process_goes_on():
     backend = gpu.GpuSimBackend(SimDevice(memory_limit=1 << 20))
     with pytest.raises(ResourceExhaustedError, match=r"allocating \d+ bytes \(\d+ bytes free"):
-        backend.compile(parse_module(w1(1 << 20)))
-    assert float(backend.compile(parse_module(w1(100))).execute(
+        backend.compile(parse_module(w1_text(1 << 20)))
+    assert float(backend.compile(parse_module(w1_text(100))).execute(
         [np.ones(100, np.float32)] * 3)) == 200.0
 
 
@@ -360,12 +350,12 @@ def test_many_random_programs_on_gpu_sim(request, profile, count):
 @pytest.mark.skipif(not DEVICE, reason="XLAPY_GPU_TEST_DEVICE=1 runs these on a GPU")
 def test_programs_on_the_device():
     x = np.random.default_rng(7).standard_normal((300, 1000), dtype=np.float32)
-    got = run_hlo(parse_module(softmax(300, 1000)), [x], backend="gpu")[0]
+    got = run_hlo(parse_module(softmax_text(300, 1000)), [x], backend="gpu")[0]
     e = np.exp(x - x.max(1, keepdims=True))
     np.testing.assert_allclose(got, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-9)
     n = 1_000_003
     v = [np.random.default_rng(k).standard_normal(n, dtype=np.float32) for k in range(3)]
-    exe = gpu.GpuBackend().compile(parse_module(w1(n)))
+    exe = gpu.GpuBackend().compile(parse_module(w1_text(n)))
     first, second = exe.execute(v), exe.execute(v)
     want = np.sum(v[0].astype(np.float64) + v[1].astype(np.float64) * v[2])
     assert abs(float(first) - want) < 1e-3 * max(1.0, abs(want)) and first == second
@@ -374,7 +364,7 @@ def test_programs_on_the_device():
 @pytest.mark.skipif(not DEVICE, reason="XLAPY_GPU_TEST_DEVICE=1 runs these on a GPU")
 def test_dumps_on_the_device_include_ptx(tmp_path):
     with debug_options(xla_dump_to=str(tmp_path)):
-        gpu.GpuBackend().compile(parse_module(softmax(4, 256)))
+        gpu.GpuBackend().compile(parse_module(softmax_text(4, 256)))
     names = [p.name for p in tmp_path.iterdir()]
     for ext in (".ir-no-opt.ll", ".ir-with-opt.ll", ".ptx"):
         assert any(n.endswith(ext) for n in names), (ext, names)

@@ -282,40 +282,9 @@ class CpuExecutable:
             self._profiler().reset()
 
     # ----- arguments
-    def _argument(self, value: Any, shape: Shape, where: str) -> list[np.ndarray]:
-        """Validate one argument; return each array leaf as a C-contiguous array holding
-        its bytes in the leaf's layout (the caller's array when it already is one)."""
-        if shape.is_tuple:
-            if not isinstance(value, (tuple, list)) or len(value) != len(shape.tuple_shapes):
-                raise InvalidArgumentError(f"{where}: expected a tuple of "
-                                           f"{len(shape.tuple_shapes)} values for {shape}")
-            out: list[np.ndarray] = []
-            for k, (v, s) in enumerate(zip(value, shape.tuple_shapes)):
-                out.extend(self._argument(v, s, f"{where}[{k}]"))
-            return out
-        if shape.is_token:
-            return []
-        if isinstance(value, np.ndarray):
-            arr = value
-        elif isinstance(value, np.generic):
-            arr = np.asarray(value)
-        else:
-            arr = _from_python(value, shape, where)
-        if arr.dtype != shape.dtype:
-            raise InvalidArgumentError(
-                f"{where}: expected {shape.to_text(False)} (dtype {shape.dtype}), got an array "
-                f"of dtype {arr.dtype} and shape {tuple(arr.shape)}")
-        if tuple(arr.shape) != shape.dims:
-            raise InvalidArgumentError(
-                f"{where}: expected shape {shape.to_text(False)}, got shape "
-                f"{arr.dtype}{list(arr.shape)}")
-        if arr.flags.c_contiguous and major_to_minor(shape) == list(range(shape.rank)):
-            return [arr]
-        return [physical_bytes(arr, shape)]
-
     def _bind_slow(self, p: _Param, value: Any, args: Sequence[Any],
                    owned: Collection[int]) -> None:
-        data = self._argument(value, p.shape, p.where)
+        data = argument_leaves(value, p.shape, p.where)
         for position, alloc, donated in p.bindings:
             buf = data[position]
             if donated:
@@ -425,6 +394,38 @@ class CpuExecutable:
         return np.array(view) if r.mode == "copy" else view
 
 
+def argument_leaves(value: Any, shape: Shape, where: str) -> list[np.ndarray]:
+    """Validate one argument; return each array leaf as a C-contiguous array holding
+    its bytes in the leaf's layout (the caller's array when it already is one)."""
+    if shape.is_tuple:
+        if not isinstance(value, (tuple, list)) or len(value) != len(shape.tuple_shapes):
+            raise InvalidArgumentError(f"{where}: expected a tuple of "
+                                       f"{len(shape.tuple_shapes)} values for {shape}")
+        out: list[np.ndarray] = []
+        for k, (v, s) in enumerate(zip(value, shape.tuple_shapes)):
+            out.extend(argument_leaves(v, s, f"{where}[{k}]"))
+        return out
+    if shape.is_token:
+        return []
+    if isinstance(value, np.ndarray):
+        arr = value
+    elif isinstance(value, np.generic):
+        arr = np.asarray(value)
+    else:
+        arr = _from_python(value, shape, where)
+    if arr.dtype != shape.dtype:
+        raise InvalidArgumentError(
+            f"{where}: expected {shape.to_text(False)} (dtype {shape.dtype}), got an array "
+            f"of dtype {arr.dtype} and shape {tuple(arr.shape)}")
+    if tuple(arr.shape) != shape.dims:
+        raise InvalidArgumentError(
+            f"{where}: expected shape {shape.to_text(False)}, got shape "
+            f"{arr.dtype}{list(arr.shape)}")
+    if arr.flags.c_contiguous and major_to_minor(shape) == list(range(shape.rank)):
+        return [arr]
+    return [physical_bytes(arr, shape)]
+
+
 def _array_leaves(value: Any) -> list[np.ndarray]:
     if isinstance(value, (tuple, list)):
         return [leaf for v in value for leaf in _array_leaves(v)]
@@ -481,4 +482,4 @@ def value_ref(assignment: BufferAssignment, instr, index: tuple[int, ...] = ()) 
     return buffer_ref(assignment, instr, index)
 
 
-__all__ = ["CpuExecutable", "buffer_ref", "value_ref"]
+__all__ = ["CpuExecutable", "argument_leaves", "buffer_ref", "value_ref"]

@@ -7,18 +7,21 @@ thunk when the compiler emitted a kernel for it (``kernels``: ``id(instr)`` -> (
 record, address)), a copy for forwarding ops, ``while``/``conditional``/``call`` thunks
 with sub-plans of the called computations, a library thunk for dots and convolutions
 the libraries support, and a fallback thunk (the reference interpreter) for the rest.
+Its base, :class:`PlanBuilderBase`, is what the GPU's builder (``backends/gpu/compiler.py``)
+shares with it: plans, leaf pairs and the copies and sub-plans of the control-flow thunks.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ...hlo.ir import HloComputation, HloInstruction, HloModule
 from ...passes.buffer_assignment import BufferAssignment
 from . import blas, conv
 from .executable import buffer_ref, value_ref
 from .kernel_api import indexed_leaves, kernel_buffers
-from .thunks import (CallThunk, ConditionalThunk, CopyThunk, KernelThunk, LibraryThunk, Memory,
-                     Plan, ThreadPool, Thunk, WhileThunk, leaves, write_value)
+from .thunks import (BufferRef, CallThunk, ConditionalThunk, CopyThunk, KernelThunk,
+                     LibraryThunk, Memory, Plan, ThreadPool, Thunk, WhileThunk, leaves,
+                     write_value)
 
 # Instructions whose value is already in place (aliases or buffers filled elsewhere).
 NO_OP = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "bitcast",
@@ -65,14 +68,21 @@ def library_routine(instr: HloInstruction) -> Callable[[list, Any], None] | None
     return lambda operands, out: fn([operands[k] for k in feeds], out)
 
 
+def scheduled_constants(assignment: BufferAssignment,
+                        module: HloModule) -> Iterator[HloInstruction]:
+    """The constants of every computation that has a schedule (and so buffers)."""
+    for comp_name in assignment.schedules:
+        for instr in module.computation(comp_name).instructions:
+            if instr.opcode == "constant":
+                yield instr
+
+
 def materialize_constants(memory: Memory, assignment: BufferAssignment,
                           module: HloModule) -> None:
     """Write every constant's literal into its buffer in ``memory``, in the constant's
     layout."""
-    for comp_name in assignment.schedules:
-        for instr in module.computation(comp_name).instructions:
-            if instr.opcode == "constant":
-                write_value(value_ref(assignment, instr), instr.literal, memory, instr)
+    for instr in scheduled_constants(assignment, module):
+        write_value(value_ref(assignment, instr), instr.literal, memory, instr)
 
 
 def _read_leaf_prefixes(comp: HloComputation, param: HloInstruction) -> list[tuple[int, ...]]:
@@ -113,24 +123,31 @@ def _passed_through(body: HloComputation) -> set[tuple[int, ...]]:
     return out
 
 
-class PlanBuilder:
-    """Turns computations with assigned buffers into plans of thunks."""
+class PlanBuilderBase:
+    """What the CPU's and the GPU's plan builders share: a plan per computation (made once),
+    value trees and leaf pairs of instructions, the copies and sub-plans of the
+    control-flow thunks, and the reference interpreter for fallbacks. A backend's
+    :meth:`thunk` makes the thunks; :meth:`copies` turns (source, destination) leaf pairs
+    into what its thunks take (on the CPU the pairs themselves)."""
 
-    def __init__(self, module: HloModule, assignment: BufferAssignment,
-                 kernels: dict[int, tuple[Any, int]],
-                 pool: ThreadPool | None, parallel_cost: float) -> None:
-        self.module, self.assignment, self.kernels = module, assignment, kernels
-        self.pool, self.parallel_cost = pool, parallel_cost
+    plan_type: Callable[[str, list], Any] = Plan
+
+    def __init__(self, module: HloModule, assignment: BufferAssignment) -> None:
+        self.module, self.assignment = module, assignment
         # The reference interpreter runs instructions no kernel or library routine
         # handles; it is imported and made only for the first such instruction.
         self.evaluator: Any = None
-        self.plans: dict[str, Plan] = {}
+        self.plans: dict[str, Any] = {}
 
-    def plan(self, comp: HloComputation) -> Plan:
+    def thunk(self, instr: HloInstruction) -> Any:
+        """The thunk of one scheduled instruction, None for no work."""
+        raise NotImplementedError
+
+    def plan(self, comp: HloComputation) -> Any:
         if comp.name not in self.plans:
             thunks = [t for instr in self.assignment.schedules[comp.name]
                       if (t := self.thunk(instr)) is not None]
-            self.plans[comp.name] = Plan(comp.name, thunks)
+            self.plans[comp.name] = self.plan_type(comp.name, thunks)
         return self.plans[comp.name]
 
     def ref(self, instr: HloInstruction):
@@ -146,6 +163,73 @@ class PlanBuilder:
         return [p for p, ix in zip(out, idx)
                 if (only is None or any(ix[:len(u)] == u for u in only)) and ix not in exclude]
 
+    def copies(self, pairs: list) -> Any:
+        return pairs
+
+    def fallback_evaluator(self) -> Any:
+        if self.evaluator is None:
+            from ..interpreter import Evaluator
+            self.evaluator = Evaluator(self.module)
+        return self.evaluator
+
+    def forward_copies(self, instr: HloInstruction) -> Any:
+        """A ``FORWARD`` op's copies of operand 0 into its own buffers."""
+        return self.copies(self.pairs(instr.operands[0], instr))
+
+    def call_parts(self, instr: HloInstruction) -> tuple[Any, Any, Any]:
+        """A ``call``'s (callee plan, copies to its parameters, copies from its root)."""
+        callee = instr.to_apply
+        to_params = [p for o, prm in zip(instr.operands, callee.parameters)
+                     for p in self.pairs(o, prm)]
+        return self.plan(callee), self.copies(to_params), \
+            self.copies(self.pairs(callee.root, instr))
+
+    def while_parts(self, instr: HloInstruction) -> tuple:
+        """A ``while``'s (init copies, condition plan, copies to the condition, predicate,
+        body plan, copies to the body on the first trip and on later trips, copies from
+        the body), as both backends' ``WhileThunk`` take them after their own arguments."""
+        cond, body = instr.attrs["condition"], instr.attrs["body"]
+        cparam, bparam = cond.parameters[0], body.parameters[0]
+        through = _passed_through(body)
+        paths = [ix for ix, _ in indexed_leaves(bparam.shape)]
+        read = _read_leaf_prefixes(body, bparam)
+        to_body_first = self.pairs(instr, bparam, read)
+        to_body = self.pairs(instr, bparam, [ix for ix in read if ix not in through],
+                             exclude=through)
+        from_body = [pair for ix, pair in zip(paths, self.pairs(body.root, instr))
+                     if ix not in through]
+        c = self.copies
+        return (c(self.pairs(instr.operands[0], instr)), self.plan(cond),
+                c(self.pairs(instr, cparam, _read_leaf_prefixes(cond, cparam))),
+                buffer_ref(self.assignment, cond.root), self.plan(body),
+                c(to_body_first), c(to_body), c(from_body))
+
+    def conditional_parts(self, instr: HloInstruction) -> tuple[BufferRef, list]:
+        """A ``conditional``'s selector and, per branch, (plan, copies to its parameter,
+        copies from its root)."""
+        branches = instr.attrs.get("branch_computations")
+        if branches is None:
+            branches = [instr.attrs["true_computation"], instr.attrs["false_computation"]]
+        out = []
+        for k, comp in enumerate(branches):
+            param = comp.parameters[0]
+            out.append((self.plan(comp),
+                        self.copies(self.pairs(instr.operands[k + 1], param,
+                                               _read_leaf_prefixes(comp, param))),
+                        self.copies(self.pairs(comp.root, instr))))
+        return buffer_ref(self.assignment, instr.operands[0]), out
+
+
+class PlanBuilder(PlanBuilderBase):
+    """Turns computations with assigned buffers into plans of thunks."""
+
+    def __init__(self, module: HloModule, assignment: BufferAssignment,
+                 kernels: dict[int, tuple[Any, int]],
+                 pool: ThreadPool | None, parallel_cost: float) -> None:
+        super().__init__(module, assignment)
+        self.kernels = kernels
+        self.pool, self.parallel_cost = pool, parallel_cost
+
     def thunk(self, instr: HloInstruction) -> Thunk | None:
         op = instr.opcode
         if op in NO_OP:
@@ -157,55 +241,19 @@ class PlanBuilder:
             return KernelThunk(instr, record.name, address, refs, record.units, record.cost,
                                self.pool, self.parallel_cost)
         if op in FORWARD:
-            return CopyThunk(instr, self.pairs(instr.operands[0], instr))
+            return CopyThunk(instr, self.forward_copies(instr))
         if op == "while":
-            return self.while_thunk(instr)
+            return WhileThunk(instr, *self.while_parts(instr))
         if op == "conditional":
-            return self.conditional_thunk(instr)
+            return ConditionalThunk(instr, *self.conditional_parts(instr))
         if op == "call":
-            callee = instr.to_apply
-            to_params = [p for o, prm in zip(instr.operands, callee.parameters)
-                         for p in self.pairs(o, prm)]
-            return CallThunk(instr, self.plan(callee), to_params, self.pairs(callee.root, instr))
+            return CallThunk(instr, *self.call_parts(instr))
         fn = library_routine(instr)
         if fn is not None:
             return LibraryThunk(instr, fn, [self.ref(o) for o in instr.operands], self.ref(instr))
-        from ..interpreter import Evaluator
         from .fallback import FallbackThunk
-        if self.evaluator is None:
-            self.evaluator = Evaluator(self.module)
-        return FallbackThunk(instr, self.evaluator, [self.ref(o) for o in instr.operands],
-                             self.ref(instr))
-
-    def while_thunk(self, instr: HloInstruction) -> WhileThunk:
-        cond, body = instr.attrs["condition"], instr.attrs["body"]
-        cparam, bparam = cond.parameters[0], body.parameters[0]
-        through = _passed_through(body)
-        paths = [ix for ix, _ in indexed_leaves(bparam.shape)]
-        read = _read_leaf_prefixes(body, bparam)
-        to_body_first = self.pairs(instr, bparam, read)
-        to_body = self.pairs(instr, bparam, [ix for ix in read if ix not in through],
-                             exclude=through)
-        from_body = [pair for ix, pair in zip(paths, self.pairs(body.root, instr))
-                     if ix not in through]
-        return WhileThunk(
-            instr, self.pairs(instr.operands[0], instr), self.plan(cond),
-            self.pairs(instr, cparam, _read_leaf_prefixes(cond, cparam)),
-            buffer_ref(self.assignment, cond.root), self.plan(body),
-            to_body_first, to_body, from_body)
-
-    def conditional_thunk(self, instr: HloInstruction) -> ConditionalThunk:
-        branches = instr.attrs.get("branch_computations")
-        if branches is None:
-            branches = [instr.attrs["true_computation"], instr.attrs["false_computation"]]
-        out = []
-        for k, comp in enumerate(branches):
-            param = comp.parameters[0]
-            out.append((self.plan(comp),
-                        self.pairs(instr.operands[k + 1], param,
-                                   _read_leaf_prefixes(comp, param)),
-                        self.pairs(comp.root, instr)))
-        return ConditionalThunk(instr, buffer_ref(self.assignment, instr.operands[0]), out)
+        return FallbackThunk(instr, self.fallback_evaluator(),
+                             [self.ref(o) for o in instr.operands], self.ref(instr))
 
 
 def _kernel_buffer_keys(instr: HloInstruction) -> list[tuple[HloInstruction, tuple[int, ...]]]:
@@ -213,5 +261,6 @@ def _kernel_buffer_keys(instr: HloInstruction) -> list[tuple[HloInstruction, tup
     return [(kb.instruction, kb.index) for kb in kernel_buffers(instr)]
 
 
-__all__ = ["NO_OP", "FORWARD", "PlanBuilder", "library_target", "library_supports",
-           "library_routine", "materialize_constants"]
+__all__ = ["NO_OP", "FORWARD", "PlanBuilder", "PlanBuilderBase", "library_target",
+           "library_supports", "library_routine", "materialize_constants",
+           "scheduled_constants"]

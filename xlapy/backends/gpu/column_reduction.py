@@ -16,11 +16,10 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from ...passes.fusion_utils import is_elementwise
 from ..cpu.elemental_data import delinearize
-from ..cpu.kernel_api import kernel_buffers
 from ..cpu.kernel_support import c64, linear_offset
 from ..cpu.llvm_types import llvm_type, store_element
-from .kernels import GpuKernel, launch_dims
-from .reduction import ReductionEmitterBase, _Builder, buffers_usable, reduction_parts
+from .kernels import launch_dims
+from .reduction import ReductionEmitterBase, _Builder, _Parts, buffers_usable
 from .simt import KernelFrame
 
 # few kept elements and long sums: too little parallelism for a thread per element
@@ -56,15 +55,13 @@ def _reads_a_reduce(value: HloInstruction) -> bool:
 class ColumnReductionEmitter(ReductionEmitterBase):
     """GPU kernels for reductions that keep the minor dimension (module docstring)."""
 
-    def analyze(self, instr: HloInstruction) -> _ColumnPlan | None:
-        parts = reduction_parts(instr)
-        if parts is None:
-            return None
-        comp, outputs, order, reduces, dims, red, stored = parts
+    kind = "column-reduction"
+
+    def analyze(self, instr: HloInstruction, parts: _Parts) -> _ColumnPlan | None:
+        comp, outputs, order, reduces, dims, red, _ = parts
         if not dims or len(dims) - 1 in red:
             return None
         plan = _ColumnPlan(instr, comp, reduces, outputs, dims, red)
-        plan.stored = stored
         if plan.cols == 0 or plan.length == 0 or plan.grid >= 2 ** 31:
             return None
         if plan.cols < MIN_COLUMNS_FOR_LONG and plan.length >= LONG_SUM:
@@ -87,19 +84,12 @@ class ColumnReductionEmitter(ReductionEmitterBase):
             return None
         return plan
 
-    def emit(self, name: str, instr: HloInstruction) -> GpuKernel | None:
-        plan = self.analyze(instr)
-        if plan is None:
-            return None
-        module = self.target.new_module(name)
-        buffers = kernel_buffers(instr)
+    def launch(self, plan: _ColumnPlan) -> tuple[int, int, list[str]]:
+        return plan.grid, 0, [f"column reduction: {plan.cols} kept elements, "
+                              f"{plan.length} reduced each"]
 
-        def body(frame: KernelFrame) -> None:
-            _ColumnBuilder(frame, plan, buffers).build()
-        self.target.kernel(module, name, len(buffers), plan.block, body)
-        return GpuKernel(name, instr, buffers, plan.grid, plan.block, "column-reduction",
-                         module, notes=[f"column reduction: {plan.cols} kept elements, "
-                                        f"{plan.length} reduced each"])
+    def build(self, frame: KernelFrame, plan: _ColumnPlan, buffers: list) -> None:
+        _ColumnBuilder(frame, plan, buffers).build()
 
 
 class _ColumnBuilder(_Builder):

@@ -30,8 +30,7 @@ from ...passes.buffer_assignment import BufferAssignment, assign_buffers
 from ...passes.context import PassContext
 from ...passes.dump import dump_hlo_module, dump_text, module_key
 from ..cpu.executable import buffer_ref, value_ref
-from ..cpu.kernel_api import indexed_leaves
-from ..cpu.plan_builder import FORWARD, NO_OP, _passed_through, _read_leaf_prefixes
+from ..cpu.plan_builder import FORWARD, NO_OP, PlanBuilderBase, scheduled_constants
 from .device import Device
 from .kernels import GpuKernel, UnitKernelEmitter
 from .pipeline import gpu_pipeline
@@ -193,10 +192,8 @@ class GpuBackend:
         buffers = Buffers(device, em.assignment)
         builder = _PlanBuilder(em, device, buffers, functions)
         plan = builder.plan(em.module.entry)
-        for comp_name in em.assignment.schedules:
-            for instr in em.module.computation(comp_name).instructions:
-                if instr.opcode == "constant":
-                    buffers.write(value_ref(em.assignment, instr), instr.literal, instr)
+        for instr in scheduled_constants(em.assignment, em.module):
+            buffers.write(value_ref(em.assignment, instr), instr.literal, instr)
         return GpuExecutable(em.module, em.assignment, device, buffers, plan,
                              keep_alive=[functions, builder.evaluator], texts=em.texts)
 
@@ -267,32 +264,16 @@ def _kernel_name(comp: str, instr: HloInstruction, used: set[str]) -> str:
     return name
 
 
-class _PlanBuilder:
-    """Thunks for every scheduled instruction (``runtime.py`` lists the kinds)."""
+class _PlanBuilder(PlanBuilderBase):
+    """Thunks for every scheduled instruction (``runtime.py`` lists the kinds); plans,
+    leaf pairs and control flow as the CPU's builder, the pairs as device copies."""
+
+    plan_type = Plan
 
     def __init__(self, em: Emitted, device: Device, buffers: Buffers,
                  functions: dict[str, Any]) -> None:
+        super().__init__(em.module, em.assignment)
         self.em, self.device, self.buffers, self.functions = em, device, buffers, functions
-        self.assignment = em.assignment
-        self.evaluator: Any = None
-        self.plans: dict[str, Plan] = {}
-
-    def plan(self, comp) -> Plan:
-        if comp.name not in self.plans:
-            thunks = [t for instr in self.assignment.schedules[comp.name]
-                      if (t := self.thunk(instr)) is not None]
-            self.plans[comp.name] = Plan(comp.name, thunks)
-        return self.plans[comp.name]
-
-    def ref(self, instr: HloInstruction):
-        return value_ref(self.assignment, instr)
-
-    def pairs(self, src, dst, only=None, exclude=()) -> list:
-        from ..cpu.thunks import leaves
-        s, d = leaves(self.ref(src)), leaves(self.ref(dst))
-        idx = [ix for ix, _ in indexed_leaves(dst.shape)]
-        return [p for p, ix in zip(zip(s, d), idx)
-                if (only is None or any(ix[:len(u)] == u for u in only)) and ix not in exclude]
 
     def copies(self, pairs) -> Copies:
         return Copies(self.buffers, pairs)
@@ -318,53 +299,15 @@ class _PlanBuilder:
             return LaunchThunk(instr, self.device, self.functions[k.name], k.name, k.grid,
                                k.block, args)
         if op in FORWARD:
-            return CopyThunk(instr, self.copies(self.pairs(instr.operands[0], instr)))
+            return CopyThunk(instr, self.forward_copies(instr))
         if op == "while":
-            return self.while_thunk(instr)
+            return WhileThunk(instr, self.buffers, *self.while_parts(instr))
         if op == "conditional":
-            return self.conditional_thunk(instr)
+            return ConditionalThunk(instr, self.buffers, *self.conditional_parts(instr))
         if op == "call":
-            callee = instr.to_apply
-            to_params = [p for o, prm in zip(instr.operands, callee.parameters)
-                         for p in self.pairs(o, prm)]
-            return CallThunk(instr, self.plan(callee), self.copies(to_params),
-                             self.copies(self.pairs(callee.root, instr)))
-        if self.evaluator is None:
-            from ..interpreter import Evaluator
-            self.evaluator = Evaluator(self.em.module)
-        return FallbackThunk(instr, self.evaluator, self.buffers,
+            return CallThunk(instr, *self.call_parts(instr))
+        return FallbackThunk(instr, self.fallback_evaluator(), self.buffers,
                              [self.ref(o) for o in instr.operands], self.ref(instr))
-
-    def while_thunk(self, instr: HloInstruction) -> WhileThunk:
-        cond, body = instr.attrs["condition"], instr.attrs["body"]
-        cparam, bparam = cond.parameters[0], body.parameters[0]
-        through = _passed_through(body)
-        paths = [ix for ix, _ in indexed_leaves(bparam.shape)]
-        read = _read_leaf_prefixes(body, bparam)
-        to_body = self.pairs(instr, bparam, [ix for ix in read if ix not in through],
-                             exclude=through)
-        from_body = [pair for ix, pair in zip(paths, self.pairs(body.root, instr))
-                     if ix not in through]
-        c = self.copies
-        return WhileThunk(instr, self.buffers, c(self.pairs(instr.operands[0], instr)),
-                          self.plan(cond),
-                          c(self.pairs(instr, cparam, _read_leaf_prefixes(cond, cparam))),
-                          buffer_ref(self.assignment, cond.root), self.plan(body),
-                          c(self.pairs(instr, bparam, read)), c(to_body), c(from_body))
-
-    def conditional_thunk(self, instr: HloInstruction) -> ConditionalThunk:
-        branches = instr.attrs.get("branch_computations")
-        if branches is None:
-            branches = [instr.attrs["true_computation"], instr.attrs["false_computation"]]
-        out = []
-        for k, comp in enumerate(branches):
-            param = comp.parameters[0]
-            out.append((self.plan(comp),
-                        self.copies(self.pairs(instr.operands[k + 1], param,
-                                               _read_leaf_prefixes(comp, param))),
-                        self.copies(self.pairs(comp.root, instr))))
-        return ConditionalThunk(instr, self.buffers,
-                                buffer_ref(self.assignment, instr.operands[0]), out)
 
 
 __all__ = ["GpuBackend", "GpuSimBackend"]

@@ -18,7 +18,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...errors import DeviceUnavailableError, ExecutionError, ResourceExhaustedError
-from .device import CachingAllocator, Device
+from ..cpu.thunks import address_of
+from .device import CachingAllocator, Device, KernelArgs
 
 log = logging.getLogger("xlapy.gpu")
 
@@ -131,12 +132,12 @@ class CudaDevice(Device):
     def h2d(self, addr: int, data: np.ndarray) -> None:
         if data.nbytes:
             self._check(self.lib.cuMemcpyHtoD_v2(ctypes.c_uint64(addr),
-                                                 ctypes.c_void_p(data.ctypes.data),
+                                                 ctypes.c_void_p(address_of(data)),
                                                  ctypes.c_size_t(data.nbytes)), "cuMemcpyHtoD")
 
     def d2h(self, addr: int, out: np.ndarray) -> None:
         if out.nbytes:
-            self._check(self.lib.cuMemcpyDtoH_v2(ctypes.c_void_p(out.ctypes.data),
+            self._check(self.lib.cuMemcpyDtoH_v2(ctypes.c_void_p(address_of(out)),
                                                  ctypes.c_uint64(addr),
                                                  ctypes.c_size_t(out.nbytes)), "cuMemcpyDtoH")
 
@@ -168,14 +169,18 @@ class CudaDevice(Device):
             out[n] = fn
         return out
 
-    def launch(self, fn: Any, grid: int, block: int, args: Sequence[int], shared: int = 0
-               ) -> None:
+    def kernel_args(self, args: Sequence[int]) -> KernelArgs:
+        # cuLaunchKernel's kernelParams: a pointer to each argument's value
         n = max(1, len(args))
         values = (ctypes.c_uint64 * n)(*args)
         base = ctypes.addressof(values)
         params = (ctypes.c_void_p * n)(*[base + 8 * i for i in range(n)])
+        return KernelArgs(ctypes.addressof(params), values, params)
+
+    def launch(self, fn: Any, grid: int, block: int, args: KernelArgs, shared: int = 0
+               ) -> None:
         code = self.lib.cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, shared, None,
-                                       ctypes.addressof(params), None)
+                                       args.address, None)
         if code != 0:
             raise ExecutionError(f"CUDA: cuLaunchKernel(grid={grid}, block={block}) failed: "
                                  f"{self.error_string(code)}")

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ...errors import ResourceExhaustedError
-from ..cpu.thunks import aligned_empty
+from ..cpu.thunks import address_of, aligned_empty
 
 ALIGNMENT = 256           # device allocations and arena slots are aligned to this
 
@@ -79,6 +79,16 @@ class CachingAllocator:
             self._raw_free(a)
 
 
+class KernelArgs:
+    """A kernel's packed arguments: the ``address`` a launch passes, and the host memory
+    behind it (kept alive with this object)."""
+
+    __slots__ = ("address", "_keep")
+
+    def __init__(self, address: int, *keep: Any) -> None:
+        self.address, self._keep = address, keep
+
+
 class Device(abc.ABC):
     """The operations the GPU runtime uses (see the module docstring)."""
 
@@ -112,9 +122,15 @@ class Device(abc.ABC):
         """Copy ``nbytes`` on the device."""
 
     @abc.abstractmethod
-    def launch(self, fn: Any, grid: int, block: int, args: Sequence[int], shared: int = 0
+    def kernel_args(self, args: Sequence[int]) -> KernelArgs:
+        """Pointer ``args`` packed as :meth:`launch` takes them (once per kernel thunk:
+        buffer addresses are fixed when the plan is built)."""
+
+    @abc.abstractmethod
+    def launch(self, fn: Any, grid: int, block: int, args: KernelArgs, shared: int = 0
                ) -> None:
-        """Run kernel ``fn`` on ``grid`` blocks of ``block`` threads with pointer ``args``."""
+        """Run kernel ``fn`` on ``grid`` blocks of ``block`` threads with ``args`` from
+        :meth:`kernel_args`."""
 
     @abc.abstractmethod
     def synchronize(self) -> None:
@@ -159,24 +175,28 @@ class SimDevice(Device):
 
     def h2d(self, addr: int, data: np.ndarray) -> None:
         if data.nbytes:
-            ctypes.memmove(addr, data.ctypes.data, data.nbytes)
+            ctypes.memmove(addr, address_of(data), data.nbytes)
 
     def d2h(self, addr: int, out: np.ndarray) -> None:
         if out.nbytes:
-            ctypes.memmove(out.ctypes.data, addr, out.nbytes)
+            ctypes.memmove(address_of(out), addr, out.nbytes)
 
     def d2d(self, dst: int, src: int, nbytes: int) -> None:
         if nbytes:
             ctypes.memmove(dst, src, nbytes)
 
-    def launch(self, fn: Any, grid: int, block: int, args: Sequence[int], shared: int = 0
-               ) -> None:
+    def kernel_args(self, args: Sequence[int]) -> KernelArgs:
+        # the kernel's buffer table: a void* per argument
         table = (ctypes.c_void_p * max(1, len(args)))(*args)
+        return KernelArgs(ctypes.addressof(table), table)
+
+    def launch(self, fn: Any, grid: int, block: int, args: KernelArgs, shared: int = 0
+               ) -> None:
         self.launches += 1
-        fn(ctypes.addressof(table), 0, grid)
+        fn(args.address, 0, grid)
 
     def synchronize(self) -> None:
         return None
 
 
-__all__ = ["Device", "SimDevice", "CachingAllocator", "align", "ALIGNMENT"]
+__all__ = ["Device", "KernelArgs", "SimDevice", "CachingAllocator", "align", "ALIGNMENT"]

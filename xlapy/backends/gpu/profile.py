@@ -14,6 +14,8 @@ import logging
 import time
 from typing import Any
 
+from ..cpu.profile import _all_plans
+
 log = logging.getLogger("xlapy.gpu.profile")
 
 
@@ -33,15 +35,9 @@ class GpuProfiler:
         self.rows: dict[int, list] = {}      # id(thunk) -> [thunk, calls, seconds]
         self.total = 0.0
         make = device.event_timer if hasattr(device, "event_timer") else _WallTimer
-        plans, seen = [plan], set()
-        while plans:
-            p = plans.pop()
-            if id(p) in seen:
-                continue
-            seen.add(id(p))
+        plans: list[Any] = _all_plans(plan)     # the GPU's plans (runtime.Plan)
+        for p in plans:
             p.instrument(lambda t, make=make: self._wrap(t, make()))
-            for t in p.thunks:
-                plans.extend(t.subplans)
 
     def _wrap(self, thunk: Any, timer: Any):
         row = self.rows.setdefault(id(thunk), [thunk, 0, 0.0])
@@ -59,7 +55,8 @@ class GpuProfiler:
             t = time.perf_counter()
             run()
             self.total += time.perf_counter() - t
-            log.info("%s", self.to_text(20))
+            if log.isEnabledFor(logging.INFO):
+                log.info("%s", self.to_text(20))
         return timed
 
     def reset(self) -> None:

@@ -181,20 +181,53 @@ def buffers_usable(assignment: Any, instr: HloInstruction, outputs: list) -> boo
 
 
 class ReductionEmitterBase:
-    """What the reduction emitters share: the buffer assignment and the target."""
+    """What the reduction emitters share: the buffer assignment, the target and
+    :meth:`emit` (a subclass's ``analyze``, ``launch`` and ``build``)."""
+
+    kind = ""
 
     def __init__(self, assignment: Any, target: Target) -> None:
         self.assignment, self.target = assignment, target
+
+    def analyze(self, instr: HloInstruction, parts: _Parts) -> Any:
+        """The kernel's plan (with ``block``) for ``instr`` and its :func:`reduction_parts`,
+        or None when the emitter declines."""
+        raise NotImplementedError
+
+    def launch(self, plan: Any) -> tuple[int, int, list[str]]:
+        """(grid, bytes of scratch, notes) of a plan's kernel."""
+        raise NotImplementedError
+
+    def build(self, frame: KernelFrame, plan: Any, buffers: list) -> None:
+        """Emit the kernel's body."""
+        raise NotImplementedError
+
+    def emit(self, name: str, instr: HloInstruction) -> GpuKernel | None:
+        parts = reduction_parts(instr)
+        plan = None if parts is None else self.analyze(instr, parts)
+        if parts is None or plan is None:
+            return None
+        plan.stored = parts.stored
+        module = self.target.new_module(name)
+        buffers = kernel_buffers(instr)
+        grid, scratch, notes = self.launch(plan)
+
+        def body(frame: KernelFrame) -> None:
+            self.build(frame, plan, buffers)
+        # the scratch buffer is the argument after the buffer table
+        self.target.kernel(module, name, len(buffers) + (1 if scratch else 0), plan.block,
+                           body)
+        return GpuKernel(name, instr, buffers, grid, plan.block, self.kind, module,
+                         scratch=scratch, notes=notes)
 
 
 class RowReductionEmitter(ReductionEmitterBase):
     """GPU kernels for row reductions (module docstring)."""
 
-    def analyze(self, instr: HloInstruction) -> _Plan | None:
-        parts = reduction_parts(instr)
-        if parts is None:
-            return None
-        comp, outputs, order, reduces, dims, red, stored = parts
+    kind = "row-reduction"
+
+    def analyze(self, instr: HloInstruction, parts: _Parts) -> _Plan | None:
+        comp, outputs, order, reduces, dims, red, _ = parts
         nred = len(red)
         if red != tuple(range(len(dims) - nred, len(dims))):
             return None
@@ -208,7 +241,6 @@ class RowReductionEmitter(ReductionEmitterBase):
                 if not row_fusion_decision(comp, TARGETS["gpu"].row_reduction_rules):
                     return None
         plan = _Plan(instr, comp, reduces, outputs, dims, nred)
-        plan.stored = stored
         if any(o.shape.dims not in (plan.kept, dims) for o in outputs):
             return None
         if plan.rowlen < MIN_ROW or plan.rows == 0:
@@ -219,30 +251,19 @@ class RowReductionEmitter(ReductionEmitterBase):
             return None
         return plan
 
-    def emit(self, name: str, instr: HloInstruction) -> GpuKernel | None:
-        plan = self.analyze(instr)
-        if plan is None:
-            return None
-        module = self.target.new_module(name)
-        buffers = kernel_buffers(instr)
-        nbuf = len(buffers)
+    def launch(self, plan: _Plan) -> tuple[int, int, list[str]]:
         scratch = 0
         if plan.splits > 1:
-            r = plan.reduces[0]
-            acc_bytes = max(4, r.shape.element_type.byte_size)
+            # the partial results, then a counter per row
+            acc_bytes = max(4, plan.reduces[0].shape.element_type.byte_size)
             part = plan.rows * plan.splits * acc_bytes
             scratch = -(-part // 16) * 16 + 4 * plan.rows
-            nargs = nbuf + 1
-        else:
-            nargs = nbuf
-
-        def body(frame: KernelFrame) -> None:
-            _Builder(frame, plan, buffers).build()
-        self.target.kernel(module, name, nargs, plan.block, body)
         notes = [f"row reduction: {plan.rows} rows of {plan.rowlen}, block {plan.block}, "
                  f"{plan.splits} splits, {len(plan.reduces)} reduces"]
-        return GpuKernel(name, instr, buffers, plan.rows * plan.splits, plan.block,
-                         "row-reduction", module, scratch=scratch, notes=notes)
+        return plan.rows * plan.splits, scratch, notes
+
+    def build(self, frame: KernelFrame, plan: _Plan, buffers: list) -> None:
+        _Builder(frame, plan, buffers).build()
 
 
 class _Builder:

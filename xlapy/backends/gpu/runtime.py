@@ -29,11 +29,9 @@ import numpy as np
 from ...config import get_debug_options
 from ...errors import InvalidArgumentError
 from ...hlo.ir import HloInstruction, HloModule
-from ...hlo.shape import Shape
 from ...passes.buffer_assignment import PARAMETER, BufferAssignment
-from ...passes.copy_insertion import array_leaf_indices
-from ..cpu.executable import _from_python, value_ref
-from ..cpu.thunks import BufferRef, PlanQueries, TokenRef, major_to_minor, physical_bytes
+from ..cpu.executable import _Param, argument_leaves, value_ref
+from ..cpu.thunks import BufferRef, PlanQueries, physical_bytes
 from ..interpreter.evaluator import TOKEN
 from .device import Device, align
 
@@ -125,10 +123,11 @@ class LaunchThunk(Thunk):
                  grid: int, block: int, args: list[int]) -> None:
         self.instruction, self.device, self.fn, self.name = instr, device, fn, name
         self.grid, self.block, self.args = grid, block, args
+        self._packed = device.kernel_args(args)
 
     def run(self) -> None:
         if self.grid:
-            self.device.launch(self.fn, self.grid, self.block, self.args)
+            self.device.launch(self.fn, self.grid, self.block, self._packed)
 
 
 class Copies:
@@ -243,32 +242,6 @@ class CallThunk(Thunk):
         self.from_root()
 
 
-def _argument_leaves(value: Any, shape: Shape, where: str) -> list[np.ndarray]:
-    """Validate one argument; each array leaf as contiguous bytes in the leaf's layout."""
-    if shape.is_tuple:
-        if not isinstance(value, (tuple, list)) or len(value) != len(shape.tuple_shapes):
-            raise InvalidArgumentError(f"{where}: expected a tuple of "
-                                       f"{len(shape.tuple_shapes)} values for {shape}")
-        out: list[np.ndarray] = []
-        for k, (v, s) in enumerate(zip(value, shape.tuple_shapes)):
-            out.extend(_argument_leaves(v, s, f"{where}[{k}]"))
-        return out
-    if shape.is_token:
-        return []
-    arr = value if isinstance(value, np.ndarray) else (
-        np.asarray(value) if isinstance(value, np.generic) else _from_python(value, shape, where))
-    if arr.dtype != shape.dtype:
-        raise InvalidArgumentError(
-            f"{where}: expected {shape.to_text(False)} (dtype {shape.dtype}), got an array "
-            f"of dtype {arr.dtype} and shape {tuple(arr.shape)}")
-    if tuple(arr.shape) != shape.dims:
-        raise InvalidArgumentError(f"{where}: expected shape {shape.to_text(False)}, got "
-                                   f"shape {arr.dtype}{list(arr.shape)}")
-    if arr.flags.c_contiguous and major_to_minor(shape) == list(range(shape.rank)):
-        return [arr]
-    return [np.ascontiguousarray(physical_bytes(arr, shape))]
-
-
 class GpuExecutable:
     """A module compiled for a GPU (or the simulator): :meth:`execute` with NumPy arguments."""
 
@@ -281,17 +254,15 @@ class GpuExecutable:
         self._keep_alive = list(keep_alive)
         self._lock = threading.Lock()
         entry = module.entry
-        self._params: list[tuple[Any, Shape, str, list[tuple[int, int]]]] = []
-        slots: dict[int, list[tuple[tuple[int, ...], int]]] = {}
+        # the CPU executable's parameter bindings (never donated: arguments are copied)
+        leaves: list[list[tuple[tuple[int, ...], int, bool]]] = [[] for _ in entry.parameters]
         for a in assignment.allocations:
             if a.kind == PARAMETER and a.param_shape is not None and a.param_shape.is_array:
-                slots.setdefault(a.parameter_number, []).append((tuple(a.param_index), a.index))
-        for i, p in enumerate(entry.parameters):
-            position = {ix: k for k, ix in enumerate(array_leaf_indices(p.shape))}
-            leaves = []
-            for ix, alloc in slots.get(i, []):
-                leaves.append((position[ix], buffers.base + buffers.offsets[alloc]))
-            self._params.append((p, p.shape, f"argument {i} ({p.name})", leaves))
+                leaves[a.parameter_number].append((tuple(a.param_index), a.index, False))
+        self._params = [_Param(i, p.name, p.shape, leaves[i])
+                        for i, p in enumerate(entry.parameters)]
+        self._slots = {alloc: buffers.base + buffers.offsets[alloc]
+                       for p in self._params for _, alloc, _ in p.bindings}
         self.result = value_ref(assignment, entry.root)
         self._run = plan.run
         self.profiler = None
@@ -323,26 +294,26 @@ class GpuExecutable:
         """Copy ``args`` to the device, run, copy the result back (tuples as tuples).
         ``owned`` is accepted for the backend protocol; arguments are never written."""
         if len(args) != len(self._params):
-            expected = ", ".join(f"{p.name}: {s.to_text(False)}" for p, s, _, _ in self._params)
+            expected = ", ".join(f"{p.name}: {p.shape.to_text(False)}" for p in self._params)
             raise InvalidArgumentError(f"module {self.module.name} takes {len(self._params)} "
                                        f"arguments ({expected}), got {len(args)}")
+        h2d, slots = self.device.h2d, self._slots
         with self._lock:
-            for (p, shape, where, leaves), value in zip(self._params, args):
-                data = _argument_leaves(value, shape, where)
-                for position, addr in leaves:
-                    self.device.h2d(addr, data[position])
+            for p, value in zip(self._params, args):
+                if p.fast and type(value) is np.ndarray and value.dtype == p.dtype \
+                        and value.shape == p.dims and value.flags.c_contiguous:
+                    h2d(slots[p.alloc], value)
+                    continue
+                data = argument_leaves(value, p.shape, p.where)
+                for position, alloc, _ in p.bindings:
+                    h2d(slots[alloc], data[position])
             self._run()
-            return self.buffers.read(self.result) if not isinstance(self.result, TokenRef) \
-                else TOKEN
+            return self.buffers.read(self.result)
 
     def run_on_device(self) -> None:
         """Run the plan on the arguments already on the device (for timing)."""
         with self._lock:
             self._run()
-
-    def parameter_address(self, number: int) -> int:
-        """Device address of entry parameter ``number``'s first array leaf."""
-        return self._params[number][3][0][1]
 
 
 __all__ = ["GpuExecutable", "Plan", "Buffers", "LaunchThunk", "CopyThunk", "FallbackThunk",

@@ -1,0 +1,42 @@
+"""HLO texts of the programs the GPU tests (``test_gpu.py``) and the prepared GPU check
+(``benchmarks/gpu_check.py``) run: ``W1`` ``sum(x + y*z)``, row softmax and layernorm, and
+the ``add``/``mx`` reducers they and the tests' own programs use."""
+from __future__ import annotations
+
+ADD = "add {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b)\n}\n"
+MAX = "mx {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] maximum(a, b)\n}\n"
+
+
+def w1_text(n: int) -> str:
+    return (f"HloModule w1\n{ADD}ENTRY e {{\n x = f32[{n}] parameter(0)\n"
+            f" y = f32[{n}] parameter(1)\n z = f32[{n}] parameter(2)\n"
+            f" m = f32[{n}] multiply(y, z)\n s = f32[{n}] add(x, m)\n c = f32[] constant(0)\n"
+            f" ROOT r = f32[] reduce(s, c), dimensions={{0}}, to_apply=add\n}}\n")
+
+
+def softmax_text(r: int, c: int) -> str:
+    return (f"HloModule softmax\n{ADD}{MAX}ENTRY e {{\n x = f32[{r},{c}] parameter(0)\n"
+            f" ninf = f32[] constant(-inf)\n m = f32[{r}] reduce(x, ninf), dimensions={{1}}, "
+            f"to_apply=mx\n mb = f32[{r},{c}] broadcast(m), dimensions={{0}}\n"
+            f" d = f32[{r},{c}] subtract(x, mb)\n e = f32[{r},{c}] exponential(d)\n"
+            f" z = f32[] constant(0)\n s = f32[{r}] reduce(e, z), dimensions={{1}}, "
+            f"to_apply=add\n sb = f32[{r},{c}] broadcast(s), dimensions={{0}}\n"
+            f" ROOT o = f32[{r},{c}] divide(e, sb)\n}}\n")
+
+
+def layernorm_text(r: int, c: int) -> str:
+    return (f"HloModule layernorm\n{ADD}ENTRY e {{\n x = f32[{r},{c}] parameter(0)\n"
+            f" g = f32[{c}] parameter(1)\n b = f32[{c}] parameter(2)\n z = f32[] constant(0)\n"
+            f" n = f32[] constant({c})\n eps = f32[] constant(1e-5)\n"
+            f" s = f32[{r}] reduce(x, z), dimensions={{1}}, to_apply=add\n"
+            f" nb = f32[{r}] broadcast(n), dimensions={{}}\n mean = f32[{r}] divide(s, nb)\n"
+            f" mb = f32[{r},{c}] broadcast(mean), dimensions={{0}}\n"
+            f" xc = f32[{r},{c}] subtract(x, mb)\n sq = f32[{r},{c}] multiply(xc, xc)\n"
+            f" v = f32[{r}] reduce(sq, z), dimensions={{1}}, to_apply=add\n"
+            f" var = f32[{r}] divide(v, nb)\n eb = f32[{r}] broadcast(eps), dimensions={{}}\n"
+            f" ve = f32[{r}] add(var, eb)\n rs = f32[{r}] rsqrt(ve)\n"
+            f" rb = f32[{r},{c}] broadcast(rs), dimensions={{0}}\n"
+            f" y = f32[{r},{c}] multiply(xc, rb)\n"
+            f" gb = f32[{r},{c}] broadcast(g), dimensions={{1}}\n bb = f32[{r},{c}] broadcast(b), "
+            f"dimensions={{1}}\n yg = f32[{r},{c}] multiply(y, gb)\n"
+            f" ROOT o = f32[{r},{c}] add(yg, bb)\n}}\n")
