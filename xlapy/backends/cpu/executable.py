@@ -18,9 +18,11 @@ and turns every instruction of the entry computation's schedule into a **thunk**
 - **control flow** (``while``, ``conditional``, ``call``): the called computations have
   their own plans (sub-plans) over their own buffers (buffer assignment gives every
   called computation its own region of the arena); values cross the boundary by
-  copying the leaves (operand -> parameter buffers, root -> result buffers). A
-  ``while`` keeps its state in its own result buffers and copies into the condition's
-  parameter only the leaves the condition reads;
+  copying the leaves (operand -> parameter buffers, root -> result buffers), except
+  where buffer assignment put both in one buffer (a loop's state, its body's parameter
+  and root, as a rule: such copies are dropped). A ``while`` keeps its state in its
+  own result buffers and copies into the condition's parameter only the leaves the
+  condition reads;
 - **copy** (``copy``): forwards an operand into a fresh buffer (``opt-barrier``-like ops);
 - **no-op**: ``parameter``, ``constant``, ``tuple``, ``get-tuple-element`` and ``bitcast``
   need no work (their values already are in place);
