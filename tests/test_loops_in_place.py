@@ -420,3 +420,56 @@ def test_fori_loop_donated_state():
         buf = xlapy.numpy.asarray(rand(20, 4, seed=15))
         np.testing.assert_array_equal(np.asarray(jf(buf, rows)), want)
     np.testing.assert_array_equal(np.asarray(xlapy.jit(f)(rand(20, 4, seed=15), rows)), want)
+
+
+def test_loop_of_kernels_runs_in_the_native_driver(backend):
+    """A loop left with no copies per trip runs its trips natively, chunk by chunk."""
+    from xlapy.backends.cpu import native_loop
+    text = ROW_WRITES.replace("n = s32[] constant(10)", "n = s32[] constant(600)") \
+        .replace("seven = s32[] constant(7)", "seven = s32[] constant(0)")
+    assert 600 > 2 * native_loop.TRIPS_PER_CALL
+    exe = check(backend, text, [rand(64, 32, seed=16)])
+    (loop,) = while_thunks(exe)
+    assert loop._native
+    np.testing.assert_array_equal(exe.execute([rand(64, 32)])[0], np.full(32, 599.0))
+    with debug_options(xla_hlo_profile=True):
+        profiled = backend.compile(parse_module(text))
+    profiled.execute([rand(64, 32)])
+    (loop,) = while_thunks(profiled)
+    assert loop._native is False          # the profile times each kernel of the trip
+
+
+CALL = """
+HloModule call_in_place
+callee {
+  a = f32[16] parameter(0)
+  b = f32[16] parameter(1)
+  e = f32[16] exponential(a)
+  ROOT r = (f32[16], f32[16], f32[16]) tuple(e, b, a)
+}
+ENTRY main {
+  x = f32[16] parameter(0)
+  y = f32[16] parameter(1)
+  x1 = f32[16] negate(x)
+  c = (f32[16], f32[16], f32[16]) call(x1, y), to_apply=callee
+  c0 = f32[16] get-tuple-element(c), index=0
+  c2 = f32[16] get-tuple-element(c), index=2
+  s = f32[16] add(c2, x1)
+  ROOT res = (f32[16], f32[16], f32[16]) tuple(c0, s, y)
+}
+"""
+
+
+@pytest.mark.parametrize("copy_insertion", [True, False])
+def test_call_that_returns_its_parameters(backend, copy_insertion):
+    with debug_options(xla_disable_hlo_passes=("call-inliner",)):
+        flags = {} if copy_insertion else {"xla_disable_hlo_passes": ("call-inliner",
+                                                                      "copy-insertion")}
+        with debug_options(**flags):
+            exe = backend.compile(parse_module(CALL))
+    assert any(t.kind == "call" for t in exe.plan.walk())
+    args = [rand(16, seed=17), rand(16, seed=18)]
+    want = flatten_result(evaluate_module(parse_module(CALL), args))
+    for _ in range(2):
+        for g, w in zip(flatten_result(exe.execute(args)), want):
+            np.testing.assert_allclose(g, w, rtol=1e-6)

@@ -22,7 +22,9 @@ and turns every instruction of the entry computation's schedule into a **thunk**
   where buffer assignment put both in one buffer (a loop's state, its body's parameter
   and root, as a rule: such copies are dropped). A ``while`` keeps its state in its
   own result buffers and copies into the condition's parameter only the leaves the
-  condition reads;
+  condition reads; a loop that copies nothing per trip and whose condition and body
+  are kernels on the calling thread runs its trips in a native driver
+  (``native_loop.py``);
 - **copy** (``copy``): forwards an operand into a fresh buffer (``opt-barrier``-like ops);
 - **no-op**: ``parameter``, ``constant``, ``tuple``, ``get-tuple-element`` and ``bitcast``
   need no work (their values already are in place);

@@ -278,6 +278,7 @@ class Plan(PlanQueries):
         self.name = name
         self.thunks = thunks
         self._runs: list[Callable[[Memory], None]] = [t.run for t in thunks]
+        self.instrumented = False
 
     def run(self, mem: Memory) -> None:
         for run in self._runs:
@@ -287,6 +288,7 @@ class Plan(PlanQueries):
         """Run ``wrap(thunk)`` instead of ``thunk.run`` for every thunk (the profiler's
         timers); plans that are not instrumented call ``thunk.run`` directly."""
         self._runs = [wrap(t) for t in self.thunks]
+        self.instrumented = True
 
     def walk(self):
         """Every thunk of this plan and of the sub-plans of its control-flow thunks."""
@@ -369,7 +371,10 @@ class WhileThunk(Thunk):
     A body that passes a leaf through unchanged (its root's leaf *is* its parameter's
     leaf, which nothing in the body may then overwrite) gets that leaf once, on the
     first iteration: ``to_body_first`` copies every leaf the body reads, ``to_body``
-    and ``from_body`` only the others."""
+    and ``from_body`` only the others. Copies between two buffers that buffer
+    assignment made one are dropped (``Copier``); a loop left with no copies per trip
+    whose condition and body are kernels on this thread runs its trips in the native
+    driver of ``native_loop.py``."""
 
     kind = "while"
 
@@ -386,8 +391,42 @@ class WhileThunk(Thunk):
         self.from_body = Copier(from_body)
         self.subplans = (condition, body)
 
+        # (driver, descriptor, arrays it points into) of native_loop.py, False when the
+        # loop does not qualify; decided on the first run
+        self._native: Any = None
+
+    def _native_driver(self) -> Any:
+        """The native driver and this loop's descriptor when every trip is only kernel
+        calls on this thread (no copies, no library or fallback thunks, no nested
+        control flow, no profiling timers); False otherwise."""
+        plans = (self.condition, self.body)
+        if self.to_condition.pairs or self.to_body.pairs or self.from_body.pairs \
+                or any(p.instrumented for p in plans) \
+                or not all(type(t) is KernelThunk and t.pool is None
+                           for p in plans for t in p.thunks):
+            return False
+        from .native_loop import descriptor, runner
+
+        def calls(plan: Plan) -> list[tuple[int, int, int]]:
+            kernels = [t for t in plan.thunks if isinstance(t, KernelThunk) and t.units > 0]
+            return [(ctypes.cast(t.fn, ctypes.c_void_p).value or 0, t.table_address, t.units)
+                    for t in kernels]
+        desc, keep = descriptor(calls(self.condition), calls(self.body))
+        return runner(), desc, keep
+
     def run(self, mem: Memory) -> None:
         self.init(mem)
+        native = self._native
+        if native is None:
+            native = self._native = self._native_driver()
+        if native:
+            drive, desc, _ = native
+            self.to_body_first(mem)      # the body's copy of leaves it passes through
+            desc.pred = self.predicate.address(mem)
+            address = ctypes.addressof(desc)
+            while not drive(address):
+                pass
+            return
         to_condition, condition, to_body = self.to_condition, self.condition.run, self.to_body_first
         body, from_body, predicate = self.body.run, self.from_body, self.predicate
         while True:
