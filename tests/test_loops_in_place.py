@@ -473,3 +473,52 @@ def test_call_that_returns_its_parameters(backend, copy_insertion):
     for _ in range(2):
         for g, w in zip(flatten_result(exe.execute(args)), want):
             np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+SHARED_BODY = """
+HloModule shared_body
+cond {
+  cs = (s32[], f32[8,4]) parameter(0)
+  ci = s32[] get-tuple-element(cs), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(ci, n), direction=LT
+}
+body {
+  s = (s32[], f32[8,4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  b = f32[8,4] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  fi = f32[] convert(i1)
+  row = f32[1,4] broadcast(fi), dimensions={}
+  zero = s32[] constant(0)
+  u = f32[8,4] dynamic-update-slice(b, row, i, zero)
+  ROOT r = (s32[], f32[8,4]) tuple(i1, u)
+}
+twice {
+  p = f32[8,4] parameter(0)
+  ROOT d = f32[8,4] add(p, p)
+}
+ENTRY main {
+  x = f32[8,4] parameter(0)
+  z = s32[] constant(0)
+  t1 = (s32[], f32[8,4]) tuple(z, x)
+  w1 = (s32[], f32[8,4]) while(t1), condition=cond, body=body
+  a = f32[8,4] get-tuple-element(w1), index=1
+  e = f32[8,4] exponential(x)
+  t2 = (s32[], f32[8,4]) tuple(z, e)
+  w2 = (s32[], f32[8,4]) while(t2), condition=cond, body=body
+  b = f32[8,4] get-tuple-element(w2), index=1
+  k = s32[] parameter(1)
+  c = f32[8,4] conditional(k, a, b), branch_computations={twice, twice}
+  ROOT res = (f32[8,4], f32[8,4], f32[8,4]) tuple(a, b, c)
+}
+"""
+
+
+@pytest.mark.parametrize("copy_insertion", [True, False])
+@pytest.mark.parametrize("branch", [0, 1])
+def test_computations_called_from_several_places(backend, copy_insertion, branch):
+    """Two loops share their body and condition, and a conditional runs one computation
+    for both branches: those are not colocated with either caller."""
+    check(backend, SHARED_BODY, [rand(8, 4, seed=19), np.int32(branch)], copy_insertion)
