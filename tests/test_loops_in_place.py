@@ -522,3 +522,17 @@ def test_computations_called_from_several_places(backend, copy_insertion, branch
     """Two loops share their body and condition, and a conditional runs one computation
     for both branches: those are not colocated with either caller."""
     check(backend, SHARED_BODY, [rand(8, 4, seed=19), np.int32(branch)], copy_insertion)
+
+
+def test_consecutive_kernels_run_in_one_native_call(backend):
+    """A loop body mixing kernels and a library dot: runs of kernels are one native call
+    each, the dot stays a Python call, and the answer is the interpreter's."""
+    from xlapy.backends.cpu.thunks import _KernelRun
+    exe = check(backend, DOT_STATE, [rand(8, 8, seed=20) * 0.3, rand(8, 8, seed=21)])
+    grouped = [r for t in exe.plan.walk() if t.kind == "while"
+               for plan in t.subplans for r in plan._runs
+               if getattr(r, "__self__", None).__class__ is _KernelRun]
+    entry = [r for r in exe.plan._runs if getattr(r, "__self__", None).__class__ is _KernelRun]
+    assert grouped or entry
+    for run in grouped + entry:
+        assert run.__self__.n > 1

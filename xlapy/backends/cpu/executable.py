@@ -13,7 +13,8 @@ and turns every instruction of the entry computation's schedule into a **thunk**
   ``sort_emitter.py``, ``rng_emitter.py``). All kernels of a module are
   compiled in one go (a few LLVM modules optimized in parallel, linked as one JIT
   library); a kernel is ``void(i8** buffers, i64 begin, i64 end)`` over ``units`` work
-  units;
+  units; consecutive kernels of a plan that run on the calling thread are called by
+  one native call (``native_loop.py``) rather than one call from Python each;
 - **library** (``library``): a Python routine on NumPy views (BLAS ``dot``, convolution);
 - **control flow** (``while``, ``conditional``, ``call``): the called computations have
   their own plans (sub-plans) over their own buffers (buffer assignment gives every

@@ -1,4 +1,5 @@
-"""A native driver for ``while`` loops whose trips are native kernel calls only.
+"""Native drivers for runs of kernel calls: ``while`` loops whose trips are kernel calls
+only, and consecutive kernels of a plan.
 
 When buffer assignment keeps a loop's state in place, a trip of a loop whose condition
 and body are emitted kernels is nothing but those kernel calls and a read of the
@@ -12,7 +13,9 @@ is one function, compiled once per process, that runs such trips from a descript
 
 It returns to Python after :data:`TRIPS_PER_CALL` trips, so an interrupt (Ctrl-C) is
 still seen while a long loop runs. ``WhileThunk`` uses it when the loop copies nothing
-per trip and every kernel runs on the calling thread (``thunks.py``).
+per trip and every kernel runs on the calling thread (``thunks.py``). The same library
+exports ``void xlapy_run_calls(Call*, i64 n)``: a :class:`~.thunks.Plan` runs each run of
+two or more consecutive kernels on the calling thread as one such call.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from typing import Any, Callable, Sequence
 from llvmlite import ir
 
 RUNNER_NAME = "xlapy_while_runner"
+CALLS_NAME = "xlapy_run_calls"
 TRIPS_PER_CALL = 256
 
 
@@ -50,8 +54,7 @@ def _runner_module(module: ir.Module) -> None:
     zero32 = ir.Constant(ir.IntType(32), 0)
 
     run_calls = ir.Function(module, ir.FunctionType(ir.VoidType(), [call_t.as_pointer(), i64]),
-                            "xlapy_run_calls")
-    run_calls.linkage = "internal"
+                            CALLS_NAME)
     calls, n = run_calls.args
     entry, check, body, done = (run_calls.append_basic_block(x)
                                 for x in ("entry", "check", "body", "done"))
@@ -99,34 +102,54 @@ def _runner_module(module: ir.Module) -> None:
 
 
 _LOCK = threading.Lock()
-_RUNNER: list[Any] = []          # [loaded code, callable] once compiled
+_LOADED: list[Any] = []          # [loaded code, loop driver, call runner] once compiled
+
+
+def _load() -> list[Any]:
+    """Compile and load the drivers the first time one is asked for (kept for the life of
+    the process)."""
+    with _LOCK:
+        if not _LOADED:
+            from .jit_engine import SMALL_OPT_LEVEL, deferred_interrupt, engine
+            from .llvm_worker import compile_ir
+            eng = engine()
+            module = eng.new_module("xlapy_native_drivers")
+            _runner_module(module)
+            # compiled here, not by ``eng.compile``: its counters describe HLO modules
+            with deferred_interrupt():
+                obj = compile_ir(str(module), SMALL_OPT_LEVEL, False, eng.target_spec)[0]
+            loaded = eng.load([obj], [RUNNER_NAME, CALLS_NAME])
+            loop = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)(loaded.address(RUNNER_NAME))
+            calls = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(
+                loaded.address(CALLS_NAME))
+            _LOADED.extend([loaded, loop, calls])
+        return _LOADED
 
 
 def runner() -> Callable[[int], int]:
-    """The driver, compiled and loaded the first time it is asked for (kept for the
-    life of the process)."""
-    with _LOCK:
-        if not _RUNNER:
-            from .jit_engine import engine
-            eng = engine()
-            module = eng.new_module("xlapy_while_runner")
-            _runner_module(module)
-            compiled = eng.compile([module], [RUNNER_NAME])
-            loaded = eng.load(compiled.objects, [RUNNER_NAME])
-            fn = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)(loaded.address(RUNNER_NAME))
-            _RUNNER.extend([loaded, fn])
-        return _RUNNER[1]
+    """The loop driver: ``runner()(address of a LoopDescriptor)``."""
+    return _load()[1]
+
+
+def call_runner() -> Callable[[int, int], None]:
+    """``call_runner()(address of a Call array, n)`` runs the ``n`` calls in order."""
+    return _load()[2]
+
+
+def calls_array(calls: Sequence[tuple[int, int, int]]) -> Any:
+    """A ctypes array of :class:`Call` for ``(function, table, units)`` triples."""
+    return (Call * max(1, len(calls)))(*[Call(*c) for c in calls])
 
 
 def descriptor(cond: Sequence[tuple[int, int, int]], body: Sequence[tuple[int, int, int]]
                ) -> tuple[LoopDescriptor, list]:
     """A descriptor of the ``(function, table, units)`` calls of a condition and a body
     (``pred`` is set before each run) and the arrays it points into (keep them alive)."""
-    cond_calls = (Call * max(1, len(cond)))(*[Call(*c) for c in cond])
-    body_calls = (Call * max(1, len(body)))(*[Call(*c) for c in body])
+    cond_calls, body_calls = calls_array(cond), calls_array(body)
     desc = LoopDescriptor(ctypes.addressof(cond_calls), len(cond), ctypes.addressof(body_calls),
                           len(body), 0, TRIPS_PER_CALL)
     return desc, [cond_calls, body_calls]
 
 
-__all__ = ["RUNNER_NAME", "TRIPS_PER_CALL", "Call", "LoopDescriptor", "runner", "descriptor"]
+__all__ = ["CALLS_NAME", "RUNNER_NAME", "TRIPS_PER_CALL", "Call", "LoopDescriptor", "runner",
+           "call_runner", "calls_array", "descriptor"]

@@ -272,12 +272,14 @@ class PlanQueries(abc.ABC):
 
 
 class Plan(PlanQueries):
-    """The thunks of one computation in schedule order."""
+    """The thunks of one computation in schedule order. Consecutive kernels that run on
+    the calling thread are run by one native call (:class:`_KernelRun`) unless the plan
+    is instrumented (profiled)."""
 
     def __init__(self, name: str, thunks: list[Thunk]) -> None:
         self.name = name
         self.thunks = thunks
-        self._runs: list[Callable[[Memory], None]] = [t.run for t in thunks]
+        self._runs: list[Callable[[Memory], None]] = _grouped_runs(thunks)
         self.instrumented = False
 
     def run(self, mem: Memory) -> None:
@@ -296,6 +298,47 @@ class Plan(PlanQueries):
             yield t
             for sub in getattr(t, "subplans", ()):
                 yield from sub.walk()
+
+
+class _KernelRun:
+    """Two or more consecutive kernels of a plan, run by one native call
+    (``native_loop.call_runner``) instead of one call from Python each."""
+
+    def __init__(self, kernels: "Sequence[KernelThunk]") -> None:
+        from .native_loop import call_runner, calls_array
+        self.calls = calls_array([kernel_call(t) for t in kernels])
+        self.address, self.n, self.fn = ctypes.addressof(self.calls), len(kernels), call_runner()
+
+    def run(self, mem: Memory) -> None:
+        self.fn(self.address, self.n)
+
+
+def kernel_call(t: "KernelThunk") -> tuple[int, int, int]:
+    """``(function, table, units)`` of a kernel thunk, for the native drivers."""
+    return ctypes.cast(t.fn, ctypes.c_void_p).value or 0, t.table_address, t.units
+
+
+def _grouped_runs(thunks: Sequence[Thunk]) -> list[Callable[[Memory], None]]:
+    """What a plan calls: each thunk's ``run``, but consecutive kernels on the calling
+    thread as one :class:`_KernelRun` (kernels with no units do nothing and are left out)."""
+    runs: list[Callable[[Memory], None]] = []
+    kernels: list[KernelThunk] = []
+
+    def flush() -> None:
+        if len(kernels) > 1:
+            runs.append(_KernelRun(kernels).run)
+        else:
+            runs.extend(k.run for k in kernels)
+        kernels.clear()
+    for t in thunks:
+        if type(t) is KernelThunk and t.pool is None:
+            if t.units > 0:
+                kernels.append(t)
+            continue
+        flush()
+        runs.append(t.run)
+    flush()
+    return runs
 
 
 class KernelThunk(Thunk):
@@ -408,9 +451,8 @@ class WhileThunk(Thunk):
         from .native_loop import descriptor, runner
 
         def calls(plan: Plan) -> list[tuple[int, int, int]]:
-            kernels = [t for t in plan.thunks if isinstance(t, KernelThunk) and t.units > 0]
-            return [(ctypes.cast(t.fn, ctypes.c_void_p).value or 0, t.table_address, t.units)
-                    for t in kernels]
+            return [kernel_call(t) for t in plan.thunks
+                    if isinstance(t, KernelThunk) and t.units > 0]
         desc, keep = descriptor(calls(self.condition), calls(self.body))
         return runner(), desc, keep
 
