@@ -13,6 +13,8 @@
 - :mod:`.jit`: ``jit``, ``function``, the compile cache and its recompile reasons;
 - :mod:`.autodiff` and :mod:`.autodiff_forward`: ``grad``/``vjp``/``jvp``, ``GradientTape``;
 - :mod:`.variables`: ``Variable``, mutable state that compiled functions read and assign;
+- :mod:`.callbacks`: ``pure_callback``, ``io_callback``, host printing (Python called from
+  compiled code);
 - :mod:`.pytree`, :mod:`.dtypes`, :mod:`.source_info`: containers, promotion, user frames.
 """
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 # The family files register their primitives (and rules) when imported.
 from . import (control_flow, primitives_data_movement, primitives_elementwise,  # noqa: F401
                primitives_linalg, primitives_nn, primitives_reduction)
+from .callbacks import ShapeDtypeStruct, io_callback, pure_callback
 from .autodiff import GradientTape, grad, stop_gradient, value_and_grad, vjp
 from .autodiff_forward import jvp, linearize
 from .core import Array, default_backend, set_default_backend
@@ -37,4 +40,4 @@ __all__ = ["Array", "jit", "function", "JitFunction", "EagerFunction", "CacheInf
            "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_map", "auto_jit", "set_auto_jit",
            "set_default_backend", "default_backend", "set_recompile_warning_threshold",
            "grad", "value_and_grad", "vjp", "jvp", "linearize", "stop_gradient", "GradientTape",
-           "Variable"]
+           "Variable", "pure_callback", "io_callback", "ShapeDtypeStruct"]
