@@ -30,6 +30,7 @@ from ..frontend import dtypes as _dt
 from ..frontend import lax
 from ..frontend import autodiff
 from ..frontend.core import Array
+from ..frontend.buckets import dynamic_trace, get_dimension_size
 from ..frontend.source_info import raise_not_compilable
 from ..nn import one_hot as _one_hot
 from ._common import (axes_arg, axis_arg, is_traced, static_ints, static_value,
@@ -160,9 +161,14 @@ def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = Non
 
 
 # ----------------------------------------------------------------------------- shapes
-def shape(input: Any, out_type: Any = np.int32, name: str | None = None) -> np.ndarray:
-    """The static shape as a NumPy int32 vector (see the module docstring)."""
-    return np.asarray(tensor(input).shape, tf_dtype(out_type))
+def shape(input: Any, out_type: Any = np.int32, name: str | None = None) -> Any:
+    """The static shape as a NumPy int32 vector (see the module docstring); under shape
+    buckets (``experimental_relax_shapes``) the run-time sizes, a traced vector."""
+    x = tensor(input)
+    if dynamic_trace() and x.ndim:
+        return xnp.stack([get_dimension_size(x, d) for d in builtins.range(x.ndim)]).astype(
+            tf_dtype(out_type))
+    return np.asarray(x.shape, tf_dtype(out_type))
 
 
 def size(input: Any, out_type: Any = np.int32, name: str | None = None) -> np.ndarray:

@@ -18,10 +18,14 @@ runs on every call (its Python side effects repeat), and AutoGraph does not rewr
 ``if``/``while`` on tensors: op by op they just work, compiled they raise (use
 ``tf.cond``/``tf.while_loop``). String and enum arguments are static (one program per
 value, as TF retraces per value); Python numbers are traced as weakly typed scalars (TF
-retraces per value) and other Python objects must be named static. ``reduce_retracing`` / ``experimental_relax_shapes`` are
-accepted: XLA compiles one program per shape either way (so does TF with
-``jit_compile=True``). ``input_signature`` is checked on every call (a mismatch is an
-error, as in TF) but programs are still compiled per concrete shape.
+retraces per value) and other Python objects must be named static. With
+``jit_compile=True``, ``reduce_retracing`` / ``experimental_relax_shapes`` compile one
+program per *bucket* of shapes (every dimension padded to the next power of two, the
+padding masked: ``xlapy.frontend.buckets``, ``shape_buckets="auto"``), falling back to one
+program per shape when the function has an op that cannot run on padded dimensions;
+``f.bucket_info()`` counts compiles per bucket. ``input_signature`` is checked on every
+call (a mismatch is an error, as in TF) but programs are still compiled per concrete
+shape.
 """
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..frontend import control_flow as _cf
+from ..frontend.jit import jit as _jit
 from ..frontend.tf_function import function as _xla_function
 from ..frontend.pytree import tree_flatten
 from ._common import tensor, tf_dtype, unsupported
@@ -106,8 +111,12 @@ def function(func: Callable[..., Any] | None = None, input_signature: Any = None
 
     mode = None if jit_compile is None else bool(jit_compile)
 
+    relax = bool(reduce_retracing or experimental_relax_shapes)
+
     def make(f: Callable[..., Any]) -> Any:
         body = f if input_signature is None else _checked(f, input_signature)
+        if mode and relax:
+            return _jit(body, shape_buckets="auto")
         return _xla_function(body, jit_compile=mode)
 
     def wrap(f: Callable[..., Any]) -> "Function":
