@@ -44,6 +44,7 @@ from ..hlo.builder import as_element_type
 from ..hlo.shape import Shape
 from . import core, dtypes, tracing
 from .core import Array, primitive, to_array
+from .graph_capture import host_op
 from .pytree import tree_flatten, tree_unflatten
 from .source_info import located, user_location
 
@@ -169,6 +170,13 @@ def call_host_function(kind: str, callback: Callable[..., Any], result_shape_dty
     if not callable(callback):
         raise InvalidArgumentError(located(f"{kind}: callback must be callable, got "
                                            f"{type(callback).__name__}"))
+    recorders = core._RECORDERS.items
+    if recorders and not recorders[-1].depth and core.current_trace() is None:
+        # a graph being recorded keeps the call as one node, run again with the graph
+        tf_op = "PrintV2" if op == "debug_print" else "PyFunc"
+        return host_op(tf_op)(call_host_function)(
+            kind, callback, result_shape_dtypes, args, kwargs, effect=effect,
+            ordered=ordered, vjp=vjp, copy_args=copy_args, op=op)
     shapes, out_tree = _result_shapes(result_shape_dtypes)
     leaves, in_tree = tree_flatten((tuple(args), dict(kwargs)))
     try:

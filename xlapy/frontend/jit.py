@@ -213,7 +213,7 @@ class JitFunction:
 
     # ----- public API
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if core._TRACE_STACK.items:           # called while tracing: inline
+        if core._TRACE_STACK.items or core._RECORDERS.items:   # tracing/recording: inline
             return self.fn(*args, **kwargs)
         if _FAST_PATH[0] and not core._TAPES.items:
             binding = self._bindings.get((len(args), tuple(kwargs)) if kwargs else len(args))

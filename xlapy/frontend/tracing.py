@@ -254,6 +254,8 @@ def concrete_value(x: Any, what: str) -> np.ndarray:
     if not isinstance(x, Array):
         return np.asarray(x)
     if x._value is not None:
+        if core._RECORDERS.items:        # a graph being recorded must not freeze it
+            core._RECORDERS.items[-1].check_python_use(x, what)
         return x._value
     leaves = _argument_sources(x)
     if leaves:

@@ -39,6 +39,7 @@ import enum
 
 from .. import keras
 from ..frontend.autodiff import GradientTape
+from ..frontend import core as _core
 from ..frontend.core import Array, current_trace
 from ..frontend.variables import Variable
 from . import (compat, config, data, debugging, distribute, dtypes, errors, linalg, math, nn,
@@ -77,8 +78,9 @@ class UnconnectedGradients(str, enum.Enum):
 
 
 def executing_eagerly() -> builtins.bool:
-    """False while a compiled function is being traced, True otherwise (op by op)."""
-    return current_trace() is None
+    """False while a compiled function is traced or a ``tf.function`` is recorded as a
+    graph, True otherwise (op by op)."""
+    return current_trace() is None and not _core._RECORDERS.items
 
 
 def is_tensor(x: object) -> builtins.bool:

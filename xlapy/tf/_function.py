@@ -117,7 +117,10 @@ def function(func: Callable[..., Any] | None = None, input_signature: Any = None
         body = f if input_signature is None else _checked(f, input_signature)
         if mode and relax:
             return _jit(body, shape_buckets="auto")
-        return _xla_function(body, jit_compile=mode)
+        if mode:
+            return _xla_function(body, jit_compile=True)
+        from .graph_function import GraphFunction
+        return GraphFunction(body, autocluster=None if mode is None else False)
 
     def wrap(f: Callable[..., Any]) -> "Function":
         return Function(f, make, input_signature)
