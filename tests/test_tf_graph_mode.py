@@ -121,3 +121,17 @@ def test_a_cluster_assigns_a_variable_and_later_ops_see_it():
         np.testing.assert_allclose(got, np.sum(rank * want_v * 2 + 1), rtol=1e-5)
     np.testing.assert_allclose(v.numpy(), want_v, rtol=1e-6)
     assert update.clustering(X) is not None
+
+
+def test_tf_cond_on_a_tensor_runs_op_by_op_in_graph_mode_and_compiles_whole_when_clustering():
+    @tf.function
+    def f(x):
+        return tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2.0, lambda: -x)
+
+    for x in (X + 1, X - 1):
+        want = x * 2 if x.sum() > 0 else -x
+        np.testing.assert_allclose(np.asarray(f(x)), want)
+    assert f.fallbacks                        # not recorded: the predicate is a tensor
+    tf.config.optimizer.set_jit(True)
+    np.testing.assert_allclose(np.asarray(f(X - 1)), -(X - 1))
+    assert f.cache_info().misses == 1         # compiles whole: one cluster
