@@ -14,58 +14,13 @@ import pytest
 
 import xlapy.aot as aot
 import xlapy.numpy as xnp
-from xlapy.aot.driver import driver_source
-from xlapy.client import run_hlo
 from xlapy.errors import InvalidArgumentError, UnimplementedError
 from xlapy.hlo import parse_module
 
+from aot_harness import CC, ROOT, aot_matches_interpreter, build_driver, run_driver
 from conformance import all_cases
 
-CC = shutil.which("cc")
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler (cc) on PATH")
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def build_driver(out: Path, name: str) -> Path:
-    """Compile the generic driver against ``out/name.h`` and ``out/name.o``."""
-    (out / "main.c").write_text(driver_source(name))
-    exe = out / "driver"
-    subprocess.run([CC, "-O1", "-Wall", "-Werror", "-o", str(exe), str(out / "main.c"),
-                    str(out / f"{name}.o"), "-lm"], check=True, capture_output=True)
-    return exe
-
-
-def run_driver(exe: Path, args, result_specs, *flags: str) -> tuple[subprocess.CompletedProcess,
-                                                                   list[np.ndarray]]:
-    """Run the driver (no Python in that process) on ``args``; read back the results."""
-    work = exe.parent
-    ins, outs = [], []
-    for k, a in enumerate(args):
-        p = work / f"in{k}.bin"
-        np.ascontiguousarray(a).tofile(p)
-        ins.append(str(p))
-    outs = [str(work / f"out{k}.bin") for k in range(len(result_specs))]
-    proc = subprocess.run([str(exe), *ins, *outs, *flags], capture_output=True, text=True,
-                          env={"PATH": os.environ.get("PATH", "")}, timeout=120)
-    results = []
-    if proc.returncode == 0:
-        for path, (dtype, shape) in zip(outs, result_specs):
-            results.append(np.fromfile(path, dtype=dtype).reshape(shape))
-    return proc, results
-
-
-def aot_matches_interpreter(module_or_text, args, out: Path, name: str = "m",
-                            rtol: float = 1e-5, atol: float = 1e-5) -> list[np.ndarray]:
-    """Compile ahead of time, run the C driver and compare with the interpreter."""
-    module = parse_module(module_or_text) if isinstance(module_or_text, str) else module_or_text
-    aot.compile(module_or_text, name=name, out_dir=str(out))
-    exe = build_driver(out, name)
-    expected = [np.asarray(e) for e in run_hlo(module, args)]
-    proc, got = run_driver(exe, args, [(e.dtype, e.shape) for e in expected])
-    assert proc.returncode == 0, proc.stderr
-    for g, e in zip(got, expected):
-        np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, equal_nan=True)
-    return got
 
 
 def test_seed_sum_xyz(tmp_path):
@@ -215,7 +170,7 @@ int main(void) {
 """)
     exe2 = tmp_path / "nulls"
     subprocess.run([CC, "-o", str(exe2), str(tmp_path / "nulls.c"), str(tmp_path / "net.o"),
-                    "-lm"], check=True, capture_output=True)
+                    *res.link], check=True, capture_output=True)
     lines = subprocess.run([str(exe2)], capture_output=True, text=True,
                            check=True).stdout.splitlines()
     codes = [int(c) for c in lines[0].split()]
@@ -304,18 +259,21 @@ def test_command_line(tmp_path):
     assert bad.returncode == 1 and "xlapy aot" in bad.stderr
 
 
-def test_example_program(tmp_path):
+@pytest.mark.parametrize("blas", [1, 0])
+def test_example_program(tmp_path, blas):
     """examples/aot: export, link with the documented line, run; same classes as the JIT."""
     make = shutil.which("make")
     if make is None:
         pytest.skip("no make")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run([make, "-s", "-C", str(ROOT / "examples" / "aot"),
-                           f"BUILD={tmp_path}", f"PY={sys.executable}"],
+                           f"BUILD={tmp_path}", f"PY={sys.executable}", f"BLAS={blas}"],
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     rows = [line for line in proc.stdout.splitlines() if "-> class" in line]
     expected = np.loadtxt(tmp_path / "expected.txt")
+    link = (tmp_path / "link_flags.txt").read_text()
+    assert ("scipy_openblas" in link) == bool(blas)
     assert len(rows) == len(expected) == 4
     for line, want in zip(rows, expected):
         probs = np.array(line.split("->")[0].split(), dtype=np.float64)
