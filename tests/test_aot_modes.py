@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -110,7 +109,8 @@ ENTRY main {
   b = f32[3,9,17] parameter(1)
   v = f32[40] parameter(2)
   w = f32[40,130] parameter(3)
-  d = f32[3,40,9] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}
+  d = f32[3,40,9] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0},
+      lhs_contracting_dims={2}, rhs_contracting_dims={2}
   m = f32[130] dot(v, w), lhs_contracting_dims={0}, rhs_contracting_dims={0}
   ROOT r = (f32[3,40,9], f32[130]) tuple(d, m)
 }

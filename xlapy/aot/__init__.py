@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidArgumentError
-from ..hlo.ir import HloModule
 from .artifacts import header_text, meta_dict
+from .frontends import as_module
 from .objects import emit_object, new_llvm_module, resolve_target
 
 log = logging.getLogger("xlapy.aot")
@@ -67,27 +67,6 @@ def link_flags(uses_blas: bool, threads: int = 1) -> list[str]:
     return ["-lm"] + (["-lpthread"] if threads > 1 else [])
 
 
-def _as_module(fn_or_module: Any, example_args: tuple) -> tuple[HloModule, str | None]:
-    """The HLO module to compile and its source text when it came as text."""
-    if isinstance(fn_or_module, HloModule):
-        return fn_or_module, None
-    from ..hlo import parse_module
-    if isinstance(fn_or_module, (str, os.PathLike)):
-        text = str(fn_or_module)
-        if not text.lstrip().startswith("HloModule") and os.path.exists(text):
-            with open(text) as f:
-                text = f.read()
-        return parse_module(text), text
-    if callable(fn_or_module):
-        from ..frontend import jit
-        lower = getattr(fn_or_module, "lower", None)
-        lowered = (lower if callable(lower) else jit(fn_or_module).lower)(*example_args)
-        return lowered.hlo_module, None
-    raise InvalidArgumentError(
-        f"xlapy.aot.compile takes a function, an HloModule, HLO text or a path to an .hlo "
-        f"file, not {type(fn_or_module).__name__}")
-
-
 def compile(fn_or_module: Any, *example_args: Any, name: str = "model", out_dir: str = ".",
             target_cpu: str = "native", target_features: str | None = None,
             blas: bool = True, threads: int = 1, shared: bool = False) -> AotResult:
@@ -109,7 +88,7 @@ def compile(fn_or_module: Any, *example_args: Any, name: str = "model", out_dir:
         raise InvalidArgumentError(f"aot name {name!r} is not a C identifier")
     if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256:
         raise InvalidArgumentError(f"aot threads must be an int in [1, 256], not {threads!r}")
-    module, text = _as_module(fn_or_module, example_args)
+    module, text = as_module(fn_or_module, example_args)
     target = resolve_target(target_cpu, target_features)
     llvm_module = new_llvm_module(name, target)
     lowered = lower(module, llvm_module, name, text, blas=bool(blas))
