@@ -118,8 +118,13 @@ CONFORMANCE = ["la_conv2d_same_dilated", "la_conv2d_valid_stride2", "la_conv_gra
                "seed_sum_xyz_tf", "train_mlp_adam"]
 
 
-@pytest.mark.parametrize("case_name", CONFORMANCE)
-def test_conformance_modules(tmp_path, case_name):
+# the ones with dots and convolutions run again with the self-contained kernels
+SELF_CONTAINED = [c for c in CONFORMANCE if c.startswith(("la_", "train_", "seed_mnist"))]
+
+
+@pytest.mark.parametrize("case_name,blas", [(c, True) for c in CONFORMANCE]
+                         + [(c, False) for c in SELF_CONTAINED])
+def test_conformance_modules(tmp_path, case_name, blas):
     cases = {c.path.name: c for c in all_cases()}
     if case_name not in cases:
         pytest.skip("conformance corpus not present")
@@ -127,7 +132,7 @@ def test_conformance_modules(tmp_path, case_name):
     text = case.text()
     args, _ = case.inputs_and_outputs([p.shape for p in parse_module(text).entry.parameters])
     aot_matches_interpreter(text, args, tmp_path, rtol=max(case.rtol, 1e-5),
-                            atol=max(case.atol, 1e-5))
+                            atol=max(case.atol, 1e-5), blas=blas)
 
 
 def _mlp_object(tmp_path):
@@ -309,8 +314,9 @@ DOTS = {
 }
 
 
+@pytest.mark.parametrize("blas", [True, False])
 @pytest.mark.parametrize("which", sorted(DOTS))
-def test_dot_kernels_match_the_interpreter(tmp_path, which):
+def test_dot_kernels_match_the_interpreter(tmp_path, which, blas):
     lhs, rhs, out, dnums = DOTS[which]
     text = (f"HloModule d\n\nENTRY main {{\n  a = {lhs} parameter(0)\n  b = {rhs} parameter(1)\n"
             f"  ROOT d = {out} dot(a, b), {dnums}\n}}\n")
@@ -322,7 +328,7 @@ def test_dot_kernels_match_the_interpreter(tmp_path, which):
             rng.standard_normal(p.shape.dims)
         args.append(np.asarray(a).astype(p.shape.dtype))
     tol = 2e-3 if which == "f16" else 1e-5
-    aot_matches_interpreter(text, args, tmp_path, rtol=tol, atol=tol)
+    aot_matches_interpreter(text, args, tmp_path, rtol=tol, atol=tol, blas=blas)
 
 
 # LLVM feature -> /proc/cpuinfo flag, for features a test CPU may lack

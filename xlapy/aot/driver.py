@@ -7,7 +7,7 @@
 
 It reads each argument's bytes from a file (the sizes must match ``name_arg_bytes``),
 runs ``name_run`` (``--repeat N`` times, printing the mean nanoseconds per call to
-stdout), writes each result's bytes to a file and exits with status 0. A failing
+stdout; N >= 1), writes each result's bytes to a file and exits with status 0. A failing
 ``name_run`` prints its code and message to stderr and exits with status 3;
 ``--null-arg``/``--misalign-arg`` pass a null or an odd pointer for argument K to check
 that ``name_run`` refuses it. The tests and ``examples/aot`` use it.
@@ -32,11 +32,12 @@ static void* aligned(size_t n) {
 int main(int argc, char** argv) {
   int nargs = @UP@_NUM_ARGS, nres = @UP@_NUM_RESULTS;
   long repeat = 1;
+  int timed = 0;
   int null_arg = -1, odd_arg = -1;
   int files = 0;
   const char* paths[@UP@_NUM_ARGS + @UP@_NUM_RESULTS + 1];
   for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atol(argv[++i]);
+    if (!strcmp(argv[i], "--repeat") && i + 1 < argc) { repeat = atol(argv[++i]); timed = 1; }
     else if (!strcmp(argv[i], "--null-arg") && i + 1 < argc) null_arg = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--misalign-arg") && i + 1 < argc) odd_arg = atoi(argv[++i]);
     else if (files < nargs + nres) paths[files++] = argv[i];
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
     }
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  if (repeat > 1) {
+  if (timed && repeat > 0) {
     double ns = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
     printf("%.1f ns per call\n", ns / repeat);
   }
