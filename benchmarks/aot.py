@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
 import subprocess
 import tempfile
@@ -35,6 +34,8 @@ import xlapy.numpy as xnp
 from xlapy import nn
 from xlapy.aot.blas_kernels import blas_library_path
 from xlapy.aot.driver import driver_source
+
+from machine import busy_text, check_openblas_env, cpu_model, others_busy
 
 rng = np.random.default_rng(0)
 W1 = (rng.standard_normal((784, 128)) / 28).astype(np.float32)
@@ -100,22 +101,14 @@ def jit_sample_us(f, x: np.ndarray, repeat: int) -> float:
     return (time.perf_counter() - t0) / repeat * 1e6
 
 
-def cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="few calls per sample (smoke test)")
+    ap.add_argument("--allow-openblas-env", action="store_true")
     ns = ap.parse_args()
+    check_openblas_env(allow=ns.allow_openblas_env or ns.quick)
+    busy = others_busy()
     scale = 20 if ns.quick else 1
     runs = [("MNIST dense", mnist_dense, (784,), 1, 2000),
             ("MNIST dense", mnist_dense, (784,), 256, 40),
@@ -143,8 +136,9 @@ def main() -> None:
                 for vlabel, prog in progs:
                     aot[(label, batch, vlabel)].append(prog.sample_us(reps))
                 jit[(label, batch)].append(jit_sample_us(f, x, reps))
-        print(f"CPU: {cpu_name()}, {os.cpu_count()} cores; load average "
-              f"{' '.join(f'{v:.1f}' for v in os.getloadavg())}; {ns.rounds} rounds")
+        print(f"CPU: {cpu_model()}, {os.cpu_count()} cores; load average "
+              f"{' '.join(f'{v:.1f}' for v in os.getloadavg())}; other processes kept "
+              f"{busy_text(busy)} of the cores busy before the run; {ns.rounds} rounds")
         print("| model | batch | AOT variant | AOT call (C) | JIT call (Python) | AOT / JIT | "
               "object | binary |")
         print("|---|---|---|---|---|---|---|---|")
