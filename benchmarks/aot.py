@@ -15,7 +15,10 @@ round takes one AOT sample of every variant and one JIT sample per model and bat
 table gives medians over the rounds. The C driver runs with ``OPENBLAS_NUM_THREADS=1``
 (the object sets OpenBLAS to one thread anyway; this only keeps OpenBLAS from starting
 idle threads when it loads). "binary" is the driver executable; with BLAS the program
-also needs ``libscipy_openblas`` (its size is printed below the table).
+also needs ``libscipy_openblas`` (its size is printed below the table). The CPU columns
+are the CPU time per call of all the process's threads (medians too): on a loaded machine
+a single-threaded call's CPU time is close to its latency on an idle one, while the
+wall-clock includes the time other processes held the core.
 """
 from __future__ import annotations
 
@@ -83,22 +86,26 @@ class AotProgram:
         np.ascontiguousarray(x).tofile(self.inp)
         self.expected = np.asarray(xlapy.jit(fn)(x))
 
-    def sample_us(self, repeat: int) -> float:
+    def sample_us(self, repeat: int) -> tuple[float, float]:
+        """(wall-clock, CPU) microseconds per call."""
         out = subprocess.run([self.exe, self.inp, self.out, "--repeat", str(repeat)],
                              check=True, capture_output=True, text=True, env=_env()).stdout
-        return float(out.split()[0]) / 1e3
+        words = out.split()
+        return float(words[0]) / 1e3, float(words[4]) / 1e3
 
     def check(self) -> None:
         got = np.fromfile(self.out, np.float32).reshape(self.expected.shape)
         np.testing.assert_allclose(got, self.expected, rtol=1e-4, atol=1e-5)
 
 
-def jit_sample_us(f, x: np.ndarray, repeat: int) -> float:
-    t0 = time.perf_counter()
+def jit_sample_us(f, x: np.ndarray, repeat: int) -> tuple[float, float]:
+    """(wall-clock, CPU of the whole process) microseconds per call."""
+    c0, t0 = time.process_time(), time.perf_counter()
     for _ in range(repeat):
         y = f(x)
     np.asarray(y)
-    return (time.perf_counter() - t0) / repeat * 1e6
+    t1, c1 = time.perf_counter(), time.process_time()
+    return (t1 - t0) / repeat * 1e6, (c1 - c0) / repeat * 1e6
 
 
 def main() -> None:
@@ -140,14 +147,15 @@ def main() -> None:
               f"{' '.join(f'{v:.1f}' for v in os.getloadavg())}; other processes kept "
               f"{busy_text(busy)} of the cores busy before the run; {ns.rounds} rounds")
         print("| model | batch | AOT variant | AOT call (C) | JIT call (Python) | AOT / JIT | "
-              "object | binary |")
-        print("|---|---|---|---|---|---|---|---|")
+              "AOT CPU | JIT CPU | object | binary |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for label, batch, reps, x, f, progs in cases:
-            j = statistics.median(jit[(label, batch)])
+            j, jc = (statistics.median(t) for t in zip(*jit[(label, batch)]))
             for vlabel, prog in progs:
                 prog.check()
-                a = statistics.median(aot[(label, batch, vlabel)])
+                a, ac = (statistics.median(t) for t in zip(*aot[(label, batch, vlabel)]))
                 print(f"| {label} | {batch} | {vlabel} | {a:.1f} us | {j:.1f} us | {a / j:.0%} | "
+                      f"{ac:.1f} us | {jc:.1f} us | "
                       f"{os.path.getsize(prog.res.object_path) / 1024:.0f} KiB | "
                       f"{os.path.getsize(prog.exe) / 1024:.0f} KiB |")
         print(f"BLAS library the BLAS variants also load: {blas_library_path()} "

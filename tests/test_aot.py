@@ -311,6 +311,15 @@ DOTS = {
                    "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
     "empty_contraction": ("f32[2,0]", "f32[0,3]", "f32[2,3]",
                           "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+    # register blocks of the self-contained kernel: full and short row blocks, column
+    # strips and a tail, a batch
+    "blocked_f32": ("f32[9,7]", "f32[7,37]", "f32[9,37]",
+                    "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+    "blocked_batched_f64": ("f64[2,8,5]", "f64[2,5,20]", "f64[2,8,20]",
+                            "lhs_batch_dims={0}, rhs_batch_dims={0}, "
+                            "lhs_contracting_dims={2}, rhs_contracting_dims={1}"),
+    "blocked_lhs_transposed": ("f32[6,5]", "f32[6,16]", "f32[5,16]",
+                               "lhs_contracting_dims={0}, rhs_contracting_dims={0}"),
 }
 
 
