@@ -77,6 +77,11 @@ CONVS = {
                "b012f_012io->b012f"),
     "output_nchw": ("f32[2,6,6,3]", "f32[3,3,3,4]", "f32[2,4,6,6]", "size=3x3 pad=1_1x1_1",
                     "b01f_01io->bf01"),
+    # vector strips of the self-contained kernel: full and short position blocks, a tail
+    "wide_features": ("f32[2,9,7,3]", "f32[3,3,3,37]", "f32[2,9,7,37]",
+                      "size=3x3 pad=1_1x1_1", "b01f_01io->b01f"),
+    "wide_f64_strided": ("f64[1,9,10,2]", "f64[2,3,2,16]", "f64[1,4,8,16]",
+                         "size=2x3 stride=2x1", "b01f_01io->b01f"),
     # declined by the BLAS kernel: the self-contained one takes them
     "lhs_dilated": ("f32[1,4,4,2]", "f32[3,3,2,2]", "f32[1,9,9,2]",
                     "size=3x3 pad=2_2x2_2 lhs_dilate=2x2", "b01f_01io->b01f"),

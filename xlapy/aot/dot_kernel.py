@@ -4,9 +4,10 @@ The JIT runs dots through ``blas.py`` (a Python routine calling a BLAS library),
 object file cannot contain. :class:`DotKernelEmitter` emits a plain LLVM kernel with the
 CPU backend's kernel contract (``void(i8** buffers, i64 begin, i64 end)``, buffer table
 from :func:`~xlapy.backends.cpu.kernel_api.kernel_buffers`) for a ``dot`` or a ``kCustom``
-fusion wrapping one on its parameters: one work unit per output element, each a loop
-over the contracting elements accumulated in the result's compute type (``float`` for
-f16/bf16). Any layouts are handled (strides come from each shape's layout). Operands and
+fusion wrapping one on its parameters: for f32/f64 with one contracting dim a
+register-blocked kernel (blocks of output rows, :meth:`DotKernelEmitter._emit_rows`),
+otherwise one work unit per output element, each a loop over the contracting elements
+accumulated in the result's compute type (``float`` for f16/bf16). Any layouts are handled (strides come from each shape's layout). Operands and
 result must be all floating point (f16, bf16, f32, f64) or all integers; anything else is
 declined, so the caller reports the dot as unplaceable.
 """
@@ -165,11 +166,7 @@ class DotKernelEmitter:
                     for i in range(rows):
                         a = b.load(b.gep(lp, [b.add(b.add(loff, c64(i * lsm)),
                                                     b.mul(k, c64(lsk)))], inbounds=True))
-                        splat = b.shuffle_vector(
-                            b.insert_element(ir.Constant(vec, ir.Undefined), a, c64(0)),
-                            ir.Constant(vec, ir.Undefined), ir.Constant(
-                                ir.VectorType(ir.IntType(32), lanes), [0] * lanes))
-                        out.append(b.fadd(acc[i], b.fmul(splat, y)))
+                        out.append(b.fadd(acc[i], b.fmul(splat(b, a, vec), y)))
                     return out
                 acc = carried_loop(b, 0, k_size, [zero] * rows, k_step, "k")
                 for i in range(rows):
@@ -216,6 +213,13 @@ class DotKernelEmitter:
                           cost=float(os_.num_elements * max(k_size, 1)))
 
 
+def splat(b: ir.IRBuilder, value: ir.Value, vec: ir.VectorType) -> ir.Value:
+    """``value`` in every lane of a ``vec``."""
+    undef = ir.Constant(vec, ir.Undefined)
+    return b.shuffle_vector(b.insert_element(undef, value, c64(0)), undef, ir.Constant(
+        ir.VectorType(ir.IntType(32), vec.count), [0] * vec.count))
+
+
 def ty_bytes(ty: ir.Type) -> int:
     """Bytes of a float or double."""
     return 4 if ty == ir.FloatType() else 8
@@ -246,4 +250,5 @@ def _row_eligible(dot: HloInstruction, dims) -> bool:
             and dot.operands[0].shape.dims[dims.lhs_contract[0]] > 0)
 
 
-__all__ = ["DotKernelEmitter", "f32_or_f64", "open_kernel", "strided_offset", "units_loop"]
+__all__ = ["DotKernelEmitter", "f32_or_f64", "open_kernel", "splat", "strided_offset",
+           "ty_bytes", "units_loop"]
