@@ -43,6 +43,13 @@ def _mlp(x, w1, b1, w2, b2):
     return e / xnp.sum(e, axis=1, keepdims=True)
 
 
+def _mlp_ref(args):
+    x, w1, b1, w2, b2 = (a.astype(np.float64) for a in args)
+    logits = np.maximum(x @ w1 + b1, 0.0) @ w2 + b2
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
 def test_mlp_forward(tmp_path):
     rng = np.random.default_rng(1)
     args = [rng.standard_normal((5, 64)).astype(np.float32),
@@ -210,12 +217,35 @@ def test_header_meta_and_exports(tmp_path):
         exported = sorted(line.split()[-1] for line in out.splitlines() if line.strip())
         assert exported == ["net_arg_bytes", "net_error_message", "net_result_bytes",
                             "net_run", "net_temp_bytes"]
-    # a C++ compiler accepts the header too
+    # a C++ compiler accepts the header too, and its class runs the object
     cxx = shutil.which("c++")
     if cxx:
-        (tmp_path / "use.cc").write_text('#include "net.h"\nint f() { return NET_NUM_ARGS; }\n')
-        subprocess.run([cxx, "-c", "-o", str(tmp_path / "use.o"), str(tmp_path / "use.cc")],
+        (tmp_path / "use.cc").write_text(r"""
+#include <cstdio>
+#include <cstring>
+#include "net.h"
+int main(int argc, char** argv) {
+  NetComputation m;
+  static_assert(NetComputation::kNumArgs == NET_NUM_ARGS, "args");
+  for (int i = 0; i < m.kNumArgs; ++i) {
+    std::FILE* f = std::fopen(argv[1 + i], "rb");
+    if (!f || std::fread(m.arg_data(i), 1, m.arg_size(i), f) != m.arg_size(i)) return 2;
+    std::fclose(f);
+  }
+  if (!m.Run()) { std::fprintf(stderr, "%s\n", m.error_msg()); return 3; }
+  std::FILE* f = std::fopen(argv[1 + m.kNumArgs], "wb");
+  std::fwrite(m.result_data(0), 1, m.result_size(0), f);
+  std::fclose(f);
+  return 0;
+}
+""")
+        exe = tmp_path / "use"
+        subprocess.run([cxx, "-std=c++17", "-Wall", "-Werror", "-o", str(exe),
+                        str(tmp_path / "use.cc"), res.object_path, *res.link],
                        check=True, capture_output=True)
+        proc, (got,) = run_driver(exe, args, [(np.float32, (2, 3))])
+        assert proc.returncode == 0, proc.stderr
+        np.testing.assert_allclose(got, _mlp_ref(args), rtol=1e-5, atol=1e-6)
 
 
 def test_unplaceable_host_callback_is_named_with_its_line(tmp_path):
