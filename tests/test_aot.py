@@ -125,8 +125,8 @@ CONFORMANCE = ["la_conv2d_same_dilated", "la_conv2d_valid_stride2", "la_conv_gra
                "seed_sum_xyz_tf", "train_mlp_adam"]
 
 
-# the ones with dots and convolutions run again with the self-contained kernels
-SELF_CONTAINED = [c for c in CONFORMANCE if c.startswith(("la_", "train_", "seed_mnist"))]
+# the linear-algebra ones run again with the self-contained kernels
+SELF_CONTAINED = [c for c in CONFORMANCE if c.startswith("la_")]
 
 
 @pytest.mark.parametrize("case_name,blas", [(c, True) for c in CONFORMANCE]
@@ -294,7 +294,7 @@ def test_command_line(tmp_path):
     assert bad.returncode == 1 and "xlapy aot" in bad.stderr
 
 
-@pytest.mark.parametrize("blas", [1, 0])
+@pytest.mark.parametrize("blas", [1, pytest.param(0, marks=pytest.mark.slow)])
 def test_example_program(tmp_path, blas):
     """examples/aot: export, link with the documented line, run; same classes as the JIT."""
     make = shutil.which("make")

@@ -17,7 +17,9 @@ entry function; every symbol is internal and prefixed with the object's name.
   "done" condition variable, a generation counter that workers, started before any job,
   follow from 0).
 
-The pthread objects are zero-filled globals initialised with ``pthread_*_init`` and sized
+Like any pthread pool, it does not survive ``fork``: a child forked after the first call
+has no workers and must not call a threaded object. The pthread objects are zero-filled
+globals initialised with ``pthread_*_init`` and sized
 generously (128 bytes) for any libc. Linking needs ``-lpthread`` on older glibc.
 """
 from __future__ import annotations
