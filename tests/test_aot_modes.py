@@ -140,6 +140,9 @@ def test_concurrent_calls_share_the_pool(tmp_path):
 #include <stdlib.h>
 #include <string.h>
 #include "cnn.h"
+#ifndef REPS
+#define REPS 20
+#endif
 static float* x;
 static float* out[2];
 static int bad = 0;
@@ -150,7 +153,7 @@ static void* work(void* arg) {
       cnn_result_bytes[0])) return NULL;
   const void* args[1] = {x};
   void* results[1] = {y};
-  for (int r = 0; r < 20; ++r) {
+  for (int r = 0; r < REPS; ++r) {
     if (cnn_run(args, results, temp) != 0) bad = 1;
     if (r > 0 && memcmp(y, out[t], cnn_result_bytes[0]) != 0) bad = 1;
     memcpy(out[t], y, cnn_result_bytes[0]);

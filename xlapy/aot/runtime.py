@@ -12,10 +12,13 @@ entry function; every symbol is internal and prefixed with the object's name.
   ``[0, units)`` on the calling thread and the workers. Work is handed out in chunks of
   ``chunk`` units from an atomic counter; ``kind`` 1 kernels take a fourth argument, the
   thread's scratch slice ``scratch + worker * stride``. One job at a time (a dispatch
-  mutex): concurrent ``NAME_run`` calls share the pool and take turns per kernel. The
-  caller returns once every worker has acknowledged the job (a mutex, a "work" and a
-  "done" condition variable, a generation counter that workers, started before any job,
-  follow from 0).
+  mutex): concurrent ``NAME_run`` calls share the pool and take turns per kernel. A worker
+  that wakes for a new job (a generation counter, a "work" condition variable) counts
+  itself active under the mutex until its chunks are done; the caller waits (a "done"
+  condition variable) only for active workers -- one the scheduler has not woken yet
+  costs nothing, it joins whatever job is current when it gets the mutex -- and a new job
+  waits for stragglers of the last one before it replaces the job's globals. Workers,
+  started before any job, follow the generation from 0.
 
 Like any pthread pool, it does not survive ``fork``: a child forked after the first call
 has no workers and must not call a threaded object. The pthread objects are zero-filled
@@ -69,7 +72,7 @@ _POOL = r"""
 @P_work = internal global [SYNC x i8] zeroinitializer, align 64
 @P_done = internal global [SYNC x i8] zeroinitializer, align 64
 @P_gen = internal global i64 0
-@P_pending = internal global i32 0
+@P_active = internal global i32 0
 @P_next = internal global i64 0, align 64
 @P_job_fn = internal global ptr null
 @P_job_kind = internal global i32 0
@@ -85,7 +88,6 @@ declare i32 @pthread_mutex_unlock(ptr)
 declare i32 @pthread_cond_init(ptr, ptr)
 declare i32 @pthread_cond_wait(ptr, ptr)
 declare i32 @pthread_cond_broadcast(ptr)
-declare i32 @pthread_cond_signal(ptr)
 declare i32 @pthread_create(ptr, ptr, ptr, ptr)
 declare i32 @pthread_detach(i64)
 
@@ -142,16 +144,19 @@ sleep:
   %w = call i32 @pthread_cond_wait(ptr @P_work, ptr @P_mutex)
   br label %wait
 run:
+  %a0 = load i32, ptr @P_active
+  %a1 = add i32 %a0, 1
+  store i32 %a1, ptr @P_active
   %u = call i32 @pthread_mutex_unlock(ptr @P_mutex)
   call void @P_chunks(i64 %id)
   %l = call i32 @pthread_mutex_lock(ptr @P_mutex)
-  %p = load i32, ptr @P_pending
+  %p = load i32, ptr @P_active
   %p1 = sub i32 %p, 1
-  store i32 %p1, ptr @P_pending
+  store i32 %p1, ptr @P_active
   %last = icmp eq i32 %p1, 0
   br i1 %last, label %signal, label %finish
 signal:
-  %s = call i32 @pthread_cond_signal(ptr @P_done)
+  %s = call i32 @pthread_cond_broadcast(ptr @P_done)
   br label %finish
 finish:
   br label %wait
@@ -200,6 +205,15 @@ direct:
 share:
   %d = call i32 @pthread_mutex_lock(ptr @P_dispatch)
   %l = call i32 @pthread_mutex_lock(ptr @P_mutex)
+  br label %drain
+drain:
+  %busy0 = load i32, ptr @P_active
+  %straggler = icmp ne i32 %busy0, 0
+  br i1 %straggler, label %drain.wait, label %post
+drain.wait:
+  %w0 = call i32 @pthread_cond_wait(ptr @P_done, ptr @P_mutex)
+  br label %drain
+post:
   store ptr %fn, ptr @P_job_fn
   store i32 %kind, ptr @P_job_kind
   store ptr %table, ptr @P_job_table
@@ -208,7 +222,6 @@ share:
   store ptr %scratch, ptr @P_job_scratch
   store i64 %stride, ptr @P_job_stride
   store atomic i64 0, ptr @P_next seq_cst, align 8
-  store i32 %nw, ptr @P_pending
   %g = load i64, ptr @P_gen
   %g1 = add i64 %g, 1
   store i64 %g1, ptr @P_gen
@@ -218,7 +231,7 @@ share:
   %l2 = call i32 @pthread_mutex_lock(ptr @P_mutex)
   br label %check
 check:
-  %p = load i32, ptr @P_pending
+  %p = load i32, ptr @P_active
   %busy = icmp ne i32 %p, 0
   br i1 %busy, label %sleep, label %out
 sleep:
