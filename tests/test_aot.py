@@ -115,14 +115,11 @@ def test_while_and_conditional(tmp_path, selector):
     np.testing.assert_allclose(got, -scaled if selector == 0 else 2 * scaled, rtol=1e-6)
 
 
-# conformance-corpus modules the first cut places (no fft, LAPACK or topk)
-CONFORMANCE = ["la_conv2d_same_dilated", "la_conv2d_valid_stride2", "la_conv_grads",
-               "la_conv_grouped", "la_tf_conv_matmul", "train_cifar_cnn_rmsprop",
-               "cf_fori_loop", "cf_switch", "cf_while_gcd_scan", "cf_nested_loops",
-               "la_dot_general_dims", "la_batched_einsum", "nn_activations", "nn_attention",
-               "nn_batchnorm", "red_logsumexp", "shape_reshape_transpose", "shape_sort",
-               "misc_donated_args", "misc_literal_constants", "seed_mnist_adam_tf",
-               "seed_sum_xyz_tf", "train_mlp_adam"]
+# every conformance-corpus module but those with a step the CPU backend runs in the
+# interpreter (fft, LAPACK custom-calls, topk): test_unplaceable_conformance_modules
+UNPLACEABLE = {"misc_complex_fft": "fft", "misc_custom_call_cholesky": "custom-call",
+               "misc_custom_call_lu_qr_eigh": "custom-call", "shape_top_k": "topk"}
+CONFORMANCE = [c.path.name for c in all_cases() if c.path.name not in UNPLACEABLE]
 
 
 # the linear-algebra ones run again with the self-contained kernels
@@ -140,6 +137,16 @@ def test_conformance_modules(tmp_path, case_name, blas):
     args, _ = case.inputs_and_outputs([p.shape for p in parse_module(text).entry.parameters])
     aot_matches_interpreter(text, args, tmp_path, rtol=max(case.rtol, 1e-5),
                             atol=max(case.atol, 1e-5), blas=blas)
+
+
+@pytest.mark.parametrize("case_name", sorted(UNPLACEABLE))
+def test_unplaceable_conformance_modules(tmp_path, case_name):
+    cases = {c.path.name: c for c in all_cases()}
+    if case_name not in cases:
+        pytest.skip("conformance corpus not present")
+    with pytest.raises(UnimplementedError, match=rf"cannot place %\S+ \({UNPLACEABLE[case_name]}"):
+        aot.compile(cases[case_name].text(), name="m", out_dir=str(tmp_path / "no"))
+    assert not (tmp_path / "no").exists()
 
 
 def _mlp_object(tmp_path):

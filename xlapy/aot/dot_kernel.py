@@ -7,9 +7,10 @@ from :func:`~xlapy.backends.cpu.kernel_api.kernel_buffers`) for a ``dot`` or a `
 fusion wrapping one on its parameters: for f32/f64 with one contracting dim a
 register-blocked kernel (blocks of output rows, :meth:`DotKernelEmitter._emit_rows`),
 otherwise one work unit per output element, each a loop over the contracting elements
-accumulated in the result's compute type (``float`` for f16/bf16). Any layouts are handled (strides come from each shape's layout). Operands and
-result must be all floating point (f16, bf16, f32, f64) or all integers; anything else is
-declined, so the caller reports the dot as unplaceable.
+accumulated in the result's compute type (``float`` for f16/bf16). Any layouts are
+handled (strides come from each shape's layout). Operands and result must be all floating
+point (f16, bf16, f32, f64) or all integers; anything else is declined, so the caller
+reports the dot as unplaceable.
 """
 from __future__ import annotations
 
