@@ -74,6 +74,22 @@ def test_tf_function_example_arguments(tmp_path):
     _run(tmp_path, "g", [x], [np.asarray(g(x))])
 
 
+def test_tf_function_default_mode_and_functional_keras_model(tmp_path):
+    @tf.function                        # jit_compile=None: run op by op, traced for AOT
+    def h(x):
+        return tf.math.exp(-x) + 1.0
+    x = rng.standard_normal((2, 5)).astype(np.float32)
+    h.export_aot(x, name="h", out_dir=str(tmp_path / "h"))
+    _run(tmp_path / "h", "h", [x], [np.asarray(h(x))])
+    keras.backend.clear_session()
+    a, b = keras.layers.Input((4,)), keras.layers.Input((3,))
+    out = keras.layers.Dense(2)(keras.layers.Concatenate()([a, keras.layers.Dense(4)(b)]))
+    model = keras.Model([a, b], out)
+    xa, xb = rng.random((3, 4), dtype=np.float32), rng.random((3, 3), dtype=np.float32)
+    aot.compile(model, xa, xb, name="two", out_dir=str(tmp_path / "two"))
+    _run(tmp_path / "two", "two", [xa, xb], [model.predict([xa, xb], verbose=0)])
+
+
 def test_jit_function(tmp_path):
     f = xlapy.jit(lambda a, b: xlapy.numpy.tanh(a) @ b)
     a, b = (rng.standard_normal(s).astype(np.float32) for s in ((4, 9), (9, 3)))
