@@ -65,6 +65,14 @@ class TrainingLoops:
     """``fit``, ``evaluate`` and ``predict`` (mixed into :class:`~.training.Trainer`)."""
 
     def _ensure_built(self, x: Any) -> None:
+        strategy = getattr(self, "distribute_strategy", None)
+        if strategy is not None:     # weights and optimizer slots made here are mirrored
+            with strategy.scope():
+                self._build_for(x)
+        else:
+            self._build_for(x)
+
+    def _build_for(self, x: Any) -> None:
         if not self.built:
             if hasattr(self, "_build_chain"):            # Sequential: shapes suffice
                 self.build((None, *np.shape(x)[1:]))
@@ -136,7 +144,8 @@ class TrainingLoops:
             steps_run = 0
             for step, batch in enumerate(data.epoch()):
                 cbs.on_train_batch_begin(step)
-                logs = logs_to_floats(self.train_function(*self._step_args(batch)), names)
+                logs = logs_to_floats(self.run_train_step(self._step_args(batch), "fit"),
+                                      names)
                 cbs.on_train_batch_end(step, logs)
                 steps_run += 1
             if steps_run == 0:

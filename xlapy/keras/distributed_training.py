@@ -1,0 +1,117 @@
+"""Data-parallel training: a model compiled in a distribution strategy's scope.
+
+``with strategy.scope(): model = ...; model.compile(...)`` records the strategy as the
+model's ``distribute_strategy`` (its Variables, created in the scope, are mirrored: one copy
+per replica). ``fit`` and ``train_on_batch`` then split every global batch into
+``num_replicas_in_sync`` equal shards (this process's replicas take theirs) and run the
+train step once per replica with ``strategy.run``; compiled (``jit_compile=True``) the step
+is one program with ``replica_count=N`` whose all-reduces run inside it. In each replica's
+step (:func:`~xlapy.keras.backend.replica_step`):
+
+- the loss is the replica's weighted per-sample sum divided by the **global** number of real
+  rows (an all-reduce of the batch masks' sums), and the layers' penalties are divided by
+  N, so the replicas' losses sum to the loss of the whole global batch, and their
+  gradients, all-reduced with SUM, are its gradients: every replica applies the same update
+  and the result matches training on one device with the global batch (up to the order of
+  float additions);
+- the reported loss is that all-reduced sum; the metrics' state changes are all-reduced
+  (SUM: a metric's state is totals and counts), so every replica reports the metrics of
+  the global batch;
+- the model's other non-trainable variables that the step changed (``BatchNormalization``'s
+  moving statistics, computed over each replica's shard) are averaged over the replicas
+  (TF's ``VariableAggregation.MEAN``), so the mirrored copies stay identical.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import InvalidArgumentError
+from ..frontend.pytree import tree_flatten, tree_map
+from . import backend
+
+
+def active_strategy(model: Any) -> Any:
+    """The model's strategy when it has more than one replica, else None."""
+    strategy = getattr(model, "distribute_strategy", None)
+    if strategy is None or strategy.num_replicas_in_sync == 1:
+        return None
+    return strategy
+
+
+def run_replicated(strategy: Any, step: Callable[..., Any], args: tuple, what: str) -> Any:
+    """``step(*shard)`` on every replica, each with its shard of the global batch ``args``
+    (arrays whose first dimension is the batch); returns the first local replica's result."""
+    n = strategy.num_replicas_in_sync
+    leaves = [a for a in tree_flatten(args)[0] if a is not None]
+    size = int(np.shape(leaves[0])[0]) if leaves else 0
+    if size % n:
+        raise InvalidArgumentError(
+            f"{what}: the batch of {size} rows cannot be split evenly over the {n} replicas "
+            f"of {type(strategy).__name__}; use a batch size divisible by {n}")
+    rows = size // n
+
+    def shard(ctx: Any) -> Any:
+        i = int(np.asarray(ctx.replica_id_in_sync_group))
+        return tree_map(lambda a: a if a is None else np.asarray(a)[i * rows:(i + 1) * rows],
+                        args)
+
+    def replica(*shard_args: Any) -> Any:
+        with backend.replica_step(strategy):
+            return step(*shard_args)
+    per_replica = strategy.experimental_distribute_values_from_function(shard)
+    out = strategy.run(replica, args=tuple(per_replica))
+    return tree_map(lambda v: strategy.experimental_local_results(v)[0], out)
+
+
+def global_count(count: Any) -> Any:
+    """``count`` summed over the replicas inside a replica step (else ``count``)."""
+    strategy = backend.current_replica_step()
+    return count if strategy is None else strategy.replica_all_reduce("SUM", count)
+
+
+def penalty_scale() -> float:
+    """What a layer penalty is multiplied by in one replica's loss (1/N in a replica step,
+    so the replicas' summed gradients count it once)."""
+    strategy = backend.current_replica_step()
+    return 1.0 if strategy is None else 1.0 / strategy.num_replicas_in_sync
+
+
+class ReplicaSync:
+    """Snapshots the state a replica step changes locally, then makes it global: metric
+    state changes summed over the replicas, the model's non-trainable variables averaged
+    (see the module docstring)."""
+
+    def __init__(self, strategy: Any, metric_variables: list, model_variables: list) -> None:
+        self.strategy = strategy
+        self.metric_variables = metric_variables
+        self.model_variables = model_variables
+        self.before = [v.read_value() for v in metric_variables]
+
+    def finish(self) -> None:
+        if self.metric_variables:
+            deltas = [v.read_value() - b for v, b in zip(self.metric_variables, self.before)]
+            summed = self.strategy.replica_all_reduce("SUM", deltas)
+            for v, b, d in zip(self.metric_variables, self.before, summed):
+                v.assign(b + d)
+        if self.model_variables:
+            means = self.strategy.replica_all_reduce(
+                "MEAN", [v.read_value() for v in self.model_variables])
+            for v, m in zip(self.model_variables, means):
+                v.assign(m)
+
+
+def replica_sync(model: Any, metrics: list) -> ReplicaSync | None:
+    """A :class:`ReplicaSync` for ``model``'s step when it runs as a replica, else None."""
+    strategy = backend.current_replica_step()
+    if strategy is None:
+        return None
+    metric_variables = [v for m in metrics for v in m.variables]
+    floats = [v for v in model.non_trainable_variables
+              if np.issubdtype(np.dtype(v.dtype), np.floating)]
+    return ReplicaSync(strategy, metric_variables, floats)
+
+
+__all__ = ["active_strategy", "run_replicated", "global_count", "penalty_scale",
+           "ReplicaSync", "replica_sync"]
