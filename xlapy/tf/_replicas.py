@@ -16,7 +16,8 @@ thread), inside
 ``ReplicaContext.all_reduce`` is :func:`all_reduce_sum`: traced, the primitive below lowers
 to one HLO ``all-reduce`` over ``replica_groups={{0,...,N-1}}`` with a channel id of its
 own (what TF's XLA bridge emits for ``CollectiveReduceV2``; f16/bf16 are summed in f32 as
-TF's ``SumAccumulationType``); eagerly (the Horovod pattern: a compiled gradient step, then
+TF's ``SumAccumulationType``), named and numbered by its place in the program so that
+every process names it alike; eagerly (the Horovod pattern: a compiled gradient step, then
 an uncompiled all-reduce and apply) it runs the same one-instruction program with
 ``replica_count=N`` as the calling replica. Its gradient is the all-reduce of the cotangent.
 
@@ -30,7 +31,6 @@ them all.
 from __future__ import annotations
 
 import collections
-import itertools
 import threading
 from typing import Any, Callable
 
@@ -48,18 +48,30 @@ from ..hlo.builder import XlaBuilder, build_module
 from ..hlo.replica_groups import ReplicaGroups
 from ..threadlocal import PerThreadList
 
-_CHANNELS = itertools.count(1)      # one channel id per traced collective, as TF's bridge
 
 
 # ----------------------------------------------------------------------------- all-reduce
+def _collective_number(ctx: Any) -> int:
+    """1, 2, ... for the collectives of one traced program (of one eager program), so that
+    every process names and numbers them alike whatever else it compiled before: the
+    participants of a collective must agree on its name."""
+    holder = core.current_trace() or ctx.b
+    while getattr(holder, "parent", None) is not None:
+        holder = holder.parent
+    n = getattr(holder, "tf_collectives", 0) + 1
+    holder.tf_collectives = n
+    return n
+
+
 def _lower_all_reduce(ctx: Any, x: Any, replicas: int) -> Any:
     et = x.shape.element_type
     acc = T.F32 if et in (T.F16, T.BF16) else et
     operand = x if acc == et else ctx.b.convert(x, acc)
+    n = _collective_number(ctx)
     out = ctx.b.add_instruction("all-reduce", [operand], {
-        "channel_id": next(_CHANNELS),
+        "channel_id": n,
         "replica_groups": ReplicaGroups.of([range(replicas)]),
-        "to_apply": ctx.scalar_computation("add", acc.dtype)})
+        "to_apply": ctx.scalar_computation("add", acc.dtype)}, name=f"replica-all-reduce.{n}")
     return out if acc == et else ctx.b.convert(out, et)
 
 
@@ -164,6 +176,10 @@ class MirroredVariable(Variable):
         self._ready = False
         super().__init__(initial_value, trainable, name, dtype)
         self._ready = True
+        if strategy.processes > 1 and _local_index(strategy) is None \
+                and core.current_trace() is None:
+            # every process starts from process 0's value, as TF's multi-worker strategy
+            self._value = Array(strategy.broadcast_from_first_process(self.numpy()))
 
     @property                               # type: ignore[override]
     def _value(self) -> Any:

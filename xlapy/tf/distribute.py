@@ -45,7 +45,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from .. import distributed as _distributed
-from ..backends.communicator import InProcessCommunicator
+from ..backends.communicator import CollectiveCall, InProcessCommunicator, signature_of
 from ..client.devices import PROCESS, local_device_count
 from ..errors import InvalidArgumentError
 from ..frontend import dtypes as _dt
@@ -416,12 +416,23 @@ class MultiWorkerMirroredStrategy(Strategy):
         if not _distributed.is_initialized() and _distributed.mpi_environment() is not None:
             _distributed.initialize()
         self.processes = PROCESS.count
+        self._broadcasts = 0
         if communication_options is not None:
             self._timeout = communication_options.timeout_seconds
 
     @property
     def first_replica(self) -> int:
         return PROCESS.index * self.local_replica_count if self.processes > 1 else 0
+
+    def broadcast_from_first_process(self, value: np.ndarray) -> np.ndarray:
+        """Process 0's ``value`` (every process calls it, in the same order)."""
+        comm = self.communicator()
+        leaders = tuple(p * self.local_replica_count for p in range(self.processes))
+        what = "broadcast of a mirrored variable's initial value"
+        self._broadcasts += 1
+        call = CollectiveCall(what, leaders, PROCESS.index, self._broadcasts,
+                              signature_of(what, [value]), (leaders,))
+        return comm.broadcast(call, [value])[0]
 
     def communicator(self) -> Any:
         if self.processes == 1:
