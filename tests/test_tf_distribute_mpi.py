@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mpi_launch import launch, require_mpiexec
+from mpi_launch import TESTS, launch, require_mpiexec
 
 require_mpiexec()
 
@@ -60,3 +60,11 @@ def test_a_process_that_stops_mid_step_times_out_naming_the_collective(tmp_path)
     assert "all-reduce %replica-all-reduce.1 on process 0: timed out after 3 s" in log, \
         log[-3000:]
     assert elapsed < 60
+
+
+def test_distributed_mnist_example_under_mpiexec():
+    rc, log, _ = launch(str(TESTS.parent / "examples" / "distributed_mnist.py"),
+                        ["--epochs", "1"], hard_timeout=240)
+    assert rc == 0, log[-4000:]
+    assert "MultiWorkerMirroredStrategy: 2 replicas (2 process(es) x 1 device(s))" in log
+    assert "train step compiles: 1" in log and "replicas' weights identical" in log
