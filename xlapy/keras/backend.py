@@ -112,19 +112,31 @@ def current_distribution() -> Any:
     return _DISTRIBUTIONS[-1] if _DISTRIBUTIONS else None
 
 
+class _ReplicaStep:
+    def __init__(self, strategy: Any) -> None:
+        self.strategy = strategy
+        self.memo: dict = {}
+
+
 @contextmanager
 def replica_step(strategy: Any) -> Iterator[None]:
     """The block is one replica's part of a data-parallel step of ``strategy``."""
-    with _REPLICA_STEPS.pushed(strategy):
+    with _REPLICA_STEPS.pushed(_ReplicaStep(strategy)):
         yield
 
 
 def current_replica_step() -> Any:
     """The strategy of the data-parallel step this thread runs a replica of, or ``None``."""
-    return _REPLICA_STEPS[-1] if _REPLICA_STEPS else None
+    return _REPLICA_STEPS[-1].strategy if _REPLICA_STEPS else None
+
+
+def replica_step_memo() -> dict:
+    """A dict that lives as long as the innermost :func:`replica_step` block of this thread
+    (values computed once per step, e.g. the global row count)."""
+    return _REPLICA_STEPS[-1].memo
 
 
 __all__ = ["floatx", "epsilon", "unique_name", "clear_session", "set_random_seed",
            "draw_seed", "batch_mask", "current_batch_mask", "snake_case",
            "distribution_scope", "current_distribution", "replica_step",
-           "current_replica_step"]
+           "current_replica_step", "replica_step_memo"]

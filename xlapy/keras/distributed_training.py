@@ -14,7 +14,8 @@ step (:func:`~xlapy.keras.backend.replica_step`):
   gradients, all-reduced with SUM, are its gradients: every replica applies the same update
   and the result matches training on one device with the global batch (up to the order of
   float additions);
-- the reported loss is that all-reduced sum; the metrics' state changes are all-reduced
+- the gradients and the losses travel in one all-reduce (one buffer), and the reported loss
+  is the summed loss; the metrics' state changes are all-reduced
   (SUM: a metric's state is totals and counts), so every replica reports the metrics of
   the global batch;
 - the model's other non-trainable variables that the step changed (``BatchNormalization``'s
@@ -65,10 +66,28 @@ def run_replicated(strategy: Any, step: Callable[..., Any], args: tuple, what: s
     return tree_map(lambda v: strategy.experimental_local_results(v)[0], out)
 
 
-def global_count(count: Any) -> Any:
-    """``count`` summed over the replicas inside a replica step (else ``count``)."""
+def global_count(count: Any, mask: Any) -> Any:
+    """``count`` (the real rows of ``mask``) summed over the replicas inside a replica step,
+    once per step and mask; else ``count``."""
     strategy = backend.current_replica_step()
-    return count if strategy is None else strategy.replica_all_reduce("SUM", count)
+    if strategy is None:
+        return count
+    memo = backend.replica_step_memo()
+    key = ("global_count", id(mask))
+    if key not in memo:
+        memo[key] = (mask, strategy.replica_all_reduce("SUM", count))   # keeps mask alive
+    return memo[key][1]
+
+
+def all_reduce_step(strategy: Any, grads: list, loss: Any) -> tuple[list, Any]:
+    """The replicas' gradients and losses summed, in one all-reduce (``None`` gradients
+    stay ``None``)."""
+    present = [i for i, g in enumerate(grads) if g is not None]
+    summed = strategy.replica_all_reduce("SUM", [grads[i] for i in present] + [loss])
+    out = list(grads)
+    for i, g in zip(present, summed[:-1]):
+        out[i] = g
+    return out, summed[-1]
 
 
 def penalty_scale() -> float:
@@ -113,5 +132,6 @@ def replica_sync(model: Any, metrics: list) -> ReplicaSync | None:
     return ReplicaSync(strategy, metric_variables, floats)
 
 
-__all__ = ["active_strategy", "run_replicated", "global_count", "penalty_scale",
+__all__ = ["active_strategy", "run_replicated", "global_count", "all_reduce_step",
+           "penalty_scale",
            "ReplicaSync", "replica_sync"]

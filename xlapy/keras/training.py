@@ -42,8 +42,8 @@ from ..frontend.tf_function import auto_jit, function
 from ..frontend.variables import transaction
 from . import backend, losses as losses_mod, metrics as metrics_mod, optimizers
 from .data import num_samples, to_numpy
-from .distributed_training import (active_strategy, global_count, penalty_scale,
-                                   replica_sync, run_replicated)
+from .distributed_training import (active_strategy, all_reduce_step, global_count,
+                                   penalty_scale, replica_sync, run_replicated)
 from .data_adapters import class_weights
 from .training_loops import TrainingLoops, logs_to_floats
 
@@ -249,7 +249,7 @@ class Trainer(TrainingLoops):
         """The number of real rows: the mask's sum in ``fit``, else ``batch``'s length."""
         mask = backend.current_batch_mask()
         count = xnp.sum(mask) if mask is not None else float(xnp.shape(batch)[0])
-        return global_count(count)       # all the replicas' rows in a data-parallel step
+        return global_count(count, mask)     # all the replicas' rows in a data-parallel step
 
     def compute_metrics(self, x: Any, y: Any, y_pred: Any, sample_weight: Any = None) -> dict:
         """Update the metrics (unweighted: only the padding mask) and the weighted metrics
@@ -277,8 +277,7 @@ class Trainer(TrainingLoops):
         grads = tape.gradient(loss, variables)
         sync = replica_sync(self, self.compiled_metrics + self.compiled_weighted_metrics)
         if sync is not None:        # data-parallel: the global batch's gradients and loss
-            grads = sync.strategy.replica_all_reduce("SUM", grads)
-            loss = sync.strategy.replica_all_reduce("SUM", loss)
+            grads, loss = all_reduce_step(sync.strategy, grads, loss)
         self.optimizer.apply_gradients(zip(grads, variables))
         self.loss_tracker.update_state(loss, sample_weight=self._batch_count(y_pred))
         if sync is None:

@@ -45,12 +45,13 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from .. import distributed as _distributed
+from .. import numpy as xnp
 from ..backends.communicator import CollectiveCall, InProcessCommunicator, signature_of
 from ..client.devices import PROCESS, local_device_count
 from ..errors import InvalidArgumentError
 from ..frontend import dtypes as _dt
 from ..frontend.core import Array, bind, current_trace
-from ..frontend.pytree import tree_map
+from ..frontend.pytree import tree_flatten, tree_map, tree_unflatten
 from ..frontend.variables import variable_class_scope
 from ..keras.backend import distribution_scope
 from ._common import tensor
@@ -77,17 +78,31 @@ def _reduce_op(reduce_op: Any) -> ReduceOp:
 
 
 def _all_reduce(reduce_op: Any, value: Any, num_replicas: int) -> Any:
+    """``value``'s leaves combined over the replicas. Leaves of one dtype travel together
+    as one flat buffer (one all-reduce per dtype, as TF packs and Horovod fuses tensors)."""
     op = _reduce_op(reduce_op)
-
-    def one(v: Any) -> Array:
-        x = tensor(v)
+    leaves, treedef = tree_flatten(value)
+    xs = [tensor(v) for v in leaves]
+    for x in xs:
         if x.dtype == np.bool_ or not (_dt.is_integer(x.dtype) or _dt.is_inexact(x.dtype)):
             raise InvalidArgumentError(f"all_reduce: cannot reduce a {x.type_text()} tensor")
-        total = all_reduce_sum(x, num_replicas)
-        if op is ReduceOp.SUM:
-            return total
-        return total // num_replicas if _dt.is_integer(x.dtype) else total / num_replicas
-    return tree_map(one, value)
+    out: list[Any] = [None] * len(xs)
+    for dtype in dict.fromkeys(x.dtype for x in xs):
+        members = [i for i, x in enumerate(xs) if x.dtype == dtype]
+        if len(members) == 1:
+            totals = [all_reduce_sum(xs[members[0]], num_replicas)]
+        else:
+            flat = xnp.concatenate([xnp.reshape(xs[i], (-1,)) for i in members])
+            packed = all_reduce_sum(flat, num_replicas)
+            ends = np.cumsum([xs[i].size for i in members])
+            totals = [xnp.reshape(packed[end - xs[i].size:end], xs[i].shape)
+                      for i, end in zip(members, ends)]
+        for i, total in zip(members, totals):
+            if op is ReduceOp.MEAN:
+                total = total // num_replicas if _dt.is_integer(dtype) else \
+                    total / num_replicas
+            out[i] = total
+    return tree_unflatten(treedef, out)
 
 
 class ReplicaContext:
