@@ -177,3 +177,11 @@ def test_failures_end_every_replica_with_an_error():
             tf.distribute.MirroredStrategy(devices=["/cpu:0", "/cpu:2"])
         with pytest.raises(InvalidArgumentError, match="SUM.*not per-replica"):
             strategy.reduce("SUM", tf.ones([2]), axis=None)
+
+
+def test_logical_devices_are_the_process_devices(devices):
+    names = [d.name for d in tf.config.list_logical_devices("CPU")]
+    assert names == [f"/device:CPU:{i}" for i in range(devices)]
+    strategy = tf.distribute.MirroredStrategy(names[1:])
+    assert strategy.num_replicas_in_sync == devices - 1
+    assert tf.config.list_logical_devices("GPU") == []
