@@ -20,7 +20,8 @@ process, gradients all-reduced inside the compiled step)::
     .venv/bin/python benchmarks/collectives.py --mlp [--batch 256] [--steps 40] [--repeats 3]
 
 It prints training examples per second (the best of ``--repeats`` timed ``fit`` runs of
-``--steps`` steps, after a warm-up that compiles). Figures go in ``docs/performance.md``.
+``--steps`` steps, after a warm-up that compiles), and, as the baseline of the scaling, one
+process pinned to one core. Figures go in ``docs/performance.md``.
 """
 from __future__ import annotations
 
@@ -139,38 +140,49 @@ def _mlp_examples_per_second(args: argparse.Namespace, strategy) -> float:
 
 
 def mlp_worker(args: argparse.Namespace) -> None:
-    """One process of the 2-process run (under mpiexec): one core, MultiWorkerMirroredStrategy."""
+    """A process on one core (before the thread pool exists): under mpiexec, one of the
+    2-process run (MultiWorkerMirroredStrategy), else the 1-process, 1-core baseline."""
     import xlapy.tf as tf
     xlapy.distributed.initialize()
     rank = xlapy.process_index()
     cores = sorted(os.sched_getaffinity(0))
-    os.sched_setaffinity(0, {cores[rank % len(cores)]})     # before the thread pool exists
-    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    os.sched_setaffinity(0, {cores[rank % len(cores)]})
+    strategy = tf.distribute.MultiWorkerMirroredStrategy() if xlapy.process_count() > 1 \
+        else None
     rate = _mlp_examples_per_second(args, strategy)
     if rank == 0:
-        print(json.dumps({"examples_per_second": rate,
-                          "replicas": strategy.num_replicas_in_sync}), flush=True)
+        print(json.dumps({"examples_per_second": rate}), flush=True)
+
+
+def _run_worker(args: argparse.Namespace, processes: int) -> float:
+    """Examples/s of ``processes`` one-core processes running :func:`mlp_worker`."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--mlp-worker", "--batch",
+           str(args.batch), "--steps", str(args.steps), "--repeats", str(args.repeats)]
+    if processes > 1:
+        cmd = [str(Path(sys.executable).parent / "mpiexec"), "-n", str(processes)] + cmd
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=1")
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+    if proc.returncode != 0:
+        raise SystemExit(f"the {processes}-process run failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])["examples_per_second"]
 
 
 def mlp_training(args: argparse.Namespace) -> None:
     from machine import cpu_model
+    available = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, set(available[:2]))        # before the thread pool exists
     cores = len(os.sched_getaffinity(0))
     print(f"data-parallel MLP {'-'.join(map(str, MLP_SIZES))}, Adam, jit_compile=True, global "
           f"batch {args.batch}, {args.steps} steps per timed fit, best of {args.repeats}; "
-          f"CPU: {cpu_model()} ({cores} cores available)")
+          f"CPU: {cpu_model()} ({len(available)} cores available)")
     one = _mlp_examples_per_second(args, None)
     print(f"  1 process  x {cores} cores : {one:10.0f} examples/s", flush=True)
-    mpiexec = Path(sys.executable).parent / "mpiexec"
-    cmd = [str(mpiexec), "-n", "2", sys.executable, str(Path(__file__).resolve()),
-           "--mlp-worker", "--batch", str(args.batch), "--steps", str(args.steps),
-           "--repeats", str(args.repeats)]
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=1")
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
-    if proc.returncode != 0:
-        raise SystemExit(f"the 2-process run failed:\n{proc.stderr[-3000:]}")
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
-    two = result["examples_per_second"]
-    print(f"  2 processes x 1 core  : {two:10.0f} examples/s  ({two / one:.2f}x)")
+    single = _run_worker(args, 1)
+    print(f"  1 process  x 1 core   : {single:10.0f} examples/s  (baseline of the scaling)",
+          flush=True)
+    two = _run_worker(args, 2)
+    print(f"  2 processes x 1 core  : {two:10.0f} examples/s  ({two / one:.2f}x the first "
+          f"row, {two / single:.2f}x one core)")
 
 
 def main() -> None:

@@ -68,3 +68,15 @@ def test_distributed_mnist_example_under_mpiexec():
     assert rc == 0, log[-4000:]
     assert "MultiWorkerMirroredStrategy: 2 replicas (2 process(es) x 1 device(s))" in log
     assert "train step compiles: 1" in log and "replicas' weights identical" in log
+
+
+@pytest.mark.slow
+def test_training_benchmark_runs():
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, str(TESTS.parent / "benchmarks" / "collectives.py"),
+                           "--mlp", "--batch", "16", "--steps", "2", "--repeats", "1"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for row in ("1 process  x 2 cores", "1 process  x 1 core", "2 processes x 1 core"):
+        assert row in proc.stdout, proc.stdout
