@@ -185,3 +185,31 @@ def test_logical_devices_are_the_process_devices(devices):
     strategy = tf.distribute.MirroredStrategy(names[1:])
     assert strategy.num_replicas_in_sync == devices - 1
     assert tf.config.list_logical_devices("GPU") == []
+
+
+def test_batch_norm_moving_statistics_are_averaged_over_replicas():
+    from xlapy import keras
+
+    def model():
+        keras.backend.set_random_seed(3)
+        m = keras.Sequential([keras.layers.Dense(6, input_shape=(tdm.FEATURES,)),
+                              keras.layers.BatchNormalization(momentum=0.5),
+                              keras.layers.Dense(tdm.CLASSES)])
+        m.compile(optimizer="sgd", jit_compile=True,
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        return m
+    x, y = tdm.data()
+    one = model()
+    one.train_on_batch(x[:16], y[:16])
+    with debug_options(xla_force_host_platform_device_count=2):
+        strategy = tf.distribute.MirroredStrategy()
+        with strategy.scope():
+            two = model()
+        two.train_on_batch(x[:16], y[:16])
+        bn = two.layers[1]
+        moving_mean = [v for v in bn.non_trainable_variables if "mean" in v.name][0]
+        copies = strategy.experimental_local_results(moving_mean)
+        np.testing.assert_array_equal(np.asarray(copies[0]), np.asarray(copies[1]))
+    # the mean of the shards' means is the global batch's mean
+    want = [v for v in one.layers[1].non_trainable_variables if "mean" in v.name][0]
+    np.testing.assert_allclose(moving_mean.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)

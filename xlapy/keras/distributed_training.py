@@ -9,18 +9,19 @@ is one program with ``replica_count=N`` whose all-reduces run inside it. In each
 step (:func:`~xlapy.keras.backend.replica_step`):
 
 - the loss is the replica's weighted per-sample sum divided by the **global** number of real
-  rows (an all-reduce of the batch masks' sums), and the layers' penalties are divided by
+  rows (``fit`` counts them in the global batch's mask and passes the count to every
+  replica; a step run otherwise all-reduces the masks' sums), and the layers' penalties are divided by
   N, so the replicas' losses sum to the loss of the whole global batch, and their
   gradients, all-reduced with SUM, are its gradients: every replica applies the same update
   and the result matches training on one device with the global batch (up to the order of
   float additions);
-- the gradients and the losses travel in one all-reduce (one buffer), and the reported loss
-  is the summed loss; the metrics' state changes are all-reduced
-  (SUM: a metric's state is totals and counts), so every replica reports the metrics of
-  the global batch;
-- the model's other non-trainable variables that the step changed (``BatchNormalization``'s
-  moving statistics, computed over each replica's shard) are averaged over the replicas
-  (TF's ``VariableAggregation.MEAN``), so the mirrored copies stay identical.
+- one all-reduce (one buffer) carries the gradients, the losses (the reported loss is
+  their sum), the metrics' state changes (a metric's state is totals and counts, so every
+  replica then reports the metrics of the global batch) and the model's other
+  non-trainable float variables (``BatchNormalization``'s moving statistics, computed over
+  each replica's shard) divided by N, i.e. their mean over the replicas (TF's
+  ``VariableAggregation.MEAN``), so the mirrored copies stay identical. The metrics are
+  updated before the optimizer step (from the same predictions).
 """
 from __future__ import annotations
 
@@ -41,9 +42,11 @@ def active_strategy(model: Any) -> Any:
     return strategy
 
 
-def run_replicated(strategy: Any, step: Callable[..., Any], args: tuple, what: str) -> Any:
-    """``step(*shard)`` on every replica, each with its shard of the global batch ``args``
-    (arrays whose first dimension is the batch); returns the first local replica's result."""
+def run_replicated(strategy: Any, step: Callable[..., Any], args: tuple, what: str,
+                   common: tuple = ()) -> Any:
+    """``step(*shard, *common)`` on every replica, each with its shard of the global batch
+    ``args`` (arrays whose first dimension is the batch) and the same ``common`` values;
+    returns the first local replica's result."""
     n = strategy.num_replicas_in_sync
     leaves = [a for a in tree_flatten(args)[0] if a is not None]
     size = int(np.shape(leaves[0])[0]) if leaves else 0
@@ -62,7 +65,7 @@ def run_replicated(strategy: Any, step: Callable[..., Any], args: tuple, what: s
         with backend.replica_step(strategy):
             return step(*shard_args)
     per_replica = strategy.experimental_distribute_values_from_function(shard)
-    out = strategy.run(replica, args=tuple(per_replica))
+    out = strategy.run(replica, args=tuple(per_replica) + tuple(common))
     return tree_map(lambda v: strategy.experimental_local_results(v)[0], out)
 
 
@@ -79,15 +82,11 @@ def global_count(count: Any, mask: Any) -> Any:
     return memo[key][1]
 
 
-def all_reduce_step(strategy: Any, grads: list, loss: Any) -> tuple[list, Any]:
-    """The replicas' gradients and losses summed, in one all-reduce (``None`` gradients
-    stay ``None``)."""
-    present = [i for i, g in enumerate(grads) if g is not None]
-    summed = strategy.replica_all_reduce("SUM", [grads[i] for i in present] + [loss])
-    out = list(grads)
-    for i, g in zip(present, summed[:-1]):
-        out[i] = g
-    return out, summed[-1]
+def known_global_count(mask: Any, rows: Any) -> None:
+    """In a replica step: the replicas' real rows of ``mask`` are ``rows`` (the caller
+    counted the global batch), so :func:`global_count` needs no collective."""
+    if backend.current_replica_step() is not None:
+        backend.replica_step_memo()[("global_count", id(mask))] = (mask, rows)
 
 
 def penalty_scale() -> float:
@@ -98,9 +97,10 @@ def penalty_scale() -> float:
 
 
 class ReplicaSync:
-    """Snapshots the state a replica step changes locally, then makes it global: metric
-    state changes summed over the replicas, the model's non-trainable variables averaged
-    (see the module docstring)."""
+    """One replica's step made global in one all-reduce (see the module docstring): it
+    snapshots the metrics' state before their update, then sums the gradients, the loss,
+    the metrics' state changes and the model's non-trainable float variables divided by N
+    (their mean) in one buffer."""
 
     def __init__(self, strategy: Any, metric_variables: list, model_variables: list) -> None:
         self.strategy = strategy
@@ -108,17 +108,24 @@ class ReplicaSync:
         self.model_variables = model_variables
         self.before = [v.read_value() for v in metric_variables]
 
-    def finish(self) -> None:
-        if self.metric_variables:
-            deltas = [v.read_value() - b for v, b in zip(self.metric_variables, self.before)]
-            summed = self.strategy.replica_all_reduce("SUM", deltas)
-            for v, b, d in zip(self.metric_variables, self.before, summed):
-                v.assign(b + d)
-        if self.model_variables:
-            means = self.strategy.replica_all_reduce(
-                "MEAN", [v.read_value() for v in self.model_variables])
-            for v, m in zip(self.model_variables, means):
-                v.assign(m)
+    def all_reduce(self, grads: list, loss: Any) -> tuple[list, Any]:
+        """The global gradients (``None`` ones stay ``None``) and loss; assigns the
+        metrics' and the model variables' global values."""
+        present = [i for i, g in enumerate(grads) if g is not None]
+        n = self.strategy.num_replicas_in_sync
+        deltas = [v.read_value() - b for v, b in zip(self.metric_variables, self.before)]
+        shares = [v.read_value() / n for v in self.model_variables]
+        summed = self.strategy.replica_all_reduce(
+            "SUM", [grads[i] for i in present] + [loss] + deltas + shares)
+        out = list(grads)
+        for i, g in zip(present, summed):
+            out[i] = g
+        k = len(present) + 1
+        for v, b, d in zip(self.metric_variables, self.before, summed[k:k + len(deltas)]):
+            v.assign(b + d)
+        for v, mean in zip(self.model_variables, summed[k + len(deltas):]):
+            v.assign(mean)
+        return out, summed[len(present)]
 
 
 def replica_sync(model: Any, metrics: list) -> ReplicaSync | None:
@@ -132,6 +139,6 @@ def replica_sync(model: Any, metrics: list) -> ReplicaSync | None:
     return ReplicaSync(strategy, metric_variables, floats)
 
 
-__all__ = ["active_strategy", "run_replicated", "global_count", "all_reduce_step",
+__all__ = ["active_strategy", "run_replicated", "global_count", "known_global_count",
            "penalty_scale",
            "ReplicaSync", "replica_sync"]

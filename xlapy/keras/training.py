@@ -42,7 +42,7 @@ from ..frontend.tf_function import auto_jit, function
 from ..frontend.variables import transaction
 from . import backend, losses as losses_mod, metrics as metrics_mod, optimizers
 from .data import num_samples, to_numpy
-from .distributed_training import (active_strategy, all_reduce_step, global_count,
+from .distributed_training import (active_strategy, global_count, known_global_count,
                                    penalty_scale, replica_sync, run_replicated)
 from .data_adapters import class_weights
 from .training_loops import TrainingLoops, logs_to_floats
@@ -168,11 +168,12 @@ class Trainer(TrainingLoops):
             seen.add(m.name)
 
     def _make_functions(self) -> None:
-        def train_function(x: Any, y: Any, sample_weight: Any, mask: Any) -> dict:
+        def train_function(x: Any, y: Any, sample_weight: Any, mask: Any,
+                           global_rows: Any = None) -> dict:
             # op by op, an interrupted step puts back the Variables it assigned (compiled,
             # the call sets them all at once when it completes)
             with transaction():
-                return self._train_entry(x, y, sample_weight, mask)
+                return self._train_entry(x, y, sample_weight, mask, global_rows)
 
         def test_function(x: Any, y: Any, sample_weight: Any, mask: Any) -> dict:
             return self._test_entry(x, y, sample_weight, mask)
@@ -276,14 +277,15 @@ class Trainer(TrainingLoops):
         variables = self.trainable_variables
         grads = tape.gradient(loss, variables)
         sync = replica_sync(self, self.compiled_metrics + self.compiled_weighted_metrics)
-        if sync is not None:        # data-parallel: the global batch's gradients and loss
-            grads, loss = all_reduce_step(sync.strategy, grads, loss)
+        if sync is None:
+            self.optimizer.apply_gradients(zip(grads, variables))
+            self.loss_tracker.update_state(loss, sample_weight=self._batch_count(y_pred))
+            return self.compute_metrics(x, y, y_pred, sample_weight)
+        # data-parallel: the global batch's gradients, loss and metrics, in one all-reduce
+        self.compute_metrics(x, y, y_pred, sample_weight)
+        grads, loss = sync.all_reduce(grads, loss)
         self.optimizer.apply_gradients(zip(grads, variables))
         self.loss_tracker.update_state(loss, sample_weight=self._batch_count(y_pred))
-        if sync is None:
-            return self.compute_metrics(x, y, y_pred, sample_weight)
-        self.compute_metrics(x, y, y_pred, sample_weight)
-        sync.finish()
         return self.get_metrics_result()
 
     def test_step(self, data: Any) -> dict:
@@ -296,8 +298,11 @@ class Trainer(TrainingLoops):
     def predict_step(self, x: Any) -> Any:
         return self(x, training=False)
 
-    def _train_entry(self, x: Any, y: Any, sample_weight: Any, mask: Any) -> dict:
+    def _train_entry(self, x: Any, y: Any, sample_weight: Any, mask: Any,
+                     global_rows: Any = None) -> dict:
         with backend.batch_mask(mask):
+            if global_rows is not None:     # data-parallel: the real rows of all replicas
+                known_global_count(mask, global_rows)
             return self.train_step((x, y, sample_weight))
 
     def _test_entry(self, x: Any, y: Any, sample_weight: Any, mask: Any) -> dict:
@@ -350,7 +355,9 @@ class Trainer(TrainingLoops):
         strategy = active_strategy(self)
         if strategy is None:
             return self.train_function(*args)
-        return run_replicated(strategy, self.train_function, args, what)
+        # the real rows of the global batch, counted here once instead of by a collective
+        rows = np.float32(np.sum(args[3]))
+        return run_replicated(strategy, self.train_function, args, what, (rows,))
 
     def _batch_result(self, logs: dict, return_dict: bool) -> Any:
         logs = logs_to_floats(logs, self.metrics_names)
