@@ -14,7 +14,7 @@ import pytest
 import tf_distribute_model as tdm
 import xlapy.tf as tf
 from xlapy.config import debug_options
-from xlapy.errors import InvalidArgumentError
+from xlapy.errors import CollectiveError, InvalidArgumentError
 
 
 @pytest.fixture(params=[2, 4])
@@ -170,6 +170,18 @@ def test_failures_end_every_replica_with_an_error():
         with pytest.raises(RuntimeError, match="replica 1 fails mid-step"):
             strategy.run(step, args=(tf.ones([3]),))
         assert time.monotonic() - start < 30
+        # a global batch of 7 rows: shards of 4 and 3 rows, as TF splits it
+        (batch,) = list(strategy.experimental_distribute_dataset(
+            tf.data.Dataset.from_tensors(np.ones((7, 2), np.float32))))
+        assert [np.shape(v) for v in strategy.experimental_local_results(batch)] == \
+            [(4, 2), (3, 2)]
+        column_sums = strategy.run(lambda v: tf.distribute.get_replica_context().all_reduce(
+            "SUM", tf.reduce_sum(v, 0)), args=(batch,))
+        assert [list(np.asarray(c)) for c in strategy.experimental_local_results(
+            column_sums)] == [[7.0, 7.0], [7.0, 7.0]]
+        with pytest.raises(CollectiveError, match="participants disagree at all-reduce "
+                           "%replica-all-reduce.1"):
+            strategy.run(reduce, args=(batch,))        # f32[4,2] against f32[3,2]
         with pytest.raises(InvalidArgumentError, match="inside a function being compiled"):
             tf.function(lambda: strategy.run(reduce, args=(tf.ones([2]),)),
                         jit_compile=True)()
@@ -213,3 +225,15 @@ def test_batch_norm_moving_statistics_are_averaged_over_replicas():
     # the mean of the shards' means is the global batch's mean
     want = [v for v in one.layers[1].non_trainable_variables if "mean" in v.name][0]
     np.testing.assert_allclose(moving_mean.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_model_made_outside_the_scope_is_refused():
+    with debug_options(xla_force_host_platform_device_count=2):
+        strategy = tf.distribute.MirroredStrategy()
+        model = tdm.make_model()
+        with strategy.scope():
+            model.compile(optimizer="adam", loss="mse", jit_compile=True)
+        x, y = tdm.data()
+        with pytest.raises(InvalidArgumentError, match="not created in the scope"):
+            model.fit(x[:16], y[:16].astype(np.float32)[:, None] * np.ones(tdm.CLASSES),
+                      batch_size=8, verbose=0)

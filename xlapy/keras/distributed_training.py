@@ -42,6 +42,20 @@ def active_strategy(model: Any) -> Any:
     return strategy
 
 
+def check_mirrored(model: Any, strategy: Any) -> None:
+    """Refuse a model whose weights were created outside ``strategy.scope()``: they would
+    have one copy, read and written by every local replica at once."""
+    local = len(strategy.experimental_local_results(
+        strategy.experimental_distribute_values_from_function(lambda ctx: 0)))
+    for v in model.weights:
+        copies = strategy.experimental_local_results(v)
+        if len(copies) != local or copies[0] is v:     # a plain Variable is its own result
+            raise InvalidArgumentError(
+                f"weight {v.name!r} of model {model.name!r} was not created in the scope of "
+                f"the {type(strategy).__name__} it is compiled with; create the model inside "
+                "strategy.scope()")
+
+
 def run_replicated(strategy: Any, step: Callable[..., Any], args: tuple, what: str,
                    common: tuple = ()) -> Any:
     """``step(*shard, *common)`` on every replica, each with its shard of the global batch
@@ -139,6 +153,6 @@ def replica_sync(model: Any, metrics: list) -> ReplicaSync | None:
     return ReplicaSync(strategy, metric_variables, floats)
 
 
-__all__ = ["active_strategy", "run_replicated", "global_count", "known_global_count",
+__all__ = ["active_strategy", "check_mirrored", "run_replicated", "global_count", "known_global_count",
            "penalty_scale",
            "ReplicaSync", "replica_sync"]

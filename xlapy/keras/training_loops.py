@@ -15,6 +15,7 @@ from ..errors import InvalidArgumentError
 from .callbacks import Callback, CallbackList, History, ProgbarLogger
 from .data import split_validation, take, to_numpy
 from .data_adapters import StepData, adapter_for, is_batch_iterable
+from .distributed_training import check_mirrored
 
 logger = logging.getLogger("xlapy.keras")
 
@@ -69,6 +70,7 @@ class TrainingLoops:
         if strategy is not None:     # weights and optimizer slots made here are mirrored
             with strategy.scope():
                 self._build_for(x)
+            check_mirrored(self, strategy)
         else:
             self._build_for(x)
 
