@@ -84,6 +84,11 @@ def main() -> None:
     for v in model.trainable_variables:         # the mirrored copies stay identical
         for copy in strategy.experimental_local_results(v):
             np.testing.assert_array_equal(np.asarray(copy), np.asarray(v.numpy()))
+    per_replica = strategy.experimental_distribute_values_from_function(
+        lambda ctx: tf.fill([2], tf.cast(ctx.replica_id_in_sync_group, tf.float32)))
+    gathered = np.asarray(strategy.gather(per_replica, axis=0))
+    n = strategy.num_replicas_in_sync
+    np.testing.assert_array_equal(gathered, np.repeat(np.arange(n, dtype=np.float32), 2))
     if rank == 0:
         np.savez(out, *weights)
     print(f"OK {rank}", flush=True)

@@ -63,6 +63,8 @@ def test_compiled_step_all_reduces_inside_one_program(devices):
         assert float(i) == r
     info = step.cache_info()
     assert info.misses == 1 and info.hits == devices - 1
+    step(parts[0])                              # outside the strategy: another program
+    assert step.cache_info().reasons[-1] == f"replica count changed {devices} -> 1"
     hlo = strategy.run(lambda s: step.experimental_get_compiler_ir(s)(stage="hlo"),
                        args=(shards,))
     text = strategy.experimental_local_results(hlo)[0]

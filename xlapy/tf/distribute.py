@@ -296,12 +296,21 @@ class Strategy:
         return self.experimental_local_results(self.run(step, (value,)))[0]
 
     def gather(self, value: Any, axis: int) -> Any:
-        """The local replicas' values concatenated along ``axis`` (one process)."""
-        if self.processes > 1:
-            raise InvalidArgumentError("strategy.gather across processes is not supported "
-                                       "by xlapy; use strategy.reduce")
+        """Every replica's value concatenated along ``axis`` in replica order. With several
+        processes the values must have one shape: each replica places its value in its slot
+        of a zero buffer and the buffers are all-reduced."""
         from ._array_ops import concat
-        return concat(list(self.experimental_local_results(value)), axis)
+        if self.processes == 1:
+            return concat(list(self.experimental_local_results(value)), axis)
+        n = self.num_replicas_in_sync
+
+        def place(v: Any) -> Any:
+            x = np.asarray(tensor(v))
+            slots = np.zeros((n,) + x.shape, x.dtype)
+            slots[int(np.asarray(get_replica_context().replica_id_in_sync_group))] = x
+            return _all_reduce("SUM", tensor(slots), n)
+        slots = np.asarray(self.experimental_local_results(self.run(place, (value,)))[0])
+        return concat([tensor(part) for part in slots], axis)
 
     # ----- input
     def experimental_distribute_dataset(self, dataset: Any, options: Any = None) -> Any:
