@@ -27,7 +27,7 @@ def reference():
     return tdm.reference_weights()
 
 
-def _check_same_weights(out: Path, reference: list) -> None:
+def _check_same_weights(out, reference: list) -> None:
     got = np.load(out)
     assert len(got.files) == len(reference)
     for i, want in enumerate(reference):

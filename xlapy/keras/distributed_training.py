@@ -10,10 +10,10 @@ step (:func:`~xlapy.keras.backend.replica_step`):
 
 - the loss is the replica's weighted per-sample sum divided by the **global** number of real
   rows (``fit`` counts them in the global batch's mask and passes the count to every
-  replica; a step run otherwise all-reduces the masks' sums), and the layers' penalties are divided by
-  N, so the replicas' losses sum to the loss of the whole global batch, and their
-  gradients, all-reduced with SUM, are its gradients: every replica applies the same update
-  and the result matches training on one device with the global batch (up to the order of
+  replica; a step run otherwise all-reduces the masks' sums), and the layers' penalties
+  are divided by N, so the replicas' losses sum to the loss of the whole global batch, and
+  their gradients, summed, are its gradients: every replica applies the same update and
+  the result matches training on one device with the global batch (up to the order of
   float additions);
 - one all-reduce (one buffer) carries the gradients, the losses (the reported loss is
   their sum), the metrics' state changes (a metric's state is totals and counts, so every
@@ -153,6 +153,5 @@ def replica_sync(model: Any, metrics: list) -> ReplicaSync | None:
     return ReplicaSync(strategy, metric_variables, floats)
 
 
-__all__ = ["active_strategy", "check_mirrored", "run_replicated", "global_count", "known_global_count",
-           "penalty_scale",
-           "ReplicaSync", "replica_sync"]
+__all__ = ["active_strategy", "check_mirrored", "run_replicated", "global_count",
+           "known_global_count", "penalty_scale", "ReplicaSync", "replica_sync"]
