@@ -38,6 +38,23 @@ from .source_info import located
 _NAMES = itertools.count()
 # The journals of this thread's open transactions, innermost last: (Variable, old value).
 _JOURNALS = PerThreadList()
+# The classes ``Variable(...)`` makes in this thread, innermost last (variable_class_scope).
+_CLASSES = PerThreadList()
+
+
+@contextmanager
+def variable_class_scope(cls: type) -> Iterator[None]:
+    """``Variable(...)`` called in the block (on this thread) makes a ``cls``, a subclass
+    of :class:`Variable` with the same constructor: how a distribution strategy's scope
+    makes the variables created in it mirrored (TF's ``variable_creator_scope``)."""
+    if not (isinstance(cls, type) and issubclass(cls, Variable)):
+        raise InvalidArgumentError(f"variable_class_scope needs a subclass of Variable, got "
+                                   f"{cls!r}")
+    _CLASSES.append(cls)
+    try:
+        yield
+    finally:
+        _CLASSES.pop()
 
 
 def commit_values(variables: Sequence["Variable"], values: Sequence[Array]) -> None:
@@ -112,6 +129,12 @@ class Variable:
 
     __array_priority__ = 200
     __hash__ = object.__hash__
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Variable":
+        classes = _CLASSES.items
+        if classes and cls is Variable:         # a strategy's scope (variable_class_scope)
+            cls = classes[-1]
+        return object.__new__(cls)
 
     def __init__(self, initial_value: Any, trainable: bool = True, name: str | None = None,
                  dtype: Any = None) -> None:
@@ -240,4 +263,5 @@ for _op in ("neg", "pos", "abs", "invert", "getitem", "lt", "le", "gt", "ge", "b
             "float", "int", "index"):
     setattr(Variable, f"__{_op}__", _delegate(f"__{_op}__"))
 
-__all__ = ["Variable", "VariableSlot", "trace_slots", "commit_values", "transaction"]
+__all__ = ["Variable", "VariableSlot", "trace_slots", "commit_values", "transaction",
+           "variable_class_scope"]
