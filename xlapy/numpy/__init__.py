@@ -61,3 +61,24 @@ newaxis = None
 def result_type(*args: object) -> _np.dtype:
     """The dtype ``xnp`` ops give for these operands (see ``xlapy.frontend.dtypes``)."""
     return _promote_types(*[(a.dtype, a.weak_type) for a in (asarray(x) for x in args)])[0]
+
+from ._dtypes_api import (  # noqa: E402
+    ComplexWarning, array_repr, array_str, bool, can_cast, cdouble, character, complex128,
+    complex_, complexfloating, csingle, double, dtype, euler_gamma, finfo, flexible, float_,
+    float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e3m4, float8_e4m3, float8_e4m3b11fnuz,
+    float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, floating,
+    from_dlpack, frombuffer, fromfile, fromfunction, fromiter, frompyfunc, fromstring, generic,
+    get_printoptions, iinfo, index_exp, inexact, int1, int2, int4, int_, integer, iscomplexobj,
+    isdtype, isrealobj, isscalar, issubdtype, iterable, number, object_, printoptions,
+    promote_types, s_, set_printoptions, signedinteger, single, uint, uint1, uint2, uint4,
+    unsignedinteger)
+from ._manipulation import (  # noqa: E402
+    append, apply_along_axis, apply_over_axes, array_equal, array_equiv, array_split, block,
+    broadcast_arrays, choose, column_stack, compress, concat, copy, delete, diagflat, dsplit,
+    dstack, extract, fill_diagonal, fliplr, flipud, hsplit, insert, matrix_transpose,
+    permute_dims, piecewise, place, put, resize, rollaxis, rot90, select, trim_zeros, unstack,
+    vsplit)
+from ._index_tricks import (  # noqa: E402
+    c_, diag_indices, diag_indices_from, indices, ix_, mask_indices, mgrid, ogrid, r_,
+    ravel_multi_index, tril_indices, tril_indices_from, triu_indices, triu_indices_from,
+    unravel_index, vectorize)
