@@ -82,3 +82,17 @@ from ._index_tricks import (  # noqa: E402
     c_, diag_indices, diag_indices_from, indices, ix_, mask_indices, mgrid, ogrid, r_,
     ravel_multi_index, tril_indices, tril_indices_from, triu_indices, triu_indices_from,
     unravel_index, vectorize)
+from ._math_extra import (  # noqa: E402
+    angle, bitwise_count, cumulative_prod, cumulative_sum, frexp, gcd, iscomplex, isneginf,
+    isposinf, isreal, lcm, ldexp, modf, nanargmax, nanargmin, nancumprod, nancumsum, positive,
+    ptp, sinc, spacing, unwrap)
+
+# NumPy 2 / array API names of existing functions
+acos, acosh, asin, asinh, atan, atanh, atan2 = (  # noqa: E402
+    arccos, arccosh, arcsin, arcsinh, arctan, arctanh, arctan2)
+bitwise_invert, bitwise_left_shift, bitwise_right_shift, pow = (  # noqa: E402
+    invert, left_shift, right_shift, power)
+from ._sets import (  # noqa: E402
+    argpartition, intersect1d, isin, lexsort, packbits, partition, setdiff1d, setxor1d,
+    sort_complex, union1d, unique_all, unique_counts, unique_inverse, unique_values,
+    unpackbits)
