@@ -96,3 +96,8 @@ from ._sets import (  # noqa: E402
     argpartition, intersect1d, isin, lexsort, packbits, partition, setdiff1d, setxor1d,
     sort_complex, union1d, unique_all, unique_counts, unique_inverse, unique_values,
     unpackbits)
+from ._math_special import i0  # noqa: E402
+from ._numeric import (  # noqa: E402
+    bartlett, blackman, convolve, correlate, einsum_path, geomspace, gradient, hamming, hanning,
+    histogram2d, histogram_bin_edges, histogramdd, kaiser, logspace, matvec, poly, polyadd,
+    polyder, polydiv, polyfit, polyint, polymul, polysub, polyval, trapezoid, vecdot, vecmat)
