@@ -11,7 +11,7 @@ import numpy as _np
 from ..frontend.core import Array
 from ..frontend.dtypes import promote_types as _promote_types
 from . import _array_methods  # noqa: F401  (installs Array operators)
-from . import linalg  # noqa: F401  (xnp.linalg)
+from . import fft, linalg  # noqa: F401  (xnp.fft, xnp.linalg)
 from ._elementwise import (
     abs, absolute, add, arccos, arcsin, arctan, arctan2, around, asarray, astype, bitwise_and,
     bitwise_not, bitwise_or, bitwise_xor, broadcast_shapes, cbrt, ceil, clip,
