@@ -100,4 +100,5 @@ from ._math_special import i0  # noqa: E402
 from ._numeric import (  # noqa: E402
     bartlett, blackman, convolve, correlate, einsum_path, geomspace, gradient, hamming, hanning,
     histogram2d, histogram_bin_edges, histogramdd, kaiser, logspace, matvec, poly, polyadd,
-    polyder, polydiv, polyfit, polyint, polymul, polysub, polyval, trapezoid, vecdot, vecmat)
+    polyder, polydiv, polyfit, polyint, polymul, polysub, polyval, roots, trapezoid, vecdot,
+    vecmat)

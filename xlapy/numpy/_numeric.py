@@ -212,6 +212,35 @@ def poly(seq_of_zeros: Any) -> Array:
     return a
 
 
+def roots(p: Any, *, strip_zeros: bool = True) -> Array:
+    """The roots of a polynomial: the eigenvalues of its companion matrix (complex).
+    Leading zeros are stripped (which needs concrete coefficients, as in JAX); trailing
+    zeros give zero roots."""
+    p = promote(_poly1d(p, "roots"), to_inexact=True)[0]
+    if strip_zeros:
+        v = np.asarray(concrete_value(p, "roots coefficients (strip_zeros=True)"))
+        nz = np.flatnonzero(v)
+        if nz.size == 0:
+            return zeros((0,), np.complex64)
+        p = p[int(nz[0]):]
+        trailing = int(len(v) - 1 - nz[-1])
+        p = p[:p.shape[0] - trailing] if trailing else p
+    else:
+        trailing = 0
+    n = p.shape[0] - 1
+    if n < 1:
+        found = zeros((0,), np.complex64)
+    else:
+        from . import linalg
+        from ._shape_ops import eye
+        first = reshape(-p[1:] / p[0], (1, n))
+        comp = concatenate([first, eye(n - 1, n, dtype=p.dtype)], 0) if n > 1 else first
+        found = linalg.eigvals(comp)
+    if trailing:
+        found = concatenate([found, zeros((trailing,), found.dtype)])
+    return found
+
+
 # ------------------------------------------------------------------ differences, integrals
 def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int | None = None) -> Any:
     """Second-order central differences inside, first-order at the edges (unit or scalar
