@@ -28,6 +28,7 @@ def __getattr__(name: str):
     import importlib
     if name in _FRONTEND_EXPORTS:
         return getattr(importlib.import_module(".frontend", __name__), name)
-    if name in ("numpy", "lax", "frontend", "nn", "random", "keras", "tf", "distributed"):
+    if name in ("numpy", "lax", "frontend", "nn", "random", "scipy", "ops", "keras", "tf",
+                "distributed"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'xlapy' has no attribute {name!r}")

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 # The family files register their primitives (and rules) when imported.
 from . import (control_flow, primitives_data_movement, primitives_elementwise,  # noqa: F401
-               primitives_linalg, primitives_nn, primitives_reduction)
+               primitives_eig, primitives_fft, primitives_linalg, primitives_misc,
+               primitives_nn, primitives_reduction)
 from .autodiff import GradientTape, grad, stop_gradient, value_and_grad, vjp
 from .autodiff_forward import jvp, linearize
 from .core import Array, default_backend, set_default_backend

@@ -52,3 +52,27 @@ __all__ = [
     "conv_transpose", "padtype_to_pads", "reduce_window", "reduce_window_max",
     "reduce_window_min", "reduce_window_sum", "select_and_scatter_add",
 ]
+
+# ``jax.lax``'s composite functions, special functions and helpers (xlapy/lax/_*.py)
+from ..frontend.primitives_misc import (  # noqa: E402
+    optimization_barrier, reduce_precision, rng_bit_generator)
+from ._elementwise import (  # noqa: E402
+    acos, acosh, asin, asinh, atan, atanh, bessel_i0e, bessel_i1e, betainc, conj, cosh,
+    digamma, erfc, exp2, igamma, igammac, lgamma, mulhi, polygamma, reciprocal, sinh, square,
+    zeta)
+from ._structured import (  # noqa: E402
+    GatherDimensionNumbers, GatherScatterMode, Precision, ScatterDimensionNumbers,
+    associative_scan, batch_matmul, broadcast_like, broadcast_shapes, broadcast_to_rank,
+    collapse, cumlogsumexp, cummax, cummin, cumprod, cumsum, dot, dtype, dynamic_index_in_dim,
+    dynamic_slice_in_dim, dynamic_update_index_in_dim, dynamic_update_slice_in_dim, empty,
+    expand_dims, full, index_in_dim, index_take, map, ragged_dot, reduce, reduce_xor,
+    scatter_add, scatter_apply, scatter_max, scatter_min, scatter_mul, scatter_sub,
+    select_n, slice_in_dim, sort_key_val, split, squeeze, stack, tile, unstack)
+from ._misc import (  # noqa: E402
+    AccuracyMode, ConvGeneralDilatedDimensionNumbers, DotAlgorithm, DotAlgorithmPreset,
+    DotDimensionNumbers, FftType, PrecisionLike, RaggedDotDimensionNumbers, RandomAlgorithm,
+    RoundingMethod, Tolerance, approx_max_k, approx_min_k, composite,
+    conv_general_dilated_patches, conv_general_permutations, conv_general_shape_tuple,
+    conv_shape_tuple, conv_transpose_shape_tuple, conv_with_general_padding, fft,
+    platform_dependent, ragged_dot_general, reduce_window_shape_tuple)
+from . import linalg  # noqa: E402,F401
