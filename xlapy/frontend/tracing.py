@@ -61,7 +61,7 @@ def _argument_sources(x: "Array") -> tuple[int, ...] | None:
     makes it known (a pure function of them, all small); ``()`` when it is computed from
     constants only (once jit specialized on those arguments); None otherwise."""
     trace = x._trace
-    if trace is None or prod(x.shape) > CONSTANT_VALUE_ELEMENTS:
+    if trace is None or x._instr is None or prod(x.shape) > CONSTANT_VALUE_ELEMENTS:
         return None
     leaves: set[int] = set()
     seen: set[int] = set()
