@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 from ..errors import InvalidArgumentError, ShapeError
 from ..threadlocal import PerThreadList
@@ -53,6 +53,42 @@ ALWAYS_RULE: set[str] = set()
 
 # The batch traces whose rules are running, innermost last (per thread).
 _APPLYING = PerThreadList()
+
+
+class AxisFrame(NamedTuple):
+    """A named axis in scope: bound by ``vmap`` (``kind="vmap"``) or ``pmap`` (``"pmap"``)."""
+    name: Any
+    size: int
+    kind: str
+
+
+# The named axes in scope, innermost last (per thread).
+AXIS_ENV = PerThreadList()
+
+
+@contextmanager
+def bound_axis(name: Any, size: int, kind: str) -> Iterator[None]:
+    """Bind the axis ``name`` of ``size`` for the block (nothing when ``name`` is None)."""
+    if name is None:
+        yield
+        return
+    AXIS_ENV.append(AxisFrame(name, size, kind))
+    try:
+        yield
+    finally:
+        AXIS_ENV.pop()
+
+
+def axis_frame(name: Any, what: str) -> AxisFrame:
+    """The innermost binding of the axis ``name`` (an error naming ``what`` when unbound)."""
+    for frame in reversed(AXIS_ENV.items):
+        if frame.name == name:
+            return frame
+    bound = [f.name for f in AXIS_ENV.items]
+    raise InvalidArgumentError(located(
+        f"{what}: unbound axis name {name!r}" + (f" (axes in scope: {bound})" if bound else ""),
+        "collectives need a named axis of an enclosing vmap(..., axis_name=...) or "
+        "pmap(..., axis_name=...)"))
 
 
 def applying() -> "BatchTrace":
@@ -231,6 +267,23 @@ def batch_by_loop(prim: Primitive) -> Callable[..., Any]:
     return rule
 
 
+def split_axis(x: Array, axis: int, size: int) -> Array:
+    """Split dimension ``axis`` into ``(size, n // size)``."""
+    shape = list(x.shape)
+    shape[axis:axis + 1] = [size, shape[axis] // size]
+    return lax.reshape(x, shape)
+
+
+def merge_axis_into(x: Array, src: int, dst: int) -> Array:
+    """Fold dimension ``src`` into ``dst`` as its major part; ``dst`` counts dimensions
+    after ``src`` is removed."""
+    perm = [i for i in range(x.ndim) if i != src]
+    perm.insert(dst, src)
+    shape = [x.shape[i] for i in range(x.ndim) if i != src]
+    shape[dst] *= x.shape[src]
+    return lax.reshape(lax.transpose(x, perm), shape)
+
+
 def index_in_dim(x: Array, d: int, i: int) -> Array:
     """``x[..., i, ...]`` along axis ``d`` (the axis removed)."""
     lo = [0] * x.ndim
@@ -240,7 +293,7 @@ def index_in_dim(x: Array, d: int, i: int) -> Array:
 
 
 # ----------------------------------------------------------------------------- vmap
-def _axes_for(prefix: Any, obj: Any, what: str) -> list[Any]:
+def leaf_axes(prefix: Any, obj: Any, what: str) -> list[Any]:
     """One axis spec per leaf of ``obj``, from ``prefix`` (an int or None for a whole
     subtree, or a container matching ``obj``'s)."""
     if prefix is None or isinstance(prefix, int):
@@ -252,11 +305,11 @@ def _axes_for(prefix: Any, obj: Any, what: str) -> list[Any]:
             f"({tree_flatten(obj)[1]!r}); give an int, None, or a matching container")
     out: list[Any] = []
     for p, o in zip(p_node[2], o_node[2]):
-        out += _axes_for(p, o, what)
+        out += leaf_axes(p, o, what)
     return out
 
 
-def _normalize(axis: int, ndim: int, what: str) -> int:
+def normalize_axis(axis: int, ndim: int, what: str) -> int:
     if not -ndim <= axis < ndim:
         raise InvalidArgumentError(f"vmap: {what} {axis} is out of range for a value of rank "
                                    f"{ndim}")
@@ -284,14 +337,14 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise InvalidArgumentError(f"vmap: in_axes has {len(in_axes)} entries for "
                                        f"{len(args)} positional arguments")
-        axes = _axes_for(in_axes, args, "in_axes") + [0] * len(tree_flatten(kwargs)[0])
+        axes = leaf_axes(in_axes, args, "in_axes") + [0] * len(tree_flatten(kwargs)[0])
         leaves, tree = tree_flatten((args, kwargs))
         arrays = [to_array(x) if a is not None else x for x, a in zip(leaves, axes)]
         sizes: dict[int, int] = {}
         for k, (x, a) in enumerate(zip(arrays, axes)):
             if a is None:
                 continue
-            a = axes[k] = _normalize(a, x.ndim, "in_axes")
+            a = axes[k] = normalize_axis(a, x.ndim, "in_axes")
             sizes.setdefault(x.shape[a], k)
         if len(sizes) > 1:
             raise ShapeError("vmap: the batched axes have different sizes: " + ", ".join(
@@ -305,12 +358,12 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
         n = next(iter(sizes)) if sizes else int(axis_size)
         trace = BatchTrace(n, axis_name, core.current_trace())
         try:
-            with trace.entered():
+            with bound_axis(axis_name, n, "vmap"), trace.entered():
                 wrapped = [trace.wrap(x, a) for x, a in zip(arrays, axes)]
                 a_args, a_kwargs = tree_unflatten(tree, wrapped)
                 out = fun(*a_args, **a_kwargs)
                 out_leaves, out_tree = tree_flatten(out)
-                o_axes = _axes_for(out_axes, out, "out_axes")
+                o_axes = leaf_axes(out_axes, out, "out_axes")
                 results = [_out_value(trace, o, a) for o, a in zip(out_leaves, o_axes)]
         finally:
             trace.alive = False
@@ -332,11 +385,11 @@ def _out_value(trace: BatchTrace, o: Any, axis: int | None) -> Any:
         if d is not None:
             raise InvalidArgumentError("vmap: out_axes is None for a result that is batched")
         return val
-    axis = _normalize(axis, val.ndim + (d is None), "out_axes")
+    axis = normalize_axis(axis, val.ndim + (d is None), "out_axes")
     with trace.below():
         return move_to(val, d, axis, trace.axis_size)
 
 
-__all__ = ["vmap", "BatchTrace", "BatchTracer", "applying", "not_mapped", "ALWAYS_RULE",
-           "axis_size", "moveaxis", "move_to", "bdim_first", "shift_axis", "batch_by_loop",
+__all__ = ["vmap", "leaf_axes", "normalize_axis", "AxisFrame", "AXIS_ENV", "bound_axis", "axis_frame", "BatchTrace", "BatchTracer", "applying", "not_mapped", "ALWAYS_RULE",
+           "axis_size", "moveaxis", "move_to", "bdim_first", "shift_axis", "batch_by_loop", "split_axis", "merge_axis_into",
            "index_in_dim"]

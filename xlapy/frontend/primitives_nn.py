@@ -34,6 +34,8 @@ from ..hlo.ir import HloInstruction
 from ..hlo.shape import Shape
 from . import lax
 from .batching import bdim_first
+from .batching import merge_axis_into as _merge_axis_into
+from .batching import split_axis as _split_axis
 from .core import Array, LoweringContext, bind, primitive, to_array
 from .primitives_reduction import reduction_identity
 
@@ -151,23 +153,6 @@ def conv_dn_from_specs(lhs_spec: Sequence[int], rhs_spec: Sequence[int],
 
 def _swap01(spec: Sequence[int]) -> tuple[int, ...]:
     return (spec[1], spec[0], *spec[2:])
-
-
-def _split_axis(x: Array, axis: int, size: int) -> Array:
-    """Split dimension ``axis`` into ``(size, n // size)``."""
-    shape = list(x.shape)
-    shape[axis:axis + 1] = [size, shape[axis] // size]
-    return lax.reshape(x, shape)
-
-
-def _merge_axis_into(x: Array, src: int, dst: int) -> Array:
-    """Fold dimension ``src`` into ``dst`` as its major part; ``dst`` counts dimensions
-    after ``src`` is removed."""
-    perm = [i for i in range(x.ndim) if i != src]
-    perm.insert(dst, src)
-    shape = [x.shape[i] for i in range(x.ndim) if i != src]
-    shape[dst] *= x.shape[src]
-    return lax.reshape(lax.transpose(x, perm), shape)
 
 
 def conv_vjp_lhs_padding(in_shape, window_dimensions, window_strides, out_shape, padding,
