@@ -51,6 +51,11 @@ not_mapped = None
 #: Primitives whose rule runs even when no operand is batched.
 ALWAYS_RULE: set[str] = set()
 
+#: The primitives without a batching rule, and why none is needed.
+NO_RULE: dict[str, str] = {
+    "iota": "it has no operands, so it is never batched: vmap binds it unchanged below",
+}
+
 # The batch traces whose rules are running, innermost last (per thread).
 _APPLYING = PerThreadList()
 
@@ -390,6 +395,6 @@ def _out_value(trace: BatchTrace, o: Any, axis: int | None) -> Any:
         return move_to(val, d, axis, trace.axis_size)
 
 
-__all__ = ["vmap", "leaf_axes", "normalize_axis", "AxisFrame", "AXIS_ENV", "bound_axis", "axis_frame", "BatchTrace", "BatchTracer", "applying", "not_mapped", "ALWAYS_RULE",
+__all__ = ["vmap", "leaf_axes", "normalize_axis", "AxisFrame", "AXIS_ENV", "bound_axis", "axis_frame", "BatchTrace", "BatchTracer", "applying", "not_mapped", "ALWAYS_RULE", "NO_RULE",
            "axis_size", "moveaxis", "move_to", "bdim_first", "shift_axis", "batch_by_loop", "split_axis", "merge_axis_into",
            "index_in_dim"]
