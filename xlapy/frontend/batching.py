@@ -133,6 +133,8 @@ class BatchTracer(Array):
 class BatchTrace:
     """The trace of one ``vmap`` (see the module docstring)."""
 
+    capture_constants = True          # read by the nested traces of control flow
+
     def __init__(self, axis_size: int, axis_name: Any, parent: Any) -> None:
         self.axis_size = axis_size
         self.axis_name = axis_name
@@ -154,12 +156,18 @@ class BatchTrace:
     # ----- the stack
     @contextmanager
     def entered(self) -> Iterator["BatchTrace"]:
-        """Run the block at this batch level (pushed on the trace stack)."""
+        """Run the block at this batch level (pushed on the trace stack). Batched bodies of
+        control flow re-enter it, also after ``vmap`` returned (a gradient rule running a
+        recorded body again): the trace is alive while it is entered. The tapes active
+        on entry are the ones below this level for the block."""
+        was_alive, self.alive = self.alive, True
+        saved_tapes, self.tapes_below = self.tapes_below, tuple(core._TAPES.items)
         core._TRACE_STACK.append(self)
         try:
             yield self
         finally:
             popped = core._TRACE_STACK.pop()
+            self.alive, self.tapes_below = was_alive, saved_tapes
             assert popped is self
 
     @contextmanager
