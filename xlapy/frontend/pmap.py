@@ -151,7 +151,8 @@ class PmapFunction:
         results = run_devices(entry.module, entry.executable, per_device, prepare,
                               backend=get_backend(self._backend()).name)
         per_out = list(zip(*[r if isinstance(r, tuple) else (r,) for r in results]))
-        out_axes = leaf_axes(self.out_axes, tree_unflatten(entry.out_tree, per_out), "out_axes")
+        out_axes = leaf_axes(self.out_axes, tree_unflatten(
+            entry.out_tree, [0] * entry.out_tree.num_leaves), "out_axes")
         outs = []
         for vals, weak, a in zip(per_out, entry.out_weak, out_axes):
             stacked = np.stack([np.asarray(v) for v in vals])
