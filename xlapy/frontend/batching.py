@@ -261,25 +261,6 @@ def shift_axis(axis: int, bdim: int) -> int:
     return axis if axis < bdim else axis + 1
 
 
-def batch_by_loop(prim: Primitive) -> Callable[..., Any]:
-    """A rule that binds ``prim`` once per example and stacks the results: correct for
-    any primitive, used where no vectorized form exists (e.g. grouped convolutions with
-    batched kernels)."""
-    def rule(vals: Sequence[Array], dims: Sequence[int | None], **params: Any) -> tuple:
-        n = axis_size(vals, dims)
-        per: list[list[Array]] = []
-        for i in range(n):
-            ex = [v if d is None else index_in_dim(v, d, i) for v, d in zip(vals, dims)]
-            out = bind(prim, *ex, **params)
-            per.append(list(out) if prim.multiple_results else [out])
-        stacked = [lax.concatenate([lax.reshape(p[k], (1,) + p[k].shape) for p in per], 0)
-                   for k in range(len(per[0]))]
-        if prim.multiple_results:
-            return stacked, [0] * len(stacked)
-        return stacked[0], 0
-    return rule
-
-
 def split_axis(x: Array, axis: int, size: int) -> Array:
     """Split dimension ``axis`` into ``(size, n // size)``."""
     shape = list(x.shape)
@@ -295,14 +276,6 @@ def merge_axis_into(x: Array, src: int, dst: int) -> Array:
     shape = [x.shape[i] for i in range(x.ndim) if i != src]
     shape[dst] *= x.shape[src]
     return lax.reshape(lax.transpose(x, perm), shape)
-
-
-def index_in_dim(x: Array, d: int, i: int) -> Array:
-    """``x[..., i, ...]`` along axis ``d`` (the axis removed)."""
-    lo = [0] * x.ndim
-    hi = list(x.shape)
-    lo[d], hi[d] = i, i + 1
-    return lax.reshape(lax.slice(x, lo, hi), x.shape[:d] + x.shape[d + 1:])
 
 
 # ----------------------------------------------------------------------------- vmap
@@ -403,6 +376,7 @@ def _out_value(trace: BatchTrace, o: Any, axis: int | None) -> Any:
         return move_to(val, d, axis, trace.axis_size)
 
 
-__all__ = ["vmap", "leaf_axes", "normalize_axis", "AxisFrame", "AXIS_ENV", "bound_axis", "axis_frame", "BatchTrace", "BatchTracer", "applying", "not_mapped", "ALWAYS_RULE", "NO_RULE",
-           "axis_size", "moveaxis", "move_to", "bdim_first", "shift_axis", "batch_by_loop", "split_axis", "merge_axis_into",
-           "index_in_dim"]
+__all__ = ["vmap", "leaf_axes", "normalize_axis", "AxisFrame", "AXIS_ENV", "bound_axis",
+           "axis_frame", "BatchTrace", "BatchTracer", "applying", "not_mapped", "ALWAYS_RULE",
+           "NO_RULE", "axis_size", "moveaxis", "move_to", "bdim_first", "shift_axis",
+           "split_axis", "merge_axis_into"]
