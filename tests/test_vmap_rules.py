@@ -271,3 +271,25 @@ def test_collectives_match_jax_vmap():
         ours = np.asarray(xlapy.vmap(make(lax), axis_name="i")(X))
         theirs = np.asarray(jax.vmap(make(jlax), axis_name="i")(X))
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+def test_collectives_inside_control_flow_under_vmap_match_jax():
+    jax = pytest.importorskip("jax")
+    perm = [(0, 1), (1, 0), (2, 3), (3, 2)]
+
+    def make(L, np_):
+        def f(v):
+            a = L.cond(v.sum() > 5, lambda u: L.psum(u, "i"), lambda u: u * 0 + L.pmax(u, "i"),
+                       v)
+            b = L.fori_loop(0, 2, lambda k, c: c + L.all_gather(c, "i", tiled=True)[:3]
+                            + L.axis_index("i"), v)
+            c, ys = L.scan(lambda c, r: (c + L.psum(r, "i"), L.ppermute(r, "i", perm)), 0.0, v)
+            d = L.while_loop(lambda s: s[1] < 2, lambda s: (
+                s[0] + L.psum_scatter(np_.ones(4), "i"), s[1] + 1), (v[0], 0))[0]
+            return a, b, c, ys, d
+        return f
+    xs = np.arange(12, dtype=np.float32).reshape(4, 3)
+    ours = xlapy.vmap(make(lax, xlapy.numpy), axis_name="i")(xs)
+    theirs = jax.vmap(make(jax.lax, jax.numpy), axis_name="i")(xs)
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(np.asarray(o), np.asarray(t), rtol=1e-6)

@@ -29,9 +29,8 @@ from ..hlo.shape import Shape
 from . import lax
 from .batching import ALWAYS_RULE, applying, axis_frame, merge_axis_into, move_to, moveaxis
 from .batching import split_axis as split_dim
-from .core import Array, LoweringContext, bind, primitive, to_array
+from .core import Array, LoweringContext, bind, current_trace, primitive, to_array
 from .pytree import tree_flatten, tree_unflatten
-from .source_info import located
 
 I = HloInstruction
 
@@ -50,18 +49,24 @@ def _one_name(axis_name: Any, what: str) -> Any:
     return names[0]
 
 
-def _device_groups(names: Sequence[Any], what: str) -> tuple[int, ReplicaGroups]:
+def _device_groups(names: Sequence[Any], what: str) -> tuple[int, ReplicaGroups | None]:
     """The participant count and replica groups of a collective over ``names`` in a
-    ``pmap``-traced module."""
+    ``pmap``-traced module.
+
+    Groups are None for an axis of an enclosing ``vmap``: the collective is then being
+    lowered into the body of a control-flow op traced under that vmap, only to find the
+    body's types and captured values (``batching``); such bodies never run (the
+    control-flow batching rules run the Python body again, and the collective's own
+    rule handles the axis), so the lowering gives a value of the result's type."""
     if len(names) != 1:
         raise InvalidArgumentError(f"{what}: {len(names)} pmap axes {list(names)}; pmap binds "
                                    "one axis (nested pmap is not supported)")
     frame = axis_frame(names[0], what)
-    if frame.kind != "pmap":
-        raise InvalidArgumentError(located(
-            f"{what} over the vmapped axis {frame.name!r} inside a lax control-flow body "
-            "(cond/switch/while_loop/fori_loop/scan) traced under that vmap is not supported",
-            "call the collective outside the control-flow body"))
+    if frame.kind == "vmap":
+        if not getattr(current_trace(), "capture_constants", False):
+            raise InvalidArgumentError(f"{what}: the vmapped axis {frame.name!r} reached a "
+                                       "lowering outside the vmap's control-flow bodies")
+        return frame.size, None
     return frame.size, ReplicaGroups.of([list(range(frame.size))])
 
 
@@ -72,6 +77,8 @@ _REDUCE = {"psum": ("add", "or"), "pmax": ("maximum", "or"), "pmin": ("minimum",
 def _all_reduce_lower(kind: str) -> Any:
     def lower(ctx: LoweringContext, x: I, *, axis_name: tuple) -> I:
         _, groups = _device_groups(axis_name, f"lax.{kind}")
+        if groups is None:
+            return x
         opcode = _REDUCE[kind][1] if x.shape.element_type.is_pred else _REDUCE[kind][0]
         return ctx.b.add_instruction(
             "all-reduce", [x], {"replica_groups": groups,
@@ -134,6 +141,8 @@ def _all_gather_lower(ctx: LoweringContext, x: I, *, axis_name: tuple, axis: int
         x = ctx.b.reshape(x, dims)
     out = list(dims)
     out[axis] *= n
+    if groups is None:
+        return ctx.b.concatenate([x] * n, axis)
     return ctx.b.add_instruction("all-gather", [x], {"replica_groups": groups,
                                                      "dimensions": (axis,)},
                                  declared=Shape.array(x.shape.element_type, out))
@@ -147,10 +156,13 @@ def _psum_scatter_lower(ctx: LoweringContext, x: I, *, axis_name: tuple,
     out = list(x.shape.dims)
     out[d] //= n
     et = x.shape.element_type
-    r = ctx.b.add_instruction(
-        "reduce-scatter", [x], {"replica_groups": groups, "dimensions": (d,),
-                                "to_apply": ctx.scalar_computation("add", x.shape.dtype)},
-        declared=Shape.array(et, out))
+    if groups is None:
+        r = ctx.b.slice(x, [0] * len(out), out, [1] * len(out))
+    else:
+        r = ctx.b.add_instruction(
+            "reduce-scatter", [x], {"replica_groups": groups, "dimensions": (d,),
+                                    "to_apply": ctx.scalar_computation("add", x.shape.dtype)},
+            declared=Shape.array(et, out))
     return r if tiled else ctx.b.reshape(r, out[:d] + out[d + 1:])
 
 
@@ -195,7 +207,8 @@ ppermute_p = primitive("ppermute")
 
 @ppermute_p.def_lowering
 def _ppermute_lower(ctx: LoweringContext, x: I, *, axis_name: tuple, perm: tuple) -> I:
-    _device_groups(axis_name, "lax.ppermute")
+    if _device_groups(axis_name, "lax.ppermute")[1] is None:
+        return x
     return ctx.b.add_instruction("collective-permute", [x], {"source_target_pairs": perm})
 
 
@@ -230,7 +243,8 @@ def _all_to_all_lower(ctx: LoweringContext, x: I, *, axis_name: tuple, split_axi
     if tiled:                           # split ``s`` into (n, block): the n chunks
         dims[s:s + 1] = [n, dims[s] // n]
         x = b.reshape(x, dims)
-    y = b.add_instruction("all-to-all", [x], {"replica_groups": groups, "dimensions": (s,)})
+    y = x if groups is None else \
+        b.add_instruction("all-to-all", [x], {"replica_groups": groups, "dimensions": (s,)})
     # ``y``'s axis ``s`` now runs over the source devices: move it to the concat axis.
     order = [i for i in range(len(dims)) if i != s]
     if tiled:
@@ -271,7 +285,8 @@ axis_index_p = primitive("axis_index", weak=lambda args, params: False)
 
 @axis_index_p.def_lowering
 def _axis_index_lower(ctx: LoweringContext, *, axis_name: tuple) -> I:
-    _device_groups(axis_name, "lax.axis_index")
+    if _device_groups(axis_name, "lax.axis_index")[1] is None:
+        return ctx.b.constant(np.int32(0))
     return ctx.b.convert(ctx.b.replica_id(), np.int32)
 
 
