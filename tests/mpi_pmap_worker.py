@@ -1,4 +1,5 @@
-"""One process of the multi-process ``pmap`` test, launched by ``tests/test_collectives_mpi.py`` as
+"""One process of the multi-process ``pmap`` test, launched by
+``tests/test_collectives_mpi.py`` as
 ``mpiexec -n 2 python mpi_pmap_worker.py``: each process maps over its local devices
 (``--xla_force_host_platform_device_count``), the axis spans every device of the run, and
 the results must equal the same program computed on the whole global batch."""

@@ -188,3 +188,14 @@ def test_pmap_errors():
                    backend="interpreter")(xs)
     with pytest.raises(InvalidArgumentError, match="first 4 devices"):
         xlapy.pmap(lambda v: v, "i", devices=[0, 2, 1, 3], backend="interpreter")(xs)
+
+
+def test_out_axes_none_and_its_gradient():
+    xs = np.arange(12, dtype=np.float32).reshape(4, 3)
+    f = xlapy.pmap(lambda v: (lax.psum(v * v, I), v + 1), I, out_axes=(None, 0),
+                   backend="interpreter")
+    total, plus = f(xs)
+    np.testing.assert_allclose(total, (xs * xs).sum(0))
+    np.testing.assert_allclose(plus, xs + 1)
+    g = xlapy.grad(lambda x: xnp.sum(f(x)[0]))(xs)
+    np.testing.assert_allclose(g, 2 * xs, rtol=1e-6)

@@ -142,3 +142,16 @@ def test_errors_name_the_problem():
     xlapy.vmap(lambda a: leaked.append(a) or a)(X)
     with pytest.raises(InvalidArgumentError):
         xnp.sin(leaked[0])
+
+
+def test_variables_and_random_keys_under_vmap():
+    w = xlapy.Variable(np.full(5, 2.0, np.float32))
+    xs = X[:, 0]
+    np.testing.assert_allclose(xlapy.vmap(lambda x: x * w)(xs), xs * 2.0)
+    np.testing.assert_allclose(xlapy.jit(xlapy.vmap(lambda x: x * w))(xs), xs * 2.0)
+    with pytest.raises(InvalidArgumentError, match="assigned inside vmap"):
+        xlapy.vmap(lambda x: w.assign(x))(xs)
+    keys = xlapy.random.split(xlapy.random.PRNGKey(0), 3)
+    batched = xlapy.vmap(lambda k: xlapy.random.normal(k, (4,)))(keys)
+    np.testing.assert_array_equal(batched, np.stack([xlapy.random.normal(k, (4,))
+                                                     for k in keys]))

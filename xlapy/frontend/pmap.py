@@ -151,24 +151,35 @@ class PmapFunction:
         results = run_devices(entry.module, entry.executable, per_device, prepare,
                               backend=get_backend(self._backend()).name)
         per_out = list(zip(*[r if isinstance(r, tuple) else (r,) for r in results]))
-        out_axes = leaf_axes(self.out_axes, tree_unflatten(
-            entry.out_tree, [0] * entry.out_tree.num_leaves), "out_axes")
+        out_axes = self._out_axes(entry)
         outs = []
         for vals, weak, a in zip(per_out, entry.out_weak, out_axes):
+            if a is None:               # the same on every device (e.g. a psum): device 0's
+                outs.append(Array(np.asarray(vals[0]), weak_type=weak))
+                continue
             stacked = np.stack([np.asarray(v) for v in vals])
-            if a is None:
-                raise InvalidArgumentError("pmap: out_axes=None is not supported; every result "
-                                           "is stacked over the devices")
             stacked = np.moveaxis(stacked, 0, normalize_axis(a, stacked.ndim, "out_axes"))
             outs.append(Array(stacked, weak_type=weak))
         return outs
 
+    def _out_axes(self, entry: _Compiled) -> list[Any]:
+        return leaf_axes(self.out_axes, tree_unflatten(
+            entry.out_tree, [0] * entry.out_tree.num_leaves), "out_axes")
+
     # ----- gradients
     def _vjp_rule(self, entry: _Compiled, tree: Any, axes: list[int | None],
                   n_local: int) -> Callable[..., Any]:
+        out_axes = self._out_axes(entry)
+
         def rule(cts: list[Array], ans: list[Array], *xs: Array) -> tuple:
             if entry.backward is None:
                 entry.backward = self._backward_pmap(entry, tree, axes, len(xs))
+            # A result returned once (out_axes None) is device 0's: its cotangent goes
+            # there, the other devices' copies get zeros.
+            cts = [c if a is not None else lax.concatenate(
+                [lax.reshape(c, (1,) + c.shape), lax.full_like(c, 0, shape=(n_local - 1,) +
+                                                               c.shape)], 0)
+                   for c, a in zip(cts, out_axes)]
             grads = entry.backward(*xs, *cts)
             out = []
             for g, a in zip(grads, axes):
@@ -180,8 +191,7 @@ class PmapFunction:
                        n_in: int) -> "PmapFunction":
         from .autodiff import vjp
         fun = self.fun
-        out_axes = leaf_axes(self.out_axes, tree_unflatten(
-            entry.out_tree, [0] * entry.out_tree.num_leaves), "out_axes")
+        out_axes = [0 if a is None else a for a in self._out_axes(entry)]
 
         def backward(*flat: Array) -> list[Array]:
             xs, cts = list(flat[:n_in]), list(flat[n_in:])
@@ -200,6 +210,8 @@ def pmap(fun: Callable[..., Any], axis_name: Any = None, *, in_axes: Any = 0,
          backend: str | None = None) -> PmapFunction:
     """Map ``fun`` over devices (``jax.pmap``): the mapped axis of the arguments (``in_axes``,
     as in ``vmap``; None broadcasts an argument to every device) has one entry per device;
+    ``out_axes`` stacks each result along its axis (None: a result the devices agree on,
+    such as a ``psum``, returned once);
     ``axis_name`` names the device axis for ``lax.psum`` and the other collectives. The
     function is traced once and compiled as one SPMD module with ``replica_count`` = the
     number of devices (``devices``: this process's first N devices, the default)."""
