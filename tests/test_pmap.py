@@ -95,6 +95,7 @@ GRAD_CASES = {
     "psum": lambda v: lax.psum(v, I),
     "pmean": lambda v: lax.pmean(v, I),
     "pmax": lambda v: lax.pmax(v, I),
+    "pmin": lambda v: lax.pmin(v, I),
     "all_gather": lambda v: lax.all_gather(v, I),
     "psum_scatter": lambda v: lax.psum_scatter(v, I, tiled=True),
     "ppermute": lambda v: lax.ppermute(v, I, [(0, 1), (1, 3), (3, 0)]),
