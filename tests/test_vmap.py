@@ -155,3 +155,14 @@ def test_variables_and_random_keys_under_vmap():
     batched = xlapy.vmap(lambda k: xlapy.random.normal(k, (4,)))(keys)
     np.testing.assert_array_equal(batched, np.stack([xlapy.random.normal(k, (4,))
                                                      for k in keys]))
+
+
+def test_variable_read_in_control_flow_under_vmap():
+    w = xlapy.Variable(np.float32(3.0))
+
+    def f(x):
+        return lax.cond(x.sum() > 0, lambda v: v * w, lambda v: v - w, x)
+    xs = X[:, 0]
+    expected = np.stack([x * 3.0 if x.sum() > 0 else x - 3.0 for x in xs])
+    np.testing.assert_allclose(xlapy.vmap(f)(xs), expected, rtol=1e-6)
+    np.testing.assert_allclose(xlapy.jit(xlapy.vmap(f))(xs), expected, rtol=1e-6)

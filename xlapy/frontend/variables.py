@@ -89,14 +89,11 @@ class VariableSlot:
 
 
 def _root(trace: Any) -> Any:
-    """The outermost compiling trace of ``trace``'s chain (None under an eager ``vmap``,
-    whose batch traces build nothing: a Variable is read there as its concrete value)."""
-    root = None
-    while trace is not None:
-        if not isinstance(trace, BatchTrace):
-            root = trace
+    """The outermost trace of ``trace``'s chain; None when that is an eager ``vmap``'s
+    batch trace, which builds nothing (a Variable is read there as its concrete value)."""
+    while trace.parent is not None:
         trace = trace.parent
-    return root
+    return None if isinstance(trace, BatchTrace) else trace
 
 
 def trace_slots(trace: Any) -> dict[int, VariableSlot]:
