@@ -200,3 +200,52 @@ def test_out_axes_none_and_its_gradient():
     np.testing.assert_allclose(plus, xs + 1)
     g = xlapy.grad(lambda x: xnp.sum(f(x)[0]))(xs)
     np.testing.assert_allclose(g, 2 * xs, rtol=1e-6)
+
+
+# Each entry makes the op from a ``lax`` module: xlapy's here, JAX's in the subprocess.
+JAX_GRAD_OPS = {
+    "psum": lambda L: lambda v: L.psum(v, "i"),
+    "all_gather": lambda L: lambda v: L.all_gather(v, "i"),
+    "psum_scatter": lambda L: lambda v: L.psum_scatter(v, "i", tiled=True),
+    "ppermute": lambda L: lambda v: L.ppermute(v, "i", [(0, 1), (1, 3), (3, 0)]),
+    "all_to_all": lambda L: lambda v: L.all_to_all(v, "i", 0, 0, tiled=True),
+}
+_JAX_GRADS = """
+import os, sys
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+import jax, jax.numpy as jnp, numpy as np
+sys.path.insert(0, sys.argv[3])
+from test_pmap import JAX_GRAD_OPS
+xs = np.load(sys.argv[1])["xs"]
+out = {}
+for name, make in JAX_GRAD_OPS.items():
+    op = make(jax.lax)
+    per = lambda v, op=op: (jnp.sin(op(v * 1.3)) ** 2).sum()
+    out[name + "_outer"] = jax.grad(lambda x: jax.pmap(per, "i")(x).sum())(xs)
+    out[name + "_inside"] = jax.pmap(jax.grad(per), "i")(xs)
+np.savez(sys.argv[2], **{k: np.asarray(v) for k, v in out.items()})
+"""
+
+
+def test_gradients_match_jax_pmap(tmp_path):
+    """grad of pmap and grad inside pmap against jax.pmap on 4 CPU devices (a subprocess:
+    JAX reads the device count when it starts). JAX does not differentiate pmax/pmin."""
+    pytest.importorskip("jax")
+    import subprocess
+    import sys
+    xs = np.random.default_rng(3).standard_normal((4, 8)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", xs=xs)
+    script = tmp_path / "jax_grads.py"
+    script.write_text(_JAX_GRADS)
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "in.npz"),
+                           str(tmp_path / "out.npz"), str(Path(__file__).parent)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    theirs = np.load(tmp_path / "out.npz")
+    for name, make in JAX_GRAD_OPS.items():
+        def per(v, op=make(lax)):
+            return (lax.sin(op(v * 1.3)) ** 2).sum()
+        outer = xlapy.grad(lambda x: xnp.sum(xlapy.pmap(per, I, backend="interpreter")(x)))(xs)
+        inside = xlapy.pmap(xlapy.grad(per), I, backend="interpreter")(xs)
+        np.testing.assert_allclose(outer, theirs[name + "_outer"], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(inside, theirs[name + "_inside"], rtol=1e-5, atol=1e-6)
