@@ -19,22 +19,22 @@ from xlapy.config import debug_options
 from xlapy.errors import InvalidArgumentError, ShapeError
 
 DATA = Path(__file__).parent / "data" / "collectives"
-I = "i"
+AXIS = "i"
 
 # The functions of make_collective_cases.pmap_cases, written with xlapy.lax.
 CASES = {
-    "pmap_psum": lambda v: lax.psum(v, I),
-    "pmap_pmean": lambda v: lax.pmean(v, I),
-    "pmap_pmax": lambda v: lax.pmax(v, I),
-    "pmap_pmin_int": lambda v: lax.pmin(lax.convert_element_type(v, np.int32), I),
-    "pmap_all_gather": lambda v: lax.all_gather(v, I),
-    "pmap_all_gather_tiled": lambda v: lax.all_gather(v, I, tiled=True),
-    "pmap_psum_scatter": lambda v: lax.psum_scatter(v, I, tiled=True),
-    "pmap_ppermute_ring": lambda v: lax.ppermute(v, I, [(k, (k + 1) % 4) for k in range(4)]),
-    "pmap_ppermute_partial": lambda v: lax.ppermute(v, I, [(0, 2), (3, 1)]),
-    "pmap_all_to_all": lambda v: lax.all_to_all(v, I, 0, 0, tiled=True),
-    "pmap_axis_index": lambda v: v * lax.convert_element_type(lax.axis_index(I), v.dtype),
-    "pmap_psum_twice": lambda v: lax.psum(v * lax.psum(v, I), I),
+    "pmap_psum": lambda v: lax.psum(v, AXIS),
+    "pmap_pmean": lambda v: lax.pmean(v, AXIS),
+    "pmap_pmax": lambda v: lax.pmax(v, AXIS),
+    "pmap_pmin_int": lambda v: lax.pmin(lax.convert_element_type(v, np.int32), AXIS),
+    "pmap_all_gather": lambda v: lax.all_gather(v, AXIS),
+    "pmap_all_gather_tiled": lambda v: lax.all_gather(v, AXIS, tiled=True),
+    "pmap_psum_scatter": lambda v: lax.psum_scatter(v, AXIS, tiled=True),
+    "pmap_ppermute_ring": lambda v: lax.ppermute(v, AXIS, [(k, (k + 1) % 4) for k in range(4)]),
+    "pmap_ppermute_partial": lambda v: lax.ppermute(v, AXIS, [(0, 2), (3, 1)]),
+    "pmap_all_to_all": lambda v: lax.all_to_all(v, AXIS, 0, 0, tiled=True),
+    "pmap_axis_index": lambda v: v * lax.convert_element_type(lax.axis_index(AXIS), v.dtype),
+    "pmap_psum_twice": lambda v: lax.psum(v * lax.psum(v, AXIS), AXIS),
 }
 
 
@@ -45,7 +45,7 @@ def backend(request):
 
 
 def _pm(fn, backend, **kw):
-    return xlapy.pmap(fn, axis_name=I, backend=backend, **kw)
+    return xlapy.pmap(fn, axis_name=AXIS, backend=backend, **kw)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -57,7 +57,7 @@ def test_pmap_matches_xla(name, backend):
     expected = np.stack([data[f"d{d}_out0"][0] for d in range(4)])
     assert got.dtype == expected.dtype
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
-    via_vmap = xlapy.vmap(CASES[name], axis_name=I)(xs)
+    via_vmap = xlapy.vmap(CASES[name], axis_name=AXIS)(xs)
     np.testing.assert_allclose(np.asarray(via_vmap), expected, rtol=1e-6, atol=1e-6)
 
 
@@ -66,7 +66,7 @@ def test_one_compile_per_signature_and_pytrees(backend):
 
     def f(tree, scale):
         calls.append(1)
-        return {"s": lax.psum(tree["a"] * scale, I), "b": tree["b"] + 1}
+        return {"s": lax.psum(tree["a"] * scale, AXIS), "b": tree["b"] + 1}
 
     pf = _pm(f, backend, in_axes=({"a": 0, "b": 1}, None), out_axes={"s": 0, "b": 1})
     a = np.arange(12, dtype=np.float32).reshape(4, 3)
@@ -92,14 +92,14 @@ def _fd(f, x, eps=1e-3):
 
 
 GRAD_CASES = {
-    "psum": lambda v: lax.psum(v, I),
-    "pmean": lambda v: lax.pmean(v, I),
-    "pmax": lambda v: lax.pmax(v, I),
-    "pmin": lambda v: lax.pmin(v, I),
-    "all_gather": lambda v: lax.all_gather(v, I),
-    "psum_scatter": lambda v: lax.psum_scatter(v, I, tiled=True),
-    "ppermute": lambda v: lax.ppermute(v, I, [(0, 1), (1, 3), (3, 0)]),
-    "all_to_all": lambda v: lax.all_to_all(v, I, 0, 0, tiled=True),
+    "psum": lambda v: lax.psum(v, AXIS),
+    "pmean": lambda v: lax.pmean(v, AXIS),
+    "pmax": lambda v: lax.pmax(v, AXIS),
+    "pmin": lambda v: lax.pmin(v, AXIS),
+    "all_gather": lambda v: lax.all_gather(v, AXIS),
+    "psum_scatter": lambda v: lax.psum_scatter(v, AXIS, tiled=True),
+    "ppermute": lambda v: lax.ppermute(v, AXIS, [(0, 1), (1, 3), (3, 0)]),
+    "all_to_all": lambda v: lax.all_to_all(v, AXIS, 0, 0, tiled=True),
 }
 
 
@@ -115,10 +115,10 @@ def test_collective_gradients_match_finite_differences(name):
         return (lax.sin(op(v * 1.3)) ** 2).sum()
 
     def total_pmap(x):
-        return xnp.sum(xlapy.pmap(per_device, axis_name=I, backend="interpreter")(x))
+        return xnp.sum(xlapy.pmap(per_device, axis_name=AXIS, backend="interpreter")(x))
 
     def total_vmap(x):
-        return xnp.sum(xlapy.vmap(per_device, axis_name=I)(x))
+        return xnp.sum(xlapy.vmap(per_device, axis_name=AXIS)(x))
 
     g_pmap = np.asarray(xlapy.grad(total_pmap)(xs))
     g_vmap = np.asarray(xlapy.grad(total_vmap)(xs))
@@ -127,7 +127,7 @@ def test_collective_gradients_match_finite_differences(name):
     np.testing.assert_allclose(g_pmap, g_vmap, rtol=1e-4, atol=1e-5)
     # The gradient inside pmap: each device seeds its own output with 1, and the
     # collectives' transposes carry every device's contribution back: the total's gradient.
-    inside = xlapy.pmap(xlapy.grad(per_device), axis_name=I, backend="interpreter")(xs)
+    inside = xlapy.pmap(xlapy.grad(per_device), axis_name=AXIS, backend="interpreter")(xs)
     np.testing.assert_allclose(np.asarray(inside), g_vmap, rtol=1e-4, atol=1e-5)
 
 
@@ -142,7 +142,7 @@ def test_data_parallel_step_matches_one_device(backend):
         return xnp.mean((xnp.tanh(x @ w) - y) ** 2)
 
     def step(w, x, y):
-        return lax.pmean(xlapy.grad(loss)(w, x, y), I)
+        return lax.pmean(xlapy.grad(loss)(w, x, y), AXIS)
 
     shards = _pm(step, backend, in_axes=(None, 0, 0))(w, x.reshape(4, 4, 6), y.reshape(4, 4, 3))
     whole = xlapy.grad(loss)(w, x, y)
@@ -154,11 +154,11 @@ def test_pmap_with_vmap_inside_and_control_flow(backend):
     xs = np.arange(24, dtype=np.float32).reshape(4, 2, 3)
 
     def f(v):                                   # v: [2, 3] on each device
-        inner = xlapy.vmap(lambda r: lax.psum(r, I) + lax.psum(r, "j"), axis_name="j")(v)
-        looped = lax.fori_loop(0, 2, lambda k, c: c + lax.pmax(c, I), v)
+        inner = xlapy.vmap(lambda r: lax.psum(r, AXIS) + lax.psum(r, "j"), axis_name="j")(v)
+        looped = lax.fori_loop(0, 2, lambda k, c: c + lax.pmax(c, AXIS), v)
         # A collective in a branch needs every device in that branch: a common predicate.
-        summed = lax.cond(lax.psum(v.sum(), I) > 0, lambda u: lax.psum(u, I), lambda u: -u, v)
-        picked = lax.cond(lax.axis_index(I) > 1, lambda u: u * 2.0, lambda u: -u, v)
+        summed = lax.cond(lax.psum(v.sum(), AXIS) > 0, lambda u: lax.psum(u, AXIS), lambda u: -u, v)
+        picked = lax.cond(lax.axis_index(AXIS) > 1, lambda u: u * 2.0, lambda u: -u, v)
         return inner, looped, summed, picked
 
     inner, looped, summed, picked = _pm(f, backend)(xs)
@@ -193,7 +193,7 @@ def test_pmap_errors():
 
 def test_out_axes_none_and_its_gradient():
     xs = np.arange(12, dtype=np.float32).reshape(4, 3)
-    f = xlapy.pmap(lambda v: (lax.psum(v * v, I), v + 1), I, out_axes=(None, 0),
+    f = xlapy.pmap(lambda v: (lax.psum(v * v, AXIS), v + 1), AXIS, out_axes=(None, 0),
                    backend="interpreter")
     total, plus = f(xs)
     np.testing.assert_allclose(total, (xs * xs).sum(0))
@@ -245,7 +245,7 @@ def test_gradients_match_jax_pmap(tmp_path):
     for name, make in JAX_GRAD_OPS.items():
         def per(v, op=make(lax)):
             return (lax.sin(op(v * 1.3)) ** 2).sum()
-        outer = xlapy.grad(lambda x: xnp.sum(xlapy.pmap(per, I, backend="interpreter")(x)))(xs)
-        inside = xlapy.pmap(xlapy.grad(per), I, backend="interpreter")(xs)
+        outer = xlapy.grad(lambda x: xnp.sum(xlapy.pmap(per, AXIS, backend="interpreter")(x)))(xs)
+        inside = xlapy.pmap(xlapy.grad(per), AXIS, backend="interpreter")(xs)
         np.testing.assert_allclose(outer, theirs[name + "_outer"], rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(inside, theirs[name + "_inside"], rtol=1e-5, atol=1e-6)
