@@ -166,3 +166,27 @@ def test_variable_read_in_control_flow_under_vmap():
     expected = np.stack([x * 3.0 if x.sum() > 0 else x - 3.0 for x in xs])
     np.testing.assert_allclose(xlapy.vmap(f)(xs), expected, rtol=1e-6)
     np.testing.assert_allclose(xlapy.jit(xlapy.vmap(f))(xs), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("in_axes", [(None, None, 0), (0, 0, 0), (0, None, None)])
+def test_per_example_gradients_of_grouped_convolutions(in_axes):
+    """vmap of grad through grouped and depthwise convolutions and max pooling: the
+    convolution rule's feature- and batch-group paths (the kernel gradient of a grouped
+    convolution has batch groups), against a loop over the examples."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 2, 4, 7, 7)).astype(np.float32)
+    w1 = (rng.standard_normal((3, 6, 2, 3, 3)) * 0.3).astype(np.float32)
+    w2 = (rng.standard_normal((3, 6, 1, 3, 3)) * 0.3).astype(np.float32)
+
+    def loss(a, b, inp):
+        h = xnp.tanh(lax.conv_general_dilated(inp, a, (1, 1), "SAME", feature_group_count=2))
+        h = lax.conv_general_dilated(h, b, (2, 2), "VALID", feature_group_count=6)
+        return (lax.reduce_window_max(h, (1, 1, 2, 2), (1, 1, 1, 1)) ** 2).sum()
+
+    g = xlapy.grad(loss, argnums=(0, 1))
+    args = [v if ax == 0 else v[0] for v, ax in zip((w1, w2, x), in_axes)]
+    got = xlapy.vmap(g, in_axes=in_axes)(*args)
+    per = [g(*[a if ax is None else a[k] for a, ax in zip(args, in_axes)]) for k in range(3)]
+    for j in range(2):
+        np.testing.assert_allclose(got[j], np.stack([np.asarray(p[j]) for p in per]),
+                                   rtol=1e-4, atol=1e-5)
