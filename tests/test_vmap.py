@@ -190,3 +190,19 @@ def test_per_example_gradients_of_grouped_convolutions(in_axes):
     for j in range(2):
         np.testing.assert_allclose(got[j], np.stack([np.asarray(p[j]) for p in per]),
                                    rtol=1e-4, atol=1e-5)
+
+
+def test_forward_mode_composes_with_vmap_through_loops():
+    xs = X[:, 0]
+    ts = np.ones_like(xs)
+
+    def f(x):
+        loop = lax.while_loop(lambda s: s[1] < 3, lambda s: (s[0] * x, s[1] + 1), (x, 0))[0]
+        return xnp.sin(x) * lax.fori_loop(0, 2, lambda i, c: c * x, x).sum() + loop
+
+    per = np.stack([np.asarray(xlapy.jvp(f, (xnp.asarray(x),), (xnp.asarray(t),))[1])
+                    for x, t in zip(xs, ts)])
+    inside = xlapy.vmap(lambda x, t: xlapy.jvp(f, (x,), (t,))[1])(xs, ts)
+    outside = xlapy.jvp(xlapy.vmap(f), (xs,), (ts,))[1]
+    np.testing.assert_allclose(inside, per, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(outside, per, rtol=1e-5, atol=1e-6)
