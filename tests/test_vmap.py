@@ -138,6 +138,8 @@ def test_errors_name_the_problem():
         xlapy.vmap(lambda a: a, in_axes=({"x": 0},))(X)
     with pytest.raises(InvalidArgumentError, match="unbound axis name 'k'"):
         xlapy.vmap(lambda a: lax.psum(a, "k"), axis_name="i")(X)
+    with pytest.raises(InvalidArgumentError, match="batched by vmap.*lax.cond"):
+        xlapy.vmap(lambda a: a if a.sum() > 0 else -a)(X)
     leaked = []
     xlapy.vmap(lambda a: leaked.append(a) or a)(X)
     with pytest.raises(InvalidArgumentError):

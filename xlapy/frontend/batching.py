@@ -123,6 +123,12 @@ class BatchTracer(Array):
         t.weak_type = weak_type
         return t
 
+    def _concrete(self, what: str) -> Any:
+        raise InvalidArgumentError(located(
+            f"{what} a value batched by vmap ({self.type_text()} per example): every example "
+            "has its own value",
+            "use xlapy.lax.cond / lax.select / xlapy.numpy.where for per-example choices"))
+
     def __repr__(self) -> str:
         return (f"BatchTracer<{self.type_text()}, batch axis {self.bdim} of "
                 f"{self.val.type_text()}>")
