@@ -411,8 +411,12 @@ def new_ref(x: Array, weak_type: bool | None = None, keep_gradient: bool = True)
     ``keep_gradient=False`` it is a fresh value to them (``stop_gradient``, Variable reads).
     """
     weak = x.weak_type if weak_type is None else weak_type
-    y = Array(x._value, weak_type=weak) if x._value is not None else \
-        Array(instr=x._instr, trace=x._trace, weak_type=weak)
+    if type(x) is not Array:                # a vmap batch tracer
+        y = x.fresh_ref(weak)
+    elif x._value is not None:
+        y = Array(x._value, weak_type=weak)
+    else:
+        y = Array(instr=x._instr, trace=x._trace, weak_type=weak)
     if keep_gradient and _TAPES.items:
         record(alias_p, [x], {}, [y])
     return y
@@ -425,9 +429,19 @@ def bind(prim: Primitive, *args: Array, **params: Any) -> Any:
             raise InvalidArgumentError(f"{prim.name}: operands must be Arrays, got "
                                        f"{type(a).__name__}")
     stack = _TRACE_STACK.items              # current_trace(), without the call
-    outs = stack[-1].apply(prim, args, params) if stack else _eager(prim, args, params)
+    if stack:
+        top = stack[-1]
+        outs = top.apply(prim, args, params)
+    else:
+        top = None
+        outs = _eager(prim, args, params)
     if _TAPES.items:
-        record(prim, args, params, outs)
+        # A vmap's batch trace hides the tapes older than it: they record the primitives
+        # its batching rules bind below instead (see ``batching``).
+        below = getattr(top, "tapes_below", ())
+        for tape in _TAPES:
+            if tape not in below:
+                tape.record(prim, args, params, outs)
     return outs if prim.multiple_results else outs[0]
 
 
