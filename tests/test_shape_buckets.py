@@ -221,3 +221,15 @@ def test_keras_fit_on_fifty_random_lengths_compiles_at_most_ten_times():
     assert sum(c["compiles"] + c["hits"] for c in info.values()) == 50
     assert all(c["compiles"] == 1 for c in info.values())
 
+
+
+def test_set_dimension_size_is_for_compiled_code_only():
+    from xlapy.frontend.buckets import set_dimension_size
+    with pytest.raises(InvalidArgumentError, match="exists only inside a compiled function"):
+        set_dimension_size(xnp.ones((2, 3)), 2, 1)
+    f = xlapy.jit(lambda x: xnp.sum(set_dimension_size(x, 2, 1) * x, axis=1))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_allclose(np.asarray(f(x)), (x[:, :2] ** 2).sum(1))
+    g = xlapy.jit(xlapy.grad(lambda x: xnp.sum(f(x))))
+    # the gradient is dynamic along dimension 1 too: past size 2 it is padding
+    np.testing.assert_allclose(np.asarray(g(x))[:, :2], 2 * x[:, :2])

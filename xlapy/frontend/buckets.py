@@ -29,8 +29,10 @@ import numpy as np
 
 from ..errors import InvalidArgumentError, UnimplementedError
 from . import core
+from .batching import NO_RULE
 from .core import Array, primitive, to_array
 from .pytree import tree_flatten, tree_unflatten
+from .source_info import located
 
 log = logging.getLogger("xlapy.jit")
 
@@ -45,11 +47,19 @@ set_dimension_size_p.def_vjp(lambda ct, ans, x, n, dimension: (ct, None))
 get_dimension_size_p.def_lowering(
     lambda ctx, x, dimension: ctx.b.get_dimension_size(x, dimension))
 get_dimension_size_p.def_vjp(lambda ct, ans, x, dimension: (None,))
+for _p in (set_dimension_size_p, get_dimension_size_p):
+    NO_RULE[_p.name] = ("dynamic dimensions come from shape buckets, which pad and call the "
+                        "function outside vmap; a batched dynamic size is not modelled")
 
 
 def set_dimension_size(x: Array, size: Any, dimension: int) -> Array:
     """``x`` whose dimension ``dimension`` holds ``size`` elements at run time (HLO
-    ``set-dimension-size``; the elements past it are padding)."""
+    ``set-dimension-size``; the elements past it are padding). Compiled code only: an
+    eager array has no run-time size, so op by op the padding would not be masked."""
+    if core.current_trace() is None:
+        raise InvalidArgumentError(located(
+            "set_dimension_size makes a dynamic dimension, which exists only inside a "
+            "compiled function", "call it under jit, or use jit(..., shape_buckets=...)"))
     return core.bind(set_dimension_size_p, to_array(x), to_array(size, np.int32),
                      dimension=int(dimension))
 

@@ -27,7 +27,7 @@ also threads a token through the calls of a computation, as JAX's ordered effect
 Outside a trace the function simply runs (on NumPy copies of the arguments); under an
 autodiff tape the call is recorded so ``vjp=`` gives its gradient. Callback
 executables are never stored in the disk cache (the index means nothing in another
-process). ``vmap`` of a callback is not supported (no batching rule).
+process). ``vmap`` of a callback is not supported (``batching.NO_RULE`` says why).
 """
 from __future__ import annotations
 
@@ -43,6 +43,7 @@ from ..hlo.attrs import RawAttr
 from ..hlo.builder import as_element_type
 from ..hlo.shape import Shape
 from . import core, dtypes, tracing
+from .batching import NO_RULE
 from .core import Array, primitive, to_array
 from .graph_capture import host_op
 from .pytree import tree_flatten, tree_unflatten
@@ -130,9 +131,21 @@ def _vjp(cts: list, ans: list, *args: Array, spec: CallbackSpec) -> list:
     return flat
 
 
+def _no_gradient(cts: list, ans: list, *args: Array, spec: CallbackSpec) -> list:
+    """``io_callback``: no gradient flows through a call made for its effects (as through
+    TF's ``py_func``), unless its maker gave one (``tf.py_function``)."""
+    if spec.vjp is not None:
+        return _vjp(cts, ans, *args, spec=spec)
+    return [None] * len(args)
+
+
 for _p in CALLBACK_PRIMITIVES.values():
     _p.def_lowering(_lower)
-    _p.def_vjp(_vjp)
+    NO_RULE[_p.name] = ("a host callback runs once per call of the program: batching it "
+                        "needs a sequential or vectorized callback, which is not built")
+CALLBACK_PRIMITIVES["pure_callback"].def_vjp(_vjp)          # the user's vjp=, or an error
+CALLBACK_PRIMITIVES["io_callback"].def_vjp(_no_gradient)
+# debug_print and debug_callback have no results, so no gradient ever reaches them.
 
 
 def _count(x: Any) -> str:
