@@ -247,3 +247,19 @@ ENTRY main {
                           "--out_dir", str(tmp_path / "x")],
                          capture_output=True, text=True, env=env, timeout=300)
     assert bad.returncode == 1 and "threads" in bad.stderr
+
+
+@pytest.mark.slow
+def test_benchmark_script_runs(tmp_path):
+    """benchmarks/aot.py --quick: every variant builds, agrees with the JIT and is timed."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    env["PYTHONPATH"] = str(ROOT)
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "aot.py"), "--quick",
+                           "--rounds", "1"], capture_output=True, text=True, env=env,
+                          timeout=900, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| MNIST")
+            or line.startswith("| CNN")]
+    assert len(rows) == 10
+    assert all(" us |" in row for row in rows)
