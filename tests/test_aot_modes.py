@@ -82,6 +82,9 @@ CONVS = {
                       "size=3x3 pad=1_1x1_1", "b01f_01io->b01f"),
     "wide_f64_strided": ("f64[1,9,10,2]", "f64[2,3,2,16]", "f64[1,4,8,16]",
                          "size=2x3 stride=2x1", "b01f_01io->b01f"),
+    # one output column: rows of one position, blocked by the batch and the first dim
+    "single_column": ("f32[3,6,2,2]", "f32[3,2,2,5]", "f32[3,4,1,5]", "size=3x2",
+                      "b01f_01io->b01f"),
     # declined by the BLAS kernel: the self-contained one takes them
     "lhs_dilated": ("f32[1,4,4,2]", "f32[3,3,2,2]", "f32[1,9,9,2]",
                     "size=3x3 pad=2_2x2_2 lhs_dilate=2x2", "b01f_01io->b01f"),
