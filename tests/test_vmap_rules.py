@@ -145,6 +145,15 @@ SAMPLES.update({
                                            lambda v: -v], x), [_i32(hi=3), _f32(3)]),
     "scan": (lambda c, xs: lax.scan(lambda a, r: (a * r + 1.0, a.sum()), c, xs),
              [_f32(2), _f32(4, 2)]),
+    "fft": (lambda z: xlapy.frontend.primitives_fft.fft(core.to_array(z), "FFT", (4,)),
+            [(_f32(2, 4) + 1j * _f32(2, 4)).astype(np.complex64)]),
+    "eig": (lambda a: xlapy.frontend.primitives_eig.eig(core.to_array(a)), [_f32(3, 3)]),
+    "reduce_precision": (lambda x: xlapy.frontend.primitives_misc.reduce_precision(x, 5, 10),
+                         [_f32(4)]),
+    "optimization_barrier": (lambda a, b: xlapy.frontend.primitives_misc.optimization_barrier(
+        (a, b)), [_f32(3), _f32(2)]),
+    "rng_bit_generator": (lambda k: xlapy.frontend.primitives_misc.rng_bit_generator(k, (3,)),
+                          [_i32(4, hi=1000).astype(np.uint32)]),
 })
 COLLECTIVES = {"psum", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "all_to_all",
                "axis_index"}
