@@ -239,3 +239,13 @@ def test_a_model_made_outside_the_scope_is_refused():
         with pytest.raises(InvalidArgumentError, match="not created in the scope"):
             model.fit(x[:16], y[:16].astype(np.float32)[:, None] * np.ones(tdm.CLASSES),
                       batch_size=8, verbose=0)
+
+
+def test_keras_fit_op_by_op_data_parallel(reference):
+    with debug_options(xla_force_host_platform_device_count=2):
+        strategy = tf.distribute.MirroredStrategy()
+        with strategy.scope():
+            model = tdm.make_model(jit_compile=False)     # eager all-reduces per replica
+        x, y = tdm.data()
+        model.fit(x, y, batch_size=tdm.GLOBAL_BATCH, epochs=1, shuffle=False, verbose=0)
+        _assert_weights(model, reference)
