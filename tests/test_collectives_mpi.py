@@ -46,3 +46,19 @@ def test_ranks_that_disagree_on_shapes_fail_naming_both():
     assert rc != 0
     assert "participants disagree at all-reduce %a" in out
     assert "(8,)" in out and "(4,)" in out
+
+
+@pytest.mark.parametrize("devices", [1, 2])
+def test_pmap_across_two_processes(devices):
+    """``mpi_pmap_worker.py``: each process maps over its own devices, the collectives span
+    the run, the results equal the program on the whole global batch."""
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS.parent), str(TESTS),
+                                         env.get("PYTHONPATH", "")])
+    proc = subprocess.run([str(MPIEXEC), "-n", "2", sys.executable,
+                           str(TESTS / "mpi_pmap_worker.py")], env=env, cwd=TESTS,
+                          capture_output=True, text=True, timeout=HARD_TIMEOUT)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-4000:]
+    assert "OK 0" in out and "OK 1" in out

@@ -32,6 +32,7 @@ from ..hlo.builder import as_element_type
 from ..hlo.shape import Shape
 from ..threadlocal import PerThreadList
 from . import core
+from .batching import BatchTrace
 from .core import Array, convert, current_trace, new_ref, to_array
 from .source_info import located
 
@@ -105,9 +106,11 @@ class VariableSlot:
 
 
 def _root(trace: Any) -> Any:
+    """The outermost trace of ``trace``'s chain; None when that is an eager ``vmap``'s
+    batch trace, which builds nothing (a Variable is read there as its concrete value)."""
     while trace.parent is not None:
         trace = trace.parent
-    return trace
+    return None if isinstance(trace, BatchTrace) else trace
 
 
 def trace_slots(trace: Any) -> dict[int, VariableSlot]:
@@ -156,7 +159,8 @@ class Variable:
     def read_value(self) -> Array:
         """The current value (traced inside ``jit``); watched by active tapes."""
         trace = current_trace()
-        current = self._value if trace is None else self._slot(trace).current
+        current = self._value if trace is None or _root(trace) is None else \
+            self._slot(trace).current
         arr = new_ref(current, keep_gradient=False)      # each read is its own value
         tapes = core._TAPES.items
         if tapes:
@@ -211,6 +215,10 @@ class Variable:
                 journals[-1].append((self, self._value))
             self._value = Array(np.asarray(v._value))
             return self
+        if isinstance(trace, BatchTrace):
+            raise InvalidArgumentError(located(
+                f"Variable {self.name!r} is assigned inside vmap",
+                "return the new value from the vmapped function and assign outside"))
         if trace.parent is not None:
             raise InvalidArgumentError(located(
                 f"Variable {self.name!r} is assigned inside a cond branch or a loop body; "
