@@ -50,14 +50,15 @@ from ..backends.communicator import CollectiveCall, InProcessCommunicator, signa
 from ..client.devices import PROCESS, local_device_count
 from ..errors import InvalidArgumentError
 from ..frontend import dtypes as _dt
-from ..frontend.core import Array, bind, current_trace
+from ..frontend.core import bind, current_trace
+from ..frontend.graph_capture import host_op
 from ..frontend.pytree import tree_flatten, tree_map, tree_unflatten
 from ..frontend.variables import variable_class_scope
 from ..keras.backend import distribution_scope
 from ._common import tensor
 from ._replicas import (MirroredVariable, PerReplica, all_reduce_sum, current_context,
-                        in_context, regroup, replica_id_p, run_replicas, scope_strategy,
-                        strategy_scope)
+                        in_context, local_results, regroup, replica_id_p, run_replicas,
+                        scope_strategy, strategy_scope)
 
 
 class ReduceOp(enum.Enum):
@@ -234,6 +235,9 @@ class Strategy:
         """``fn(*args, **kwargs)`` once per replica (PerReplica arguments give each
         replica its own value); returns the result, or PerReplica values with several
         local replicas."""
+        return _run_node(self, fn, tuple(args), dict(kwargs or {}))
+
+    def _run(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         if isinstance(current_context(), ReplicaContext):
             raise InvalidArgumentError("strategy.run was called inside strategy.run; call it "
                                        "from the cross-replica context")
@@ -244,11 +248,11 @@ class Strategy:
                     "inside a function being compiled; compile the step function "
                     "(tf.function(jit_compile=True)) and call strategy.run eagerly")
             with in_context(ReplicaContext(self)):
-                return fn(*args, **(kwargs or {}))
+                return fn(*args, **kwargs)
 
         def context(i: int, run: Any) -> ReplicaContext:
             return ReplicaContext(self, self.first_replica + i, i, run)
-        return run_replicas(self, context, fn, tuple(args), dict(kwargs or {}))
+        return run_replicas(self, context, fn, args, kwargs)
 
     def replica_all_reduce(self, reduce_op: Any, value: Any) -> Any:
         """``get_replica_context().all_reduce(reduce_op, value)`` (what Keras's
@@ -261,12 +265,8 @@ class Strategy:
     # ----- cross-replica values
     def experimental_local_results(self, value: Any) -> tuple:
         """The local replicas' values: a PerReplica's values, a mirrored Variable's
-        copies, else ``(value,)``."""
-        if isinstance(value, PerReplica):
-            return value.values
-        if isinstance(value, MirroredVariable) and value._strategy is self:
-            return tuple(Array(v) for v in value.replica_values())
-        return (value,)
+        copies (and a structure of them: one structure per replica), else ``(value,)``."""
+        return local_results(value, self)
 
     def reduce(self, reduce_op: Any, value: Any, axis: Any = None) -> Any:
         """Combine per-replica values across all replicas (and over ``axis`` within each
@@ -334,6 +334,13 @@ class Strategy:
         values = [value_fn(ValueContext(self.first_replica + i, self.num_replicas_in_sync))
                   for i in range(self.local_replica_count)]
         return regroup(values)
+
+
+@host_op("StrategyRun")
+def _run_node(strategy: Strategy, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """``strategy.run``: one node of a ``tf.function`` graph, run again (every replica's
+    step) each time the graph runs."""
+    return strategy._run(fn, args, kwargs)
 
 
 class ValueContext:
