@@ -21,7 +21,9 @@ The seed's step function::
 is traced and compiled once, as an HLO module with ``replica_count=N`` whose all-reduce spans
 ``replica_groups={{0,...,N-1}}``, and the N replicas run it together, each on its own thread
 and its own instance of the executable (``_replicas.py`` has the machinery).
-``ReduceOp.MEAN`` is the SUM all-reduce divided by ``num_replicas_in_sync``.
+``ReduceOp.MEAN`` is the SUM all-reduce divided by ``num_replicas_in_sync``. The seed's
+``@tf.function def run_fn(): return strategy.run(step_fn)`` records ``strategy.run`` as one
+host node of its graph, run again at every call.
 ``strategy.run`` returns the result itself with one local replica, else a
 :class:`PerReplica` per leaf; ``strategy.reduce`` combines those across every replica;
 ``experimental_distribute_dataset`` splits each global batch into the replicas' shards
