@@ -10,7 +10,11 @@ from .types import ElementType
 
 
 def parse_module(text: str) -> HloModule:
-    """Parse XLA's HLO text into an :class:`HloModule` (raises ``HloParseError``)."""
+    """Parse XLA's HLO text or StableHLO MLIR text (as ``jax.jit(f).lower(...).as_text()``
+    prints it; detected) into an :class:`HloModule` (raises ``HloParseError``)."""
+    from .stablehlo import is_stablehlo, to_hlo_module
+    if is_stablehlo(text):
+        return to_hlo_module(text)
     from .parser import parse_module as _parse
     return _parse(text)
 

@@ -1,0 +1,210 @@
+"""StableHLO import: JAX's MLIR text converts to HLO and runs with XLA's and JAX's outputs.
+
+``tests/data/stablehlo/conformance/<case>.mlir`` is the StableHLO of each JAX case of the
+real-XLA conformance corpus (``tests/make_stablehlo_cases.py`` regenerates it); the
+expected outputs are the corpus's (XLA's own). ``functions/`` holds further JAX functions
+(``tests/stablehlo_functions.py``) with JAX's outputs; with JAX installed they are also
+lowered and run live.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conformance import all_cases
+from xlapy.client import compare_outputs, get_backend
+from xlapy.client.run import flatten_result, prepare_argument
+from xlapy.errors import HloParseError
+from xlapy.hlo import parse_module
+from xlapy.hlo.stablehlo import is_stablehlo, to_hlo_module
+
+DATA = Path(__file__).resolve().parent / "data" / "stablehlo"
+CONFORMANCE = sorted(DATA.glob("conformance/*.mlir"))
+FUNCTIONS = sorted(DATA.glob("functions/*.mlir"))
+
+
+def _run(module, args, backend="interpreter"):
+    params = module.entry.parameters
+    args = [prepare_argument(np.asarray(a).astype(p.shape.dtype), p.shape, f"argument {i}")
+            for i, (a, p) in enumerate(zip(args, params))]
+    return flatten_result(get_backend(backend).compile(module).execute(args))
+
+
+@pytest.fixture(scope="module")
+def cases():
+    found = {c.name: c for c in all_cases()}
+    if not found:
+        pytest.skip("no conformance corpus")
+    return found
+
+
+def test_every_jax_corpus_case_has_its_stablehlo(cases):
+    jax_cases = {n for n, c in cases.items() if c.info.get("source") == "jax"}
+    assert jax_cases == {p.stem for p in CONFORMANCE}
+
+
+@pytest.mark.parametrize("path", CONFORMANCE, ids=lambda p: p.stem)
+def test_conformance_stablehlo_matches_xla(cases, path):
+    case = cases[path.stem]
+    module = parse_module(path.read_text())
+    args, expected = case.inputs_and_outputs([p.shape for p in module.entry.parameters])
+    bad = compare_outputs(_run(module, args), expected, case.rtol, case.atol)
+    assert not bad, [m.message for m in bad]
+
+
+@pytest.mark.parametrize("name", ["cf_scan_grad", "la_conv_grads", "misc_custom_call_cholesky",
+                                  "nn_pool_grads", "shape_scatter_variants", "ew_trig_special"])
+def test_conformance_stablehlo_on_cpu(cases, name):
+    case = cases[name]
+    module = parse_module((DATA / "conformance" / f"{name}.mlir").read_text())
+    args, expected = case.inputs_and_outputs([p.shape for p in module.entry.parameters])
+    bad = compare_outputs(_run(module, args, "cpu"), expected, case.rtol, case.atol)
+    assert not bad, [m.message for m in bad]
+
+
+def _stored(path: Path):
+    data = np.load(path.with_suffix(".npz"))
+    args = [data[k] for k in sorted((k for k in data.files if k.startswith("arg")),
+                                    key=lambda k: int(k[3:]))]
+    outs = [data[k] for k in sorted((k for k in data.files if k.startswith("out")),
+                                    key=lambda k: int(k[3:]))]
+    return args, outs
+
+
+def test_at_least_thirty_functions():
+    assert len(FUNCTIONS) >= 30
+
+
+@pytest.mark.parametrize("path", FUNCTIONS, ids=lambda p: p.stem)
+def test_function_roundtrip_stored(path):
+    args, outs = _stored(path)
+    module = to_hlo_module(path.read_text())
+    bad = compare_outputs(_run(module, args), outs, 1e-4, 1e-4)
+    assert not bad, [m.message for m in bad]
+
+
+@pytest.mark.peers
+@pytest.mark.parametrize("name", [p.stem for p in FUNCTIONS])
+def test_function_roundtrip_live_jax(name):
+    """Lower with the installed JAX, convert, and compare with JAX's own run."""
+    jax = pytest.importorskip("jax")
+    sys.path.insert(0, str(Path(__file__).parent))
+    from stablehlo_functions import load
+    fn, make_args = load()[name]
+    import zlib
+    args = make_args(np.random.RandomState(zlib.crc32(name.encode()) + 1))
+    text = jax.jit(fn).lower(*args).as_text()
+    expected = [np.asarray(v) for v in jax.tree_util.tree_leaves(jax.jit(fn)(*args))]
+    bad = compare_outputs(_run(parse_module(text), args), expected, 1e-4, 1e-4)
+    assert not bad, [m.message for m in bad]
+
+
+# ------------------------------------------------------------------ detection, entry points
+SIMPLE = """module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<4xf32> {tf.aliasing_output = 0 : i32},
+      %arg1: tensor<4xf32>) -> (tensor<4xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.add %arg0, %arg1 : tensor<4xf32>
+    %1 = func.call @twice(%0) : (tensor<4xf32>) -> tensor<4xf32>
+    return %1 : tensor<4xf32>
+  }
+  func.func private @twice(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+    %cst = stablehlo.constant dense<2.000000e+00> : tensor<f32>
+    %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<4xf32>
+    %1 = stablehlo.multiply %arg0, %0 : tensor<4xf32>
+    return %1 : tensor<4xf32>
+  }
+}
+"""
+
+
+def test_detection_and_structure():
+    assert is_stablehlo(SIMPLE) and is_stablehlo("// c\nfunc.func @main() {}")
+    assert not is_stablehlo("HloModule m\nENTRY e { ROOT p = f32[] parameter(0) }")
+    m = parse_module(SIMPLE)
+    assert m.name == "jit_f" and [c.name.split(".")[0] for c in m.computations] == \
+        ["twice", "main"]
+    assert m.entry.root.opcode == "call"
+    alias = m.attributes["input_output_alias"]
+    assert alias[0].param_number == 0 and alias[0].output_index == ()
+    again = parse_module(m.to_text())                 # the printed HLO parses back
+    assert again.to_text() == m.to_text()
+
+
+def test_run_hlo_accepts_stablehlo_text():
+    import xlapy
+    x, y = np.arange(4, dtype=np.float32), np.ones(4, np.float32)
+    (out,) = xlapy.run_hlo(SIMPLE, [x, y])
+    np.testing.assert_array_equal(out, (x + y) * 2)
+
+
+def test_convert_tool_prints_hlo(tmp_path):
+    src = tmp_path / "f.mlir"
+    src.write_text(SIMPLE)
+    r = subprocess.run([sys.executable, "-m", "xlapy", "convert", str(src), "--to", "hlo"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("HloModule jit_f") and "multiply(" in r.stdout
+    bad = tmp_path / "bad.mlir"
+    bad.write_text(SIMPLE.replace("stablehlo.add", "stablehlo.frobnicate"))
+    r = subprocess.run([sys.executable, "-m", "xlapy", "convert", str(bad)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "4:5: unsupported op 'stablehlo.frobnicate'" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_run_hlo_module_tool_runs_mlir(tmp_path):
+    src = tmp_path / "f.mlir"
+    src.write_text(SIMPLE)
+    np.savez(tmp_path / "d.npz", arg0=np.ones(4, np.float32), arg1=np.ones(4, np.float32),
+             out0=np.full(4, 4.0, np.float32))
+    r = subprocess.run([sys.executable, "-m", "xlapy", "run_hlo_module", str(src),
+                        "--input_data", str(tmp_path / "d.npz")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "expected outputs match" in r.stdout
+
+
+# -------------------------------------------------------------------------------- errors
+@pytest.mark.parametrize("text, where, words", [
+    (SIMPLE.replace("stablehlo.add", "stablehlo.frobnicate"), "4:5",
+     "unsupported op 'stablehlo.frobnicate'"),
+    (SIMPLE.replace("%arg0, %arg1 :", "%arg0, %argX :"), "4:5", "undefined value %argX"),
+    (SIMPLE.replace("tensor<4xf32>\n    %1 = func", "tensor<5xf32>\n    %1 = func"), "4:5",
+     "add"),
+    (SIMPLE.replace("dense<2.000000e+00>", "dense<2.000000e+00"), "9:50", "closing dense"),
+    (SIMPLE.replace("dense<2.000000e+00>", "dense<\"0xZZ\">"), "9:5", "non-hexadecimal"),
+    (SIMPLE.replace("tensor<f32>) -> tensor<4xf32>", "tensor<f32>) -> tensor<4xq32>"), "10:",
+     "unsupported element type 'q32'"),
+    (SIMPLE[:-3], "", "missing '}'"),
+    (SIMPLE.replace("@twice(%0)", "@nothere(%0)"), "5:5", "undefined function @nothere"),
+    ("module {\n}\n", "1:1", "no func.func"),
+])
+def test_bad_mlir_names_line_and_column(text, where, words):
+    with pytest.raises(HloParseError) as info:
+        to_hlo_module(text)
+    message = str(info.value)
+    assert words in message
+    if where:
+        assert message.startswith(where)
+
+
+def test_location_is_reported():
+    text = SIMPLE.replace("%0 = stablehlo.add %arg0, %arg1 : tensor<4xf32>",
+                          '%0 = stablehlo.bogus %arg0, %arg1 : tensor<4xf32> loc(#loc3)'
+                          ) + '#loc3 = loc("/src/model.py":12:7)\n'
+    with pytest.raises(HloParseError) as info:
+        to_hlo_module(text)
+    assert "4:5:" in str(info.value) and "/src/model.py:12:7" in str(info.value)
+
+
+def test_locations_become_names_and_metadata():
+    text = SIMPLE.replace("%0 = stablehlo.add %arg0, %arg1 : tensor<4xf32>",
+                          '%0 = stablehlo.add %arg0, %arg1 : tensor<4xf32> loc(#loc3)'
+                          ) + '#loc3 = loc("jit(f)/add"("/src/model.py":12:7))\n'
+    m = to_hlo_module(text)
+    add = next(i for i in m.entry.instructions if i.opcode == "add")
+    assert add.metadata.op_name == "jit(f)/add" and add.metadata.source_line == 12
