@@ -9,7 +9,9 @@ outputs stay the corpus's ``data.npz`` (XLA's own results).
 
 The further round-trip functions of ``tests/stablehlo_functions.py`` are written to
 ``functions/<name>.mlir`` with ``functions/<name>.npz`` (inputs ``arg0..`` and JAX's outputs
-``out0..``), so the tests also run where JAX is absent. Usage::
+``out0..``) and ``functions/<name>.hlo.pb`` (the serialized HloModuleProto JAX writes,
+``compiler_ir('hlo').as_serialized_hlo_module_proto()``), so the tests also run where JAX
+is absent. Usage::
 
     python tests/make_stablehlo_cases.py [output_dir]
 """
@@ -108,6 +110,9 @@ def write_functions(out: Path) -> int:
     for name, (fn, make_args) in FUNCTIONS.items():
         args = make_args(np.random.RandomState(zlib.crc32(name.encode())))
         (folder / f"{name}.mlir").write_text(lower_text(fn, args))
+        lowered = jax.jit(fn).lower(*args)           # the HloModuleProto JAX writes
+        (folder / f"{name}.hlo.pb").write_bytes(
+            lowered.compiler_ir("hlo").as_serialized_hlo_module_proto())
         result = jax.tree_util.tree_leaves(jax.jit(fn)(*args))
         arrays = {f"arg{i}": a for i, a in enumerate(args)}
         arrays.update({f"out{i}": np.asarray(r) for i, r in enumerate(result)})
