@@ -231,6 +231,37 @@ def _define() -> None:
                 jnp.cumsum(i), jnp.clip(i, -5, 5), lax.population_count(i), i // 3, i % 3)
 
 
+def _define_more() -> None:
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    @case(lambda rs: [_f32(rs, 4, 5), rs.randint(0, 5, size=(4, 3)).astype(np.int32),
+                      _f32(rs, 4)])
+    def gather_scatter_batching_dims(x, i, u):
+        return (jnp.take_along_axis(x, i, axis=1),
+                jax.vmap(lambda r, j, v: r.at[j].add(v))(x, i[:, 0], u))
+
+    @case(lambda rs: [np.abs(_f32(rs, 6)) + 1.0, np.abs(_f32(rs, 6)) + 0.5])
+    def special_functions_more(a, x):
+        return (jax.scipy.special.polygamma(1, a), jax.scipy.special.zeta(a + 1.0, 2.0),
+                jax.scipy.special.i1e(x - 1.0), jax.scipy.special.gammainc(a, x),
+                jax.scipy.special.erfc(x.astype(jnp.float16)).astype(jnp.float32))
+
+    @case(lambda rs: [_f32(rs, 4, 4), _f32(rs, 5), _f32(rs, 5, 2)])
+    def linalg_more(a, d, b):
+        return (jnp.sort(jnp.abs(jnp.linalg.eigvals(a @ a.T))), jnp.linalg.svd(a)[1],
+                lax.linalg.tridiagonal_solve(d * 0.1, d + 4.0, d * 0.1, b),
+                jnp.abs(jnp.linalg.qr(a.astype(jnp.complex64))[1]))
+
+    @case(lambda rs: [np.bool_(True), _f32(rs, 9), np.sort(_f32(rs, 10))])
+    def control_more(p, x, table):
+        return (lax.cond(p, lambda v: v * 2.0, lambda v: v - 1.0, x),
+                lax.platform_dependent(x, cpu=lambda v: v * 3.0, default=lambda v: v),
+                lax.associative_scan(jnp.add, x), jnp.searchsorted(table, x),
+                jax.random.normal(jax.random.key(0, impl="rbg"), (4,)))
+
+
 _define_done = False
 
 
@@ -239,5 +270,6 @@ def load() -> dict:
     global _define_done
     if not _define_done:
         _define()
+        _define_more()
         _define_done = True
     return FUNCTIONS

@@ -36,3 +36,10 @@ def test_not_compilable_points_at_the_user_line():
 def test_demo_runs():
     out = run_example("demo.py")
     assert "optimized module gives the same result" in out
+
+
+def test_jax_stablehlo_example_matches_jax():
+    import pytest
+    pytest.importorskip("jax")
+    out = run_example("jax_stablehlo.py")
+    assert "xlapy cpu         vs JAX" in out and "give JAX's results on xlapy" in out

@@ -208,3 +208,64 @@ def test_locations_become_names_and_metadata():
     m = to_hlo_module(text)
     add = next(i for i in m.entry.instructions if i.opcode == "add")
     assert add.metadata.op_name == "jit(f)/add" and add.metadata.source_line == 12
+
+
+# ------------------------------------------------------------------ collectives and sdy
+COLLECTIVES = """module @jit_spmd attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<4x3xf32>, tensor<2x3xf32>, tensor<ui32>) {
+    %0 = "stablehlo.all_reduce"(%arg0) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, use_global_device_ids}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %1 = "stablehlo.all_gather"(%arg0) <{all_gather_dim = 0 : i64, channel_handle = #stablehlo.channel_handle<handle = 2, type = 1>, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, use_global_device_ids}> : (tensor<2x3xf32>) -> tensor<4x3xf32>
+    %2 = "stablehlo.collective_permute"(%arg0) <{channel_handle = #stablehlo.channel_handle<handle = 3, type = 1>, source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>}> : (tensor<2x3xf32>) -> tensor<2x3xf32>
+    %3 = stablehlo.partition_id : tensor<ui32>
+    return %0, %1, %2, %3 : tensor<2x3xf32>, tensor<4x3xf32>, tensor<2x3xf32>, tensor<ui32>
+  }
+}
+"""
+
+
+def test_collectives_run_per_device():
+    import xlapy
+    m = to_hlo_module(COLLECTIVES)
+    assert m.attributes["num_partitions"] == 2
+    x0 = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x1 = x0 * 10
+    outs = xlapy.run_hlo(m, [[x0], [x1]])
+    for d, (mine, other) in enumerate(((x0, x1), (x1, x0))):
+        total, gathered, permuted, pid = outs[d]
+        np.testing.assert_array_equal(total, x0 + x1)
+        np.testing.assert_array_equal(gathered, np.concatenate([x0, x1]))
+        np.testing.assert_array_equal(permuted, other)
+        assert int(pid) == d
+
+
+ONE_DEVICE_SDY = """module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["a"=1]>
+  func.func public @main(%arg0: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}]>}) -> (tensor<4xf32>) {
+    %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"a"}]>] out_shardings=[<@mesh, [{"a"}]>] manual_axes={"a"} (%arg1: tensor<4xf32>) {
+      %1 = stablehlo.multiply %arg1, %arg1 : tensor<4xf32>
+      sdy.return %1 : tensor<4xf32>
+    } : (tensor<4xf32>) -> tensor<4xf32>
+    %2 = sdy.sharding_constraint %0 <@mesh, [{"a"}]> : tensor<4xf32>
+    return %2 : tensor<4xf32>
+  }
+}
+"""
+
+
+def test_one_device_shardy_program_runs():
+    import xlapy
+    m = to_hlo_module(ONE_DEVICE_SDY)
+    p = m.entry.parameters[0]
+    assert p.attrs["frontend_attributes"]["xla.sdy.sharding"].startswith("#sdy.sharding<@mesh")
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(xlapy.run_hlo(m, [x])[0], x * x)
+
+
+def test_multi_device_manual_computation_is_refused_at_its_line():
+    text = ONE_DEVICE_SDY.replace("mhlo.num_partitions = 1", "mhlo.num_partitions = 4")
+    with pytest.raises(HloParseError, match=r"^4:5: .*needs XLA's SPMD partitioner"):
+        to_hlo_module(text)

@@ -3,8 +3,11 @@
 ``chlo.erf`` stays HLO ``erf`` and ``chlo.top_k`` HLO ``topk`` (XLA keeps both). The
 special functions (``erfc``, ``erf_inv``, ``lgamma``, ``digamma``, ``next_after``,
 ``sinh``, ``cosh``) use the same polynomials and reflections as XLA, computed in f32 for
-narrower floats (XLA's ``materializeWithUpcast``). The inverse trigonometric and
-hyperbolic functions use their textbook identities over ``atan2``, ``sqrt`` and ``log``.
+narrower floats (XLA's ``materializeWithUpcast``); ``zeta``, ``polygamma`` and
+``bessel_i1e`` too. The inverse trigonometric and hyperbolic functions use their textbook
+identities over ``atan2``, ``sqrt`` and ``log``. For f64, ``erfc`` is ``1 - erf`` and
+``bessel_i1e`` uses the f32 Chebyshev tables (XLA has longer f64 ones): both lose accuracy
+there.
 """
 from __future__ import annotations
 
@@ -341,3 +344,90 @@ for _name, _fn in (("sinh", _sinh), ("cosh", _cosh), ("atan", _atan), ("asin", _
                    ("acos", _acos), ("asinh", _asinh), ("acosh", _acosh),
                    ("atanh", _atanh)):
     handler(f"chlo.{_name}")(upcast(_fn))
+
+
+# ------------------------------------------------------------- zeta, polygamma, i1e
+_ZETA = (-7.1661652561756670113e18, 1.8152105401943546773e17, -4.5979787224074726105e15,
+         1.1646782814350067249e14, -2.950130727918164224e12, 7.47242496e10,
+         -1.8924375803183791606e9, 47900160.0, -1209600.0, 30240.0, -720.0, 12.0)
+
+
+def _zeta(e: Emit, xs: list):
+    """Hurwitz zeta(x, q): a power sum plus an Euler-Maclaurin tail, as XLA computes it."""
+    x, q = xs
+    zero, one = e.c(0.0), e.c(1.0)
+    neg_x = e.op("negate", x)
+    acc = q
+    power_sum = e.op("power", q, neg_x)
+    for _ in range(9):
+        acc = e.add(acc, one)
+        power_sum = e.add(power_sum, e.op("power", acc, neg_x))
+    acc = e.add(acc, one)
+    q_neg_power = e.op("power", acc, neg_x)
+    correction = e.div(e.mul(q_neg_power, acc), e.sub(x, one))
+    rsqrt_acc = e.div(one, e.mul(acc, acc))
+    horner_sum = zero
+    terms = len(_ZETA)
+    for i in range(terms - 1):
+        product = e.mul(e.add(x, e.c(2 * terms - 2 - 2 * i)), e.add(x, e.c(2 * terms - 3 - 2 * i)))
+        horner_sum = e.mul(product, e.mul(rsqrt_acc, e.add(horner_sum, e.c(1.0 / _ZETA[i]))))
+    tail = e.mul(q_neg_power, e.add(e.c(0.5), e.mul(e.div(x, acc), e.add(
+        e.c(1.0 / _ZETA[-1]), horner_sum))))
+    accurate = e.add(e.add(power_sum, correction), tail)
+    tiny = e.c(float(np.finfo(e.et.dtype).smallest_subnormal))
+    out = e.select(e.cmp(e.op("abs", q_neg_power), e.mul(e.op("abs", power_sum), tiny), "LT"),
+                   power_sum, accurate)
+    nan, inf = e.c(math.nan), e.c(math.inf)
+    out = e.select(e.cmp(x, one, "LT"), nan, out)
+    q_le_zero = e.cmp(q, zero, "LE")
+    out = e.select(e.op("and", q_le_zero, e.cmp(x, e.op("floor", x), "NE")), nan, out)
+    at_pole = e.op("and", q_le_zero, e.cmp(q, e.op("floor", q), "EQ"))
+    even_int = e.op("and", e.cmp(x, e.op("floor", x), "EQ"),
+                    e.cmp(e.op("remainder", x, e.c(2.0)), zero, "EQ"))
+    out = e.select(at_pole, e.select(even_int, inf, nan), out)
+    return e.select(e.cmp(x, one, "EQ"), inf, out)
+
+
+def _polygamma(e: Emit, xs: list):
+    n, x = xs
+    one, two, zero = e.c(1.0), e.c(2.0), e.c(0.0)
+    sign = e.sub(e.mul(two, e.op("remainder", n, two)), one)
+    n1 = e.add(n, one)
+    value = e.mul(e.mul(sign, e.op("exponential", _lgamma(e, [n1]))), _zeta(e, [n1, x]))
+    value = e.select(e.cmp(n, zero, "EQ"), _digamma(e, [x]), value)
+    bad = e.op("or", e.cmp(n, e.op("floor", n), "NE"), e.cmp(n, zero, "LT"))
+    return e.select(bad, e.c(math.nan), value)
+
+
+_I1E_A = (9.38153738649577178388E-9, -4.44505912879632808065E-8, 2.00329475355213526229E-7,
+          -8.56872026469545474066E-7, 3.47025130813767847674E-6, -1.32731636560394358279E-5,
+          4.78156510755005422638E-5, -1.61760815825896745588E-4, 5.12285956168575772895E-4,
+          -1.51357245063125314899E-3, 4.15642294431288815669E-3, -1.05640848946261981558E-2,
+          2.47264490306265168283E-2, -5.29459812080949914269E-2, 1.02643658689847095384E-1,
+          -1.76416518357834055153E-1, 2.52587186443633654823E-1)
+_I1E_B = (-3.83538038596423702205E-9, -2.63146884688951950684E-8, -2.51223623787020892529E-7,
+          -3.88256480887769039346E-6, -1.10588938762623716291E-4, -9.76109749136146840777E-3,
+          7.78576235018280120474E-1)
+
+
+def _chebyshev(e: Emit, x, coefficients):
+    b0 = b1 = b2 = e.c(0.0)
+    for c in coefficients:
+        b2, b1 = b1, b0
+        b0 = e.add(e.sub(e.mul(x, b1), b2), e.c(c))
+    return e.mul(e.sub(b0, b2), e.c(0.5))
+
+
+def _bessel_i1e(e: Emit, xs: list):
+    (x,) = xs
+    z = e.op("abs", x)
+    two = e.c(2.0)
+    small = e.mul(z, _chebyshev(e, e.sub(e.mul(e.c(0.5), z), two), _f32(_I1E_A)))
+    large = e.div(_chebyshev(e, e.sub(e.div(e.c(32.0), z), two), _f32(_I1E_B)),
+                  e.op("sqrt", z))
+    return e.mul(e.op("sign", x), e.select(e.cmp(z, e.c(8.0), "LE"), small, large))
+
+
+handler("chlo.zeta")(upcast(_zeta))
+handler("chlo.polygamma")(upcast(_polygamma))
+handler("chlo.bessel_i1e")(upcast(_bessel_i1e))

@@ -8,8 +8,10 @@ from outside (implicit captures) in one tuple; ``case``/``if`` pass each branch 
 the values it captures; ``reduce``/``sort``/``scatter``/... bodies become scalar
 computations. ``tf.aliasing_output`` / ``jax.buffer_donor`` argument attributes become
 ``input_output_alias`` / ``buffer_donor``; ``mhlo.num_replicas`` / ``mhlo.num_partitions``
-the module's ``replica_count`` / ``num_partitions``; ``mhlo.frontend_attributes`` and
-``mhlo.sharding`` are kept on the instructions.
+the module's ``replica_count`` / ``num_partitions`` when the program has collectives (it is
+then written per device; without them it is one global program, as JAX's HLO text shows);
+``mhlo.frontend_attributes``, ``mhlo.sharding`` and ``sdy.sharding`` (as the frontend
+attribute ``xla.sdy.sharding``) are kept on the instructions.
 
 Every error names the op's ``line:column`` in the MLIR text (and its ``loc`` when the
 text has one); the op handlers are in ``ops.py`` (and ``chlo.py`` for CHLO).
@@ -25,9 +27,11 @@ from ..builder import XlaBuilder
 from ..ir import AliasEntry, HloComputation, HloInstruction, HloModule, computations_post_order
 from ..shape import ProgramShape, Shape
 from .registry import HANDLERS, OpContext
-from .syntax import Block, Func, Loc, MlirModule, Op, Region
+from .syntax import Block, Func, Loc, MlirModule, Op, Opaque, Region
 
 _NAME_CHARS = re.compile(r"[^\w.-]")
+_COLLECTIVES = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
+                "collective-broadcast", "replica-id", "partition-id"}
 
 
 class Converter:
@@ -91,10 +95,14 @@ class Converter:
         module.attributes["entry_computation_layout"] = ProgramShape(
             [p.shape.with_default_layout() for p in entry.parameters],
             entry.root.shape.with_default_layout())
+        # A program without collectives is one global program (its shardings are hints for
+        # a partitioner); with collectives it is written per device and runs on all of them.
+        per_device = any(i.opcode in _COLLECTIVES for c in module.computations
+                         for i in c.instructions)
         for key, hlo_key in (("mhlo.num_replicas", "replica_count"),
                              ("mhlo.num_partitions", "num_partitions")):
             n = attrs.get(key)
-            if isinstance(n, int) and n > 1:
+            if per_device and isinstance(n, int) and n > 1:
                 module.attributes[hlo_key] = n
 
     # ----- functions and regions
@@ -114,6 +122,9 @@ class Converter:
             sharding = attrs.get("mhlo.sharding")
             if isinstance(sharding, str):
                 p.attrs["sharding"] = RawAttr(sharding)
+            sdy = attrs.get("sdy.sharding")
+            if isinstance(sdy, Opaque):         # kept as XLA's export keeps it
+                p.attrs["frontend_attributes"] = {"xla.sdy.sharding": sdy.text}
             env[key] = p
         if len(f.body.blocks) != 1:
             raise self.error(f"function @{f.name} has {len(f.body.blocks)} blocks; only "
@@ -135,7 +146,8 @@ class Converter:
               pos: int) -> list[HloInstruction]:
         """Convert the ops of ``block`` into ``b``; returns the terminator's operands."""
         for op in block.ops:
-            if op.name in ("return", "func.return", "stablehlo.return", "mhlo.return"):
+            if op.name in ("return", "func.return", "stablehlo.return", "mhlo.return",
+                           "sdy.return"):
                 return [self.lookup(env, key, op) for key in op.operands]
             ctx = OpContext(self, b, env, op)
             fn = HANDLERS.get(op.name)
@@ -242,5 +254,5 @@ def _module_name(name: str) -> str:
 
 def convert_module(mod: MlirModule) -> HloModule:
     """The HloModule of a parsed StableHLO module (see the module docstring)."""
-    from . import chlo, ops, ops_regions  # noqa: F401  (register the op handlers)
+    from . import chlo, collectives, ops, ops_regions  # noqa: F401  (the op handlers)
     return Converter(mod).run()

@@ -220,6 +220,8 @@ class ModuleReader(MlirReader):
         if self.same_line() and self.item_starts():
             while True:
                 last = self.item(op)
+                if sc.at("<") and self.same_line():      # sdy: %x <@mesh, [...]>
+                    op.positional.append(("angle", self.balanced_angle()))
                 if sc.accept(","):
                     continue
                 if last == "string" and self.same_line() and self.item_starts():
@@ -335,7 +337,43 @@ class ModuleReader(MlirReader):
 _KEY = __import__("re").compile(r"([A-Za-z_][\w.]*)\s*=(?!=)")
 
 
-CUSTOM_READERS = {"stablehlo.reduce": ModuleReader.reduce_op}
+def _manual_computation(reader: ModuleReader, op: Op) -> None:
+    """``sdy.manual_computation(%x) in_shardings=[...] out_shardings=[...]
+    manual_axes={...} (%arg: T) { ... } : (T) -> T``."""
+    sc = reader.sc
+    sc.expect("(", "opening the operands")
+    while not sc.accept(")"):
+        op.operands.append(reader.value())
+        if not sc.accept(","):
+            sc.expect(")", "closing the operands")
+            break
+    while not sc.at("("):
+        p = sc.skip()
+        key = reader.ident("an attribute name")
+        sc.expect("=", f"after {key}")
+        start = sc.skip()
+        op.attrs[key] = reader.attr()
+        op.raw[key] = sc.text[start:sc.pos]
+        if sc.pos == p:
+            reader.fail("expected an attribute")
+    sc.expect("(", "opening the body's arguments")
+    args = []
+    while not sc.accept(")"):
+        key = reader.value()
+        sc.expect(":", "after a body argument")
+        args.append((key, reader.type()))
+        if not sc.accept(","):
+            sc.expect(")", "closing the body's arguments")
+            break
+    body = reader.region()
+    body.blocks[0].args = args
+    op.regions.append(body)
+    sc.expect(":", "before the op's type")
+    reader.signature(op)
+
+
+CUSTOM_READERS = {"stablehlo.reduce": ModuleReader.reduce_op,
+                  "sdy.manual_computation": _manual_computation}
 
 
 def read_module(text: str) -> MlirModule:
