@@ -180,7 +180,8 @@ class ModuleReader(MlirReader):
         op.loc = self.trailing_loc()
         return op
 
-    def generic_op(self, op: Op) -> None:
+    def operand_list(self, op: Op) -> None:
+        """``(%a, %b#1, ...)`` into ``op.operands``."""
         sc = self.sc
         sc.expect("(", "opening the operands")
         while not sc.accept(")"):
@@ -188,6 +189,10 @@ class ModuleReader(MlirReader):
             if not sc.accept(","):
                 sc.expect(")", "closing the operands")
                 break
+
+    def generic_op(self, op: Op) -> None:
+        sc = self.sc
+        self.operand_list(op)
         if sc.accept("<{"):              # properties
             sc.pos -= 1
             props = self.attr_dict()
@@ -341,12 +346,7 @@ def _manual_computation(reader: ModuleReader, op: Op) -> None:
     """``sdy.manual_computation(%x) in_shardings=[...] out_shardings=[...]
     manual_axes={...} (%arg: T) { ... } : (T) -> T``."""
     sc = reader.sc
-    sc.expect("(", "opening the operands")
-    while not sc.accept(")"):
-        op.operands.append(reader.value())
-        if not sc.accept(","):
-            sc.expect(")", "closing the operands")
-            break
+    reader.operand_list(op)
     while not sc.at("("):
         p = sc.skip()
         key = reader.ident("an attribute name")
