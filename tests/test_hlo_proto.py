@@ -164,3 +164,19 @@ def test_convert_tool_writes_and_reads_protos(tmp_path):
                         "--input_data", str(data)], capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0 and "expected outputs match" in r.stdout, r.stdout + r.stderr
+
+
+def test_damaged_protos_give_typed_errors_only():
+    """Bytes changed at random either still read (and print) or raise an XlapyError."""
+    import random
+    from xlapy.errors import XlapyError
+    rng = random.Random(5)
+    protos = [module_to_proto_bytes(parse_module(p.values[0].read_text())) for p in MODULES[:8]]
+    for _ in range(300):
+        data = bytearray(rng.choice(protos))
+        for _ in range(rng.randrange(1, 4)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        try:
+            module_from_proto_bytes(bytes(data)).to_text()
+        except XlapyError:
+            pass

@@ -269,3 +269,23 @@ def test_multi_device_manual_computation_is_refused_at_its_line():
     text = ONE_DEVICE_SDY.replace("mhlo.num_partitions = 1", "mhlo.num_partitions = 4")
     with pytest.raises(HloParseError, match=r"^4:5: .*needs XLA's SPMD partitioner"):
         to_hlo_module(text)
+
+
+def test_mutated_texts_give_typed_errors_only():
+    """Damaged MLIR (characters dropped or inserted, lines cut) converts or raises an
+    XlapyError: never another exception from inside the parser or converter."""
+    import random
+    from xlapy.errors import XlapyError
+    rng = random.Random(3)
+    texts = [p.read_text() for p in CONFORMANCE[:12]]
+    for _ in range(300):
+        lines = rng.choice(texts).split("\n")
+        k = rng.randrange(len(lines))
+        line = lines[k]
+        i = rng.randrange(len(line) + 1)
+        lines[k] = rng.choice([line[:i] + line[i + 1:], line[:i] + rng.choice("<>()[]{},:=%@#x?-09")
+                               + line[i:], ""])
+        try:
+            to_hlo_module("\n".join(lines[:len(lines) if rng.random() < 0.8 else k]))
+        except XlapyError:
+            pass

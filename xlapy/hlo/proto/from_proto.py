@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import HloParseError
+from ...errors import HloParseError, XlapyError
 from .. import types as T
 from ..attrs import ConvDimensionNumbers, RawAttr, Window, WindowDim
 from ..ir import AliasEntry, HloComputation, HloInstruction, HloModule, StackFrameIndex
@@ -261,6 +261,30 @@ def _fail(where: str, message: str) -> HloParseError:
 
 def module_from_proto(p: pb.HloModuleProto) -> HloModule:
     """The HloModule of an HloModuleProto (raises HloParseError when it is malformed)."""
+    try:
+        return _module_from_proto(p)
+    except HloParseError:
+        raise
+    except (XlapyError, ValueError, IndexError, KeyError, TypeError, OverflowError) as e:
+        raise HloParseError(f"malformed HloModuleProto: {e}") from None
+
+
+def _check_conv(a: dict[str, Any], shape: Any, operands: list[HloInstruction]) -> None:
+    dn = a.get("dim_labels")
+    if dn is None or len(operands) < 2:
+        return
+    for rank, dims in ((operands[0].shape.rank, (dn.input_batch, dn.input_feature,
+                                                 *dn.input_spatial)),
+                       (operands[1].shape.rank, (dn.kernel_input_feature,
+                                                 dn.kernel_output_feature, *dn.kernel_spatial)),
+                       (shape.rank if shape.is_array else 0,
+                        (dn.output_batch, dn.output_feature, *dn.output_spatial))):
+        if sorted(dims) != list(range(rank)):
+            raise ValueError(f"convolution dimension numbers {dims} do not name the "
+                             f"{rank} dimensions once each")
+
+
+def _module_from_proto(p: pb.HloModuleProto) -> HloModule:
     module = HloModule(p.name or "module")
     comps: dict[int, HloComputation] = {}
     for cp in p.computations:
@@ -285,8 +309,9 @@ def module_from_proto(p: pb.HloModuleProto) -> HloModule:
             shape = shape_from_proto(ip.shape)
             literal = literal_from_proto(ip.literal, shape) if ip.opcode == "constant" \
                 else None
-            instr = HloInstruction(ip.opcode, shape, operands,
-                                   instruction_attrs(ip, operands, called), name=ip.name,
+            attrs = instruction_attrs(ip, operands, called)
+            _check_conv(attrs, shape, operands)
+            instr = HloInstruction(ip.opcode, shape, operands, attrs, name=ip.name,
                                    literal=literal,
                                    parameter_number=ip.parameter_number
                                    if ip.opcode == "parameter" else None)

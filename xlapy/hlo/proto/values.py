@@ -72,8 +72,8 @@ def shape_to_proto(shape: Shape, out: pb.ShapeProto) -> pb.ShapeProto:
 def shape_from_proto(p: pb.ShapeProto) -> Shape:
     et = FROM_PROTO_TYPE.get(p.element_type)
     if et is None:
-        raise InvalidArgumentError(f"element type {pb.PrimitiveType.Name(p.element_type)} "
-                                   "is not supported")
+        name = {v: k for k, v in pb.PrimitiveType.items()}.get(p.element_type, p.element_type)
+        raise InvalidArgumentError(f"element type {name} is not supported")
     if et is T.TUPLE:
         return Shape.tuple([shape_from_proto(s) for s in p.tuple_shapes])
     if et is T.TOKEN:

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import InvalidArgumentError
-from .syntax import Dense
+from .syntax import Dense, parse_int
 
 
 def _flatten(content: Any) -> list:
@@ -33,7 +33,7 @@ def _scalar(token: Any, dtype: np.dtype, bits: int) -> Any:
             raw = np.array([int(text, 16) & ((1 << bits) - 1)], dtype=f"u{bits // 8}")
             return raw.view(dtype)[0]
         return float(text)
-    return int(text, 0)
+    return parse_int(text)
 
 
 def dense_array(d: Dense) -> np.ndarray:

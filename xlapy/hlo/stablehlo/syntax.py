@@ -137,6 +137,13 @@ class MlirModule:
     scanner: Scanner
 
 
+def parse_int(text: str) -> int:
+    """An MLIR integer literal: decimal (leading zeros allowed) or ``0x`` hex."""
+    body = text.lstrip("+-")
+    value = int(body, 16) if body[:2].lower() == "0x" else int(body, 10)
+    return -value if text.startswith("-") else value
+
+
 def value_key(name: str, index: str | int | None) -> str:
     return f"{name}#{index or 0}"
 
@@ -184,7 +191,7 @@ class MlirReader:
         if not m:
             self.fail(f"expected an integer, found {self.sc.describe()}", p)
         try:
-            return int(m.group(0), 0)
+            return parse_int(m.group(0))
         except ValueError:
             self.fail(f"expected an integer, found '{m.group(0)}'", p)
 
@@ -325,7 +332,7 @@ class MlirReader:
             text = m.group(0)
             number: Any
             if re.fullmatch(r"[-+]?(0x[0-9A-Fa-f]+|\d+)", text):
-                number = int(text, 0)
+                number = parse_int(text)
             else:
                 number = float(text)
             self._typed_suffix()
