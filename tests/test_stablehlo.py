@@ -289,3 +289,31 @@ def test_mutated_texts_give_typed_errors_only():
             to_hlo_module("\n".join(lines[:len(lines) if rng.random() < 0.8 else k]))
         except XlapyError:
             pass
+
+
+COMPOSITE = """module @jit_g attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<3xf32>) -> (tensor<3xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.composite "my.tanh" %arg0 {composite_attributes = {scale = 2.000000e+00 : f64}, decomposition = @my.tanh} : (tensor<3xf32>) -> tensor<3xf32>
+    return %0 : tensor<3xf32>
+  }
+  func.func private @my.tanh(%arg0: tensor<3xf32>) -> tensor<3xf32> {
+    %0 = stablehlo.tanh %arg0 : tensor<3xf32>
+    %cst = stablehlo.constant dense<2.000000e+00> : tensor<f32>
+    %1 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<3xf32>
+    %2 = stablehlo.multiply %0, %1 : tensor<3xf32>
+    return %2 : tensor<3xf32>
+  }
+}
+"""
+
+
+def test_composite_becomes_a_composite_call():
+    import xlapy
+    m = to_hlo_module(COMPOSITE)
+    call = m.entry.root
+    assert call.opcode == "call" and call.attrs["is_composite"] is True
+    assert call.attrs["frontend_attributes"] == {
+        "composite.attributes": "{scale = 2.000000e+00 : f64}",
+        "composite.name": "my.tanh", "composite.version": "0"}
+    x = np.linspace(-1, 1, 3).astype(np.float32)
+    np.testing.assert_allclose(xlapy.run_hlo(m, [x])[0], np.tanh(x) * 2, rtol=1e-6)
