@@ -317,3 +317,21 @@ def test_composite_becomes_a_composite_call():
         "composite.name": "my.tanh", "composite.version": "0"}
     x = np.linspace(-1, 1, 3).astype(np.float32)
     np.testing.assert_allclose(xlapy.run_hlo(m, [x])[0], np.tanh(x) * 2, rtol=1e-6)
+
+
+def test_dot_algorithm_and_frontend_attributes_are_kept():
+    text = SIMPLE.replace(
+        "%0 = stablehlo.add %arg0, %arg1 : tensor<4xf32>",
+        '%0 = stablehlo.add %arg0, %arg1 {mhlo.frontend_attributes = {_xla_stream = "1"}, '
+        'mhlo.sharding = "{replicated}"} : tensor<4xf32>\n'
+        "    %d = stablehlo.dot_general %arg0, %arg1, contracting_dims = [0] x [0], "
+        "algorithm = <lhs_precision_type = bf16, rhs_precision_type = bf16, accumulation_type "
+        "= f32, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = "
+        "1, allow_imprecise_accumulation = false> : (tensor<4xf32>, tensor<4xf32>) -> "
+        "tensor<f32>")
+    m = to_hlo_module(text)
+    add = next(i for i in m.entry.instructions if i.opcode == "add")
+    assert add.attrs["frontend_attributes"] == {"_xla_stream": "1"}
+    assert str(add.attrs["sharding"]) == "{replicated}"
+    dot = next(i for i in m.entry.instructions if i.opcode == "dot")
+    assert dot.attrs["algorithm"] == "dot_bf16_bf16_f32"

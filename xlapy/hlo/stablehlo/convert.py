@@ -164,6 +164,7 @@ class Converter:
                 raise self.error(f"{op.name}: {e}", op.pos, op.loc) from None
             finally:
                 b.set_op_metadata(None)
+            _annotate(op, outs)
             self.bind(op, outs, env)
         raise self.error("region has no terminator (return)", pos)
 
@@ -239,6 +240,24 @@ def _same_type(got: Shape, want: Shape) -> bool:
     if got.element_type is not want.element_type or got.rank != want.rank:
         return False
     return all(w < 0 or g == w or dw for g, w, dw in zip(got.dims, want.dims, want.dynamic))
+
+
+def _annotate(op: Op, outs: list[HloInstruction]) -> None:
+    """``mhlo.frontend_attributes`` / ``mhlo.sharding`` / ``sdy.sharding`` of an op on the
+    instructions it became (as XLA's export keeps them)."""
+    fe = op.attrs.get("mhlo.frontend_attributes")
+    sharding = op.attrs.get("mhlo.sharding")
+    sdy = op.attrs.get("sdy.sharding")
+    if not (isinstance(fe, dict) or isinstance(sharding, str) or isinstance(sdy, Opaque)):
+        return
+    for instr in {id(o): o for o in outs}.values():
+        if isinstance(sharding, str) and "sharding" not in instr.attrs:
+            instr.attrs["sharding"] = RawAttr(sharding)
+        extra = {str(k): str(v) for k, v in fe.items()} if isinstance(fe, dict) else {}
+        if isinstance(sdy, Opaque):
+            extra["xla.sdy.sharding"] = sdy.text
+        if extra and "frontend_attributes" not in instr.attrs:
+            instr.attrs["frontend_attributes"] = dict(sorted(extra.items()))
 
 
 def _metadata(op_name: str, loc: Loc | None) -> OpMetadata | None:

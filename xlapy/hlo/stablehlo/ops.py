@@ -10,8 +10,10 @@ a scalar ``select`` predicate) get an explicit ``broadcast``.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from ...errors import InvalidArgumentError
 from ..attrs import ConvDimensionNumbers, Window
 from ..shape import Shape
 from .constants import dense_array, int_list, pairs
@@ -268,8 +270,38 @@ def dot_general(ctx: OpContext, op: Op) -> list:
     precision = _precision(op.attrs.get("precision", op.attrs.get("precision_config")))
     if precision:
         attrs["operand_precision"] = precision
+    algorithm = _dot_algorithm(op.attrs.get("algorithm"))
+    if algorithm:
+        attrs["algorithm"] = algorithm
     et = ctx.result_type().element_type
     return [ctx.add("dot", [lhs, rhs], attrs, declared=Shape.array(et, ()))]
+
+
+_ALGORITHMS = {("f16", "f16", "f16", 1): "dot_f16_f16_f16", ("f16", "f16", "f32", 1):
+               "dot_f16_f16_f32", ("bf16", "bf16", "bf16", 1): "dot_bf16_bf16_bf16",
+               ("bf16", "bf16", "f32", 1): "dot_bf16_bf16_f32",
+               ("bf16", "bf16", "f32", 3): "dot_bf16_bf16_f32_x3",
+               ("bf16", "bf16", "f32", 6): "dot_bf16_bf16_f32_x6",
+               ("bf16", "bf16", "f32", 9): "dot_bf16_bf16_f32_x9",
+               ("tf32", "tf32", "f32", 1): "dot_tf32_tf32_f32",
+               ("tf32", "tf32", "f32", 3): "dot_tf32_tf32_f32_x3",
+               ("f32", "f32", "f32", 1): "dot_f32_f32_f32",
+               ("f64", "f64", "f64", 1): "dot_f64_f64_f64"}
+
+
+def _dot_algorithm(value: Any) -> str | None:
+    """XLA's algorithm name of a ``#stablehlo.dot_algorithm<...>`` / ``<...>`` value."""
+    text = value.text if isinstance(value, Opaque) else ""
+    if isinstance(value, Struct):
+        text = " ".join(f"{k} = {v}" for k, v in value.fields.items())
+    if not text:
+        return None
+    fields = dict(re.findall(r"(\w+)\s*=\s*(\w+)", text))
+    key = (fields.get("lhs_precision_type"), fields.get("rhs_precision_type"),
+           fields.get("accumulation_type"), int(fields.get("num_primitive_operations", 1)))
+    if key not in _ALGORITHMS:
+        raise InvalidArgumentError(f"dot algorithm {text} has no XLA name")
+    return _ALGORITHMS[key]
 
 
 def _labels(items: list) -> str:
