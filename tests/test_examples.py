@@ -38,6 +38,18 @@ def test_demo_runs():
     assert "optimized module gives the same result" in out
 
 
+def test_distributed_mnist_trains_on_two_local_devices():
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "distributed_mnist.py"),
+                           "--epochs", "2"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "MirroredStrategy: 2 replicas (1 process(es) x 2 device(s))" in out
+    assert "train step compiles: 1" in out and "replicas' weights identical" in out
+    accuracy = float(out.split("test accuracy ")[1].split()[0])
+    assert accuracy > 0.8, out
+
+
 def test_jax_stablehlo_example_matches_jax():
     import pytest
     pytest.importorskip("jax")

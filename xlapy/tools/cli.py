@@ -10,6 +10,7 @@ TOOLS = {
     "fuzz": "xlapy.tools.fuzz",
     "aot": "xlapy.aot.cli",
     "convert": "xlapy.tools.convert",
+    "coverage": "xlapy.tools.coverage",
 }
 
 
