@@ -335,3 +335,23 @@ def test_dot_algorithm_and_frontend_attributes_are_kept():
     assert str(add.attrs["sharding"]) == "{replicated}"
     dot = next(i for i in m.entry.instructions if i.opcode == "dot")
     assert dot.attrs["algorithm"] == "dot_bf16_bf16_f32"
+
+
+MAP_BROADCAST = """func.func @main(%arg0: tensor<3xf32>, %arg1: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>) {
+  %0 = stablehlo.broadcast %arg0, sizes = [2] : (tensor<3xf32>) -> tensor<2x3xf32>
+  %1 = "stablehlo.map"(%arg0, %arg1) <{dimensions = array<i64: 0>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %0, %1 : tensor<2x3xf32>, tensor<3xf32>
+}
+"""
+
+
+def test_bare_function_with_broadcast_and_map():
+    import xlapy
+    x, y = np.array([1, 5, 3], np.float32), np.array([4, 2, 6], np.float32)
+    b, m = xlapy.run_hlo(MAP_BROADCAST, [x, y])
+    np.testing.assert_array_equal(b, np.stack([x, x]))
+    np.testing.assert_array_equal(m, np.maximum(x, y))

@@ -123,6 +123,22 @@ def broadcast_in_dim(ctx: OpContext, op: Op) -> list:
                     declared=Shape.array(x.shape.element_type, out.dims))]
 
 
+@handler("stablehlo.broadcast")
+def broadcast(ctx: OpContext, op: Op) -> list:
+    """Prepends the ``sizes`` dims (XLA's Broadcast)."""
+    (x,) = ctx.operands()
+    sizes = int_list(op.attrs.get("sizes", op.attrs.get("broadcast_sizes", ())))
+    n = len(sizes)
+    return [ctx.add("broadcast", [x], {"dimensions": tuple(range(n, n + x.shape.rank))},
+                    declared=Shape.array(x.shape.element_type, sizes + x.shape.dims))]
+
+
+@handler("stablehlo.set_dimension_size")
+def set_dimension_size(ctx: OpContext, op: Op) -> list:
+    dim = int(op.attrs.get("dim", op.attrs.get("dimension", 0)))
+    return [ctx.add("set-dimension-size", ctx.operands(), {"dimensions": (dim,)})]
+
+
 @handler("stablehlo.transpose")
 def transpose(ctx: OpContext, op: Op) -> list:
     perm = int_list(op.attrs.get("dims", op.attrs.get("permutation", ())))

@@ -65,6 +65,14 @@ def reduce(ctx: OpContext, op: Op) -> list:
     return ctx.results(ctx.add("reduce", values, {"dimensions": dims, "to_apply": body}))
 
 
+@handler("stablehlo.map")
+def map_(ctx: OpContext, op: Op) -> list:
+    values = ctx.operands()
+    body = _body(ctx, op, 0, _scalars(v.shape for v in values), "region")
+    dims = int_list(op.attrs.get("dimensions", range(values[0].shape.rank)))
+    return [ctx.add("map", values, {"dimensions": dims, "to_apply": body})]
+
+
 @handler("stablehlo.reduce_window")
 def reduce_window(ctx: OpContext, op: Op) -> list:
     values = ctx.operands()
