@@ -355,3 +355,34 @@ def test_bare_function_with_broadcast_and_map():
     b, m = xlapy.run_hlo(MAP_BROADCAST, [x, y])
     np.testing.assert_array_equal(b, np.stack([x, x]))
     np.testing.assert_array_equal(m, np.maximum(x, y))
+
+
+def test_location_aliases_are_followed_for_metadata():
+    text = SIMPLE.replace("%0 = stablehlo.add %arg0, %arg1 : tensor<4xf32>",
+                          '%0 = stablehlo.add %arg0, %arg1 : tensor<4xf32> loc(#loc4)'
+                          ) + ('#loc2 = loc("/src/model.py":12:7)\n'
+                               '#loc3 = loc(callsite(#loc2 at #loc2))\n'
+                               '#loc4 = loc("jit(f)/add"(#loc3))\n')
+    add = next(i for i in to_hlo_module(text).entry.instructions if i.opcode == "add")
+    assert add.metadata.op_name == "jit(f)/add"
+    assert add.metadata.source_file == "/src/model.py" and add.metadata.source_line == 12
+
+
+@pytest.mark.peers
+def test_debug_info_text_of_corpus_cases_converts():
+    """``as_text(debug_info=True)`` (locations everywhere) gives the same programs."""
+    jax = pytest.importorskip("jax")
+    sys.path.insert(0, str(Path(__file__).parent))
+    from make_stablehlo_cases import case_arguments, case_function
+    found = {c.name: c for c in all_cases()}
+    for name in ("cf_scan_grad", "nn_attention", "misc_custom_call_cholesky"):
+        case = found[name]
+        fn, donate = case_function(case.info)
+        text = jax.jit(fn, donate_argnums=donate).lower(*case_arguments(case)).as_text(
+            debug_info=True)
+        module = parse_module(text)
+        assert any(i.metadata is not None and i.metadata.source_line
+                   for i in module.entry.instructions)
+        args, expected = case.inputs_and_outputs([p.shape for p in module.entry.parameters])
+        bad = compare_outputs(_run(module, args), expected, case.rtol, case.atol)
+        assert not bad, [m.message for m in bad]

@@ -50,11 +50,18 @@ class Converter:
         return f"{base}.{next(self.counter)}"
 
     def loc_of(self, loc: Loc | None) -> Loc | None:
-        seen = 0
-        while loc is not None and loc.alias and not (loc.name or loc.file) and seen < 32:
+        """``loc`` with ``#loc`` aliases followed: the first name on the way, and the file
+        position of the first location that has one."""
+        name, seen = "", 0
+        while loc is not None and seen < 32:
+            name = name or loc.name
+            if loc.file or not loc.alias:
+                break
             loc = self.mod.loc_aliases.get(loc.alias)
             seen += 1
-        return loc
+        if loc is None:
+            return Loc(name=name) if name else None
+        return Loc(name or loc.name, loc.file, loc.line, loc.column)
 
     def error(self, message: str, pos: int, loc: Loc | None = None) -> HloParseError:
         loc = self.loc_of(loc)
