@@ -386,3 +386,11 @@ def test_debug_info_text_of_corpus_cases_converts():
         args, expected = case.inputs_and_outputs([p.shape for p in module.entry.parameters])
         bad = compare_outputs(_run(module, args), expected, case.rtol, case.atol)
         assert not bad, [m.message for m in bad]
+
+
+def test_named_locations_name_the_instructions():
+    text = SIMPLE.replace("%0 = stablehlo.add %arg0, %arg1 : tensor<4xf32>",
+                          '%0 = stablehlo.add %arg0, %arg1 : tensor<4xf32> loc(#loc4)'
+                          ) + '#loc4 = loc("jit(f)/transpose(jvp())/add_any"("/a.py":1:2))\n'
+    names = [i.name for i in to_hlo_module(text).entry.instructions]
+    assert any(n.startswith("add_any.") for n in names), names

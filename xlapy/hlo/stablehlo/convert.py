@@ -156,11 +156,15 @@ class Converter:
             if op.name in ("return", "func.return", "stablehlo.return", "mhlo.return",
                            "sdy.return"):
                 return [self.lookup(env, key, op) for key in op.operands]
-            ctx = OpContext(self, b, env, op)
             fn = HANDLERS.get(op.name)
             if fn is None:
                 raise self.error(f"unsupported op '{op.name}'", op.pos, op.loc)
             loc = self.loc_of(op.loc)
+            # as in XLA's conversion, a named location names the op's instructions:
+            # "jit(f)/transpose(jvp())/reduce_sum" -> reduce_sum.N
+            base = _NAME_CHARS.sub("_", loc.name.rsplit("/", 1)[-1]) \
+                if loc and "/" in loc.name else ""
+            ctx = OpContext(self, b, env, op, base)
             b.set_op_metadata(_metadata(op.name, loc))
             try:
                 outs = fn(ctx, op)

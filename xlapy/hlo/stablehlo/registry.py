@@ -29,8 +29,9 @@ class OpContext:
     """What an op handler needs: the builder, operand values, naming and errors."""
 
     def __init__(self, conv: "Converter", b: XlaBuilder, env: dict[str, HloInstruction],
-                 op: Op) -> None:
+                 op: Op, base: str = "") -> None:
         self.conv, self.b, self.env, self.op = conv, b, env, op
+        self.base = base         # the name of the op's location, which names its instructions
 
     def operands(self) -> list[HloInstruction]:
         return [self.conv.lookup(self.env, k, self.op) for k in self.op.operands]
@@ -38,7 +39,7 @@ class OpContext:
     def add(self, opcode: str, operands, attrs: dict[str, Any] | None = None,
             declared: Shape | None = None, literal: Any = None) -> HloInstruction:
         return self.b.add_instruction(opcode, operands, attrs, declared, literal,
-                                      name=self.conv.name(opcode))
+                                      name=self.conv.name(self.base or opcode))
 
     def results(self, instr: HloInstruction) -> list[HloInstruction]:
         """The op's results from ``instr`` (elements of a tuple when there are several)."""
