@@ -394,3 +394,39 @@ def test_named_locations_name_the_instructions():
                           ) + '#loc4 = loc("jit(f)/transpose(jvp())/add_any"("/a.py":1:2))\n'
     names = [i.name for i in to_hlo_module(text).entry.instructions]
     assert any(n.startswith("add_any.") for n in names), names
+
+
+GENERIC_IF_WHILE = """func.func public @main(%p: tensor<i1>, %x: tensor<3xf32>) -> (tensor<3xf32>, tensor<i32>) {
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %0 = "stablehlo.if"(%p) ({
+    %a = stablehlo.add %x, %x : tensor<3xf32>
+    stablehlo.return %a : tensor<3xf32>
+  }, {
+    %b = stablehlo.negate %x : tensor<3xf32>
+    stablehlo.return %b : tensor<3xf32>
+  }) : (tensor<i1>) -> tensor<3xf32>
+  %1:2 = "stablehlo.while"(%c0, %0) ({
+  ^bb0(%i: tensor<i32>, %v: tensor<3xf32>):
+    %lim = stablehlo.constant dense<4> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %lim : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }, {
+  ^bb0(%i: tensor<i32>, %v: tensor<3xf32>):
+    %n = stablehlo.add %i, %c1 : tensor<i32>
+    %w = stablehlo.multiply %v, %x : tensor<3xf32>
+    stablehlo.return %n, %w : tensor<i32>, tensor<3xf32>
+  }) : (tensor<i32>, tensor<3xf32>) -> (tensor<i32>, tensor<3xf32>)
+  return %1#1, %1#0 : tensor<3xf32>, tensor<i32>
+}
+"""
+
+
+@pytest.mark.parametrize("pred", [True, False])
+def test_generic_if_and_while_with_captures(pred):
+    import xlapy
+    x = np.array([1.0, -2.0, 0.5], np.float32)
+    v, i = xlapy.run_hlo(GENERIC_IF_WHILE, [np.bool_(pred), x])
+    start = x + x if pred else -x
+    np.testing.assert_allclose(v, start * x ** 4, rtol=1e-6)
+    assert int(i) == 4
