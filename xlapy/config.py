@@ -316,6 +316,10 @@ class DumpConfig:
             return None
         if self.to_stdout or self.directory is None:
             if isinstance(contents, bytes):
+                if not _BINARY_TO_STDOUT_WARNED:
+                    _BINARY_TO_STDOUT_WARNED.append(True)
+                    log.warning("binary dumps (%s) are written only to files: set "
+                                "--xla_dump_to=DIR", suffix)
                 return None
             sys.stdout.write(f"*** Begin {name} ***\n{contents}\n*** End {name} ***\n")
             sys.stdout.flush()
@@ -323,6 +327,9 @@ class DumpConfig:
         path = os.path.join(self.directory, name)
         write_file_atomically(path, contents)
         return path
+
+
+_BINARY_TO_STDOUT_WARNED: list[bool] = []
 
 
 def _compile(pattern: str, flag: str) -> re.Pattern | None:
