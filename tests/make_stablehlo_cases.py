@@ -11,7 +11,7 @@ The further round-trip functions of ``tests/stablehlo_functions.py`` are written
 ``functions/<name>.mlir`` with ``functions/<name>.npz`` (inputs ``arg0..`` and JAX's outputs
 ``out0..``) and ``functions/<name>.hlo.pb`` (the serialized HloModuleProto JAX writes,
 ``compiler_ir('hlo').as_serialized_hlo_module_proto()``), so the tests also run where JAX
-is absent. Usage::
+is absent. ``spmd/`` holds ``shard_map``/``pmap`` programs over 4 devices. Usage::
 
     python tests/make_stablehlo_cases.py [output_dir]
 """
@@ -120,11 +120,47 @@ def write_functions(out: Path) -> int:
     return len(FUNCTIONS)
 
 
+def write_spmd(out: Path) -> int:
+    """``shard_map``/``pmap`` programs over 4 CPU devices (run in a child process: the device
+    count must be set before JAX starts) to ``spmd/<name>.mlir``."""
+    import os
+    import subprocess
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4")
+    subprocess.run([sys.executable, __file__, "--spmd-child", str(out / "spmd")], env=env,
+                   check=True)
+    return len(list((out / "spmd").glob("*.mlir")))
+
+
+def _spmd_child(folder: Path) -> None:
+    import jax
+    from jax import lax
+    from jax.sharding import Mesh, PartitionSpec as P
+    folder.mkdir(parents=True, exist_ok=True)
+    mesh = Mesh(np.array(jax.devices()).reshape(2, 2), ("a", "b"))
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    programs = {
+        "shard_map_psum": jax.jit(jax.shard_map(lambda v: lax.psum(v, "b"), mesh=mesh,
+                                                in_specs=P("a", "b"), out_specs=P("a", "b"))),
+        "shard_map_gather_permute": jax.jit(jax.shard_map(
+            lambda v: lax.all_gather(v, "a", tiled=True)
+            + lax.ppermute(v, "b", [(0, 1), (1, 0)]).sum(),
+            mesh=mesh, in_specs=P("a", "b"), out_specs=P(None, "b"), check_vma=False)),
+    }
+    for name, fn in programs.items():
+        (folder / f"{name}.mlir").write_text(fn.lower(x).as_text())
+    pmapped = jax.pmap(lambda v: lax.psum(v, "i") * v, axis_name="i")
+    (folder / "pmap_psum.mlir").write_text(pmapped.lower(np.ones((4, 3), np.float32)).as_text())
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--spmd-child"]:
+        _spmd_child(Path(argv[1]))
+        return 0
     out = Path(argv[0]) if argv else DEFAULT_OUT
     n = write_conformance(out)
     m = write_functions(out)
-    print(f"wrote {n} conformance cases and {m} functions to {out}")
+    k = write_spmd(out)
+    print(f"wrote {n} conformance cases, {m} functions and {k} SPMD programs to {out}")
     return 0
 
 

@@ -6,8 +6,10 @@ HLO collectives with XLA's attributes: ``replica_groups`` from the dense group m
 (padding ``-1`` dropped), ``channel_id`` from a ``channel_handle`` with a positive handle,
 ``use_global_device_ids`` as given. ``sdy.sharding_constraint`` annotates a value for
 XLA's SPMD partitioner, which xlapy does not run: it converts to the value itself. An
-``sdy.manual_computation`` is inlined when its mesh has one device; over several devices it
-needs the partitioner and is refused with its line:column.
+``sdy.manual_computation`` is inlined when its mesh has one device. A ``@main`` that is one
+manual computation over every mesh axis becomes its per-device body
+(``Converter.manual_entry``); any other manual computation over several devices needs the
+partitioner and is refused with its line:column.
 """
 from __future__ import annotations
 

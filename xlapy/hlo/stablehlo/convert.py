@@ -42,6 +42,7 @@ class Converter:
         self.counter = itertools.count(1)
         self.functions: dict[str, HloComputation] = {}
         self.converting: set[str] = set()
+        self.per_device = False       # @main is a manual computation's per-device body
 
     # ----- names, errors
     def name(self, base: str) -> str:
@@ -78,7 +79,10 @@ class Converter:
                                           if f.visibility == "public"), None)
         if main is None:
             raise self.error("the module has no public function (@main)", 0)
-        entry = self.function(main, entry=True)
+        entry = self.manual_entry(main)
+        self.per_device = entry is not None
+        if entry is None:
+            entry = self.function(main, entry=True)
         module = HloModule(_module_name(self.mod.name))
         for comp in computations_post_order([entry]):
             module.add_computation(comp, is_entry=comp is entry)
@@ -104,13 +108,36 @@ class Converter:
             entry.root.shape.with_default_layout())
         # A program without collectives is one global program (its shardings are hints for
         # a partitioner); with collectives it is written per device and runs on all of them.
-        per_device = any(i.opcode in _COLLECTIVES for c in module.computations
-                         for i in c.instructions)
+        per_device = self.per_device or any(i.opcode in _COLLECTIVES for c in
+                                            module.computations for i in c.instructions)
         for key, hlo_key in (("mhlo.num_replicas", "replica_count"),
                              ("mhlo.num_partitions", "num_partitions")):
             n = attrs.get(key)
             if per_device and isinstance(n, int) and n > 1:
                 module.attributes[hlo_key] = n
+
+    def manual_entry(self, main: Func) -> HloComputation | None:
+        """The per-device program of a ``@main`` that is one ``sdy.manual_computation`` over
+        every axis of its mesh (a ``shard_map``/``pmap`` JAX lowers): its body, with the
+        local shapes, is what XLA's SPMD partitioner would give each device. None for any
+        other ``@main``."""
+        ops = main.body.blocks[0].ops if len(main.body.blocks) == 1 else []
+        if len(ops) != 2 or ops[0].name != "sdy.manual_computation":
+            return None
+        mc, ret = ops
+        if ret.operands != mc.results or mc.operands != [k for k, _, _ in main.args]:
+            return None
+        mesh = re.search(r"<@([\w$.-]+)", mc.raw.get("in_shardings", "") +
+                         mc.raw.get("out_shardings", ""))
+        axes = self.mod.meshes.get(mesh.group(1) if mesh else "", [])
+        manual = set(re.findall(r'"([^"]+)"', mc.raw.get("manual_axes", "")))
+        if not axes or {a for a, _ in axes} != manual:
+            return None
+        b = XlaBuilder(self.name("main"))
+        env = {key: b.parameter(shape, name=self.name(f"Arg_{i}"))
+               for i, (key, shape) in enumerate(mc.regions[0].blocks[0].args)}
+        results = self.block(b, mc.regions[0].blocks[0], env, mc.pos)
+        return b.build(results[0] if len(results) == 1 else self.tuple(b, results))
 
     # ----- functions and regions
     def function(self, f: Func, entry: bool = False) -> HloComputation:

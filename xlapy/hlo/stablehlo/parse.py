@@ -10,6 +10,8 @@ readers here.
 """
 from __future__ import annotations
 
+import re
+
 from .syntax import (BLOCK_LABEL, RESULT, VALUE, Block, Func, Loc, MlirModule, MlirReader, Op,
                      Region, loc_from_text, value_key)
 
@@ -19,6 +21,7 @@ class ModuleReader(MlirReader):
 
     def module(self) -> MlirModule:
         sc = self.sc
+        self.meshes: dict[str, list[tuple[str, int]]] = {}
         name = "main"
         attrs: dict = {}
         funcs: dict[str, Func] = {}
@@ -39,7 +42,7 @@ class ModuleReader(MlirReader):
             self.fail(f"unexpected {sc.describe()} after the module")
         if not funcs:
             self.fail("the module has no func.func", 0)
-        return MlirModule(name, attrs, funcs, aliases, sc)
+        return MlirModule(name, attrs, funcs, aliases, sc, self.meshes)
 
     def read_loc_aliases(self, aliases: dict[str, Loc]) -> None:
         """``#loc1 = loc("x")`` lines (printed with debug info)."""
@@ -73,8 +76,13 @@ class ModuleReader(MlirReader):
                 if f.name in funcs:
                     self.fail(f"function @{f.name} is defined twice", p)
                 funcs[f.name] = f
-            else:                       # sdy.mesh and other module-level ops: skipped
+            else:                       # sdy.mesh (its axes kept) and other module-level ops
                 end = sc.text.find("\n", p)
+                line = sc.text[p:len(sc.text) if end < 0 else end]
+                mesh = _MESH.match(line)
+                if mesh:
+                    self.meshes[mesh.group(1)] = [(a, int(n)) for a, n in
+                                                  _AXIS.findall(mesh.group(2))]
                 sc.pos = len(sc.text) if end < 0 else end
 
     def trailing_loc(self) -> Loc | None:
@@ -339,7 +347,9 @@ class ModuleReader(MlirReader):
             op.regions.append(body)
 
 
-_KEY = __import__("re").compile(r"([A-Za-z_][\w.]*)\s*=(?!=)")
+_KEY = re.compile(r"([A-Za-z_][\w.]*)\s*=(?!=)")
+_MESH = re.compile(r'sdy\.mesh\s+@([\w$.-]+)\s*=\s*<\[([^\]]*)\]')
+_AXIS = re.compile(r'"([^"]+)"\s*=\s*(\d+)')
 
 
 def _manual_computation(reader: ModuleReader, op: Op) -> None:

@@ -135,6 +135,7 @@ class MlirModule:
     funcs: dict[str, Func]
     loc_aliases: dict[str, Loc]
     scanner: Scanner
+    meshes: dict[str, list[tuple[str, int]]] = field(default_factory=dict)   # sdy.mesh axes
 
 
 def parse_int(text: str) -> int:
