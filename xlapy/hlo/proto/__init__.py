@@ -16,9 +16,9 @@ from ..ir import HloModule
 def _pb():
     try:
         from . import xlapy_hlo_pb2
-    except ImportError as e:            # protobuf missing or too old for the generated code
+    except Exception as e:      # ImportError, or protobuf's VersionError for an old runtime
         raise HloParseError(f"reading or writing HloModuleProto needs the 'protobuf' "
-                            f"package (>= 7.35): {e}") from None
+                            f"package (>= 7.35.1): {e}") from None
     return xlapy_hlo_pb2
 
 
