@@ -13,8 +13,12 @@ then written per device; without them it is one global program, as JAX's HLO tex
 ``mhlo.frontend_attributes``, ``mhlo.sharding`` and ``sdy.sharding`` (as the frontend
 attribute ``xla.sdy.sharding``) are kept on the instructions.
 
+A ``@main`` that is one ``sdy.manual_computation`` over every mesh axis (``shard_map``,
+``pmap``) becomes its per-device body (:meth:`Converter.manual_entry`).
+
 Every error names the op's ``line:column`` in the MLIR text (and its ``loc`` when the
-text has one); the op handlers are in ``ops.py`` (and ``chlo.py`` for CHLO).
+text has one); the op handlers are in ``ops.py``, ``ops_regions.py``, ``collectives.py``
+and ``chlo.py``, registered in ``registry.py``.
 """
 from __future__ import annotations
 
