@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+TORCH_INDEX := https://download.pytorch.org/whl/cpu
 
 .PHONY: demo test lint venv clean aot-example aot-digits
 
@@ -10,6 +11,10 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
+	# PyTorch's CPU wheel (the torch extra) for torch.compile(backend="xlapy") and its tests;
+	# the tests skip when it cannot be installed
+	$(PY) -m pip install -q -e '.[torch]' --extra-index-url $(TORCH_INDEX) \
+		|| echo "torch not installed: tests/test_torch_compile.py will skip"
 	touch $(STAMP)
 
 venv: $(STAMP)

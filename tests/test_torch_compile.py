@@ -1,0 +1,238 @@
+"""``torch.compile(model, backend="xlapy")``: forward and training-step parity with eager
+PyTorch, graph breaks and fallbacks, shape specialization, the entry point."""
+from __future__ import annotations
+
+import copy
+import logging
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+F = torch.nn.functional
+
+from xlapy.interop import torch_ops  # noqa: E402
+from xlapy.interop.torch_backend import unsupported_ops, xlapy_backend  # noqa: E402
+
+LOGGER = "xlapy.interop.torch"
+RTOL, ATOL = 1e-4, 1e-5
+
+
+class CNN(nn.Module):
+    """The CIFAR-10-style CNN: conv/relu/maxpool twice, then a linear classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 16, 3, padding=1)
+        self.fc = nn.Linear(16 * 4 * 4, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.c1(x)), 2)
+        x = F.max_pool2d(F.relu(self.c2(x)), 2)
+        return self.fc(x.flatten(1))
+
+
+class Gathers(nn.Module):
+    """view, permute, index_select, scatter_add, layer_norm, softmax, cross_entropy."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Parameter(torch.randn(20, 8))
+        self.ln = nn.LayerNorm(8)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, idx, x, slots, target):
+        e = torch.index_select(self.emb, 0, idx)                  # (6, 8)
+        y = self.ln(e.view(2, 3, 8).permute(1, 0, 2) + x)         # (3, 2, 8)
+        flat = y.reshape(6, 8)
+        pooled = torch.zeros(4, 8).scatter_add(0, slots, flat)    # (4, 8)
+        probs = self.fc(pooled).softmax(-1)
+        return F.cross_entropy(self.fc(flat), target) + (probs * probs).sum()
+
+
+class Recurrent(nn.Module):
+    """An LSTM (Dynamo runs it with graph breaks) between compiled linear layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(6, 8)
+        self.lstm = nn.LSTM(8, 8, batch_first=True)
+        self.out = nn.Linear(8, 3)
+
+    def forward(self, x):
+        h, _ = self.lstm(torch.tanh(self.inp(x)))
+        return self.out(h[:, -1])
+
+
+def _loss(out):
+    return out if out.ndim == 0 else (out * out).mean()
+
+
+def _train_step_parity(model, args, steps=2):
+    """Forward outputs, gradients and parameters after SGD steps match eager PyTorch."""
+    torch.manual_seed(0)
+    eager = model
+    compiled_model = copy.deepcopy(model)
+    compiled = torch.compile(compiled_model, backend=xlapy_backend)
+    opt_e = torch.optim.SGD(eager.parameters(), lr=0.1)
+    opt_c = torch.optim.SGD(compiled_model.parameters(), lr=0.1)
+    for _ in range(steps):
+        out_e, out_c = eager(*args), compiled(*args)
+        torch.testing.assert_close(out_c, out_e, rtol=RTOL, atol=ATOL)
+        opt_e.zero_grad()
+        opt_c.zero_grad()
+        _loss(out_e).backward()
+        _loss(out_c).backward()
+        for (name, pe), pc in zip(eager.named_parameters(), compiled_model.parameters()):
+            torch.testing.assert_close(pc.grad, pe.grad, rtol=RTOL, atol=ATOL, msg=name)
+        opt_e.step()
+        opt_c.step()
+    for pe, pc in zip(eager.parameters(), compiled_model.parameters()):
+        torch.testing.assert_close(pc, pe, rtol=RTOL, atol=ATOL)
+
+
+def _fell_back(caplog):
+    return [r.getMessage() for r in caplog.records
+            if r.name == LOGGER and "runs in PyTorch" in r.getMessage()]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_dynamo(caplog):
+    torch._dynamo.reset()
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    yield
+    torch._dynamo.reset()
+
+
+def test_mlp_training_parity(caplog):
+    torch.manual_seed(1)
+    model = nn.Sequential(nn.Linear(12, 16), nn.ReLU(), nn.Linear(16, 16), nn.Tanh(),
+                          nn.Linear(16, 4))
+    _train_step_parity(model, (torch.randn(5, 12),))
+    assert not _fell_back(caplog)
+
+
+def test_cnn_training_parity(caplog):
+    torch.manual_seed(2)
+    _train_step_parity(CNN(), (torch.randn(2, 3, 16, 16),))
+    assert not _fell_back(caplog)
+
+
+@pytest.mark.slow
+def test_transformer_encoder_layer_parity(caplog):
+    torch.manual_seed(3)
+    layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+    _train_step_parity(layer, (torch.randn(2, 5, 16),), steps=1)
+    assert not _fell_back(caplog)
+
+
+def test_gather_scatter_norm_softmax_cross_entropy_parity(caplog):
+    torch.manual_seed(4)
+    slots = torch.tensor([0, 1, 2, 3, 0, 1]).view(6, 1).expand(6, 8).contiguous()
+    args = (torch.tensor([1, 3, 5, 7, 9, 11]), torch.randn(3, 2, 8), slots,
+            torch.tensor([0, 1, 2, 3, 4, 0]))
+    _train_step_parity(Gathers(), args)
+    assert not _fell_back(caplog)
+
+
+def test_lstm_graph_break_runs_in_pytorch():
+    """By default Dynamo does not capture an LSTM: a graph break, run by PyTorch."""
+    torch.manual_seed(5)
+    _train_step_parity(Recurrent(), (torch.randn(2, 4, 6),), steps=1)
+
+
+@pytest.mark.slow
+def test_lstm_captured_with_allow_rnn_compiles_whole(caplog):
+    """With Dynamo's allow_rnn the LSTM is decomposed to core ATen and compiled by xlapy."""
+    torch.manual_seed(5)
+    with torch._dynamo.config.patch(allow_rnn=True):
+        _train_step_parity(Recurrent(), (torch.randn(2, 4, 6),), steps=1)
+    assert not _fell_back(caplog)
+
+
+def test_max_pool_indices_match_pytorch():
+    def f(x):
+        return F.max_pool2d(x, 3, 2, 1, return_indices=True)
+    x = torch.randn(2, 3, 9, 7)
+    x[0, 0, :3, :3] = 1.0          # ties: the first maximum wins, as in PyTorch
+    out, idx = torch.compile(f, backend=xlapy_backend)(x)
+    ref, ref_idx = f(x)
+    torch.testing.assert_close(out, ref)
+    assert idx.dtype == torch.int64 and torch.equal(idx, ref_idx)
+
+
+def test_unsupported_op_falls_back_with_one_info_line(caplog):
+    def f(x):
+        return torch.special.bessel_j0(x) + 1.0
+    x = torch.rand(5)
+    out = torch.compile(f, backend=xlapy_backend)(x)
+    torch.testing.assert_close(out, f(x))
+    lines = _fell_back(caplog)
+    assert len(lines) == 1 and "bessel_j0" in lines[0]
+
+
+def test_float64_runs_in_pytorch(caplog):
+    def f(x):
+        return (x * 3).sin()
+    x = torch.rand(4, dtype=torch.float64)
+    out = torch.compile(f, backend=xlapy_backend)(x)
+    assert out.dtype == torch.float64
+    torch.testing.assert_close(out, f(x), rtol=0, atol=0)
+    assert any("float64" in line for line in _fell_back(caplog))
+
+
+def test_shapes_are_specialized_per_call():
+    def f(x, w):
+        return torch.relu(x @ w).sum(0)
+    cf = torch.compile(f, backend=xlapy_backend)
+    w = torch.randn(4, 3)
+    for n in (2, 5, 9):
+        x = torch.randn(n, 4)
+        torch.testing.assert_close(cf(x, w), f(x, w), rtol=RTOL, atol=ATOL)
+
+
+def test_integer_and_bool_outputs_keep_pytorch_dtypes():
+    def f(x):
+        return x.argmax(1), x > 0, (x * 2).to(torch.int64)
+    x = torch.randn(3, 4)
+    got, want = torch.compile(f, backend=xlapy_backend)(x), f(x)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and torch.equal(g, w)
+
+
+def test_lowering_table_rejects_what_it_cannot_honour():
+    x = torch_ops.LOWERINGS  # a transposed convolution is not lowered
+    with pytest.raises(torch_ops.Unsupported):
+        x["aten.convolution.default"](None, None, None, [1], [0], [1], True, [0], 1)
+
+
+def test_unsupported_ops_lists_the_missing_ones():
+    gm = torch.fx.symbolic_trace(lambda x: torch.special.bessel_j0(x))
+    assert unsupported_ops(gm)
+
+
+def test_entry_point_registers_backend_name(tmp_path, monkeypatch):
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "pyproject.toml").read_text()
+    assert '[project.entry-points.torch_dynamo_backends]' in text
+    assert 'xlapy = "xlapy.interop.torch_backend:xlapy_backend"' in text
+    from importlib import metadata
+    if not any(ep.name == "xlapy" for ep in metadata.entry_points(group="torch_dynamo_backends")):
+        # this checkout is not the installed one: install its entry point metadata
+        dist = tmp_path / "xlapy_entry-0.dist-info"
+        dist.mkdir()
+        (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: xlapy-entry\nVersion: 0\n")
+        (dist / "entry_points.txt").write_text(
+            "[torch_dynamo_backends]\nxlapy = xlapy.interop.torch_backend:xlapy_backend\n")
+        monkeypatch.syspath_prepend(str(tmp_path))
+        sys.modules.pop("xlapy_entry", None)
+    from torch._dynamo.backends import registry
+    registry._lazy_import.cache_clear() if hasattr(registry._lazy_import, "cache_clear") else None
+    registry._discover_entrypoint_backends.cache_clear()
+    fn = registry.lookup_backend("xlapy")
+    x = torch.randn(3)
+    torch.testing.assert_close(torch.compile(lambda t: t * 2 + 1, backend="xlapy")(x), x * 2 + 1)
+    assert fn is not None

@@ -1,0 +1,220 @@
+"""``torch.compile(model, backend="xlapy")``: PyTorch graphs compiled by xlapy.
+
+TorchDynamo captures the model's FX graph; AOTAutograd splits it into a forward and a
+backward graph of core-ATen ops (PyTorch's ``core_aten_decompositions`` break the rest
+down); each graph is interpreted op by op with the lowerings of
+``xlapy.interop.torch_ops`` on arrays traced under ``xlapy.jit``, so it gets xlapy's HLO
+passes, fusion and CPU code generation, and is compiled once per input shape (dynamic
+shapes are specialized). Tensors cross without copies: inputs are viewed as NumPy arrays
+(``Tensor.numpy()``), outputs are wrapped with ``torch.from_numpy``.
+
+A graph with an op that has no lowering (or a dtype xlapy does not compute, such as
+float64) runs in PyTorch as it is, and one INFO line on the ``xlapy.interop.torch``
+logger lists the ops; ops Dynamo itself cannot capture are graph breaks run by PyTorch.
+The backend is registered under the ``torch_dynamo_backends`` entry point, so
+``backend="xlapy"`` works without importing xlapy.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import torch
+from torch._dynamo.backends.common import aot_autograd
+from torch._decomp import core_aten_decompositions
+from torch._functorch.aot_autograd import make_boxed_func
+from torch.fx.node import map_arg
+
+from .. import jit
+from .. import numpy as xnp
+from ..frontend.dtypes import canonicalize as canonicalize_dtype
+from . import torch_ops
+from .torch_dtypes import SUPPORTED, to_numpy_dtype
+
+log = logging.getLogger("xlapy.interop.torch")
+
+__all__ = ["xlapy_backend", "compile_graph", "unsupported_ops"]
+
+_INT32 = 2 ** 31
+
+
+def _op_name(node: torch.fx.Node) -> str:
+    return str(node.target)
+
+
+def _meta_tensors(node: torch.fx.Node) -> list[Any]:
+    val = node.meta.get("val")
+    vals = val if isinstance(val, (list, tuple)) else [val]
+    return [v for v in vals if isinstance(v, torch.Tensor)]
+
+
+def unsupported_ops(gm: torch.fx.GraphModule) -> list[str]:
+    """The ops (and dtypes) of an ATen graph that xlapy has no lowering for, sorted."""
+    missing = set()
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and _op_name(node) not in torch_ops.LOWERINGS:
+            missing.add(_op_name(node))
+        elif node.op in ("call_module", "call_method"):
+            missing.add(f"{node.op} {node.target}")
+        for t in _meta_tensors(node):
+            if t.dtype not in SUPPORTED:
+                missing.add(f"dtype {t.dtype}")
+    return sorted(missing)
+
+
+def _attr(gm: torch.nn.Module, target: str) -> Any:
+    obj: Any = gm
+    for part in target.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class _GraphFunction:
+    """One ATen graph compiled by xlapy: called with the graph's flat inputs (tensors,
+    ints, floats), returns its flat outputs as tensors sharing xlapy's result buffers."""
+
+    def __init__(self, gm: torch.fx.GraphModule, name: str):
+        self.gm = gm
+        self.name = name
+        self.nodes = list(gm.graph.nodes)
+        self.placeholders = [n for n in self.nodes if n.op == "placeholder"]
+        out = next(n for n in self.nodes if n.op == "output")
+        self.outputs = list(out.args[0]) if isinstance(out.args[0], (list, tuple)) \
+            else [out.args[0]]
+        self._jits: dict[tuple, Callable[..., Any]] = {}
+        self._eager_reason: str | None = None
+
+    # ---------------------------------------------------------------- tracing
+    def _interpret(self, tensor_slots: list[int], statics: tuple, arrays: Sequence[Any]):
+        env: dict[torch.fx.Node, Any] = {}
+        it_arrays, it_statics = iter(arrays), iter(statics)
+        tensor_set = set(tensor_slots)
+        for i, ph in enumerate(self.placeholders):
+            env[ph] = next(it_arrays) if i in tensor_set else next(it_statics)
+        for node in self.nodes:
+            if node.op == "get_attr":      # a constant tensor the graph holds
+                env[node] = xnp.asarray(_attr(self.gm, node.target).detach().numpy())
+                continue
+            if node.op != "call_function":
+                continue
+            args = map_arg(node.args, env.__getitem__)
+            kwargs = map_arg(node.kwargs, env.__getitem__)
+            result = torch_ops.LOWERINGS[_op_name(node)](*args, **kwargs)
+            env[node] = self._conform(node, result)
+        outs = []
+        for o in self.outputs:
+            v = env[o] if isinstance(o, torch.fx.Node) else o
+            outs.append(v if hasattr(v, "shape") else None)
+        return outs
+
+    @staticmethod
+    def _conform(node: torch.fx.Node, result: Any) -> Any:
+        """Check a lowering's result against PyTorch's recorded shape and dtype."""
+        val = node.meta.get("val")
+        if isinstance(val, (list, tuple)):
+            if not isinstance(result, (list, tuple)) or len(result) != len(val):
+                raise torch_ops.Unsupported(f"{node.target}: results differ from PyTorch's")
+            return tuple(_GraphFunction._conform_one(node, r, v) for r, v in zip(result, val))
+        return _GraphFunction._conform_one(node, result, val)
+
+    @staticmethod
+    def _conform_one(node: torch.fx.Node, r: Any, val: Any) -> Any:
+        if not isinstance(val, torch.Tensor) or r is None:
+            return r
+        shape = tuple(int(s) for s in val.shape)
+        if tuple(r.shape) != shape:
+            raise torch_ops.Unsupported(f"{node.target}: shape {tuple(r.shape)} differs "
+                                        f"from PyTorch's {shape}")
+        want = canonicalize_dtype(to_numpy_dtype(val.dtype))
+        return r if r.dtype == want else r.astype(want)
+
+    # ---------------------------------------------------------------- calling
+    def _jit_for(self, tensor_slots: tuple, statics: tuple) -> Callable[..., Any]:
+        key = (tensor_slots, statics)
+        fn = self._jits.get(key)
+        if fn is None:
+            slots = list(tensor_slots)
+            fn = jit(lambda *arrays: self._interpret(slots, statics, arrays))
+            self._jits[key] = fn
+        return fn
+
+    def _fallback(self, reason: str) -> None:
+        self._eager_reason = reason
+        log.info("xlapy: %s runs in PyTorch: %s", self.name, reason)
+
+    def __call__(self, args: list[Any]) -> list[Any]:
+        if self._eager_reason is None:
+            try:
+                return self._run(args)
+            except torch_ops.Unsupported as e:
+                self._fallback(str(e))
+        return self.gm(*args)
+
+    def _run(self, args: list[Any]) -> list[Any]:
+        tensor_slots, arrays, statics = [], [], []
+        for i, a in enumerate(args):
+            if isinstance(a, torch.Tensor):
+                if a.dtype == torch.int64 and a.numel() and bool(a.abs().max() >= _INT32):
+                    raise torch_ops.Unsupported("an int64 input beyond the 32-bit range")
+                tensor_slots.append(i)
+                arrays.append(a.detach().resolve_conj().numpy())
+            else:
+                statics.append(a)
+        outs = self._jit_for(tuple(tensor_slots), tuple(statics))(*arrays)
+        results = []
+        for node, v in zip(self.outputs, outs):
+            if isinstance(node, torch.fx.Node) and node.op == "placeholder":
+                results.append(args[self.placeholders.index(node)])   # no copy, same alias
+                continue
+            if v is None:
+                results.append(None)
+                continue
+            t = torch.from_numpy(np.asarray(v))
+            want = node.meta["val"].dtype
+            results.append(t if t.dtype == want else t.to(want))
+        return results
+
+
+def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable:
+    """AOTAutograd's compiler: ``gm`` (a forward or backward graph of core-ATen ops)
+    compiled by xlapy, or run by PyTorch when it has ops without a lowering."""
+    name = f"graph {id(gm):#x}"
+    missing = unsupported_ops(gm)
+    if missing:
+        log.info("xlapy: %s runs in PyTorch; no lowering for: %s", name, ", ".join(missing))
+        return make_boxed_func(gm.forward)
+    for node in gm.graph.nodes:
+        if node.op == "output":
+            outs = node.args[0] if isinstance(node.args[0], (list, tuple)) else [node.args[0]]
+            if any(isinstance(o, torch.fx.Node) and not _meta_tensors(o) and
+                   o.op != "placeholder" for o in outs):
+                log.info("xlapy: %s runs in PyTorch: it returns symbolic sizes", name)
+                return make_boxed_func(gm.forward)
+    return _boxed(_GraphFunction(gm, name))
+
+
+def _boxed(fn: _GraphFunction) -> Callable:
+    def call(args: list[Any]) -> list[Any]:
+        out = fn(list(args))
+        args.clear()
+        return out
+    call._boxed_call = True  # type: ignore[attr-defined]
+    call.graph_function = fn  # type: ignore[attr-defined]
+    return call
+
+
+@functools.lru_cache(maxsize=1)
+def _aot_backend() -> Callable:
+    return aot_autograd(fw_compiler=compile_graph, bw_compiler=compile_graph,
+                        decompositions=core_aten_decompositions())
+
+
+def xlapy_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
+                  **options: Any) -> Callable:
+    """The TorchDynamo backend: ``torch.compile(model, backend="xlapy")``.
+
+    Takes Dynamo's FX graph and its example inputs; returns the callable PyTorch runs in
+    its place (AOTAutograd's wrapper around the xlapy-compiled forward and backward)."""
+    return _aot_backend()(gm, example_inputs)

@@ -1,0 +1,188 @@
+"""Lowerings of the neural-network ATen ops that stay whole after the core-ATen
+decompositions: convolution and its backward, max pooling with indices, layer norm,
+softmax and the CPU flash-attention pair. Backward ops are written as xlapy ``vjp`` of
+the forward lowering, so forward and backward share one definition.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .. import lax
+from .. import numpy as xnp
+from ..frontend.autodiff import vjp
+from .torch_ops import LOWERINGS, Unsupported, _reg
+
+_SPECS = {1: ("NCH", "OIH", "NCH"), 2: ("NCHW", "OIHW", "NCHW"),
+          3: ("NCDHW", "OIDHW", "NCDHW")}
+
+
+def _conv(x: Any, w: Any, stride: Sequence[int], padding: Sequence[int],
+          dilation: Sequence[int], groups: int) -> Any:
+    nsp = x.ndim - 2
+    if nsp not in _SPECS:
+        raise Unsupported(f"convolution over {nsp} spatial dimensions")
+    return lax.conv_general_dilated(
+        x, w, tuple(stride), [(p, p) for p in padding], rhs_dilation=tuple(dilation),
+        dimension_numbers=_SPECS[nsp], feature_group_count=groups)
+
+
+def _check_conv(transposed: bool, x: Any) -> None:
+    if transposed:
+        raise Unsupported("transposed convolution")
+    if x.ndim - 2 not in _SPECS:
+        raise Unsupported("convolution without a batch dimension")
+
+
+@_reg("aten.convolution.default")
+def _convolution(x: Any, w: Any, bias: Any, stride: Sequence[int], padding: Sequence[int],
+                 dilation: Sequence[int], transposed: bool, output_padding: Sequence[int],
+                 groups: int) -> Any:
+    _check_conv(transposed, x)
+    out = _conv(x, w, stride, padding, dilation, groups)
+    if bias is not None:
+        out = out + xnp.reshape(bias, (1, -1) + (1,) * (x.ndim - 2))
+    return out
+
+
+@_reg("aten.convolution_backward.default")
+def _convolution_backward(g: Any, x: Any, w: Any, bias_sizes: Any, stride: Sequence[int],
+                          padding: Sequence[int], dilation: Sequence[int], transposed: bool,
+                          output_padding: Sequence[int], groups: int,
+                          output_mask: Sequence[bool]) -> tuple:
+    _check_conv(transposed, x)
+    _, pullback = vjp(lambda a, b: _conv(a, b, stride, padding, dilation, groups), x, w)
+    gx, gw = pullback(g)
+    gb = xnp.sum(g, axis=(0,) + tuple(range(2, g.ndim))) if output_mask[2] else None
+    return (gx if output_mask[0] else None, gw if output_mask[1] else None, gb)
+
+
+def _pool_params(x: Any, kernel: Sequence[int], stride: Sequence[int], padding: Any,
+                 dilation: Any, ceil_mode: bool) -> tuple:
+    kernel = tuple(kernel) * (2 if len(kernel) == 1 else 1)
+    stride = tuple(stride) if stride else kernel
+    stride = stride * (2 if len(stride) == 1 else 1)
+    padding = tuple(padding) if not isinstance(padding, int) else (padding,)
+    padding = padding * (2 if len(padding) == 1 else 1)
+    dil = tuple(dilation) if not isinstance(dilation, int) else (dilation,)
+    if ceil_mode or any(d != 1 for d in dil):
+        raise Unsupported("max_pool2d with ceil_mode or dilation")
+    return kernel, stride, padding
+
+
+@_reg("aten.max_pool2d_with_indices.default")
+def _max_pool2d_with_indices(x: Any, kernel: Sequence[int], stride: Sequence[int] = (),
+                             padding: Any = 0, dilation: Any = 1,
+                             ceil_mode: bool = False) -> tuple:
+    (kh, kw), (sh, sw), (ph, pw) = _pool_params(x, kernel, stride, padding, dilation, ceil_mode)
+    h, w = x.shape[-2:]
+    oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    low = xnp.asarray(-np.inf, x.dtype)
+    cfg = [(0, 0, 0)] * (x.ndim - 2) + [(ph, ph, 0), (pw, pw, 0)]
+    xp = lax.pad(x, low, cfg) if ph or pw else x
+    lead = (slice(None),) * (x.ndim - 2)
+    taps = [xp[lead + (slice(i, i + sh * (oh - 1) + 1, sh), slice(j, j + sw * (ow - 1) + 1, sw))]
+            for i in range(kh) for j in range(kw)]
+    stack = xnp.stack(taps, axis=0)
+    arg = xnp.argmax(stack, axis=0).astype(np.int32)   # the first maximum, as PyTorch
+    rows = lax.broadcasted_iota(np.int32, arg.shape, arg.ndim - 2) * sh + arg // kw - ph
+    cols = lax.broadcasted_iota(np.int32, arg.shape, arg.ndim - 1) * sw + arg % kw - pw
+    return xnp.max(stack, axis=0), rows * w + cols
+
+
+@_reg("aten.max_pool2d_with_indices_backward.default")
+def _max_pool2d_backward(g: Any, x: Any, kernel: Sequence[int], stride: Sequence[int],
+                         padding: Any, dilation: Any, ceil_mode: bool, indices: Any) -> Any:
+    _pool_params(x, kernel, stride, padding, dilation, ceil_mode)
+    planes = int(np.prod(x.shape[:-2]))
+    hw = x.shape[-2] * x.shape[-1]
+    flat_idx = xnp.reshape(indices, (planes, -1))
+    plane = lax.broadcasted_iota(np.int32, flat_idx.shape, 0)
+    out = xnp.zeros((planes, hw), g.dtype).at[plane, flat_idx].add(
+        xnp.reshape(g, (planes, -1)))
+    return xnp.reshape(out, x.shape)
+
+
+@_reg("aten.native_layer_norm.default")
+def _native_layer_norm(x: Any, normalized_shape: Sequence[int], weight: Any, bias: Any,
+                       eps: float) -> tuple:
+    axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+    mean = xnp.mean(x, axis=axes, keepdims=True)
+    xc = x - mean
+    rstd = lax.rsqrt(xnp.mean(xc * xc, axis=axes, keepdims=True) + eps)
+    out = xc * rstd
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out, mean, rstd
+
+
+def _softmax_fn(x: Any, dim: int) -> Any:
+    e = xnp.exp(x - lax.stop_gradient(xnp.max(x, axis=dim, keepdims=True)))
+    return e / xnp.sum(e, axis=dim, keepdims=True)
+
+
+@_reg("aten._softmax.default")
+def _softmax(x: Any, dim: int, half_to_float: bool = False) -> Any:
+    return _softmax_fn(x, dim % x.ndim)
+
+
+@_reg("aten._log_softmax.default")
+def _log_softmax(x: Any, dim: int, half_to_float: bool = False) -> Any:
+    dim %= x.ndim
+    s = x - xnp.max(x, axis=dim, keepdims=True)
+    return s - xnp.log(xnp.sum(xnp.exp(s), axis=dim, keepdims=True))
+
+
+@_reg("aten._softmax_backward_data.default")
+def _softmax_backward(g: Any, out: Any, dim: int, input_dtype: Any) -> Any:
+    return out * (g - xnp.sum(g * out, axis=dim % g.ndim, keepdims=True))
+
+
+@_reg("aten._log_softmax_backward_data.default")
+def _log_softmax_backward(g: Any, out: Any, dim: int, input_dtype: Any) -> Any:
+    return g - xnp.exp(out) * xnp.sum(g, axis=dim % g.ndim, keepdims=True)
+
+
+def _attention(q: Any, k: Any, v: Any, is_causal: bool, mask: Any, scale: Any) -> tuple:
+    """Math attention over (..., L, E) inputs: the output and the log-sum-exp per query."""
+    scale = 1.0 / np.sqrt(q.shape[-1]) if scale is None else scale
+    s = xnp.matmul(q, xnp.swapaxes(k, -1, -2)) * xnp.asarray(scale, q.dtype)
+    if is_causal:
+        lq, lk = q.shape[-2], k.shape[-2]
+        keep = xnp.tril(xnp.ones((lq, lk), np.bool_))
+        s = xnp.where(keep, s, xnp.asarray(-np.inf, s.dtype))
+    if mask is not None:
+        s = xnp.where(mask, s, -np.inf) if mask.dtype == np.bool_ else s + mask
+    m = lax.stop_gradient(xnp.max(s, axis=-1, keepdims=True))
+    e = xnp.exp(s - m)
+    denom = xnp.sum(e, axis=-1, keepdims=True)
+    out = xnp.matmul(e / denom, v)
+    return out, xnp.squeeze(xnp.log(denom) + m, -1)
+
+
+def _check_dropout(p: float) -> None:
+    if p:
+        raise Unsupported("attention with dropout")
+
+
+@_reg("aten._scaled_dot_product_flash_attention_for_cpu.default")
+def _sdpa_cpu(q: Any, k: Any, v: Any, dropout_p: float = 0.0, is_causal: bool = False, *,
+              attn_mask: Any = None, scale: Any = None) -> tuple:
+    _check_dropout(dropout_p)
+    return _attention(q, k, v, is_causal, attn_mask, scale)
+
+
+@_reg("aten._scaled_dot_product_flash_attention_for_cpu_backward.default")
+def _sdpa_cpu_backward(g: Any, q: Any, k: Any, v: Any, out: Any, lse: Any,
+                       dropout_p: float, is_causal: bool, *, attn_mask: Any = None,
+                       scale: Any = None) -> tuple:
+    _check_dropout(dropout_p)
+    _, pullback = vjp(lambda a, b, c: _attention(a, b, c, is_causal, attn_mask, scale)[0],
+                      q, k, v)
+    return tuple(pullback(g))
+
+
+__all__ = ["LOWERINGS"]
