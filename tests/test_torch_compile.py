@@ -184,7 +184,7 @@ def test_float64_runs_in_pytorch(caplog):
     assert any("float64" in line for line in _fell_back(caplog))
 
 
-def test_shapes_are_specialized_per_call():
+def test_shapes_are_specialized_per_call(caplog):
     def f(x, w):
         return torch.relu(x @ w).sum(0)
     cf = torch.compile(f, backend=xlapy_backend)
@@ -192,6 +192,7 @@ def test_shapes_are_specialized_per_call():
     for n in (2, 5, 9):
         x = torch.randn(n, 4)
         torch.testing.assert_close(cf(x, w), f(x, w), rtol=RTOL, atol=ATOL)
+    assert not _fell_back(caplog)    # symbolic sizes from Dynamo become static, per shape
 
 
 def test_integer_and_bool_outputs_keep_pytorch_dtypes():
@@ -236,3 +237,28 @@ def test_entry_point_registers_backend_name(tmp_path, monkeypatch):
     x = torch.randn(3)
     torch.testing.assert_close(torch.compile(lambda t: t * 2 + 1, backend="xlapy")(x), x * 2 + 1)
     assert fn is not None
+
+
+def test_wrong_dtypes_raise_pytorchs_error_at_the_users_line():
+    def f(a, b):
+        return a @ b                                   # int64 @ float32
+    with pytest.raises(Exception) as info:
+        torch.compile(f, backend=xlapy_backend)(torch.ones(2, 2, dtype=torch.int64),
+                                                torch.ones(2, 2))
+    assert "dtype" in str(info.value) or "expected" in str(info.value).lower()
+    assert "return a @ b" in str(info.value) or any(
+        "test_torch_compile.py" in str(tb.path) for tb in info.traceback)
+
+
+@pytest.mark.slow
+def test_example_trains_with_the_same_losses():
+    import os
+    import subprocess
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    proc = subprocess.run([sys.executable, str(root / "examples" / "torch_compile.py"),
+                           "--steps", "2", "--batch-size", "8"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "step 1: loss xlapy" in proc.stdout
+    assert "largest relative loss difference" in proc.stdout

@@ -123,8 +123,9 @@ class _GraphFunction:
     def _conform_one(node: torch.fx.Node, r: Any, val: Any) -> Any:
         if not isinstance(val, torch.Tensor) or r is None:
             return r
-        shape = tuple(int(s) for s in val.shape)
-        if tuple(r.shape) != shape:
+        # symbolic sizes (Dynamo's dynamic shapes) are whatever this call's inputs give
+        shape = tuple(s if isinstance(s, int) else d for s, d in zip(val.shape, r.shape))
+        if len(r.shape) != len(shape) or tuple(r.shape) != shape:
             raise torch_ops.Unsupported(f"{node.target}: shape {tuple(r.shape)} differs "
                                         f"from PyTorch's {shape}")
         want = canonicalize_dtype(to_numpy_dtype(val.dtype))

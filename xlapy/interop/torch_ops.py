@@ -379,13 +379,22 @@ def _max_dim(x: Any, dim: int, keepdim: bool = False) -> Any:
 
 
 # ------------------------------------------------------------------ linear algebra
+def same_dtypes(what: str, *xs: Any) -> None:
+    """ATen's matrix products and convolutions take one dtype; PyTorch itself raises on a
+    mix, so such a graph is left to PyTorch (which raises its own error)."""
+    if len({x.dtype for x in xs if x is not None}) > 1:
+        raise Unsupported(f"{what} of mixed dtypes")
+
+
 @_reg("aten.mm.default", "aten.bmm.default")
 def _mm(a: Any, b: Any) -> Any:
+    same_dtypes("mm", a, b)
     return xnp.matmul(a, b)
 
 
 @_reg("aten.addmm.default")
 def _addmm(bias: Any, a: Any, b: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    same_dtypes("addmm", bias, a, b)
     prod = xnp.matmul(a, b)
     if alpha != 1:
         prod = prod * alpha

@@ -12,7 +12,7 @@ import numpy as np
 from .. import lax
 from .. import numpy as xnp
 from ..frontend.autodiff import vjp
-from .torch_ops import LOWERINGS, Unsupported, _reg
+from .torch_ops import LOWERINGS, Unsupported, _reg, same_dtypes
 
 _SPECS = {1: ("NCH", "OIH", "NCH"), 2: ("NCHW", "OIHW", "NCHW"),
           3: ("NCDHW", "OIDHW", "NCDHW")}
@@ -40,6 +40,7 @@ def _convolution(x: Any, w: Any, bias: Any, stride: Sequence[int], padding: Sequ
                  dilation: Sequence[int], transposed: bool, output_padding: Sequence[int],
                  groups: int) -> Any:
     _check_conv(transposed, x)
+    same_dtypes("convolution", x, w, bias)
     out = _conv(x, w, stride, padding, dilation, groups)
     if bias is not None:
         out = out + xnp.reshape(bias, (1, -1) + (1,) * (x.ndim - 2))
