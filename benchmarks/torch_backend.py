@@ -37,6 +37,7 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from machine import check_openblas_env, cpu_model  # noqa: E402
+from xlapy.interop.torch_backend import ensure_registered  # noqa: E402
 
 
 class CifarCNN(nn.Module):
@@ -71,17 +72,6 @@ def _models():
         "cnn": (CifarCNN(), torch.randn(64, 3, 32, 32), torch.randint(0, 10, (64,))),
         "transformer": (Encoder(), torch.randn(16, 64, 128), torch.randint(0, 10, (16,))),
     }
-
-
-def ensure_xlapy_backend() -> None:
-    """``backend="xlapy"`` comes from xlapy's entry point once the package is installed;
-    a source checkout that is not the installed one registers it here."""
-    from torch._dynamo.backends.registry import lookup_backend
-    try:
-        lookup_backend("xlapy")
-    except torch._dynamo.exc.InvalidBackend:
-        from xlapy.interop.torch_backend import xlapy_backend
-        torch._dynamo.register_backend(xlapy_backend, name="xlapy")
 
 
 def _stepper(model, backend):
@@ -140,7 +130,7 @@ def main(argv=None) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     backends = args.backends.split(",")
-    ensure_xlapy_backend()
+    ensure_registered()     # only needed when this source tree is not the installed xlapy
     print(f"cpu: {cpu_model()}; torch {torch.__version__}, {torch.get_num_threads()} threads; "
           f"load average {os.getloadavg()[0]:.2f}")
     print(f"{'model':12} {'backend':9} {'step ms':>9} {'(q1-q3)':>15} {'compile s':>10}  loss")

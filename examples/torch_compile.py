@@ -21,6 +21,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from xlapy.interop.torch_backend import ensure_registered
+
 
 class SmallCNN(nn.Module):
     """conv16 - relu - pool - conv32 - relu - pool - linear 10, for 3x32x32 images."""
@@ -35,16 +37,6 @@ class SmallCNN(nn.Module):
         x = F.max_pool2d(F.relu(self.conv1(x)), 2)
         x = F.max_pool2d(F.relu(self.conv2(x)), 2)
         return self.fc(x.flatten(1))
-
-
-def ensure_xlapy_backend() -> None:
-    """Register the backend by hand when this source tree is not the installed xlapy."""
-    from torch._dynamo.backends.registry import lookup_backend
-    try:
-        lookup_backend("xlapy")
-    except torch._dynamo.exc.InvalidBackend:
-        from xlapy.interop.torch_backend import xlapy_backend
-        torch._dynamo.register_backend(xlapy_backend, name="xlapy")
 
 
 def train(model: nn.Module, run, batches: list, lr: float) -> list[float]:
@@ -66,7 +58,7 @@ def main() -> None:
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     logging.getLogger("torch").setLevel(logging.WARNING)
-    ensure_xlapy_backend()
+    ensure_registered()     # only needed when this source tree is not the installed xlapy
     torch.manual_seed(0)
     batches = [(torch.randn(args.batch_size, 3, 32, 32), torch.randint(0, 10, (args.batch_size,)))
                for _ in range(args.steps)]

@@ -92,6 +92,8 @@ def _train_step_parity(model, args, steps=2):
         opt_c.step()
     for pe, pc in zip(eager.parameters(), compiled_model.parameters()):
         torch.testing.assert_close(pc, pe, rtol=RTOL, atol=ATOL)
+    for (name, be), bc in zip(eager.named_buffers(), compiled_model.buffers()):
+        torch.testing.assert_close(bc, be, rtol=RTOL, atol=ATOL, msg=name)   # running stats
 
 
 def _fell_back(caplog):
@@ -262,3 +264,29 @@ def test_example_trains_with_the_same_losses():
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "step 1: loss xlapy" in proc.stdout
     assert "largest relative loss difference" in proc.stdout
+
+
+class NormPoolEmbed(nn.Module):
+    """batch norm (training and eval), avg pool, embedding, gelu, leaky_relu, var."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.bn = nn.BatchNorm2d(4)
+        self.emb = nn.Embedding(10, 4)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x, i):
+        y = F.avg_pool2d(self.bn(self.conv(x)), 2, 1, 1)
+        y = F.adaptive_avg_pool2d(y, 1).flatten(1)
+        z = F.gelu(self.fc(y + self.emb(i))) + F.gelu(self.fc(y), approximate="tanh")
+        return z.sum() + F.leaky_relu(y).mean() + F.silu(y).var()
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_pool_embedding_parity(caplog, training):
+    torch.manual_seed(6)
+    model = NormPoolEmbed().train(training)
+    args = (torch.randn(2, 3, 8, 8), torch.tensor([1, 2]))
+    _train_step_parity(model, args)       # running statistics compared too
+    assert not _fell_back(caplog)

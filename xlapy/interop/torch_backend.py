@@ -35,7 +35,7 @@ from .torch_dtypes import SUPPORTED, to_numpy_dtype
 
 log = logging.getLogger("xlapy.interop.torch")
 
-__all__ = ["xlapy_backend", "compile_graph", "unsupported_ops"]
+__all__ = ["xlapy_backend", "compile_graph", "unsupported_ops", "ensure_registered"]
 
 _INT32 = 2 ** 31
 
@@ -219,3 +219,14 @@ def xlapy_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     Takes Dynamo's FX graph and its example inputs; returns the callable PyTorch runs in
     its place (AOTAutograd's wrapper around the xlapy-compiled forward and backward)."""
     return _aot_backend()(gm, example_inputs)
+
+
+def ensure_registered() -> None:
+    """Make ``backend="xlapy"`` resolvable. An installed xlapy is found through its entry
+    point; a source tree that is not the installed package (a checkout on ``PYTHONPATH``)
+    registers the backend by name here."""
+    from torch._dynamo.backends.registry import lookup_backend
+    try:
+        lookup_backend("xlapy")
+    except torch._dynamo.exc.InvalidBackend:
+        torch._dynamo.register_backend(xlapy_backend, name="xlapy")

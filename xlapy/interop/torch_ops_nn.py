@@ -186,4 +186,98 @@ def _sdpa_cpu_backward(g: Any, q: Any, k: Any, v: Any, out: Any, lse: Any,
     return tuple(pullback(g))
 
 
+
+# ------------------------------------------------------------------ more NN ops
+@_reg("aten.avg_pool2d.default")
+def _avg_pool2d(x: Any, kernel: Sequence[int], stride: Sequence[int] = (), padding: Any = 0,
+                ceil_mode: bool = False, count_include_pad: bool = True,
+                divisor_override: Any = None) -> Any:
+    (kh, kw), (sh, sw), (ph, pw) = _pool_params(x, kernel, stride, padding, 1, ceil_mode)
+    if (ph or pw) and not count_include_pad and divisor_override is None:
+        raise Unsupported("avg_pool2d with count_include_pad=False and padding")
+    lead = x.ndim - 2
+    total = lax.reduce_window_sum(x, (1,) * lead + (kh, kw), (1,) * lead + (sh, sw),
+                                  [(0, 0)] * lead + [(ph, ph), (pw, pw)])
+    return total / xnp.asarray(divisor_override or kh * kw, x.dtype)
+
+
+@_reg("aten.avg_pool2d_backward.default")
+def _avg_pool2d_backward(g: Any, x: Any, kernel: Sequence[int], stride: Sequence[int],
+                         padding: Any, ceil_mode: bool, count_include_pad: bool,
+                         divisor_override: Any) -> Any:
+    _, pullback = vjp(lambda a: _avg_pool2d(a, kernel, stride, padding, ceil_mode,
+                                            count_include_pad, divisor_override), x)
+    return pullback(g)[0]
+
+
+def _batch_norm_stats(x: Any, weight: Any, bias: Any, mean: Any, var: Any, eps: float):
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    rstd = lax.rsqrt(var + eps)
+    out = (x - xnp.reshape(mean, shape)) * xnp.reshape(rstd, shape)
+    if weight is not None:
+        out = out * xnp.reshape(weight, shape)
+    if bias is not None:
+        out = out + xnp.reshape(bias, shape)
+    return out, rstd
+
+
+@_reg("aten._native_batch_norm_legit_functional.default")
+def _batch_norm_functional(x: Any, weight: Any, bias: Any, running_mean: Any,
+                           running_var: Any, training: bool, momentum: float,
+                           eps: float) -> tuple:
+    if not training:
+        out, _ = _batch_norm_stats(x, weight, bias, running_mean, running_var, eps)
+        empty = xnp.zeros((0,), x.dtype)
+        return out, empty, empty, running_mean, running_var
+    axes = (0,) + tuple(range(2, x.ndim))
+    n = int(np.prod([x.shape[a] for a in axes]))
+    mean = xnp.mean(x, axis=axes)
+    var = xnp.mean(xnp.square(x - xnp.reshape(mean, (1, -1) + (1,) * (x.ndim - 2))), axis=axes)
+    out, rstd = _batch_norm_stats(x, weight, bias, mean, var, eps)
+    new_mean = running_mean * (1 - momentum) + mean * momentum
+    new_var = running_var * (1 - momentum) + var * (momentum * n / max(n - 1, 1))
+    return out, mean, rstd, new_mean, new_var
+
+
+@_reg("aten._native_batch_norm_legit_no_training.default")
+def _batch_norm_inference(x: Any, weight: Any, bias: Any, running_mean: Any,
+                          running_var: Any, momentum: float, eps: float) -> tuple:
+    out, _ = _batch_norm_stats(x, weight, bias, running_mean, running_var, eps)
+    empty = xnp.zeros((0,), x.dtype)
+    return out, empty, empty
+
+
+@_reg("aten.embedding.default")
+def _embedding(weight: Any, indices: Any, padding_idx: int = -1,
+               scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
+    return xnp.take(weight, indices, axis=0)
+
+
+@_reg("aten.gelu.default")
+def _gelu(x: Any, *, approximate: str = "none") -> Any:
+    if approximate == "tanh":
+        inner = np.sqrt(2 / np.pi) * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1 + xnp.tanh(inner))
+    return 0.5 * x * (1 + lax.erf(x * (1 / np.sqrt(2))))
+
+
+@_reg("aten.leaky_relu.default")
+def _leaky_relu(x: Any, negative_slope: float = 0.01) -> Any:
+    return xnp.where(x > 0, x, x * negative_slope)
+
+
+@_reg("aten.hardtanh.default")
+def _hardtanh(x: Any, min_val: float = -1.0, max_val: float = 1.0) -> Any:
+    return xnp.clip(x, min_val, max_val)
+
+
+@_reg("aten.var.correction", "aten.var.dim")
+def _var(x: Any, dim: Any = None, *, correction: Any = None, keepdim: bool = False) -> Any:
+    axes = tuple(range(x.ndim)) if not dim else tuple(d % x.ndim for d in dim)
+    n = int(np.prod([x.shape[a] for a in axes]))
+    dev = x - xnp.mean(x, axis=axes, keepdims=True)
+    ddof = 1 if correction is None else correction
+    return xnp.sum(dev * dev, axis=axes, keepdims=keepdim) / max(n - ddof, 0)
+
+
 __all__ = ["LOWERINGS"]
