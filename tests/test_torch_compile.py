@@ -206,10 +206,17 @@ def test_integer_and_bool_outputs_keep_pytorch_dtypes():
         assert g.dtype == w.dtype and torch.equal(g, w)
 
 
-def test_lowering_table_rejects_what_it_cannot_honour():
-    x = torch_ops.LOWERINGS  # a transposed convolution is not lowered
+def test_arguments_without_a_lowering_fall_back_to_pytorch(caplog):
+    """A transposed convolution is aten.convolution with transposed=True: not lowered,
+    so the graph runs in PyTorch (forward and backward) with the same results."""
+    torch.manual_seed(7)
+    model = nn.Sequential(nn.ConvTranspose2d(2, 3, 3, stride=2), nn.ReLU())
+    _train_step_parity(model, (torch.randn(1, 2, 5, 5),), steps=1)
+    lines = _fell_back(caplog)
+    assert lines and all("transposed convolution" in line for line in lines)
     with pytest.raises(torch_ops.Unsupported):
-        x["aten.convolution.default"](None, None, None, [1], [0], [1], True, [0], 1)
+        torch_ops.LOWERINGS["aten.convolution.default"](
+            None, None, None, [1], [0], [1], True, [0], 1)
 
 
 def test_unsupported_ops_lists_the_missing_ones():

@@ -28,6 +28,7 @@ from torch._functorch.aot_autograd import make_boxed_func
 from torch.fx.node import map_arg
 
 from .. import jit
+from ..errors import InvalidArgumentError, UnimplementedError
 from .. import numpy as xnp
 from ..frontend.dtypes import canonicalize as canonicalize_dtype
 from . import torch_ops
@@ -123,6 +124,8 @@ class _GraphFunction:
     def _conform_one(node: torch.fx.Node, r: Any, val: Any) -> Any:
         if not isinstance(val, torch.Tensor) or r is None:
             return r
+        if not hasattr(r, "shape"):        # a Python number where PyTorch has a tensor
+            r = xnp.asarray(r)
         # symbolic sizes (Dynamo's dynamic shapes) are whatever this call's inputs give
         shape = tuple(s if isinstance(s, int) else d for s, d in zip(val.shape, r.shape))
         if len(r.shape) != len(shape) or tuple(r.shape) != shape:
@@ -151,12 +154,18 @@ class _GraphFunction:
                 return self._run(args)
             except torch_ops.Unsupported as e:
                 self._fallback(str(e))
+            except (InvalidArgumentError, UnimplementedError) as e:
+                # a lowering met arguments it does not handle while tracing: this graph
+                # is PyTorch's from now on (never a wrong answer, never a crash)
+                self._fallback(f"{type(e).__name__}: {e}")
         return self.gm(*args)
 
     def _run(self, args: list[Any]) -> list[Any]:
         tensor_slots, arrays, statics = [], [], []
         for i, a in enumerate(args):
             if isinstance(a, torch.Tensor):
+                if a.device.type != "cpu":
+                    raise torch_ops.Unsupported(f"a tensor on {a.device} (xlapy runs on the CPU)")
                 if a.dtype == torch.int64 and a.numel() and bool(a.abs().max() >= _INT32):
                     raise torch_ops.Unsupported("an int64 input beyond the 32-bit range")
                 tensor_slots.append(i)
