@@ -297,3 +297,25 @@ def test_batch_norm_pool_embedding_parity(caplog, training):
     args = (torch.randn(2, 3, 8, 8), torch.tensor([1, 2]))
     _train_step_parity(model, args)       # running statistics compared too
     assert not _fell_back(caplog)
+
+
+def test_inference_under_no_grad(caplog):
+    torch.manual_seed(8)
+    model = CNN().eval()
+    x = torch.randn(3, 3, 16, 16)
+    compiled = torch.compile(model, backend=xlapy_backend)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=RTOL, atol=ATOL)
+    assert not _fell_back(caplog)
+
+
+def test_dropout_randomness_stays_pytorchs(caplog):
+    """Random ops have no lowering: the graph runs in PyTorch and draws the same numbers."""
+    model = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5)).train()
+    x = torch.randn(4, 8)
+    compiled = torch.compile(model, backend=xlapy_backend)
+    torch.manual_seed(9)
+    got = compiled(x)
+    torch.manual_seed(9)
+    torch.testing.assert_close(got, model(x))
+    assert _fell_back(caplog)
