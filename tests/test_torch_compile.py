@@ -319,3 +319,23 @@ def test_dropout_randomness_stays_pytorchs(caplog):
     torch.manual_seed(9)
     torch.testing.assert_close(got, model(x))
     assert _fell_back(caplog)
+
+
+class WithSpecialOp(nn.Module):
+    """Linear layers around an op xlapy has no lowering for (bessel_j0)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(6, 6), nn.Linear(6, 3)
+
+    def forward(self, x):
+        h = torch.tanh(self.a(x)) * 2.0
+        return self.b(torch.special.bessel_j0(h) + h)
+
+
+def test_unlowered_op_splits_graph_into_compiled_pieces(caplog):
+    torch.manual_seed(10)
+    _train_step_parity(WithSpecialOp(), (torch.randn(4, 6),))
+    lines = _fell_back(caplog)
+    assert lines and all("bessel_j0" in line for line in lines)
+    assert any("piece(s) compiled by xlapy" in line for line in lines)

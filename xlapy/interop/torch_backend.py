@@ -8,9 +8,10 @@ passes, fusion and CPU code generation, and is compiled once per input shape (dy
 shapes are specialized). Tensors cross without copies: inputs are viewed as NumPy arrays
 (``Tensor.numpy()``), outputs are wrapped with ``torch.from_numpy``.
 
-A graph with an op that has no lowering (or a dtype xlapy does not compute, such as
-float64) runs in PyTorch as it is, and one INFO line on the ``xlapy.interop.torch``
-logger lists the ops; ops Dynamo itself cannot capture are graph breaks run by PyTorch.
+In a graph with ops that have no lowering (or dtypes xlapy does not compute, such as
+float64) those ops run in PyTorch between xlapy-compiled pieces
+(``xlapy.interop.torch_partition``), and one INFO line on the ``xlapy.interop.torch``
+logger lists them; ops Dynamo itself cannot capture are graph breaks run by PyTorch.
 The backend is registered under the ``torch_dynamo_backends`` entry point, so
 ``backend="xlapy"`` works without importing xlapy.
 """
@@ -33,6 +34,7 @@ from .. import numpy as xnp
 from ..frontend.dtypes import canonicalize as canonicalize_dtype
 from . import torch_ops
 from .torch_dtypes import SUPPORTED, to_numpy_dtype
+from .torch_partition import split_unsupported
 
 log = logging.getLogger("xlapy.interop.torch")
 
@@ -193,8 +195,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Ca
     name = f"graph {id(gm):#x}"
     missing = unsupported_ops(gm)
     if missing:
-        log.info("xlapy: %s runs in PyTorch; no lowering for: %s", name, ", ".join(missing))
-        return make_boxed_func(gm.forward)
+        return _split(gm, name, missing)
     for node in gm.graph.nodes:
         if node.op == "output":
             outs = node.args[0] if isinstance(node.args[0], (list, tuple)) else [node.args[0]]
@@ -203,6 +204,33 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Ca
                 log.info("xlapy: %s runs in PyTorch: it returns symbolic sizes", name)
                 return make_boxed_func(gm.forward)
     return _boxed(_GraphFunction(gm, name))
+
+
+def _node_lowerable(node: torch.fx.Node) -> bool:
+    """A node a compiled piece may hold: a lowered op whose results are all tensors of
+    dtypes xlapy computes (symbolic-size arithmetic stays with PyTorch)."""
+    if node.op != "call_function" or _op_name(node) not in torch_ops.LOWERINGS:
+        return False
+    val = node.meta.get("val")
+    vals = val if isinstance(val, (list, tuple)) else [val]
+    return all(v is None or (isinstance(v, torch.Tensor) and v.dtype in SUPPORTED)
+               for v in vals) and val is not None
+
+
+def _split(gm: torch.fx.GraphModule, name: str, missing: list[str]) -> Callable:
+    """A graph with ops xlapy cannot lower: its lowerable pieces compiled, the rest run
+    by PyTorch; one INFO line names what runs in PyTorch."""
+    try:
+        fused, pieces = split_unsupported(
+            gm, _node_lowerable,
+            lambda sub, piece: _boxed(_GraphFunction(sub, f"{name} {piece}")))
+    except Exception as e:    # noqa: BLE001 - partitioning is an optimization only
+        log.debug("xlapy: %s: partitioning failed: %s", name, e)
+        fused, pieces = gm, 0
+    log.info("xlapy: %s runs in PyTorch%s; no lowering for: %s", name,
+             f" except {pieces} piece(s) compiled by xlapy" if pieces else "",
+             ", ".join(missing))
+    return make_boxed_func(fused.forward if pieces else gm.forward)
 
 
 def _boxed(fn: _GraphFunction) -> Callable:
