@@ -197,6 +197,22 @@ def test_shapes_are_specialized_per_call(caplog):
     assert not _fell_back(caplog)    # symbolic sizes from Dynamo become static, per shape
 
 
+def test_dynamic_true_training_specializes_each_shape(caplog):
+    torch.manual_seed(11)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    eager = copy.deepcopy(model)
+    compiled = torch.compile(model, backend=xlapy_backend, dynamic=True)
+    for n in (3, 5):
+        x = torch.randn(n, 4)
+        out_c, out_e = compiled(x), eager(x)
+        torch.testing.assert_close(out_c, out_e, rtol=RTOL, atol=ATOL)
+        _loss(out_c).backward()
+        _loss(out_e).backward()
+        for pc, pe in zip(model.parameters(), eager.parameters()):
+            torch.testing.assert_close(pc.grad, pe.grad, rtol=RTOL, atol=ATOL)
+    assert not _fell_back(caplog)
+
+
 def test_integer_and_bool_outputs_keep_pytorch_dtypes():
     def f(x):
         return x.argmax(1), x > 0, (x * 2).to(torch.int64)
