@@ -82,6 +82,9 @@ CONVS = {
                       "size=3x3 pad=1_1x1_1", "b01f_01io->b01f"),
     "wide_f64_strided": ("f64[1,9,10,2]", "f64[2,3,2,16]", "f64[1,4,8,16]",
                          "size=2x3 stride=2x1", "b01f_01io->b01f"),
+    # one output column: rows of one position, blocked by the batch and the first dim
+    "single_column": ("f32[3,6,2,2]", "f32[3,2,2,5]", "f32[3,4,1,5]", "size=3x2",
+                      "b01f_01io->b01f"),
     # declined by the BLAS kernel: the self-contained one takes them
     "lhs_dilated": ("f32[1,4,4,2]", "f32[3,3,2,2]", "f32[1,9,9,2]",
                     "size=3x3 pad=2_2x2_2 lhs_dilate=2x2", "b01f_01io->b01f"),
@@ -247,3 +250,19 @@ ENTRY main {
                           "--out_dir", str(tmp_path / "x")],
                          capture_output=True, text=True, env=env, timeout=300)
     assert bad.returncode == 1 and "threads" in bad.stderr
+
+
+@pytest.mark.slow
+def test_benchmark_script_runs(tmp_path):
+    """benchmarks/aot.py --quick: every variant builds, agrees with the JIT and is timed."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
+    env["PYTHONPATH"] = str(ROOT)
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "aot.py"), "--quick",
+                           "--rounds", "1"], capture_output=True, text=True, env=env,
+                          timeout=900, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("| MNIST")
+            or line.startswith("| CNN")]
+    assert len(rows) == 10
+    assert all(" us |" in row for row in rows)

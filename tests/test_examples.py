@@ -48,3 +48,10 @@ def test_distributed_mnist_trains_on_two_local_devices():
     assert "train step compiles: 1" in out and "replicas' weights identical" in out
     accuracy = float(out.split("test accuracy ")[1].split()[0])
     assert accuracy > 0.8, out
+
+
+def test_jax_stablehlo_example_matches_jax():
+    import pytest
+    pytest.importorskip("jax")
+    out = run_example("jax_stablehlo.py")
+    assert "xlapy cpu         vs JAX" in out and "give JAX's results on xlapy" in out

@@ -256,10 +256,10 @@ class BlasConvEmitter:
         # output rows (batch, spatial but the last) blocked together when their positions
         # are evenly spaced; one row per block otherwise
         row_dims = [dn.output_batch, *dn.output_spatial[:-1]]
-        order = row_dims + [last]
-        even = all(ystr[order[i]] == ystr[order[i + 1]] * ys.dims[order[i + 1]]
-                   for i in range(len(order) - 1) if ys.dims[order[i]] != 1)
-        pos_stride = ystr[last] if wout > 1 else g.o
+        spread = [d for d in row_dims + [last] if ys.dims[d] != 1]
+        even = all(ystr[hi] == ystr[lo] * ys.dims[lo] for hi, lo in zip(spread, spread[1:]))
+        # the distance between consecutive positions of a block (of a row when not even)
+        pos_stride = ystr[spread[-1]] if even and spread else ystr[last]
         block_rows = max(1, SCRATCH_BYTES // row_bytes) if even else 1
         cm = Matrix(wout * block_rows, g.o, pos_stride, ystr[dn.output_feature])
         plan = gemm_plan(Matrix(wout * block_rows, ktot, ktot, 1), wmat, cm)
