@@ -223,16 +223,28 @@ def test_integer_and_bool_outputs_keep_pytorch_dtypes():
 
 
 def test_arguments_without_a_lowering_fall_back_to_pytorch(caplog):
-    """A transposed convolution is aten.convolution with transposed=True: not lowered,
-    so the graph runs in PyTorch (forward and backward) with the same results."""
+    """max_pool2d with ceil_mode is not lowered: that graph runs in PyTorch (forward and
+    backward) with the same results."""
     torch.manual_seed(7)
-    model = nn.Sequential(nn.ConvTranspose2d(2, 3, 3, stride=2), nn.ReLU())
-    _train_step_parity(model, (torch.randn(1, 2, 5, 5),), steps=1)
+    model = nn.Sequential(nn.Conv2d(2, 3, 3), nn.MaxPool2d(2, ceil_mode=True))
+    _train_step_parity(model, (torch.randn(1, 2, 8, 8),), steps=1)
     lines = _fell_back(caplog)
-    assert lines and all("transposed convolution" in line for line in lines)
+    assert lines and all("ceil_mode" in line for line in lines)
     with pytest.raises(torch_ops.Unsupported):
-        torch_ops.LOWERINGS["aten.convolution.default"](
-            None, None, None, [1], [0], [1], True, [0], 1)
+        torch_ops.LOWERINGS["aten.max_pool2d_with_indices.default"](
+            torch.zeros(1, 1, 4, 4), [2, 2], [2, 2], [0, 0], [1, 1], True)
+
+
+@pytest.mark.parametrize("groups,stride,padding,output_padding,dilation",
+                         [(1, 2, 1, 1, 1), (2, 1, 0, 0, 2), (1, 3, 2, 2, 1)])
+def test_transposed_convolution_parity(caplog, groups, stride, padding, output_padding,
+                                       dilation):
+    torch.manual_seed(12)
+    model = nn.Sequential(nn.ConvTranspose2d(4, 6, 3, stride=stride, padding=padding,
+                                             output_padding=output_padding, groups=groups,
+                                             dilation=dilation), nn.ReLU())
+    _train_step_parity(model, (torch.randn(2, 4, 5, 6),), steps=1)
+    assert not _fell_back(caplog)
 
 
 def test_unsupported_ops_lists_the_missing_ones():

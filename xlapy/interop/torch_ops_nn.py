@@ -28,9 +28,34 @@ def _conv(x: Any, w: Any, stride: Sequence[int], padding: Sequence[int],
         dimension_numbers=_SPECS[nsp], feature_group_count=groups)
 
 
-def _check_conv(transposed: bool, x: Any) -> None:
+def _conv_transposed(x: Any, w: Any, stride: Sequence[int], padding: Sequence[int],
+                     dilation: Sequence[int], output_padding: Sequence[int],
+                     groups: int) -> Any:
+    """PyTorch's transposed convolution (weight ``(Cin, Cout/groups, *k)``): the
+    gradient of a convolution, i.e. a convolution of the stride-dilated input with the
+    flipped kernel, its in/out features swapped per group."""
+    nsp = x.ndim - 2
+    cin, cout_g, ks = w.shape[0], w.shape[1], w.shape[2:]
+    wg = xnp.reshape(w, (groups, cin // groups, cout_g) + tuple(ks))
+    wg = xnp.swapaxes(wg, 1, 2)                               # (G, Cout/G, Cin/G, *k)
+    rhs = xnp.flip(xnp.reshape(wg, (groups * cout_g, cin // groups) + tuple(ks)),
+                   tuple(range(2, 2 + nsp)))
+    pads = [(d * (k - 1) - p, d * (k - 1) - p + op)
+            for k, p, d, op in zip(ks, padding, dilation, output_padding)]
+    return lax.conv_general_dilated(x, rhs, (1,) * nsp, pads, lhs_dilation=tuple(stride),
+                                    rhs_dilation=tuple(dilation),
+                                    dimension_numbers=_SPECS[nsp], feature_group_count=groups)
+
+
+def _conv_any(x: Any, w: Any, stride: Sequence[int], padding: Sequence[int],
+              dilation: Sequence[int], transposed: bool, output_padding: Sequence[int],
+              groups: int) -> Any:
     if transposed:
-        raise Unsupported("transposed convolution")
+        return _conv_transposed(x, w, stride, padding, dilation, output_padding, groups)
+    return _conv(x, w, stride, padding, dilation, groups)
+
+
+def _check_conv(transposed: bool, x: Any) -> None:
     if x.ndim - 2 not in _SPECS:
         raise Unsupported("convolution without a batch dimension")
 
@@ -41,7 +66,7 @@ def _convolution(x: Any, w: Any, bias: Any, stride: Sequence[int], padding: Sequ
                  groups: int) -> Any:
     _check_conv(transposed, x)
     same_dtypes("convolution", x, w, bias)
-    out = _conv(x, w, stride, padding, dilation, groups)
+    out = _conv_any(x, w, stride, padding, dilation, transposed, output_padding, groups)
     if bias is not None:
         out = out + xnp.reshape(bias, (1, -1) + (1,) * (x.ndim - 2))
     return out
@@ -53,7 +78,8 @@ def _convolution_backward(g: Any, x: Any, w: Any, bias_sizes: Any, stride: Seque
                           output_padding: Sequence[int], groups: int,
                           output_mask: Sequence[bool]) -> tuple:
     _check_conv(transposed, x)
-    _, pullback = vjp(lambda a, b: _conv(a, b, stride, padding, dilation, groups), x, w)
+    _, pullback = vjp(lambda a, b: _conv_any(a, b, stride, padding, dilation, transposed,
+                                             output_padding, groups), x, w)
     gx, gw = pullback(g)
     gb = xnp.sum(g, axis=(0,) + tuple(range(2, g.ndim))) if output_mask[2] else None
     return (gx if output_mask[0] else None, gw if output_mask[1] else None, gb)
