@@ -378,6 +378,29 @@ def _max_dim(x: Any, dim: int, keepdim: bool = False) -> Any:
             xnp.argmax(x, axis=dim % x.ndim, keepdims=keepdim))
 
 
+@_reg("aten.cumsum.default")
+def _cumsum(x: Any, dim: int, *, dtype: Any = None) -> Any:
+    if x.dtype == np.bool_ and dtype is None:
+        x = x.astype(np.int32)
+    return xnp.cumsum(x, axis=dim % max(x.ndim, 1), dtype=_np_dtype(dtype))
+
+
+@_reg("aten.sort.default", "aten.sort.stable")
+def _sort(x: Any, dim: int = -1, descending: bool = False, *, stable: Any = None) -> tuple:
+    dim %= max(x.ndim, 1)
+    idx = xnp.argsort(-x if descending else x, axis=dim, stable=True)
+    return xnp.take_along_axis(x, idx, axis=dim), idx
+
+
+@_reg("aten.topk.default")
+def _topk(x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> tuple:
+    dim %= max(x.ndim, 1)
+    moved = xnp.moveaxis(x, dim, -1)
+    vals, idx = lax.top_k(moved if largest else -moved, k)
+    vals = vals if largest else -vals
+    return xnp.moveaxis(vals, -1, dim), xnp.moveaxis(idx, -1, dim)
+
+
 # ------------------------------------------------------------------ linear algebra
 def same_dtypes(what: str, *xs: Any) -> None:
     """ATen's matrix products and convolutions take one dtype; PyTorch itself raises on a
