@@ -403,3 +403,17 @@ def test_op_table_forward_parity(caplog):
         assert g.dtype == w.dtype, k
         torch.testing.assert_close(g, w, rtol=RTOL, atol=ATOL, msg=f"output {k}")
     assert not _fell_back(caplog)
+
+
+def test_options_pick_xlapy_backend_and_reject_unknown(caplog):
+    torch.manual_seed(14)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    x = torch.randn(2, 3)
+    compiled = torch.compile(model, backend=xlapy_backend, options={"backend": "interpreter"})
+    torch.testing.assert_close(compiled(x), model(x), rtol=RTOL, atol=ATOL)
+    assert not _fell_back(caplog)
+    torch._dynamo.reset()
+    with pytest.raises(Exception) as info:      # Dynamo wraps the backend's error
+        torch.compile(model, backend=xlapy_backend, options={"fast": True})(x)
+    assert "InvalidArgumentError" in str(info.value)
+    assert "unknown options ['fast']" in str(info.value)

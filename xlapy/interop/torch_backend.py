@@ -78,8 +78,9 @@ class _GraphFunction:
     """One ATen graph compiled by xlapy: called with the graph's flat inputs (tensors,
     ints, floats), returns its flat outputs as tensors sharing xlapy's result buffers."""
 
-    def __init__(self, gm: torch.fx.GraphModule, name: str):
+    def __init__(self, gm: torch.fx.GraphModule, name: str, backend: str | None = None):
         self.gm = gm
+        self.backend = backend
         self.name = name
         self.nodes = list(gm.graph.nodes)
         self.placeholders = [n for n in self.nodes if n.op == "placeholder"]
@@ -142,7 +143,8 @@ class _GraphFunction:
         fn = self._jits.get(key)
         if fn is None:
             slots = list(tensor_slots)
-            fn = jit(lambda *arrays: self._interpret(slots, statics, arrays))
+            fn = jit(lambda *arrays: self._interpret(slots, statics, arrays),
+                     backend=self.backend)
             self._jits[key] = fn
         return fn
 
@@ -189,13 +191,15 @@ class _GraphFunction:
         return results
 
 
-def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Callable:
+def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
+                  backend: str | None = None) -> Callable:
     """AOTAutograd's compiler: ``gm`` (a forward or backward graph of core-ATen ops)
-    compiled by xlapy, or run by PyTorch when it has ops without a lowering."""
+    compiled by xlapy for ``backend`` (``xlapy.jit``'s; None: the default backend), its
+    ops without a lowering run by PyTorch."""
     name = f"graph {id(gm):#x}"
     missing = unsupported_ops(gm)
     if missing:
-        return _split(gm, name, missing)
+        return _split(gm, name, missing, backend)
     for node in gm.graph.nodes:
         if node.op == "output":
             outs = node.args[0] if isinstance(node.args[0], (list, tuple)) else [node.args[0]]
@@ -203,7 +207,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Ca
                    o.op != "placeholder" for o in outs):
                 log.info("xlapy: %s runs in PyTorch: it returns symbolic sizes", name)
                 return make_boxed_func(gm.forward)
-    return _boxed(_GraphFunction(gm, name))
+    return _boxed(_GraphFunction(gm, name, backend))
 
 
 def _node_lowerable(node: torch.fx.Node) -> bool:
@@ -217,13 +221,14 @@ def _node_lowerable(node: torch.fx.Node) -> bool:
                for v in vals) and val is not None
 
 
-def _split(gm: torch.fx.GraphModule, name: str, missing: list[str]) -> Callable:
+def _split(gm: torch.fx.GraphModule, name: str, missing: list[str],
+           backend: str | None) -> Callable:
     """A graph with ops xlapy cannot lower: its lowerable pieces compiled, the rest run
     by PyTorch; one INFO line names what runs in PyTorch."""
     try:
         fused, pieces = split_unsupported(
             gm, _node_lowerable,
-            lambda sub, piece: _boxed(_GraphFunction(sub, f"{name} {piece}")))
+            lambda sub, piece: _boxed(_GraphFunction(sub, f"{name} {piece}", backend)))
     except Exception as e:    # noqa: BLE001 - partitioning is an optimization only
         log.debug("xlapy: %s: partitioning failed: %s", name, e)
         fused, pieces = gm, 0
@@ -243,19 +248,30 @@ def _boxed(fn: _GraphFunction) -> Callable:
     return call
 
 
-@functools.lru_cache(maxsize=1)
-def _aot_backend() -> Callable:
-    return aot_autograd(fw_compiler=compile_graph, bw_compiler=compile_graph,
+@functools.lru_cache(maxsize=None)
+def _aot_backend(backend: str | None) -> Callable:
+    compiler = functools.partial(compile_graph, backend=backend)
+    return aot_autograd(fw_compiler=compiler, bw_compiler=compiler,
                         decompositions=core_aten_decompositions())
 
 
+_OPTIONS = ("backend",)
+
+
 def xlapy_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
-                  **options: Any) -> Callable:
+                  options: dict | None = None) -> Callable:
     """The TorchDynamo backend: ``torch.compile(model, backend="xlapy")``.
 
     Takes Dynamo's FX graph and its example inputs; returns the callable PyTorch runs in
-    its place (AOTAutograd's wrapper around the xlapy-compiled forward and backward)."""
-    return _aot_backend()(gm, example_inputs)
+    its place (AOTAutograd's wrapper around the xlapy-compiled forward and backward).
+    ``torch.compile(..., options={"backend": name})`` picks xlapy's backend (``"cpu"``,
+    ``"gpu"``, ``"interpreter"``, ...; the default backend when absent)."""
+    options = dict(options or {})
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        raise InvalidArgumentError(f"torch.compile(backend='xlapy'): unknown options "
+                                   f"{unknown}; known: {list(_OPTIONS)}")
+    return _aot_backend(options.get("backend"))(gm, example_inputs)
 
 
 def ensure_registered() -> None:
