@@ -440,3 +440,22 @@ def test_options_pick_xlapy_backend_and_reject_unknown(caplog):
         torch.compile(model, backend=xlapy_backend, options={"fast": True})(x)
     assert "InvalidArgumentError" in str(info.value)
     assert "unknown options ['fast']" in str(info.value)
+
+
+def test_views_of_inputs_stay_views_and_input_mutation_is_applied():
+    def f(x, y):
+        return x.t(), x.view(-1), y * 2, y[1:]
+    x, y = torch.randn(3, 4), torch.randn(4, requires_grad=True)
+    a, b, c, d = torch.compile(f, backend=xlapy_backend)(x, y)
+    assert a.data_ptr() == x.data_ptr() and b.data_ptr() == x.data_ptr()
+    x.add_(1)
+    assert torch.equal(a, x.t())                       # still a view of x
+    (c.sum() + d.sum()).backward()
+    torch.testing.assert_close(y.grad, torch.tensor([2.0, 3.0, 3.0, 3.0]))
+
+    def g(z):
+        z.mul_(2)
+        return z + 1
+    z = torch.ones(3)
+    out = torch.compile(g, backend=xlapy_backend)(z)
+    assert torch.equal(z, torch.full((3,), 2.0)) and torch.equal(out, torch.full((3,), 3.0))
