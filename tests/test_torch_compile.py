@@ -154,6 +154,27 @@ def test_transformer_encoder_layer_parity(caplog):
     assert not _fell_back(caplog)
 
 
+class MaskedEncoder(nn.Module):
+    """A pre-norm GELU encoder layer with a causal mask and a key padding mask."""
+
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True,
+                                                norm_first=True, activation="gelu")
+
+    def forward(self, x, pad):
+        mask = nn.Transformer.generate_square_subsequent_mask(x.shape[1])
+        return self.layer(x, src_mask=mask, src_key_padding_mask=pad)
+
+
+@pytest.mark.slow
+def test_masked_transformer_encoder_layer_parity(caplog):
+    torch.manual_seed(16)
+    pad = torch.tensor([[False] * 5, [False] * 3 + [True] * 2])
+    _train_step_parity(MaskedEncoder(), (torch.randn(2, 5, 16), pad), steps=1)
+    assert not _fell_back(caplog)
+
+
 def test_gather_scatter_norm_softmax_cross_entropy_parity(caplog):
     torch.manual_seed(4)
     slots = torch.tensor([0, 1, 2, 3, 0, 1]).view(6, 1).expand(6, 8).contiguous()
