@@ -481,3 +481,14 @@ def test_views_of_inputs_stay_views_and_input_mutation_is_applied():
     z = torch.ones(3)
     out = torch.compile(g, backend=xlapy_backend)(z)
     assert torch.equal(z, torch.full((3,), 2.0)) and torch.equal(out, torch.full((3,), 3.0))
+
+
+def test_int64_arithmetic_is_left_to_pytorch(caplog):
+    """An int64 sum beyond 2**31 would overflow in 32 bits: such ops run in PyTorch."""
+    def f(x, i):
+        return (i * 3).sum(), torch.relu(x).sum()
+    x, i = torch.randn(4), torch.full((4,), 2 ** 30, dtype=torch.int64)
+    got, want = torch.compile(f, backend=xlapy_backend)(x, i), f(x, i)
+    assert got[0].item() == want[0].item() == 3 * 2 ** 32
+    torch.testing.assert_close(got[1], want[1])
+    assert any("int64 arithmetic" in line for line in _fell_back(caplog))

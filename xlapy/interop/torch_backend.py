@@ -53,18 +53,54 @@ def _meta_tensors(node: torch.fx.Node) -> list[Any]:
     return [v for v in vals if isinstance(v, torch.Tensor)]
 
 
+# Ops whose int64 results are computed in 32 bits: they move, select or compare
+# values, produce indices (bounded by tensor sizes), or are the index arithmetic the
+# decompositions emit (add, sub, clamp, ...); the inputs are checked to lie in the
+# 32-bit range on every call. Reductions, products, powers and casts from floats that
+# produce int64 can leave that range, so they run in PyTorch.
+_INT64_EXACT = frozenset(["<built-in function getitem>"]) | frozenset(
+    f"aten.{n}" for n in (
+        "add", "sub", "neg", "clamp", "minimum", "maximum", "remainder", "abs",
+        "scalar_tensor", "full", "full_like", "zeros_like", "ones_like", "empty",
+        "view", "_unsafe_view", "reshape", "permute", "expand", "clone", "alias",
+        "lift_fresh_copy", "detach", "contiguous", "squeeze", "unsqueeze", "slice",
+        "select", "cat", "split_with_sizes", "repeat", "flip", "index_select", "gather",
+        "index", "where", "argmax", "max", "amax", "amin", "sort", "topk", "arange",
+        "max_pool2d_with_indices", "slice_scatter", "select_scatter", "scatter",
+        "index_put", "constant_pad_nd", "embedding"))
+
+
+def _node_problem(node: torch.fx.Node) -> str | None:
+    """Why ``node`` cannot be compiled by xlapy, or None."""
+    if node.op in ("call_module", "call_method"):
+        return f"{node.op} {node.target}"
+    if node.op != "call_function":
+        return None
+    name = _op_name(node)
+    if name not in torch_ops.LOWERINGS:
+        return name
+    for t in _meta_tensors(node):
+        if t.dtype not in SUPPORTED:
+            return f"dtype {t.dtype}"
+        if t.dtype == torch.int64 and name not in _INT64_EXACT and \
+                name.rsplit(".", 1)[0] not in _INT64_EXACT and not _counts_bools(node):
+            return f"{name} (int64 arithmetic)"
+    return None
+
+
+def _counts_bools(node: torch.fx.Node) -> bool:
+    """A sum of booleans (a count, bounded by the element count: exact in 32 bits)."""
+    if not _op_name(node).startswith("aten.sum.") or not node.args:
+        return False
+    src = node.args[0]
+    return isinstance(src, torch.fx.Node) and any(
+        t.dtype == torch.bool for t in _meta_tensors(src))
+
+
 def unsupported_ops(gm: torch.fx.GraphModule) -> list[str]:
     """The ops (and dtypes) of an ATen graph that xlapy has no lowering for, sorted."""
-    missing = set()
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and _op_name(node) not in torch_ops.LOWERINGS:
-            missing.add(_op_name(node))
-        elif node.op in ("call_module", "call_method"):
-            missing.add(f"{node.op} {node.target}")
-        for t in _meta_tensors(node):
-            if t.dtype not in SUPPORTED:
-                missing.add(f"dtype {t.dtype}")
-    return sorted(missing)
+    problems = (_node_problem(node) for node in gm.graph.nodes)
+    return sorted({p for p in problems if p is not None})
 
 
 def _attr(gm: torch.nn.Module, target: str) -> Any:
@@ -213,7 +249,7 @@ def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
 def _node_lowerable(node: torch.fx.Node) -> bool:
     """A node a compiled piece may hold: a lowered op whose results are all tensors of
     dtypes xlapy computes (symbolic-size arithmetic stays with PyTorch)."""
-    if node.op != "call_function" or _op_name(node) not in torch_ops.LOWERINGS:
+    if node.op != "call_function" or _node_problem(node) is not None:
         return False
     val = node.meta.get("val")
     vals = val if isinstance(val, (list, tuple)) else [val]

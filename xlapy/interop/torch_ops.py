@@ -141,14 +141,22 @@ def _creation_dtype(dtype: Any, value: Any) -> Any:
     return np.int32 if isinstance(value, int) else np.float32
 
 
+def _int32_exact(value: Any) -> Any:
+    """A static integer that an int64 tensor holds, checked to fit the 32 bits xlapy
+    computes int64 in."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2 ** 31:
+        raise Unsupported(f"the int64 constant {value} is beyond the 32-bit range")
+    return value
+
+
 @_reg("aten.full.default")
 def _full(size: Sequence[int], value: Any, *, dtype: Any = None, **kw: Any) -> Any:
-    return xnp.full(tuple(size), value, dtype=_creation_dtype(dtype, value))
+    return xnp.full(tuple(size), _int32_exact(value), dtype=_creation_dtype(dtype, value))
 
 
 @_reg("aten.full_like.default")
 def _full_like(x: Any, value: Any, *, dtype: Any = None, **kw: Any) -> Any:
-    return xnp.full(x.shape, value, dtype=_np_dtype(dtype) or x.dtype)
+    return xnp.full(x.shape, _int32_exact(value), dtype=_np_dtype(dtype) or x.dtype)
 
 
 @_reg("aten.zeros_like.default")
@@ -163,7 +171,7 @@ def _ones_like(x: Any, *, dtype: Any = None, **kw: Any) -> Any:
 
 @_reg("aten.scalar_tensor.default")
 def _scalar_tensor(s: Any, *, dtype: Any = None, **kw: Any) -> Any:
-    return xnp.asarray(s, dtype=_creation_dtype(dtype, s))
+    return xnp.asarray(_int32_exact(s), dtype=_creation_dtype(dtype, s))
 
 
 @_reg("aten.empty.memory_format")
