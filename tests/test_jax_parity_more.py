@@ -22,7 +22,7 @@ import xlapy.nn as xnn  # noqa: E402
 import xlapy.random as xr  # noqa: E402
 import xlapy.scipy.special as xsp  # noqa: E402
 from jax_parity import Record, check_recorded, rand, write_record  # noqa: E402
-from xlapy.frontend.core import default_backend, set_default_backend  # noqa: E402
+from backend_fixtures import interpreter_backend  # noqa: E402,F401
 
 try:
     import jax
@@ -40,13 +40,6 @@ JX = None if jax is None else types.SimpleNamespace(nn=jnn, random=jr, special=j
 F32, I32, BOOL = np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.bool_)
 CASES: dict[str, list[Callable[[Any], Any]]] = defaultdict(list)
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _interpreter():
-    old = default_backend()
-    set_default_backend("interpreter")
-    yield
-    set_default_backend(old)
 
 
 def add(name: str, *fns: Callable[[Any], Any]) -> None:

@@ -21,7 +21,7 @@ import pytest
 
 import xlapy.numpy as xnp  # noqa: E402
 from jax_parity import SHAPES, Record, check, check_recorded, rand, write_record  # noqa: E402
-from xlapy.frontend.core import default_backend, set_default_backend  # noqa: E402
+from backend_fixtures import interpreter_backend  # noqa: E402,F401
 
 try:
     import jax
@@ -37,13 +37,6 @@ Call = Callable[[Any], Any]
 FAST: dict[str, list[Call]] = defaultdict(list)
 DEEP: dict[str, list[Call]] = defaultdict(list)
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _interpreter():
-    old = default_backend()
-    set_default_backend("interpreter")
-    yield
-    set_default_backend(old)
 
 
 def add(name: str, fn: Call, deep_only: bool = False) -> None:
@@ -96,7 +89,8 @@ for name in ("sum prod max min amax amin mean var std all any argmax argmin ptp 
         add(name, lambda m, n=name, a=axis: getattr(m, n)(R, axis=a))
     add(name, lambda m, n=name: getattr(m, n)(R, axis=1, keepdims=True))
     add(name, lambda m, n=name: getattr(m, n)(rand(I32, (3, 4)), axis=0), deep_only=True)
-for name in "nansum nanprod nanmax nanmin nanmean nanvar nanstd nanmedian nanargmax nanargmin".split():
+for name in ("nansum nanprod nanmax nanmin nanmean nanvar nanstd nanmedian nanargmax "
+             "nanargmin").split():
     for axis in (None, 1):
         add(name, lambda m, n=name, a=axis: getattr(m, n)(RN, axis=a))
 for name in "cumsum cumprod nancumsum nancumprod".split():
@@ -215,7 +209,8 @@ HAND: dict[str, list[Call]] = {
     "vecdot": [lambda m: m.vecdot(A, A2)], "vdot": [lambda m: m.vdot(A, A2)],
     "meshgrid": [lambda m: m.meshgrid(V2, V[:2]), lambda m: m.meshgrid(V2, V[:2], indexing="ij")],
     "moveaxis": [lambda m: m.moveaxis(B3, 0, -1)],
-    "ndim": [lambda m: m.ndim(B3)], "shape": [lambda m: m.shape(B3)], "size": [lambda m: m.size(B3)],
+    "ndim": [lambda m: m.ndim(B3)], "shape": [lambda m: m.shape(B3)],
+    "size": [lambda m: m.size(B3)],
     "nonzero": [lambda m: m.nonzero(A > 0)],
     "ones": [lambda m: m.ones((2, 2))], "zeros": [lambda m: m.zeros(3, np.int32)],
     "ones_like": [lambda m: m.ones_like(VI)], "zeros_like": [lambda m: m.zeros_like(A)],
@@ -257,7 +252,8 @@ HAND: dict[str, list[Call]] = {
     "trapezoid": [lambda m: m.trapezoid(V), lambda m: m.trapezoid(A, dx=0.5, axis=0)],
     "tri": [lambda m: m.tri(3, 4, 1)], "tril": [lambda m: m.tril(A, -1)],
     "triu": [lambda m: m.triu(A, 1)],
-    "tril_indices": [lambda m: m.tril_indices(3)], "triu_indices": [lambda m: m.triu_indices(3, 1, 4)],
+    "tril_indices": [lambda m: m.tril_indices(3)],
+    "triu_indices": [lambda m: m.triu_indices(3, 1, 4)],
     "tril_indices_from": [lambda m: m.tril_indices_from(A)],
     "triu_indices_from": [lambda m: m.triu_indices_from(A, -1)],
     "trim_zeros": [lambda m: m.trim_zeros(np.float32([0, 0, 1, 2, 0]))],

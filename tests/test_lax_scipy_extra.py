@@ -13,18 +13,11 @@ import xlapy
 import xlapy.lax as L
 import xlapy.ops as ops
 import xlapy.scipy as xs
-from xlapy.frontend.core import default_backend, set_default_backend
+from backend_fixtures import interpreter_backend  # noqa: F401
 
 RNG = np.random.default_rng(1)
 X = np.arange(12, dtype=np.float32).reshape(3, 4)
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _interpreter():
-    old = default_backend()
-    set_default_backend("interpreter")
-    yield
-    set_default_backend(old)
 
 
 def close(got, want, tol=2e-5):

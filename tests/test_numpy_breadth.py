@@ -8,18 +8,11 @@ import pytest
 import xlapy
 import xlapy.numpy as xnp
 from xlapy.errors import InvalidArgumentError
-from xlapy.frontend.core import default_backend, set_default_backend
+from backend_fixtures import interpreter_backend  # noqa: F401
 
 A = np.arange(12, dtype=np.float32).reshape(3, 4)
 RNG = np.random.default_rng(0)
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _interpreter():
-    old = default_backend()
-    set_default_backend("interpreter")
-    yield
-    set_default_backend(old)
 
 
 def same(got, want, tol=1e-5):

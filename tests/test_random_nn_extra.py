@@ -11,17 +11,10 @@ import xlapy
 import xlapy.nn as xnn
 import xlapy.random as xr
 from xlapy.errors import InvalidArgumentError
-from xlapy.frontend.core import default_backend, set_default_backend
+from backend_fixtures import interpreter_backend  # noqa: F401
 
 N = 4000
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _interpreter():
-    old = default_backend()
-    set_default_backend("interpreter")
-    yield
-    set_default_backend(old)
 
 
 @pytest.mark.parametrize("name,args,mean,var", [
@@ -101,17 +94,17 @@ def test_dot_product_attention():
 
 
 def test_initializers_and_scaled_matmul():
-    I = xnn.initializers
+    init = xnn.initializers
     key = xr.key(0)
-    w = np.asarray(I.glorot_uniform()(key, (200, 300)))
+    w = np.asarray(init.glorot_uniform()(key, (200, 300)))
     assert abs(w.var() - 2 / 500) < 0.1 * 2 / 500 and np.abs(w).max() <= np.sqrt(6 / 500)
-    w = np.asarray(I.he_normal()(key, (3, 3, 64, 32)))
+    w = np.asarray(init.he_normal()(key, (3, 3, 64, 32)))
     assert abs(w.var() - 2 / (9 * 64)) < 0.1 * 2 / (9 * 64)
-    o = np.asarray(I.orthogonal()(key, (6, 4)))
+    o = np.asarray(init.orthogonal()(key, (6, 4)))
     np.testing.assert_allclose(o.T @ o, np.eye(4), atol=1e-5)
-    d = np.asarray(I.delta_orthogonal()(key, (3, 3, 4, 4)))
+    d = np.asarray(init.delta_orthogonal()(key, (3, 3, 4, 4)))
     assert np.count_nonzero(d[0]) == 0 and np.count_nonzero(d[1, 1]) > 0
-    assert I.zeros(key, (2,)).dtype == np.float32
+    assert init.zeros(key, (2,)).dtype == np.float32
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal((2, 3, 8)), rng.standard_normal((2, 4, 8))
     sa, sb = rng.random((2, 3, 2)), rng.random((2, 4, 2))
