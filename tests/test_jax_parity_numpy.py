@@ -303,6 +303,7 @@ NOT_CALLED = {
     "object_ signedinteger unsignedinteger dtype ndarray": "types (checked by issubdtype cases)",
     "finfo iinfo": "compared attribute by attribute in test_finfo_iinfo",
     "fft linalg": "submodules: every function is compared in test_submodule_parity",
+    "ufunc": "a class: its methods are compared in test_ufunc_parity",
     "index_exp s_ r_ c_ mgrid ogrid": "index helpers: compared in test_index_helpers",
     "array_repr array_str get_printoptions set_printoptions printoptions": "printing: "
     "formatting differs by design (xlapy prints 'Array(' as JAX does, NumPy's options)",
@@ -435,6 +436,18 @@ def test_submodule_parity(sub):
                       rtol=2e-4, atol=2e-4)
         check("svd", lambda: [abs(np.asarray(r)) for r in xm.svd(A)],
               lambda: [abs(np.asarray(r)) for r in jm.svd(A)], rtol=2e-4, atol=2e-4)
+
+
+@needs_jax
+def test_ufunc_parity():
+    a = rand(F32, (3, 4), 11)
+    u = {m: m.ufunc(lambda x, y: x * y, 2, 1, identity=1.0) for m in (xnp, jnp)}
+    for call in (lambda f: f(a, a), lambda f: f.reduce(a, 1), lambda f: f.reduce(a, None),
+                 lambda f: f.reduce(a, 0, keepdims=True, initial=2.0),
+                 lambda f: f.accumulate(a, 1), lambda f: f.outer(a[0], a[1, :2]),
+                 lambda f: f.at(a[0], np.int32([0, 0, 2]), 2.0, inplace=False),
+                 lambda f: f.reduceat(a[0], np.int32([0, 2]), 0)):
+        check("ufunc", lambda: call(u[xnp]), lambda: call(u[jnp]))
 
 
 # Semantics another change is bringing to JAX's (issue 14 item 3): compared live, xfail
