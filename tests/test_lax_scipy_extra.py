@@ -156,3 +156,39 @@ def test_segment_reductions():
     np.testing.assert_array_equal(np.asarray(ops.segment_min(np.int32([4, 1, 3]),
                                                              np.int32([1, 1, 0]))), [3, 1])
     close(xlapy.jit(lambda v, s: ops.segment_sum(v, s, 4))(d, ids), want_sum)
+
+
+def test_more_distributions():
+    X = xs.stats
+    x = np.float32([-1.5, -0.2, 0.3, 1.1])
+    k = np.float32([0, 1, 3, 6])
+    close(X.truncnorm.logpdf(x, -1., 2., 0.1, 1.3), st.truncnorm.logpdf(x, -1., 2., 0.1, 1.3),
+          1e-4)
+    close(X.truncnorm.logpdf(np.float32([-8.5, -8.1]), -9., -8.),
+          st.truncnorm.logpdf([-8.5, -8.1], -9., -8.), 1e-4)
+    close(X.gennorm.logpdf(x, 1.5, 0.2, 2.), st.gennorm.logpdf(x, 1.5, 0.2, 2.), 1e-5)
+    close(X.vonmises.logpdf(x, 2.5), st.vonmises.logpdf(x, 2.5), 1e-5)
+    close(X.wrapcauchy.logpdf(np.abs(x), 0.4), st.wrapcauchy.logpdf(np.abs(x), 0.4), 1e-5)
+    close(X.nbinom.logpmf(k, 3., 0.4), st.nbinom.logpmf(k, 3, 0.4), 1e-5)
+    close(X.betabinom.logpmf(k, 6., 2., 3.), st.betabinom.logpmf(k, 6, 2, 3), 1e-5)
+    xd = np.float32([[0.2, 0.5], [0.3, 0.1], [0.5, 0.4]])
+    close(X.dirichlet.logpdf(xd, np.float32([1.5, 2., 3.])),
+          st.dirichlet.logpdf(xd, [1.5, 2., 3.]), 1e-5)
+    close(X.multinomial.logpmf(np.float32([[1, 2, 3], [0, 6, 0]]), 6.,
+                               np.float32([0.2, 0.3, 0.5])),
+          st.multinomial.logpmf([[1, 2, 3], [0, 6, 0]], 6, [0.2, 0.3, 0.5]), 1e-5)
+
+
+def test_special_matrices():
+    Lx = xs.linalg
+    close(Lx.invhilbert(4), sl.invhilbert(4), 1e-3)
+    close(Lx.invpascal(4), sl.invpascal(4))
+    close(Lx.helmert(5), sl.helmert(5))
+    close(Lx.leslie(np.float32([0.1, 2, 1, 0.1]), np.float32([0.2, 0.8, 0.7])),
+          sl.leslie([0.1, 2, 1, 0.1], [0.2, 0.8, 0.7]))
+    close(Lx.fiedler(np.float32([1, 4, 12, 45])), sl.fiedler([1, 4, 12, 45]))
+    for p in ([1, -16, 86, -176, 105], [2, 3], [1, 2, 3, 4, 5, 6]):
+        close(Lx.fiedler_companion(np.float32(p)), sl.fiedler_companion(p), 1e-4)
+    for mode in ("full", "same", "valid"):
+        close(Lx.convolution_matrix(np.float32([1, 2, 3]), 5, mode),
+              sl.convolution_matrix([1, 2, 3], 5, mode))
