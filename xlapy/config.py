@@ -467,3 +467,53 @@ def env_llvm_helpers() -> int | None:
     except ValueError:
         log.warning("XLAPY_LLVM_HELPERS=%r is not a number; using no helper processes", value)
         return 0
+
+
+# --------------------------------------------------------------------------------------------
+# TensorFlow's auto-clustering flags (``TF_XLA_FLAGS``), for ``xlapy.tf``
+
+
+@dataclass(frozen=True)
+class TfXlaFlags:
+    """The ``TF_XLA_FLAGS`` that drive auto-clustering (TF's names and defaults):
+    ``--tf_xla_auto_jit`` (0 off, 1 on, 2 on and aggressive, -1 off even under
+    ``set_jit``), ``--tf_xla_cpu_global_jit``, ``--tf_xla_min_cluster_size`` (4),
+    ``--tf_xla_max_cluster_size`` (no limit), ``--tf_xla_clustering_debug``. Other flags
+    are kept in ``unknown`` (TF has many xlapy does not use)."""
+
+    auto_jit: int = 0
+    cpu_global_jit: bool = False
+    min_cluster_size: int = 4
+    max_cluster_size: int = 2 ** 31 - 1
+    clustering_debug: bool = False
+    unknown: tuple[str, ...] = ()
+
+
+def tf_xla_flags() -> TfXlaFlags:
+    """``TF_XLA_FLAGS`` of the current environment (read on every call)."""
+    fields: dict[str, Any] = {}
+    unknown = []
+    for item in os.environ.get("TF_XLA_FLAGS", "").split():
+        name, _, value = item.lstrip("-").partition("=")
+        if name in ("tf_xla_cpu_global_jit", "tf_xla_clustering_debug"):
+            fields[name[7:]] = value.lower() not in ("0", "false") if value else True
+        elif name in ("tf_xla_auto_jit", "tf_xla_min_cluster_size", "tf_xla_max_cluster_size"):
+            if value in ("single-gpu(1)", "single-gpu(2)"):       # TF's spelled forms
+                value = value[-2]
+            try:
+                fields[name[7:]] = int(value)
+            except ValueError:
+                raise InvalidArgumentError(f"TF_XLA_FLAGS: --{name}={value!r} is not an "
+                                           "integer") from None
+        else:
+            unknown.append(item)
+    return TfXlaFlags(unknown=tuple(unknown), **fields)
+
+
+def tf_dump_graph_prefix() -> str | None:
+    """``TF_DUMP_GRAPH_PREFIX``: where TF (and ``--tf_xla_clustering_debug``) writes graph
+    dumps (None when unset)."""
+    return os.environ.get("TF_DUMP_GRAPH_PREFIX") or None
+
+
+__all__ += ["TfXlaFlags", "tf_xla_flags", "tf_dump_graph_prefix"]

@@ -12,17 +12,26 @@
 - :mod:`.tracing`: recording primitives into a builder, captures, must-be-constant signal;
 - :mod:`.jit`: ``jit``, ``function``, the compile cache and its recompile reasons;
 - :mod:`.autodiff` and :mod:`.autodiff_forward`: ``grad``/``vjp``/``jvp``, ``GradientTape``;
+- :mod:`.batching`: ``vmap`` (the batch trace; rules beside their primitives, control
+  flow's in :mod:`.control_flow_batching`); :mod:`.pmap`: ``pmap`` over devices, with the
+  named-axis collectives of :mod:`.primitives_collective`;
 - :mod:`.variables`: ``Variable``, mutable state that compiled functions read and assign;
+- :mod:`.callbacks`: ``pure_callback``, ``io_callback``, host printing (Python called from
+  compiled code);
 - :mod:`.pytree`, :mod:`.dtypes`, :mod:`.source_info`: containers, promotion, user frames.
 """
 from __future__ import annotations
 
 # The family files register their primitives (and rules) when imported.
-from . import (control_flow, primitives_data_movement, primitives_elementwise,  # noqa: F401
-               primitives_eig, primitives_fft, primitives_linalg, primitives_misc,
+from . import (control_flow, control_flow_batching,  # noqa: F401
+               primitives_collective, primitives_data_movement, primitives_eig,
+               primitives_elementwise, primitives_fft, primitives_linalg, primitives_misc,
                primitives_nn, primitives_reduction)
+from .callbacks import ShapeDtypeStruct, io_callback, pure_callback
 from .autodiff import GradientTape, grad, stop_gradient, value_and_grad, vjp
 from .autodiff_forward import jvp, linearize
+from .batching import vmap
+from .pmap import pmap
 from .core import Array, default_backend, set_default_backend
 from .jit import CacheInfo, JitFunction, jit, set_recompile_warning_threshold
 from .tf_function import EagerFunction, auto_jit, function, set_auto_jit
@@ -38,4 +47,4 @@ __all__ = ["Array", "jit", "function", "JitFunction", "EagerFunction", "CacheInf
            "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_map", "auto_jit", "set_auto_jit",
            "set_default_backend", "default_backend", "set_recompile_warning_threshold",
            "grad", "value_and_grad", "vjp", "jvp", "linearize", "stop_gradient", "GradientTape",
-           "Variable"]
+           "Variable", "vmap", "pmap", "pure_callback", "io_callback", "ShapeDtypeStruct"]

@@ -76,7 +76,13 @@ class Array:
     # ----- basic properties
     @property
     def is_traced(self) -> bool:
-        return self._value is None
+        """Whether the value is unknown here: traced, or a value a graph being recorded
+        computes from its arguments (ops then take their general path instead of
+        specializing on the value, which would freeze it into the graph)."""
+        if self._value is None:
+            return True
+        recorders = _RECORDERS.items
+        return bool(recorders) and recorders[-1].depends(self)
 
     @property
     def ndim(self) -> int:
@@ -117,38 +123,46 @@ class Array:
         return self._value
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        v = self._concrete("converting to a NumPy array")
+        v = self._python_value("converting to a NumPy array")
         return np.asarray(v, dtype=dtype)
 
+    def _python_value(self, what: str) -> np.ndarray:
+        """The value for Python control flow: refused while a graph is recorded, where
+        it would be frozen into the graph (``graph_capture.py``)."""
+        recorders = _RECORDERS.items
+        if recorders:
+            recorders[-1].check_python_use(self, what)
+        return self._concrete(what)
+
     def __bool__(self) -> bool:
-        return bool(self._concrete("converting to a Python bool"))
+        return bool(self._python_value("converting to a Python bool"))
 
     def __int__(self) -> int:
-        return int(self._concrete("converting to a Python int"))
+        return int(self._python_value("converting to a Python int"))
 
     def __float__(self) -> float:
-        return float(self._concrete("converting to a Python float"))
+        return float(self._python_value("converting to a Python float"))
 
     def __complex__(self) -> complex:
         return complex(self._concrete("converting to a Python complex"))
 
     def __index__(self) -> int:
-        v = self._concrete("using as a Python index")
+        v = self._python_value("using as a Python index")
         if v.dtype.kind not in "iu" or v.ndim:
             raise TypeError(f"only integer scalar arrays can be used as an index, "
                             f"got {self.type_text()}")
         return int(v)
 
     def item(self) -> Any:
-        return self._concrete("calling .item() on").item()
+        return self._python_value("calling .item() on").item()
 
     def numpy(self) -> np.ndarray:
         """The value as a NumPy array (TensorFlow's ``Tensor.numpy()``; a copy, so writing
         to it never changes this array). Not available on traced values."""
-        return np.array(self._concrete("calling .numpy() on"))
+        return np.array(self._python_value("calling .numpy() on"))
 
     def tolist(self) -> Any:
-        return self._concrete("calling .tolist() on").tolist()
+        return self._python_value("calling .tolist() on").tolist()
 
     def __len__(self) -> int:
         if not self.shape:
@@ -389,6 +403,11 @@ def current_trace() -> Any:
 _TAPES = PerThreadList()
 
 
+# Graph recorders (``graph_capture.py``, TF's graph mode): the innermost one sees every
+# primitive applied eagerly while it is active (per thread).
+_RECORDERS = PerThreadList()
+
+
 def record(prim: Any, args: Sequence[Array], params: dict, outs: Sequence[Array]) -> None:
     """Tell the active tapes that ``prim`` mapped ``args`` to ``outs``."""
     for tape in _TAPES:
@@ -411,8 +430,12 @@ def new_ref(x: Array, weak_type: bool | None = None, keep_gradient: bool = True)
     ``keep_gradient=False`` it is a fresh value to them (``stop_gradient``, Variable reads).
     """
     weak = x.weak_type if weak_type is None else weak_type
-    y = Array(x._value, weak_type=weak) if x._value is not None else \
-        Array(instr=x._instr, trace=x._trace, weak_type=weak)
+    if type(x) is not Array:                # a vmap batch tracer
+        y = x.fresh_ref(weak)
+    elif x._value is not None:
+        y = Array(x._value, weak_type=weak)
+    else:
+        y = Array(instr=x._instr, trace=x._trace, weak_type=weak)
     if keep_gradient and _TAPES.items:
         record(alias_p, [x], {}, [y])
     return y
@@ -425,9 +448,21 @@ def bind(prim: Primitive, *args: Array, **params: Any) -> Any:
             raise InvalidArgumentError(f"{prim.name}: operands must be Arrays, got "
                                        f"{type(a).__name__}")
     stack = _TRACE_STACK.items              # current_trace(), without the call
-    outs = stack[-1].apply(prim, args, params) if stack else _eager(prim, args, params)
+    if stack:
+        top = stack[-1]
+        outs = top.apply(prim, args, params)
+    else:
+        top = None
+        outs = _eager(prim, args, params)
     if _TAPES.items:
-        record(prim, args, params, outs)
+        # A vmap's batch trace hides the tapes older than it: they record the primitives
+        # its batching rules bind below instead (see ``batching``).
+        below = getattr(top, "tapes_below", ())
+        for tape in _TAPES:
+            if tape not in below:
+                tape.record(prim, args, params, outs)
+    if _RECORDERS.items and not stack:
+        _RECORDERS.items[-1].record(prim, args, params, outs)
     return outs if prim.multiple_results else outs[0]
 
 
@@ -455,20 +490,27 @@ def result_weak_types(prim: Primitive, args: Sequence[Array], params: dict, n: i
     return [bool(weak)] * n
 
 
+def plain_eager() -> bool:
+    """Do operations now run eagerly with nothing watching them (no trace, no tape)?"""
+    return not _TRACE_STACK.items and not _TAPES.items
+
+
 def _eager(prim: Primitive, args: Sequence[Array], params: dict) -> list[Array]:
-    for a in args:
-        if a._value is None:
+    values = [a._value for a in args]
+    for a, v in zip(args, values):
+        if v is None:
             raise InvalidArgumentError(located(
                 f"{prim.name}: a traced value escaped from the function that was being "
                 f"compiled ({a.type_text()})",
                 "return values from the jitted function instead of storing them"))
     backend = default_backend()
-    key = (prim.name, tuple(sorted((k, _hashable(v)) for k, v in params.items())),
-           tuple((a.shape, a.dtype) for a in args), backend)
-    exe = _EAGER_CACHE.get(key)
-    if exe is None:
-        exe = _compile_eager(prim, args, params, backend)
-        _EAGER_CACHE[key] = exe
+    key = (prim, tuple(sorted((k, _hashable(v)) for k, v in params.items())) if params else (),
+           tuple((a.shape, a.dtype, a.weak_type) for a in args), backend)
+    entry = _EAGER_CACHE.get(key)
+    if entry is None:
+        # [executable, weak type of each result (known after the first run)]
+        entry = [_compile_eager(prim, args, params, backend), None]
+        _EAGER_CACHE[key] = entry
         limit = cache_settings().eager_ops
         while len(_EAGER_CACHE) > limit:
             _EAGER_CACHE.popitem(last=False)
@@ -477,10 +519,18 @@ def _eager(prim: Primitive, args: Sequence[Array], params: dict) -> list[Array]:
             _EAGER_CACHE.move_to_end(key)
         except KeyError:                    # evicted meanwhile by another thread
             pass
-    result = exe.execute([a._value for a in args])
-    values = list(result) if prim.multiple_results else [result]
-    weak = result_weak_types(prim, args, params, len(values))
-    return [Array(np.asarray(v), weak_type=w) for v, w in zip(values, weak)]
+    result = entry[0].execute(values)
+    if not prim.multiple_results:
+        weak = entry[1]
+        if weak is None:
+            weak = entry[1] = result_weak_types(prim, args, params, 1)
+        return [Array(result if type(result) is np.ndarray else np.asarray(result),
+                      weak_type=weak[0])]
+    outs = list(result)
+    weak = entry[1]
+    if weak is None:
+        weak = entry[1] = result_weak_types(prim, args, params, len(outs))
+    return [Array(np.asarray(v), weak_type=w) for v, w in zip(outs, weak)]
 
 
 def _compile_eager(prim: Primitive, args: Sequence[Array], params: dict, backend: str) -> Any:

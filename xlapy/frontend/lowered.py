@@ -2,6 +2,8 @@
 at each stage (``get_compiler_ir``)."""
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 from ..client.optimize import optimize
 from ..errors import InvalidArgumentError
 from ..hlo.ir import HloModule
@@ -11,9 +13,14 @@ from .core import default_backend
 class Lowered:
     """A traced, unoptimized module: ``as_text()``, ``compiler_ir(stage)``."""
 
-    def __init__(self, module: HloModule, backend: str | None = None) -> None:
+    def __init__(self, module: HloModule, backend: str | None = None,
+                 variables: Sequence[Any] = (), assigned: Sequence[Any] = ()) -> None:
         self.hlo_module = module
         self.backend = backend          # None: the default backend when asked
+        # Variables the module reads (its last parameters, in order) and assigns (its last
+        # outputs): what a caller that runs the module itself (xlapy.aot) must supply
+        self.variables = list(variables)
+        self.assigned = list(assigned)
 
     def as_text(self) -> str:
         return self.hlo_module.to_text()

@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..hlo.ir import HloInstruction
 from .core import Array, LoweringContext, bind, primitive
-from .primitives_linalg import _info_ok, _lapack, _nan_unless
+from .primitives_linalg import _info_ok, _lapack, _leading_batch, _nan_unless
 
 I = HloInstruction
 
@@ -45,6 +45,9 @@ def _eig_lower(ctx: LoweringContext, a: I, *, compute_left: bool,
     if compute_right:
         outs.append(_nan_unless(ctx, ok, vr, nb))
     return outs
+
+
+eig_p.def_batching(_leading_batch(eig_p))
 
 
 def eig(a: Array, *, compute_left_eigenvectors: bool = False,

@@ -90,6 +90,28 @@ def _rbg_lower(ctx: LoweringContext, key: I, *, shape: tuple[int, ...], dtype: n
     return [new_key, b.get_tuple_element(out, 1)]
 
 
+
+def _rbg_batching(args: Sequence[Array], dims: Sequence[int | None], **params: Any) -> tuple:
+    """A batch of keys draws each example's bits from its own key (one generator per key,
+    stacked), so ``vmap`` gives the same bits as calling per example."""
+    from . import lax                        # the bind wrappers sit beside this module
+    (key,), (d,) = args, dims
+    if d is None:
+        return list(bind(rng_bit_generator_p, key, **params)), [None, None]
+    keys, bits = [], []
+    for i in range(key.shape[d]):
+        start = [0, 0]
+        start[d] = i
+        limit = [i + 1 if a == d else 4 for a in range(2)]
+        k = lax.reshape(lax.slice(key, start, limit), (4,))
+        new_key, b = bind(rng_bit_generator_p, k, **params)
+        keys.append(lax.reshape(new_key, (1, 4)))
+        bits.append(lax.reshape(b, (1,) + tuple(b.shape)))
+    return [lax.concatenate(keys, 0), lax.concatenate(bits, 0)], [0, 0]
+
+
+rng_bit_generator_p.def_batching(_rbg_batching)
+
 _ALGORITHMS = {"default": "rng_default", "three_fry": "rng_three_fry", "philox": "rng_philox",
                "rng_default": "rng_default", "rng_three_fry": "rng_three_fry",
                "rng_philox": "rng_philox"}

@@ -38,10 +38,13 @@ import numpy as np
 from .. import numpy as xnp
 from ..errors import InvalidArgumentError, UnimplementedError
 from ..frontend.autodiff import GradientTape
+from ..frontend.jit import jit
 from ..frontend.tf_function import auto_jit, function
 from ..frontend.variables import transaction
 from . import backend, losses as losses_mod, metrics as metrics_mod, optimizers
 from .data import num_samples, to_numpy
+from .distributed_training import (active_strategy, global_count, known_global_count,
+                                   penalty_scale, replica_sync, run_replicated)
 from .data_adapters import class_weights
 from .training_loops import TrainingLoops, logs_to_floats
 
@@ -107,7 +110,7 @@ class Trainer(TrainingLoops):
                 metrics: Sequence[Any] | None = None, loss_weights: Any = None,
                 weighted_metrics: Sequence[Any] | None = None, run_eagerly: bool | None = None,
                 steps_per_execution: int = 1, jit_compile: Any = None,
-                auto_scale_loss: bool = True) -> None:
+                auto_scale_loss: bool = True, shape_buckets: Any = None) -> None:
         """Configure training: optimizer, loss, ``metrics`` (unweighted),
         ``weighted_metrics`` (weighted by ``sample_weight`` / ``class_weight``) and whether
         each step is compiled (``jit_compile``, see the module docstring).
@@ -118,6 +121,12 @@ class Trainer(TrainingLoops):
         path), while running ``n`` steps per call would mean an ``n`` times longer
         program to compile. ``auto_scale_loss`` only matters for mixed precision, which
         xlapy.keras does not have (float32 throughout); it is accepted and ignored.
+
+        ``shape_buckets`` (xlapy's own; compiled steps only): axes of the input ``x`` whose
+        size changes from batch to batch (``1`` or ``{1: "pow2"}``, ``{1: [64, 128,
+        512]}`` for sequences), padded to the next bucket so that ``fit`` on ragged
+        sequence batches compiles once per bucket, with the padding masked out
+        (``xlapy.frontend.buckets``; ``train_function.bucket_info()`` counts them).
         """
         if len(getattr(self, "outputs", ())) > 1:
             raise UnimplementedError("compile/fit train models with one output; this model "
@@ -136,6 +145,9 @@ class Trainer(TrainingLoops):
         self.loss_tracker = metrics_mod.Mean(name="loss")
         self.run_eagerly = bool(run_eagerly)
         self.jit_compile = resolve_jit_compile(jit_compile, run_eagerly)
+        self.shape_buckets = shape_buckets
+        # the strategy whose scope is open: fit trains data-parallel (distributed_training)
+        self.distribute_strategy = backend.current_distribution()
         self._compile_config = {"optimizer": optimizer, "loss": loss, "metrics": metrics,
                                 "loss_weights": loss_weights,
                                 "weighted_metrics": weighted_metrics}
@@ -164,18 +176,25 @@ class Trainer(TrainingLoops):
             seen.add(m.name)
 
     def _make_functions(self) -> None:
-        def train_function(x: Any, y: Any, sample_weight: Any, mask: Any) -> dict:
+        def train_function(x: Any, y: Any, sample_weight: Any, mask: Any,
+                           global_rows: Any = None) -> dict:
             # op by op, an interrupted step puts back the Variables it assigned (compiled,
             # the call sets them all at once when it completes)
             with transaction():
-                return self._train_entry(x, y, sample_weight, mask)
+                return self._train_entry(x, y, sample_weight, mask, global_rows)
 
         def test_function(x: Any, y: Any, sample_weight: Any, mask: Any) -> dict:
             return self._test_entry(x, y, sample_weight, mask)
 
         def predict_function(x: Any) -> Any:
             return self.predict_step(x)
-        if self.jit_compile:         # HLO modules jit_train_function, jit_test_function, ...
+        buckets = getattr(self, "shape_buckets", None)
+        if self.jit_compile and buckets is not None:      # one compile per bucket of x
+            spec = {"x": buckets}
+            train_function = jit(train_function, shape_buckets=spec)
+            test_function = jit(test_function, shape_buckets=spec)
+            predict_function = jit(predict_function, shape_buckets=spec)
+        elif self.jit_compile:       # HLO modules jit_train_function, jit_test_function, ...
             train_function = function(train_function, jit_compile=True)
             test_function = function(test_function, jit_compile=True)
             predict_function = function(predict_function, jit_compile=True)
@@ -236,14 +255,16 @@ class Trainer(TrainingLoops):
                 total = total / self._batch_count(per_sample)
         if getattr(self, "loss_weight", 1.0) != 1.0:
             total = total * self.loss_weight
+        scale = penalty_scale()         # 1/N in a replica of a data-parallel step
         for penalty in self.losses:
-            total = total + penalty
+            total = total + (penalty if scale == 1.0 else penalty * scale)
         return total
 
     def _batch_count(self, batch: Any) -> Any:
         """The number of real rows: the mask's sum in ``fit``, else ``batch``'s length."""
         mask = backend.current_batch_mask()
-        return xnp.sum(mask) if mask is not None else float(xnp.shape(batch)[0])
+        count = xnp.sum(mask) if mask is not None else float(xnp.shape(batch)[0])
+        return global_count(count, mask)     # all the replicas' rows in a data-parallel step
 
     def compute_metrics(self, x: Any, y: Any, y_pred: Any, sample_weight: Any = None) -> dict:
         """Update the metrics (unweighted: only the padding mask) and the weighted metrics
@@ -269,9 +290,17 @@ class Trainer(TrainingLoops):
             loss = self.compute_loss(x, y, y_pred, sample_weight)
         variables = self.trainable_variables
         grads = tape.gradient(loss, variables)
+        sync = replica_sync(self, self.compiled_metrics + self.compiled_weighted_metrics)
+        if sync is None:
+            self.optimizer.apply_gradients(zip(grads, variables))
+            self.loss_tracker.update_state(loss, sample_weight=self._batch_count(y_pred))
+            return self.compute_metrics(x, y, y_pred, sample_weight)
+        # data-parallel: the global batch's gradients, loss and metrics, in one all-reduce
+        self.compute_metrics(x, y, y_pred, sample_weight)
+        grads, loss = sync.all_reduce(grads, loss)
         self.optimizer.apply_gradients(zip(grads, variables))
         self.loss_tracker.update_state(loss, sample_weight=self._batch_count(y_pred))
-        return self.compute_metrics(x, y, y_pred, sample_weight)
+        return self.get_metrics_result()
 
     def test_step(self, data: Any) -> dict:
         x, y, sample_weight = _unpack(data)
@@ -283,8 +312,11 @@ class Trainer(TrainingLoops):
     def predict_step(self, x: Any) -> Any:
         return self(x, training=False)
 
-    def _train_entry(self, x: Any, y: Any, sample_weight: Any, mask: Any) -> dict:
+    def _train_entry(self, x: Any, y: Any, sample_weight: Any, mask: Any,
+                     global_rows: Any = None) -> dict:
         with backend.batch_mask(mask):
+            if global_rows is not None:     # data-parallel: the real rows of all replicas
+                known_global_count(mask, global_rows)
             return self.train_step((x, y, sample_weight))
 
     def _test_entry(self, x: Any, y: Any, sample_weight: Any, mask: Any) -> dict:
@@ -312,7 +344,7 @@ class Trainer(TrainingLoops):
         args = self._batch_inputs("train_on_batch", x, y, sample_weight, class_weight)
         if reset_metrics:
             self.reset_metrics()
-        return self._batch_result(self.train_function(*args), return_dict)
+        return self._batch_result(self.run_train_step(args), return_dict)
 
     def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                       reset_metrics: bool = True, return_dict: bool = False) -> Any:
@@ -330,6 +362,16 @@ class Trainer(TrainingLoops):
         num_samples(x)
         self._ensure_built(x)
         return to_numpy(self.predict_function(x))
+
+    def run_train_step(self, args: tuple, what: str = "train_on_batch") -> dict:
+        """One call of the train function on ``(x, y, sample_weight, mask)``; with a
+        strategy of several replicas, once per replica on its shard."""
+        strategy = active_strategy(self)
+        if strategy is None:
+            return self.train_function(*args)
+        # the real rows of the global batch, counted here once instead of by a collective
+        rows = np.float32(np.sum(args[3]))
+        return run_replicated(strategy, self.train_function, args, what, (rows,))
 
     def _batch_result(self, logs: dict, return_dict: bool) -> Any:
         logs = logs_to_floats(logs, self.metrics_names)

@@ -4,8 +4,9 @@ Strict operations with XLA's semantics: no implicit promotion or broadcasting (b
 need operands of one shape and dtype). This is the public namespace; the pieces live in
 the front end: the one-primitive wrappers in ``xlapy.frontend.lax``, multi-op
 operations in ``xlapy.frontend.lax_composite``, ``cond``/``switch``/``while_loop``/
-``fori_loop``/``scan`` in ``xlapy.frontend.control_flow`` and convolutions and windowed
-reductions in ``xlapy.frontend.lax_nn``.
+``fori_loop``/``scan`` in ``xlapy.frontend.control_flow``, convolutions and windowed
+reductions in ``xlapy.frontend.lax_nn`` and the named-axis collectives (``psum`` ...) in
+``xlapy.frontend.primitives_collective``.
 """
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ from ..frontend.lax import (
     reduce_min, reduce_and, reduce_or, argmax, argmin, cumulative, sort,
     dot_general,
 )
+from ..frontend.primitives_collective import (all_gather, all_to_all, axis_index, axis_size,
+                                              pmax, pmean, pmin, ppermute, psum, psum_scatter)
 from ..frontend.lax_composite import integer_pow, nextafter, take_along_axis, top_k
 from ..frontend.lax_nn import (ConvDimensionNumbers, conv, conv_dimension_numbers,
                                conv_general_dilated, conv_transpose, padtype_to_pads,
@@ -45,6 +48,9 @@ __all__ = [
     "dot_general",
     # several primitives
     "integer_pow", "nextafter", "take_along_axis", "top_k", "stop_gradient",
+    # collectives over a named axis (pmap / vmap axis_name)
+    "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "all_to_all",
+    "axis_index", "axis_size",
     # control flow
     "cond", "switch", "while_loop", "fori_loop", "scan",
     # convolutions and windowed reductions
