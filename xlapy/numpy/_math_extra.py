@@ -98,8 +98,11 @@ def lax_copysign(mag: Array, sign: Array) -> Array:
 
 
 def spacing(x: Any) -> Array:
-    """The distance from ``x`` to the next representable value away from zero."""
+    """The distance from ``x`` to the next representable value away from zero (for
+    float16, towards +inf: NumPy's and JAX's rule for that dtype)."""
     (x,) = promote(x, to_inexact=True)
+    if x.dtype == np.float16:
+        return nextafter(x, _const(np.inf, x)) - x
     away = where(signbit(x), _const(-np.inf, x), _const(np.inf, x))
     return nextafter(x, away) - x
 
