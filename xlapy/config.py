@@ -261,6 +261,7 @@ class DumpConfig:
         self.as_text = o.xla_dump_hlo_as_text or not formats
         self.as_dot = o.xla_dump_hlo_as_dot
         self.as_html = o.xla_dump_hlo_as_html
+        self.as_proto = o.xla_dump_hlo_as_proto     # HloProto files, *.hlo.pb (not to stdout)
         self.long_text = o.xla_dump_hlo_as_long_text
         self.large_constants = o.xla_dump_large_constants
         self.include_timestamp = o.xla_dump_include_timestamp
@@ -300,10 +301,13 @@ class DumpConfig:
             step = state.step
         return f"{step:04d}.{pipeline}.after_{after_pass}.before_{before_pass}"
 
-    def write(self, module_key: Any, module_name: str, suffix: str, contents: str) -> str | None:
-        """Dump ``contents`` under XLA's name for ``suffix``; returns the path (``"-"`` for stdout).
+    def write(self, module_key: Any, module_name: str, suffix: str,
+              contents: str | bytes) -> str | None:
+        """Dump ``contents`` (text, or bytes for a binary proto) under XLA's name for
+        ``suffix``; returns the path (``"-"`` for stdout).
 
-        Returns None when the module is filtered out or over the module limit.
+        Returns None when the module is filtered out or over the module limit, and for
+        bytes when dumping to stdout (XLA writes protos to files only).
         """
         if not self.should_dump_module(module_name):
             return None
@@ -311,12 +315,21 @@ class DumpConfig:
         if name is None:
             return None
         if self.to_stdout or self.directory is None:
+            if isinstance(contents, bytes):
+                if not _BINARY_TO_STDOUT_WARNED:
+                    _BINARY_TO_STDOUT_WARNED.append(True)
+                    log.warning("binary dumps (%s) are written only to files: set "
+                                "--xla_dump_to=DIR", suffix)
+                return None
             sys.stdout.write(f"*** Begin {name} ***\n{contents}\n*** End {name} ***\n")
             sys.stdout.flush()
             return "-"
         path = os.path.join(self.directory, name)
         write_file_atomically(path, contents)
         return path
+
+
+_BINARY_TO_STDOUT_WARNED: list[bool] = []
 
 
 def _compile(pattern: str, flag: str) -> re.Pattern | None:
@@ -352,14 +365,19 @@ def reset_dump_numbering() -> None:
         _dump_states.clear()
 
 
-def write_file_atomically(path: str, contents: str) -> None:
-    """Write ``contents`` to ``path`` via a temporary file and rename (creates the directory)."""
+def write_file_atomically(path: str, contents: str | bytes) -> None:
+    """Write ``contents`` (text, or bytes as they are) to ``path`` via a temporary file and
+    rename (creates the directory)."""
     directory = os.path.dirname(path) or "."
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".part")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(contents)
+        if isinstance(contents, bytes):
+            with os.fdopen(fd, "wb") as fb:
+                fb.write(contents)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(contents)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

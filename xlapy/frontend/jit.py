@@ -351,8 +351,9 @@ class JitFunction:
             raise
         return Lowered(entry.module, self._backend, entry.variables, entry.assigned)
 
-    def get_compiler_ir(self, *args: Any, **kwargs: Any) -> Callable[..., str]:
-        """TF's API: ``f.get_compiler_ir(x)(stage="hlo" | "optimized_hlo" | ...)``."""
+    def get_compiler_ir(self, *args: Any, **kwargs: Any) -> Callable[..., str | bytes]:
+        """TF's API: ``f.get_compiler_ir(x)(stage="hlo" | "optimized_hlo" |
+        "hlo_serialized" | ...)`` (the ``*_serialized`` stages give HloModuleProto bytes)."""
         try:
             lowered = self.lower(*args, **kwargs)
         except XlapyError as e:

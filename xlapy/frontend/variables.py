@@ -51,11 +51,8 @@ def variable_class_scope(cls: type) -> Iterator[None]:
     if not (isinstance(cls, type) and issubclass(cls, Variable)):
         raise InvalidArgumentError(f"variable_class_scope needs a subclass of Variable, got "
                                    f"{cls!r}")
-    _CLASSES.append(cls)
-    try:
+    with _CLASSES.pushed(cls):
         yield
-    finally:
-        _CLASSES.pop()
 
 
 def commit_values(variables: Sequence["Variable"], values: Sequence[Array]) -> None:
