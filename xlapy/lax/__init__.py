@@ -10,6 +10,7 @@ reductions in ``xlapy.frontend.lax_nn``.
 from __future__ import annotations
 
 from ..frontend.autodiff import stop_gradient
+from ..frontend.checkpoint import optimization_barrier
 from ..frontend.control_flow import cond, fori_loop, scan, switch, while_loop
 from ..frontend.lax import (
     neg, abs, sign, exp, expm1, log, log1p, sqrt, rsqrt, cbrt, floor,
@@ -45,6 +46,7 @@ __all__ = [
     "dot_general",
     # several primitives
     "integer_pow", "nextafter", "take_along_axis", "top_k", "stop_gradient",
+    "optimization_barrier",
     # control flow
     "cond", "switch", "while_loop", "fori_loop", "scan",
     # convolutions and windowed reductions
