@@ -9,10 +9,12 @@ from .shape import Layout, ProgramShape, Shape
 from .types import ElementType
 
 
-def parse_module(text: str) -> HloModule:
-    """Parse XLA's HLO text into an :class:`HloModule` (raises ``HloParseError``)."""
+def parse_module(text: str, *, fill_elided_constants: bool = False) -> HloModule:
+    """Parse XLA's HLO text into an :class:`HloModule` (raises ``HloParseError``);
+    ``fill_elided_constants`` fills ``constant({...})`` with zeros (see
+    :func:`xlapy.hlo.parser.parse_module`)."""
     from .parser import parse_module as _parse
-    return _parse(text)
+    return _parse(text, fill_elided_constants=fill_elided_constants)
 
 
 def parse_shape(text: str) -> Shape:

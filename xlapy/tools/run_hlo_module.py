@@ -125,7 +125,7 @@ def run_file(path: Path, opts: argparse.Namespace) -> int:
     except UnicodeDecodeError as e:
         raise InvalidArgumentError(f"{path}: not HLO text (not UTF-8 at byte {e.start})"
                                    ) from None
-    module = parse_module(text)
+    module = parse_module(text, fill_elided_constants=opts.fill_elided_constants)
     verify_for_execution(module, text)      # problems name their line:column in the file
     test_backend = get_backend(opts.platform)
     ref_name = opts.reference_platform
@@ -188,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rel_error_bound", type=float, default=1e-3)
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--input_format", default="hlo", choices=["hlo"])
+    p.add_argument("--fill_elided_constants", action="store_true",
+                   help="run constants printed as {...} with zeros (the results are then "
+                        "not the module's; without it such modules are rejected)")
     return p
 
 
