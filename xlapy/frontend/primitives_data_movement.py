@@ -130,12 +130,13 @@ slice_p.def_vjp(_slice_vjp)
 
 
 def _dynamic_slice_vjp(g: Array, ans: Array, x: Array, *idx: Array, slice_sizes) -> tuple:
-    return (lax.dynamic_update_slice(_zeros(x), g, list(idx)),) + (None,) * len(idx)
+    return (lax.dynamic_update_slice(_zeros(x), g, list(idx), allow_negative_indices=False),
+            ) + (None,) * len(idx)
 
 
 def _dynamic_update_slice_vjp(g: Array, ans: Array, x: Array, u: Array, *idx: Array) -> tuple:
-    g_x = lax.dynamic_update_slice(g, _zeros(u), list(idx))
-    g_u = lax.dynamic_slice(g, list(idx), u.shape)
+    g_x = lax.dynamic_update_slice(g, _zeros(u), list(idx), allow_negative_indices=False)
+    g_u = lax.dynamic_slice(g, list(idx), u.shape, allow_negative_indices=False)
     return (g_x, g_u) + (None,) * len(idx)
 
 
