@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (HLO text as TensorFlow prints it)
 """Three defects found running other front ends' HLO, each with the input that showed it:
 elided constants (``constant({...})``), JAX's ``cumsum`` of f32[100000] (one reduce-window
 as long as the array), and TensorFlow's ``custom-call "Qr"`` (tf.linalg.qr / inv / eigh)."""

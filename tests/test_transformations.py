@@ -74,7 +74,7 @@ def test_jacobian_has_aux():
     def f(x):
         return xnp.sin(x), {"norm": xnp.sum(x * x)}
     x = uniform("aux", (3,))
-    for jac in (xlapy.jacfwd, xlapy.jacrev):
+    for jac in (xlapy.jacfwd, xlapy.jacrev, xlapy.frontend.jacobians.jacobian):
         j, aux = jac(f, has_aux=True)(x)
         np.testing.assert_allclose(np.asarray(j), np.diag(np.cos(x)), rtol=1e-6, atol=1e-7)
         np.testing.assert_allclose(float(aux["norm"]), float(np.sum(x * x)), rtol=1e-6)
@@ -282,6 +282,11 @@ def test_make_jaxpr_prints_the_primitives():
     assert text.rstrip().endswith(",) }")
     program = xlapy.make_jaxpr(f)(xlapy.ShapeDtypeStruct((2,), np.float32), np.ones(2))
     assert [e.prim.name for e in program.eqns][:2] == ["sin", "mul"]
+
+    def g(x):
+        return lax.cond(xnp.sum(x) > 0, xnp.sin, xnp.cos, x)
+    text = str(xlapy.make_jaxpr(g)(np.ones(3, np.float32)))
+    assert "= cond[" in text and "HloComputation" not in text     # branches left out
 
 
 def test_disable_jit_runs_python_op_by_op():

@@ -158,4 +158,6 @@ def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: 
                   has_aux=has_aux, holomorphic=holomorphic)
 
 
-__all__ = ["jacfwd", "jacrev", "hessian"]
+jacobian = jacrev
+
+__all__ = ["jacfwd", "jacrev", "jacobian", "hessian"]

@@ -203,16 +203,19 @@ def _names() -> Iterable[str]:
         n += 1
 
 
-def _param_text(v: Any) -> str:
+def _param_text(v: Any) -> str | None:
+    """A parameter as jaxpr text; None for those with no short text (traced branches and
+    bodies, Python callables, tree structures), which are left out."""
     if isinstance(v, (bool, int, float, str)) or v is None:
         return repr(v) if isinstance(v, str) else str(v)
     if isinstance(v, np.dtype) or (isinstance(v, type) and issubclass(v, np.generic)):
         return as_element_type(np.dtype(v)).name
     if isinstance(v, (tuple, list)):
-        inner = ", ".join(_param_text(x) for x in v)
-        return f"({inner}{',' if len(v) == 1 else ''})"
-    name = getattr(v, "name", None) or getattr(v, "__name__", None)
-    return f"<{type(v).__name__}{' ' + name if isinstance(name, str) else ''}>"
+        inner = [_param_text(x) for x in v]
+        if any(t is None for t in inner):
+            return None
+        return f"({', '.join(inner)}{',' if len(v) == 1 else ''})"   # type: ignore[arg-type]
+    return None
 
 
 def _literal(v: Var) -> str | None:
@@ -245,7 +248,8 @@ def format_program(p: Program) -> str:
         if e.prim is core.alias_p:              # a new reference: the same value
             names[id(e.outs[0])] = name(e.ins[0])
             continue
-        params = ", ".join(f"{k}={_param_text(v)}" for k, v in e.params.items())
+        texts = ((k, _param_text(v)) for k, v in e.params.items())
+        params = ", ".join(f"{k}={t}" for k, t in texts if t is not None)
         lhs = " ".join(binder(v) for v in e.outs) or "_"
         call = e.prim.name + (f"[{params}]" if params else "")
         lines.append(f"    {lhs} = {call} {' '.join(name(v) for v in e.ins)}".rstrip())
