@@ -86,3 +86,19 @@ def test_registered_types_under_jit_and_grad():
     want = 1 - np.tanh(1.0) ** 2
     np.testing.assert_allclose(np.asarray(g.b), [want, want], rtol=1e-6)
     np.testing.assert_allclose(np.asarray(g.w), np.full((2, 2), want), rtol=1e-6)
+
+
+def test_key_paths_like_jax():
+    tree = {"b": [1, (2, None)], "a": Layer(3, 4), "c": Pair(5, 6)}
+    pairs, td = tree_util.tree_flatten_with_path(tree)
+    assert [(tree_util.keystr(p), v) for p, v in pairs] == [
+        ("['a'].w", 3), ("['a'].b", 4), ("['b'][0]", 1), ("['b'][1][0]", 2),
+        ("['c'][<flat index 0>]", 5), ("['c'][<flat index 1>]", 6)]
+    assert td == tree_util.tree_structure(tree)
+    named = tree_util.tree_map_with_path(lambda p, v: f"{tree_util.keystr(p)}={v}", {"x": [7]})
+    assert named == {"x": ["['x'][0]=7"]}
+    jax = pytest.importorskip("jax")
+    plain = {"b": [1, (2, None)], "z": {"q": 3}}
+    ours = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(plain)[0]]
+    theirs = [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_flatten_with_path(plain)[0]]
+    assert ours == theirs

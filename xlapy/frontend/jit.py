@@ -363,7 +363,7 @@ class JitFunction:
         except XlapyError as e:
             e.with_traceback(filter_traceback(e.__traceback__))
             raise
-        return Lowered(entry.module, self._backend)
+        return Lowered(entry.module, self._backend, call=self)
 
     def get_compiler_ir(self, *args: Any, **kwargs: Any) -> Callable[..., str]:
         """TF's API: ``f.get_compiler_ir(x)(stage="hlo" | "optimized_hlo" | ...)``."""

@@ -21,6 +21,8 @@ Flatten = Callable[[Any], tuple[Iterable[Any], Hashable]]
 Unflatten = Callable[[Hashable, Iterable[Any]], Any]
 
 _REGISTRY: dict[type, tuple[Flatten, Unflatten]] = {}
+# The children's field names of types registered with register_dataclass (key paths).
+FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def register_pytree_node(cls: type, flatten: Flatten, unflatten: Unflatten) -> None:
@@ -74,6 +76,7 @@ def register_dataclass(nodetype: type, data_fields: Iterable[str] | None = None,
         kw.update(zip(meta, aux))            # type: ignore[call-overload]
         return nodetype(**kw)
     register_pytree_node(nodetype, flatten, unflatten)
+    FIELD_NAMES[nodetype] = data
     return nodetype
 
 
