@@ -306,3 +306,34 @@ def test_disable_jit_runs_python_op_by_op():
 def test_block_until_ready_returns_its_argument():
     tree = {"a": xnp.ones(2), "b": [xnp.zeros(3)]}
     assert xlapy.block_until_ready(tree) is tree
+
+
+def test_hessian_of_several_arguments_nests_like_jax():
+    def f(x, y):
+        return xnp.sum(xnp.sin(x) * y[:2]) + xnp.sum(y ** 3)
+    x, y = uniform("hx", (2,)), uniform("hy", (3,))
+    h = xlapy.hessian(f, argnums=(0, 1))(x, y)
+    assert [[b.shape for b in row] for row in h] == [[(2, 2), (2, 3)], [(3, 2), (3, 3)]]
+    full = np.block([[np.asarray(b) for b in row] for row in h])
+    gradf = xlapy.grad(f, argnums=(0, 1))
+    fd = fd_jacobian(lambda a, b: np.concatenate([np.asarray(g) for g in gradf(a, b)]),
+                     [x, y], H)
+    assert_close(full, fd, 2e-4, "hessian blocks")
+    jax = pytest.importorskip("jax")
+    hj = jax.hessian(lambda a, b: jax.numpy.sum(jax.numpy.sin(a) * b[:2]) + jax.numpy.sum(b ** 3),
+                     argnums=(0, 1))(x, y)
+    for row, row_j in zip(h, hj):
+        for b, bj in zip(row, row_j):
+            np.testing.assert_allclose(np.asarray(b), np.asarray(bj), rtol=1e-5, atol=1e-6)
+
+
+def test_custom_vjp_under_gradient_tape():
+    @xlapy.custom_vjp
+    def f(x):
+        return x * 2.0
+
+    f.defvjp(lambda x: (x * 2.0, None), lambda _, g: (g * 10.0,))
+    x = xlapy.Variable(np.ones(3, np.float32))
+    with xlapy.GradientTape() as tape:
+        y = xnp.sum(f(x.read_value()))
+    np.testing.assert_allclose(np.asarray(tape.gradient(y, x)), 10.0)
