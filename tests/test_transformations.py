@@ -337,3 +337,25 @@ def test_custom_vjp_under_gradient_tape():
     with xlapy.GradientTape() as tape:
         y = xnp.sum(f(x.read_value()))
     np.testing.assert_allclose(np.asarray(tape.gradient(y, x)), 10.0)
+
+
+def test_custom_functions_closing_over_differentiated_values_are_errors():
+    w = uniform("cw", (3,))
+
+    def loss_jvp(w):
+        @xlapy.custom_jvp
+        def f(x):
+            return x * w
+        f.defjvps(lambda g, ans, x: g * w)
+        return xnp.sum(f(2.0 * w))
+
+    def loss_vjp(w):
+        @xlapy.custom_vjp
+        def f(x):
+            return x * w
+        f.defvjp(lambda x: (x * w, None), lambda _, g: (g * w,))
+        return xnp.sum(f(2.0 * w))
+    for loss in (loss_jvp, loss_vjp):
+        with pytest.raises(InvalidArgumentError, match="closes over a value"):
+            xlapy.grad(loss)(w)
+        np.testing.assert_allclose(float(loss(w)), float(np.sum(2 * w * w)), rtol=1e-6)  # no grad

@@ -18,8 +18,8 @@ Rules are written with ``xlapy`` ops, so they trace under ``jit`` and are themse
 differentiable. ``nondiff_argnums`` arguments are passed as in JAX: to ``jvp`` and ``bwd``
 first, and never differentiated (they may be any Python value).
 
-A custom function's gradient flows to its arguments only: values it closes over that a
-tape tracks get no gradient through it (pass them as arguments).
+A custom function's rules cover its arguments only: closing over a value that a tape is
+differentiating is an error naming the line (as in JAX; pass the value as an argument).
 """
 from __future__ import annotations
 
@@ -29,9 +29,11 @@ from typing import Any, Callable, Sequence
 
 from ..errors import InvalidArgumentError
 from . import core, lax
-from .autodiff import Tape, _differentiable, active, paused_recording, tracked_by_any
+from .autodiff import Tape, _differentiable, active, tracked_by_any
 from .core import Array, Primitive, new_ref, to_array
+from .program import Recorder
 from .pytree import tree_flatten, tree_unflatten
+from .source_info import located
 
 
 def _positional(fun: Callable[..., Any], args: tuple, kwargs: dict, what: str) -> tuple:
@@ -69,6 +71,11 @@ class _Call:
     def nondiff_values(self) -> list[Any]:
         return [self.args[i] for i in self.nondiff]
 
+    def watched(self, leaves: Sequence[Array]) -> list[Array]:
+        """``leaves`` and the arrays among the nondiff arguments (not closures)."""
+        extra = [x for x in tree_flatten(self.nondiff_values())[0] if isinstance(x, Array)]
+        return list(leaves) + extra
+
     def diff_values(self, leaves: Sequence[Array]) -> tuple:
         return tree_unflatten(self.tree, list(leaves))
 
@@ -88,6 +95,28 @@ def _invoke(f: Any, ready: bool, missing: str, node: type, args: tuple, kwargs: 
     if not tracked_by_any(call.leaves):
         return f.fun(*args)
     return node(f, call).run(call.leaves)
+
+
+def _run_watching_closures(fn: Callable[[], Any], inputs: Sequence[Array], what: str,
+                           pause: bool) -> Any:
+    """``fn()`` (with the tapes paused when ``pause``) while a recorder watches which
+    values it uses; a value it closes over that a tape differentiates is an error, as in
+    JAX: the custom rule covers the arguments only, so that gradient would be lost."""
+    probe = Recorder(inputs)
+    saved = list(core._TAPES)
+    core._TAPES[:] = [probe] if pause else saved + [probe]
+    try:
+        out = fn()
+    finally:
+        core._TAPES[:] = saved
+    closed = [x for x in probe.constants() if tracked_by_any([x])]
+    if closed:
+        raise InvalidArgumentError(located(
+            f"{what} closes over a value that is being differentiated "
+            f"({closed[0].type_text()}); its rule covers the function's arguments only, "
+            "so that value's gradient would be lost",
+            "pass the value as an argument of the function"))
+    return out
 
 
 def _flat_outputs(out: Any) -> tuple[list[Array], Any]:
@@ -209,8 +238,9 @@ class _CustomJVPNode(_CustomNode):
         self.def_vjp(self._vjp)
 
     def run(self, leaves: Sequence[Array]) -> Any:
-        with paused_recording():
-            outs, self.out_tree = _flat_outputs(self.f.fun(*self.call.full(leaves)))
+        out = _run_watching_closures(lambda: self.f.fun(*self.call.full(leaves)),
+                                     self.call.watched(leaves), self.name, pause=True)
+        outs, self.out_tree = _flat_outputs(out)
         core.record(self, list(leaves), {}, outs)
         return tree_unflatten(self.out_tree, outs)
 
@@ -282,7 +312,8 @@ class _CustomVJPNode(_CustomNode):
         self.def_vjp(self._vjp)
 
     def run(self, leaves: Sequence[Array]) -> Any:
-        res = self.f.fwd(*self.call.full(leaves))       # type: ignore[misc]
+        res = _run_watching_closures(lambda: self.f.fwd(*self.call.full(leaves)),  # type: ignore
+                                     self.call.watched(leaves), self.name, pause=False)
         if not (isinstance(res, (tuple, list)) and len(res) == 2):
             raise InvalidArgumentError(f"custom_vjp fwd of {self.name}: must return a pair "
                                        "(output, residuals)")

@@ -128,6 +128,10 @@ class Recorder:
     def on_variable_read(self, var: Any, value: Array) -> None:
         """Variable reads are constants of the program (nothing to track)."""
 
+    def constants(self) -> list[Array]:
+        """The values used so far that the recorded function did not compute."""
+        return [v.value for v in self.vars.values() if v.const and v.value is not None]
+
     # ----- the result
     def finish(self, outs: Sequence[Array],
                keep: Callable[[Eqn], bool] | None = None) -> Program:
