@@ -214,3 +214,48 @@ def test_qr_custom_call_shapes_are_checked():
         "f32[2,3]{1,0} %get", "f32[2,4]{1,0} %get")
     with pytest.raises(VerificationError, match="Qr result"):
         xlapy.run_hlo(bad, [np.zeros((2, 5, 3), np.float32)])
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 5, 3), (3, 5)])
+def test_lu_decomposition_custom_call_matches_jax_conventions(shape):
+    m, n = shape[-2:]
+    k = min(m, n)
+    batch = shape[:-2]
+    dims = ",".join(map(str, shape))
+    bk = ",".join(map(str, batch + (k,)))
+    bm = ",".join(map(str, batch + (m,)))
+    text = f"""HloModule tf_lu
+ENTRY main {{
+  a = f32[{dims}] parameter(0)
+  ROOT lu = (f32[{dims}], s32[{bk}], s32[{bm}]) custom-call(a), custom_call_target="LuDecomposition"
+}}
+"""
+    a = np.random.default_rng(7).normal(size=shape).astype(np.float32)
+    lu, piv, perm = xlapy.run_hlo(text, [a], backend="interpreter")
+    for i in np.ndindex(*batch):
+        L = np.tril(lu[i], -1)[:, :k] + np.eye(m, k, dtype=np.float32)
+        U = np.triu(lu[i])[:k, :]
+        np.testing.assert_allclose(L @ U, a[i][perm[i]], atol=1e-5)    # a[perm] = L U
+        rows = np.arange(m)
+        for j, p in enumerate(piv[i]):                                  # 0-based swaps
+            rows[[j, p]] = rows[[p, j]]
+        np.testing.assert_array_equal(rows, perm[i])
+    jax = pytest.importorskip("jax")
+    lu_j, piv_j, perm_j = jax.lax.linalg.lu(a)
+    np.testing.assert_array_equal(piv, np.asarray(piv_j))
+    np.testing.assert_array_equal(perm, np.asarray(perm_j))
+    np.testing.assert_allclose(lu, np.asarray(lu_j), atol=1e-5)
+
+
+def test_legacy_qr_decomposition_custom_call():
+    text = """HloModule old_tf_qr
+ENTRY main {
+  a = f32[5,3] parameter(0)
+  ROOT qr = (f32[5,5], f32[5,3]) custom-call(a), custom_call_target="QrDecomposition"
+}
+"""
+    a = np.random.default_rng(8).normal(size=(5, 3)).astype(np.float32)
+    q, r = xlapy.run_hlo(text, [a], backend="cpu")
+    qn, rn = np.linalg.qr(a, mode="complete")
+    np.testing.assert_allclose(q, qn, atol=2e-6)
+    np.testing.assert_allclose(r, rn, atol=2e-6)

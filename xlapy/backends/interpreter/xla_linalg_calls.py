@@ -14,6 +14,14 @@ TensorFlow's ``experimental_get_compiler_ir(...)(stage="hlo")`` for ``tf.linalg.
 - ``ProductOfElementaryHouseholderReflectors``: ``(a[..., m, n], taus[..., k])`` with
   ``m >= n >= k`` -> the first ``n`` columns of ``H_0 ... H_{k-1}`` (LAPACK's ``orgqr`` /
   ``ungqr``);
+- ``LuDecomposition``: ``a[..., m, n]`` -> ``(lu, pivots s32[..., min(m, n)],
+  permutation s32[..., m])``, LU with partial pivoting (LAPACK's ``getrf``): ``lu`` holds
+  unit-lower ``L`` below the diagonal and ``U`` on and above it; 0-based pivots (row ``i``
+  was swapped with row ``pivots[i]``) and the permutation with ``a[perm] = L @ U``, as
+  JAX's ``lu`` returns them (TPU lowers this target; TensorFlow emits it for
+  ``tf.linalg.lu``);
+- ``QrDecomposition`` (older TensorFlow releases): ``a[..., m, n]`` -> ``(q[..., m, m],
+  r[..., m, n])``, the complete QR;
 - ``Eigh``: ``a[..., n, n]`` -> ``(eigenvectors as columns, real eigenvalues[..., n])``,
   reading the triangle the opaque ``backend_config="lower,sort,max_iter,tol"`` names
   (``syevd`` / ``heevd``). Eigenvalues come out ascending (XLA sorts them too when
@@ -60,6 +68,14 @@ def _shape_of(instr: HloInstruction, index: int | None) -> Any:
     return instr.shape if index is None else instr.shape.tuple_shapes[index]
 
 
+def _matrices(operands: list) -> tuple[str, np.dtype, np.ndarray, int, int]:
+    """(LAPACK prefix, working dtype, writable [batch, m, n] copy, m, n) of operand 0."""
+    x = np.asarray(operands[0])
+    p, dt = _lapack(x.dtype)
+    a = _batched(x, dt)
+    return p, dt, a, a.shape[1], a.shape[2]
+
+
 def _out(instr: HloInstruction, value: np.ndarray, index: int | None = None) -> np.ndarray:
     s = _shape_of(instr, index)
     return np.asarray(value).reshape(s.dims).astype(s.dtype)
@@ -67,12 +83,9 @@ def _out(instr: HloInstruction, value: np.ndarray, index: int | None = None) -> 
 
 @custom_call("Qr")
 def _qr(ev: Evaluator, instr: HloInstruction, operands: list) -> tuple:
-    x = np.asarray(operands[0])
-    p, dt = _lapack(x.dtype)
-    a = _batched(x, dt)
-    k = min(a.shape[1:])
-    taus = np.zeros((len(a), k), dt)
-    if a.shape[1] and a.shape[2]:
+    p, dt, a, m, n = _matrices(operands)
+    taus = np.zeros((len(a), min(m, n)), dt)
+    if m and n:
         for i in range(len(a)):
             a[i], taus[i], _, info = _fn(p, "geqrf")(a[i])
             _check(info, instr, "geqrf")
@@ -100,6 +113,40 @@ def _householder_product(ev: Evaluator, instr: HloInstruction, operands: list) -
     return _out(instr, a)
 
 
+@custom_call("LuDecomposition")
+def _lu(ev: Evaluator, instr: HloInstruction, operands: list) -> tuple:
+    p, dt, a, m, n = _matrices(operands)
+    k = min(m, n)
+    pivots = np.zeros((len(a), k), np.int32)
+    perm = np.tile(np.arange(m, dtype=np.int32), (len(a), 1))
+    if m and n:
+        for i in range(len(a)):
+            a[i], piv, info = _fn(p, "getrf")(a[i])
+            _check(info, instr, "getrf")
+            pivots[i] = piv[:k]
+            for j, q in enumerate(pivots[i]):       # apply the row swaps in order
+                perm[i, j], perm[i, q] = perm[i, q], perm[i, j]
+    return (_out(instr, a, 0), _out(instr, pivots, 1), _out(instr, perm, 2))
+
+
+@custom_call("QrDecomposition")
+def _qr_complete(ev: Evaluator, instr: HloInstruction, operands: list) -> tuple:
+    p, dt, a, m, n = _matrices(operands)
+    q = np.tile(np.eye(m, dtype=dt), (len(a), 1, 1))
+    r = np.zeros_like(a)
+    name = "ungqr" if p in "cz" else "orgqr"
+    if m and n:
+        for i in range(len(a)):
+            packed, tau, _, info = _fn(p, "geqrf")(a[i])
+            _check(info, instr, "geqrf")
+            r[i] = np.triu(packed)
+            full = np.zeros((m, m), dt)
+            full[:, :min(m, n)] = packed[:, :min(m, n)]
+            q[i], _, info = _fn(p, name)(full, tau)
+            _check(info, instr, name)
+    return (_out(instr, q, 0), _out(instr, r, 1))
+
+
 def _eigh_options(instr: HloInstruction) -> tuple[bool, bool]:
     """(lower, sort) from the opaque ``backend_config="lower,sort,max_iter,tol"``."""
     cfg = instr.attrs.get("backend_config")
@@ -116,11 +163,8 @@ def _eigh_options(instr: HloInstruction) -> tuple[bool, bool]:
 
 @custom_call("Eigh")
 def _eigh(ev: Evaluator, instr: HloInstruction, operands: list) -> tuple:
-    x = np.asarray(operands[0])
-    p, dt = _lapack(x.dtype)
+    p, dt, a, _, n = _matrices(operands)
     lower, _ = _eigh_options(instr)
-    a = _batched(x, dt)
-    n = a.shape[-1]
     w = np.zeros((len(a), n), np.float64 if p in "dz" else np.float32)
     name = "heevd" if p in "cz" else "syevd"
     if n:

@@ -251,9 +251,11 @@ def _topk(ctx: Ctx, declared: Shape) -> None:
 
 
 # XLA's own linear-algebra custom-calls (``xla/hlo/builder/lib``: what TensorFlow's
-# ``stage="hlo"`` shows for tf.linalg.qr / inv / eigh, expanded later by XLA's QrExpander
-# and EighExpander): operand [..., m, n] of a floating or complex type.
-XLA_LINALG_TARGETS = ("Qr", "ProductOfElementaryHouseholderReflectors", "Eigh")
+# ``stage="hlo"`` shows for tf.linalg.qr / inv / eigh / lu, expanded later by XLA's
+# QrExpander and EighExpander, LU on TPU; QrDecomposition from older releases): operand
+# [..., m, n] of a floating or complex type.
+XLA_LINALG_TARGETS = ("Qr", "ProductOfElementaryHouseholderReflectors", "Eigh",
+                      "LuDecomposition", "QrDecomposition")
 
 
 def _xla_linalg(ctx: Ctx, declared: Shape, target: str) -> None:
@@ -268,6 +270,11 @@ def _xla_linalg(ctx: Ctx, declared: Shape, target: str) -> None:
     batch, (m, n) = a.dims[:-2], a.dims[-2:]
     if target == "Qr":
         want = Shape.tuple([array_shape(et, a.dims), array_shape(et, batch + (min(m, n),))])
+    elif target == "QrDecomposition":
+        want = Shape.tuple([array_shape(et, batch + (m, m)), array_shape(et, a.dims)])
+    elif target == "LuDecomposition":
+        want = Shape.tuple([array_shape(et, a.dims), array_shape(T.S32, batch + (min(m, n),)),
+                            array_shape(T.S32, batch + (m,))])
     elif target == "Eigh":
         ctx.check(m == n, f"Eigh operand {shape_text(a)} must be a batch of square matrices")
         real = T.F64 if et in (T.F64, T.C128) else T.F32 if et.is_complex else et
