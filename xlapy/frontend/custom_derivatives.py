@@ -162,34 +162,24 @@ class custom_jvp:
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp: Callable[..., Any] | None = None
+        self.jvps: tuple | None = None          # per-argument rules (defjvps)
 
     def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
         """Set the JVP rule (also usable as a decorator)."""
         if symbolic_zeros:
             raise InvalidArgumentError("custom_jvp.defjvp: symbolic_zeros=True is not "
                                        "supported; tangents of unperturbed inputs are zeros")
-        self.jvp = jvp
+        self.jvp, self.jvps = jvp, None
         return jvp
 
     def defjvps(self, *jvps: Callable[..., Any] | None) -> None:
         """One rule per differentiable argument, ``jvp_i(g_i, ans, *primals)``, summed."""
+        self.jvps = jvps
+
         def jvp(*a: Any) -> tuple:
             nondiff, (primals, tangents) = a[:-2], a[-2:]
-            if len(jvps) != len(primals):
-                raise InvalidArgumentError(f"custom_jvp.defjvps: {len(jvps)} rules for "
-                                           f"{len(primals)} differentiable arguments")
             ans = self.fun(*self._merge(nondiff, primals))
-            total: Any = None
-            for rule, t in zip(jvps, tangents):
-                if rule is None:
-                    continue
-                term = rule(t, ans, *primals)
-                total = term if total is None else _tree_add(total, term)
-            if total is None:
-                total = tree_unflatten(tree_flatten(ans)[1],
-                                       [lax.full_like(to_array(o), 0)
-                                        for o in tree_flatten(ans)[0]])
-            return ans, total
+            return ans, _sum_jvps(jvps, ans, primals, tangents)
         self.jvp = jvp
 
     def _merge(self, nondiff: Sequence[Any], primals: Sequence[Any]) -> tuple:
@@ -201,6 +191,23 @@ class custom_jvp:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return _invoke(self, self.jvp is not None, "JVP rule: call defjvp or defjvps",
                        _CustomJVPNode, args, kwargs)
+
+
+def _sum_jvps(jvps: Sequence[Any], ans: Any, primals: Sequence[Any],
+              tangents: Sequence[Any]) -> Any:
+    """The output tangent of ``defjvps`` rules: the sum of ``rule(t, ans, *primals)``."""
+    if len(jvps) != len(primals):
+        raise InvalidArgumentError(f"custom_jvp.defjvps: {len(jvps)} rules for "
+                                   f"{len(primals)} differentiable arguments")
+    total: Any = None
+    for rule, t in zip(jvps, tangents):
+        if rule is not None:
+            term = rule(t, ans, *primals)
+            total = term if total is None else _tree_add(total, term)
+    if total is None:
+        leaves, tree = tree_flatten(ans)
+        total = tree_unflatten(tree, [lax.full_like(to_array(o), 0) for o in leaves])
+    return total
 
 
 def _tree_add(a: Any, b: Any) -> Any:
@@ -244,20 +251,24 @@ class _CustomJVPNode(_CustomNode):
         core.record(self, list(leaves), {}, outs)
         return tree_unflatten(self.out_tree, outs)
 
-    def _rule(self, leaves: Sequence[Array], tangents: Sequence[Array]) -> list[Array | None]:
+    def _rule(self, leaves: Sequence[Array], tangents: Sequence[Array],
+              outs: Sequence[Array]) -> list[Array | None]:
         primals = self.call.diff_values(leaves)
         tans = self.call.diff_values(tangents)
+        what = f"custom_jvp rule of {self.name}"
+        if self.f.jvps is not None:          # per-argument rules take the known output
+            ans = tree_unflatten(self.out_tree, list(outs))
+            return _match(_sum_jvps(self.f.jvps, ans, primals, tans), self.out_tree, outs, what)
         res = self.f.jvp(*self.call.nondiff_values(), primals, tans)
         if not (isinstance(res, (tuple, list)) and len(res) == 2):
             raise InvalidArgumentError(f"custom_jvp rule of {self.name}: must return a pair "
                                        "(primal_out, tangent_out)")
-        outs = _flat_outputs(res[0])[0]
-        return _match(res[1], self.out_tree, outs, f"custom_jvp rule of {self.name}")
+        return _match(res[1], self.out_tree, _flat_outputs(res[0])[0], what)
 
     def _jvp(self, tangents: list[Array | None], outs: list[Array], *args: Array) -> list:
         ts = [lax.full_like(a, 0) if t is None else to_array(t, a.dtype)
               for a, t in zip(args, tangents)]
-        return self._rule(args, ts)
+        return self._rule(args, ts, outs)
 
     def _vjp(self, cts: list[Array], ans: list[Array], *args: Array) -> tuple:
         seeds = [lax.full_like(a, 0) for a in args]
@@ -265,7 +276,7 @@ class _CustomJVPNode(_CustomNode):
         for s in seeds:
             tape.watch(s)
         with active(tape):
-            t_out = self._rule(args, seeds)
+            t_out = self._rule(args, seeds, ans)
         pairs = [(t, c) for t, c in zip(t_out, cts) if t is not None]
         acc = tape.backward([t for t, _ in pairs], [c for _, c in pairs])
         return tuple(acc.get(id(s)) if _differentiable(a.dtype) else None
