@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint venv clean aot-example
+.PHONY: demo test lint venv clean aot-example aot-digits
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ demo: $(STAMP)
 # a model compiled ahead of time, linked into a C program (examples/aot)
 aot-example: $(STAMP)
 	$(MAKE) -C examples/aot PY=$(abspath $(PY))
+
+# the demo's digits CNN exported ahead of time, its classes checked against the JIT model
+aot-digits: $(STAMP)
+	$(MAKE) -C examples/aot digits PY=$(abspath $(PY))
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2

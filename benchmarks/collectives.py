@@ -1,19 +1,38 @@
-"""All-reduce across 2 processes: xlapy's compiled all-reduce against raw mpi4py ``Allreduce``
-on the same buffers, for f32 arrays of 4 KiB .. 64 MiB. Run under MPI::
+"""Collectives across processes, and data-parallel training built on them.
+
+**All-reduce bandwidth** (under MPI): xlapy's compiled all-reduce against raw mpi4py
+``Allreduce`` on the same buffers, for f32 arrays of 4 KiB .. 64 MiB::
 
     .venv/bin/mpiexec -n 2 .venv/bin/python benchmarks/collectives.py [--max-mib 64] [--reps 20]
 
 Rank 0 prints one row per size: the median time of each, the bus bandwidth
 (``bytes * 2 * (n - 1) / n / time``, NCCL's convention) and xlapy / raw MPI. xlapy's time is
 ``executable.execute`` of a one-all-reduce module on the CPU backend (the all-reduce runs as a
-runtime thunk: the group agrees on the op, then ``Iallreduce`` on the buffer). Figures go in
-``docs/performance.md``.
+runtime thunk: the group agrees on the op, then ``Iallreduce`` on the buffer).
+
+**Data-parallel MLP training** (``--mlp``, started without mpiexec): a 784-512-512-10 Keras MLP
+trained with Adam (``jit_compile=True``) on random data, the same global batch two ways:
+1 process using 2 cores (the compiled step's kernels run on the runtime's thread pool), and
+2 processes of 1 core each (this script relaunches itself under ``mpiexec -n 2``; each process
+pins itself to one core and trains with ``MultiWorkerMirroredStrategy``: half the batch per
+process, gradients all-reduced inside the compiled step)::
+
+    .venv/bin/python benchmarks/collectives.py --mlp [--batch 256] [--steps 40] [--repeats 3]
+
+It prints training examples per second (the best of ``--repeats`` timed ``fit`` runs of
+``--steps`` steps, after a warm-up that compiles), and, as the baseline of the scaling, one
+process pinned to one core. Figures go in ``docs/performance.md``.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -48,11 +67,7 @@ def _median(fn, reps: int, comm) -> float:
     return statistics.median(times)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--max-mib", type=float, default=64)
-    ap.add_argument("--reps", type=int, default=20)
-    args = ap.parse_args()
+def all_reduce_bandwidth(args: argparse.Namespace) -> None:
     xlapy.distributed.initialize()
     from mpi4py import MPI
     comm = MPI.COMM_WORLD
@@ -85,6 +100,107 @@ def main() -> None:
         for nbytes, raw, ours, bw_raw, bw_ours in rows:
             print(f"{nbytes:>10} {raw * 1e6:>10.1f} {ours * 1e6:>10.1f} {bw_raw:>9.2f} "
                   f"{bw_ours:>10.2f} {raw / ours:>9.2f}")
+
+
+# ------------------------------------------------------------------ data-parallel training
+MLP_SIZES = (784, 512, 512, 10)
+
+
+def _mlp_examples_per_second(args: argparse.Namespace, strategy) -> float:
+    """Train the MLP (in ``strategy``'s scope when given) and return examples/s."""
+    from xlapy import keras
+    keras.utils.set_random_seed(0)
+    rng = np.random.default_rng(0)
+    rows = args.batch * args.steps
+    x = rng.normal(size=(rows, MLP_SIZES[0])).astype(np.float32)
+    y = rng.integers(0, MLP_SIZES[-1], rows).astype(np.int32)
+
+    def build():
+        model = keras.Sequential(
+            [keras.layers.Dense(MLP_SIZES[1], activation="relu", input_shape=(MLP_SIZES[0],)),
+             keras.layers.Dense(MLP_SIZES[2], activation="relu"),
+             keras.layers.Dense(MLP_SIZES[3])])
+        model.compile(optimizer="adam", jit_compile=True,
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        return model
+    if strategy is None:
+        model = build()
+    else:
+        with strategy.scope():
+            model = build()
+    model.fit(x[:2 * args.batch], y[:2 * args.batch], batch_size=args.batch, verbose=0,
+              shuffle=False)                                    # compiles
+    best = float("inf")
+    for _ in range(args.repeats):
+        start = time.perf_counter()
+        model.fit(x, y, batch_size=args.batch, verbose=0, shuffle=False)
+        best = min(best, time.perf_counter() - start)
+    assert model.train_function.cache_info().misses == 1
+    return rows / best
+
+
+def mlp_worker(args: argparse.Namespace) -> None:
+    """A process on one core (before the thread pool exists): under mpiexec, one of the
+    2-process run (MultiWorkerMirroredStrategy), else the 1-process, 1-core baseline."""
+    import xlapy.tf as tf
+    xlapy.distributed.initialize()
+    rank = xlapy.process_index()
+    cores = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cores[rank % len(cores)]})
+    strategy = tf.distribute.MultiWorkerMirroredStrategy() if xlapy.process_count() > 1 \
+        else None
+    rate = _mlp_examples_per_second(args, strategy)
+    if rank == 0:
+        print(json.dumps({"examples_per_second": rate}), flush=True)
+
+
+def _run_worker(args: argparse.Namespace, processes: int) -> float:
+    """Examples/s of ``processes`` one-core processes running :func:`mlp_worker`."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--mlp-worker", "--batch",
+           str(args.batch), "--steps", str(args.steps), "--repeats", str(args.repeats)]
+    if processes > 1:
+        cmd = [str(Path(sys.executable).parent / "mpiexec"), "-n", str(processes)] + cmd
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=1")
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
+    if proc.returncode != 0:
+        raise SystemExit(f"the {processes}-process run failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])["examples_per_second"]
+
+
+def mlp_training(args: argparse.Namespace) -> None:
+    from machine import cpu_model
+    available = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, set(available[:2]))        # before the thread pool exists
+    cores = len(os.sched_getaffinity(0))
+    print(f"data-parallel MLP {'-'.join(map(str, MLP_SIZES))}, Adam, jit_compile=True, global "
+          f"batch {args.batch}, {args.steps} steps per timed fit, best of {args.repeats}; "
+          f"CPU: {cpu_model()} ({len(available)} cores available)")
+    one = _mlp_examples_per_second(args, None)
+    print(f"  1 process  x {cores} cores : {one:10.0f} examples/s", flush=True)
+    single = _run_worker(args, 1)
+    print(f"  1 process  x 1 core   : {single:10.0f} examples/s  (baseline of the scaling)",
+          flush=True)
+    two = _run_worker(args, 2)
+    print(f"  2 processes x 1 core  : {two:10.0f} examples/s  ({two / one:.2f}x the first "
+          f"row, {two / single:.2f}x one core)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--max-mib", type=float, default=64)
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--mlp", action="store_true", help="data-parallel MLP training throughput")
+    ap.add_argument("--mlp-worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--batch", type=int, default=256, help="global batch (--mlp)")
+    ap.add_argument("--steps", type=int, default=40, help="steps per timed fit (--mlp)")
+    ap.add_argument("--repeats", type=int, default=3, help="timed fits, best kept (--mlp)")
+    args = ap.parse_args()
+    if args.mlp_worker:
+        mlp_worker(args)
+    elif args.mlp:
+        mlp_training(args)
+    else:
+        all_reduce_bandwidth(args)
 
 
 if __name__ == "__main__":

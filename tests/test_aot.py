@@ -14,58 +14,13 @@ import pytest
 
 import xlapy.aot as aot
 import xlapy.numpy as xnp
-from xlapy.aot.driver import driver_source
-from xlapy.client import run_hlo
 from xlapy.errors import InvalidArgumentError, UnimplementedError
 from xlapy.hlo import parse_module
 
+from aot_harness import CC, ROOT, aot_matches_interpreter, build_driver, run_driver
 from conformance import all_cases
 
-CC = shutil.which("cc")
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler (cc) on PATH")
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def build_driver(out: Path, name: str) -> Path:
-    """Compile the generic driver against ``out/name.h`` and ``out/name.o``."""
-    (out / "main.c").write_text(driver_source(name))
-    exe = out / "driver"
-    subprocess.run([CC, "-O1", "-Wall", "-Werror", "-o", str(exe), str(out / "main.c"),
-                    str(out / f"{name}.o"), "-lm"], check=True, capture_output=True)
-    return exe
-
-
-def run_driver(exe: Path, args, result_specs, *flags: str) -> tuple[subprocess.CompletedProcess,
-                                                                   list[np.ndarray]]:
-    """Run the driver (no Python in that process) on ``args``; read back the results."""
-    work = exe.parent
-    ins, outs = [], []
-    for k, a in enumerate(args):
-        p = work / f"in{k}.bin"
-        np.ascontiguousarray(a).tofile(p)
-        ins.append(str(p))
-    outs = [str(work / f"out{k}.bin") for k in range(len(result_specs))]
-    proc = subprocess.run([str(exe), *ins, *outs, *flags], capture_output=True, text=True,
-                          env={"PATH": os.environ.get("PATH", "")}, timeout=120)
-    results = []
-    if proc.returncode == 0:
-        for path, (dtype, shape) in zip(outs, result_specs):
-            results.append(np.fromfile(path, dtype=dtype).reshape(shape))
-    return proc, results
-
-
-def aot_matches_interpreter(module_or_text, args, out: Path, name: str = "m",
-                            rtol: float = 1e-5, atol: float = 1e-5) -> list[np.ndarray]:
-    """Compile ahead of time, run the C driver and compare with the interpreter."""
-    module = parse_module(module_or_text) if isinstance(module_or_text, str) else module_or_text
-    aot.compile(module_or_text, name=name, out_dir=str(out))
-    exe = build_driver(out, name)
-    expected = [np.asarray(e) for e in run_hlo(module, args)]
-    proc, got = run_driver(exe, args, [(e.dtype, e.shape) for e in expected])
-    assert proc.returncode == 0, proc.stderr
-    for g, e in zip(got, expected):
-        np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, equal_nan=True)
-    return got
 
 
 def test_seed_sum_xyz(tmp_path):
@@ -86,6 +41,13 @@ def _mlp(x, w1, b1, w2, b2):
     logits = xnp.dot(h, w2) + b2
     e = xnp.exp(logits - xnp.max(logits, axis=1, keepdims=True))
     return e / xnp.sum(e, axis=1, keepdims=True)
+
+
+def _mlp_ref(args):
+    x, w1, b1, w2, b2 = (a.astype(np.float64) for a in args)
+    logits = np.maximum(x @ w1 + b1, 0.0) @ w2 + b2
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
 
 
 def test_mlp_forward(tmp_path):
@@ -153,18 +115,20 @@ def test_while_and_conditional(tmp_path, selector):
     np.testing.assert_allclose(got, -scaled if selector == 0 else 2 * scaled, rtol=1e-6)
 
 
-# conformance-corpus modules the first cut places (no fft, LAPACK or topk)
-CONFORMANCE = ["la_conv2d_same_dilated", "la_conv2d_valid_stride2", "la_conv_grads",
-               "la_conv_grouped", "la_tf_conv_matmul", "train_cifar_cnn_rmsprop",
-               "cf_fori_loop", "cf_switch", "cf_while_gcd_scan", "cf_nested_loops",
-               "la_dot_general_dims", "la_batched_einsum", "nn_activations", "nn_attention",
-               "nn_batchnorm", "red_logsumexp", "shape_reshape_transpose", "shape_sort",
-               "misc_donated_args", "misc_literal_constants", "seed_mnist_adam_tf",
-               "seed_sum_xyz_tf", "train_mlp_adam"]
+# every conformance-corpus module but those with a step the CPU backend runs in the
+# interpreter (fft, LAPACK custom-calls, topk): test_unplaceable_conformance_modules
+UNPLACEABLE = {"misc_complex_fft": "fft", "misc_custom_call_cholesky": "custom-call",
+               "misc_custom_call_lu_qr_eigh": "custom-call", "shape_top_k": "topk"}
+CONFORMANCE = [c.path.name for c in all_cases() if c.path.name not in UNPLACEABLE]
 
 
-@pytest.mark.parametrize("case_name", CONFORMANCE)
-def test_conformance_modules(tmp_path, case_name):
+# the linear-algebra ones run again with the self-contained kernels
+SELF_CONTAINED = [c for c in CONFORMANCE if c.startswith("la_")]
+
+
+@pytest.mark.parametrize("case_name,blas", [(c, True) for c in CONFORMANCE]
+                         + [(c, False) for c in SELF_CONTAINED])
+def test_conformance_modules(tmp_path, case_name, blas):
     cases = {c.path.name: c for c in all_cases()}
     if case_name not in cases:
         pytest.skip("conformance corpus not present")
@@ -172,7 +136,17 @@ def test_conformance_modules(tmp_path, case_name):
     text = case.text()
     args, _ = case.inputs_and_outputs([p.shape for p in parse_module(text).entry.parameters])
     aot_matches_interpreter(text, args, tmp_path, rtol=max(case.rtol, 1e-5),
-                            atol=max(case.atol, 1e-5))
+                            atol=max(case.atol, 1e-5), blas=blas)
+
+
+@pytest.mark.parametrize("case_name", sorted(UNPLACEABLE))
+def test_unplaceable_conformance_modules(tmp_path, case_name):
+    cases = {c.path.name: c for c in all_cases()}
+    if case_name not in cases:
+        pytest.skip("conformance corpus not present")
+    with pytest.raises(UnimplementedError, match=rf"cannot place %\S+ \({UNPLACEABLE[case_name]}"):
+        aot.compile(cases[case_name].text(), name="m", out_dir=str(tmp_path / "no"))
+    assert not (tmp_path / "no").exists()
 
 
 def _mlp_object(tmp_path):
@@ -215,7 +189,7 @@ int main(void) {
 """)
     exe2 = tmp_path / "nulls"
     subprocess.run([CC, "-o", str(exe2), str(tmp_path / "nulls.c"), str(tmp_path / "net.o"),
-                    "-lm"], check=True, capture_output=True)
+                    *res.link], check=True, capture_output=True)
     lines = subprocess.run([str(exe2)], capture_output=True, text=True,
                            check=True).stdout.splitlines()
     codes = [int(c) for c in lines[0].split()]
@@ -250,12 +224,35 @@ def test_header_meta_and_exports(tmp_path):
         exported = sorted(line.split()[-1] for line in out.splitlines() if line.strip())
         assert exported == ["net_arg_bytes", "net_error_message", "net_result_bytes",
                             "net_run", "net_temp_bytes"]
-    # a C++ compiler accepts the header too
+    # a C++ compiler accepts the header too, and its class runs the object
     cxx = shutil.which("c++")
     if cxx:
-        (tmp_path / "use.cc").write_text('#include "net.h"\nint f() { return NET_NUM_ARGS; }\n')
-        subprocess.run([cxx, "-c", "-o", str(tmp_path / "use.o"), str(tmp_path / "use.cc")],
+        (tmp_path / "use.cc").write_text(r"""
+#include <cstdio>
+#include <cstring>
+#include "net.h"
+int main(int argc, char** argv) {
+  NetComputation m;
+  static_assert(NetComputation::kNumArgs == NET_NUM_ARGS, "args");
+  for (int i = 0; i < m.kNumArgs; ++i) {
+    std::FILE* f = std::fopen(argv[1 + i], "rb");
+    if (!f || std::fread(m.arg_data(i), 1, m.arg_size(i), f) != m.arg_size(i)) return 2;
+    std::fclose(f);
+  }
+  if (!m.Run()) { std::fprintf(stderr, "%s\n", m.error_msg()); return 3; }
+  std::FILE* f = std::fopen(argv[1 + m.kNumArgs], "wb");
+  std::fwrite(m.result_data(0), 1, m.result_size(0), f);
+  std::fclose(f);
+  return 0;
+}
+""")
+        exe = tmp_path / "use"
+        subprocess.run([cxx, "-std=c++17", "-Wall", "-Werror", "-o", str(exe),
+                        str(tmp_path / "use.cc"), res.object_path, *res.link],
                        check=True, capture_output=True)
+        proc, (got,) = run_driver(exe, args, [(np.float32, (2, 3))])
+        assert proc.returncode == 0, proc.stderr
+        np.testing.assert_allclose(got, _mlp_ref(args), rtol=1e-5, atol=1e-6)
 
 
 def test_unplaceable_host_callback_is_named_with_its_line(tmp_path):
@@ -304,18 +301,21 @@ def test_command_line(tmp_path):
     assert bad.returncode == 1 and "xlapy aot" in bad.stderr
 
 
-def test_example_program(tmp_path):
+@pytest.mark.parametrize("blas", [1, pytest.param(0, marks=pytest.mark.slow)])
+def test_example_program(tmp_path, blas):
     """examples/aot: export, link with the documented line, run; same classes as the JIT."""
     make = shutil.which("make")
     if make is None:
         pytest.skip("no make")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.run([make, "-s", "-C", str(ROOT / "examples" / "aot"),
-                           f"BUILD={tmp_path}", f"PY={sys.executable}"],
+                           f"BUILD={tmp_path}", f"PY={sys.executable}", f"BLAS={blas}"],
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     rows = [line for line in proc.stdout.splitlines() if "-> class" in line]
     expected = np.loadtxt(tmp_path / "expected.txt")
+    link = (tmp_path / "link_flags.txt").read_text()
+    assert ("scipy_openblas" in link) == bool(blas)
     assert len(rows) == len(expected) == 4
     for line, want in zip(rows, expected):
         probs = np.array(line.split("->")[0].split(), dtype=np.float64)
@@ -348,11 +348,21 @@ DOTS = {
                    "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
     "empty_contraction": ("f32[2,0]", "f32[0,3]", "f32[2,3]",
                           "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+    # register blocks of the self-contained kernel: full and short row blocks, column
+    # strips and a tail, a batch
+    "blocked_f32": ("f32[9,7]", "f32[7,37]", "f32[9,37]",
+                    "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+    "blocked_batched_f64": ("f64[2,8,5]", "f64[2,5,20]", "f64[2,8,20]",
+                            "lhs_batch_dims={0}, rhs_batch_dims={0}, "
+                            "lhs_contracting_dims={2}, rhs_contracting_dims={1}"),
+    "blocked_lhs_transposed": ("f32[6,5]", "f32[6,16]", "f32[5,16]",
+                               "lhs_contracting_dims={0}, rhs_contracting_dims={0}"),
 }
 
 
+@pytest.mark.parametrize("blas", [True, False])
 @pytest.mark.parametrize("which", sorted(DOTS))
-def test_dot_kernels_match_the_interpreter(tmp_path, which):
+def test_dot_kernels_match_the_interpreter(tmp_path, which, blas):
     lhs, rhs, out, dnums = DOTS[which]
     text = (f"HloModule d\n\nENTRY main {{\n  a = {lhs} parameter(0)\n  b = {rhs} parameter(1)\n"
             f"  ROOT d = {out} dot(a, b), {dnums}\n}}\n")
@@ -364,7 +374,7 @@ def test_dot_kernels_match_the_interpreter(tmp_path, which):
             rng.standard_normal(p.shape.dims)
         args.append(np.asarray(a).astype(p.shape.dtype))
     tol = 2e-3 if which == "f16" else 1e-5
-    aot_matches_interpreter(text, args, tmp_path, rtol=tol, atol=tol)
+    aot_matches_interpreter(text, args, tmp_path, rtol=tol, atol=tol, blas=blas)
 
 
 # LLVM feature -> /proc/cpuinfo flag, for features a test CPU may lack

@@ -320,6 +320,10 @@ def _bitcast(x):
 # gradient path: boolean/integer results, or (iota) no operands at all.
 # Differentiated through their branches and bodies in test_autodiff_control_flow.py.
 CONTROL_FLOW = {"cond", "switch", "scan", "while"}
+# The named-axis collectives need a pmap or vmap axis: their gradients are checked against
+# finite differences in tests/test_pmap.py (axis_index has no operand to differentiate).
+COLLECTIVES = {"psum", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "all_to_all",
+               "axis_index"}
 
 NOT_DIFFERENTIABLE = {
     "not": lambda x: lax.bitwise_not(lax.gt(x, xnp.zeros_like(x))),
@@ -384,7 +388,7 @@ def test_every_primitive_is_classified():
     from test_autodiff_rules_structural import STRUCTURAL_CASES
     _import_primitive_modules()
     covered = {p for c in CASES + STRUCTURAL_CASES + LINALG_CASES for p in c.prims}
-    covered |= CONTROL_FLOW
+    covered |= CONTROL_FLOW | COLLECTIVES
     unknown = (covered | set(NOT_DIFFERENTIABLE)) - set(PRIMITIVES)
     assert not unknown, f"the table names primitives that do not exist: {sorted(unknown)}"
     both = covered & set(NOT_DIFFERENTIABLE)

@@ -221,8 +221,13 @@ ENTRY main {
     ba = assign_buffers(m)
     body = m.computation("body")
     sl = ba.slice(body.instruction("e"))
-    assert sl.allocation.kind == TEMP and sl.size == 32
+    assert sl.size == 32
+    # the loop state, the body's parameter and root share the while's result buffer
+    w = m.entry.instruction("w")
+    assert sl == ba.slice(w, (1,)) == ba.slice(body.parameters[0], (1,))
     assert ba.slice(m.entry.root).allocation.kind == OUTPUT
+    # the initial value is a parameter: it keeps its own (read-only) buffer
+    assert ba.slice(m.entry.instruction("x")) != sl
 
 
 def test_heap_simulator_best_fit_and_bounds():

@@ -4,36 +4,15 @@ NumPy model, and a failing, missing or disagreeing rank must end the job with an
 the collective, within the timeout, never a hang."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-from pathlib import Path
+from mpi_launch import launch, require_mpiexec
 
-import pytest
-
-pytest.importorskip("mpi4py")
-TESTS = Path(__file__).resolve().parent
-MPIEXEC = Path(sys.executable).parent / "mpiexec"
-if not MPIEXEC.exists():
-    pytest.skip(f"no mpiexec next to {sys.executable} (install the mpich wheel)",
-                allow_module_level=True)
-
-HARD_TIMEOUT = 120
+require_mpiexec()
 
 
 def _launch(mode: str, timeout: float | None = None, devices: int = 1
             ) -> tuple[int, str, float]:
-    env = dict(os.environ)
-    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
-    env["PYTHONPATH"] = os.pathsep.join([str(TESTS.parent), str(TESTS),
-                                         env.get("PYTHONPATH", "")])
-    cmd = [str(MPIEXEC), "-n", "2", sys.executable, str(TESTS / "mpi_collectives_worker.py"),
-           mode] + ([str(timeout)] if timeout is not None else [])
-    start = time.monotonic()
-    proc = subprocess.run(cmd, env=env, cwd=TESTS, capture_output=True, text=True,
-                          timeout=HARD_TIMEOUT)
-    return proc.returncode, proc.stdout + proc.stderr, time.monotonic() - start
+    return launch("mpi_collectives_worker.py",
+                  [mode] + ([str(timeout)] if timeout is not None else []), devices)
 
 
 def test_every_collective_across_two_processes():
@@ -67,3 +46,19 @@ def test_ranks_that_disagree_on_shapes_fail_naming_both():
     assert rc != 0
     assert "participants disagree at all-reduce %a" in out
     assert "(8,)" in out and "(4,)" in out
+
+
+@pytest.mark.parametrize("devices", [1, 2])
+def test_pmap_across_two_processes(devices):
+    """``mpi_pmap_worker.py``: each process maps over its own devices, the collectives span
+    the run, the results equal the program on the whole global batch."""
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS.parent), str(TESTS),
+                                         env.get("PYTHONPATH", "")])
+    proc = subprocess.run([str(MPIEXEC), "-n", "2", sys.executable,
+                           str(TESTS / "mpi_pmap_worker.py")], env=env, cwd=TESTS,
+                          capture_output=True, text=True, timeout=HARD_TIMEOUT)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-4000:]
+    assert "OK 0" in out and "OK 1" in out

@@ -36,3 +36,15 @@ def test_not_compilable_points_at_the_user_line():
 def test_demo_runs():
     out = run_example("demo.py")
     assert "optimized module gives the same result" in out
+
+
+def test_distributed_mnist_trains_on_two_local_devices():
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "distributed_mnist.py"),
+                           "--epochs", "2"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "MirroredStrategy: 2 replicas (1 process(es) x 2 device(s))" in out
+    assert "train step compiles: 1" in out and "replicas' weights identical" in out
+    accuracy = float(out.split("test accuracy ")[1].split()[0])
+    assert accuracy > 0.8, out

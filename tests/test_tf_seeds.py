@@ -54,8 +54,9 @@ def test_overview_seed_blocks():
     assert "shape changed f32[1,10] -> f32[1,100]" in out
     # all_reduce: one replica; the compiled step has an HLO all-reduce
     assert "run_fn(): (100,) sum 100.0" in out
-    assert re.search(r"HLO all-reduce: \['ROOT %all-reduce\.\d+ = f32\[100\]\{0\} all-reduce\("
-                     r"f32\[100\]\{0\} %\S+\), to_apply=%add_f32", out)
+    assert re.search(r"HLO all-reduce: \['ROOT %replica-all-reduce\.1 = f32\[100\]\{0\} "
+                     r"all-reduce\(f32\[100\]\{0\} %\S+\), channel_id=1, "
+                     r"replica_groups=\{\{0\}\}, to_apply=%add_f32", out)
 
 
 @needs_digits

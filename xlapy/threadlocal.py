@@ -12,6 +12,7 @@ as a copy of ``initial``.
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from typing import Any, Iterable, Iterator
 
 
@@ -26,6 +27,15 @@ class PerThreadList(threading.local):
 
     def append(self, x: Any) -> None:
         self.items.append(x)
+
+    @contextmanager
+    def pushed(self, x: Any) -> Iterator[Any]:
+        """``x`` is the last item of this thread's list within the block (a stack)."""
+        self.items.append(x)
+        try:
+            yield x
+        finally:
+            self.items.pop()
 
     def pop(self, index: int = -1) -> Any:
         return self.items.pop(index)

@@ -1,5 +1,6 @@
-"""Export a small classifier ahead of time: ``build/model.o``, ``build/model.h``, an input
-file and the outputs the JIT computes for it (``make -C examples/aot`` runs it).
+"""Export a small classifier ahead of time: ``build/model.o``, ``build/model.h``, the link
+flags, an input file and the outputs the JIT computes for it (``make -C examples/aot``
+runs it; ``--no-blas``: self-contained kernels).
 
 The weights are NumPy arrays the function closes over, so they become constants inside the
 object: the C program passes only the input batch.
@@ -32,9 +33,11 @@ def classify(x):
     return nn.softmax(xnp.dot(h, W2) + B2, axis=1)
 
 
-def main(out_dir: str) -> None:
+def main(out_dir: str, blas: bool = True) -> None:
     x = rng.random((4, 64), dtype=np.float32)
-    result = xlapy.aot.compile(classify, x, name="model", out_dir=out_dir)
+    result = xlapy.aot.compile(classify, x, name="model", out_dir=out_dir, blas=blas)
+    with open(os.path.join(out_dir, "link_flags.txt"), "w") as f:
+        f.write(" ".join(result.link) + "\n")
     x.tofile(os.path.join(out_dir, "input.bin"))
     expected = np.asarray(xlapy.jit(classify)(x))
     np.savetxt(os.path.join(out_dir, "expected.txt"), expected, fmt="%.6f")
@@ -45,4 +48,5 @@ def main(out_dir: str) -> None:
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    main(sys.argv[1] if len(sys.argv) > 1 else "build")
+    argv = sys.argv[1:]
+    main(next((a for a in argv if not a.startswith("--")), "build"), "--no-blas" not in argv)

@@ -3,8 +3,10 @@
 The JIT computes convolutions in ``conv.py`` (NumPy copies + BLAS), which an object file
 cannot contain. :class:`ConvKernelEmitter` emits a plain LLVM kernel with the CPU
 backend's kernel contract for a ``convolution`` (or a ``kCustom`` fusion wrapping one on
-its parameters): one work unit per output element, each a loop over the window taps and
-the group's input features, accumulated in the result type. Every feature of the HLO op is
+its parameters). Ungrouped convolutions get one work unit per block of output positions
+(vector accumulators over the output features, :func:`_emit_positions`), grouped ones one
+unit per output element, each a loop over the window taps and the group's input features,
+accumulated in the result type. Every feature of the HLO op is
 handled -- strides, padding, lhs (input) and rhs (kernel) dilation, kernel reversal,
 ``feature_group_count``, ``batch_group_count``, any dim labels and layouts -- for f32 and
 f64 (other element types, and 0-D convolutions, are declined, so the caller reports the
@@ -26,7 +28,11 @@ from ..backends.cpu.llvm_types import storage_type
 from ..backends.cpu.plan_builder import library_target
 from ..hlo.ir import HloInstruction
 from ..hlo.shape import Shape
-from .dot_kernel import f32_or_f64, open_kernel, strided_offset, units_loop
+from .dot_kernel import (f32_or_f64, open_kernel, splat, strided_offset, ty_bytes,
+                         units_loop)
+
+#: Output positions per unit of the blocked ungrouped kernel.
+POSITIONS = 4
 
 
 class ConvKernelEmitter:
@@ -97,22 +103,36 @@ def _emit_elements(b: ir.IRBuilder, g: ConvGeometry, ys: Shape, ptrs: list[ir.Va
 
 def _emit_positions(b: ir.IRBuilder, g: ConvGeometry, ys: Shape, ptrs: list[ir.Value],
                     strides: list[list[int]]) -> tuple[int, Callable[[ir.Value], None]]:
-    """Ungrouped convolutions: one unit per output position (batch x spatial):
-    ``y[o] = 0``, then for each tap (kernel position, input feature) in the element
-    kernel's order, ``y[o] += x[tap] * w[tap, o]`` over all ``o`` -- the same additions
-    in the same order, with an inner loop LLVM vectorizes when the output and kernel
-    features are contiguous (NHWC / HWIO). Returns the unit count and the unit's body."""
+    """Ungrouped convolutions: one unit per block of :data:`POSITIONS` output positions
+    along the last spatial dim (the batch and the other spatial indices fixed). Every
+    output element gets ``y[o] = 0``, then for each tap (kernel position, input feature)
+    in the element kernel's order ``y[o] += x[tap] * w[tap, o]``, taps in the padding
+    skipped -- the same additions in the same order as the per-element kernel. A full
+    block with contiguous output and kernel features computes 64-byte strips of ``o``
+    for all its positions in vector accumulators (one kernel load feeds every position);
+    other features, short blocks and other layouts take a loop over ``o`` per position.
+    Returns the unit count and the unit's body."""
     dn = g.dn
     xp, wp, yp = ptrs
     xstr, wstr, ystr = strides
-    zero = ir.Constant(storage_type(ys.element_type), 0.0)
-    pos_dims = [dn.output_batch, *dn.output_spatial]
+    ty = storage_type(ys.element_type)
+    zero = ir.Constant(ty, 0.0)
+    last = dn.output_spatial[-1]
+    row_dims = [dn.output_batch, *dn.output_spatial[:-1]]
+    wout = ys.dims[last]
+    blocks = -(-wout // POSITIONS)
     yo, wo = ystr[dn.output_feature], wstr[dn.kernel_output_feature]
+    lanes = 64 // ty_bytes(ty)
+    strips = g.o // lanes if (yo == 1 and wo == 1) else 0
+    vec = ir.VectorType(ty, lanes)
+    taps = prod(g.kernel)
+    xci, wci = xstr[dn.input_feature], wstr[dn.kernel_input_feature]
 
-    def position(u: ir.Value) -> None:
-        idx = dict(zip(pos_dims, delinearize(b, u, [ys.dims[d] for d in pos_dims])))
-        yoff = strided_offset(b, [idx[d] for d in pos_dims], [ystr[d] for d in pos_dims])
-        for_loop(b, 0, g.o, lambda o: b.store(
+    def scalar(idx: dict, o_lo: int) -> None:
+        """Features ``[o_lo, O)`` of the position ``idx``."""
+        yoff = strided_offset(b, [idx[d] for d in row_dims + [last]],
+                              [ystr[d] for d in row_dims + [last]])
+        for_loop(b, o_lo, g.o, lambda o: b.store(
             zero, b.gep(yp, [b.add(yoff, b.mul(o, c64(yo)))], inbounds=True)), "zero")
         xbase = b.mul(idx[dn.output_batch], c64(xstr[dn.input_batch]))
 
@@ -120,18 +140,69 @@ def _emit_positions(b: ir.IRBuilder, g: ConvGeometry, ys: Shape, ptrs: list[ir.V
             xoff, woff, valid = tap_offsets(b, g, idx, kflat, xbase, c64(0), xstr, wstr)
             with b.if_then(valid):
                 def feature(ci: ir.Value) -> None:
-                    a = b.load(b.gep(xp, [b.add(xoff, b.mul(ci, c64(xstr[dn.input_feature])))],
-                                     inbounds=True))
-                    wrow = b.add(woff, b.mul(ci, c64(wstr[dn.kernel_input_feature])))
+                    a = b.load(b.gep(xp, [b.add(xoff, b.mul(ci, c64(xci)))], inbounds=True))
+                    wrow = b.add(woff, b.mul(ci, c64(wci)))
 
                     def out(o: ir.Value) -> None:
                         ptr = b.gep(yp, [b.add(yoff, b.mul(o, c64(yo)))], inbounds=True)
                         w = b.load(b.gep(wp, [b.add(wrow, b.mul(o, c64(wo)))], inbounds=True))
                         b.store(b.fadd(b.load(ptr), b.fmul(a, w)), ptr)
-                    for_loop(b, 0, g.o, out, "o")
+                    for_loop(b, o_lo, g.o, out, "o")
                 for_loop(b, 0, g.c, feature, "c")
-        for_loop(b, 0, prod(g.kernel), tap, "tap")
-    return prod(ys.dims[d] for d in pos_dims), position
+        for_loop(b, 0, taps, tap, "tap")
+
+    def vector_block(row: dict, w0: ir.Value) -> None:
+        """Strips of ``o`` for the ``POSITIONS`` positions from ``w0`` (a full block)."""
+        pos = [{**row, last: b.add(w0, c64(p))} for p in range(POSITIONS)]
+        xbase = b.mul(row[dn.output_batch], c64(xstr[dn.input_batch]))
+
+        def strip(s_: ir.Value) -> None:
+            o0 = b.mul(s_, c64(lanes))
+
+            def tap(kflat: ir.Value, acc: list) -> list:
+                at = [tap_offsets(b, g, idx, kflat, xbase, c64(0), xstr, wstr) for idx in pos]
+                woff = at[0][1]
+
+                def feature(ci: ir.Value, acc: list) -> list:
+                    wptr = b.gep(wp, [b.add(b.add(woff, b.mul(ci, c64(wci))), o0)],
+                                 inbounds=True)
+                    wv = b.load(b.bitcast(wptr, vec.as_pointer()), align=ty_bytes(ty))
+                    out = []
+                    for p, (xoff, _, valid) in enumerate(at):
+                        xi = b.select(valid, b.add(xoff, b.mul(ci, c64(xci))), c64(0))
+                        a = b.load(b.gep(xp, [xi], inbounds=True))
+                        out.append(b.select(valid, b.fadd(acc[p], b.fmul(splat(b, a, vec), wv)),
+                                            acc[p]))
+                    return out
+                return carried_loop(b, 0, g.c, acc, feature, "c")
+            acc = carried_loop(b, 0, taps, [ir.Constant(vec, [0.0] * lanes)] * POSITIONS,
+                               tap, "tap")
+            for p, idx in enumerate(pos):
+                yoff = strided_offset(b, [idx[d] for d in row_dims + [last]],
+                                      [ystr[d] for d in row_dims + [last]])
+                ptr = b.gep(yp, [b.add(yoff, o0)], inbounds=True)
+                b.store(acc[p], b.bitcast(ptr, vec.as_pointer()), align=ty_bytes(ty))
+        for_loop(b, 0, strips, strip, "strip")
+
+    def unit(u: ir.Value) -> None:
+        r, blk = b.udiv(u, c64(blocks)), b.urem(u, c64(blocks))
+        row = dict(zip(row_dims, delinearize(b, r, [ys.dims[d] for d in row_dims])))
+        w0 = b.mul(blk, c64(POSITIONS))
+        w1 = b.add(w0, c64(POSITIONS))
+        full = b.icmp_signed("<=", w1, c64(wout))
+        if strips:
+            with b.if_then(full):
+                vector_block(row, w0)
+        done = strips * lanes
+        end = b.select(full, w1, c64(wout))
+        if done < g.o:
+            with b.if_then(full):
+                for_loop(b, w0, w1, lambda w: scalar({**row, last: w}, done), "wf")
+        # a short block: every feature per position
+        with b.if_then(b.not_(full)):
+            for_loop(b, w0, end, lambda w: scalar({**row, last: w}, 0), "ws")
+    units = prod(ys.dims[d] for d in row_dims) * blocks
+    return units, unit
 
 
 def tap_offsets(b: ir.IRBuilder, g: ConvGeometry, idx, krem: ir.Value, xoff: ir.Value,

@@ -4,11 +4,13 @@ The JIT runs dots through ``blas.py`` (a Python routine calling a BLAS library),
 object file cannot contain. :class:`DotKernelEmitter` emits a plain LLVM kernel with the
 CPU backend's kernel contract (``void(i8** buffers, i64 begin, i64 end)``, buffer table
 from :func:`~xlapy.backends.cpu.kernel_api.kernel_buffers`) for a ``dot`` or a ``kCustom``
-fusion wrapping one on its parameters: one work unit per output element, each a loop
-over the contracting elements accumulated in the result's compute type (``float`` for
-f16/bf16). Any layouts are handled (strides come from each shape's layout). Operands and
-result must be all floating point (f16, bf16, f32, f64) or all integers; anything else is
-declined, so the caller reports the dot as unplaceable.
+fusion wrapping one on its parameters: for f32/f64 with one contracting dim a
+register-blocked kernel (blocks of output rows, :meth:`DotKernelEmitter._emit_rows`),
+otherwise one work unit per output element, each a loop over the contracting elements
+accumulated in the result's compute type (``float`` for f16/bf16). Any layouts are
+handled (strides come from each shape's layout). Operands and result must be all floating
+point (f16, bf16, f32, f64) or all integers; anything else is declined, so the caller
+reports the dot as unplaceable.
 """
 from __future__ import annotations
 
@@ -31,6 +33,10 @@ from ..hlo.ir import HloInstruction
 from ..hlo.types import ElementType
 
 _FLOATS = ("f16", "bf16", "f32", "f64")
+#: Output rows per unit of the register-blocked kernel, and the f32 lanes of one column
+#: strip (f64: half as many; 64 bytes, one AVX-512 register or two AVX2 ones).
+ROWS = 4
+LANES = 16
 
 
 def _kind(et: ElementType) -> str | None:
@@ -123,47 +129,101 @@ class DotKernelEmitter:
 
     def _emit_rows(self, module: ir.Module, name: str, instr: HloInstruction,
                    dot: HloInstruction, feeds: list[int], dims) -> KernelSpec:
-        """One unit per output row (batch index x lhs row): ``out[n] = 0``, then for each
-        ``k`` in order ``out[n] += lhs[k] * rhs[k, n]`` -- the same additions, in the same
-        order, as the per-element loop, with an inner loop over ``n`` that LLVM vectorizes
-        when the rows are contiguous."""
+        """Register-blocked: one unit per block of :data:`ROWS` output rows of one batch
+        matrix. A full block computes :data:`LANES`-wide column strips with ``ROWS``
+        vector accumulators: ``acc_i = 0``, then for each ``k`` in order ``acc_i +=
+        lhs[row_i, k] * rhs[k, strip]`` -- every output element gets the same additions,
+        in the same order, as the per-element loop. Columns past the last full strip, a
+        short last block and non-contiguous rows take the scalar per-element loop."""
         ls, rs, os_ = dot.operands[0].shape, dot.operands[1].shape, dot.shape
         ty = storage_type(os_.element_type)
         fn, b, buffers, (lp, rp, op) = open_kernel(module, name, instr, dot, feeds)
         lstr, rstr, ostr = element_strides(ls), element_strides(rs), element_strides(os_)
         nb = len(dims.lhs_batch)
         n_size = rs.dims[dims.rhs_free[0]] if dims.rhs_free else 1
+        m_size = ls.dims[dims.lhs_free[0]] if dims.lhs_free else 1
         k_size = ls.dims[dims.lhs_contract[0]]
         lsk, rsk = lstr[dims.lhs_contract[0]], rstr[dims.rhs_contract[0]]
         rsn = rstr[dims.rhs_free[0]] if dims.rhs_free else 0
         osn = ostr[os_.rank - 1] if dims.rhs_free else 0
-        # a unit's output row: the batch indices, then the lhs free index
-        row_dims = os_.dims[:nb + len(dims.lhs_free)]
-        lhs_rows = [lstr[d] for d in dims.lhs_batch + dims.lhs_free]
-        rhs_rows = [rstr[d] for d in dims.rhs_batch]
+        lsm = lstr[dims.lhs_free[0]] if dims.lhs_free else 0
+        osm = ostr[nb] if dims.lhs_free else 0
+        lanes = LANES * 4 // ty_bytes(ty)
+        strips = n_size // lanes if (rsn == 1 and osn == 1) else 0
+        vec = ir.VectorType(ty, lanes)
+        blocks = -(-m_size // ROWS)
+        batch_dims = os_.dims[:nb]
+
+        def rows_kernel(rows: int, loff: ir.Value, roff: ir.Value, ooff: ir.Value) -> None:
+            """``rows`` consecutive output rows starting at these offsets."""
+            def strip(s_: ir.Value) -> None:
+                n0 = b.mul(s_, c64(lanes))
+                zero = ir.Constant(vec, [0.0] * lanes)
+
+                def k_step(k: ir.Value, acc: list) -> list:
+                    ptr = b.gep(rp, [b.add(b.add(roff, b.mul(k, c64(rsk))), n0)], inbounds=True)
+                    y = b.load(b.bitcast(ptr, vec.as_pointer()), align=ty_bytes(ty))
+                    out = []
+                    for i in range(rows):
+                        a = b.load(b.gep(lp, [b.add(b.add(loff, c64(i * lsm)),
+                                                    b.mul(k, c64(lsk)))], inbounds=True))
+                        out.append(b.fadd(acc[i], b.fmul(splat(b, a, vec), y)))
+                    return out
+                acc = carried_loop(b, 0, k_size, [zero] * rows, k_step, "k")
+                for i in range(rows):
+                    ptr = b.gep(op, [b.add(b.add(ooff, c64(i * osm)), n0)], inbounds=True)
+                    b.store(acc[i], b.bitcast(ptr, vec.as_pointer()), align=ty_bytes(ty))
+            if strips:
+                for_loop(b, 0, strips, strip, "strip")
+
+            def element(i: int, n: ir.Value) -> None:
+                def k_step(k: ir.Value, acc: list) -> list:
+                    a = b.load(b.gep(lp, [b.add(b.add(loff, c64(i * lsm)), b.mul(k, c64(lsk)))],
+                                     inbounds=True))
+                    y = b.load(b.gep(rp, [b.add(b.add(roff, b.mul(k, c64(rsk))),
+                                                b.mul(n, c64(rsn)))], inbounds=True))
+                    return [b.fadd(acc[0], b.fmul(a, y))]
+                (total,) = carried_loop(b, 0, k_size, [ir.Constant(ty, 0.0)], k_step, "kt")
+                b.store(total, b.gep(op, [b.add(b.add(ooff, c64(i * osm)), b.mul(n, c64(osn)))],
+                                     inbounds=True))
+            for i in range(rows):
+                for_loop(b, strips * lanes, n_size, lambda n, i=i: element(i, n), "tail")
 
         def unit(u: ir.Value) -> None:
-            row = delinearize(b, u, row_dims)
-            loff, roff, ooff = (strided_offset(b, row, st) for st in (lhs_rows, rhs_rows, ostr))
-            for_loop(b, 0, n_size, lambda n: b.store(
-                ir.Constant(ty, 0.0), b.gep(op, [b.add(ooff, b.mul(n, c64(osn)))],
-                                            inbounds=True)), "zero")
+            bi, blk = b.udiv(u, c64(blocks)), b.urem(u, c64(blocks))
+            bidx = delinearize(b, bi, batch_dims)
+            m0 = b.mul(blk, c64(ROWS))
+            loff = b.add(strided_offset(b, bidx, [lstr[d] for d in dims.lhs_batch]),
+                         b.mul(m0, c64(lsm)))
+            roff = strided_offset(b, bidx, [rstr[d] for d in dims.rhs_batch])
+            ooff = b.add(strided_offset(b, bidx, ostr[:nb]), b.mul(m0, c64(osm)))
+            if m_size % ROWS == 0:
+                rows_kernel(ROWS, loff, roff, ooff)
+                return
+            full = b.icmp_signed("<=", b.add(m0, c64(ROWS)), c64(m_size))
+            with b.if_else(full) as (then, otherwise):
+                with then:
+                    rows_kernel(ROWS, loff, roff, ooff)
+                with otherwise:
+                    for_loop(b, m0, m_size, lambda m: rows_kernel(
+                        1, b.add(loff, b.mul(b.sub(m, m0), c64(lsm))), roff,
+                        b.add(ooff, b.mul(b.sub(m, m0), c64(osm)))), "row")
 
-            def k_body(k: ir.Value) -> None:
-                a = b.load(b.gep(lp, [b.add(loff, b.mul(k, c64(lsk)))], inbounds=True))
-                rk = b.add(roff, b.mul(k, c64(rsk)))
-
-                def n_body(n: ir.Value) -> None:
-                    optr = b.gep(op, [b.add(ooff, b.mul(n, c64(osn)))], inbounds=True)
-                    y = b.load(b.gep(rp, [b.add(rk, b.mul(n, c64(rsn)))], inbounds=True))
-                    b.store(b.fadd(b.load(optr), b.fmul(a, y)), optr)
-                for_loop(b, 0, n_size, n_body, "n")
-            for_loop(b, 0, k_size, k_body, "k")
-
-        units = os_.num_elements // max(n_size, 1)
         units_loop(fn, b, unit)
-        return KernelSpec(name, instr, buffers, units=units,
+        return KernelSpec(name, instr, buffers, units=prod(batch_dims) * blocks,
                           cost=float(os_.num_elements * max(k_size, 1)))
+
+
+def splat(b: ir.IRBuilder, value: ir.Value, vec: ir.VectorType) -> ir.Value:
+    """``value`` in every lane of a ``vec``."""
+    undef = ir.Constant(vec, ir.Undefined)
+    return b.shuffle_vector(b.insert_element(undef, value, c64(0)), undef, ir.Constant(
+        ir.VectorType(ir.IntType(32), vec.count), [0] * vec.count))
+
+
+def ty_bytes(ty: ir.Type) -> int:
+    """Bytes of a float or double."""
+    return 4 if ty == ir.FloatType() else 8
 
 
 def strided_offset(b: ir.IRBuilder, index: list[ir.Value], strides: list[int]) -> ir.Value:
@@ -191,4 +251,5 @@ def _row_eligible(dot: HloInstruction, dims) -> bool:
             and dot.operands[0].shape.dims[dims.lhs_contract[0]] > 0)
 
 
-__all__ = ["DotKernelEmitter", "f32_or_f64", "open_kernel", "strided_offset", "units_loop"]
+__all__ = ["DotKernelEmitter", "f32_or_f64", "open_kernel", "splat", "strided_offset",
+           "ty_bytes", "units_loop"]

@@ -6,8 +6,9 @@
              [--misalign-arg K]
 
 It reads each argument's bytes from a file (the sizes must match ``name_arg_bytes``),
-runs ``name_run`` (``--repeat N`` times, printing the mean nanoseconds per call to
-stdout), writes each result's bytes to a file and exits with status 0. A failing
+runs ``name_run`` (``--repeat N`` times, printing the mean wall-clock and CPU
+nanoseconds per call -- the CPU time of every thread of the process -- to stdout;
+N >= 1), writes each result's bytes to a file and exits with status 0. A failing
 ``name_run`` prints its code and message to stderr and exits with status 3;
 ``--null-arg``/``--misalign-arg`` pass a null or an odd pointer for argument K to check
 that ``name_run`` refuses it. The tests and ``examples/aot`` use it.
@@ -32,11 +33,12 @@ static void* aligned(size_t n) {
 int main(int argc, char** argv) {
   int nargs = @UP@_NUM_ARGS, nres = @UP@_NUM_RESULTS;
   long repeat = 1;
+  int timed = 0;
   int null_arg = -1, odd_arg = -1;
   int files = 0;
   const char* paths[@UP@_NUM_ARGS + @UP@_NUM_RESULTS + 1];
   for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atol(argv[++i]);
+    if (!strcmp(argv[i], "--repeat") && i + 1 < argc) { repeat = atol(argv[++i]); timed = 1; }
     else if (!strcmp(argv[i], "--null-arg") && i + 1 < argc) null_arg = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--misalign-arg") && i + 1 < argc) odd_arg = atoi(argv[++i]);
     else if (files < nargs + nres) paths[files++] = argv[i];
@@ -65,7 +67,8 @@ int main(int argc, char** argv) {
   }
   for (int k = 0; k < nres; ++k) results[k] = aligned(@NAME@_result_bytes[k]);
   void* temp = @NAME@_temp_bytes ? aligned(@NAME@_temp_bytes) : NULL;
-  struct timespec t0, t1;
+  struct timespec t0, t1, c0, c1;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (long r = 0; r < repeat; ++r) {
     int code = @NAME@_run(args, results, temp);
@@ -75,9 +78,11 @@ int main(int argc, char** argv) {
     }
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  if (repeat > 1) {
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+  if (timed && repeat > 0) {
     double ns = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
-    printf("%.1f ns per call\n", ns / repeat);
+    double cpu = (c1.tv_sec - c0.tv_sec) * 1e9 + (c1.tv_nsec - c0.tv_nsec);
+    printf("%.1f ns per call, %.1f ns of CPU time\n", ns / repeat, cpu / repeat);
   }
   for (int k = 0; k < nres; ++k) {
     FILE* f = fopen(paths[nargs + k], "wb");

@@ -1,7 +1,8 @@
 """The generated entry function of an ahead-of-time object, in LLVM IR.
 
 ``int <name>_run(const void* const* args, void* const* results, void* temp)`` runs the
-plan that ``lowering.py`` built, single-threaded, with no runtime library:
+plan that ``lowering.py`` built, on the calling thread (and, with ``threads > 1``, the
+workers of ``runtime.py``'s pool for kernels of at least ``parallel_cost``):
 
 - **checks first**: a null ``args``/``results`` array, a null or misaligned (element
   alignment) argument or result pointer, and a null or not 64-byte-aligned ``temp`` when
@@ -12,7 +13,8 @@ plan that ``lowering.py`` built, single-threaded, with no runtime library:
   output aliases it, is copied into the arena first: ``args`` are read-only); a result
   leaf that is alone in its output allocation is written straight into its result
   buffer; constants are private globals holding their bytes in their layouts; every
-  other allocation (temps, other outputs) sits at a fixed 64-aligned offset of ``temp``;
+  other allocation (temps, other outputs) sits at a fixed 64-aligned offset of ``temp``,
+  followed by the kernels' scratch (``blas_kernels.py``), one slice per thread;
 - **steps**: a kernel thunk becomes a call ``kernel(table, 0, units)`` with its buffer
   table filled on the stack; copies become ``memmove``; ``while``, ``conditional`` and
   ``call`` become loops, a switch and inline sub-plans with the same copies in and out as
@@ -35,6 +37,8 @@ from ..backends.cpu.thunks import (BufferRef, CallThunk, ConditionalThunk, CopyT
 from ..errors import UnimplementedError
 from ..hlo.shape import Shape
 from ..passes.buffer_assignment import CONSTANT, OUTPUT, PARAMETER, TEMP
+from ..backends.cpu.compiler import DEFAULT_PARALLEL_COST
+from .blas_kernels import SCRATCH_KERNEL_TYPE
 from .cpu_check import emit_feature_check, required_features
 from .lowering import Lowered
 from .objects import AotTarget
@@ -69,10 +73,15 @@ def _row_major(shape: Shape) -> bool:
 class EntryBuilder:
     """Adds ``<name>_run``, ``<name>_error_message`` and the size tables to the module."""
 
-    def __init__(self, lowered: Lowered, name: str, target: AotTarget | None = None) -> None:
+    def __init__(self, lowered: Lowered, name: str, target: AotTarget | None = None,
+                 threads: int = 1, parallel_cost: float = DEFAULT_PARALLEL_COST) -> None:
         """``target``: check its CPU features at run time (x86-64 only; module
-        ``cpu_check``)."""
+        ``cpu_check``). ``threads > 1``: kernels of at least ``parallel_cost`` with more
+        than one unit run on the runtime's pool (``runtime.py``)."""
         self.lo, self.name = lowered, name
+        self.threads, self.parallel_cost = max(1, int(threads)), parallel_cost
+        # the runtime (one-time setup, pool) is linked in when there is something to set up
+        self.uses_runtime = self.threads > 1 or lowered.uses_blas
         self.features = (required_features(target.cpu, target.features)
                          if target is not None and target.triple.startswith("x86_64") else [])
         self.module = lowered.llvm_module
@@ -117,6 +126,11 @@ class EntryBuilder:
             if home_in_arena:
                 self.arena_offset[a.index] = size
                 size += -(-a.size // ARENA_ALIGN) * ARENA_ALIGN
+        # the kernels' scratch (one slice per thread) is at the end, shared by all kernels
+        self.scratch_offset = size
+        self.scratch_stride = -(-max(self.lo.scratch.values(), default=0) // ARENA_ALIGN) \
+            * ARENA_ALIGN
+        size += self.scratch_stride * self.threads
         self.temp_bytes = size
         # buffer assignment gives every constant a constant allocation of its own
         mem = Memory(len(allocs))
@@ -202,6 +216,9 @@ class EntryBuilder:
                 self.bases[a.index] = b.bitcast(self.constants[a.index], I8P)
             elif a.index in self.claimed:
                 self.bases[a.index] = self.leaf_ptr["results"][self.claimed[a.index]]
+        if self.uses_runtime:
+            b.call(self._runtime("init", ir.FunctionType(ir.VoidType(), [])), [])
+        self.scratch = b.gep(temp, [ir.Constant(I64, self.scratch_offset)])
         for alloc, k in self.copy_in:
             self._move(self.bases[alloc], self.leaf_ptr["args"][k], self.args[k].nbytes)
         self._plan(self.lo.plan)
@@ -312,16 +329,33 @@ class EntryBuilder:
             else:                     # lowering.py rejects these before we get here
                 raise UnimplementedError(f"no object code for a {t.kind} step")
 
+    def _runtime(self, what: str, fnty: ir.FunctionType) -> ir.Function:
+        """A declaration of the runtime's ``what`` (defined in ``runtime.py``'s IR)."""
+        name = f"{self.name}_rt_{what}"
+        fn = self.module.globals.get(name)
+        return fn if fn is not None else ir.Function(self.module, fnty, name=name)
+
     def _kernel(self, t: KernelThunk) -> None:
         if t.units <= 0:
             return
+        scratch = t.name in self.lo.scratch
         fn = self.module.globals.get(t.name)
         if fn is None:
-            fn = ir.Function(self.module, KERNEL_TYPE, name=t.name)
+            fn = ir.Function(self.module, SCRATCH_KERNEL_TYPE if scratch else KERNEL_TYPE,
+                             name=t.name)
         b = self.b
         for i, ref in enumerate(t.refs):
             b.store(self._addr(ref), b.gep(self.table, [ir.Constant(I64, i)]))
-        b.call(fn, [self.table, ir.Constant(I64, 0), ir.Constant(I64, t.units)])
+        if self.threads > 1 and t.units > 1 and t.cost >= self.parallel_cost:
+            chunk = max(1, -(-t.units // (2 * self.threads)))
+            parallel = self._runtime("parallel", ir.FunctionType(ir.VoidType(), [
+                I8P, I32, I8P.as_pointer(), I64, I8P, I64, I64]))
+            b.call(parallel, [b.bitcast(fn, I8P), ir.Constant(I32, int(scratch)), self.table,
+                              ir.Constant(I64, t.units), self.scratch,
+                              ir.Constant(I64, self.scratch_stride), ir.Constant(I64, chunk)])
+            return
+        args = [self.table, ir.Constant(I64, 0), ir.Constant(I64, t.units)]
+        b.call(fn, args + ([self.scratch] if scratch else []))
 
     def _load_scalar(self, ref: BufferRef) -> ir.Value:
         """The i64 value of a pred or integer scalar buffer."""

@@ -3,8 +3,9 @@ every kernel in one LLVM module, and the CPU backend's plan of thunks.
 
 The same stages as :class:`~xlapy.backends.cpu.compiler.CpuBackend` run (verifier, CPU
 pass pipeline, buffer assignment, kernel emitters, :class:`PlanBuilder`), with two
-differences: dots and convolutions get self-contained kernels (``dot_kernel.py``,
-``conv_kernel.py``) instead of the BLAS/NumPy library routines, and nothing is
+differences: dots and convolutions get kernels that call BLAS themselves
+(``blas_kernels.py``) or self-contained ones (``dot_kernel.py``, ``conv_kernel.py``)
+instead of the BLAS/NumPy library routines, and nothing is
 JIT-compiled -- the kernels stay in the ``ir.Module`` the entry function (``entry_ir.py``)
 is added to. An instruction no kernel takes -- the JIT would run it as a library call
 those kernels decline or in the interpreter (a host callback, fft, LAPACK custom-calls,
@@ -29,6 +30,7 @@ from ..hlo.verifier import verify_module
 from ..backends.compile import optimize_module
 from ..backends.target import get_target
 from ..passes.buffer_assignment import BufferAssignment
+from .blas_kernels import BlasConvEmitter, BlasDotEmitter, scratch_bytes
 from .conv_kernel import ConvKernelEmitter
 from .dot_kernel import DotKernelEmitter
 
@@ -42,12 +44,16 @@ class Lowered:
     llvm_module: ir.Module
     plan: Plan
     kernel_count: int
+    scratch: dict[str, int]           # kernel name -> scratch bytes per thread (if any)
+    uses_blas: bool
 
 
 def lower(source: HloModule, llvm_module: ir.Module, prefix: str,
-          source_text: str | None = None) -> Lowered:
+          source_text: str | None = None, blas: bool = True) -> Lowered:
     """Verify, optimize and emit ``source`` (not modified) into ``llvm_module``; kernel
-    symbols start with ``prefix``. Raises UnimplementedError for unplaceable steps."""
+    symbols start with ``prefix``. ``blas``: dots and convolutions call BLAS where
+    ``blas_kernels.py`` can describe them (the self-contained kernels otherwise). Raises
+    UnimplementedError for unplaceable steps."""
     verify_module(source, unique_names="computation")
     module = source.clone()
     entry = module.entry
@@ -58,20 +64,27 @@ def lower(source: HloModule, llvm_module: ir.Module, prefix: str,
         entry.root.shape.without_layout().with_default_layout())
     optimized = optimize_module(module, get_target("cpu"))
     module, assignment = optimized.module, optimized.buffers
-    own = [DotKernelEmitter(), ConvKernelEmitter()]
+    own: list[Any] = ([BlasDotEmitter(), BlasConvEmitter()] if blas else []) + [
+        DotKernelEmitter(), ConvKernelEmitter()]
     emitters = own + kernel_emitters(assignment)
     names = KernelNames(f"{prefix}_k_")
     kernels: dict[int, tuple[Any, int]] = {}
+    scratch: dict[str, int] = {}
+    uses_blas = False
     for comp_name, instr in kernel_candidates(assignment):
         library = library_supports(instr)
         em = next((e for e in emitters if e.can_emit(instr)
                    and (not library or e in own)), None)
         if em is None:
             raise UnimplementedError(_unplaceable(instr, library, source_text))
-        kernels[id(instr)] = (em.emit(llvm_module, names.new(comp_name, instr), instr), 0)
+        spec = em.emit(llvm_module, names.new(comp_name, instr), instr)
+        uses_blas |= isinstance(em, (BlasDotEmitter, BlasConvEmitter))
+        if scratch_bytes(spec):
+            scratch[spec.name] = scratch_bytes(spec)
+        kernels[id(instr)] = (spec, 0)
     builder = PlanBuilder(module, assignment, kernels, None, float("inf"))
     plan = builder.plan(module.entry)
-    return Lowered(module, assignment, llvm_module, plan, len(kernels))
+    return Lowered(module, assignment, llvm_module, plan, len(kernels), scratch, uses_blas)
 
 
 def _unplaceable(instr: HloInstruction, library: bool, source_text: str | None) -> str:

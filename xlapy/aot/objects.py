@@ -47,10 +47,21 @@ def new_llvm_module(name: str, target: AotTarget) -> ir.Module:
     return module
 
 
-def emit_object(module: ir.Module, target: AotTarget) -> bytes:
-    """Verify, optimize (O3) and compile ``module`` to an ELF/Mach-O object."""
+def emit_object(module: ir.Module, target: AotTarget, extra_ir: str | None = None) -> bytes:
+    """Verify, optimize (O3) and compile ``module`` to an ELF/Mach-O object; ``extra_ir``
+    (LLVM IR text whose definitions are all internal) is linked in first."""
     tm = target.machine()
     mod = llvm.parse_assembly(str(module))
+    if extra_ir:
+        extra = llvm.parse_assembly(extra_ir)
+        extra.triple, extra.data_layout = mod.triple, mod.data_layout
+        internal = [f.name for f in extra.functions if not f.is_declaration]
+        for f in extra.functions:          # visible while linking, internal afterwards
+            if not f.is_declaration:
+                f.linkage = llvm.Linkage.external
+        mod.link_in(extra)
+        for name in internal:
+            mod.get_function(name).linkage = llvm.Linkage.internal
     mod.verify()
     optimize(mod, tm, OPT_LEVEL)
     return bytes(tm.emit_object(mod))

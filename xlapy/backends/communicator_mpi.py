@@ -108,7 +108,7 @@ class MpiCommunicator(Communicator):
         n = comm.Get_size()
         gathered, requests = [], []
         for a in arrays:
-            src = np.ascontiguousarray(a)
+            src = np.ascontiguousarray(a).reshape(np.shape(a))     # 0-d stays 0-d
             out = np.empty((n,) + src.shape, dtype=src.dtype)
             requests.append(comm.Iallgather(_bytes(src), _bytes(out)))
             gathered.append(out)

@@ -17,19 +17,25 @@
 - :mod:`.program`: recorded programs (the primitives a function applied), which
   :mod:`.abstract` prints (``make_jaxpr``; also ``eval_shape``, ``ShapeDtypeStruct``) and
   ``checkpoint`` replays;
+- :mod:`.batching`: ``vmap`` (the batch trace; rules beside their primitives, control
+  flow's in :mod:`.control_flow_batching`); :mod:`.pmap`: ``pmap`` over devices, with the
+  named-axis collectives of :mod:`.primitives_collective`;
 - :mod:`.variables`: ``Variable``, mutable state that compiled functions read and assign;
 - :mod:`.pytree`, :mod:`.dtypes`, :mod:`.source_info`: containers, promotion, user frames.
 """
 from __future__ import annotations
 
 # The family files register their primitives (and rules) when imported.
-from . import (control_flow, primitives_data_movement, primitives_elementwise,  # noqa: F401
-               primitives_linalg, primitives_nn, primitives_reduction)
+from . import (control_flow, control_flow_batching,  # noqa: F401
+               primitives_collective, primitives_data_movement, primitives_eig,
+               primitives_elementwise, primitives_fft, primitives_linalg, primitives_misc,
+               primitives_nn, primitives_reduction)
 from .abstract import ShapeDtypeStruct, block_until_ready, eval_shape, make_jaxpr
 from .autodiff import GradientTape, grad, stop_gradient, value_and_grad, vjp
 from .autodiff_forward import jvp, linearize
-from .checkpoint import (checkpoint, checkpoint_name, checkpoint_policies,  # noqa: F401
-                         optimization_barrier, remat)
+from .batching import vmap
+from .checkpoint import checkpoint, checkpoint_name, checkpoint_policies, remat
+from .pmap import pmap
 from .core import Array, default_backend, set_default_backend
 from .custom_derivatives import custom_jvp, custom_vjp
 from .jacobians import hessian, jacfwd, jacrev
@@ -48,6 +54,6 @@ __all__ = ["Array", "jit", "function", "JitFunction", "EagerFunction", "CacheInf
            "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_map", "auto_jit", "set_auto_jit",
            "set_default_backend", "default_backend", "set_recompile_warning_threshold",
            "grad", "value_and_grad", "vjp", "jvp", "linearize", "stop_gradient", "GradientTape",
-           "Variable", "jacfwd", "jacrev", "hessian", "custom_jvp", "custom_vjp", "checkpoint",
-           "remat", "checkpoint_policies", "checkpoint_name", "eval_shape", "ShapeDtypeStruct",
-           "make_jaxpr", "disable_jit", "block_until_ready"]
+           "Variable", "vmap", "pmap", "jacfwd", "jacrev", "hessian", "custom_jvp", "custom_vjp",
+           "checkpoint", "remat", "checkpoint_policies", "checkpoint_name", "eval_shape",
+           "ShapeDtypeStruct", "make_jaxpr", "disable_jit", "block_until_ready"]

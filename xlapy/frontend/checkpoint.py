@@ -1,5 +1,5 @@
 """Rematerialization: :func:`checkpoint` (``remat``), its policies, :func:`checkpoint_name`
-and :func:`optimization_barrier`.
+(with ``lax.optimization_barrier`` from ``primitives_misc``).
 
 ``checkpoint(f)`` trades compute for memory in reverse mode. Called while a tape is
 active, it records ``f``'s forward pass as a :class:`~xlapy.frontend.program.Program`
@@ -26,39 +26,12 @@ from ..errors import InvalidArgumentError
 from . import core
 from .autodiff import Tape, active, paused_recording, tracked_by_any
 from .autodiff_forward import propagate
-from .core import Array, LoweringContext, Primitive, new_ref, primitive, to_array
+from .core import Array, Primitive, new_ref, to_array
+from .primitives_misc import optimization_barrier
 from .program import Eqn, Program, record_program, replay
 from .pytree import tree_flatten, tree_unflatten
 
 # ----------------------------------------------------------------------------- primitives
-optimization_barrier_p = primitive(
-    "optimization_barrier", multiple_results=True,
-    weak=lambda args, params: [a.weak_type for a in args],
-    doc="identity on its operands that no optimization moves values across (opt-barrier)")
-
-
-@optimization_barrier_p.def_lowering
-def _barrier_lower(ctx: LoweringContext, *operands: Any) -> list:
-    b = ctx.b
-    t = b.opt_barrier(b.tuple(list(operands)))
-    return [b.get_tuple_element(t, i) for i in range(len(operands))]
-
-
-optimization_barrier_p.def_vjp(lambda cts, ans, *args: tuple(cts))
-optimization_barrier_p.def_jvp(lambda tangents, outs, *args: list(tangents))
-optimization_barrier_p.def_batching(lambda args, dims: (list(args), list(dims)))
-
-
-def optimization_barrier(x: Any) -> Any:
-    """The pytree ``x`` unchanged, through one HLO ``opt-barrier`` (``lax.optimization_barrier``):
-    the compiler neither moves computations across it nor merges values on both sides."""
-    leaves, tree = tree_flatten(x)
-    arrays = [to_array(v) for v in leaves]
-    if not arrays:
-        return x
-    return tree_unflatten(tree, core.bind(optimization_barrier_p, *arrays))
-
-
 class _NamePrimitive(Primitive):
     """``checkpoint_name``'s label: the identity, seen only by tapes (it never lowers to
     an instruction, like ``alias``)."""
@@ -253,5 +226,4 @@ def checkpoint(fun: Callable[..., Any] | None = None, *, prevent_cse: bool = Tru
 
 remat = checkpoint
 
-__all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name",
-           "optimization_barrier", "optimization_barrier_p", "name_p"]
+__all__ = ["checkpoint", "remat", "checkpoint_policies", "checkpoint_name", "name_p"]

@@ -411,8 +411,12 @@ def new_ref(x: Array, weak_type: bool | None = None, keep_gradient: bool = True)
     ``keep_gradient=False`` it is a fresh value to them (``stop_gradient``, Variable reads).
     """
     weak = x.weak_type if weak_type is None else weak_type
-    y = Array(x._value, weak_type=weak) if x._value is not None else \
-        Array(instr=x._instr, trace=x._trace, weak_type=weak)
+    if type(x) is not Array:                # a vmap batch tracer
+        y = x.fresh_ref(weak)
+    elif x._value is not None:
+        y = Array(x._value, weak_type=weak)
+    else:
+        y = Array(instr=x._instr, trace=x._trace, weak_type=weak)
     if keep_gradient and _TAPES.items:
         record(alias_p, [x], {}, [y])
     return y
@@ -425,9 +429,19 @@ def bind(prim: Primitive, *args: Array, **params: Any) -> Any:
             raise InvalidArgumentError(f"{prim.name}: operands must be Arrays, got "
                                        f"{type(a).__name__}")
     stack = _TRACE_STACK.items              # current_trace(), without the call
-    outs = stack[-1].apply(prim, args, params) if stack else _eager(prim, args, params)
+    if stack:
+        top = stack[-1]
+        outs = top.apply(prim, args, params)
+    else:
+        top = None
+        outs = _eager(prim, args, params)
     if _TAPES.items:
-        record(prim, args, params, outs)
+        # A vmap's batch trace hides the tapes older than it: they record the primitives
+        # its batching rules bind below instead (see ``batching``).
+        below = getattr(top, "tapes_below", ())
+        for tape in _TAPES:
+            if tape not in below:
+                tape.record(prim, args, params, outs)
     return outs if prim.multiple_results else outs[0]
 
 
@@ -455,20 +469,27 @@ def result_weak_types(prim: Primitive, args: Sequence[Array], params: dict, n: i
     return [bool(weak)] * n
 
 
+def plain_eager() -> bool:
+    """Do operations now run eagerly with nothing watching them (no trace, no tape)?"""
+    return not _TRACE_STACK.items and not _TAPES.items
+
+
 def _eager(prim: Primitive, args: Sequence[Array], params: dict) -> list[Array]:
-    for a in args:
-        if a._value is None:
+    values = [a._value for a in args]
+    for a, v in zip(args, values):
+        if v is None:
             raise InvalidArgumentError(located(
                 f"{prim.name}: a traced value escaped from the function that was being "
                 f"compiled ({a.type_text()})",
                 "return values from the jitted function instead of storing them"))
     backend = default_backend()
-    key = (prim.name, tuple(sorted((k, _hashable(v)) for k, v in params.items())),
-           tuple((a.shape, a.dtype) for a in args), backend)
-    exe = _EAGER_CACHE.get(key)
-    if exe is None:
-        exe = _compile_eager(prim, args, params, backend)
-        _EAGER_CACHE[key] = exe
+    key = (prim, tuple(sorted((k, _hashable(v)) for k, v in params.items())) if params else (),
+           tuple((a.shape, a.dtype, a.weak_type) for a in args), backend)
+    entry = _EAGER_CACHE.get(key)
+    if entry is None:
+        # [executable, weak type of each result (known after the first run)]
+        entry = [_compile_eager(prim, args, params, backend), None]
+        _EAGER_CACHE[key] = entry
         limit = cache_settings().eager_ops
         while len(_EAGER_CACHE) > limit:
             _EAGER_CACHE.popitem(last=False)
@@ -477,10 +498,18 @@ def _eager(prim: Primitive, args: Sequence[Array], params: dict) -> list[Array]:
             _EAGER_CACHE.move_to_end(key)
         except KeyError:                    # evicted meanwhile by another thread
             pass
-    result = exe.execute([a._value for a in args])
-    values = list(result) if prim.multiple_results else [result]
-    weak = result_weak_types(prim, args, params, len(values))
-    return [Array(np.asarray(v), weak_type=w) for v, w in zip(values, weak)]
+    result = entry[0].execute(values)
+    if not prim.multiple_results:
+        weak = entry[1]
+        if weak is None:
+            weak = entry[1] = result_weak_types(prim, args, params, 1)
+        return [Array(result if type(result) is np.ndarray else np.asarray(result),
+                      weak_type=weak[0])]
+    outs = list(result)
+    weak = entry[1]
+    if weak is None:
+        weak = entry[1] = result_weak_types(prim, args, params, len(outs))
+    return [Array(np.asarray(v), weak_type=w) for v, w in zip(outs, weak)]
 
 
 def _compile_eager(prim: Primitive, args: Sequence[Array], params: dict, backend: str) -> Any:

@@ -50,6 +50,7 @@ from .core import Array, default_backend, to_array
 from .jit_cache import CLOCK, JitCache
 from .jit_reasons import const_text, static_changes, structure_changes
 from .lowered import Lowered
+from .replicas import executable_for, replica_count
 from .jit_signature import CallBinding, fast_signature, make_binding
 from .pytree import TreeDef, tree_flatten, tree_flatten_with_path, tree_unflatten
 from .source_info import filter_traceback
@@ -90,6 +91,7 @@ class _Key:
     treedef: TreeDef
     avals: tuple           # per leaf: (shape, dtype, weak) or ("const", value bytes)
     statics: tuple         # (name, value) of static arguments
+    replicas: int = 1      # replicas that call it together (``replicas.py``)
 
 
 @dataclass
@@ -121,6 +123,7 @@ class _Entry:
     variables: list[Variable] = field(default_factory=list)   # parameters after the leaves
     assigned: list[Variable] = field(default_factory=list)    # outputs after the results
     used: int = 0                                             # recency (jit_cache.CLOCK)
+    replicas: int = 1                                         # module's replica_count
     n_results: int = field(init=False)                        # outputs of the executable
     unflatten: Callable[[list[Array]], Any] = field(init=False)
 
@@ -232,7 +235,7 @@ class JitFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if core._TRACE_STACK.items or (_JIT_DISABLED.items and _JIT_DISABLED.items[-1]):
             return self.fn(*args, **kwargs)      # inline while tracing; run op by op
-        if _FAST_PATH[0] and not core._TAPES.items:
+        if _FAST_PATH[0] and not core._TAPES.items and replica_count() == 1:
             binding = self._bindings.get((len(args), tuple(kwargs)) if kwargs else len(args))
             found = None if binding is None else fast_signature(binding, args, kwargs)
             entry = None if found is None else binding.calls.get(found[0])
@@ -284,8 +287,8 @@ class JitFunction:
         parameters whose arrays are handed over (``donation.py``)."""
         if entry.variables:     # never handed over: a Variable's array is never written
             values = values + [v._value._value for v in entry.variables]
-        result = entry.executable.execute(values, owned) if owned else \
-            entry.executable.execute(values)
+        exe = entry.executable if entry.replicas == 1 else executable_for(entry.executable)
+        result = exe.execute(values, owned) if owned else exe.execute(values)
         flat = (result,) if entry.n_results == 1 else tuple(result)
         if entry.assigned:          # all or none: an interrupt never splits the commit
             commit_values(entry.assigned,
@@ -294,7 +297,7 @@ class JitFunction:
 
     def _remember_fast(self, a: _Args, entry: _Entry, args: tuple, kwargs: dict) -> None:
         """Let later calls with this call's fast signature go straight to ``entry``."""
-        if not _FAST_PATH[0] or self._constant_leaves.get(a.treedef) \
+        if not _FAST_PATH[0] or self._constant_leaves.get(a.treedef) or entry.replicas > 1 \
                 or donation.has_donated_array(entry, a.leaves):     # they must be deleted
             return
         found = fast_signature(a.binding, args, kwargs)
@@ -363,7 +366,8 @@ class JitFunction:
         except XlapyError as e:
             e.with_traceback(filter_traceback(e.__traceback__))
             raise
-        return Lowered(entry.module, self._backend, call=self)
+        return Lowered(entry.module, self._backend, entry.variables, entry.assigned,
+                       call=self)
 
     def get_compiler_ir(self, *args: Any, **kwargs: Any) -> Callable[..., str]:
         """TF's API: ``f.get_compiler_ir(x)(stage="hlo" | "optimized_hlo" | ...)``."""
@@ -417,7 +421,7 @@ class JitFunction:
         consts = self._constant_leaves.get(a.treedef, set())
         avals = tuple(("const", _const_value(x)) if i in consts else _leaf_aval(x, p)
                       for i, (x, p) in enumerate(zip(a.leaves, a.paths)))
-        return _Key(a.treedef, avals, a.statics)
+        return _Key(a.treedef, avals, a.statics, replica_count())
 
     def _lookup(self, args: tuple, kwargs: dict, count: bool = True) -> tuple[_Entry, _Args]:
         a = self._split(args, kwargs)
@@ -489,6 +493,8 @@ class JitFunction:
         for name, _ in changes:
             self._changed_args[name] += 1
         parts = [text for _, text in changes]
+        if old.replicas != key.replicas:
+            parts.append(f"replica count changed {old.replicas} -> {key.replicas}")
         if old.treedef != key.treedef:
             return "; ".join(parts)
         for path, a0, a1 in zip(a.paths, old.avals, key.avals):
@@ -557,6 +563,8 @@ class JitFunction:
                 instrs += [trace.instr_for(s.current) for s in assigned]
                 root = instrs[0] if len(instrs) == 1 else b.tuple(instrs)
         module = build_module(b.build(root), self._module_name)
+        if key.replicas > 1:        # every replica runs this program (``replicas.py``)
+            module.attributes["replica_count"] = key.replicas
         aliases = self._donation_aliases(a, param_leaves, outs, len(instrs) > 1)
         aliases += self._variable_aliases(slots, len(param_leaves), len(outs), len(instrs) > 1)
         if aliases:
@@ -565,7 +573,8 @@ class JitFunction:
         from ..client import get_backend
         exe = get_backend(backend).compile(module)
         return _Entry(module, exe, out_tree, [o.weak_type for o in outs], param_leaves,
-                      [s.variable for s in slots], [s.variable for s in assigned])
+                      [s.variable for s in slots], [s.variable for s in assigned],
+                      replicas=key.replicas)
 
     @staticmethod
     def _variable_aliases(slots: list, n_params: int, n_outs: int,

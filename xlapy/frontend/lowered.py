@@ -4,7 +4,7 @@ optimized module and its buffer assignment's sizes (``memory_analysis``), as JAX
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..client.optimize import optimize, optimize_with_report
 from ..errors import InvalidArgumentError
@@ -28,9 +28,14 @@ class Lowered:
     """A traced, unoptimized module: ``as_text()``, ``compiler_ir(stage)``, ``compile()``."""
 
     def __init__(self, module: HloModule, backend: str | None = None,
+                 variables: Sequence[Any] = (), assigned: Sequence[Any] = (),
                  call: Callable[..., Any] | None = None) -> None:
         self.hlo_module = module
         self.backend = backend          # None: the default backend when asked
+        # Variables the module reads (its last parameters, in order) and assigns (its last
+        # outputs): what a caller that runs the module itself (xlapy.aot) must supply
+        self.variables = list(variables)
+        self.assigned = list(assigned)
         self._call = call               # the jitted function, for Compiled.__call__
 
     def as_text(self) -> str:

@@ -10,8 +10,10 @@ JAX has several:
 - ``scatter`` with ``mul``/``min``/``max`` combiners assumes the scattered positions are
   distinct for the updates' gradient (as JAX does).
 
-The same-shape ops' batching rule (``primitives_elementwise.batch_same_shape``) does not
-apply to these; they have no batching rule yet (``vmap`` of them says so).
+Batching rules (``vmap``, see ``batching``) follow JAX's: most ops get the batch axis as
+one more dimension; ``dynamic_slice``/``dynamic_update_slice`` with batched indices
+become a gather/scatter with the example number as an extra index coordinate, and so do
+``gather``/``scatter`` with batched indices.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import numpy as np
 
 from ..hlo.ir import HloInstruction
 from . import lax
+from .batching import axis_size, bdim_first, move_to, moveaxis, shift_axis
 from .core import Array, LoweringContext, primitive, to_array
 
 I = HloInstruction
@@ -284,6 +287,161 @@ def _in_bounds(idx: Array, x: Array, upd: Array, dims: dict) -> Array:
 
 scatter_p.def_vjp(_scatter_vjp)
 
+
+
+# ------------------------------------------------------------------------- batching rules
+@broadcast_in_dim_p.def_batching
+def _broadcast_batch(vals, dims, *, shape, broadcast_dimensions):
+    x = moveaxis(vals[0], dims[0], 0)
+    return lax.broadcast_in_dim(x, (x.shape[0],) + tuple(shape),
+                                (0,) + tuple(d + 1 for d in broadcast_dimensions)), 0
+
+
+@reshape_p.def_batching
+def _reshape_batch(vals, dims, *, new_sizes):
+    x = moveaxis(vals[0], dims[0], 0)
+    return lax.reshape(x, (x.shape[0],) + tuple(new_sizes)), 0
+
+
+@transpose_p.def_batching
+def _transpose_batch(vals, dims, *, permutation):
+    x = moveaxis(vals[0], dims[0], 0)
+    return lax.transpose(x, (0,) + tuple(p + 1 for p in permutation)), 0
+
+
+@slice_p.def_batching
+def _slice_batch(vals, dims, *, start_indices, limit_indices, strides):
+    (x,), (d,) = vals, dims
+    ins = lambda t, v: tuple(t[:d]) + (v,) + tuple(t[d:])  # noqa: E731
+    return lax.slice(x, ins(start_indices, 0), ins(limit_indices, x.shape[d]),
+                     ins(strides or (1,) * (x.ndim - 1), 1)), d
+
+
+@rev_p.def_batching
+def _rev_batch(vals, dims, *, dimensions):
+    d = dims[0]
+    return lax.rev(vals[0], tuple(shift_axis(a, d) for a in dimensions)), d
+
+
+@concatenate_p.def_batching
+def _concatenate_batch(vals, dims, *, dimension):
+    return lax.concatenate(bdim_first(vals, dims), dimension + 1), 0
+
+
+@pad_p.def_batching
+def _pad_batch(vals, dims, *, padding_config):
+    (x, v), (dx, dv) = vals, dims
+    n = axis_size(vals, dims)
+    x = move_to(x, dx, 0, n)
+    cfg = ((0, 0, 0),) + tuple(padding_config)
+    if dv is None:
+        return lax.pad(x, v, cfg), 0
+    # A batched padding value: pad with zeros, then select the padding positions.
+    zero = to_array(np.zeros((), x.dtype))
+    padded = lax.pad(x, zero, cfg)
+    inside = lax.pad(lax.full_like(x, True, dtype=np.bool_), to_array(np.False_), cfg)
+    fill = lax.broadcast_in_dim(v, padded.shape, (0,))
+    return lax.select(inside, padded, fill), 0
+
+
+def _batch_index_vector(idx: list[Array], n: int) -> Array:
+    """``[n, 1 + k]`` start indices: the example number, then the ``k`` (batched or not)
+    scalar indices of each example."""
+    cols = [lax.broadcasted_iota(np.int32, (n, 1), 0)]
+    for i, d in idx:
+        i = lax.convert_element_type(move_to(i, d, 0, n), np.int32)
+        cols.append(lax.reshape(i, (n, 1)))
+    return lax.concatenate(cols, 1)
+
+
+@dynamic_slice_p.def_batching
+def _dynamic_slice_batch(vals, dims, *, slice_sizes):
+    x, idx = vals[0], list(zip(vals[1:], dims[1:]))
+    n = axis_size(vals, dims)
+    if all(d is None for _, d in idx):
+        d = dims[0]
+        zero = to_array(np.int32(0))
+        starts = [i for i, _ in idx]
+        starts.insert(d, zero)
+        sizes = tuple(slice_sizes[:d]) + (n,) + tuple(slice_sizes[d:])
+        return lax.dynamic_slice(x, starts, sizes, allow_negative_indices=False), d
+    # Batched indices: a gather (which clamps start indices as dynamic_slice does).
+    x = move_to(x, dims[0], 0, n)
+    k = len(slice_sizes)
+    return lax.gather(x, _batch_index_vector(idx, n), offset_dims=tuple(range(1, k + 1)),
+                      collapsed_slice_dims=(0,), start_index_map=tuple(range(k + 1)),
+                      index_vector_dim=1, slice_sizes=(1,) + tuple(slice_sizes)), 0
+
+
+@dynamic_update_slice_p.def_batching
+def _dynamic_update_slice_batch(vals, dims):
+    n = axis_size(vals, dims)
+    x, u = move_to(vals[0], dims[0], 0, n), move_to(vals[1], dims[1], 0, n)
+    idx = list(zip(vals[2:], dims[2:]))
+    if all(d is None for _, d in idx):
+        return lax.dynamic_update_slice(x, u, [to_array(np.int32(0))] + [i for i, _ in idx],
+                                        allow_negative_indices=False), 0
+    # Batched indices: clamp as dynamic_update_slice does, then a scatter.
+    clamped = []
+    for a, (i, d) in enumerate(idx):
+        hi = to_array(np.int32(x.shape[a + 1] - u.shape[a + 1]))
+        i = lax.convert_element_type(i, np.int32)
+        clamped.append((lax.clamp(to_array(np.int32(0)), i, hi), d))
+    k = u.ndim - 1
+    return lax.scatter(x, _batch_index_vector(clamped, n), u,
+                       update_window_dims=tuple(range(1, k + 1)), inserted_window_dims=(0,),
+                       scatter_dims_to_operand_dims=tuple(range(k + 1)), index_vector_dim=1,
+                       combiner="set"), 0
+
+
+def _indices_with_example(idx: Array, index_vector_dim: int, n: int) -> tuple[Array, int]:
+    """Batched indices (batch axis 0) with the example number as first index coordinate;
+    returns them and their index vector dimension."""
+    if index_vector_dim == idx.ndim:
+        idx = lax.reshape(idx, idx.shape + (1,))
+    shape = list(idx.shape)
+    shape[index_vector_dim] = 1
+    ex = lax.broadcasted_iota(idx.dtype, tuple(shape), 0)
+    return lax.concatenate([ex, idx], index_vector_dim), index_vector_dim
+
+
+@gather_p.def_batching
+def _gather_batch(vals, dims, *, offset_dims, collapsed_slice_dims, start_index_map,
+                  index_vector_dim, slice_sizes):
+    (x, idx), (dx, di) = vals, dims
+    plus = lambda t: tuple(a + 1 for a in t)  # noqa: E731
+    if di is None:
+        x = moveaxis(x, dx, 0)
+        return lax.gather(x, idx, offset_dims=(0,) + plus(offset_dims),
+                          collapsed_slice_dims=plus(collapsed_slice_dims),
+                          start_index_map=plus(start_index_map),
+                          index_vector_dim=index_vector_dim,
+                          slice_sizes=(x.shape[0],) + tuple(slice_sizes)), 0
+    idx = moveaxis(idx, di, 0)
+    if dx is None:
+        return lax.gather(x, idx, offset_dims=plus(offset_dims),
+                          collapsed_slice_dims=collapsed_slice_dims,
+                          start_index_map=start_index_map,
+                          index_vector_dim=index_vector_dim + 1, slice_sizes=slice_sizes), 0
+    x = moveaxis(x, dx, 0)
+    idx, ivd = _indices_with_example(idx, index_vector_dim + 1, x.shape[0])
+    return lax.gather(x, idx, offset_dims=plus(offset_dims),
+                      collapsed_slice_dims=(0,) + plus(collapsed_slice_dims),
+                      start_index_map=(0,) + plus(start_index_map), index_vector_dim=ivd,
+                      slice_sizes=(1,) + tuple(slice_sizes)), 0
+
+
+@scatter_p.def_batching
+def _scatter_batch(vals, dims, *, update_window_dims, inserted_window_dims,
+                   scatter_dims_to_operand_dims, index_vector_dim, combiner):
+    n = axis_size(vals, dims)
+    x, idx, upd = (move_to(v, d, 0, n) for v, d in zip(vals, dims))
+    idx, ivd = _indices_with_example(idx, index_vector_dim + 1, n)
+    plus = lambda t: tuple(a + 1 for a in t)  # noqa: E731
+    return lax.scatter(x, idx, upd, update_window_dims=plus(update_window_dims),
+                       inserted_window_dims=(0,) + plus(inserted_window_dims),
+                       scatter_dims_to_operand_dims=(0,) + plus(scatter_dims_to_operand_dims),
+                       index_vector_dim=ivd, combiner=combiner), 0
 
 
 __all__ = ["broadcast_in_dim_p", "reshape_p", "transpose_p", "slice_p", "dynamic_slice_p",

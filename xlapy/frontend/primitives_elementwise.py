@@ -200,6 +200,7 @@ select_p.def_lowering(lambda ctx, p, t, f: ctx.b.select(p, t, f))
 select_p.def_vjp(lambda g, ans, p, t, f: (None, lax.select(p, g, _zeros(g)),
                                           lax.select(p, _zeros(g), g)))
 
+
 clamp_p = primitive("clamp", weak=lambda args, params: args[1].weak_type)
 clamp_p.def_lowering(lambda ctx, lo, x, hi: ctx.b.clamp(lo, x, hi))
 
@@ -218,6 +219,36 @@ def _clamp_vjp(g: Array, ans: Array, lo: Array, x: Array, hi: Array) -> tuple:
         return lax.reduce_sum(c, tuple(range(c.ndim))) if like.shape != c.shape else c
     return (fit(lax.select(lo_wins, g, z), lo), lax.select(x_wins, g, z),
             fit(lax.select(hi_wins, g, z), hi))
+
+
+def _to_full_shape(v: Array, d: int | None, shape: tuple, n: int, keep_scalar: bool) -> Array:
+    """An operand of select/clamp (batched along ``d``, or unmapped) batched along axis 0
+    with the per-example ``shape`` of the main operand; an unmapped scalar stays a scalar
+    when ``keep_scalar`` (the op takes a scalar there)."""
+    if d is None:
+        if v.ndim == 0 and keep_scalar:
+            return v
+        return lax.broadcast_in_dim(v, (n,) + shape, tuple(range(1, v.ndim + 1)))
+    if v.ndim == 1 and shape:                 # a scalar per example
+        return lax.broadcast_in_dim(v, (n,) + shape, (0,))
+    return lax.transpose(v, (d,) + tuple(i for i in range(v.ndim) if i != d))
+
+
+def _batch_with_scalars(prim: Primitive, scalar_ok: tuple[int, ...]) -> Rule:
+    """The batching rule of select and clamp: operand 1 is the main one, the operands in
+    ``scalar_ok`` may be scalars per example."""
+    def rule(vals: Sequence[Array], dims: Sequence[int | None]) -> tuple:
+        n = next(v.shape[d] for v, d in zip(vals, dims) if d is not None)
+        m, dm = vals[1], dims[1]
+        shape = m.shape if dm is None else m.shape[:dm] + m.shape[dm + 1:]
+        moved = [_to_full_shape(v, d, shape, n, k in scalar_ok and bool(shape))
+                 for k, (v, d) in enumerate(zip(vals, dims))]
+        return bind(prim, *moved), 0
+    return rule
+
+
+select_p.def_batching(_batch_with_scalars(select_p, (0,)))
+clamp_p.def_batching(_batch_with_scalars(clamp_p, (0, 2)))
 
 
 # ------------------------------------------------------------------------- conversions

@@ -31,6 +31,10 @@ the standard matrix-calculus identities (Murray 2016, Seeger et al. 2017, Townse
 Where a rule reads only one triangle of its operand, the cotangent is that of the triangle
 actually read. Cases without a rule raise a "not differentiable" error, never a wrong
 gradient.
+
+Batching rules (``vmap``): ``dot_general`` makes the batch axis a dot batch dimension
+when both operands have it, else a free dimension (JAX's rule); the factorizations take
+a leading batch of matrices, so the batch axis goes first.
 """
 from __future__ import annotations
 
@@ -45,6 +49,7 @@ from ..hlo.ir import HloInstruction
 from ..hlo.shape import Shape
 from . import dtypes, lax
 from . import lax_composite
+from .batching import bdim_first, moveaxis, shift_axis
 from .core import Array, LoweringContext, bind, primitive
 
 I = HloInstruction
@@ -557,3 +562,40 @@ svd_p.def_vjp(_jax_convention(_svd_vjp, True))
 
 __all__ = ["dot_general_p", "cholesky_p", "triangular_solve_p", "lu_p", "qr_p", "eigh_p", "svd_p",
            "cholesky", "triangular_solve", "lu", "qr", "eigh", "svd"]
+
+
+# ----------------------------------------------------------------------------- batching rules
+@dot_general_p.def_batching
+def _dot_general_batch(vals, dims, *, contracting, batch, preferred_element_type):
+    (x, y), (dx, dy) = vals, dims
+    (lc, rc), (lb, rb) = contracting, batch
+    if dx is not None and dy is not None:
+        x, y = moveaxis(x, dx, 0), moveaxis(y, dy, 0)
+        plus = lambda t: tuple(a + 1 for a in t)  # noqa: E731
+        out = lax.dot_general(x, y, ((plus(lc), plus(rc)), ((0,) + plus(lb), (0,) + plus(rb))),
+                              preferred_element_type)
+        return out, 0
+    if dx is not None:
+        lc2, lb2 = tuple(shift_axis(a, dx) for a in lc), tuple(shift_axis(a, dx) for a in lb)
+        free = [a for a in range(x.ndim) if a not in lc2 and a not in lb2]
+        out = lax.dot_general(x, y, ((lc2, rc), (lb2, rb)), preferred_element_type)
+        return out, len(lb) + free.index(dx)
+    rc2, rb2 = tuple(shift_axis(a, dy) for a in rc), tuple(shift_axis(a, dy) for a in rb)
+    free = [a for a in range(y.ndim) if a not in rc2 and a not in rb2]
+    n_lhs_free = x.ndim - len(lc) - len(lb)
+    out = lax.dot_general(x, y, ((lc, rc2), (lb, rb2)), preferred_element_type)
+    return out, len(lb) + n_lhs_free + free.index(dy)
+
+
+def _leading_batch(prim: Any) -> Any:
+    """The rule of an op on a leading batch of matrices: the batch axis goes first."""
+    def rule(vals, dims, **params):
+        out = bind(prim, *bdim_first(vals, dims), **params)
+        if prim.multiple_results:
+            return list(out), [0] * len(out)
+        return out, 0
+    return rule
+
+
+for _p in (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p):
+    _p.def_batching(_leading_batch(_p))

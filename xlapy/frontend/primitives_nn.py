@@ -17,6 +17,10 @@ convolution is a convolution of the cotangent with the spatially reversed kernel
 dilation = forward strides), the kernel gradient a convolution of the input with the
 cotangent (feature and batch grouping swap roles). Rules are built from ``lax`` ops and
 these primitives, so they are themselves differentiable.
+
+Batching rules (``vmap``): the convolution folds the batch axis into the input batch,
+the kernel's output features, or both with feature groups (JAX's rule, grouped cases
+included); windowed ops get a window of 1 along the batch axis.
 """
 from __future__ import annotations
 
@@ -29,6 +33,9 @@ from ..hlo.attrs import ConvDimensionNumbers
 from ..hlo.ir import HloInstruction
 from ..hlo.shape import Shape
 from . import lax
+from .batching import bdim_first
+from .batching import merge_axis_into as _merge_axis_into
+from .batching import split_axis as _split_axis
 from .core import Array, LoweringContext, bind, primitive, to_array
 from .primitives_reduction import reduction_identity
 
@@ -146,23 +153,6 @@ def conv_dn_from_specs(lhs_spec: Sequence[int], rhs_spec: Sequence[int],
 
 def _swap01(spec: Sequence[int]) -> tuple[int, ...]:
     return (spec[1], spec[0], *spec[2:])
-
-
-def _split_axis(x: Array, axis: int, size: int) -> Array:
-    """Split dimension ``axis`` into ``(size, n // size)``."""
-    shape = list(x.shape)
-    shape[axis:axis + 1] = [size, shape[axis] // size]
-    return lax.reshape(x, shape)
-
-
-def _merge_axis_into(x: Array, src: int, dst: int) -> Array:
-    """Fold dimension ``src`` into ``dst`` as its major part; ``dst`` counts dimensions
-    after ``src`` is removed."""
-    perm = [i for i in range(x.ndim) if i != src]
-    perm.insert(dst, src)
-    shape = [x.shape[i] for i in range(x.ndim) if i != src]
-    shape[dst] *= x.shape[src]
-    return lax.reshape(lax.transpose(x, perm), shape)
 
 
 def conv_vjp_lhs_padding(in_shape, window_dimensions, window_strides, out_shape, padding,
@@ -354,6 +344,74 @@ def _select_and_gather_add_vjp(ct: Array, ans: Array, tangents: Array, operand: 
 
 select_and_scatter_add_p.def_vjp(_select_and_scatter_add_vjp)
 select_and_gather_add_p.def_vjp(_select_and_gather_add_vjp)
+
+# ----------------------------------------------------------------------------- batching rules
+@conv_general_dilated_p.def_batching
+def _conv_batch(vals, dims, *, dimension_numbers, feature_group_count, batch_group_count,
+                **params):
+    """JAX's ``_conv_general_dilated_batch_rule``."""
+    (lhs, rhs), (dl, dr) = vals, dims
+    lhs_spec, rhs_spec, out_spec = conv_specs(dimension_numbers)
+
+    def conv(a: Array, b: Array, fgc: int, bgc: int) -> Array:
+        return bind(conv_general_dilated_p, a, b, dimension_numbers=dimension_numbers,
+                    feature_group_count=fgc, batch_group_count=bgc, **params)
+
+    if dl is not None and dr is not None:
+        n = lhs.shape[dl]
+        if batch_group_count > 1:
+            new_lhs = _merge_axis_into(lhs, dl, lhs_spec[0])
+            fgc, bgc = feature_group_count, batch_group_count * n
+        else:
+            new_lhs = _merge_axis_into(lhs, dl, lhs_spec[1])
+            fgc, bgc = feature_group_count * n, batch_group_count
+        out = conv(new_lhs, _merge_axis_into(rhs, dr, rhs_spec[0]), fgc, bgc)
+        return _split_axis(out, out_spec[1], n), out_spec[1]
+    if dl is not None:
+        n = lhs.shape[dl]
+        if batch_group_count == 1:
+            out = conv(_merge_axis_into(lhs, dl, lhs_spec[0]), rhs, feature_group_count, 1)
+            return _split_axis(out, out_spec[0], n), out_spec[0]
+        new_lhs = _split_axis(lhs, lhs_spec[0] + int(dl <= lhs_spec[0]), batch_group_count)
+        new_lhs = _merge_axis_into(new_lhs, dl + int(lhs_spec[0] < dl), lhs_spec[0] + 1)
+        new_lhs = _merge_axis_into(new_lhs, lhs_spec[0], lhs_spec[0])
+        out = conv(new_lhs, rhs, feature_group_count, batch_group_count)
+        return _split_axis(out, out_spec[0], n), out_spec[0]
+    n = rhs.shape[dr]
+    if feature_group_count == 1 and batch_group_count == 1:
+        out = conv(lhs, _merge_axis_into(rhs, dr, rhs_spec[0]), 1, 1)
+        return _split_axis(out, out_spec[1], n), out_spec[1]
+    groups = feature_group_count if feature_group_count > 1 else batch_group_count
+    new_rhs = _split_axis(rhs, rhs_spec[0] + int(dr <= rhs_spec[0]), groups)
+    new_rhs = _merge_axis_into(new_rhs, dr + int(rhs_spec[0] < dr), rhs_spec[0] + 1)
+    new_rhs = _merge_axis_into(new_rhs, rhs_spec[0], rhs_spec[0])
+    out = conv(lhs, new_rhs, feature_group_count, batch_group_count)
+    out = _split_axis(out, out_spec[1], groups)
+    out = _split_axis(out, out_spec[1] + 1, n)
+    return _merge_axis_into(out, out_spec[1], out_spec[1] + 1), out_spec[1]
+
+
+def _window_params(params: dict, n: int) -> dict:
+    """Window parameters with a window of 1 (stride 1, no padding) along a leading axis."""
+    out = dict(params)
+    for name, one in (("window_dimensions", 1), ("window_strides", 1), ("base_dilation", 1),
+                      ("window_dilation", 1)):
+        if out.get(name) is not None:
+            out[name] = (one,) + tuple(out[name])
+    out["padding"] = ((0, 0),) + tuple(tuple(p) for p in out["padding"])
+    return out
+
+
+def _windowed_batch(prim: Any) -> Any:
+    def rule(vals, dims, **params):
+        moved = bdim_first(vals, dims)
+        return bind(prim, *moved, **_window_params(params, moved[0].shape[0])), 0
+    return rule
+
+
+for _p in (*reduce_window_p.values(), select_and_scatter_add_p, select_and_gather_add_p):
+    _p.def_batching(_windowed_batch(_p))
+
 
 __all__ = ["conv_general_dilated_p", "reduce_window_p", "select_and_scatter_add_p",
            "select_and_gather_add_p", "conv_specs", "conv_dn_from_specs",

@@ -5,6 +5,9 @@ Choices where JAX has several: ``reduce_max``/``reduce_min`` split the gradient 
 among ties; ``cummax``/``cummin`` give it to the first position that reached the running
 extreme; ``reduce_prod`` and ``cumprod`` are exact where the operand has zeros (no
 division by it).
+
+Batching rules (``vmap``) shift the reduced axis past the batch axis; ``sort`` moves the
+batch axis first in every operand.
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from ..hlo.builder import as_element_type
 from ..hlo.ir import HloInstruction
 from ..hlo.shape import Shape
 from . import dtypes, lax
+from .batching import bdim_first, shift_axis
 from .control_flow import scan
 from .core import Array, LoweringContext, Primitive, primitive, to_array
 from .lax_composite import take_along_axis
@@ -320,6 +324,48 @@ def _sort_vjp(gs: list[Array], outs: list[Array], *xs: Array, dimension: int,
 
 
 sort_p.def_vjp(_sort_vjp)
+
+
+# ------------------------------------------------------------------------- batching rules
+def _reduce_batch(kind: str) -> Any:
+    def rule(vals, dims, *, axes):
+        d = dims[0]
+        moved = tuple(shift_axis(a, d) for a in axes)
+        return getattr(lax, f"reduce_{kind}")(vals[0], moved), d - sum(a < d for a in moved)
+    return rule
+
+
+for _kind, _p in reduce_p.items():
+    _p.def_batching(_reduce_batch(_kind))
+
+
+def _arg_batch(fn: Any) -> Any:
+    def rule(vals, dims, *, axis, index_dtype):
+        d = dims[0]
+        a = shift_axis(axis, d)
+        return fn(vals[0], a, index_dtype), d if d < a else d - 1
+    return rule
+
+
+argmax_p.def_batching(_arg_batch(lax.argmax))
+argmin_p.def_batching(_arg_batch(lax.argmin))
+
+
+def _cumulative_batch(kind: str) -> Any:
+    def rule(vals, dims, *, axis, reverse):
+        d = dims[0]
+        return lax.cumulative(kind, vals[0], shift_axis(axis, d), reverse), d
+    return rule
+
+
+for _kind, _p in cumulative_p.items():
+    _p.def_batching(_cumulative_batch(_kind))
+
+
+@sort_p.def_batching
+def _sort_batch(vals, dims, *, dimension, is_stable, num_keys=1):
+    outs = lax.sort(list(bdim_first(vals, dims)), dimension + 1, is_stable, num_keys=num_keys)
+    return list(outs), [0] * len(vals)
 
 
 __all__ = ["reduction_identity", "REDUCE_OPCODES", "reduce_p", "argmax_p", "argmin_p",

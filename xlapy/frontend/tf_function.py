@@ -101,6 +101,10 @@ class EagerFunction:
     def get_compiler_ir(self, *args: Any, **kwargs: Any) -> Callable[..., str]:
         return self._jit.get_compiler_ir(*args, **kwargs)
 
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        """The traced module for these arguments (``JitFunction.lower``)."""
+        return self._jit.lower(*args, **kwargs)
+
     experimental_get_compiler_ir = get_compiler_ir
 
 

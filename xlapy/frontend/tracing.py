@@ -61,7 +61,7 @@ def _argument_sources(x: "Array") -> tuple[int, ...] | None:
     makes it known (a pure function of them, all small); ``()`` when it is computed from
     constants only (once jit specialized on those arguments); None otherwise."""
     trace = x._trace
-    if trace is None or prod(x.shape) > CONSTANT_VALUE_ELEMENTS:
+    if trace is None or x._instr is None or prod(x.shape) > CONSTANT_VALUE_ELEMENTS:
         return None
     leaves: set[int] = set()
     seen: set[int] = set()
@@ -118,6 +118,10 @@ class Trace:
         self._captured: dict[int, HloInstruction] = {}
         self._consts: dict[int, tuple[Array, HloInstruction]] = {}
         self.param_leaf: dict[int, int] = {}        # id(parameter instr) -> jit leaf index
+        # Under vmap (a batch trace among the ancestors) concrete values are captured too,
+        # not folded into constants: a tape inside the vmap may track them, and the
+        # primitive's gradient rule reaches only its operands.
+        self.capture_constants = bool(getattr(parent, "capture_constants", False))
 
     # ----- values
     def new_param(self, shape: Shape, name: str | None = None, op_name: str | None = None,
@@ -134,7 +138,7 @@ class Trace:
 
     def instr_for(self, x: Array) -> HloInstruction:
         """The instruction holding ``x`` in this computation (constant / capture if needed)."""
-        if x._value is not None:
+        if x._value is not None and not self.capture_constants:
             hit = self._consts.get(id(x))
             if hit is None:
                 hit = (x, self.builder.constant(x._value))
@@ -145,7 +149,7 @@ class Trace:
         hit_instr = self._captured.get(id(x))
         if hit_instr is not None:
             return hit_instr
-        if not (x._trace.alive and self._has_ancestor(x._trace)):
+        if x._value is None and not (x._trace.alive and self._has_ancestor(x._trace)):
             raise InvalidArgumentError(located(
                 f"a traced value ({x.type_text()}) escaped from the function that was being "
                 "compiled and is used outside it",

@@ -32,12 +32,30 @@ from ..hlo.builder import as_element_type
 from ..hlo.shape import Shape
 from ..threadlocal import PerThreadList
 from . import core
+from .batching import BatchTrace
 from .core import Array, convert, current_trace, new_ref, to_array
 from .source_info import located
 
 _NAMES = itertools.count()
 # The journals of this thread's open transactions, innermost last: (Variable, old value).
 _JOURNALS = PerThreadList()
+# The classes ``Variable(...)`` makes in this thread, innermost last (variable_class_scope).
+_CLASSES = PerThreadList()
+
+
+@contextmanager
+def variable_class_scope(cls: type) -> Iterator[None]:
+    """``Variable(...)`` called in the block (on this thread) makes a ``cls``, a subclass
+    of :class:`Variable` with the same constructor: how a distribution strategy's scope
+    makes the variables created in it mirrored (TF's ``variable_creator_scope``)."""
+    if not (isinstance(cls, type) and issubclass(cls, Variable)):
+        raise InvalidArgumentError(f"variable_class_scope needs a subclass of Variable, got "
+                                   f"{cls!r}")
+    _CLASSES.append(cls)
+    try:
+        yield
+    finally:
+        _CLASSES.pop()
 
 
 def commit_values(variables: Sequence["Variable"], values: Sequence[Array]) -> None:
@@ -88,9 +106,11 @@ class VariableSlot:
 
 
 def _root(trace: Any) -> Any:
+    """The outermost trace of ``trace``'s chain; None when that is an eager ``vmap``'s
+    batch trace, which builds nothing (a Variable is read there as its concrete value)."""
     while trace.parent is not None:
         trace = trace.parent
-    return trace
+    return None if isinstance(trace, BatchTrace) else trace
 
 
 def trace_slots(trace: Any) -> dict[int, VariableSlot]:
@@ -113,6 +133,12 @@ class Variable:
     __array_priority__ = 200
     __hash__ = object.__hash__
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Variable":
+        classes = _CLASSES.items
+        if classes and cls is Variable:         # a strategy's scope (variable_class_scope)
+            cls = classes[-1]
+        return object.__new__(cls)
+
     def __init__(self, initial_value: Any, trainable: bool = True, name: str | None = None,
                  dtype: Any = None) -> None:
         if callable(initial_value):
@@ -133,7 +159,8 @@ class Variable:
     def read_value(self) -> Array:
         """The current value (traced inside ``jit``); watched by active tapes."""
         trace = current_trace()
-        current = self._value if trace is None else self._slot(trace).current
+        current = self._value if trace is None or _root(trace) is None else \
+            self._slot(trace).current
         arr = new_ref(current, keep_gradient=False)      # each read is its own value
         tapes = core._TAPES.items
         if tapes:
@@ -188,6 +215,10 @@ class Variable:
                 journals[-1].append((self, self._value))
             self._value = Array(np.asarray(v._value))
             return self
+        if isinstance(trace, BatchTrace):
+            raise InvalidArgumentError(located(
+                f"Variable {self.name!r} is assigned inside vmap",
+                "return the new value from the vmapped function and assign outside"))
         if trace.parent is not None:
             raise InvalidArgumentError(located(
                 f"Variable {self.name!r} is assigned inside a cond branch or a loop body; "
@@ -240,4 +271,5 @@ for _op in ("neg", "pos", "abs", "invert", "getitem", "lt", "le", "gt", "ge", "b
             "float", "int", "index"):
     setattr(Variable, f"__{_op}__", _delegate(f"__{_op}__"))
 
-__all__ = ["Variable", "VariableSlot", "trace_slots", "commit_values", "transaction"]
+__all__ = ["Variable", "VariableSlot", "trace_slots", "commit_values", "transaction",
+           "variable_class_scope"]

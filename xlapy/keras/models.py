@@ -97,6 +97,19 @@ class Model(Trainer, Layer):
         from .model_saving import save_model
         save_model(self, filepath, overwrite=overwrite, include_optimizer=include_optimizer)
 
+    def export_aot(self, name: str = "model", out_dir: str = ".", example: Any = None,
+                   batch_size: int | None = None, **options: Any) -> Any:
+        """Compile the model's inference call (``model(x, training=False)``) ahead of time
+        into ``name.o`` + ``name.h`` (:func:`xlapy.aot.compile`; ``options``: ``blas``,
+        ``threads``, ``shared``, ``target_cpu``, ...). The input batch shape comes from
+        ``example`` (an input batch) or ``batch_size`` rows of the model's input shape;
+        the weights are frozen into the object as constants. Returns the
+        :class:`~xlapy.aot.AotResult`."""
+        from .. import aot
+        from ..aot.frontends import keras_inference
+        fn, args = keras_inference(self, () if example is None else (example,), batch_size)
+        return aot.compile(fn, *args, name=name, out_dir=out_dir, **options)
+
     def get_config(self) -> dict:
         """A subclassed model's config: the arguments its constructor was called with
         (captured, as for layers) plus ``name``, ``trainable`` and ``dtype``, as Keras 3's

@@ -42,6 +42,8 @@ from ..frontend.tf_function import auto_jit, function
 from ..frontend.variables import transaction
 from . import backend, losses as losses_mod, metrics as metrics_mod, optimizers
 from .data import num_samples, to_numpy
+from .distributed_training import (active_strategy, global_count, known_global_count,
+                                   penalty_scale, replica_sync, run_replicated)
 from .data_adapters import class_weights
 from .training_loops import TrainingLoops, logs_to_floats
 
@@ -136,6 +138,8 @@ class Trainer(TrainingLoops):
         self.loss_tracker = metrics_mod.Mean(name="loss")
         self.run_eagerly = bool(run_eagerly)
         self.jit_compile = resolve_jit_compile(jit_compile, run_eagerly)
+        # the strategy whose scope is open: fit trains data-parallel (distributed_training)
+        self.distribute_strategy = backend.current_distribution()
         self._compile_config = {"optimizer": optimizer, "loss": loss, "metrics": metrics,
                                 "loss_weights": loss_weights,
                                 "weighted_metrics": weighted_metrics}
@@ -164,11 +168,12 @@ class Trainer(TrainingLoops):
             seen.add(m.name)
 
     def _make_functions(self) -> None:
-        def train_function(x: Any, y: Any, sample_weight: Any, mask: Any) -> dict:
+        def train_function(x: Any, y: Any, sample_weight: Any, mask: Any,
+                           global_rows: Any = None) -> dict:
             # op by op, an interrupted step puts back the Variables it assigned (compiled,
             # the call sets them all at once when it completes)
             with transaction():
-                return self._train_entry(x, y, sample_weight, mask)
+                return self._train_entry(x, y, sample_weight, mask, global_rows)
 
         def test_function(x: Any, y: Any, sample_weight: Any, mask: Any) -> dict:
             return self._test_entry(x, y, sample_weight, mask)
@@ -236,14 +241,16 @@ class Trainer(TrainingLoops):
                 total = total / self._batch_count(per_sample)
         if getattr(self, "loss_weight", 1.0) != 1.0:
             total = total * self.loss_weight
+        scale = penalty_scale()         # 1/N in a replica of a data-parallel step
         for penalty in self.losses:
-            total = total + penalty
+            total = total + (penalty if scale == 1.0 else penalty * scale)
         return total
 
     def _batch_count(self, batch: Any) -> Any:
         """The number of real rows: the mask's sum in ``fit``, else ``batch``'s length."""
         mask = backend.current_batch_mask()
-        return xnp.sum(mask) if mask is not None else float(xnp.shape(batch)[0])
+        count = xnp.sum(mask) if mask is not None else float(xnp.shape(batch)[0])
+        return global_count(count, mask)     # all the replicas' rows in a data-parallel step
 
     def compute_metrics(self, x: Any, y: Any, y_pred: Any, sample_weight: Any = None) -> dict:
         """Update the metrics (unweighted: only the padding mask) and the weighted metrics
@@ -269,9 +276,17 @@ class Trainer(TrainingLoops):
             loss = self.compute_loss(x, y, y_pred, sample_weight)
         variables = self.trainable_variables
         grads = tape.gradient(loss, variables)
+        sync = replica_sync(self, self.compiled_metrics + self.compiled_weighted_metrics)
+        if sync is None:
+            self.optimizer.apply_gradients(zip(grads, variables))
+            self.loss_tracker.update_state(loss, sample_weight=self._batch_count(y_pred))
+            return self.compute_metrics(x, y, y_pred, sample_weight)
+        # data-parallel: the global batch's gradients, loss and metrics, in one all-reduce
+        self.compute_metrics(x, y, y_pred, sample_weight)
+        grads, loss = sync.all_reduce(grads, loss)
         self.optimizer.apply_gradients(zip(grads, variables))
         self.loss_tracker.update_state(loss, sample_weight=self._batch_count(y_pred))
-        return self.compute_metrics(x, y, y_pred, sample_weight)
+        return self.get_metrics_result()
 
     def test_step(self, data: Any) -> dict:
         x, y, sample_weight = _unpack(data)
@@ -283,8 +298,11 @@ class Trainer(TrainingLoops):
     def predict_step(self, x: Any) -> Any:
         return self(x, training=False)
 
-    def _train_entry(self, x: Any, y: Any, sample_weight: Any, mask: Any) -> dict:
+    def _train_entry(self, x: Any, y: Any, sample_weight: Any, mask: Any,
+                     global_rows: Any = None) -> dict:
         with backend.batch_mask(mask):
+            if global_rows is not None:     # data-parallel: the real rows of all replicas
+                known_global_count(mask, global_rows)
             return self.train_step((x, y, sample_weight))
 
     def _test_entry(self, x: Any, y: Any, sample_weight: Any, mask: Any) -> dict:
@@ -312,7 +330,7 @@ class Trainer(TrainingLoops):
         args = self._batch_inputs("train_on_batch", x, y, sample_weight, class_weight)
         if reset_metrics:
             self.reset_metrics()
-        return self._batch_result(self.train_function(*args), return_dict)
+        return self._batch_result(self.run_train_step(args), return_dict)
 
     def test_on_batch(self, x: Any, y: Any = None, sample_weight: Any = None,
                       reset_metrics: bool = True, return_dict: bool = False) -> Any:
@@ -330,6 +348,16 @@ class Trainer(TrainingLoops):
         num_samples(x)
         self._ensure_built(x)
         return to_numpy(self.predict_function(x))
+
+    def run_train_step(self, args: tuple, what: str = "train_on_batch") -> dict:
+        """One call of the train function on ``(x, y, sample_weight, mask)``; with a
+        strategy of several replicas, once per replica on its shard."""
+        strategy = active_strategy(self)
+        if strategy is None:
+            return self.train_function(*args)
+        # the real rows of the global batch, counted here once instead of by a collective
+        rows = np.float32(np.sum(args[3]))
+        return run_replicated(strategy, self.train_function, args, what, (rows,))
 
     def _batch_result(self, logs: dict, return_dict: bool) -> Any:
         logs = logs_to_floats(logs, self.metrics_names)

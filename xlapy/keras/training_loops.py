@@ -15,6 +15,7 @@ from ..errors import InvalidArgumentError
 from .callbacks import Callback, CallbackList, History, ProgbarLogger
 from .data import split_validation, take, to_numpy
 from .data_adapters import StepData, adapter_for, is_batch_iterable
+from .distributed_training import check_mirrored
 
 logger = logging.getLogger("xlapy.keras")
 
@@ -65,6 +66,15 @@ class TrainingLoops:
     """``fit``, ``evaluate`` and ``predict`` (mixed into :class:`~.training.Trainer`)."""
 
     def _ensure_built(self, x: Any) -> None:
+        strategy = getattr(self, "distribute_strategy", None)
+        if strategy is not None:     # weights and optimizer slots made here are mirrored
+            with strategy.scope():
+                self._build_for(x)
+            check_mirrored(self, strategy)
+        else:
+            self._build_for(x)
+
+    def _build_for(self, x: Any) -> None:
         if not self.built:
             if hasattr(self, "_build_chain"):            # Sequential: shapes suffice
                 self.build((None, *np.shape(x)[1:]))
@@ -136,7 +146,8 @@ class TrainingLoops:
             steps_run = 0
             for step, batch in enumerate(data.epoch()):
                 cbs.on_train_batch_begin(step)
-                logs = logs_to_floats(self.train_function(*self._step_args(batch)), names)
+                logs = logs_to_floats(self.run_train_step(self._step_args(batch), "fit"),
+                                      names)
                 cbs.on_train_batch_end(step, logs)
                 steps_run += 1
             if steps_run == 0:

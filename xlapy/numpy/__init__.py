@@ -11,7 +11,7 @@ import numpy as _np
 from ..frontend.core import Array
 from ..frontend.dtypes import promote_types as _promote_types
 from . import _array_methods  # noqa: F401  (installs Array operators)
-from . import linalg  # noqa: F401  (xnp.linalg)
+from . import fft, linalg  # noqa: F401  (xnp.fft, xnp.linalg)
 from ._elementwise import (
     abs, absolute, add, arccos, arcsin, arctan, arctan2, around, asarray, astype, bitwise_and,
     bitwise_not, bitwise_or, bitwise_xor, broadcast_shapes, cbrt, ceil, clip,
@@ -61,3 +61,44 @@ newaxis = None
 def result_type(*args: object) -> _np.dtype:
     """The dtype ``xnp`` ops give for these operands (see ``xlapy.frontend.dtypes``)."""
     return _promote_types(*[(a.dtype, a.weak_type) for a in (asarray(x) for x in args)])[0]
+
+from ._dtypes_api import (  # noqa: E402
+    ComplexWarning, array_repr, array_str, bool, can_cast, cdouble, character, complex128,
+    complex_, complexfloating, csingle, double, dtype, euler_gamma, finfo, flexible, float_,
+    float4_e2m1fn, float6_e2m3fn, float6_e3m2fn, float8_e3m4, float8_e4m3, float8_e4m3b11fnuz,
+    float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, floating,
+    from_dlpack, frombuffer, fromfile, fromfunction, fromiter, frompyfunc, fromstring, generic,
+    get_printoptions, iinfo, index_exp, inexact, int1, int2, int4, int_, integer, iscomplexobj,
+    isdtype, isrealobj, isscalar, issubdtype, iterable, number, object_, printoptions,
+    promote_types, s_, set_printoptions, signedinteger, single, uint, uint1, uint2, uint4,
+    unsignedinteger)
+from ._manipulation import (  # noqa: E402
+    append, apply_along_axis, apply_over_axes, array_equal, array_equiv, array_split, block,
+    broadcast_arrays, choose, column_stack, compress, concat, copy, delete, diagflat, dsplit,
+    dstack, extract, fill_diagonal, fliplr, flipud, hsplit, insert, matrix_transpose,
+    permute_dims, piecewise, place, put, resize, rollaxis, rot90, select, trim_zeros, unstack,
+    vsplit)
+from ._index_tricks import (  # noqa: E402
+    c_, diag_indices, diag_indices_from, indices, ix_, mask_indices, mgrid, ogrid, r_,
+    ravel_multi_index, tril_indices, tril_indices_from, triu_indices, triu_indices_from,
+    unravel_index, vectorize)
+from ._math_extra import (  # noqa: E402
+    angle, bitwise_count, cumulative_prod, cumulative_sum, frexp, gcd, iscomplex, isneginf,
+    isposinf, isreal, lcm, ldexp, modf, nanargmax, nanargmin, nancumprod, nancumsum, positive,
+    ptp, sinc, spacing, unwrap)
+
+# NumPy 2 / array API names of existing functions
+acos, acosh, asin, asinh, atan, atanh, atan2 = (  # noqa: E402
+    arccos, arccosh, arcsin, arcsinh, arctan, arctanh, arctan2)
+bitwise_invert, bitwise_left_shift, bitwise_right_shift, pow = (  # noqa: E402
+    invert, left_shift, right_shift, power)
+from ._sets import (  # noqa: E402
+    argpartition, intersect1d, isin, lexsort, packbits, partition, setdiff1d, setxor1d,
+    sort_complex, union1d, unique_all, unique_counts, unique_inverse, unique_values,
+    unpackbits)
+from ._math_special import i0  # noqa: E402
+from ._numeric import (  # noqa: E402
+    bartlett, blackman, convolve, correlate, einsum_path, geomspace, gradient, hamming, hanning,
+    histogram2d, histogram_bin_edges, histogramdd, kaiser, logspace, matvec, poly, polyadd,
+    polyder, polydiv, polyfit, polyint, polymul, polysub, polyval, roots, trapezoid, vecdot,
+    vecmat)

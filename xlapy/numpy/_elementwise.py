@@ -1,6 +1,7 @@
 """Elementwise functions with NumPy broadcasting and JAX-style type promotion."""
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -9,7 +10,7 @@ from ..errors import InvalidArgumentError, ShapeError
 from ..frontend import dtypes
 from ..frontend import lax
 from ..frontend import lax_composite
-from ..frontend.core import Array, convert, to_array
+from ..frontend.core import Array, convert, plain_eager, to_array
 from ..frontend.tracing import concrete_int
 
 
@@ -63,8 +64,48 @@ def _unary(lax_fn: Any, name: str, inexact: bool = False, kinds: str = ""):
     return f
 
 
+@functools.lru_cache(maxsize=256)
+def _promote_pair(a: np.dtype, a_weak: bool, b: np.dtype, b_weak: bool,
+                  to_inexact: bool) -> tuple[np.dtype, bool]:
+    """:func:`promote`'s (dtype, weak) of two operands."""
+    dt, weak = dtypes.promote_types((a, a_weak), (b, b_weak))
+    if to_inexact and not dtypes.is_inexact(dt):
+        dt = dtypes.DEFAULT_FLOAT
+    return dt, weak
+
+
+# Python numbers that convert to float32 exactly alike whichever way they are converted.
+_EXACT_INT = 1 << 24
+
+
+def _fast_operands(x: Any, y: Any, inexact: bool) -> tuple[Array, Array] | None:
+    """``promote(x, y)`` without its general machinery for the common eager cases (None
+    otherwise): two Arrays of one shape that need no conversion, or a concrete float32
+    Array and a Python number (filled in with NumPy instead of an eager broadcast, when
+    no trace or tape is watching)."""
+    if type(x) is Array:
+        if type(y) is Array:
+            if x.shape != y.shape:
+                return None
+            dt, weak = _promote_pair(x.dtype, x.weak_type, y.dtype, y.weak_type, inexact)
+            if x.dtype == dt == y.dtype and x.weak_type == weak == y.weak_type:
+                return x, y
+            return None
+        if type(y) in (float, int) and x.dtype == np.float32 and x._value is not None \
+                and (type(y) is float or -_EXACT_INT <= y <= _EXACT_INT) and plain_eager():
+            return x, Array(np.full(x.shape, y, np.float32), weak_type=x.weak_type)
+        return None
+    if type(y) is Array and type(x) in (float, int):
+        swapped = _fast_operands(y, x, inexact)
+        return None if swapped is None else (swapped[1], swapped[0])
+    return None
+
+
 def _binary(lax_fn: Any, name: str, inexact: bool = False):
     def f(x: Any, y: Any) -> Array:
+        fast = _fast_operands(x, y, inexact)
+        if fast is not None:
+            return lax_fn(*fast)
         return lax_fn(*promote(x, y, to_inexact=inexact))
     f.__name__ = name
     f.__doc__ = f"Elementwise ``{name}`` with broadcasting (NumPy semantics)."

@@ -43,6 +43,11 @@ class EighResult(NamedTuple):
     eigenvectors: Array
 
 
+class EigResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
+
+
 class QRResult(NamedTuple):
     Q: Array
     R: Array
@@ -446,8 +451,66 @@ def cross(x1: Any, x2: Any, *, axis: int = -1) -> Array:
     return _cross(a, b, axis=axis)
 
 
+def eig(a: Any) -> EigResult:
+    """Eigenvalues and right eigenvectors of general square matrices (always complex;
+    LAPACK ``geev``, not differentiable)."""
+    from ..frontend.primitives_eig import eig as _eig
+    w, v = _eig(_matrix(a, "eig"))
+    return EigResult(w, v)
+
+
+def eigvals(a: Any) -> Array:
+    """Eigenvalues of general square matrices (complex)."""
+    from ..frontend.primitives_eig import eig as _eig
+    return _eig(_matrix(a, "eigvals"), compute_right_eigenvectors=False)[0]
+
+
+def cond(x: Any, p: Any = None) -> Array:
+    """The condition number of ``x`` in norm ``p`` (2-norm via singular values when
+    ``p`` is None, 2 or -2; ``inf`` for singular matrices)."""
+    a = _matrix(x, "cond", square=p not in (None, 2, -2))
+    if p in (None, 2, -2):
+        s = svd(a, compute_uv=False)
+        r = s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+    else:
+        r = norm(a, p, axis=(-2, -1)) * norm(inv(a), p, axis=(-2, -1))
+    from ._elementwise import isnan, where
+    return where(isnan(r), _const(np.inf, r), r)
+
+
+def tensorinv(a: Any, ind: int = 2) -> Array:
+    """The inverse of ``a`` under ``tensordot(., ., ind)``."""
+    x = asarray(a)
+    ind = concrete_int(ind, "tensorinv ind")
+    if ind <= 0:
+        raise InvalidArgumentError(f"tensorinv: ind must be a positive integer, got {ind}")
+    head, tail = x.shape[:ind], x.shape[ind:]
+    rows, cols = int(np.prod(head)), int(np.prod(tail))
+    if rows != cols:
+        raise ShapeError(f"tensorinv: the first {ind} dims and the rest of {x.type_text()} "
+                         "must have equal products")
+    return lax.reshape(inv(lax.reshape(x, (rows, cols))), tail + head)
+
+
+def tensorsolve(a: Any, b: Any, axes: Sequence[int] | None = None) -> Array:
+    """``x`` with ``tensordot(a, x, x.ndim) == b``."""
+    x = asarray(a)
+    if axes is not None:
+        axes = [normalize_axis(i, x.ndim) for i in axes]
+        rest = [i for i in range(x.ndim) if i not in axes]
+        x = lax.transpose(x, tuple(rest + axes))
+    bb = asarray(b)
+    out_shape = x.shape[bb.ndim:]
+    n = int(np.prod(out_shape))
+    if int(np.prod(x.shape[:bb.ndim])) != n:
+        raise ShapeError(f"tensorsolve: {x.type_text()} cannot be solved for {bb.type_text()}")
+    sol = solve(lax.reshape(x, (n, n)), lax.reshape(bb, (n,)))
+    return lax.reshape(sol, out_shape)
+
+
 __all__ = ["cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals", "solve", "inv", "slogdet",
            "det", "matrix_power", "pinv", "lstsq", "matrix_rank", "multi_dot", "norm",
            "vector_norm", "matrix_norm", "matrix_transpose", "diagonal", "trace", "outer",
-           "vecdot", "cross", "matmul", "tensordot", "SlogdetResult", "EighResult", "QRResult",
+           "vecdot", "cross", "matmul", "tensordot", "eig", "eigvals", "cond", "tensorinv",
+           "tensorsolve", "SlogdetResult", "EighResult", "EigResult", "QRResult",
            "SVDResult"]

@@ -12,9 +12,16 @@ conditional / call body), collects its logical buffers and live ranges
   chosen by the heap simulator, so buffers whose live ranges do not overlap share
   bytes.
 
-In-place reuse: an elementwise op (or a loop fusion that is elementwise on that
-operand, or a dynamic-update-slice on operand 0) whose operand buffer dies at that
-op and has the same byte size writes its result into the operand's buffer.
+Sets of buffers that share memory (:mod:`xlapy.passes.buffer_sets`): a ``while``'s
+state, its initial value, its condition's and body's parameters and its body's root
+share one buffer per leaf, and so do a ``conditional``'s (or ``call``'s) result and its
+branches' roots, and each branch's parameter and operand, unless that could change a
+value (then the runtime copies that leaf across the call). In-place reuse: an
+elementwise op (or a loop fusion that is elementwise on that operand, or a
+dynamic-update-slice on operand 0, alone or as a fusion root) whose operand buffer dies
+at that op and has the same byte size writes its result into the operand's buffer,
+inside loop bodies too. A set spanning several computations is a temp of the outermost
+one, an output, a parameter's or a constant's memory as any of its members is.
 
 Donation: an alias entry is honoured when the output is a fresh value of the same
 shape and the parameter is not read after the output is written (or only by the
@@ -25,7 +32,7 @@ donated buffers were not usable") and the output gets its own allocation.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence, cast
+from typing import cast
 
 from ..errors import InvalidArgumentError
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
@@ -33,6 +40,7 @@ from ..hlo.shape import Shape
 from . import heap_simulator as heap
 from .fusion_utils import is_elementwise, is_elementwise_on_operand
 from .instruction_fusion import in_place_operands
+from .buffer_sets import BufferSets
 from .liveness import Liveness, LogicalBuffer, ShapeIndex, best_schedule, post_order_schedule
 
 PARAMETER, CONSTANT, OUTPUT, TEMP = "parameter", "constant", "output", "preallocated-temp"
@@ -126,31 +134,11 @@ def _physical_order(shape: Shape) -> tuple[int, ...]:
     return tuple(layout.minor_to_major)
 
 
-class _Groups:
-    """Union of buffers that share memory (in-place reuse); the first member is the root."""
-
-    def __init__(self, buffers: Sequence[LogicalBuffer]) -> None:
-        self.root = {b.id: b.id for b in buffers}
-        self.members: dict[int, list[LogicalBuffer]] = {b.id: [b] for b in buffers}
-
-    def find(self, bid: int) -> int:
-        while self.root[bid] != bid:
-            bid = self.root[bid]
-        return bid
-
-    def join(self, keep: int, other: int) -> None:
-        keep, other = self.find(keep), self.find(other)
-        if keep != other:
-            self.root[other] = keep
-            self.members[keep].extend(self.members.pop(other))
-
-
 @dataclass
 class _CompInfo:
     comp: HloComputation
     live: Liveness
-    groups: _Groups
-    group_range: dict[int, tuple[int, int]]
+    groups: BufferSets          # the module's sets of buffers sharing memory
 
 
 class BufferAssignment:
@@ -284,9 +272,19 @@ def _assigned_computations(module: HloModule) -> list[HloComputation]:
     return out
 
 
-def _is_read_only(buf: LogicalBuffer, comp: HloComputation) -> bool:
-    op = buf.instruction.opcode
-    return op == "constant" or (op == "parameter" and comp.is_entry)
+def _call_graph(module: HloModule, comps: list[HloComputation]
+                ) -> tuple[dict[int, int], set[int]]:
+    """Call depth of each computation (entry 0, ``comps`` in breadth-first order) and the
+    ids of those called from more than one place."""
+    depth = {id(module.entry): 0}
+    sites: dict[int, int] = {}
+    for comp in comps:
+        for instr in comp.instructions:
+            if instr.opcode in _CONTROL_FLOW:
+                for callee in instr.called_computations:
+                    sites[id(callee)] = sites.get(id(callee), 0) + 1
+                    depth.setdefault(id(callee), depth.get(id(comp), 0) + 1)
+    return depth, {c for c, n in sites.items() if n > 1}
 
 
 def _donation_targets(module: HloModule, live: Liveness) -> set[int]:
@@ -298,49 +296,11 @@ def _donation_targets(module: HloModule, live: Liveness) -> set[int]:
     return out
 
 
-def _share_in_place(live: Liveness, groups: _Groups, comp: HloComputation,
-                    shares: list[tuple[str, str]], keep_apart: set[int]) -> None:
-    """Join each result with an operand buffer that dies at the writing op (same bytes);
-    buffers in ``keep_apart`` (donated outputs) are never joined."""
-    end_of = {b.id: live.ranges[b.id].end for b in live.buffers}
-    taken: set[int] = set()
-    for instr in live.schedule:
-        if instr.opcode in _ALIAS_ONLY or instr.opcode in ("parameter", "constant"):
-            continue
-        t = live.time_of[id(instr)]
-        for out in live.defined_by(instr):
-            if out.id in keep_apart:
-                continue
-            for i, operand in enumerate(instr.operands):
-                if not can_share_operand_buffer(instr, i, out.index):
-                    continue
-                cands = live.points_to[id(operand)].get(())
-                if not cands or len(cands) != 1:
-                    continue
-                src = cands[0]
-                g = groups.find(src.id)
-                if (g in taken or _is_read_only(src, comp) or src.id in live.live_out
-                        or src.size != out.size
-                        or max(end_of[m.id] for m in groups.members[g]) != t):
-                    continue
-                groups.join(g, out.id)
-                taken.add(g)
-                shares.append((instr.name, operand.name))
-                break
-
-
-def _group_ranges(live: Liveness, groups: _Groups) -> dict[int, tuple[int, int]]:
-    out = {}
-    for g, members in groups.members.items():
-        out[g] = (min(live.ranges[m.id].start for m in members),
-                  max(live.ranges[m.id].end for m in members))
-    return out
-
-
 def _honour_donations(ba: BufferAssignment, info: _CompInfo,
                       param_allocs: dict[int, BufferAllocation]) -> set[int]:
-    """Place donated outputs into their parameters' allocations; returns those group ids."""
-    module, live, groups = ba.module, info.live, info.groups
+    """Place donated outputs (with every buffer sharing their memory) into their
+    parameters' allocations; returns those sets."""
+    module, live, sets = ba.module, info.live, info.groups
     comp = info.comp
     donated: set[int] = set()
     for entry in module.input_output_alias:
@@ -372,17 +332,20 @@ def _honour_donations(ba: BufferAssignment, info: _CompInfo,
         if not pbuf.shape.compatible(obuf.shape) or pbuf.size != obuf.size:
             refuse(f"shape mismatch: parameter is {pbuf.shape}, output is {obuf.shape}")
             continue
-        if _is_read_only(obuf, comp):
-            refuse(f"the output is {obuf.instruction.opcode} {obuf.instruction.name}, "
-                   f"not a value computed by the program")
+        g = sets.find(obuf.id)
+        if g in sets.read_only:
+            refuse(f"the output is {obuf.instruction.opcode} {obuf.instruction.name} or "
+                   f"shares its memory with a parameter or constant, not a value computed "
+                   f"by the program")
             continue
-        g = groups.find(obuf.id)
         if g in donated or sum(1 for bs in live.points_to[id(comp.root)].values()
-                               if any(groups.find(b.id) == g for b in bs)) > 1:
+                               if any(sets.find(b.id) == g for b in bs)) > 1:
             refuse("the output value is returned more than once or already donated to")
             continue
-        start, _ = info.group_range[g]
-        writer = min(groups.members[g], key=lambda m: live.ranges[m.id].start).instruction
+        hull = sets.comp_hull(g, comp)
+        start = hull[0] if hull is not None else 0
+        mine = [m for m in sets.set_members(g) if live.owns(m)]
+        writer = min(mine, key=lambda m: live.ranges[m.id].start).instruction
         last_read = live.ranges[pbuf.id].end
         late_readers = [r.name for r in live.readers[pbuf.id]
                         if live.time_of[id(r)] > start
@@ -395,7 +358,7 @@ def _honour_donations(ba: BufferAssignment, info: _CompInfo,
             continue
         alloc = param_allocs[pbuf.id]
         alloc.aliased_with_output = True
-        for m in groups.members[g]:
+        for m in sets.set_members(g):
             alloc.assigned.append((m, 0, m.size))
             ba._slices[m.id] = BufferSlice(alloc, 0, m.size)
         donated.add(g)
@@ -410,74 +373,87 @@ def assign_buffers(module: HloModule, schedule: str = "best", allow_reuse: bool 
     """Assign every buffer of ``module`` (see the module docstring).
 
     ``schedule`` is ``"best"`` (smaller peak of post order and list scheduling) or
-    ``"post_order"``; ``allow_reuse=False`` gives every temp its own bytes (baseline).
+    ``"post_order"``; ``allow_reuse=False`` gives every temp its own bytes (baseline):
+    no in-place reuse and no colocation of control flow (its values are copied).
     """
     if module.entry is None:
         raise InvalidArgumentError(f"module {module.name} has no entry computation")
     if schedule not in ("best", "post_order"):
         raise InvalidArgumentError(f"unknown schedule {schedule!r} (best or post_order)")
     ba = BufferAssignment(module)
-    temp_intervals: list[heap.BufferInterval] = []
-    no_reuse_intervals: list[heap.BufferInterval] = []
+    comps = _assigned_computations(module)
+    lives: list[Liveness] = []
     next_id = 0
-    for comp in _assigned_computations(module):
+    for comp in comps:
         order = best_schedule(comp) if schedule == "best" else post_order_schedule(comp)
         ba.schedules[comp.name] = order
         live = Liveness(comp, order, first_id=next_id)
         next_id += len(live.buffers)
-        groups = _Groups(live.buffers)
-        if allow_reuse:
-            keep_apart = _donation_targets(module, live) if comp.is_entry else set()
-            _share_in_place(live, groups, comp, ba.in_place_shares, keep_apart)
-        info = _CompInfo(comp, live, groups, _group_ranges(live, groups))
-        ba._infos[id(comp)] = info
-        param_allocs: dict[int, BufferAllocation] = {}
-        for b in live.buffers:
-            op = b.instruction.opcode
-            if op == "parameter" and comp.is_entry:
-                a = ba._new_allocation(b.size, PARAMETER, parameter_number=b.instruction.
-                                       parameter_number, param_index=b.index,
-                                       param_shape=b.instruction.shape.subshape(b.index))
-                a.assigned.append((b, 0, b.size))
-                ba._slices[b.id] = BufferSlice(a, 0, b.size)
-                param_allocs[b.id] = a
-            elif op == "constant":
-                a = ba._new_allocation(b.size, CONSTANT)
-                a.assigned.append((b, 0, b.size))
-                ba._slices[b.id] = BufferSlice(a, 0, b.size)
-        donated = _honour_donations(ba, info, param_allocs) if comp.is_entry else set()
-        for g, members in groups.members.items():
-            if g in donated or any(m.id in ba._slices for m in members):
-                continue
-            if comp.is_entry and any(m.id in live.live_out for m in members):
-                size = max(m.size for m in members)
-                a = ba._new_allocation(size, OUTPUT, maybe_live_out=True)
-                for m in members:
-                    a.assigned.append((m, 0, m.size))
-                    ba._slices[m.id] = BufferSlice(a, 0, m.size)
-                continue
-            start, end = info.group_range[g]
-            size = max(m.size for m in members)
-            temp_intervals.append(heap.BufferInterval((comp.name, g), size, start, end))
+        lives.append(live)
+    depth, shared = _call_graph(module, comps)
+    sets = BufferSets(lives, depth, shared, can_share_operand_buffer)
+    for live in lives:
+        ba._infos[id(live.comp)] = _CompInfo(live.comp, live, sets)
+    entry_live = lives[0]
+    if allow_reuse:
+        for live in lives:
+            sets.colocate(live.comp)
+        keep_apart = _donation_targets(module, entry_live)
+        for live in lives:
+            sets.share_in_place(live, keep_apart if live.comp.is_entry else set(),
+                                ba.in_place_shares)
+    param_allocs: dict[int, BufferAllocation] = {}
+    for b in entry_live.buffers:
+        if b.instruction.opcode == "parameter":
+            param_allocs[b.id] = ba._new_allocation(
+                b.size, PARAMETER, parameter_number=b.instruction.parameter_number,
+                param_index=b.index, param_shape=b.instruction.shape.subshape(b.index))
+    donated = _honour_donations(ba, ba._infos[id(module.entry)], param_allocs)
+    temp_intervals: list[heap.BufferInterval] = []
+    no_reuse_intervals: list[heap.BufferInterval] = []
+    names = {id(live.comp): live.comp.name for live in lives}
+    for root in sets.roots():
+        if root in donated:
+            continue
+        members = sets.set_members(root)
+        size = max(m.size for m in members)
+        params = [m for m in members if m.id in param_allocs]
+        if params:
+            _place(ba, param_allocs[params[0].id], members)
+        elif any(m.instruction.opcode == "constant" for m in members):
+            _place(ba, ba._new_allocation(size, CONSTANT), members)
+        elif any(m.id in entry_live.live_out for m in members):
+            _place(ba, ba._new_allocation(size, OUTPUT, maybe_live_out=True), members)
+        else:
+            outer = sets.outermost(root)
+            start, end = sets.hull[root][outer]
+            temp_intervals.append(heap.BufferInterval((names[outer], root), size, start, end))
             for m in members:
-                r = live.ranges[m.id]
+                r = sets.live_of[m.id].ranges[m.id]
                 no_reuse_intervals.append(heap.BufferInterval(m.id, m.size, r.start, r.end))
     _place_temps(ba, temp_intervals, no_reuse_intervals, allow_reuse, alignment)
     return ba
+
+
+def _place(ba: BufferAssignment, alloc: BufferAllocation, members: list[LogicalBuffer]) -> None:
+    for m in members:
+        alloc.assigned.append((m, 0, m.size))
+        ba._slices[m.id] = BufferSlice(alloc, 0, m.size)
 
 
 def _place_temps(ba: BufferAssignment, intervals: list[heap.BufferInterval],
                  no_reuse_intervals: list[heap.BufferInterval], allow_reuse: bool,
                  alignment: int) -> None:
     """Pack temps: one heap per computation (a callee's temps may be live during its
-    caller's whole call), stacked in one preallocated temp allocation."""
+    caller's whole call), stacked in one preallocated temp allocation. A set of buffers
+    spanning several computations is in the heap of the outermost one."""
     ba.no_reuse_temp_bytes = heap.no_reuse(no_reuse_intervals, alignment).heap_size
     if not intervals:
         return
     per_comp: dict[str, list[heap.BufferInterval]] = {}
     for iv in intervals:
         per_comp.setdefault(cast(tuple, iv.key)[0], []).append(iv)
-    by_name = {info.comp.name: info for info in ba._infos.values()}
+    sets = next(iter(ba._infos.values())).groups
     placements: list[tuple[heap.BufferInterval, int]] = []
     base = 0
     algorithms = []
@@ -491,8 +467,8 @@ def _place_temps(ba: BufferAssignment, intervals: list[heap.BufferInterval],
     size = max(off + iv.size for iv, off in placements)
     temp = ba._new_allocation(size, TEMP)
     for iv, off in placements:
-        comp_name, g = cast("tuple[str, int]", iv.key)
-        for m in by_name[comp_name].groups.members[g]:
+        _, root = cast("tuple[str, int]", iv.key)
+        for m in sets.set_members(root):
             temp.assigned.append((m, off, m.size))
             ba._slices[m.id] = BufferSlice(temp, off, m.size)
 

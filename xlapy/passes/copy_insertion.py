@@ -13,7 +13,8 @@ copied value's layout). Guarantees, for every computation that is not a fusion b
 
 - **while init**: an array leaf of a while's initial state that is a parameter or a
   constant, appears twice in the state, or is read by something that may run after the
-  while, is copied first (the loop overwrites its state);
+  while, is copied first (the loop overwrites its state), unless the body passes that
+  leaf through unchanged (as XLA, which gives such a leaf the init's buffer);
 - **while body root**: leaf ``i`` of the body's result is copied when it is a constant,
   another element of the parameter (``(a, b) -> (b, a)``), appears twice, or is a new
   value while the old element ``i`` is still read by an instruction that may run after
@@ -205,16 +206,27 @@ class CopyInsertion(HloPass):
         return changed
 
 
+def passed_through(body: HloComputation) -> set[ShapeIndex]:
+    """Leaves of the loop state that ``body`` returns unchanged (its root's leaf ``i`` is
+    its parameter's leaf ``i``)."""
+    param = body.parameters[0]
+    return {idx for idx in array_leaf_indices(body.root.shape)
+            if _same(buffer_source(body.root, idx), (param, idx))}
+
+
 def _copy_while_init(comp: HloComputation, loop: HloInstruction) -> bool:
     init = loop.operands[0]
     before_loop = ancestors(loop)
     outputs = {_key(buffer_source(comp.root, j)) for j in array_leaf_indices(comp.root.shape)}
+    through = passed_through(loop.attrs["body"])
     seen: set[tuple[int, ShapeIndex]] = set()
     copies: set[ShapeIndex] = set()
     for idx in array_leaf_indices(init.shape):
         src = buffer_source(init, idx)
         shared = _key(src) in seen
         seen.add(_key(src))
+        if idx in through and not shared:
+            continue                    # never written: the loop may read it where it is
         later_reads = [r for r in readers(comp, src)
                        if r is not loop and id(r) not in before_loop]
         if (src[0].opcode in ("parameter", "constant") or shared or later_reads
@@ -374,5 +386,5 @@ def _walk_tuple(value: HloInstruction) -> list[HloInstruction]:
     return out
 
 
-__all__ = ["CopyInsertion", "ancestors", "array_leaf_indices", "buffer_source", "readers",
-           "rebuild_with_copies"]
+__all__ = ["CopyInsertion", "ancestors", "array_leaf_indices", "buffer_source",
+           "passed_through", "readers", "rebuild_with_copies"]

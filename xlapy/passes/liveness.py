@@ -13,8 +13,8 @@
   ``call`` and ``fusion`` define fresh buffers for their outputs (the runtime
   moves values across the call boundary).
 - :class:`Liveness`: points-to sets, each buffer's ``[start, end]`` interval in
-  the schedule (entry parameters live from the start, values reachable from the
-  root live to the end) and the set of instructions reading each buffer.
+  the schedule (parameters live from the start, values reachable from the root
+  live to the end) and the set of instructions reading each buffer.
 """
 from __future__ import annotations
 
@@ -206,6 +206,10 @@ class Liveness:
                 seen[b.id] = b
         return list(seen.values())
 
+    def owns(self, buffer: LogicalBuffer) -> bool:
+        """Is ``buffer`` one of this computation's buffers?"""
+        return self.first_id <= buffer.id < self.first_id + len(self.buffers)
+
     def defined_by(self, instr: HloInstruction) -> list[LogicalBuffer]:
         return [b for b in self.buffers_of(instr) if b.instruction is instr]
 
@@ -214,7 +218,9 @@ class Liveness:
         end_time = len(self.schedule)
         for b in self.buffers:
             t = self.time_of[id(b.instruction)]
-            start = 0 if (b.instruction.opcode == "parameter" and self.comp.is_entry) else t
+            # parameters are written before the computation runs (by the caller, or by
+            # the copies into a called computation's parameters)
+            start = 0 if b.instruction.opcode == "parameter" else t
             self.ranges[b.id] = LiveRange(start, t)
             self.readers[b.id] = []
         for instr in self.schedule:

@@ -41,6 +41,11 @@ from ._distributions import (bernoulli, exponential, gumbel, laplace, logistic, 
                              truncated_normal, uniform)
 from ._keys import PRNGKey, bits, fold_in, key, key_data, split, wrap_key_data
 from ._threefry import threefry2x32
+from ._gamma import (ball, beta, chisquare, dirichlet, f, gamma, generalized_normal, loggamma,
+                     t)
+from ._more import (binomial, cauchy, clone, double_sided_maxwell, geometric, key_dtype,
+                    key_impl, lognormal, maxwell, multinomial, multivariate_normal, orthogonal,
+                    pareto, poisson, rademacher, rayleigh, triangular, wald, weibull_min)
 
 
 def default_prng_impl() -> str:
@@ -51,4 +56,8 @@ def default_prng_impl() -> str:
 __all__ = ["key", "PRNGKey", "split", "fold_in", "bits", "key_data", "wrap_key_data",
            "uniform", "normal", "truncated_normal", "bernoulli", "exponential", "laplace",
            "logistic", "gumbel", "randint", "categorical", "permutation", "shuffle", "choice",
-           "threefry2x32", "default_prng_impl"]
+           "threefry2x32", "default_prng_impl", "gamma", "loggamma", "beta", "dirichlet",
+           "chisquare", "f", "t", "generalized_normal", "ball", "poisson", "binomial",
+           "multinomial", "multivariate_normal", "cauchy", "pareto", "rademacher", "maxwell",
+           "double_sided_maxwell", "weibull_min", "orthogonal", "rayleigh", "wald",
+           "geometric", "triangular", "lognormal", "clone", "key_impl", "key_dtype"]

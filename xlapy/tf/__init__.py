@@ -22,7 +22,8 @@ It is a mapping onto xlapy's own pieces, not a second implementation:
 - ``tf.keras`` *is* ``xlapy.keras``;
 - ``tf.data.Dataset``: a small pipeline of Python stages (``data``);
 - ``tf.config``, ``tf.test``: the JIT switch and a CPU-only device list;
-- ``tf.distribute``: one replica; ``all_reduce`` lowers to HLO ``all-reduce``.
+- ``tf.distribute``: ``MirroredStrategy`` (local CPU devices), ``MultiWorkerMirroredStrategy``
+  (MPI processes); ``all_reduce`` lowers to HLO ``all-reduce``.
 
 What is not TensorFlow: 64-bit types compute as 32-bit (x64 off, like JAX); mixed dtypes
 promote (TF would raise); ``tf.shape`` returns static NumPy values; dtypes are NumPy

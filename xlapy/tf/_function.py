@@ -146,6 +146,16 @@ class Function:
             pass
         return bound
 
+    def export_aot(self, *example_args: Any, name: str = "model", out_dir: str = ".",
+                   **options: Any) -> Any:
+        """Compile this function ahead of time into ``name.o`` + ``name.h``
+        (:func:`xlapy.aot.compile`; ``options``: ``blas``, ``threads``, ``shared``, ...):
+        traced at ``example_args``, or at the ``input_signature`` when none are given
+        (every dim must be known). Variables it reads are frozen as constants. Returns
+        the :class:`~xlapy.aot.AotResult`."""
+        from .. import aot
+        return aot.compile(self, *example_args, name=name, out_dir=out_dir, **options)
+
     def __getattr__(self, name: str) -> Any:
         inner = self.__dict__.get("_inner")
         if inner is None or name.startswith("__"):

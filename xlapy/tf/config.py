@@ -8,7 +8,9 @@ clusters); Keras ``compile(jit_compile=None)`` follows the same setting.
 ``set_jit(False)`` runs such functions op by op.
 
 xlapy runs on the host CPU: there is one physical device, ``/physical_device:CPU:0``,
-and no GPU, so ``list_physical_devices('GPU')`` is empty.
+and no GPU, so ``list_physical_devices('GPU')`` is empty; the logical devices are the
+process's CPU devices (``XLA_FLAGS=--xla_force_host_platform_device_count=N``), which
+``tf.distribute.MirroredStrategy`` replicates over.
 """
 from __future__ import annotations
 
@@ -16,13 +18,13 @@ from collections import namedtuple
 from typing import Any
 
 from ..errors import InvalidArgumentError
+from ..client.devices import local_device_count
 from ..frontend.tf_function import auto_jit, set_auto_jit
 
 PhysicalDevice = namedtuple("PhysicalDevice", ["name", "device_type"])
 LogicalDevice = namedtuple("LogicalDevice", ["name", "device_type"])
 
 _CPU = PhysicalDevice("/physical_device:CPU:0", "CPU")
-_LOGICAL_CPU = LogicalDevice("/device:CPU:0", "CPU")
 
 
 class optimizer:  # noqa: N801  (TF's namespace ``tf.config.optimizer``)
@@ -63,8 +65,13 @@ def list_physical_devices(device_type: str | None = None) -> list[PhysicalDevice
 
 
 def list_logical_devices(device_type: str | None = None) -> list[LogicalDevice]:
+    """One ``/device:CPU:i`` per CPU device of the process
+    (``--xla_force_host_platform_device_count``, as TF's virtual CPUs); ``[]`` for
+    accelerators."""
     t = _check_type(device_type)
-    return [_LOGICAL_CPU] if t in (None, "CPU") else []
+    if t not in (None, "CPU"):
+        return []
+    return [LogicalDevice(f"/device:CPU:{i}", "CPU") for i in range(local_device_count())]
 
 
 def get_visible_devices(device_type: str | None = None) -> list[PhysicalDevice]:

@@ -18,9 +18,11 @@ and turns every instruction of the entry computation's schedule into a **thunk**
 - **control flow** (``while``, ``conditional``, ``call``): the called computations have
   their own plans (sub-plans) over their own buffers (buffer assignment gives every
   called computation its own region of the arena); values cross the boundary by
-  copying the leaves (operand -> parameter buffers, root -> result buffers). A
-  ``while`` keeps its state in its own result buffers and copies into the condition's
-  parameter only the leaves the condition reads;
+  copying the leaves (operand -> parameter buffers, root -> result buffers), except
+  where buffer assignment put both in one buffer (a loop's state, its body's parameter
+  and root, as a rule: such copies are dropped). A ``while`` keeps its state in its
+  own result buffers and copies into the condition's parameter only the leaves the
+  condition reads;
 - **copy** (``copy``): forwards an operand into a fresh buffer (``opt-barrier``-like ops);
 - **no-op**: ``parameter``, ``constant``, ``tuple``, ``get-tuple-element`` and ``bitcast``
   need no work (their values already are in place);
@@ -195,6 +197,52 @@ class CpuExecutable:
             self.profiler = HloProfiler(module, plan, DumpConfig(options),
                                         dump_key if dump_key is not None else module_key(module))
             self._run = self.profiler.wrap_entry(plan.run)
+        self._simple = self._plan_simple_call()
+
+    def _plan_simple_call(self) -> tuple | None:
+        """``(parameters, output allocation, dims, dtype)`` when a call is the common small
+        case: every parameter one row-major array taken as it is, one array result that
+        fills its own small output allocation, no profiler. :meth:`execute` then binds
+        and returns without its general machinery (one-op eager executables, tiny jitted
+        functions)."""
+        if self.profiler is not None or not all(p.fast for p in self._params) \
+                or not isinstance(self._result_tree, int) or len(self._outputs) != 1:
+            return None
+        (r,) = self._results
+        alloc, dims, dtype = self._outputs[0]
+        if r.mode != "direct" or r.ref.perm is not None or r.ref.alloc != alloc \
+                or r.ref.size >= output_pool.MIN_BYTES or dtype.isbuiltin != 1:
+            return None
+        return ([(p.alloc, p.dtype, p.dims) for p in self._params], alloc, dims, dtype)
+
+    def _patch_and_run(self, mem: Memory) -> None:
+        """Point the kernel tables' per-call slots at this call's buffers and run."""
+        addrs = mem.addrs
+        for table, slot, alloc, offset in self._dynamic_slots:
+            table[slot] = addrs[alloc] + offset
+        self._run(mem)
+
+    def _call_simple(self, args: Sequence[Any]) -> Any:
+        """:meth:`execute` for :meth:`_plan_simple_call`'s case, with this executable's lock
+        held; None when an argument needs the general path (then nothing was run)."""
+        params, alloc, dims, dtype = self._simple
+        mem = self.memory
+        bases, addrs = mem.bases, mem.addrs
+        try:
+            for (a, dt, shape), value in zip(params, args):
+                if type(value) is not np.ndarray or value.dtype != dt or value.shape != shape \
+                        or not value.flags.c_contiguous:
+                    return None
+                bases[a] = value
+                addrs[a] = address_of(value)
+            out = np.empty(dims, dtype)
+            bases[alloc] = out
+            addrs[alloc] = address_of(out)
+            self._patch_and_run(mem)
+            return out
+        finally:
+            for a in self._call_allocs:
+                bases[a] = None
 
     def _plan_results(self, result: ValueRef) -> tuple[list[_Result], Any]:
         """Decide how each result leaf is returned; the tree holds indices into the list."""
@@ -334,6 +382,13 @@ class CpuExecutable:
         module docstring); every other argument is left untouched."""
         if len(args) != len(self._params):
             self._check_count(args)
+        if self._simple is not None and not owned and self._lock.acquire(blocking=False):
+            try:
+                out = self._call_simple(args)
+            finally:
+                self._lock.release()
+            if out is not None:
+                return out
         if self._lock.locked() and self.replicate is not None and self.profiler is None:
             replica = self._idle_replica()
             if replica is not None:
@@ -356,9 +411,7 @@ class CpuExecutable:
                     out = output_pool.empty(dims, dtype)
                     bases[alloc] = out
                     addrs[alloc] = address_of(out)
-                for table, slot, alloc, offset in self._dynamic_slots:
-                    table[slot] = addrs[alloc] + offset
-                self._run(mem)
+                self._patch_and_run(mem)
                 values = [self._value(r) for r in self._results]
             finally:
                 for alloc in self._call_allocs:     # keep neither arguments nor results

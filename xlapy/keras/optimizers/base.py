@@ -20,6 +20,7 @@ variable (the rate, the decay factor) is done once per step.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
@@ -64,6 +65,8 @@ class Optimizer:
         self._set_learning_rate(learning_rate)
         self._slots: dict[int, dict[str, Variable]] = {}
         self._slot_order: list[Variable] = []
+        # the replicas of a data-parallel step (threads) may build at the same time
+        self._build_lock = threading.Lock()
 
     # ----- learning rate
     def _set_learning_rate(self, value: Any) -> None:
@@ -121,11 +124,13 @@ class Optimizer:
         """Create the state of one trained variable (override in algorithms)."""
 
     def build(self, var_list: Sequence[Variable]) -> None:
-        """Create the slots of every variable in ``var_list`` that has none yet."""
-        for var in var_list:
-            if id(var) not in self._slots:
-                self._slots[id(var)] = {}
-                self.create_slots(var)
+        """Create the slots of every variable in ``var_list`` that has none yet (once, when
+        several threads ask at the same time)."""
+        with self._build_lock:
+            for var in var_list:
+                if id(var) not in self._slots:
+                    self._slots[id(var)] = {}
+                    self.create_slots(var)
 
     @property
     def variables(self) -> list[Variable]:
