@@ -20,6 +20,9 @@ first, and never differentiated (they may be any Python value).
 
 A custom function's rules cover its arguments only: closing over a value that a tape is
 differentiating is an error naming the line (as in JAX; pass the value as an argument).
+Inside ``vmap`` the arguments are batch tracers that the tapes below do not track, so
+``grad`` of ``vmap`` of a custom function differentiates the function itself (its rule is
+not used); ``vmap`` of ``grad`` uses the rule.
 """
 from __future__ import annotations
 
