@@ -21,6 +21,8 @@
   flow's in :mod:`.control_flow_batching`); :mod:`.pmap`: ``pmap`` over devices, with the
   named-axis collectives of :mod:`.primitives_collective`;
 - :mod:`.variables`: ``Variable``, mutable state that compiled functions read and assign;
+- :mod:`.callbacks`: ``pure_callback``, ``io_callback``, host printing (Python called from
+  compiled code);
 - :mod:`.pytree`, :mod:`.dtypes`, :mod:`.source_info`: containers, promotion, user frames.
 """
 from __future__ import annotations
@@ -31,6 +33,7 @@ from . import (control_flow, control_flow_batching,  # noqa: F401
                primitives_elementwise, primitives_fft, primitives_linalg, primitives_misc,
                primitives_nn, primitives_reduction)
 from .abstract import ShapeDtypeStruct, block_until_ready, eval_shape, make_jaxpr
+from .callbacks import io_callback, pure_callback
 from .autodiff import GradientTape, grad, stop_gradient, value_and_grad, vjp
 from .autodiff_forward import jvp, linearize
 from .batching import vmap
@@ -54,6 +57,7 @@ __all__ = ["Array", "jit", "function", "JitFunction", "EagerFunction", "CacheInf
            "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_map", "auto_jit", "set_auto_jit",
            "set_default_backend", "default_backend", "set_recompile_warning_threshold",
            "grad", "value_and_grad", "vjp", "jvp", "linearize", "stop_gradient", "GradientTape",
-           "Variable", "vmap", "pmap", "jacfwd", "jacrev", "hessian", "custom_jvp", "custom_vjp",
-           "checkpoint", "remat", "checkpoint_policies", "checkpoint_name", "eval_shape",
-           "ShapeDtypeStruct", "make_jaxpr", "disable_jit", "block_until_ready"]
+           "Variable", "vmap", "pmap", "pure_callback", "io_callback", "ShapeDtypeStruct",
+           "jacfwd", "jacrev", "hessian", "custom_jvp", "custom_vjp", "checkpoint", "remat",
+           "checkpoint_policies", "checkpoint_name", "eval_shape", "make_jaxpr", "disable_jit",
+           "block_until_ready"]

@@ -233,8 +233,9 @@ class JitFunction:
 
     # ----- public API
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if core._TRACE_STACK.items or (_JIT_DISABLED.items and _JIT_DISABLED.items[-1]):
-            return self.fn(*args, **kwargs)      # inline while tracing; run op by op
+        if (core._TRACE_STACK.items or core._RECORDERS.items          # tracing/recording: inline
+                or (_JIT_DISABLED.items and _JIT_DISABLED.items[-1])):  # disable_jit: op by op
+            return self.fn(*args, **kwargs)
         if _FAST_PATH[0] and not core._TAPES.items and replica_count() == 1:
             binding = self._bindings.get((len(args), tuple(kwargs)) if kwargs else len(args))
             found = None if binding is None else fast_signature(binding, args, kwargs)
@@ -369,8 +370,9 @@ class JitFunction:
         return Lowered(entry.module, self._backend, entry.variables, entry.assigned,
                        call=self)
 
-    def get_compiler_ir(self, *args: Any, **kwargs: Any) -> Callable[..., str]:
-        """TF's API: ``f.get_compiler_ir(x)(stage="hlo" | "optimized_hlo" | ...)``."""
+    def get_compiler_ir(self, *args: Any, **kwargs: Any) -> Callable[..., str | bytes]:
+        """TF's API: ``f.get_compiler_ir(x)(stage="hlo" | "optimized_hlo" |
+        "hlo_serialized" | ...)`` (the ``*_serialized`` stages give HloModuleProto bytes)."""
         try:
             lowered = self.lower(*args, **kwargs)
         except XlapyError as e:
@@ -631,11 +633,21 @@ class JitFunction:
 
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Sequence[int] | int = (),
         static_argnames: Sequence[str] | str = (), donate_argnums: Sequence[int] | int = (),
-        backend: str | None = None, recompile_warning_threshold: int | None = None) -> Any:
-    """Compile ``fn`` with XLA semantics (usable as ``@jit`` or ``@jit(static_argnums=...)``)."""
+        backend: str | None = None, recompile_warning_threshold: int | None = None,
+        shape_buckets: Any = None) -> Any:
+    """Compile ``fn`` with XLA semantics (usable as ``@jit`` or ``@jit(static_argnums=...)``).
+
+    ``shape_buckets`` (``{"x": {1: "pow2"}}``, ``"auto"``) compiles once per bucket of
+    sizes instead of once per shape (``buckets.py``)."""
     names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
 
-    def wrap(f: Callable[..., Any]) -> JitFunction:
+    def wrap(f: Callable[..., Any]) -> Any:
+        if shape_buckets is not None:
+            from .buckets import BucketedFunction
+            return BucketedFunction(f, shape_buckets, JitFunction,
+                                    static_argnums=static_argnums, static_argnames=names,
+                                    backend=backend,
+                                    recompile_warning_threshold=recompile_warning_threshold)
         return JitFunction(f, static_argnums, names, donate_argnums, backend,
                            recompile_warning_threshold)
     return wrap if fn is None else wrap(fn)

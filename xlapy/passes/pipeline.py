@@ -328,11 +328,13 @@ def target_independent_passes() -> list[HloPass]:
     from .cse import HloCSE
     from .dce import HloDCE
     from .dot_decomposer import DotDecomposer
+    from .dynamic_padder import DynamicPadder
     from .transpose_folding import TransposeFolding
     from .tuple_simplifier import TupleSimplifier
     from .zero_sized_simplifier import ZeroSizedHloElimination
     return [
         HloDCE(),                         # in place of sharding removal
+        DynamicPadder(),                  # before any pass that reshapes dynamic dims
         DotDecomposer(),
         ZeroSizedHloElimination(),
         ComparisonExpander(),
