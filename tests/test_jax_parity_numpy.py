@@ -456,13 +456,9 @@ def test_ufunc_parity():
         check("ufunc", lambda: call(u[xnp]), lambda: call(u[jnp]))
 
 
-# Semantics another change is bringing to JAX's (issue 14 item 3): compared live, xfail
-# until then (strict=False: they start passing when that work is merged).
-ITEM3 = "issue 14 item 3: JAX's semantics for this case are being adopted separately"
-
-
+# Cases where xlapy once differed from JAX (signed zeros and NaNs in sorts, integer
+# division by zero): compared live.
 @needs_jax
-@pytest.mark.xfail(reason=ITEM3, strict=False)
 @pytest.mark.parametrize("case", ["argsort_signed_zero", "sort_nan", "floor_divide_zero",
                                   "remainder_zero"])
 def test_known_differences(case):
