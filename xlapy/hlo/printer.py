@@ -17,6 +17,7 @@ from .ir import AliasEntry, HloComputation, HloInstruction, HloModule, StackFram
 from .attrs import quote_string
 from .literal import ELIDED, format_literal
 from .replica_groups import ReplicaGroups
+from .sharding import HloSharding
 from .shape import ProgramShape, Shape
 
 _TRAILING = ("statistics", "metadata", "backend_config")
@@ -70,7 +71,7 @@ def _dict(d: dict) -> str:
 
 def value_to_text(kind: str | None, value: Any, long: bool = True) -> str:
     """Text of an attribute value of ``kind`` (None: guess from the Python type)."""
-    if isinstance(value, (RawAttr, ReplicaGroups)):     # both print as their text
+    if isinstance(value, (RawAttr, ReplicaGroups, HloSharding)):     # all print as their text
         return str(value)
     if kind == A.BOOL:
         return _bool(value)
