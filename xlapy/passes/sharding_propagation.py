@@ -1,0 +1,306 @@
+"""Sharding propagation (XLA's ``ShardingPropagation``, GSPMD mode).
+
+Gives every instruction of the entry computation a ``sharding`` from the ones the user
+provided: parameters, the root, and ``custom-call(x), custom_call_target="Sharding"``
+constraints (each becomes a ``copy`` carrying the constraint, so the partitioner reshards
+there). Provided shardings are never changed. For aggressiveness levels 0..2 the pass walks
+the computation in post order inferring from operands (forward), then in reverse post order
+inferring from users (backward), until nothing changes; level 0 passes only shape-preserving
+ops (elementwise, copy, transpose, reshape), level 1 adds reductions and dots, level 2
+broadcasts. An inferred sharding is replaced only by a more specific one (more pieces), so
+the walk ends; the result depends only on the module.
+
+Rules: elementwise ops take their most specific operand's sharding and give theirs to every
+operand; broadcast, transpose and reduce move shardings through their dimension mapping
+(reduced dims become replication); reshape moves a split dimension when it is the major
+non-unit dimension of a merged/split group and the tile count divides it; dot maps batch and
+non-contracting dims from each operand (the larger operand first, the other merged in) and,
+backward, gives each operand the output's split of its own dims. Instructions left without a
+sharding, and unsharded parameters whose ``allow_spmd_sharding_propagation_to_parameters``
+entry is false, are replicated. Maximal and manual shardings are not propagated.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Callable
+
+from ..hlo.ir import HloComputation, HloInstruction, HloModule
+from ..hlo.opcodes import ELEMENTWISE
+from ..hlo.sharding import HloSharding
+from ..hlo.sharding_util import merge, more_specific, remap
+from .base import HloPass
+from .context import PassContext
+
+log = logging.getLogger("xlapy.passes")
+
+_LEVEL0 = frozenset({"copy", "transpose", "reshape"})
+_LEVEL1 = frozenset({"reduce", "dot"})
+_LEVEL2 = frozenset({"broadcast"})
+
+
+def _level(instr: HloInstruction) -> int | None:
+    """The lowest aggressiveness at which ``instr`` propagates; None: never."""
+    if instr.opcode in ELEMENTWISE or instr.opcode in _LEVEL0:
+        return 0
+    if instr.opcode in _LEVEL1:
+        return 1
+    if instr.opcode in _LEVEL2:
+        return 2
+    return None
+
+
+def _array_sharding(s: HloSharding | None) -> HloSharding | None:
+    """``s`` when it is a sharding propagation moves (tiled or replicated)."""
+    return s if s is not None and s.kind in ("tiled", "replicated") else None
+
+
+# ----------------------------------------------------------------------------- reshape
+def reshape_mapping(src: tuple[int, ...], dst: tuple[int, ...], s: HloSharding
+                    ) -> HloSharding | None:
+    """``s`` of a ``src``-shaped value moved through a reshape to ``dst``, when each split
+    dimension is the major non-unit dimension of its group and its tile count divides both
+    sides; None otherwise."""
+    if s.kind != "tiled":
+        return s
+    tiles = s.data_tiles
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(src) or j < len(dst):
+        gi, gj, pi, pj = [], [], 1, 1
+        while True:
+            if pi <= pj and i < len(src) and (not gi or pi < pj or src[i] == 1):
+                gi.append(i)
+                pi *= src[i]
+                i += 1
+            elif j < len(dst) and (pj < pi or not gj or dst[j] == 1):
+                gj.append(j)
+                pj *= dst[j]
+                j += 1
+            else:
+                break
+            if pi == pj and (i == len(src) or src[i] != 1) and (j == len(dst) or dst[j] != 1):
+                break
+        if pi != pj:
+            return None
+        groups.append((gi, gj))
+    mapping: list[int | None] = [None] * len(src)
+    for gi, gj in groups:
+        split = [d for d in gi if tiles[d] > 1]
+        if not split:
+            continue
+        major_src = next((d for d in gi if src[d] != 1), None)
+        major_dst = next((d for d in gj if dst[d] != 1), None)
+        if len(split) != 1 or split[0] != major_src or major_dst is None:
+            return None
+        t = tiles[split[0]]
+        if src[split[0]] % t or dst[major_dst] % t:
+            return None
+        mapping[split[0]] = major_dst
+    for d in range(len(src)):
+        if tiles[d] > 1 and mapping[d] is None:
+            return None
+    return remap(s, mapping, len(dst))
+
+
+# ----------------------------------------------------------------------------- dot
+def dot_dims(instr: HloInstruction) -> tuple[list[int | None], list[int | None]]:
+    """For lhs and rhs: the output dim of each operand dim (None for contracting dims)."""
+    a = instr.attrs
+    lb, rb = list(a.get("lhs_batch_dims", ())), list(a.get("rhs_batch_dims", ()))
+    lc, rc = list(a.get("lhs_contracting_dims", ())), list(a.get("rhs_contracting_dims", ()))
+    lrank, rrank = len(instr.operands[0].shape.dims), len(instr.operands[1].shape.dims)
+    lfree = [d for d in range(lrank) if d not in lb and d not in lc]
+    rfree = [d for d in range(rrank) if d not in rb and d not in rc]
+    lmap: list[int | None] = [None] * lrank
+    rmap: list[int | None] = [None] * rrank
+    for k, (x, y) in enumerate(zip(lb, rb)):
+        lmap[x] = k
+        rmap[y] = k
+    for k, d in enumerate(lfree):
+        lmap[d] = len(lb) + k
+    for k, d in enumerate(rfree):
+        rmap[d] = len(lb) + len(lfree) + k
+    return lmap, rmap
+
+
+def _inverse(mapping: list[int | None], rank: int) -> list[int | None]:
+    inv: list[int | None] = [None] * rank
+    for i, t in enumerate(mapping):
+        if t is not None:
+            inv[t] = i
+    return inv
+
+
+# ----------------------------------------------------------------------------- rules
+def infer_from_operands(instr: HloInstruction, get: Callable) -> HloSharding | None:
+    """The sharding of ``instr`` implied by its operands' (forward)."""
+    op = instr.opcode
+    rank = len(instr.shape.dims) if not instr.shape.is_tuple else -1
+    if op in ELEMENTWISE or op == "copy":
+        best = None
+        for o in instr.operands:
+            s = _array_sharding(get(o))
+            if s is not None and len(o.shape.dims) == rank and (best is None
+                                                               or more_specific(s, best)):
+                best = s
+        return best
+    src = _array_sharding(get(instr.operands[0])) if instr.operands else None
+    if op == "dot":
+        lmap, rmap = dot_dims(instr)
+        ls, rs = (_array_sharding(get(o)) for o in instr.operands)
+        cands = []
+        for s, m, o in ((ls, lmap, instr.operands[0]), (rs, rmap, instr.operands[1])):
+            if s is not None:
+                cands.append((-o.shape.byte_size, remap(s, m, rank)))
+        if not cands:
+            return None
+        cands.sort(key=lambda c: c[0])         # the larger operand first
+        out = cands[0][1]
+        for _, s in cands[1:]:
+            merged = merge(out, s)
+            if merged is not None:
+                out = merged
+        return out
+    if src is None:
+        return None
+    if op == "transpose":
+        perm = instr.dimensions
+        return remap(src, [perm.index(i) for i in range(rank)], rank)
+    if op == "broadcast":
+        return remap(src, list(instr.dimensions), rank)
+    if op == "reshape":
+        return reshape_mapping(tuple(instr.operands[0].shape.dims), tuple(instr.shape.dims),
+                               src)
+    if op == "reduce" and not instr.shape.is_tuple:
+        dims = instr.dimensions
+        kept = [d for d in range(len(instr.operands[0].shape.dims)) if d not in dims]
+        return remap(src, [kept.index(d) if d in kept else None
+                           for d in range(len(instr.operands[0].shape.dims))], rank)
+    return None
+
+
+def infer_operand(user: HloInstruction, index: int, s: HloSharding) -> HloSharding | None:
+    """The sharding of ``user``'s operand ``index`` implied by ``user``'s sharding ``s``."""
+    op = user.opcode
+    operand = user.operands[index]
+    orank = len(operand.shape.dims) if not operand.shape.is_tuple else -1
+    s = _array_sharding(s)
+    if s is None:
+        return None
+    if op in ELEMENTWISE or op == "copy":
+        return s if orank == len(user.shape.dims) else None
+    rank = len(user.shape.dims)
+    if op == "transpose":
+        return remap(s, list(user.dimensions), orank)
+    if op == "broadcast":
+        return remap(s, _inverse(list(user.dimensions), rank), orank)
+    if op == "reshape":
+        return reshape_mapping(tuple(user.shape.dims), tuple(operand.shape.dims), s)
+    if op == "reduce" and index == 0 and not user.shape.is_tuple:
+        kept = [d for d in range(orank) if d not in user.dimensions]
+        return remap(s, kept, orank)
+    if op == "dot":
+        lmap, rmap = dot_dims(user)
+        m = lmap if index == 0 else rmap
+        return remap(s, _inverse(m, rank), orank)
+    return None
+
+
+class ShardingPropagation(HloPass):
+    """XLA's ``sharding-propagation`` for the entry computation (see the module docstring)."""
+
+    name = "sharding-propagation"
+
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
+        comp = module.entry
+        changed = self._constraints(comp)
+        provided = {id(i) for i in comp.instructions if "sharding" in i.attrs}
+        allow_params = module.attributes.get("allow_spmd_sharding_propagation_to_parameters")
+        allow_out = module.attributes.get("allow_spmd_sharding_propagation_to_output",
+                                          (True,))
+        for p in comp.parameters:
+            n = p.parameter_number
+            allowed = allow_params is not None and (
+                allow_params[n] if n < len(allow_params) else allow_params[-1])
+            if id(p) not in provided and not allowed:
+                p.attrs["sharding"] = HloSharding.replicate()
+                provided.add(id(p))
+        root = comp.root
+        if id(root) not in provided and not all(allow_out):
+            provided.add(id(root))
+        for level in range(3):
+            while self._sweep(comp, provided, level):
+                changed = True
+        for i in comp.instructions:
+            if "sharding" not in i.attrs:
+                i.attrs["sharding"] = self._replicated_for(i)
+                changed = True
+        return changed
+
+    @staticmethod
+    def _replicated_for(i: HloInstruction) -> HloSharding:
+        if i.shape.is_tuple:
+            return HloSharding.tuple_of([HloSharding.replicate()] * _leaves(i.shape))
+        return HloSharding.replicate()
+
+    @staticmethod
+    def _constraints(comp: HloComputation) -> bool:
+        changed = False
+        for i in list(comp.instructions):
+            if i.opcode == "custom-call" and i.attrs.get("custom_call_target") == "Sharding":
+                i.opcode = "copy"
+                for k in [k for k in i.attrs if k not in ("sharding", "metadata")]:
+                    del i.attrs[k]
+                changed = True
+        return changed
+
+    def _sweep(self, comp: HloComputation, provided: set[int], level: int) -> bool:
+        changed = False
+
+        def get(i: HloInstruction) -> HloSharding | None:
+            return i.attrs.get("sharding")
+
+        def offer(i: HloInstruction, s: HloSharding | None) -> bool:
+            if s is None or id(i) in provided or i.shape.is_tuple:
+                return False
+            if s.kind == "tiled" and s.tiled_data_rank != len(i.shape.dims):
+                return False
+            cur = get(i)
+            if cur is None or (more_specific(s, cur) and merge(cur, s) == s):
+                i.attrs["sharding"] = s
+                log.debug("sharding-propagation: %s <- %s", i.name, s)
+                return True
+            return False
+
+        order = comp.post_order()
+        for i in order:
+            lv = _level(i)
+            if lv is not None and lv <= level and i.operands:
+                changed |= offer(i, infer_from_operands(i, get))
+        for i in reversed(order):
+            own = _level(i) if i.opcode != "parameter" else 0
+            if own is None and i.opcode != "constant":
+                continue
+            best = None
+            for u in i.users:
+                lv = _level(u)
+                s = get(u)
+                if lv is None or lv > level or (own or 0) > level or s is None:
+                    continue
+                for k, o in enumerate(u.operands):
+                    if o is i:
+                        cand = infer_operand(u, k, s)
+                        if cand is not None and (best is None or more_specific(cand, best)):
+                            best = cand
+            changed |= offer(i, best)
+        return changed
+
+
+def _leaves(shape) -> int:
+    if not shape.is_tuple:
+        return 1
+    return sum(_leaves(s) for s in shape.tuple_shapes)
+
+
+__all__ = ["ShardingPropagation", "infer_from_operands", "infer_operand", "reshape_mapping",
+           "dot_dims"]

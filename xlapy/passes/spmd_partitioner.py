@@ -1,0 +1,228 @@
+"""The SPMD partitioner (XLA's ``SpmdPartitioner``, pass name ``spmd-partitioning``).
+
+Rewrites a module whose entry instructions all carry shardings (run
+:class:`~xlapy.passes.sharding_propagation.ShardingPropagation` first) into the program each
+of ``num_partitions`` partitions runs: entry ``<name>_spmd`` with per-partition parameter and
+result shapes (the padded shards, ``ceil(dim / tiles)``), ``partition-id``-based offsets and
+the collectives the shardings call for; the module gets ``num_partitions=N``. Resharding is
+:class:`~xlapy.passes.spmd_reshard.SpmdBuilder.reshard`. Per op:
+
+- parameters, constants, iotas: a local parameter of the shard shape; a constant or iota is
+  built whole (replicated) and resharded;
+- elementwise ops, copy: operands resharded to the result's sharding, local op;
+- broadcast, transpose: the operand resharded to the sharding the result implies for it;
+- reshape: local when the split moves through it evenly, else via replicated;
+- reduce: local reduce in the operand's sharding (padding masked with the init value), then
+  ``all-reduce`` with the reducer over the devices holding the reduced dims' tiles;
+- dot: two plans are built and the one moving fewer collective bytes is kept: (a) operands
+  resharded to what the result sharding implies (gathering contracting dims), local dot; (b)
+  when the operands' shardings merge into one sharding of the dot's iteration space, each
+  operand refined to it (local slices), local dot over the local contracting tile (padding
+  zeroed on both sides) and ``all-reduce`` of the partial sums over the contracting groups,
+  then a reshard to the result sharding.
+
+Other opcodes raise :class:`~xlapy.errors.UnimplementedError` naming the instruction.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from ..errors import InvalidArgumentError, UnimplementedError
+from ..hlo.ir import HloComputation, HloInstruction, HloModule, post_order_from
+from ..hlo.opcodes import ELEMENTWISE
+from ..hlo.shape import ProgramShape, Shape
+from ..hlo.sharding import HloSharding
+from ..hlo.sharding_util import groups_along, merge, remap
+from .base import HloPass
+from .context import PassContext
+from .sharding_propagation import dot_dims, infer_operand, reshape_mapping
+from .spmd_reshard import SpmdBuilder, count_collective_bytes, local_dims
+
+log = logging.getLogger("xlapy.passes")
+
+
+def _sharding(i: HloInstruction) -> HloSharding:
+    s = i.attrs.get("sharding")
+    if s is None or s.kind == "tuple":
+        return HloSharding.replicate()
+    return s
+
+
+class SpmdPartitioner(HloPass):
+    """XLA's ``spmd-partitioning`` for ``num_partitions`` partitions (default: the module's
+    ``num_partitions``)."""
+
+    name = "spmd-partitioning"
+
+    def __init__(self, num_partitions: int | None = None) -> None:
+        self.num_partitions = num_partitions
+
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
+        n = self.num_partitions or module.attributes.get("num_partitions", 1)
+        if n < 2:
+            raise InvalidArgumentError(f"SPMD partitioning of {module.name} needs "
+                                       f"num_partitions >= 2, got {n}")
+        old = module.entry
+        comp = HloComputation(module.unique_name(old.name + "_spmd"))
+        self.b = SpmdBuilder(module, comp, n)
+        self.local: dict[int, tuple[HloInstruction, HloSharding]] = {}
+        for instr in old.post_order():
+            self.local[id(instr)] = self._partition(instr)
+        root, rs = self.local[id(old.root)]
+        want = old.root.attrs.get("sharding")
+        if want is not None and want.kind != "tuple":
+            root = self.b.reshard(root, rs, want, old.root.shape.dims)
+        comp.root = root
+        _remove_dead(comp)
+        module.add_computation(comp, is_entry=True)
+        module.remove_computation(old)
+        module.attributes["num_partitions"] = n
+        if "entry_computation_layout" in module.attributes:
+            module.attributes["entry_computation_layout"] = ProgramShape(
+                [p.shape for p in comp.parameters], comp.root.shape)
+        log.info("spmd-partitioning %s for %d partitions: collective bytes %s", module.name,
+                 n, count_collective_bytes(comp))
+        return True
+
+    # ------------------------------------------------------------------ per op
+    def _get(self, instr: HloInstruction, want: HloSharding | None = None) -> HloInstruction:
+        x, s = self.local[id(instr)]
+        if want is None:
+            return x
+        return self.b.reshard(x, s, want, instr.shape.dims)
+
+    def _shape(self, instr: HloInstruction, s: HloSharding) -> Shape:
+        return Shape.array(instr.shape.element_type, local_dims(instr.shape.dims, s))
+
+    def _partition(self, instr: HloInstruction) -> tuple[HloInstruction, HloSharding]:
+        op, b = instr.opcode, self.b
+        out = _sharding(instr)
+        if instr.shape.is_tuple:
+            raise UnimplementedError(f"SPMD partitioner: tuple-shaped {op} {instr.name} is "
+                                     "not partitioned")
+        if op == "parameter":
+            p = HloInstruction("parameter", self._shape(instr, out),
+                               attrs={"sharding": out}, name=instr.name)
+            p.parameter_number = instr.parameter_number
+            return b.comp.add_instruction(p), out
+        if op in ("constant", "iota"):
+            whole = b.add(op, instr.shape, [], dict(instr.attrs))
+            whole.attrs.pop("sharding", None)
+            whole.literal = instr.literal
+            return b.reshard(whole, None, out, instr.shape.dims), out
+        if op in ELEMENTWISE or op == "copy":
+            ops = [self._get(o, out) for o in instr.operands]
+            attrs = {k: v for k, v in instr.attrs.items() if k != "sharding"}
+            return b.add(op, self._shape(instr, out), ops, attrs, instr.name), out
+        if op in ("broadcast", "transpose"):
+            want = infer_operand(instr, 0, out)
+            x = self._get(instr.operands[0], want)
+            return b.add(op, self._shape(instr, out), [x], {"dimensions": instr.dimensions},
+                         instr.name), out
+        if op == "reshape":
+            return self._reshape(instr, out)
+        if op == "reduce":
+            return self._reduce(instr, out)
+        if op == "dot":
+            return self._dot(instr, out)
+        raise UnimplementedError(f"SPMD partitioner: {op} ({instr.name}) is not partitioned")
+
+    def _reshape(self, instr, out):
+        b, src = self.b, instr.operands[0]
+        want = infer_operand(instr, 0, out)
+        if want is not None and reshape_mapping(src.shape.dims, instr.shape.dims, want) == out:
+            x = self._get(src, want)
+            return b.add("reshape", self._shape(instr, out), [x], {}, instr.name), out
+        x = self._get(src, HloSharding.replicate())
+        whole = b.add("reshape", instr.shape, [x], {}, instr.name)
+        return b.reshard(whole, None, out, instr.shape.dims), out
+
+    def _reduce(self, instr, out):
+        b = self.b
+        src, init = instr.operands
+        x, s = self.local[id(src)]
+        dims = instr.dimensions
+        iv = self._get(init, HloSharding.replicate())
+        x = b.mask(x, s, dims, src.shape.dims, iv)
+        kept = [d for d in range(len(src.shape.dims)) if d not in dims]
+        res = remap(s, [kept.index(d) if d in kept else None
+                        for d in range(len(src.shape.dims))], len(kept))
+        local = b.add("reduce", self._shape(instr, res), [x, iv],
+                      {"dimensions": dims, "to_apply": instr.attrs["to_apply"]}, instr.name)
+        split = [d for d in dims if s.kind == "tiled" and s.data_tiles[d] > 1]
+        if split:
+            local = b.all_reduce(local, groups_along(s, split), instr.attrs["to_apply"])
+        return b.reshard(local, res, out, instr.shape.dims), out
+
+    # ------------------------------------------------------------------ dot
+    def _dot(self, instr, out):
+        b = self.b
+        plans = []
+        for plan in (self._dot_by_output, self._dot_by_operands):
+            start = len(b.comp.instructions)
+            got = plan(instr, out)
+            if got is None:
+                continue
+            new = b.comp.instructions[start:]
+            live = {id(i) for i in post_order_from([got])}
+            cost = sum(i.shape.byte_size for i in new
+                       if id(i) in live and i.opcode in ("all-gather", "all-reduce"))
+            plans.append((cost, len(plans), got))
+        plans.sort(key=lambda p: p[:2])
+        return plans[0][2], out
+
+    def _dot_local(self, instr, lhs, rhs, s_out):
+        attrs = {k: v for k, v in instr.attrs.items() if k != "sharding"}
+        return self.b.add("dot", self._shape(instr, s_out), [lhs, rhs], attrs, instr.name)
+
+    def _dot_by_output(self, instr, out):
+        lhs = self._get(instr.operands[0], infer_operand(instr, 0, out))
+        rhs = self._get(instr.operands[1], infer_operand(instr, 1, out))
+        return self._dot_local(instr, lhs, rhs, out)
+
+    def _dot_by_operands(self, instr, out):
+        b = self.b
+        lo, ro = instr.operands
+        lmap, rmap = dot_dims(instr)
+        rank = len(instr.shape.dims)
+        lc = list(instr.attrs.get("lhs_contracting_dims", ()))
+        rc = list(instr.attrs.get("rhs_contracting_dims", ()))
+        space = rank + len(lc)
+        lsp = [lmap[d] if lmap[d] is not None else rank + lc.index(d) for d in range(len(lmap))]
+        rsp = [rmap[d] if rmap[d] is not None else rank + rc.index(d) for d in range(len(rmap))]
+        (lx, ls), (rx, rs) = self.local[id(lo)], self.local[id(ro)]
+        d = merge(remap(ls, lsp, space), remap(rs, rsp, space))
+        if d is None:
+            return None
+        inv_l = [lsp.index(k) if k in lsp else None for k in range(space)]
+        inv_r = [rsp.index(k) if k in rsp else None for k in range(space)]
+        lt, rt = remap(d, inv_l, len(lmap)), remap(d, inv_r, len(rmap))
+        lhs = b.reshard(lx, ls, lt, lo.shape.dims)
+        rhs = b.reshard(rx, rs, rt, ro.shape.dims)
+        k_split = [k for k in range(rank, space) if d.kind == "tiled" and d.data_tiles[k] > 1]
+        if k_split:
+            et = lo.shape.element_type
+            zl = b.constant(np.zeros((), et.dtype), et)
+            zr = b.constant(np.zeros((), ro.shape.element_type.dtype), ro.shape.element_type)
+            lhs = b.mask(lhs, lt, lc, lo.shape.dims, zl)
+            rhs = b.mask(rhs, rt, rc, ro.shape.dims, zr)
+        res = remap(d, list(range(rank)) + [None] * len(lc), rank)
+        local = self._dot_local(instr, lhs, rhs, res)
+        if k_split:
+            local = b.all_reduce(local, groups_along(d, k_split), b.adder(instr.shape.element_type))
+        return b.reshard(local, res, out, instr.shape.dims)
+
+
+def _remove_dead(comp: HloComputation) -> None:
+    live = {id(i) for i in post_order_from([comp.root] + comp.parameters)}
+    dead = [i for i in comp.instructions if id(i) not in live]
+    for i in dead:
+        i.users = []
+    for i in dead:
+        i.detach()
+    comp.instructions = [i for i in comp.instructions if id(i) in live]
+
+
+__all__ = ["SpmdPartitioner"]
