@@ -1,0 +1,212 @@
+"""Sharding propagation and the SPMD partitioner: every rule runs the partitioned program on
+N devices and compares with the unpartitioned program on one (the interpreter is the oracle),
+for N in {2, 4} and uneven splits."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from xlapy.client.run import run_hlo
+from xlapy.client.spmd import run_spmd, shard_array, spmd_partition, unshard
+from xlapy.config import debug_options
+from xlapy.errors import UnimplementedError
+from xlapy.hlo.parser import parse_module
+from xlapy.hlo.sharding import parse_sharding
+
+ADD = """add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+
+max {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] maximum(x, y)
+}
+"""
+
+
+def module(body: str) -> str:
+    return "HloModule m\n\n" + ADD + "\nENTRY main {\n" + body + "\n}\n"
+
+
+def row(n):     # split dim 0 n ways
+    return f"{{devices=[{n},1]<=[{n}]}}"
+
+
+def col(n):
+    return f"{{devices=[1,{n}]<=[{n}]}}"
+
+
+CASES = {
+    # name: body with {R}/{C}/{V} for the row, column and vector shardings
+    "elementwise_same": """  a = f32[10,6] parameter(0), sharding={R}
+  b = f32[10,6] parameter(1), sharding={R}
+  ROOT c = f32[10,6] multiply(a, b)""",
+    "elementwise_reshard": """  a = f32[10,7] parameter(0), sharding={R}
+  b = f32[10,7] parameter(1), sharding={C}
+  ROOT c = f32[10,7] subtract(a, b)""",
+    "dot_m_split": """  a = f32[10,12] parameter(0), sharding={R}
+  b = f32[12,5] parameter(1), sharding={replicated}
+  ROOT d = f32[10,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}""",
+    "dot_n_split": """  a = f32[10,12] parameter(0), sharding={replicated}
+  b = f32[12,7] parameter(1), sharding={C}
+  ROOT d = f32[10,7] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}""",
+    "dot_k_split": """  a = f32[6,13] parameter(0), sharding={C}
+  b = f32[13,5] parameter(1), sharding={R}
+  ROOT d = f32[6,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={replicated}""",
+    "dot_k_split_scattered": """  a = f32[6,13] parameter(0), sharding={C}
+  b = f32[13,5] parameter(1), sharding={R}
+  ROOT d = f32[6,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={R}""",
+    "dot_k_one_side": """  a = f32[6,13] parameter(0), sharding={C}
+  b = f32[13,5] parameter(1), sharding={replicated}
+  ROOT d = f32[6,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}""",
+    "mlp_conflicting": """  x = f32[8,12] parameter(0), sharding={R}
+  w1 = f32[12,16] parameter(1), sharding={C}
+  h = f32[8,16] dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT g = f32[8,16] tanh(h)""",
+    "dot_batch": """  a = f32[6,5,4] parameter(0), sharding={devices=[{n},1,1]<=[{n}]}
+  b = f32[6,4,3] parameter(1)
+  ROOT d = f32[6,5,3] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}""",
+    "reduce_split_dim": """  a = f32[11,6] parameter(0), sharding={R}
+  z = f32[] constant(0)
+  ROOT r = f32[6] reduce(a, z), dimensions={0}, to_apply=add""",
+    "reduce_max_uneven_all": """  a = f32[7,5] parameter(0), sharding={C}
+  z = f32[] constant(-inf)
+  ROOT r = f32[] reduce(a, z), dimensions={0,1}, to_apply=max""",
+    "reduce_kept_dim": """  a = f32[9,6] parameter(0), sharding={R}
+  z = f32[] constant(0)
+  ROOT r = f32[9] reduce(a, z), dimensions={1}, to_apply=add""",
+    "broadcast_transpose": """  a = f32[9] parameter(0), sharding={V}
+  b = f32[9,4] broadcast(a), dimensions={0}
+  t = f32[4,9] transpose(b), dimensions={1,0}
+  c = f32[4,9] parameter(1)
+  ROOT s = f32[4,9] add(t, c)""",
+    "reshape_even": """  a = f32[8,6] parameter(0), sharding={R}
+  r = f32[8,2,3] reshape(a)
+  ROOT e = f32[8,2,3] tanh(r)""",
+    "reshape_through_replicated": """  a = f32[6,8] parameter(0), sharding={C}
+  r = f32[48] reshape(a)
+  ROOT e = f32[48] negate(r)""",
+    "constraint": """  a = f32[10,6] parameter(0), sharding={R}
+  c = f32[10,6] custom-call(a), custom_call_target="Sharding", sharding={C}
+  ROOT e = f32[10,6] exponential(c)""",
+    "constant_iota": """  a = f32[5,6] parameter(0), sharding={R}
+  k = f32[5,6] iota(), iota_dimension=1
+  ROOT s = f32[5,6] add(a, k)""",
+    "mlp": """  x = f32[8,12] parameter(0), sharding={replicated}
+  w1 = f32[12,16] parameter(1), sharding={C}
+  w2 = f32[16,12] parameter(2), sharding={R}
+  h = f32[8,16] dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  g = f32[8,16] tanh(h)
+  ROOT y = f32[8,12] dot(g, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}""",
+}
+
+
+def case_text(name: str, n: int) -> str:
+    body = CASES[name].replace("{R}", row(n)).replace("{C}", col(n))
+    body = body.replace("{V}", f"{{devices=[{n}]<=[{n}]}}").replace("{n}", str(n))
+    return module(body)
+
+
+def _args(m, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(p.shape.dims).astype(np.float32) for p in m.entry.parameters]
+
+
+def _check(text: str, n: int, backend: str = "interpreter"):
+    m = parse_module(text)
+    args = _args(m)
+    p = spmd_partition(m, n)
+    ref = run_hlo(p.propagated, args)[0]
+    got = run_spmd(m, args, n, backend=backend)
+    np.testing.assert_allclose(got, ref, rtol=2e-5, atol=2e-5)
+    return p
+
+
+@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_partitioned_matches_one_device(name, n):
+    _check(case_text(name, n), n)
+
+
+def test_mesh_2x2_partial_replication():
+    body = """  x = f32[6,10] parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  w = f32[10,5] parameter(1), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}
+  d = f32[6,5] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  z = f32[] constant(0)
+  ROOT r = f32[5] reduce(d, z), dimensions={0}, to_apply=add"""
+    p = _check(module(body), 4)
+    d = p.propagated.entry.instruction("d").attrs["sharding"]
+    assert d.to_text() == "{devices=[2,2]<=[4]}"        # both operands' splits merged
+    assert p.collective_bytes() == {"all-reduce": 3 * 4}   # only the reduce's partial sums
+
+
+def test_megatron_mlp_has_one_all_reduce_and_no_gather():
+    p = _check(case_text("mlp", 4), 4)
+    ops = [i.opcode for i in p.module.entry.instructions]
+    assert ops.count("all-reduce") == 1 and "all-gather" not in ops
+    assert p.collective_bytes() == {"all-reduce": 8 * 12 * 4}      # y, f32[8,12], once
+
+
+def test_replicated_to_tiled_is_a_local_slice():
+    p = _check(case_text("dot_m_split", 4).replace(
+        "sharding={devices=[4,1]<=[4]}", "sharding={replicated}").replace(
+        "ROOT d = f32[10,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+        "ROOT d = f32[10,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+        "sharding={devices=[4,1]<=[4]}"), 4)
+    ops = {i.opcode for i in p.module.entry.instructions}
+    assert "dynamic-slice" in ops and "partition-id" in ops and not ops & {"all-gather",
+                                                                         "all-reduce"}
+
+
+def test_contracting_split_picks_the_cheaper_plan():
+    # a is split on K; gathering a (6x13) costs more than all-reducing the 6x5 result
+    p = _check(case_text("dot_k_one_side", 2), 2)
+    assert set(p.collective_bytes()) == {"all-reduce"}
+
+
+def test_partitioned_module_text_and_layout():
+    p = spmd_partition(parse_module(case_text("dot_m_split", 4)), 4)
+    text = p.module.to_text()
+    assert "num_partitions=4" in text and "ENTRY %main_spmd" in text
+    assert "f32[3,12]" in text and "parameter(0), sharding={devices=[4,1]<=[4]}" in text
+    assert parse_module(text).to_text() == text
+
+
+def test_shard_and_unshard_uneven():
+    s = parse_sharding("{devices=[2,2]<=[2,2]T(1,0)}")
+    x = np.arange(35, dtype=np.float32).reshape(5, 7)
+    pieces = shard_array(x, s, 4)
+    assert pieces[0].shape == (3, 4)
+    assert pieces[1][0, 0] == x[3, 0]           # device 1 holds tile (1, 0)
+    np.testing.assert_array_equal(unshard(pieces, s, x.shape), x)
+
+
+def test_unpartitioned_op_is_a_typed_error():
+    body = """  a = f32[8] parameter(0), sharding={devices=[2]<=[2]}
+  ROOT s = f32[8] sort(a), dimensions={0}, to_apply=lt"""
+    text = module(body).replace("ENTRY", """lt {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT c = pred[] compare(x, y), direction=LT
+}
+
+ENTRY""")
+    with pytest.raises(UnimplementedError, match="sort"):
+        spmd_partition(parse_module(text), 2)
+
+
+@pytest.mark.parametrize("name", ["mlp", "dot_k_split", "reduce_split_dim", "reshape_even"])
+def test_cpu_backend_on_two_devices(name):
+    with debug_options(xla_force_host_platform_device_count=2):
+        _check(case_text(name, 2), 2, backend="cpu")
+
+
+def test_dump_after_propagation_and_partitioning(tmp_path):
+    with debug_options(xla_dump_to=str(tmp_path)):
+        spmd_partition(parse_module(case_text("mlp", 2)), 2)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert any(n.endswith("after_sharding-propagation.txt") for n in names), names
+    assert any(n.endswith("after_spmd-partitioning.txt") for n in names), names
