@@ -47,6 +47,9 @@ CASES = {
     "elementwise_reshard": """  a = f32[10,7] parameter(0), sharding={R}
   b = f32[10,7] parameter(1), sharding={C}
   ROOT c = f32[10,7] subtract(a, b)""",
+    "elementwise_all_to_all": """  a = f32[8,12] parameter(0), sharding={R}
+  b = f32[8,12] parameter(1), sharding={C}
+  ROOT c = f32[8,12] add(a, b), sharding={C}""",
     "dot_m_split": """  a = f32[10,12] parameter(0), sharding={R}
   b = f32[12,5] parameter(1), sharding={replicated}
   ROOT d = f32[10,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}""",
@@ -143,6 +146,18 @@ def test_mesh_2x2_partial_replication():
     assert p.collective_bytes() == {"all-reduce": 3 * 4}   # only the reduce's partial sums
 
 
+@pytest.mark.parametrize("dst", ["{devices=[2,2]<=[2,2]T(1,0)}", "{devices=[4,1]<=[4]}",
+                                 "{devices=[1,4]<=[4]}", "{devices=[2,2]3,2,1,0}"])
+def test_tile_moves_use_all_to_all_and_permute(dst):
+    body = f"""  a = f32[8,12] parameter(0), sharding={{devices=[2,2]<=[4]}}
+  t = f32[8,12] negate(a)
+  ROOT c = f32[8,12] copy(t), sharding={dst}"""
+    p = _check(module(body), 4)
+    kinds = set(p.collective_bytes())
+    assert kinds and kinds <= {"all-to-all", "collective-permute"}, kinds
+    assert sum(p.collective_bytes().values()) <= 2 * 4 * 6 * 4
+
+
 def test_megatron_mlp_has_one_all_reduce_and_no_gather():
     p = _check(case_text("mlp", 4), 4)
     ops = [i.opcode for i in p.module.entry.instructions]
@@ -198,7 +213,8 @@ ENTRY""")
         spmd_partition(parse_module(text), 2)
 
 
-@pytest.mark.parametrize("name", ["mlp", "dot_k_split", "reduce_split_dim", "reshape_even"])
+@pytest.mark.parametrize("name", ["mlp", "dot_k_split", "reduce_split_dim", "reshape_even",
+                                  "elementwise_all_to_all"])
 def test_cpu_backend_on_two_devices(name):
     with debug_options(xla_force_host_platform_device_count=2):
         _check(case_text(name, 2), 2, backend="cpu")

@@ -33,7 +33,7 @@ from .context import PassContext
 
 log = logging.getLogger("xlapy.passes")
 
-_LEVEL0 = frozenset({"copy", "transpose", "reshape"})
+_LEVEL0 = frozenset({"copy", "transpose", "reshape", "get-tuple-element", "tuple"})
 _LEVEL1 = frozenset({"reduce", "dot"})
 _LEVEL2 = frozenset({"broadcast"})
 
@@ -144,6 +144,10 @@ def infer_from_operands(instr: HloInstruction, get: Callable) -> HloSharding | N
                                                                or more_specific(s, best)):
                 best = s
         return best
+    if op == "get-tuple-element":
+        t = instr.operands[0]
+        return _array_sharding(get(t.operands[instr.attrs["index"]])) \
+            if t.opcode == "tuple" else None
     src = _array_sharding(get(instr.operands[0])) if instr.operands else None
     if op == "dot":
         lmap, rmap = dot_dims(instr)
@@ -189,6 +193,8 @@ def infer_operand(user: HloInstruction, index: int, s: HloSharding) -> HloShardi
         return None
     if op in ELEMENTWISE or op == "copy":
         return s if orank == len(user.shape.dims) else None
+    if op == "get-tuple-element":
+        return None
     rank = len(user.shape.dims)
     if op == "transpose":
         return remap(s, list(user.dimensions), orank)
@@ -254,6 +260,19 @@ class ShardingPropagation(HloPass):
                 changed = True
         return changed
 
+    @staticmethod
+    def _array_users(i: HloInstruction) -> list[HloInstruction]:
+        """``i``'s users, looking through a tuple to the ``get-tuple-element`` users that
+        read ``i`` back out of it."""
+        out = []
+        for u in i.users:
+            if u.opcode == "tuple":
+                out += [g for g in u.users if g.opcode == "get-tuple-element"
+                        and u.operands[g.attrs["index"]] is i]
+            else:
+                out.append(u)
+        return out
+
     def _sweep(self, comp: HloComputation, provided: set[int], level: int) -> bool:
         changed = False
 
@@ -282,14 +301,14 @@ class ShardingPropagation(HloPass):
             if own is None and i.opcode != "constant":
                 continue
             best = None
-            for u in i.users:
+            for u in self._array_users(i):
                 lv = _level(u)
                 s = get(u)
                 if lv is None or lv > level or (own or 0) > level or s is None:
                     continue
                 for k, o in enumerate(u.operands):
                     if o is i:
-                        cand = infer_operand(u, k, s)
+                        cand = s if u.opcode == "get-tuple-element" else infer_operand(u, k, s)
                         if cand is not None and (best is None or more_specific(cand, best)):
                             best = cand
             changed |= offer(i, best)

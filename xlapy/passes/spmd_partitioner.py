@@ -99,6 +99,17 @@ class SpmdPartitioner(HloPass):
     def _partition(self, instr: HloInstruction) -> tuple[HloInstruction, HloSharding]:
         op, b = instr.opcode, self.b
         out = _sharding(instr)
+        if op == "tuple":
+            parts = [self.local[id(o)] for o in instr.operands]
+            t = b.add("tuple", Shape.tuple([x.shape for x, _ in parts]), [x for x, _ in parts],
+                      {}, instr.name)
+            return t, HloSharding.tuple_of([s for _, s in parts])
+        if op == "get-tuple-element":
+            t, ts = self.local[id(instr.operands[0])]
+            k = instr.attrs["index"]
+            es = ts.elements[k] if ts.kind == "tuple" else HloSharding.replicate()
+            g = b.add(op, t.shape.tuple_shapes[k], [t], {"index": k}, instr.name)
+            return b.reshard(g, es, out, instr.shape.dims), out
         if instr.shape.is_tuple:
             raise UnimplementedError(f"SPMD partitioner: tuple-shaped {op} {instr.name} is "
                                      "not partitioned")

@@ -20,6 +20,7 @@ Resharding ``S -> T`` of a value of global ``dims``:
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -216,6 +217,91 @@ class SpmdBuilder:
         out = remap(s, [i if i != d else None for i in range(rank)], rank)
         return self.slice_to(g, dims), out
 
+    def all_to_all_step(self, x: HloInstruction, s: HloSharding, i: int, j: int, k: int
+                        ) -> tuple[HloInstruction, HloSharding]:
+        """Move a factor ``k`` of the split of dim ``i`` to dim ``j`` with one ``all-to-all``
+        (groups: devices differing only in the minor factor ``k`` of their dim-``i`` tile
+        coordinate): each device splits its tile along ``j`` into ``k`` chunks, sends chunk
+        ``m`` to member ``m`` and concatenates what it gets along ``i``."""
+        arr = s.device_array()
+        ti = arr.shape[i]
+        shape = list(arr.shape)
+        split = shape[:i] + [ti // k, k] + shape[i + 1:]
+        a5 = arr.reshape(split)                     # axis i+1 = the minor factor r
+        groups = groups_along_axis(a5, i + 1)
+        et, L = x.shape.element_type, list(x.shape.dims)
+        # [.., k, L_j/k, ..] with the k axis moved first
+        sp = L[:j] + [k, L[j] // k] + L[j + 1:]
+        y = self.add("reshape", Shape.array(et, sp), [x])
+        perm = [j] + [a for a in range(len(sp)) if a != j]
+        y = self.add("transpose", Shape.array(et, [sp[a] for a in perm]), [y],
+                     {"dimensions": tuple(perm)})
+        y = self.add("all-to-all", y.shape, [y], {
+            "channel_id": self._next_channel(), "replica_groups": ReplicaGroups.of(groups),
+            "dimensions": (0,)})
+        # now axis 0 = the sender's r = block position along dim i; merge it in, major
+        rest = [sp[a] for a in perm][1:]           # dims of L with j shrunk by k
+        ii = i                                       # position of dim i inside ``rest``
+        perm2 = list(range(1, ii + 1)) + [0] + list(range(ii + 1, len(rest) + 1))
+        y = self.add("transpose", Shape.array(et, [([k] + rest)[a] for a in perm2]), [y],
+                     {"dimensions": tuple(perm2)})
+        out = rest[:ii] + [k * rest[ii]] + rest[ii + 1:]
+        y = self.add("reshape", Shape.array(et, out), [y])
+        # new device array: dim i loses the minor factor, dim j gains it as its minor factor
+        moved = np.moveaxis(a5, i + 1, j + 1)        # r right after dim j's coordinate
+        new_shape = list(arr.shape)
+        new_shape[i] //= k
+        new_shape[j] *= k
+        return y, HloSharding.tile(moved.reshape(new_shape), list(s.subgroups), True)
+
+    def permute(self, x: HloInstruction, src: HloSharding, dst: HloSharding
+                ) -> HloInstruction | None:
+        """``collective-permute`` when ``src`` and ``dst`` have the same tiles on other
+        devices; None when they do not."""
+        if src.tile_dims != dst.tile_dims or src.subgroups != dst.subgroups \
+                or sorted(src.devices) != sorted(dst.devices):
+            return None
+        where = {c: d for d, c in coords(src).items()}
+        pairs = []
+        for d, c in sorted(coords(dst).items()):
+            pairs.append((where[c], d))
+        if src.subgroups:
+            return None
+        return self.add("collective-permute", x.shape, [x], {
+            "channel_id": self._next_channel(), "source_target_pairs": tuple(pairs)})
+
+    def move_tiles(self, x: HloInstruction, src: HloSharding, dst: HloSharding,
+                   global_dims: Sequence[int]) -> HloInstruction | None:
+        """Reshard between two tilings of the same devices with ``all-to-all`` steps and a
+        final ``collective-permute`` (evenly divided dims only); None when that does not
+        apply."""
+        rank = len(global_dims)
+        if src.subgroups or dst.subgroups or src.tiled_data_rank != rank \
+                or sorted(src.devices) != sorted(dst.devices):
+            return None
+        if any(global_dims[d] % max(src.data_tiles[d], dst.data_tiles[d]) for d in range(rank)):
+            return None
+        cur, s = x, src
+        while s.data_tiles != dst.data_tiles:
+            ts, td = s.data_tiles, dst.data_tiles
+            step = None
+            for i in range(rank):
+                for j in range(rank):
+                    if i != j and ts[i] > td[i] and td[j] > ts[j] and ts[i] % td[i] == 0 \
+                            and td[j] % ts[j] == 0:
+                        k = math.gcd(ts[i] // td[i], td[j] // ts[j])
+                        if k > 1:
+                            step = (i, j, k)
+                            break
+                if step:
+                    break
+            if step is None:
+                return None
+            cur, s = self.all_to_all_step(cur, s, *step)
+        if s == dst:
+            return cur
+        return self.permute(cur, s, dst)
+
     def reshard(self, x: HloInstruction, src: HloSharding | None, dst: HloSharding | None,
                 global_dims: Sequence[int]) -> HloInstruction:
         src = src or HloSharding.replicate()
@@ -230,6 +316,10 @@ class SpmdBuilder:
         if done is not None:
             return done
         rank = len(global_dims)
+        if src.kind == "tiled" and dst.kind == "tiled":
+            moved = self.move_tiles(x, src, dst, global_dims)
+            if moved is not None:
+                return moved
         ts, td = _tiles(src, rank), _tiles(dst, rank)
         cur, s = x, src
         # first the dims dst does not split as a multiple of src, then all that are left
@@ -241,6 +331,12 @@ class SpmdBuilder:
             if done is not None:
                 return done
         raise AssertionError(f"reshard {src} -> {dst}: replicated value did not refine")
+
+
+def groups_along_axis(arr: np.ndarray, axis: int) -> list[list[int]]:
+    """Rows of ``arr`` along ``axis`` (all other axes fixed), as device groups."""
+    moved = np.moveaxis(arr, axis, -1)
+    return [[int(v) for v in row] for row in moved.reshape(-1, arr.shape[axis])]
 
 
 def count_collective_bytes(comp: HloComputation) -> dict[str, int]:

@@ -1,0 +1,114 @@
+"""Regenerate ``tests/data/spmd/``: sharded programs compiled by the real XLA through JAX.
+
+Run with the test extra installed: ``python tests/make_spmd_cases.py``. JAX is told to use 8
+host devices (``--xla_force_host_platform_device_count=8``) and GSPMD (Shardy off, so the
+module text carries ``custom_call_target="Sharding"`` and root shardings). For each case it
+writes ``<name>.hlo`` (the module before partitioning, as ``jit(...).lower(...)`` prints it),
+``<name>.partitioned.hlo`` (XLA:CPU's compiled, partitioned module) and ``<name>.npz``
+(inputs ``arg0..`` and JAX's output ``out0``). ``tests/test_spmd_jax.py`` runs the first with
+xlapy, compares with ``out0`` and compares collective bytes with the second.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
+
+jax.config.update("jax_use_shardy_partitioner", False)
+OUT = pathlib.Path(__file__).parent / "data" / "spmd"
+
+
+def mesh(shape, names):
+    n = int(np.prod(shape))
+    return Mesh(np.array(jax.devices()[:n]).reshape(shape), names)
+
+
+M24 = mesh((2, 4), ("x", "y"))
+M22 = mesh((2, 2), ("data", "model"))
+
+
+def ns(m, *spec):
+    return NamedSharding(m, P(*spec))
+
+
+def matmul(a, b):
+    return a @ b
+
+
+def mlp(x, w1, w2):
+    return jnp.tanh(x @ w1) @ w2
+
+
+def attention(x, wq, wk, wv, wo):
+    # x: [b, s, d]; w*: [d, h, k]; heads sharded
+    q = jnp.einsum("bsd,dhk->bhsk", x, wq)
+    k = jnp.einsum("bsd,dhk->bhsk", x, wk)
+    v = jnp.einsum("bsd,dhk->bhsk", x, wv)
+    s = jnp.einsum("bhsk,bhtk->bhst", q, k) / np.float32(np.sqrt(q.shape[-1]))
+    s = s - jnp.max(s, axis=-1, keepdims=True)
+    p = jnp.exp(s)
+    p = p / jnp.sum(p, axis=-1, keepdims=True)
+    o = jnp.einsum("bhst,bhtk->bhsk", p, v)
+    return x + jnp.einsum("bhsk,hkd->bsd", o, wo)
+
+
+def train_step(w, x, y):
+    def loss(w):
+        return jnp.mean((jnp.tanh(x @ w) - y) ** 2)
+    return w - np.float32(0.1) * jax.grad(loss)(w)
+
+
+def sharded_sum(x):
+    return jnp.sum(x, axis=1)
+
+
+def transpose_reshard(x):
+    return jnp.transpose(x) * np.float32(2)
+
+
+CASES = {
+    "matmul_m": (matmul, [(16, 32), (32, 8)], [ns(M24, "x", None), ns(M24)], None),
+    "matmul_n": (matmul, [(16, 32), (32, 8)], [ns(M24), ns(M24, None, "y")], None),
+    "matmul_k": (matmul, [(16, 32), (32, 8)], [ns(M24, None, "y"), ns(M24, "y", None)], None),
+    "matmul_mn": (matmul, [(16, 32), (32, 8)], [ns(M24, "x", None), ns(M24, None, "y")],
+                  None),
+    "mlp_tp": (mlp, [(16, 32), (32, 64), (64, 32)],
+               [ns(M24, "x", None), ns(M24, None, "y"), ns(M24, "y", None)], None),
+    "attention_heads": (attention, [(2, 8, 16), (16, 4, 8), (16, 4, 8), (16, 4, 8), (4, 8, 16)],
+                        [ns(M24), ns(M24, None, "y", None), ns(M24, None, "y", None),
+                         ns(M24, None, "y", None), ns(M24, "y", None, None)], None),
+    "train_step_2x2": (train_step, [(16, 8), (32, 16), (32, 8)],
+                       [ns(M22, None, "model"), ns(M22, "data", None), ns(M22, "data", None)],
+                       ns(M22, None, "model")),
+    "sharded_sum": (sharded_sum, [(16, 32)], [ns(M24, "x", "y")], None),
+    "transpose_reshard": (transpose_reshard, [(16, 32)], [ns(M24, "x", "y")],
+                          ns(M24, "x", "y")),
+}
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    for name, (fn, shapes, ins, out) in CASES.items():
+        args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+        kw = {"in_shardings": tuple(ins)}
+        if out is not None:
+            kw["out_shardings"] = out
+        f = jax.jit(fn, **kw)
+        lowered = f.lower(*args)
+        (OUT / f"{name}.hlo").write_text(lowered.as_text(dialect="hlo"))
+        (OUT / f"{name}.partitioned.hlo").write_text(lowered.compile().as_text())
+        result = np.asarray(f(*args))
+        np.savez(OUT / f"{name}.npz", **{f"arg{i}": a for i, a in enumerate(args)},
+                 out0=result)
+        print(name, "ok")
+
+
+if __name__ == "__main__":
+    main()
