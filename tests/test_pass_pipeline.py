@@ -201,7 +201,7 @@ def test_slow_pipeline_warns_with_dump_hint(caplog):
 def test_cpu_pipeline_order():
     pipe = cpu_pipeline()
     names = pipe.pass_names
-    assert names == ["dce", "dot_decomposer", "zero_sized_hlo_elimination", "comparison-expander",
+    assert names == ["sharding-remover", "dce", "dot_decomposer", "zero_sized_hlo_elimination", "comparison-expander",
                      "call-inliner", "dot_decomposer", "batchnorm_expander",
                      "convolution-canonicalization", "simplification", "transpose-folding", "cse",
                      "tuple-simplifier", "layout-assignment", "fusion",

@@ -15,7 +15,7 @@ from .client.devices import (device_count, devices, local_device_count,  # noqa:
 __all__ = ["__version__", "errors", "optimize", "run_hlo", "jit", "function", "numpy", "lax",
            "grad", "value_and_grad", "vjp", "jvp", "linearize", "stop_gradient", "GradientTape",
            "Variable", "vmap", "pmap", "devices", "local_devices", "device_count", "local_device_count",
-           "process_index", "process_count", "distributed"]
+           "process_index", "process_count", "distributed", "sharding"]
 
 # The front end is imported on first use so that ``import xlapy`` stays cheap.
 _FRONTEND_EXPORTS = {"jit", "function", "Array", "register_pytree_node", "tree_flatten",
@@ -29,6 +29,6 @@ def __getattr__(name: str):
     if name in _FRONTEND_EXPORTS:
         return getattr(importlib.import_module(".frontend", __name__), name)
     if name in ("numpy", "lax", "frontend", "nn", "random", "scipy", "ops", "keras", "tf",
-                "distributed"):
+                "distributed", "sharding"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'xlapy' has no attribute {name!r}")

@@ -31,6 +31,7 @@ from .batching import vmap
 from .pmap import pmap
 from .core import Array, default_backend, set_default_backend
 from .jit import CacheInfo, JitFunction, jit, set_recompile_warning_threshold
+from . import sharding as _sharding  # noqa: F401  (installs jit's in_shardings support)
 from .tf_function import EagerFunction, auto_jit, function, set_auto_jit
 from .pytree import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 from .variables import Variable

@@ -25,8 +25,8 @@ from ..errors import HloParseError
 from . import types as T
 from .attrs import (ALIASING, BACKEND_CONFIG, BOOL, BOOL_LIST, COMPUTATION, COMPUTATION_LIST,
                     DICT, DIM_LABELS, ENUM, ENUM_LIST, FLOAT, INT_TREE, METADATA, PADDING,
-                    REPLICA_GROUPS, SHARDING, SHAPE_LIST, SLICE, STRING, WINDOW, ConvDimensionNumbers,
-                    OpMetadata, RawAttr, Window)
+                    REPLICA_GROUPS, SHAPE_LIST, SHARDING, SLICE, STRING, WINDOW,
+                    ConvDimensionNumbers, OpMetadata, RawAttr, Window)
 from .attrs import INT as INT_KIND
 from .literal import unescape_string
 from .replica_groups import parse_replica_groups

@@ -329,7 +329,7 @@ class _Reader:
             raise ShardingParseError(f"expected '{tok}' in sharding, found "
                                      f"{repr(got) if got else 'end of text'}", at)
 
-    def int(self) -> int:
+    def integer(self) -> int:
         at = self.offset()
         tok = self.next() if self.peek() else ""
         if not re.fullmatch(r"-?\d+", tok):
@@ -337,19 +337,19 @@ class _Reader:
         return int(tok)
 
     def int_list(self, close: str) -> list[int]:
-        out = [self.int()]
+        out = [self.integer()]
         while self.peek() == ",":
             self.next()
-            out.append(self.int())
+            out.append(self.integer())
         self.expect(close)
         return out
 
     def int_list_until_word(self) -> list[int]:
         """Integers separated by ',' up to the first non-integer (an explicit device list)."""
-        out = [self.int()]
+        out = [self.integer()]
         while self.peek() == "," and re.match(r"\s*,\s*-?\d", self.text[self.pos:]):
             self.next()
-            out.append(self.int())
+            out.append(self.integer())
         return out
 
     def skip_balanced(self) -> None:
@@ -400,7 +400,7 @@ def _read(r: _Reader) -> HloSharding:
     elif word == "maximal":
         r.expect("device")
         r.expect("=")
-        result = HloSharding.maximal(r.int())
+        result = HloSharding.maximal(r.integer())
     elif word == "devices":
         result = _read_tiled(r, start)
     else:
@@ -410,7 +410,7 @@ def _read(r: _Reader) -> HloSharding:
         at = r.offset()
         word = r.next()
         if word in ("shard_as", "shard_like"):
-            group = (word, r.int())
+            group = (word, r.integer())
         elif word == "metadata":
             r.expect("=")
             r.skip_balanced()

@@ -62,7 +62,7 @@ def merge(a: HloSharding, b: HloSharding) -> HloSharding | None:
         return None
     ca, cb = coords(a), coords(b)
     ta, tb = a.data_tiles, b.data_tiles
-    tiles = []
+    tiles: list[int] = []
     for d in range(len(ta)):
         if ta[d] > 1 and tb[d] > 1 and ta[d] != tb[d]:
             return None
@@ -83,11 +83,8 @@ def merge(a: HloSharding, b: HloSharding) -> HloSharding | None:
     if len(groups) != int(np.prod(tiles)) or any(len(g) != per for g in groups.values()):
         return None
     arr = np.zeros(tuple(tiles) + ((per,) if per > 1 else ()), dtype=np.int64)
-    for c, devs in groups.items():
-        if per > 1:
-            arr[c] = devs
-        else:
-            arr[c] = devs[0]
+    for key, devs in groups.items():
+        arr[key] = devs if per > 1 else devs[0]
     return HloSharding.tile(arr, ["replicated"] if per > 1 else [],
                             a.iota is not None or b.iota is not None)
 

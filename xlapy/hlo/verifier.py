@@ -259,7 +259,8 @@ def _check_shardings(module: HloModule, comp: HloComputation, problems: list[str
     for instr in comp.instructions:
         sharding = instr.attrs.get("sharding")
         if isinstance(sharding, HloSharding):
-            problems.extend(f"{_where(comp, instr)}: {p}" for p in sharding.problems(instr.shape, n))
+            problems.extend(f"{_where(comp, instr)}: {p}"
+                            for p in sharding.problems(instr.shape, n))
 
 
 def verify_module(module: HloModule, *, unique_names: str = "module") -> None:

@@ -328,11 +328,13 @@ def target_independent_passes() -> list[HloPass]:
     from .cse import HloCSE
     from .dce import HloDCE
     from .dot_decomposer import DotDecomposer
+    from .sharding_remover import ShardingRemover
     from .transpose_folding import TransposeFolding
     from .tuple_simplifier import TupleSimplifier
     from .zero_sized_simplifier import ZeroSizedHloElimination
     return [
-        HloDCE(),                         # in place of sharding removal
+        ShardingRemover(),
+        HloDCE(),
         DotDecomposer(),
         ZeroSizedHloElimination(),
         ComparisonExpander(),

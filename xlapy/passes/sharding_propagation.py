@@ -66,7 +66,9 @@ def reshape_mapping(src: tuple[int, ...], dst: tuple[int, ...], s: HloSharding
     groups: list[tuple[list[int], list[int]]] = []
     i = j = 0
     while i < len(src) or j < len(dst):
-        gi, gj, pi, pj = [], [], 1, 1
+        gi: list[int] = []
+        gj: list[int] = []
+        pi = pj = 1
         while True:
             if pi <= pj and i < len(src) and (not gi or pi < pj or src[i] == 1):
                 gi.append(i)

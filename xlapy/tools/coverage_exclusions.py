@@ -14,7 +14,6 @@ _PRIMITIVE = ("a JAX-internal Primitive object (the unit of JAX's tracer); xlapy
               "are xlapy.frontend.core.PRIMITIVES, with other names and rules")
 _NAMED_AXIS = ("a collective over a named mapped axis (pmap/shard_map); xlapy has no named "
                "axes: collectives are HLO ops run by run_hlo on multi-device modules")
-_SHARDING = "sharding annotations of JAX's SPMD partitioner, which xlapy does not model"
 
 EXCLUSIONS: dict[str, dict[str, str]] = {
     "jax.lax": {
@@ -25,7 +24,6 @@ EXCLUSIONS: dict[str, dict[str, str]] = {
         "ragged_all_to_all": _NAMED_AXIS, "axis_index": _NAMED_AXIS, "axis_size": _NAMED_AXIS,
         "pbroadcast": _NAMED_AXIS, "pcast": _NAMED_AXIS, "psend": _NAMED_AXIS,
         "precv": _NAMED_AXIS,
-        "with_sharding_constraint": _SHARDING,
     },
 }
 
