@@ -4,6 +4,7 @@ Run with the test extra installed: ``python tests/make_spmd_cases.py``. JAX is t
 host devices (``--xla_force_host_platform_device_count=8``) and GSPMD (Shardy off, so the
 module text carries ``custom_call_target="Sharding"`` and root shardings). For each case it
 writes ``<name>.hlo`` (the module before partitioning, as ``jit(...).lower(...)`` prints it),
+``<name>.propagated.hlo`` (XLA's module after ``sharding-propagation``),
 ``<name>.partitioned.hlo`` (XLA:CPU's compiled, partitioned module) and ``<name>.npz``
 (inputs ``arg0..`` and JAX's output ``out0``). ``tests/test_spmd_jax.py`` runs the first with
 xlapy, compares with ``out0`` and compares collective bytes with the second.
@@ -12,8 +13,11 @@ from __future__ import annotations
 
 import os
 import pathlib
+import tempfile
 
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+DUMP = tempfile.mkdtemp(prefix="spmd-dump-")
+os.environ["XLA_FLAGS"] = ("--xla_force_host_platform_device_count=8 "
+                           f"--xla_dump_to={DUMP} --xla_dump_hlo_pass_re=sharding-propagation")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -103,7 +107,12 @@ def main() -> None:
         f = jax.jit(fn, **kw)
         lowered = f.lower(*args)
         (OUT / f"{name}.hlo").write_text(lowered.as_text(dialect="hlo"))
+        before = set(os.listdir(DUMP))
         (OUT / f"{name}.partitioned.hlo").write_text(lowered.compile().as_text())
+        new = sorted(f for f in set(os.listdir(DUMP)) - before
+                     if ".after_sharding-propagation." in f and f.endswith(".txt"))
+        (OUT / f"{name}.propagated.hlo").write_text(
+            pathlib.Path(DUMP, new[0]).read_text())
         result = np.asarray(f(*args))
         np.savez(OUT / f"{name}.npz", **{f"arg{i}": a for i, a in enumerate(args)},
                  out0=result)
