@@ -24,6 +24,29 @@ max {
   y = f32[] parameter(1)
   ROOT s = f32[] maximum(x, y)
 }
+
+lt {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT c = pred[] compare(x, y), direction=LT
+}
+
+cond {
+  t = (s32[], f32[6]) parameter(0)
+  i = s32[] get-tuple-element(t), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+
+body {
+  t = (s32[], f32[6]) parameter(0)
+  i = s32[] get-tuple-element(t), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  x = f32[6] get-tuple-element(t), index=1
+  y = f32[6] sine(x)
+  ROOT r = (s32[], f32[6]) tuple(j, y)
+}
 """
 
 
@@ -98,6 +121,20 @@ CASES = {
     "constant_iota": """  a = f32[5,6] parameter(0), sharding={R}
   k = f32[5,6] iota(), iota_dimension=1
   ROOT s = f32[5,6] add(a, k)""",
+    "slice_pad_concat": """  a = f32[10,9] parameter(0), sharding={R}
+  s = f32[10,4] slice(a), slice={[0:10], [2:9:2]}
+  z = f32[] constant(0)
+  p = f32[10,7] pad(s, z), padding=0_0x1_2
+  ROOT c = f32[10,16] concatenate(p, a), dimensions={1}""",
+    "slice_split_dim_replicated": """  a = f32[10,9] parameter(0), sharding={R}
+  ROOT s = f32[5,9] slice(a), slice={[3:8], [0:9]}, sharding={R}""",
+    "sort_runs_replicated": """  a = f32[6,8] parameter(0), sharding={R}
+  ROOT s = f32[6,8] sort(a), dimensions={1}, to_apply=lt""",
+    "while_runs_replicated": """  a = f32[6] parameter(0), sharding={V}
+  i = s32[] constant(0)
+  t = (s32[], f32[6]) tuple(i, a)
+  w = (s32[], f32[6]) while(t), condition=cond, body=body
+  ROOT r = f32[6] get-tuple-element(w), index=1""",
     "mlp": """  x = f32[8,12] parameter(0), sharding={replicated}
   w1 = f32[12,16] parameter(1), sharding={C}
   w2 = f32[16,12] parameter(2), sharding={R}
@@ -199,18 +236,14 @@ def test_shard_and_unshard_uneven():
     np.testing.assert_array_equal(unshard(pieces, s, x.shape), x)
 
 
-def test_unpartitioned_op_is_a_typed_error():
+def test_partition_dependent_op_is_a_typed_error():
     body = """  a = f32[8] parameter(0), sharding={devices=[2]<=[2]}
-  ROOT s = f32[8] sort(a), dimensions={0}, to_apply=lt"""
-    text = module(body).replace("ENTRY", """lt {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT c = pred[] compare(x, y), direction=LT
-}
-
-ENTRY""")
-    with pytest.raises(UnimplementedError, match="sort"):
-        spmd_partition(parse_module(text), 2)
+  q = u32[] partition-id()
+  c = f32[] convert(q)
+  b = f32[8] broadcast(c), dimensions={}
+  ROOT s = f32[8] add(a, b)"""
+    with pytest.raises(UnimplementedError, match="partition-id .* ambiguous"):
+        spmd_partition(parse_module(module(body)), 2)
 
 
 @pytest.mark.parametrize("name", ["mlp", "dot_k_split", "reduce_split_dim", "reshape_even",
@@ -226,3 +259,10 @@ def test_dump_after_propagation_and_partitioning(tmp_path):
     names = sorted(p.name for p in tmp_path.iterdir())
     assert any(n.endswith("after_sharding-propagation.txt") for n in names), names
     assert any(n.endswith("after_spmd-partitioning.txt") for n in names), names
+
+
+def test_slice_pad_concatenate_on_unsplit_dims_stay_local():
+    p = _check(case_text("slice_pad_concat", 4), 4)
+    assert p.collective_bytes() == {}
+    out = p.propagated.entry.root.attrs["sharding"]
+    assert out.to_text() == "{devices=[4,1]<=[4]}"

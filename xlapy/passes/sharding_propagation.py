@@ -34,7 +34,7 @@ from .context import PassContext
 log = logging.getLogger("xlapy.passes")
 
 _LEVEL0 = frozenset({"copy", "transpose", "reshape", "get-tuple-element", "tuple"})
-_LEVEL1 = frozenset({"reduce", "dot"})
+_LEVEL1 = frozenset({"reduce", "dot", "slice", "pad", "concatenate"})
 _LEVEL2 = frozenset({"broadcast"})
 
 
@@ -169,6 +169,9 @@ def infer_from_operands(instr: HloInstruction, get: Callable) -> HloSharding | N
         return out
     if src is None:
         return None
+    if op in ("slice", "pad", "concatenate"):
+        keep = _unchanged(instr)
+        return remap(src, [d if d in keep else None for d in range(rank)], rank)
     if op == "transpose":
         perm = instr.dimensions
         return remap(src, [perm.index(i) for i in range(rank)], rank)
@@ -198,6 +201,9 @@ def infer_operand(user: HloInstruction, index: int, s: HloSharding) -> HloShardi
     if op == "get-tuple-element":
         return None
     rank = len(user.shape.dims)
+    if op in ("slice", "concatenate") or (op == "pad" and index == 0):
+        keep = _unchanged(user)
+        return remap(s, [d if d in keep else None for d in range(rank)], rank)
     if op == "transpose":
         return remap(s, list(user.dimensions), orank)
     if op == "broadcast":
@@ -315,6 +321,18 @@ class ShardingPropagation(HloPass):
                             best = cand
             changed |= offer(i, best)
         return changed
+
+
+def _unchanged(instr: HloInstruction) -> set[int]:
+    """The dims a slice, pad or concatenate leaves as they are."""
+    rank = len(instr.shape.dims)
+    if instr.opcode == "concatenate":
+        return set(range(rank)) - {instr.dimensions[0]}
+    if instr.opcode == "slice":
+        dims = instr.operands[0].shape.dims
+        return {d for d, t in enumerate(instr.attrs["slice"])
+                if tuple(t)[:2] == (0, dims[d]) and (len(t) < 3 or t[2] == 1)}
+    return {d for d, t in enumerate(instr.attrs["padding"]) if not any(t)}
 
 
 def _leaves(shape) -> int:

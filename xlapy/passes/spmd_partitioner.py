@@ -21,7 +21,10 @@ the collectives the shardings call for; the module gets ``num_partitions=N``. Re
   zeroed on both sides) and ``all-reduce`` of the partial sums over the contracting groups,
   then a reshard to the result sharding.
 
-Other opcodes raise :class:`~xlapy.errors.UnimplementedError` naming the instruction.
+- slice, pad, concatenate: local when the dims they change are not split in the result;
+- anything else runs replicated: operands gathered, the op as in the unpartitioned program,
+  the result resharded. Ops whose meaning depends on the partition (``partition-id``,
+  collectives, ...) raise :class:`~xlapy.errors.UnimplementedError` naming the instruction.
 """
 from __future__ import annotations
 
@@ -110,9 +113,6 @@ class SpmdPartitioner(HloPass):
             es = ts.elements[k] if ts.kind == "tuple" else HloSharding.replicate()
             g = b.add(op, t.shape.tuple_shapes[k], [t], {"index": k}, instr.name)
             return b.reshard(g, es, out, instr.shape.dims), out
-        if instr.shape.is_tuple:
-            raise UnimplementedError(f"SPMD partitioner: tuple-shaped {op} {instr.name} is "
-                                     "not partitioned")
         if op == "parameter":
             p = HloInstruction("parameter", self._shape(instr, out),
                                attrs={"sharding": out}, name=instr.name)
@@ -138,7 +138,63 @@ class SpmdPartitioner(HloPass):
             return self._reduce(instr, out)
         if op == "dot":
             return self._dot(instr, out)
-        raise UnimplementedError(f"SPMD partitioner: {op} ({instr.name}) is not partitioned")
+        if op in ("slice", "pad", "concatenate"):
+            done = self._window_free(instr, out)
+            if done is not None:
+                return done
+        return self._replicated(instr, out)
+
+    def _replicated(self, instr, out):
+        """Any other op: its operands gathered whole, the op run on every partition as in
+        the unpartitioned program, the result resharded (correct, not fast)."""
+        if instr.opcode in _NOT_PARTITIONABLE:
+            raise UnimplementedError(
+                f"SPMD partitioner: {instr.opcode} ({instr.name}) is not supported for SPMD "
+                "partitioning since the meaning is ambiguous outside a manual region")
+        b = self.b
+        ops = [self._whole(*self.local[id(o)], o.shape) for o in instr.operands]
+        whole = b.add(instr.opcode, instr.shape, ops,
+                      {k: v for k, v in instr.attrs.items() if k != "sharding"}, instr.name)
+        whole.literal = instr.literal
+        if instr.shape.is_tuple:
+            return whole, HloSharding.tuple_of(
+                [HloSharding.replicate()] * len(instr.shape.tuple_shapes))
+        log.debug("spmd-partitioning: %s runs replicated", instr.name)
+        return b.reshard(whole, None, out, instr.shape.dims), out
+
+    def _whole(self, x: HloInstruction, s: HloSharding, shape: Shape) -> HloInstruction:
+        """``x`` (local under ``s``) gathered to the global value; tuples element-wise."""
+        if not shape.is_tuple:
+            return self.b.reshard(x, s, None, shape.dims)
+        if s.kind != "tuple" or all(e.kind == "replicated" for e in s.elements):
+            return x
+        parts = []
+        for k, sub in enumerate(shape.tuple_shapes):
+            g = self.b.add("get-tuple-element", x.shape.tuple_shapes[k], [x], {"index": k})
+            parts.append(self._whole(g, s.elements[k], sub))
+        return self.b.add("tuple", Shape.tuple([p.shape for p in parts]), parts)
+
+    def _window_free(self, instr, out):
+        """slice / pad / concatenate with the dims they change not split in the result:
+        operands resharded to the result's sharding, the op run locally."""
+        b = self.b
+        changed = changed_dims(instr)
+        if out.kind == "tiled" and any(out.data_tiles[d] > 1 for d in changed):
+            return None
+        if instr.opcode == "pad":
+            ops = [self._get(instr.operands[0], out),
+                   self._get(instr.operands[1], HloSharding.replicate())]
+        else:
+            ops = [self._get(o, out) for o in instr.operands]
+        attrs = {k: v for k, v in instr.attrs.items() if k != "sharding"}
+        shape = self._shape(instr, out)
+        if instr.opcode == "slice":
+            attrs["slice"] = tuple(t if d in changed else (0, shape.dims[d], 1)
+                                   for d, t in enumerate(instr.attrs["slice"]))
+        if instr.opcode == "pad":
+            attrs["padding"] = tuple(t if d in changed else (0, 0, 0)
+                                     for d, t in enumerate(instr.attrs["padding"]))
+        return b.add(instr.opcode, shape, ops, attrs, instr.name), out
 
     def _reshape(self, instr, out):
         b, src = self.b, instr.operands[0]
@@ -224,6 +280,24 @@ class SpmdPartitioner(HloPass):
         if k_split:
             local = b.all_reduce(local, groups_along(d, k_split), b.adder(instr.shape.element_type))
         return b.reshard(local, res, out, instr.shape.dims)
+
+
+#: Ops whose meaning depends on the partition (XLA rejects them outside manual regions).
+_NOT_PARTITIONABLE = frozenset({"partition-id", "replica-id", "all-reduce", "all-gather",
+                                "reduce-scatter", "all-to-all", "collective-permute",
+                                "collective-broadcast", "send", "recv", "infeed", "outfeed"})
+
+
+def changed_dims(instr: HloInstruction) -> set[int]:
+    """The dims a slice, pad or concatenate changes (the others pass through unchanged)."""
+    if instr.opcode == "concatenate":
+        return {instr.dimensions[0]}
+    if instr.opcode == "slice":
+        dims = instr.operands[0].shape.dims
+        return {d for d, (lo, hi, st) in enumerate(
+            tuple(t) + (1,) * (3 - len(t)) for t in instr.attrs["slice"])
+            if lo != 0 or hi != dims[d] or st != 1}
+    return {d for d, t in enumerate(instr.attrs["padding"]) if any(t)}
 
 
 def _remove_dead(comp: HloComputation) -> None:
