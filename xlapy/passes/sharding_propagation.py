@@ -269,17 +269,26 @@ class ShardingPropagation(HloPass):
         return changed
 
     @staticmethod
-    def _array_users(i: HloInstruction) -> list[HloInstruction]:
-        """``i``'s users, looking through a tuple to the ``get-tuple-element`` users that
-        read ``i`` back out of it."""
+    def _from_users(i: HloInstruction, level: int, get: Callable) -> list[HloSharding]:
+        """The shardings ``i``'s users (at this level) imply for it; through a tuple, the
+        tuple's own sharding element and the ``get-tuple-element`` users reading ``i``."""
         out = []
         for u in i.users:
-            if u.opcode == "tuple":
-                out += [g for g in u.users if g.opcode == "get-tuple-element"
-                        and u.operands[g.attrs["index"]] is i]
-            else:
-                out.append(u)
-        return out
+            lv = _level(u)
+            if lv is None or lv > level:
+                continue
+            s = get(u)
+            for k, o in enumerate(u.operands):
+                if o is not i:
+                    continue
+                if u.opcode == "tuple":
+                    if s is not None and s.kind == "tuple" and k < len(s.elements):
+                        out.append(s.elements[k])
+                    out += [get(g) for g in u.users if g.opcode == "get-tuple-element"
+                            and g.attrs["index"] == k and get(g) is not None]
+                elif s is not None:
+                    out.append(infer_operand(u, k, s))
+        return [c for c in (_array_sharding(c) for c in out if c is not None) if c is not None]
 
     def _sweep(self, comp: HloComputation, provided: set[int], level: int) -> bool:
         changed = False
@@ -309,16 +318,10 @@ class ShardingPropagation(HloPass):
             if own is None and i.opcode != "constant":
                 continue
             best = None
-            for u in self._array_users(i):
-                lv = _level(u)
-                s = get(u)
-                if lv is None or lv > level or (own or 0) > level or s is None:
-                    continue
-                for k, o in enumerate(u.operands):
-                    if o is i:
-                        cand = s if u.opcode == "get-tuple-element" else infer_operand(u, k, s)
-                        if cand is not None and (best is None or more_specific(cand, best)):
-                            best = cand
+            if (own or 0) <= level:
+                for cand in self._from_users(i, level, get):
+                    if best is None or more_specific(cand, best):
+                        best = cand
             changed |= offer(i, best)
         return changed
 

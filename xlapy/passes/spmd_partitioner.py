@@ -77,6 +77,8 @@ class SpmdPartitioner(HloPass):
         want = old.root.attrs.get("sharding")
         if want is not None and want.kind != "tuple":
             root = self.b.reshard(root, rs, want, old.root.shape.dims)
+        elif want is not None and rs.kind == "tuple" and len(want.elements) == len(rs.elements):
+            root = self._reshard_tuple(root, rs, want, old.root.shape)
         comp.root = root
         _remove_dead(comp)
         module.add_computation(comp, is_entry=True)
@@ -161,6 +163,15 @@ class SpmdPartitioner(HloPass):
                 [HloSharding.replicate()] * len(instr.shape.tuple_shapes))
         log.debug("spmd-partitioning: %s runs replicated", instr.name)
         return b.reshard(whole, None, out, instr.shape.dims), out
+
+    def _reshard_tuple(self, x: HloInstruction, s: HloSharding, want: HloSharding,
+                       shape: Shape) -> HloInstruction:
+        """A flat tuple of arrays resharded element by element."""
+        parts = []
+        for k, sub in enumerate(shape.tuple_shapes):
+            g = self.b.add("get-tuple-element", x.shape.tuple_shapes[k], [x], {"index": k})
+            parts.append(self.b.reshard(g, s.elements[k], want.elements[k], sub.dims))
+        return self.b.add("tuple", Shape.tuple([p.shape for p in parts]), parts)
 
     def _whole(self, x: HloInstruction, s: HloSharding, shape: Shape) -> HloInstruction:
         """``x`` (local under ``s``) gathered to the global value; tuples element-wise."""
