@@ -135,6 +135,18 @@ CASES = {
   t = (s32[], f32[6]) tuple(i, a)
   w = (s32[], f32[6]) while(t), condition=cond, body=body
   ROOT r = f32[6] get-tuple-element(w), index=1""",
+    "conv_batch": """  x = f32[6,7,7,3] parameter(0), sharding={devices=[{n},1,1,1]<=[{n}]}
+  k = f32[3,3,3,5] parameter(1)
+  ROOT c = f32[6,5,5,5] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f""",
+    "conv_out_feature": """  x = f32[2,6,6,3] parameter(0)
+  k = f32[3,3,3,6] parameter(1), sharding={devices=[1,1,1,{n}]<=[{n}]}
+  ROOT c = f32[2,6,6,6] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f""",
+    "conv_in_feature": """  x = f32[2,6,6,5] parameter(0), sharding={devices=[1,1,1,{n}]<=[{n}]}
+  k = f32[3,3,5,4] parameter(1), sharding={devices=[1,1,{n},1]<=[{n}]}
+  ROOT c = f32[2,4,4,4] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f, sharding={replicated}""",
+    "conv_kernel_grad": """  x = f32[4,6,6,3] parameter(0), sharding={devices=[{n},1,1,1]<=[{n}]}
+  g = f32[4,4,4,5] parameter(1), sharding={devices=[{n},1,1,1]<=[{n}]}
+  ROOT c = f32[3,3,3,5] convolution(x, g), window={size=4x4}, dim_labels=f01b_i01o->01bf""",
     "mlp": """  x = f32[8,12] parameter(0), sharding={replicated}
   w1 = f32[12,16] parameter(1), sharding={C}
   w2 = f32[16,12] parameter(2), sharding={R}
@@ -195,6 +207,13 @@ def test_tile_moves_use_all_to_all_and_permute(dst):
     assert sum(p.collective_bytes().values()) <= 2 * 4 * 6 * 4
 
 
+def test_data_parallel_conv_is_local_and_its_kernel_gradient_one_all_reduce():
+    p = _check(case_text("conv_batch", 2), 2)
+    assert p.collective_bytes() == {}
+    p = _check(case_text("conv_kernel_grad", 2), 2)
+    assert p.collective_bytes() == {"all-reduce": 3 * 3 * 3 * 5 * 4}
+
+
 def test_megatron_mlp_has_one_all_reduce_and_no_gather():
     p = _check(case_text("mlp", 4), 4)
     ops = [i.opcode for i in p.module.entry.instructions]
@@ -247,7 +266,7 @@ def test_partition_dependent_op_is_a_typed_error():
 
 
 @pytest.mark.parametrize("name", ["mlp", "dot_k_split", "reduce_split_dim", "reshape_even",
-                                  "elementwise_all_to_all"])
+                                  "elementwise_all_to_all", "conv_kernel_grad"])
 def test_cpu_backend_on_two_devices(name):
     with debug_options(xla_force_host_platform_device_count=2):
         _check(case_text(name, 2), 2, backend="cpu")

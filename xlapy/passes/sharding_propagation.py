@@ -12,12 +12,14 @@ the walk ends; the result depends only on the module.
 
 Rules: elementwise ops take their most specific operand's sharding and give theirs to every
 operand; broadcast, transpose and reduce move shardings through their dimension mapping
-(reduced dims become replication); reshape moves a split dimension when it is the major
+(reduced dims become replication); slice, pad and concatenate pass it with the dims they
+change unsplit; reshape moves a split dimension when it is the major
 non-unit dimension of a merged/split group and the tile count divides it; dot maps batch and
 non-contracting dims from each operand (the larger operand first, the other merged in) and,
-backward, gives each operand the output's split of its own dims. Instructions left without a
-sharding, and unsharded parameters whose ``allow_spmd_sharding_propagation_to_parameters``
-entry is false, are replicated. Maximal and manual shardings are not propagated.
+backward, gives each operand the output's split of its own dims; a convolution without
+groups is the same with input batch and kernel output feature as the mapped dims.
+Instructions left without a sharding, and unsharded parameters whose
+``allow_spmd_sharding_propagation_to_parameters`` entry is false, are replicated. Maximal and manual shardings are not propagated.
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ from .context import PassContext
 log = logging.getLogger("xlapy.passes")
 
 _LEVEL0 = frozenset({"copy", "transpose", "reshape", "get-tuple-element", "tuple"})
-_LEVEL1 = frozenset({"reduce", "dot", "slice", "pad", "concatenate"})
+_LEVEL1 = frozenset({"reduce", "dot", "convolution", "slice", "pad", "concatenate"})
 _LEVEL2 = frozenset({"broadcast"})
 
 
@@ -125,6 +127,26 @@ def dot_dims(instr: HloInstruction) -> tuple[list[int | None], list[int | None]]
     return lmap, rmap
 
 
+def contraction(instr: HloInstruction
+                ) -> tuple[list[int | None], list[int | None], list[int], list[int]] | None:
+    """For a dot or a convolution without feature/batch groups: the output dim of each lhs
+    and rhs dim (None: contracted, or a convolution's spatial dim, which must not be split)
+    and the contracting dims of each side, paired in order; None for other convolutions."""
+    if instr.opcode == "dot":
+        dl, dr = dot_dims(instr)
+        return (dl, dr, list(instr.attrs.get("lhs_contracting_dims", ())),
+                list(instr.attrs.get("rhs_contracting_dims", ())))
+    if instr.attrs.get("feature_group_count", 1) != 1 \
+            or instr.attrs.get("batch_group_count", 1) != 1:
+        return None
+    dn = instr.attrs["dim_labels"]
+    lmap: list[int | None] = [None] * len(instr.operands[0].shape.dims)
+    rmap: list[int | None] = [None] * len(instr.operands[1].shape.dims)
+    lmap[dn.input_batch] = dn.output_batch
+    rmap[dn.kernel_output_feature] = dn.output_feature
+    return lmap, rmap, [dn.input_feature], [dn.kernel_input_feature]
+
+
 def _inverse(mapping: list[int | None], rank: int) -> list[int | None]:
     inv: list[int | None] = [None] * rank
     for i, t in enumerate(mapping):
@@ -151,8 +173,11 @@ def infer_from_operands(instr: HloInstruction, get: Callable) -> HloSharding | N
         return _array_sharding(get(t.operands[instr.attrs["index"]])) \
             if t.opcode == "tuple" else None
     src = _array_sharding(get(instr.operands[0])) if instr.operands else None
-    if op == "dot":
-        lmap, rmap = dot_dims(instr)
+    if op in ("dot", "convolution"):
+        dims = contraction(instr)
+        if dims is None:
+            return None
+        lmap, rmap = dims[0], dims[1]
         ls, rs = (_array_sharding(get(o)) for o in instr.operands)
         cands = []
         for s, m, o in ((ls, lmap, instr.operands[0]), (rs, rmap, instr.operands[1])):
@@ -181,8 +206,8 @@ def infer_from_operands(instr: HloInstruction, get: Callable) -> HloSharding | N
         return reshape_mapping(tuple(instr.operands[0].shape.dims), tuple(instr.shape.dims),
                                src)
     if op == "reduce" and not instr.shape.is_tuple:
-        dims = instr.dimensions
-        kept = [d for d in range(len(instr.operands[0].shape.dims)) if d not in dims]
+        reduced = instr.dimensions
+        kept = [d for d in range(len(instr.operands[0].shape.dims)) if d not in reduced]
         return remap(src, [kept.index(d) if d in kept else None
                            for d in range(len(instr.operands[0].shape.dims))], rank)
     return None
@@ -213,9 +238,11 @@ def infer_operand(user: HloInstruction, index: int, s: HloSharding) -> HloShardi
     if op == "reduce" and index == 0 and not user.shape.is_tuple:
         kept = [d for d in range(orank) if d not in user.dimensions]
         return remap(s, kept, orank)
-    if op == "dot":
-        lmap, rmap = dot_dims(user)
-        m = lmap if index == 0 else rmap
+    if op in ("dot", "convolution"):
+        dims = contraction(user)
+        if dims is None:
+            return None
+        m = dims[0] if index == 0 else dims[1]
         return remap(s, _inverse(m, rank), orank)
     return None
 
@@ -345,4 +372,4 @@ def _leaves(shape) -> int:
 
 
 __all__ = ["ShardingPropagation", "infer_from_operands", "infer_operand", "reshape_mapping",
-           "dot_dims"]
+           "dot_dims", "contraction"]

@@ -14,7 +14,9 @@ the collectives the shardings call for; the module gets ``num_partitions=N``. Re
 - reshape: local when the split moves through it evenly, else via replicated;
 - reduce: local reduce in the operand's sharding (padding masked with the init value), then
   ``all-reduce`` with the reducer over the devices holding the reduced dims' tiles;
-- dot: two plans are built and the one moving fewer collective bytes is kept: (a) operands
+- dot, and convolution without feature/batch groups (as a dot: input batch and kernel output
+  feature map to the output, input and kernel input features are contracted, spatial dims are
+  not split): two plans are built and the one moving fewer collective bytes is kept: (a) operands
   resharded to what the result sharding implies (gathering contracting dims), local dot; (b)
   when the operands' shardings merge into one sharding of the dot's iteration space, each
   operand refined to it (local slices), local dot over the local contracting tile (padding
@@ -40,7 +42,7 @@ from ..hlo.sharding import HloSharding
 from ..hlo.sharding_util import groups_along, merge, remap
 from .base import HloPass
 from .context import PassContext
-from .sharding_propagation import dot_dims, infer_operand, reshape_mapping
+from .sharding_propagation import contraction, infer_operand, reshape_mapping
 from .spmd_reshard import SpmdBuilder, count_collective_bytes, local_dims
 
 log = logging.getLogger("xlapy.passes")
@@ -138,7 +140,7 @@ class SpmdPartitioner(HloPass):
             return self._reshape(instr, out)
         if op == "reduce":
             return self._reduce(instr, out)
-        if op == "dot":
+        if op in ("dot", "convolution") and contraction(instr) is not None:
             return self._dot(instr, out)
         if op in ("slice", "pad", "concatenate"):
             done = self._window_free(instr, out)
@@ -253,29 +255,35 @@ class SpmdPartitioner(HloPass):
 
     def _dot_local(self, instr, lhs, rhs, s_out):
         attrs = {k: v for k, v in instr.attrs.items() if k != "sharding"}
-        return self.b.add("dot", self._shape(instr, s_out), [lhs, rhs], attrs, instr.name)
+        return self.b.add(instr.opcode, self._shape(instr, s_out), [lhs, rhs], attrs,
+                          instr.name)
 
     def _dot_by_output(self, instr, out):
-        lhs = self._get(instr.operands[0], infer_operand(instr, 0, out))
-        rhs = self._get(instr.operands[1], infer_operand(instr, 1, out))
-        return self._dot_local(instr, lhs, rhs, out)
+        lmap, rmap, _, _ = contraction(instr)
+        rank = len(instr.shape.dims)
+        mapped = {d for d in lmap + rmap if d is not None}
+        res = remap(out, [d if d in mapped else None for d in range(rank)], rank)
+        lhs = self._get(instr.operands[0], infer_operand(instr, 0, res))
+        rhs = self._get(instr.operands[1], infer_operand(instr, 1, res))
+        return self.b.reshard(self._dot_local(instr, lhs, rhs, res), res, out,
+                              instr.shape.dims)
 
     def _dot_by_operands(self, instr, out):
         b = self.b
         lo, ro = instr.operands
-        lmap, rmap = dot_dims(instr)
+        lmap, rmap, lc, rc = contraction(instr)
         rank = len(instr.shape.dims)
-        lc = list(instr.attrs.get("lhs_contracting_dims", ()))
-        rc = list(instr.attrs.get("rhs_contracting_dims", ()))
         space = rank + len(lc)
-        lsp = [lmap[d] if lmap[d] is not None else rank + lc.index(d) for d in range(len(lmap))]
-        rsp = [rmap[d] if rmap[d] is not None else rank + rc.index(d) for d in range(len(rmap))]
+        lsp = [lmap[d] if lmap[d] is not None else rank + lc.index(d) if d in lc else None
+               for d in range(len(lmap))]
+        rsp = [rmap[d] if rmap[d] is not None else rank + rc.index(d) if d in rc else None
+               for d in range(len(rmap))]
         (lx, ls), (rx, rs) = self.local[id(lo)], self.local[id(ro)]
         d = merge(remap(ls, lsp, space), remap(rs, rsp, space))
         if d is None:
             return None
-        inv_l = [lsp.index(k) if k in lsp else None for k in range(space)]
-        inv_r = [rsp.index(k) if k in rsp else None for k in range(space)]
+        inv_l: list[int | None] = [lsp.index(k) if k in lsp else None for k in range(space)]
+        inv_r: list[int | None] = [rsp.index(k) if k in rsp else None for k in range(space)]
         lt, rt = remap(d, inv_l, len(lmap)), remap(d, inv_r, len(rmap))
         lhs = b.reshard(lx, ls, lt, lo.shape.dims)
         rhs = b.reshard(rx, rs, rt, ro.shape.dims)
@@ -286,7 +294,8 @@ class SpmdPartitioner(HloPass):
             zr = b.constant(np.zeros((), ro.shape.element_type.dtype), ro.shape.element_type)
             lhs = b.mask(lhs, lt, lc, lo.shape.dims, zl)
             rhs = b.mask(rhs, rt, rc, ro.shape.dims, zr)
-        res = remap(d, list(range(rank)) + [None] * len(lc), rank)
+        mapped = {x for x in lmap + rmap if x is not None}
+        res = remap(d, [x if x in mapped else None for x in range(rank)] + [None] * len(lc), rank)
         local = self._dot_local(instr, lhs, rhs, res)
         if k_split:
             local = b.all_reduce(local, groups_along(d, k_split), b.adder(instr.shape.element_type))
