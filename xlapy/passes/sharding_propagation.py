@@ -19,7 +19,8 @@ non-contracting dims from each operand (the larger operand first, the other merg
 backward, gives each operand the output's split of its own dims; a convolution without
 groups is the same with input batch and kernel output feature as the mapped dims.
 Instructions left without a sharding, and unsharded parameters whose
-``allow_spmd_sharding_propagation_to_parameters`` entry is false, are replicated. Maximal and manual shardings are not propagated.
+``allow_spmd_sharding_propagation_to_parameters`` entry is false, are replicated. Maximal
+and manual shardings are not propagated.
 """
 from __future__ import annotations
 
