@@ -31,6 +31,12 @@ lt {
   ROOT c = pred[] compare(x, y), direction=LT
 }
 
+ge {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT c = pred[] compare(x, y), direction=GE
+}
+
 cond {
   t = (s32[], f32[6]) parameter(0)
   i = s32[] get-tuple-element(t), index=0
@@ -147,6 +153,21 @@ CASES = {
     "conv_kernel_grad": """  x = f32[4,6,6,3] parameter(0), sharding={devices=[{n},1,1,1]<=[{n}]}
   g = f32[4,4,4,5] parameter(1), sharding={devices=[{n},1,1,1]<=[{n}]}
   ROOT c = f32[3,3,3,5] convolution(x, g), window={size=4x4}, dim_labels=f01b_i01o->01bf""",
+    "dim_local_ops": """  a = f32[8,9] parameter(0), sharding={R}
+  i = s32[] constant(2)
+  z = s32[] constant(0)
+  ds = f32[8,5] dynamic-slice(a, z, i), dynamic_slice_sizes={8,5}
+  up = f32[8,2] parameter(1)
+  du = f32[8,5] dynamic-update-slice(ds, up, z, i)
+  rv = f32[8,5] reverse(du), dimensions={1}
+  st = f32[8,5] sort(rv), dimensions={1}, to_apply=lt
+  m = f32[] constant(-inf)
+  ROOT rw = f32[8,3] reduce-window(st, m), window={size=1x3}, to_apply=max""",
+    "max_pool_and_grad": """  x = f32[4,6,6,3] parameter(0), sharding={devices=[{n},1,1,1]<=[{n}]}
+  m = f32[] constant(-inf)
+  p = f32[4,3,3,3] reduce-window(x, m), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=max
+  z = f32[] constant(0)
+  ROOT g = f32[4,6,6,3] select-and-scatter(x, p, z), window={size=1x2x2x1 stride=1x2x2x1}, select=ge, scatter=add""",
     "mlp": """  x = f32[8,12] parameter(0), sharding={replicated}
   w1 = f32[12,16] parameter(1), sharding={C}
   w2 = f32[16,12] parameter(2), sharding={R}
@@ -280,8 +301,14 @@ def test_dump_after_propagation_and_partitioning(tmp_path):
     assert any(n.endswith("after_spmd-partitioning.txt") for n in names), names
 
 
-def test_slice_pad_concatenate_on_unsplit_dims_stay_local():
-    p = _check(case_text("slice_pad_concat", 4), 4)
+@pytest.mark.parametrize("name", ["slice_pad_concat", "dim_local_ops", "max_pool_and_grad"])
+def test_ops_along_unsplit_dims_stay_local(name):
+    p = _check(case_text(name, 4), 4)
     assert p.collective_bytes() == {}
+    assert p.propagated.entry.root.attrs["sharding"].data_tiles[0] == 4
+
+
+def test_slice_pad_concatenate_keep_the_row_split():
+    p = _check(case_text("slice_pad_concat", 4), 4)
     out = p.propagated.entry.root.attrs["sharding"]
     assert out.to_text() == "{devices=[4,1]<=[4]}"

@@ -37,7 +37,10 @@ from .context import PassContext
 log = logging.getLogger("xlapy.passes")
 
 _LEVEL0 = frozenset({"copy", "transpose", "reshape", "get-tuple-element", "tuple"})
-_LEVEL1 = frozenset({"reduce", "dot", "convolution", "slice", "pad", "concatenate"})
+#: Ops that act along some dims and leave the others as they are (see ``touched_dims``).
+DIM_LOCAL = frozenset({"slice", "pad", "concatenate", "dynamic-slice", "dynamic-update-slice",
+                       "reduce-window", "select-and-scatter", "sort", "reverse"})
+_LEVEL1 = frozenset({"reduce", "dot", "convolution"}) | DIM_LOCAL
 _LEVEL2 = frozenset({"broadcast"})
 
 
@@ -195,9 +198,9 @@ def infer_from_operands(instr: HloInstruction, get: Callable) -> HloSharding | N
         return out
     if src is None:
         return None
-    if op in ("slice", "pad", "concatenate"):
-        keep = _unchanged(instr)
-        return remap(src, [d if d in keep else None for d in range(rank)], rank)
+    touched = touched_dims(instr)
+    if touched is not None:
+        return remap(src, [None if d in touched else d for d in range(rank)], rank)
     if op == "transpose":
         perm = instr.dimensions
         return remap(src, [perm.index(i) for i in range(rank)], rank)
@@ -227,9 +230,11 @@ def infer_operand(user: HloInstruction, index: int, s: HloSharding) -> HloShardi
     if op == "get-tuple-element":
         return None
     rank = len(user.shape.dims)
-    if op in ("slice", "concatenate") or (op == "pad" and index == 0):
-        keep = _unchanged(user)
-        return remap(s, [d if d in keep else None for d in range(rank)], rank)
+    touched = touched_dims(user)
+    if touched is not None:
+        if orank != rank:
+            return None                 # a scalar operand (pad value, init, start index)
+        return remap(s, [None if d in touched else d for d in range(rank)], rank)
     if op == "transpose":
         return remap(s, list(user.dimensions), orank)
     if op == "broadcast":
@@ -354,16 +359,34 @@ class ShardingPropagation(HloPass):
         return changed
 
 
-def _unchanged(instr: HloInstruction) -> set[int]:
-    """The dims a slice, pad or concatenate leaves as they are."""
-    rank = len(instr.shape.dims)
-    if instr.opcode == "concatenate":
-        return set(range(rank)) - {instr.dimensions[0]}
-    if instr.opcode == "slice":
-        dims = instr.operands[0].shape.dims
-        return {d for d, t in enumerate(instr.attrs["slice"])
-                if tuple(t)[:2] == (0, dims[d]) and (len(t) < 3 or t[2] == 1)}
-    return {d for d, t in enumerate(instr.attrs["padding"]) if not any(t)}
+def touched_dims(instr: HloInstruction) -> set[int] | None:
+    """For the ops in ``DIM_LOCAL``: the dims the op works along (every other dim passes
+    through position by position, so a split there stays local); None for other ops and for
+    the multi-operand forms of sort and reduce-window."""
+    op, a = instr.opcode, instr.attrs
+    if op not in DIM_LOCAL or instr.shape.is_tuple:
+        return None
+    in_dims = instr.operands[0].shape.dims
+    if op == "concatenate":
+        return {instr.dimensions[0]}
+    if op == "slice":
+        return {d for d, t in enumerate(a["slice"])
+                if tuple(t)[:2] != (0, in_dims[d]) or (len(t) > 2 and t[2] != 1)}
+    if op == "pad":
+        return {d for d, t in enumerate(a["padding"]) if any(t)}
+    if op == "dynamic-slice":
+        return {d for d, n in enumerate(a["dynamic_slice_sizes"]) if n != in_dims[d]}
+    if op == "dynamic-update-slice":
+        return {d for d, n in enumerate(instr.operands[1].shape.dims) if n != in_dims[d]}
+    if op in ("reduce-window", "select-and-scatter"):
+        window = a.get("window")
+        dims = window.dims if window is not None else ()
+        return {d for d, w in enumerate(dims)
+                if (w.size, w.stride, w.pad_lo, w.pad_hi, w.lhs_dilate, w.rhs_dilate)
+                != (1, 1, 0, 0, 1, 1)}
+    if op == "sort":
+        return {a.get("dimensions", (0,))[0]} if len(instr.operands) == 1 else None
+    return set(instr.dimensions)                      # reverse
 
 
 def _leaves(shape) -> int:
@@ -373,4 +396,4 @@ def _leaves(shape) -> int:
 
 
 __all__ = ["ShardingPropagation", "infer_from_operands", "infer_operand", "reshape_mapping",
-           "dot_dims", "contraction"]
+           "dot_dims", "contraction", "touched_dims", "DIM_LOCAL"]

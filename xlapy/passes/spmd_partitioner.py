@@ -23,7 +23,9 @@ the collectives the shardings call for; the module gets ``num_partitions=N``. Re
   zeroed on both sides) and ``all-reduce`` of the partial sums over the contracting groups,
   then a reshard to the result sharding.
 
-- slice, pad, concatenate: local when the dims they change are not split in the result;
+- slice, pad, concatenate, dynamic-slice, dynamic-update-slice, reduce-window,
+  select-and-scatter, sort, reverse: local when the dims they work along are not split in the
+  result (``touched_dims``);
 - anything else runs replicated: operands gathered, the op as in the unpartitioned program,
   the result resharded. Ops whose meaning depends on the partition (``partition-id``,
   collectives, ...) raise :class:`~xlapy.errors.UnimplementedError` naming the instruction.
@@ -42,7 +44,7 @@ from ..hlo.sharding import HloSharding
 from ..hlo.sharding_util import groups_along, merge, remap
 from .base import HloPass
 from .context import PassContext
-from .sharding_propagation import contraction, infer_operand, reshape_mapping
+from .sharding_propagation import contraction, infer_operand, reshape_mapping, touched_dims
 from .spmd_reshard import SpmdBuilder, count_collective_bytes, local_dims
 
 log = logging.getLogger("xlapy.passes")
@@ -142,8 +144,8 @@ class SpmdPartitioner(HloPass):
             return self._reduce(instr, out)
         if op in ("dot", "convolution") and contraction(instr) is not None:
             return self._dot(instr, out)
-        if op in ("slice", "pad", "concatenate"):
-            done = self._window_free(instr, out)
+        if touched_dims(instr) is not None:
+            done = self._dim_local(instr, out)
             if done is not None:
                 return done
         return self._replicated(instr, out)
@@ -187,26 +189,24 @@ class SpmdPartitioner(HloPass):
             parts.append(self._whole(g, s.elements[k], sub))
         return self.b.add("tuple", Shape.tuple([p.shape for p in parts]), parts)
 
-    def _window_free(self, instr, out):
-        """slice / pad / concatenate with the dims they change not split in the result:
-        operands resharded to the result's sharding, the op run locally."""
+    def _dim_local(self, instr, out):
+        """An op of ``DIM_LOCAL`` whose touched dims are not split in the result: array
+        operands resharded to the result's sharding, scalars replicated, the op run locally
+        (slice bounds and dynamic-slice sizes of the other dims made local)."""
         b = self.b
-        changed = changed_dims(instr)
-        if out.kind == "tiled" and any(out.data_tiles[d] > 1 for d in changed):
+        touched = touched_dims(instr)
+        if out.kind == "tiled" and any(out.data_tiles[d] > 1 for d in touched):
             return None
-        if instr.opcode == "pad":
-            ops = [self._get(instr.operands[0], out),
-                   self._get(instr.operands[1], HloSharding.replicate())]
-        else:
-            ops = [self._get(o, out) for o in instr.operands]
+        rank = len(instr.shape.dims)
+        ops = [self._get(o, out if len(o.shape.dims) == rank else HloSharding.replicate())
+               for o in instr.operands]
         attrs = {k: v for k, v in instr.attrs.items() if k != "sharding"}
         shape = self._shape(instr, out)
         if instr.opcode == "slice":
-            attrs["slice"] = tuple(t if d in changed else (0, shape.dims[d], 1)
+            attrs["slice"] = tuple(t if d in touched else (0, shape.dims[d], 1)
                                    for d, t in enumerate(instr.attrs["slice"]))
-        if instr.opcode == "pad":
-            attrs["padding"] = tuple(t if d in changed else (0, 0, 0)
-                                     for d, t in enumerate(instr.attrs["padding"]))
+        if instr.opcode == "dynamic-slice":
+            attrs["dynamic_slice_sizes"] = tuple(shape.dims)
         return b.add(instr.opcode, shape, ops, attrs, instr.name), out
 
     def _reshape(self, instr, out):
@@ -306,18 +306,6 @@ class SpmdPartitioner(HloPass):
 _NOT_PARTITIONABLE = frozenset({"partition-id", "replica-id", "all-reduce", "all-gather",
                                 "reduce-scatter", "all-to-all", "collective-permute",
                                 "collective-broadcast", "send", "recv", "infeed", "outfeed"})
-
-
-def changed_dims(instr: HloInstruction) -> set[int]:
-    """The dims a slice, pad or concatenate changes (the others pass through unchanged)."""
-    if instr.opcode == "concatenate":
-        return {instr.dimensions[0]}
-    if instr.opcode == "slice":
-        dims = instr.operands[0].shape.dims
-        return {d for d, (lo, hi, st) in enumerate(
-            tuple(t) + (1,) * (3 - len(t)) for t in instr.attrs["slice"])
-            if lo != 0 or hi != dims[d] or st != 1}
-    return {d for d, t in enumerate(instr.attrs["padding"]) if any(t)}
 
 
 def _remove_dead(comp: HloComputation) -> None:
