@@ -118,3 +118,13 @@ def test_errors_name_the_problem_and_the_line():
     with debug_options(xla_force_host_platform_device_count=2):
         with pytest.raises(InvalidArgumentError, match="mesh has 8 devices, but this process"):
             g(np.zeros(8, np.float32))
+
+
+def test_embedding_lookup_split_by_batch_needs_no_communication():
+    mesh = Mesh(np.arange(2), ("b",))
+    f = xlapy.jit(lambda t, i: xnp.take(t, i, axis=0).sum(-1),
+                  in_shardings=(NamedSharding(mesh, P()), NamedSharding(mesh, P("b"))))
+    t = np.arange(40, dtype=np.float32).reshape(10, 4)
+    i = np.array([[1, 2, 3], [4, 5, 9], [0, 0, 1], [7, 8, 2]], np.int32)
+    np.testing.assert_array_equal(np.asarray(f(t, i)), t[i].sum(-1))
+    assert f.lower(t, i).collective_bytes() == {}

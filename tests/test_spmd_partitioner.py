@@ -168,6 +168,9 @@ CASES = {
   p = f32[4,3,3,3] reduce-window(x, m), window={size=1x2x2x1 stride=1x2x2x1}, to_apply=max
   z = f32[] constant(0)
   ROOT g = f32[4,6,6,3] select-and-scatter(x, p, z), window={size=1x2x2x1 stride=1x2x2x1}, select=ge, scatter=add""",
+    "embedding_lookup": """  t = f32[10,6] parameter(0), sharding={devices=[1,{n}]<=[{n}]}
+  i = s32[6,3] parameter(1), sharding={devices=[{n},1]<=[{n}]}
+  ROOT g = f32[6,3,6] gather(t, i), offset_dims={2}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, slice_sizes={1,6}""",
     "mlp": """  x = f32[8,12] parameter(0), sharding={replicated}
   w1 = f32[12,16] parameter(1), sharding={C}
   w2 = f32[16,12] parameter(2), sharding={R}
@@ -185,7 +188,13 @@ def case_text(name: str, n: int) -> str:
 
 def _args(m, seed=0):
     rng = np.random.default_rng(seed)
-    return [rng.standard_normal(p.shape.dims).astype(np.float32) for p in m.entry.parameters]
+    out = []
+    for p in m.entry.parameters:
+        if p.shape.element_type.is_integral:
+            out.append(rng.integers(0, 10, p.shape.dims).astype(np.int32))
+        else:
+            out.append(rng.standard_normal(p.shape.dims).astype(np.float32))
+    return out
 
 
 def _check(text: str, n: int, backend: str = "interpreter"):
@@ -233,6 +242,25 @@ def test_data_parallel_conv_is_local_and_its_kernel_gradient_one_all_reduce():
     assert p.collective_bytes() == {}
     p = _check(case_text("conv_kernel_grad", 2), 2)
     assert p.collective_bytes() == {"all-reduce": 3 * 3 * 3 * 5 * 4}
+
+
+@pytest.mark.parametrize("table,ids,out", [
+    ("{replicated}", "{devices=[2,1]<=[2]}", "{devices=[2,1,1]<=[2]}"),     # ids by batch
+    ("{devices=[1,2]<=[2]}", "{replicated}", "{devices=[1,1,2]<=[2]}"),     # table by feature
+])
+def test_embedding_lookup_is_local(table, ids, out):
+    text = case_text("embedding_lookup", 2).replace(
+        "sharding={devices=[1,2]<=[2]}", f"sharding={table}", 1).replace(
+        "s32[6,3] parameter(1), sharding={devices=[2,1]<=[2]}",
+        f"s32[6,3] parameter(1), sharding={ids}")
+    p = _check(text, 2)
+    assert p.collective_bytes() == {}
+    assert p.propagated.entry.root.attrs["sharding"].to_text() == out
+
+
+def test_embedding_lookup_conflict_gathers_the_smaller_operand():
+    p = _check(case_text("embedding_lookup", 2), 2)
+    assert p.collective_bytes() == {"all-gather": 6 * 3 * 4}      # the ids, not the table
 
 
 def test_megatron_mlp_has_one_all_reduce_and_no_gather():

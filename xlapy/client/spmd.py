@@ -21,6 +21,7 @@ from ..errors import InvalidArgumentError
 from ..hlo.ir import HloModule
 from ..hlo.sharding import HloSharding
 from ..hlo.verifier import verify_module
+from ..passes.call_inliner import CallInliner
 from ..passes.dump import dump_hlo_module
 from ..passes.sharding_propagation import ShardingPropagation
 from ..passes.spmd_partitioner import SpmdPartitioner
@@ -53,6 +54,7 @@ def spmd_partition(module: HloModule, num_partitions: int | None = None) -> Part
     the module's ``num_partitions``)."""
     n = num_partitions or module.attributes.get("num_partitions", 1)
     work = module.clone()
+    CallInliner().run(work)             # JAX wraps helpers (take, clip, ...) in calls
     ShardingPropagation().run(work)
     dump_hlo_module(work, "after_sharding-propagation")
     propagated = work.clone()

@@ -40,7 +40,7 @@ _LEVEL0 = frozenset({"copy", "transpose", "reshape", "get-tuple-element", "tuple
 #: Ops that act along some dims and leave the others as they are (see ``touched_dims``).
 DIM_LOCAL = frozenset({"slice", "pad", "concatenate", "dynamic-slice", "dynamic-update-slice",
                        "reduce-window", "select-and-scatter", "sort", "reverse"})
-_LEVEL1 = frozenset({"reduce", "dot", "convolution"}) | DIM_LOCAL
+_LEVEL1 = frozenset({"reduce", "dot", "convolution", "gather"}) | DIM_LOCAL
 _LEVEL2 = frozenset({"broadcast"})
 
 
@@ -151,6 +151,31 @@ def contraction(instr: HloInstruction
     return lmap, rmap, [dn.input_feature], [dn.kernel_input_feature]
 
 
+def gather_dims(instr: HloInstruction) -> tuple[list[int | None], list[int | None]] | None:
+    """For a gather without batching dims: the output dim of each operand dim (only dims
+    sliced whole and not indexed: pass-through) and of each indices dim (the batch dims; not
+    the index vector dim); None for gathers with operand batching dims."""
+    a = instr.attrs
+    if a.get("operand_batching_dims"):
+        return None
+    operand, indices = instr.operands
+    rank = len(instr.shape.dims)
+    offset = list(a.get("offset_dims", ()))
+    batch_out = [d for d in range(rank) if d not in offset]
+    ivd = a.get("index_vector_dim", len(indices.shape.dims))
+    imap: list[int | None] = [None] * len(indices.shape.dims)
+    for k, d in enumerate(d for d in range(len(indices.shape.dims)) if d != ivd):
+        imap[d] = batch_out[k]
+    kept = [d for d in range(len(operand.shape.dims))
+            if d not in a.get("collapsed_slice_dims", ())]
+    omap: list[int | None] = [None] * len(operand.shape.dims)
+    sizes = a.get("slice_sizes", ())
+    for k, d in enumerate(kept):
+        if sizes[d] == operand.shape.dims[d] and d not in a.get("start_index_map", ()):
+            omap[d] = offset[k]
+    return omap, imap
+
+
 def _inverse(mapping: list[int | None], rank: int) -> list[int | None]:
     inv: list[int | None] = [None] * rank
     for i, t in enumerate(mapping):
@@ -177,8 +202,8 @@ def infer_from_operands(instr: HloInstruction, get: Callable) -> HloSharding | N
         return _array_sharding(get(t.operands[instr.attrs["index"]])) \
             if t.opcode == "tuple" else None
     src = _array_sharding(get(instr.operands[0])) if instr.operands else None
-    if op in ("dot", "convolution"):
-        dims = contraction(instr)
+    if op in ("dot", "convolution", "gather"):
+        dims = contraction(instr) if op != "gather" else gather_dims(instr)
         if dims is None:
             return None
         lmap, rmap = dims[0], dims[1]
@@ -244,8 +269,8 @@ def infer_operand(user: HloInstruction, index: int, s: HloSharding) -> HloShardi
     if op == "reduce" and index == 0 and not user.shape.is_tuple:
         kept = [d for d in range(orank) if d not in user.dimensions]
         return remap(s, kept, orank)
-    if op in ("dot", "convolution"):
-        dims = contraction(user)
+    if op in ("dot", "convolution", "gather"):
+        dims = contraction(user) if op != "gather" else gather_dims(user)
         if dims is None:
             return None
         m = dims[0] if index == 0 else dims[1]
@@ -396,4 +421,4 @@ def _leaves(shape) -> int:
 
 
 __all__ = ["ShardingPropagation", "infer_from_operands", "infer_operand", "reshape_mapping",
-           "dot_dims", "contraction", "touched_dims", "DIM_LOCAL"]
+           "dot_dims", "contraction", "gather_dims", "touched_dims", "DIM_LOCAL"]

@@ -23,6 +23,8 @@ the collectives the shardings call for; the module gets ``num_partitions=N``. Re
   zeroed on both sides) and ``all-reduce`` of the partial sums over the contracting groups,
   then a reshard to the result sharding.
 
+- gather split on its batch dims (from the indices) and on pass-through operand dims: local
+  with each partition's indices (an embedding lookup with the ids split by batch);
 - slice, pad, concatenate, dynamic-slice, dynamic-update-slice, reduce-window,
   select-and-scatter, sort, reverse: local when the dims they work along are not split in the
   result (``touched_dims``);
@@ -44,7 +46,8 @@ from ..hlo.sharding import HloSharding
 from ..hlo.sharding_util import groups_along, merge, remap
 from .base import HloPass
 from .context import PassContext
-from .sharding_propagation import contraction, infer_operand, reshape_mapping, touched_dims
+from .sharding_propagation import (contraction, gather_dims, infer_operand, reshape_mapping,
+                                   touched_dims)
 from .spmd_reshard import SpmdBuilder, count_collective_bytes, local_dims
 
 log = logging.getLogger("xlapy.passes")
@@ -144,6 +147,8 @@ class SpmdPartitioner(HloPass):
             return self._reduce(instr, out)
         if op in ("dot", "convolution") and contraction(instr) is not None:
             return self._dot(instr, out)
+        if op == "gather" and gather_dims(instr) is not None:
+            return self._gather(instr, out)
         if touched_dims(instr) is not None:
             done = self._dim_local(instr, out)
             if done is not None:
@@ -208,6 +213,23 @@ class SpmdPartitioner(HloPass):
         if instr.opcode == "dynamic-slice":
             attrs["dynamic_slice_sizes"] = tuple(shape.dims)
         return b.add(instr.opcode, shape, ops, attrs, instr.name), out
+
+    def _gather(self, instr, out):
+        """Gather split only on the batch dims (from the indices) and on operand dims sliced
+        whole (pass-through): each partition gathers its rows with its own indices."""
+        omap, imap = gather_dims(instr)
+        rank = len(instr.shape.dims)
+        mapped = {d for d in omap + imap if d is not None}
+        res = remap(out, [d if d in mapped else None for d in range(rank)], rank)
+        ot, it = infer_operand(instr, 0, res), infer_operand(instr, 1, res)
+        operand = self._get(instr.operands[0], ot)
+        indices = self._get(instr.operands[1], it)
+        attrs = {k: v for k, v in instr.attrs.items() if k != "sharding"}
+        attrs["slice_sizes"] = tuple(
+            n if omap[d] is None else operand.shape.dims[d]
+            for d, n in enumerate(instr.attrs["slice_sizes"]))
+        g = self.b.add("gather", self._shape(instr, res), [operand, indices], attrs, instr.name)
+        return self.b.reshard(g, res, out, instr.shape.dims), out
 
     def _reshape(self, instr, out):
         b, src = self.b, instr.operands[0]
