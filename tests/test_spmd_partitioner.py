@@ -37,6 +37,25 @@ ge {
   ROOT c = pred[] compare(x, y), direction=GE
 }
 
+cond2 {
+  t = (s32[], f32[8,6], f32[6,6]) parameter(0)
+  i = s32[] get-tuple-element(t), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+
+body2 {
+  t = (s32[], f32[8,6], f32[6,6]) parameter(0)
+  i = s32[] get-tuple-element(t), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  x = f32[8,6] get-tuple-element(t), index=1
+  w = f32[6,6] get-tuple-element(t), index=2
+  d = f32[8,6] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  y = f32[8,6] tanh(d)
+  ROOT r = (s32[], f32[8,6], f32[6,6]) tuple(j, y, w)
+}
+
 cond {
   t = (s32[], f32[6]) parameter(0)
   i = s32[] get-tuple-element(t), index=0
@@ -136,7 +155,7 @@ CASES = {
   ROOT s = f32[5,9] slice(a), slice={[3:8], [0:9]}, sharding={R}""",
     "sort_runs_replicated": """  a = f32[6,8] parameter(0), sharding={R}
   ROOT s = f32[6,8] sort(a), dimensions={1}, to_apply=lt""",
-    "while_runs_replicated": """  a = f32[6] parameter(0), sharding={V}
+    "while_vector_state": """  a = f32[6] parameter(0), sharding={V}
   i = s32[] constant(0)
   t = (s32[], f32[6]) tuple(i, a)
   w = (s32[], f32[6]) while(t), condition=cond, body=body
@@ -171,6 +190,18 @@ CASES = {
     "embedding_lookup": """  t = f32[10,6] parameter(0), sharding={devices=[1,{n}]<=[{n}]}
   i = s32[6,3] parameter(1), sharding={devices=[{n},1]<=[{n}]}
   ROOT g = f32[6,3,6] gather(t, i), offset_dims={2}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, slice_sizes={1,6}""",
+    "while_sharded_state": """  a = f32[8,6] parameter(0), sharding={R}
+  w = f32[6,6] parameter(1)
+  i = s32[] constant(0)
+  t = (s32[], f32[8,6], f32[6,6]) tuple(i, a, w)
+  l = (s32[], f32[8,6], f32[6,6]) while(t), condition=cond2, body=body2
+  ROOT r = f32[8,6] get-tuple-element(l), index=1""",
+    "while_reshard_in_body": """  a = f32[8,6] parameter(0), sharding={replicated}
+  w = f32[6,6] parameter(1), sharding={C}
+  i = s32[] constant(0)
+  t = (s32[], f32[8,6], f32[6,6]) tuple(i, a, w)
+  l = (s32[], f32[8,6], f32[6,6]) while(t), condition=cond2, body=body2
+  ROOT r = f32[8,6] get-tuple-element(l), index=1""",
     "mlp": """  x = f32[8,12] parameter(0), sharding={replicated}
   w1 = f32[12,16] parameter(1), sharding={C}
   w2 = f32[16,12] parameter(2), sharding={R}
@@ -263,6 +294,14 @@ def test_embedding_lookup_conflict_gathers_the_smaller_operand():
     assert p.collective_bytes() == {"all-gather": 6 * 3 * 4}      # the ids, not the table
 
 
+def test_while_body_is_partitioned_with_the_loop_state_sharding():
+    p = _check(case_text("while_sharded_state", 4), 4)
+    assert p.collective_bytes() == {}                # rows stay split through the loop
+    (body,) = [c for c in p.module.computations if c.name.startswith("body2")]
+    assert body.name.endswith("_spmd")
+    assert body.root.shape.tuple_shapes[1].dims == (2, 6)
+
+
 def test_megatron_mlp_has_one_all_reduce_and_no_gather():
     p = _check(case_text("mlp", 4), 4)
     ops = [i.opcode for i in p.module.entry.instructions]
@@ -315,7 +354,8 @@ def test_partition_dependent_op_is_a_typed_error():
 
 
 @pytest.mark.parametrize("name", ["mlp", "dot_k_split", "reduce_split_dim", "reshape_even",
-                                  "elementwise_all_to_all", "conv_kernel_grad"])
+                                  "elementwise_all_to_all", "conv_kernel_grad",
+                                  "while_reshard_in_body"])
 def test_cpu_backend_on_two_devices(name):
     with debug_options(xla_force_host_platform_device_count=2):
         _check(case_text(name, 2), 2, backend="cpu")

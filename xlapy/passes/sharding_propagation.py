@@ -198,9 +198,12 @@ def infer_from_operands(instr: HloInstruction, get: Callable) -> HloSharding | N
                 best = s
         return best
     if op == "get-tuple-element":
-        t = instr.operands[0]
-        return _array_sharding(get(t.operands[instr.attrs["index"]])) \
-            if t.opcode == "tuple" else None
+        t, k = instr.operands[0], instr.attrs["index"]
+        if t.opcode == "tuple":
+            return _array_sharding(get(t.operands[k]))
+        ts = get(t)
+        return _array_sharding(ts.elements[k]) if ts is not None and ts.kind == "tuple" \
+            and k < len(ts.elements) else None
     src = _array_sharding(get(instr.operands[0])) if instr.operands else None
     if op in ("dot", "convolution", "gather"):
         dims = contraction(instr) if op != "gather" else gather_dims(instr)
@@ -287,6 +290,7 @@ class ShardingPropagation(HloPass):
         comp = module.entry
         changed = self._constraints(comp)
         provided = {id(i) for i in comp.instructions if "sharding" in i.attrs}
+        changed |= len(provided) < len(comp.instructions)
         allow_params = module.attributes.get("allow_spmd_sharding_propagation_to_parameters")
         allow_out = module.attributes.get("allow_spmd_sharding_propagation_to_output",
                                           (True,))
@@ -300,14 +304,58 @@ class ShardingPropagation(HloPass):
         root = comp.root
         if id(root) not in provided and not all(allow_out):
             provided.add(id(root))
+        self._propagate(comp, provided)
+        return changed
+
+    def _propagate(self, comp: HloComputation, provided: set[int]) -> None:
+        """The fixed point over ``comp``; each ``while`` then gets one state sharding (its
+        operand's, element by element) tied to its body's parameter and root and its
+        condition's parameter, the body and condition are propagated the same way, and
+        ``comp`` once more (for the users of the loop's results); leftovers replicated."""
         for level in range(3):
             while self._sweep(comp, provided, level):
-                changed = True
+                pass
+        loops = [i for i in comp.post_order() if i.opcode == "while"]
+        for w in loops:
+            state = self._loop_sharding(w)
+            if state is None:
+                continue
+            w.attrs["sharding"] = state
+            provided.add(id(w))
+            body, cond = w.attrs["body"], w.attrs["condition"]
+            body.parameters[0].attrs["sharding"] = state
+            body.root.attrs["sharding"] = state
+            cond.parameters[0].attrs["sharding"] = state
+            for c in (body, cond):
+                self._propagate(c, {id(i) for i in c.instructions if "sharding" in i.attrs})
+        if loops:
+            for level in range(3):
+                while self._sweep(comp, provided, level):
+                    pass
         for i in comp.instructions:
             if "sharding" not in i.attrs:
                 i.attrs["sharding"] = self._replicated_for(i)
-                changed = True
-        return changed
+
+    @staticmethod
+    def _loop_sharding(w: HloInstruction) -> HloSharding | None:
+        """One array sharding per element of a flat loop state, from the while's operand."""
+        if "sharding" in w.attrs:
+            s = w.attrs["sharding"]
+            return s if s.kind == "tuple" else None
+        shapes = w.shape.tuple_shapes
+        if any(t.is_tuple for t in shapes):
+            return None
+        op = w.operands[0]
+        elems = []
+        for k in range(len(shapes)):
+            if op.opcode == "tuple":
+                s = _array_sharding(op.operands[k].attrs.get("sharding"))
+            else:
+                t = op.attrs.get("sharding")
+                s = _array_sharding(t.elements[k]) if t is not None and t.kind == "tuple" \
+                    else None
+            elems.append(s or HloSharding.replicate())
+        return HloSharding.tuple_of(elems)
 
     @staticmethod
     def _replicated_for(i: HloInstruction) -> HloSharding:

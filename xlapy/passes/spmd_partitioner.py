@@ -7,6 +7,8 @@ result shapes (the padded shards, ``ceil(dim / tiles)``), ``partition-id``-based
 the collectives the shardings call for; the module gets ``num_partitions=N``. Resharding is
 :class:`~xlapy.passes.spmd_reshard.SpmdBuilder.reshard`. Per op:
 
+- while (flat state): the state resharded to the loop sharding propagation tied to it, body
+  and condition partitioned into ``<name>_spmd`` computations;
 - parameters, constants, iotas: a local parameter of the shard shape; a constant or iota is
   built whole (replicated) and resharded;
 - elementwise ops, copy: operands resharded to the result's sharding, local op;
@@ -35,6 +37,7 @@ the collectives the shardings call for; the module gets ``num_partitions=N``. Re
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import numpy as np
 
@@ -45,6 +48,7 @@ from ..hlo.shape import ProgramShape, Shape
 from ..hlo.sharding import HloSharding
 from ..hlo.sharding_util import groups_along, merge, remap
 from .base import HloPass
+from .hlo_utils import remove_unreachable_computations
 from .context import PassContext
 from .sharding_propagation import (contraction, gather_dims, infer_operand, reshape_mapping,
                                    touched_dims)
@@ -75,8 +79,25 @@ class SpmdPartitioner(HloPass):
             raise InvalidArgumentError(f"SPMD partitioning of {module.name} needs "
                                        f"num_partitions >= 2, got {n}")
         old = module.entry
-        comp = HloComputation(module.unique_name(old.name + "_spmd"))
-        self.b = SpmdBuilder(module, comp, n)
+        self.module, self.n = module, n
+        self.shared: dict[str, Any] = {"channel": 0, "adders": {}}
+        comp = self._computation(old, old.name + "_spmd")
+        module.add_computation(comp, is_entry=True)
+        module.remove_computation(old)
+        remove_unreachable_computations(module)      # the unpartitioned loop bodies
+        module.attributes["num_partitions"] = n
+        if "entry_computation_layout" in module.attributes:
+            module.attributes["entry_computation_layout"] = ProgramShape(
+                [p.shape for p in comp.parameters], comp.root.shape)
+        log.info("spmd-partitioning %s for %d partitions: collective bytes %s", module.name,
+                 n, count_collective_bytes(comp))
+        return True
+
+    def _computation(self, old: HloComputation, name: str) -> HloComputation:
+        """The per-partition version of ``old`` (whose instructions carry shardings)."""
+        saved = getattr(self, "b", None), getattr(self, "local", None)
+        comp = HloComputation(self.module.unique_name(name))
+        self.b = SpmdBuilder(self.module, comp, self.n, self.shared)
         self.local: dict[int, tuple[HloInstruction, HloSharding]] = {}
         for instr in old.post_order():
             self.local[id(instr)] = self._partition(instr)
@@ -88,15 +109,23 @@ class SpmdPartitioner(HloPass):
             root = self._reshard_tuple(root, rs, want, old.root.shape)
         comp.root = root
         _remove_dead(comp)
-        module.add_computation(comp, is_entry=True)
-        module.remove_computation(old)
-        module.attributes["num_partitions"] = n
-        if "entry_computation_layout" in module.attributes:
-            module.attributes["entry_computation_layout"] = ProgramShape(
-                [p.shape for p in comp.parameters], comp.root.shape)
-        log.info("spmd-partitioning %s for %d partitions: collective bytes %s", module.name,
-                 n, count_collective_bytes(comp))
-        return True
+        self.b, self.local = saved                      # type: ignore[assignment]
+        return comp
+
+    def _while(self, instr: HloInstruction, loop: HloSharding):
+        """A while whose state has one array sharding per element (``loop``, tied to the
+        body's parameter and root and the condition's parameter by propagation): the state
+        resharded to it, body and condition partitioned into new computations."""
+        x, s = self.local[id(instr.operands[0])]
+        state = self._reshard_tuple(x, s, loop, instr.shape) if s != loop else x
+        body = self._computation(instr.attrs["body"], instr.attrs["body"].name + "_spmd")
+        cond = self._computation(instr.attrs["condition"],
+                                 instr.attrs["condition"].name + "_spmd")
+        self.module.add_computation(body)
+        self.module.add_computation(cond)
+        w = self.b.add("while", state.shape, [state], {"body": body, "condition": cond},
+                       instr.name)
+        return w, loop
 
     # ------------------------------------------------------------------ per op
     def _get(self, instr: HloInstruction, want: HloSharding | None = None) -> HloInstruction:
@@ -122,9 +151,18 @@ class SpmdPartitioner(HloPass):
             es = ts.elements[k] if ts.kind == "tuple" else HloSharding.replicate()
             g = b.add(op, t.shape.tuple_shapes[k], [t], {"index": k}, instr.name)
             return b.reshard(g, es, out, instr.shape.dims), out
+        full = instr.attrs.get("sharding")
+        if op == "while" and full is not None and full.kind == "tuple" \
+                and all(not t.is_tuple for t in instr.shape.tuple_shapes):
+            return self._while(instr, full)
         if op == "parameter":
-            p = HloInstruction("parameter", self._shape(instr, out),
-                               attrs={"sharding": out}, name=instr.name)
+            if instr.shape.is_tuple and full is not None and full.kind == "tuple":
+                shape = Shape.tuple([Shape.array(t.element_type, local_dims(t.dims, e))
+                                     for t, e in zip(instr.shape.tuple_shapes, full.elements)])
+                out = full
+            else:
+                shape = self._shape(instr, out)
+            p = HloInstruction("parameter", shape, attrs={"sharding": out}, name=instr.name)
             p.parameter_number = instr.parameter_number
             return b.comp.add_instruction(p), out
         if op in ("constant", "iota"):

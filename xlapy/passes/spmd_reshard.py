@@ -54,12 +54,15 @@ def _tiles(s: HloSharding, rank: int) -> tuple[int, ...]:
 class SpmdBuilder:
     """Emits the per-partition computation ``comp`` of ``module`` for ``n`` partitions."""
 
-    def __init__(self, module: HloModule, comp: HloComputation, n: int) -> None:
+    def __init__(self, module: HloModule, comp: HloComputation, n: int,
+                 shared: dict[str, Any] | None = None) -> None:
         self.module, self.comp, self.n = module, comp, n
         self._pid: HloInstruction | None = None
         self._offsets: dict[tuple, HloInstruction] = {}
-        self._adders: dict[Any, Any] = {}
-        self.channel = 0
+        # channel numbers and reducer computations are per module (all computations)
+        self.shared: dict[str, Any] = shared if shared is not None else {"channel": 0,
+                                                                          "adders": {}}
+        self._adders: dict[Any, Any] = self.shared["adders"]
 
     # ----- instructions
     def add(self, opcode: str, shape: Shape, operands: Sequence[HloInstruction] = (),
@@ -99,8 +102,9 @@ class SpmdBuilder:
         return self._offsets[key]
 
     def _next_channel(self) -> int:
-        self.channel += 1
-        return self.channel
+        channel = int(self.shared["channel"]) + 1
+        self.shared["channel"] = channel
+        return channel
 
     def adder(self, et: T.ElementType) -> HloComputation:
         """A scalar ``add`` computation for all-reduce."""
