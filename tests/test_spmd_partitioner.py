@@ -196,12 +196,6 @@ CASES = {
   t = (s32[], f32[8,6], f32[6,6]) tuple(i, a, w)
   l = (s32[], f32[8,6], f32[6,6]) while(t), condition=cond2, body=body2
   ROOT r = f32[8,6] get-tuple-element(l), index=1""",
-    "while_reshard_in_body": """  a = f32[8,6] parameter(0), sharding={replicated}
-  w = f32[6,6] parameter(1), sharding={C}
-  i = s32[] constant(0)
-  t = (s32[], f32[8,6], f32[6,6]) tuple(i, a, w)
-  l = (s32[], f32[8,6], f32[6,6]) while(t), condition=cond2, body=body2
-  ROOT r = f32[8,6] get-tuple-element(l), index=1""",
     "mlp": """  x = f32[8,12] parameter(0), sharding={replicated}
   w1 = f32[12,16] parameter(1), sharding={C}
   w2 = f32[16,12] parameter(2), sharding={R}
@@ -209,6 +203,12 @@ CASES = {
   g = f32[8,16] tanh(h)
   ROOT y = f32[8,12] dot(g, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}""",
 }
+
+
+# the same loop with the state replicated and the loop-invariant weight split by columns
+CASES["while_reshard_in_body"] = CASES["while_sharded_state"].replace(
+    "sharding={R}\n  w = f32[6,6] parameter(1)",
+    "sharding={replicated}\n  w = f32[6,6] parameter(1), sharding={C}")
 
 
 def case_text(name: str, n: int) -> str:
