@@ -128,3 +128,24 @@ def test_embedding_lookup_split_by_batch_needs_no_communication():
     i = np.array([[1, 2, 3], [4, 5, 9], [0, 0, 1], [7, 8, 2]], np.int32)
     np.testing.assert_array_equal(np.asarray(f(t, i)), t[i].sum(-1))
     assert f.lower(t, i).collective_bytes() == {}
+
+
+def test_device_put_and_sharded_results_hold_only_their_shards():
+    mesh = Mesh(np.arange(4).reshape(2, 2), ("a", "b"))
+    x = np.arange(5 * 6, dtype=np.float32).reshape(5, 6)
+    s = NamedSharding(mesh, P("a", "b"))
+    xs = xlapy.device_put(x, s)
+    assert xs.sharding is s and xs.shape == (5, 6)
+    shards = xs.addressable_shards
+    assert [sh.device for sh in shards] == [0, 1, 2, 3]
+    assert shards[3].index == (slice(3, 5), slice(3, 6))            # uneven: 3 + 2 rows
+    np.testing.assert_array_equal(shards[3].data, x[3:5, 3:6])
+    assert sum(sh.data.size for sh in shards) == x.size             # no copy is whole
+    np.testing.assert_array_equal(np.asarray(xs), x)
+    f = xlapy.jit(lambda v: v * 2, in_shardings=s, out_shardings=s)
+    even = np.arange(24, dtype=np.float32).reshape(4, 6)
+    ys = f(xlapy.device_put(even, s))                    # shards passed straight through
+    assert ys.sharding is s and [p.shape for p in ys.pieces] == [(2, 3)] * 4
+    np.testing.assert_array_equal(np.asarray(f(ys)), 4 * even)
+    with pytest.raises(InvalidArgumentError, match="NamedSharding"):
+        xlapy.device_put(x, "rows")

@@ -15,13 +15,13 @@ from .client.devices import (device_count, devices, local_device_count,  # noqa:
 __all__ = ["__version__", "errors", "optimize", "run_hlo", "jit", "function", "numpy", "lax",
            "grad", "value_and_grad", "vjp", "jvp", "linearize", "stop_gradient", "GradientTape",
            "Variable", "vmap", "pmap", "devices", "local_devices", "device_count", "local_device_count",
-           "process_index", "process_count", "distributed", "sharding"]
+           "process_index", "process_count", "distributed", "sharding", "device_put"]
 
 # The front end is imported on first use so that ``import xlapy`` stays cheap.
 _FRONTEND_EXPORTS = {"jit", "function", "Array", "register_pytree_node", "tree_flatten",
                      "tree_unflatten", "tree_map", "set_default_backend", "default_backend",
                      "grad", "value_and_grad", "vjp", "jvp", "linearize", "stop_gradient",
-                     "GradientTape", "Variable", "vmap", "pmap"}
+                     "GradientTape", "Variable", "vmap", "pmap", "device_put"}
 
 
 def __getattr__(name: str):

@@ -2,6 +2,8 @@
 see :mod:`xlapy.frontend.sharding`."""
 from __future__ import annotations
 
-from .frontend.sharding import Mesh, NamedSharding, PartitionSpec, with_sharding_constraint
+from .frontend.sharding import (Mesh, NamedSharding, PartitionSpec, Shard, ShardedArray,
+                                device_put, with_sharding_constraint)
 
-__all__ = ["Mesh", "NamedSharding", "PartitionSpec", "with_sharding_constraint"]
+__all__ = ["Mesh", "NamedSharding", "PartitionSpec", "Shard", "ShardedArray", "device_put",
+           "with_sharding_constraint"]

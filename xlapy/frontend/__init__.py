@@ -32,6 +32,7 @@ from .pmap import pmap
 from .core import Array, default_backend, set_default_backend
 from .jit import CacheInfo, JitFunction, jit, set_recompile_warning_threshold
 from . import sharding as _sharding  # noqa: F401  (installs jit's in_shardings support)
+from .sharding import device_put
 from .tf_function import EagerFunction, auto_jit, function, set_auto_jit
 from .pytree import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 from .variables import Variable
@@ -45,4 +46,4 @@ __all__ = ["Array", "jit", "function", "JitFunction", "EagerFunction", "CacheInf
            "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_map", "auto_jit", "set_auto_jit",
            "set_default_backend", "default_backend", "set_recompile_warning_threshold",
            "grad", "value_and_grad", "vjp", "jvp", "linearize", "stop_gradient", "GradientTape",
-           "Variable", "vmap", "pmap"]
+           "Variable", "vmap", "pmap", "device_put"]

@@ -1,5 +1,6 @@
 """JAX-style sharding API: ``Mesh``, ``PartitionSpec``, ``NamedSharding``,
-``with_sharding_constraint`` and ``jit(fn, in_shardings=..., out_shardings=...)``.
+``with_sharding_constraint``, ``device_put`` / ``ShardedArray`` and
+``jit(fn, in_shardings=..., out_shardings=...)``.
 
 A :class:`Mesh` names the axes of an array of devices; a :class:`PartitionSpec` says, per array
 dimension, which mesh axes split it (``None``: not split; a tuple: several axes, major
@@ -12,7 +13,8 @@ mesh (partition ids); partition ``p`` runs on device ``p``.
 A function jitted with ``in_shardings``/``out_shardings`` is traced as usual, its module's
 parameters and result annotated with those shardings, then propagated, partitioned
 (``xlapy.client.spmd``) and run once per partition; arguments are cut into shards on the way
-in and results put back together on the way out. ``with_sharding_constraint`` inside it
+in (a ``ShardedArray`` already in the right sharding is passed as it is) and the result is a
+``ShardedArray`` holding the output's shards. ``with_sharding_constraint`` inside it
 becomes ``custom-call(x), custom_call_target="Sharding"``; outside a trace, and in programs
 compiled for one device (``sharding-remover``), it changes nothing.
 """
@@ -128,6 +130,75 @@ def _axes(part: Any) -> tuple[str, ...]:
     return tuple(part) if isinstance(part, (tuple, list)) else (part,)
 
 
+# ----------------------------------------------------------------------------- arrays
+class Shard:
+    """One device's piece of a :class:`ShardedArray`: ``device``, ``index`` (the slices of
+    the global array it holds) and ``data`` (that piece, without padding)."""
+
+    def __init__(self, device: Any, index: tuple[slice, ...], data: np.ndarray) -> None:
+        self.device, self.index, self.data = device, index, data
+
+    def __repr__(self) -> str:
+        return f"Shard(device={self.device!r}, index={self.index!r})"
+
+
+class ShardedArray:
+    """A global array held as per-partition shards (padded to ``ceil(dim / tiles)`` as the
+    partitioned program takes them); ``sharding`` says how, ``addressable_shards`` gives the
+    pieces, ``np.asarray`` puts it back together."""
+
+    def __init__(self, pieces: Sequence[np.ndarray], hlo_sharding: HloSharding,
+                 shape: Sequence[int], sharding: NamedSharding | None = None) -> None:
+        self.pieces = list(pieces)
+        self.hlo_sharding = hlo_sharding
+        self.shape = tuple(int(d) for d in shape)
+        self.sharding = sharding
+        self.dtype = self.pieces[0].dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def _index(self, p: int) -> tuple[slice, ...]:
+        s = self.hlo_sharding
+        if s.kind != "tiled":
+            return tuple(slice(0, d) for d in self.shape)
+        local = s.shard_shape(self.shape)
+        return tuple(slice(min(i * c, d), min((i + 1) * c, d))
+                     for i, c, d in zip(s.tile_index(p), local, self.shape))
+
+    @property
+    def addressable_shards(self) -> list[Shard]:
+        devices = (list(self.sharding.mesh.devices.reshape(-1)) if self.sharding is not None
+                   else list(range(len(self.pieces))))
+        out = []
+        for p, piece in enumerate(self.pieces):
+            index = self._index(p)
+            data = piece[tuple(slice(0, sl.stop - sl.start) for sl in index)]
+            out.append(Shard(devices[p], index, data))
+        return out
+
+    def numpy(self) -> np.ndarray:
+        return unshard(self.pieces, self.hlo_sharding, self.shape)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self.numpy()
+        return a.astype(dtype) if dtype is not None else a
+
+    def __repr__(self) -> str:
+        return f"ShardedArray(shape={self.shape}, dtype={self.dtype}, {self.hlo_sharding})"
+
+
+def device_put(x: Any, sharding: NamedSharding) -> ShardedArray:
+    """``x`` cut into the shards ``sharding`` gives each device of its mesh."""
+    if not isinstance(sharding, NamedSharding):
+        raise InvalidArgumentError(f"device_put takes a NamedSharding, got "
+                                   f"{type(sharding).__name__}{_where()}")
+    a = np.asarray(x.numpy() if isinstance(x, Array) else x)
+    hs = sharding.to_hlo_sharding(a.ndim)
+    return ShardedArray(shard_array(a, hs, sharding.mesh.size), hs, a.shape, sharding)
+
+
 # ----------------------------------------------------------------------------- constraint
 sharding_constraint_p = primitive("sharding_constraint")
 
@@ -211,18 +282,27 @@ class ShardedFunction:
         self._cache[key] = (lowered.hlo_module, part)
         return part
 
-    def __call__(self, *args: Any) -> Array:
+    def __call__(self, *args: Any) -> ShardedArray:
+        """Run on the mesh; a :class:`ShardedArray` argument already sharded as the program
+        takes it is passed shard by shard, anything else is cut up first. The result is a
+        :class:`ShardedArray` in the output's sharding."""
         from ..client.run import run_hlo
-        part = self.lower(*args)
-        flat = [np.asarray(a.numpy() if isinstance(a, Array) else a) for a in _leaves(args)]
+        leaves = _leaves(args)
+        part = self.lower(*[a.numpy() if isinstance(a, ShardedArray) else a for a in args])
         per_device: list[list[np.ndarray]] = [[] for _ in range(part.num_partitions)]
-        for a, s in zip(flat, part.in_shardings):
-            for dev, piece in enumerate(shard_array(a, s, part.num_partitions)):
+        for a, s in zip(leaves, part.in_shardings):
+            if isinstance(a, ShardedArray) and a.hlo_sharding == s \
+                    and len(a.pieces) == part.num_partitions:
+                pieces = a.pieces
+            else:
+                g = np.asarray(a.numpy() if isinstance(a, (Array, ShardedArray)) else a)
+                pieces = shard_array(g, s, part.num_partitions)
+            for dev, piece in enumerate(pieces):
                 per_device[dev].append(piece)
         outs = run_hlo(part.module, per_device, backend=self._backend)
-        result = unshard([o[0] for o in outs], part.out_sharding,
-                         part.propagated.entry.root.shape.dims)
-        return to_array(result)
+        return ShardedArray([o[0] for o in outs], part.out_sharding,
+                            part.propagated.entry.root.shape.dims,
+                            self._out if isinstance(self._out, NamedSharding) else None)
 
 
 SHARDED_JIT[:] = [ShardedFunction]
@@ -246,4 +326,4 @@ def _per_arg(spec: Any, n: int, what: str) -> list[Any]:
 
 
 __all__ = ["Mesh", "PartitionSpec", "NamedSharding", "with_sharding_constraint",
-           "ShardedFunction", "sharding_constraint_p"]
+           "ShardedFunction", "ShardedArray", "Shard", "device_put", "sharding_constraint_p"]
