@@ -1,8 +1,9 @@
 """Regenerate ``tests/data/spmd/``: sharded programs compiled by the real XLA through JAX.
 
 Run with the test extra installed: ``python tests/make_spmd_cases.py``. JAX is told to use 8
-host devices (``--xla_force_host_platform_device_count=8``) and GSPMD (Shardy off, so the
-module text carries ``custom_call_target="Sharding"`` and root shardings). For each case it
+host devices (``--xla_force_host_platform_device_count=8``) and GSPMD (Shardy off), except for
+the ``SHARDY`` cases, lowered with Shardy on (the module text carries the same ``sharding=``
+and ``custom_call_target="Sharding"`` attributes, plus ``xla.sdy`` frontend attributes). For each case it
 writes ``<name>.hlo`` (the module before partitioning, as ``jit(...).lower(...)`` prints it),
 ``<name>.propagated.hlo`` (XLA's module after ``sharding-propagation``),
 ``<name>.partitioned.hlo`` (XLA:CPU's compiled, partitioned module) and ``<name>.npz``
@@ -68,6 +69,12 @@ def train_step(w, x, y):
     return w - np.float32(0.1) * jax.grad(loss)(w)
 
 
+def constrained_sum(x, w):
+    y = jnp.tanh(x @ w)
+    y = jax.lax.with_sharding_constraint(y, ns(M24, "x", None))
+    return y.sum(0)
+
+
 def sharded_sum(x):
     return jnp.sum(x, axis=1)
 
@@ -93,13 +100,21 @@ CASES = {
     "sharded_sum": (sharded_sum, [(16, 32)], [ns(M24, "x", "y")], None),
     "transpose_reshard": (transpose_reshard, [(16, 32)], [ns(M24, "x", "y")],
                           ns(M24, "x", "y")),
+    "constrained_sum": (constrained_sum, [(16, 8), (8, 32)],
+                        [ns(M24, "x", None), ns(M24, None, "y")], None),
 }
+#: Cases lowered with Shardy (JAX's default): the module text carries the same GSPMD
+#: attributes; XLA runs Shardy instead of sharding-propagation, so there is no
+#: ``.propagated.hlo`` for them.
+SHARDY = {"constrained_sum_shardy": "constrained_sum", "mlp_tp_shardy": "mlp_tp"}
 
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
-    for name, (fn, shapes, ins, out) in CASES.items():
+    for name, (fn, shapes, ins, out) in list(CASES.items()) + [
+            (k, CASES[v]) for k, v in SHARDY.items()]:
+        jax.config.update("jax_use_shardy_partitioner", name in SHARDY)
         args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
         kw = {"in_shardings": tuple(ins)}
         if out is not None:
@@ -111,8 +126,9 @@ def main() -> None:
         (OUT / f"{name}.partitioned.hlo").write_text(lowered.compile().as_text())
         new = sorted(f for f in set(os.listdir(DUMP)) - before
                      if ".after_sharding-propagation." in f and f.endswith(".txt"))
-        (OUT / f"{name}.propagated.hlo").write_text(
-            pathlib.Path(DUMP, new[0]).read_text())
+        if new:
+            (OUT / f"{name}.propagated.hlo").write_text(
+                pathlib.Path(DUMP, new[0]).read_text())
         result = np.asarray(f(*args))
         np.savez(OUT / f"{name}.npz", **{f"arg{i}": a for i, a in enumerate(args)},
                  out0=result)

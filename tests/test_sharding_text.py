@@ -163,3 +163,17 @@ def test_passes_keep_shardings():
     for p in (HloDCE(), HloCSE()):
         p.run(m)
     assert m.entry.instruction("d").attrs["sharding"].to_text() == "{devices=[4,1]0,2,1,3}"
+
+
+def test_shardy_module_header_round_trips():
+    """JAX's default (Shardy) lowering puts a braced, unquoted mesh in the module's
+    frontend_attributes; it is kept verbatim."""
+    header = ('HloModule jit_f, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=2, '
+              '"y"=4]>}}\n\n')
+    body = ("ENTRY main {\n  ROOT x = f32[8]{0} parameter(0), sharding={devices=[2,4]<=[8] "
+            'last_tile_dim_replicate}, frontend_attributes={xla.sdy.sharding="#sdy.sharding'
+            '<@mesh, [{\\"x\\"}]>"}\n}\n')
+    m = parse_module(header + body)
+    text = m.to_text()
+    assert text.splitlines()[0] == header.strip()
+    assert parse_module(text).to_text() == text

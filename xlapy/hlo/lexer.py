@@ -602,9 +602,10 @@ def _read_metadata_fast(sc: Scanner) -> OpMetadata | None:
     return metadata
 
 
-def read_dict(sc: Scanner, key: str) -> dict[str, str]:
-    """``{key="value", k2=v2}``; values may be quoted or bare."""
-    out: dict[str, str] = {}
+def read_dict(sc: Scanner, key: str) -> dict[str, Any]:
+    """``{key="value", k2=v2}``; values may be quoted or bare; a braced value (Shardy's
+    ``xla.sdy.meshes={mesh = #sdy.mesh<...>}``) is kept verbatim as :class:`RawAttr`."""
+    out: dict[str, Any] = {}
     for _ in braced_items(sc, key):
         if sc.peek() == '"':
             k = sc.string()
@@ -616,6 +617,8 @@ def read_dict(sc: Scanner, key: str) -> dict[str, str]:
         sc.expect("=", f"after key '{k}' in '{key}'")
         if sc.peek() == '"':
             out[k] = sc.string()
+        elif sc.peek() == "{":
+            out[k] = RawAttr(sc.balanced(f"the value of '{k}' in '{key}'", single=True))
         else:
             m = sc.match(_BARE)
             if not m:

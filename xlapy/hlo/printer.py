@@ -66,7 +66,8 @@ def _slice(triples: Any) -> str:
 
 
 def _dict(d: dict) -> str:
-    return "{" + ",".join(f"{k}={quote_string(str(v))}" for k, v in d.items()) + "}"
+    return "{" + ",".join(f"{k}={v.text if isinstance(v, RawAttr) else quote_string(str(v))}"
+                          for k, v in d.items()) + "}"
 
 
 def value_to_text(kind: str | None, value: Any, long: bool = True) -> str:

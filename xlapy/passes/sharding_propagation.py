@@ -1,9 +1,10 @@
 """Sharding propagation (XLA's ``ShardingPropagation``, GSPMD mode).
 
-Gives every instruction of the entry computation a ``sharding`` from the ones the user
-provided: parameters, the root, and ``custom-call(x), custom_call_target="Sharding"``
-constraints (each becomes a ``copy`` carrying the constraint, so the partitioner reshards
-there). Provided shardings are never changed. For aggressiveness levels 0..2 the pass walks
+Gives every instruction of the entry computation (and of its while loops) a ``sharding`` from
+the ones the user provided: parameters, the root, and ``custom-call(x),
+custom_call_target="Sharding"`` constraints (each becomes a ``copy`` carrying the constraint,
+so the partitioner reshards there; an unsharded operand gets the constraint too). Provided
+shardings are never changed. For aggressiveness levels 0..2 the pass walks
 the computation in post order inferring from operands (forward), then in reverse post order
 inferring from users (backward), until nothing changes; level 0 passes only shape-preserving
 ops (elementwise, copy, transpose, reshape), level 1 adds reductions and dots, level 2
@@ -368,6 +369,9 @@ class ShardingPropagation(HloPass):
         changed = False
         for i in list(comp.instructions):
             if i.opcode == "custom-call" and i.attrs.get("custom_call_target") == "Sharding":
+                op = i.operands[0]
+                if "sharding" not in op.attrs and "sharding" in i.attrs:
+                    op.attrs["sharding"] = i.attrs["sharding"]      # as XLA: provided too
                 i.opcode = "copy"
                 for k in [k for k in i.attrs if k not in ("sharding", "metadata")]:
                     del i.attrs[k]
