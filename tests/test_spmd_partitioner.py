@@ -37,6 +37,18 @@ ge {
   ROOT c = pred[] compare(x, y), direction=GE
 }
 
+on_true {
+  x = f32[8,6] parameter(0)
+  ROOT y = f32[8,6] sine(x)
+}
+
+on_false {
+  x = f32[8,6] parameter(0)
+  z = f32[] constant(0)
+  r = f32[8] reduce(x, z), dimensions={1}, to_apply=add
+  ROOT b = f32[8,6] broadcast(r), dimensions={0}
+}
+
 cond2 {
   t = (s32[], f32[8,6], f32[6,6]) parameter(0)
   i = s32[] get-tuple-element(t), index=0
@@ -196,6 +208,9 @@ CASES = {
   t = (s32[], f32[8,6], f32[6,6]) tuple(i, a, w)
   l = (s32[], f32[8,6], f32[6,6]) while(t), condition=cond2, body=body2
   ROOT r = f32[8,6] get-tuple-element(l), index=1""",
+    "conditional": """  a = f32[8,6] parameter(0), sharding={R}
+  p = pred[] parameter(1)
+  ROOT c = f32[8,6] conditional(p, a, a), true_computation=on_true, false_computation=on_false""",
     "mlp": """  x = f32[8,12] parameter(0), sharding={replicated}
   w1 = f32[12,16] parameter(1), sharding={C}
   w2 = f32[16,12] parameter(2), sharding={R}
@@ -221,7 +236,9 @@ def _args(m, seed=0):
     rng = np.random.default_rng(seed)
     out = []
     for p in m.entry.parameters:
-        if p.shape.element_type.is_integral:
+        if p.shape.element_type.name == "pred":
+            out.append(np.array(rng.random(p.shape.dims) > 0.5))
+        elif p.shape.element_type.is_integral:
             out.append(rng.integers(0, 10, p.shape.dims).astype(np.int32))
         else:
             out.append(rng.standard_normal(p.shape.dims).astype(np.float32))
@@ -300,6 +317,18 @@ def test_while_body_is_partitioned_with_the_loop_state_sharding():
     (body,) = [c for c in p.module.computations if c.name.startswith("body2")]
     assert body.name.endswith("_spmd")
     assert body.root.shape.tuple_shapes[1].dims == (2, 6)
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_conditional_branches_are_partitioned(flag):
+    m = parse_module(case_text("conditional", 4))
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal((8, 6)).astype(np.float32), np.array(flag)]
+    p = spmd_partition(m, 4)
+    np.testing.assert_allclose(run_spmd(m, args, 4), run_hlo(p.propagated, args)[0],
+                               rtol=1e-5, atol=1e-5)
+    assert p.collective_bytes() == {}
+    assert {c.name for c in p.module.computations} >= {"on_true_spmd", "on_false_spmd"}
 
 
 def test_megatron_mlp_has_one_all_reduce_and_no_gather():

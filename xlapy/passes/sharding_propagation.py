@@ -329,6 +329,9 @@ class ShardingPropagation(HloPass):
             cond.parameters[0].attrs["sharding"] = state
             for c in (body, cond):
                 self._propagate(c, {id(i) for i in c.instructions if "sharding" in i.attrs})
+        for c in [i for i in comp.post_order() if i.opcode == "conditional"]:
+            self._conditional(c)
+            loops.append(c)
         if loops:
             for level in range(3):
                 while self._sweep(comp, provided, level):
@@ -336,6 +339,25 @@ class ShardingPropagation(HloPass):
         for i in comp.instructions:
             if "sharding" not in i.attrs:
                 i.attrs["sharding"] = self._replicated_for(i)
+
+    def _conditional(self, c: HloInstruction) -> None:
+        """Each branch's parameter takes its operand's sharding; the branches are propagated;
+        an array result takes the first branch root's sharding, given to every root."""
+        branches = branch_computations(c)
+        for b, op in zip(branches, c.operands[1:]):
+            s = _value_sharding(op)
+            if s is None:
+                return
+            b.parameters[0].attrs["sharding"] = s
+        roots = None
+        for b in branches:
+            self._propagate(b, {id(i) for i in b.instructions if "sharding" in i.attrs})
+            if roots is None and not c.shape.is_tuple:
+                roots = b.root.attrs.get("sharding")
+        if roots is not None and roots.kind != "tuple":
+            c.attrs.setdefault("sharding", roots)
+            for b in branches:
+                b.root.attrs["sharding"] = c.attrs["sharding"]
 
     @staticmethod
     def _loop_sharding(w: HloInstruction) -> HloSharding | None:
@@ -466,6 +488,25 @@ def touched_dims(instr: HloInstruction) -> set[int] | None:
     return set(instr.dimensions)                      # reverse
 
 
+def branch_computations(c: HloInstruction) -> list[HloComputation]:
+    if "branch_computations" in c.attrs:
+        return list(c.attrs["branch_computations"])
+    return [c.attrs["true_computation"], c.attrs["false_computation"]]
+
+
+def _value_sharding(op: HloInstruction) -> HloSharding | None:
+    """The sharding of an array, or of a flat tuple element by element (None: deeper)."""
+    if not op.shape.is_tuple:
+        return op.attrs.get("sharding") or HloSharding.replicate()
+    if any(t.is_tuple for t in op.shape.tuple_shapes):
+        return None
+    if op.opcode == "tuple":
+        return HloSharding.tuple_of([_array_sharding(o.attrs.get("sharding"))
+                                     or HloSharding.replicate() for o in op.operands])
+    s = op.attrs.get("sharding")
+    return s if s is not None and s.kind == "tuple" else None
+
+
 def _leaves(shape) -> int:
     if not shape.is_tuple:
         return 1
@@ -473,4 +514,5 @@ def _leaves(shape) -> int:
 
 
 __all__ = ["ShardingPropagation", "infer_from_operands", "infer_operand", "reshape_mapping",
-           "dot_dims", "contraction", "gather_dims", "touched_dims", "DIM_LOCAL"]
+           "dot_dims", "contraction", "gather_dims", "touched_dims", "DIM_LOCAL",
+           "branch_computations"]

@@ -7,6 +7,8 @@ result shapes (the padded shards, ``ceil(dim / tiles)``), ``partition-id``-based
 the collectives the shardings call for; the module gets ``num_partitions=N``. Resharding is
 :class:`~xlapy.passes.spmd_reshard.SpmdBuilder.reshard`. Per op:
 
+- conditional with an array result: branch operands as sharded, each branch partitioned
+  into ``<name>_spmd`` with its root in the conditional's sharding;
 - while (flat state): the state resharded to the loop sharding propagation tied to it, body
   and condition partitioned into ``<name>_spmd`` computations;
 - parameters, constants, iotas: a local parameter of the shard shape; a constant or iota is
@@ -50,8 +52,8 @@ from ..hlo.sharding_util import groups_along, merge, remap
 from .base import HloPass
 from .hlo_utils import remove_unreachable_computations
 from .context import PassContext
-from .sharding_propagation import (contraction, gather_dims, infer_operand, reshape_mapping,
-                                   touched_dims)
+from .sharding_propagation import (branch_computations, contraction, gather_dims,
+                                   infer_operand, reshape_mapping, touched_dims)
 from .spmd_reshard import SpmdBuilder, count_collective_bytes, local_dims
 
 log = logging.getLogger("xlapy.passes")
@@ -127,6 +129,27 @@ class SpmdPartitioner(HloPass):
                        instr.name)
         return w, loop
 
+    def _conditional(self, instr: HloInstruction, out: HloSharding):
+        """Branch operands passed as they are sharded (propagation gave each branch's
+        parameter its operand's sharding), the selector replicated, each branch partitioned
+        into a new computation whose root has the conditional's sharding."""
+        sel = self._get(instr.operands[0], HloSharding.replicate())
+        ops = [self.local[id(o)][0] for o in instr.operands[1:]]
+        new = []
+        for b in branch_computations(instr):
+            nb = self._computation(b, b.name + "_spmd")
+            self.module.add_computation(nb)
+            new.append(nb)
+        attrs = {k: v for k, v in instr.attrs.items()
+                 if k not in ("sharding", "branch_computations", "true_computation",
+                              "false_computation")}
+        if "branch_computations" in instr.attrs:
+            attrs["branch_computations"] = tuple(new)
+        else:
+            attrs["true_computation"], attrs["false_computation"] = new
+        return self.b.add("conditional", self._shape(instr, out), [sel] + ops, attrs,
+                          instr.name), out
+
     # ------------------------------------------------------------------ per op
     def _get(self, instr: HloInstruction, want: HloSharding | None = None) -> HloInstruction:
         x, s = self.local[id(instr)]
@@ -155,6 +178,10 @@ class SpmdPartitioner(HloPass):
         if op == "while" and full is not None and full.kind == "tuple" \
                 and all(not t.is_tuple for t in instr.shape.tuple_shapes):
             return self._while(instr, full)
+        if op == "conditional" and not instr.shape.is_tuple and all(
+                b.parameters[0].attrs.get("sharding") is not None
+                for b in branch_computations(instr)):
+            return self._conditional(instr, out)
         if op == "parameter":
             if instr.shape.is_tuple and full is not None and full.kind == "tuple":
                 shape = Shape.tuple([Shape.array(t.element_type, local_dims(t.dims, e))
