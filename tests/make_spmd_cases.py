@@ -75,6 +75,14 @@ def constrained_sum(x, w):
     return y.sum(0)
 
 
+def _shmap_body(a):
+    return jax.lax.psum(jnp.sin(a), "y") * jax.lax.axis_index("x").astype(jnp.float32)
+
+
+shard_map_psum = jax.shard_map(_shmap_body, mesh=M24, in_specs=P("x", "y"),
+                               out_specs=P("x", None))
+
+
 def sharded_sum(x):
     return jnp.sum(x, axis=1)
 
@@ -100,6 +108,7 @@ CASES = {
     "sharded_sum": (sharded_sum, [(16, 32)], [ns(M24, "x", "y")], None),
     "transpose_reshard": (transpose_reshard, [(16, 32)], [ns(M24, "x", "y")],
                           ns(M24, "x", "y")),
+    "shard_map_psum": (shard_map_psum, [(8, 16)], [ns(M24, "x", "y")], None),
     "constrained_sum": (constrained_sum, [(16, 8), (8, 32)],
                         [ns(M24, "x", None), ns(M24, None, "y")], None),
 }

@@ -290,6 +290,7 @@ class ShardingPropagation(HloPass):
     def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
         comp = module.entry
         changed = self._constraints(comp)
+        self._manual_regions(comp)
         provided = {id(i) for i in comp.instructions if "sharding" in i.attrs}
         changed |= len(provided) < len(comp.instructions)
         allow_params = module.attributes.get("allow_spmd_sharding_propagation_to_parameters")
@@ -385,6 +386,25 @@ class ShardingPropagation(HloPass):
         if i.shape.is_tuple:
             return HloSharding.tuple_of([HloSharding.replicate()] * _leaves(i.shape))
         return HloSharding.replicate()
+
+    @staticmethod
+    def _manual_regions(comp: HloComputation) -> None:
+        """``{manual}`` on what runs inside ``shard_map`` regions: everything computed from a
+        ``SPMDFullToShardShape`` (or from ``partition-id``, which only manual code may use)
+        up to the ``SPMDShardToFullShape`` that leaves the region."""
+        for i in comp.post_order():
+            target = i.attrs.get("custom_call_target") if i.opcode == "custom-call" else None
+            if target == "SPMDFullToShardShape" or i.opcode in ("partition-id", "replica-id"):
+                i.attrs["sharding"] = HloSharding.manual()    # only legal in manual code
+            elif target != "SPMDShardToFullShape" and "sharding" not in i.attrs and any(
+                    (o.attrs.get("sharding") or HloSharding.replicate()).kind == "manual"
+                    for o in i.operands):
+                i.attrs["sharding"] = HloSharding.manual()
+        for i in comp.instructions:             # constants only manual code reads
+            if i.opcode in ("constant", "iota") and "sharding" not in i.attrs and i.users \
+                    and all((u.attrs.get("sharding") or HloSharding.replicate()).kind
+                            == "manual" for u in i.users):
+                i.attrs["sharding"] = HloSharding.manual()
 
     @staticmethod
     def _constraints(comp: HloComputation) -> bool:

@@ -11,6 +11,8 @@ the collectives the shardings call for; the module gets ``num_partitions=N``. Re
   into ``<name>_spmd`` with its root in the conditional's sharding;
 - while (flat state): the state resharded to the loop sharding propagation tied to it, body
   and condition partitioned into ``<name>_spmd`` computations;
+- ``shard_map`` regions (``{manual}``, marked by propagation): entering and leaving are
+  no-ops on the per-device value, the instructions inside are copied as they are;
 - parameters, constants, iotas: a local parameter of the shard shape; a constant or iota is
   built whole (replicated) and resharded;
 - elementwise ops, copy: operands resharded to the result's sharding, local op;
@@ -82,7 +84,8 @@ class SpmdPartitioner(HloPass):
                                        f"num_partitions >= 2, got {n}")
         old = module.entry
         self.module, self.n = module, n
-        self.shared: dict[str, Any] = {"channel": 0, "adders": {}}
+        used = [int(i.attrs.get("channel_id", 0)) for i in module.instructions()]
+        self.shared: dict[str, Any] = {"channel": max(used, default=0), "adders": {}}
         comp = self._computation(old, old.name + "_spmd")
         module.add_computation(comp, is_entry=True)
         module.remove_computation(old)
@@ -128,6 +131,37 @@ class SpmdPartitioner(HloPass):
         w = self.b.add("while", state.shape, [state], {"body": body, "condition": cond},
                        instr.name)
         return w, loop
+
+    def _manual(self, instr: HloInstruction, target: str | None, out: HloSharding):
+        """``shard_map`` regions: entering, the operand's shard is the per-device value;
+        inside, instructions are copied as they are (their shapes are already per device,
+        ``partition-id`` and collectives keep their meaning); leaving, the per-device value
+        is the shard of the result's sharding."""
+        if target in ("SPMDFullToShardShape", "SPMDShardToFullShape"):
+            x, s = self.local[id(instr.operands[0])]
+            want = out if target == "SPMDShardToFullShape" else s
+            if tuple(x.shape.dims) != local_dims(instr.shape.dims if target ==
+                                                 "SPMDShardToFullShape" else
+                                                 instr.operands[0].shape.dims, want) or (
+                    target == "SPMDFullToShardShape"
+                    and tuple(x.shape.dims) != tuple(instr.shape.dims)):
+                raise UnimplementedError(
+                    f"SPMD partitioner: {target} {instr.name}: the per-device shape "
+                    f"{instr.shape.to_text(False)} does not match the shard "
+                    f"{x.shape.to_text(False)} (uneven manual regions are not supported)")
+            return x, (HloSharding.manual() if target == "SPMDFullToShardShape" else out)
+        for o in instr.operands:
+            s = self.local[id(o)][1]
+            if s.kind == "tiled":
+                raise UnimplementedError(
+                    f"SPMD partitioner: {instr.opcode} {instr.name} combines a per-device value "
+                    f"(partition-id or shard_map code) with {o.name}, sharded {s}: outside a "
+                    "manual region the meaning is ambiguous")
+        ops = [self.local[id(o)][0] for o in instr.operands]
+        attrs = {k: v for k, v in instr.attrs.items() if k != "sharding"}
+        new = self.b.add(instr.opcode, instr.shape, ops, attrs, instr.name)
+        new.literal = instr.literal
+        return new, HloSharding.manual()
 
     def _conditional(self, instr: HloInstruction, out: HloSharding):
         """Branch operands passed as they are sharded (propagation gave each branch's
@@ -175,6 +209,10 @@ class SpmdPartitioner(HloPass):
             g = b.add(op, t.shape.tuple_shapes[k], [t], {"index": k}, instr.name)
             return b.reshard(g, es, out, instr.shape.dims), out
         full = instr.attrs.get("sharding")
+        target = instr.attrs.get("custom_call_target") if op == "custom-call" else None
+        if target in ("SPMDFullToShardShape", "SPMDShardToFullShape") or (
+                full is not None and full.kind == "manual"):
+            return self._manual(instr, target, out)
         if op == "while" and full is not None and full.kind == "tuple" \
                 and all(not t.is_tuple for t in instr.shape.tuple_shapes):
             return self._while(instr, full)
