@@ -410,3 +410,10 @@ def test_slice_pad_concatenate_keep_the_row_split():
     p = _check(case_text("slice_pad_concat", 4), 4)
     out = p.propagated.entry.root.attrs["sharding"]
     assert out.to_text() == "{devices=[4,1]<=[4]}"
+
+
+def test_sharding_for_another_device_count_is_rejected():
+    from xlapy.errors import InvalidArgumentError
+    with pytest.raises(InvalidArgumentError, match=r"main/a: sharding .* uses 4 device\(s\), "
+                                                   r"but the module has 2"):
+        spmd_partition(parse_module(case_text("dot_m_split", 4)), 2)

@@ -82,6 +82,13 @@ class SpmdPartitioner(HloPass):
         if n < 2:
             raise InvalidArgumentError(f"SPMD partitioning of {module.name} needs "
                                        f"num_partitions >= 2, got {n}")
+        for comp in module.computations:
+            for i in comp.instructions:
+                s = i.attrs.get("sharding")
+                problems = s.problems(i.shape, n) if s is not None else []
+                if problems:
+                    raise InvalidArgumentError(f"SPMD partitioning of {module.name} for {n} "
+                                               f"partitions: {comp.name}/{i.name}: {problems[0]}")
         old = module.entry
         self.module, self.n = module, n
         used = [int(i.attrs.get("channel_id", 0)) for i in module.instructions()]
