@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint venv clean aot-example aot-digits
+.PHONY: demo test lint venv clean aot-example aot-digits proto
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,12 @@ LINT_PATHS := xlapy/hlo xlapy/passes xlapy/backends
 lint: $(STAMP)
 	$(PY) -m ruff check $(LINT_PATHS)
 	$(PY) -m mypy
+
+# regenerate xlapy/hlo/proto/xlapy_hlo_pb2.py from xlapy_hlo.proto (needs grpcio-tools; the
+# generated file is committed, so this is only needed after editing the .proto)
+proto: $(STAMP)
+	$(PY) -m pip install -q grpcio-tools
+	cd xlapy/hlo/proto && ../../../$(PY) -m grpc_tools.protoc -I. --python_out=. --pyi_out=. xlapy_hlo.proto
 
 clean:
 	rm -rf $(VENV) build *.egg-info

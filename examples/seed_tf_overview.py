@@ -8,8 +8,9 @@ block, carry a comment saying so. The blocks:
 2. ``train_mnist``: the MNIST step with ``tf.GradientTape`` compiled as one function (its
    ``cast``/``layer``/``optimizer`` come from the ``jit_compile`` tutorial, seed 002);
 3. ``not_compilable``: ``tf.unique`` has a data-dependent shape: as written (plain
-   ``@tf.function``) it runs op by op; under ``jit_compile=True`` it raises
-   ``InvalidArgumentError`` naming this file's line; with ``set_jit(True)`` it falls back;
+   ``@tf.function``) it runs as a graph of ops; under ``jit_compile=True`` it raises
+   ``InvalidArgumentError`` naming this file's line; with ``set_jit(True)`` it is
+   auto-clustered (``tf.unique`` stays out of the clusters);
 4. ``recompiled_on_launch``: a new shape compiles again, a seen one hits the cache;
 5. ``step_fn``/``run_fn``: ``all_reduce`` under a strategy lowers to HLO ``all-reduce``.
 
@@ -85,7 +86,7 @@ def not_compilable(x):
 
 
 values = tf.constant([3, 1, 3, 2, 1])  # added: an input
-print("as written (op by op):", not_compilable(values).y)  # added
+print("as written (a graph):", not_compilable(values).y)  # added
 
 
 @tf.function(jit_compile=True)  # added: the seed's point is what jit_compile=True does
@@ -101,7 +102,7 @@ except tf.errors.InvalidArgumentError as e:  # added
 logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")  # added
 logging.getLogger("xlapy.jit").setLevel(logging.INFO)  # added: show the fallback's reason
 tf.config.optimizer.set_jit(True)  # added: auto-clustering: compile what can be compiled
-print("set_jit(True):", not_compilable(values).y)  # added: falls back to op by op
+print("set_jit(True):", not_compilable(values).y)  # added: auto-clustered, unique left out
 tf.config.optimizer.set_jit(False)  # added
 logging.getLogger("xlapy.jit").setLevel(logging.WARNING)  # added
 

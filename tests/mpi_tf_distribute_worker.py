@@ -11,7 +11,8 @@ MODE ``keras``: ``model.fit``; ``custom``: ``strategy.run`` of a ``tf.function(j
 True)`` step whose gradients are all-reduced inside it, fed by ``experimental_distribute_
 dataset``; ``horovod``: a compiled gradient step, then an uncompiled all-reduce and apply;
 ``fail``: process 1 raises inside its second step; ``hang``: process 1 stops before its
-second step (the other's all-reduce must time out naming the collective)."""
+second step (the other's all-reduce must time out naming the collective); ``exit``: process 1
+exits (status 0, no exception) before its second step."""
 from __future__ import annotations
 
 import logging
@@ -56,6 +57,8 @@ def custom_loop(strategy, model, mode: str, rank: int) -> None:
             raise RuntimeError("process 1 fails in its second step")
         if step == 1 and rank == 1 and mode == "hang":
             time.sleep(600)
+        if step == 1 and rank == 1 and mode == "exit":
+            sys.exit(0)         # no exception, no MPI_Abort, a clean exit status
         strategy.run(step_fn, args=(bx, by))
     if mode == "custom":
         assert train_step.cache_info().misses == 1, train_step.cache_info()

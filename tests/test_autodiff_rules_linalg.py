@@ -74,6 +74,13 @@ def _complex_parts(z):
     return lax.real(x), lax.imag(x), lax.imag(c), lax.real(d), lax.imag(d)
 
 
+def _fft_parts(x, y):
+    """Real outputs of a complex FFT, a real-input FFT and its inverse."""
+    z = xnp.fft.fft(lax.complex(x, y))
+    r = xnp.fft.rfft(x)
+    return lax.real(z), lax.imag(z), lax.real(r), lax.imag(r), xnp.fft.irfft(r * y[:, :3], 4)
+
+
 LINALG_CASES = [
     # primitives
     case("cholesky_reads_lower_triangle", "cholesky", PL.cholesky, spd("chol", 3)),
@@ -108,6 +115,8 @@ LINALG_CASES = [
     case("complex_solve_det_and_cholesky", ("lu", "triangular_solve", "cholesky", "complex"),
          lambda x, y: _complex_parts(lax.complex(x, y)),
          dominant("cplx_x", 2), u("cplx_y", (2, 2), -0.5, 0.5)),
+    case("fft_complex_real_and_inverse", ("fft", "complex"), _fft_parts,
+         u("fft_x", (2, 4)), u("fft_y", (2, 4))),
 ]
 
 
@@ -118,6 +127,8 @@ def test_linalg_gradient_matches_finite_differences(c):
 
 def test_unsupported_gradients_say_so():
     a = u("nd", (3, 4))
+    with pytest.raises(InvalidArgumentError, match="no gradient rule"):
+        xlapy.grad(lambda x: xnp.sum(lax.real(xnp.linalg.eigvals(x))))(a[:, :3])
     with pytest.raises(InvalidArgumentError, match="not differentiable"):
         xlapy.grad(lambda x: xnp.sum(PL.qr(x)[1]))(a)                    # wide QR
     with pytest.raises(InvalidArgumentError, match="not differentiable"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import xlapy
 import xlapy.numpy as xnp
 from xlapy import lax
 from xlapy.frontend import lax_nn
@@ -183,7 +184,29 @@ NN = [
          u("sga1", (3, 3)), spaced("sga2", (3, 3))),
 ]
 
-STRUCTURAL_CASES = GATHER_SCATTER + SORT_DOT + NN
+def _host_sin(x):
+    s = xlapy.ShapeDtypeStruct(x.shape, x.dtype)
+    return xlapy.pure_callback(np.sin, s, x,
+                               vjp=lambda ct, a: (ct * xlapy.pure_callback(np.cos, s, a),))
+
+
+# host callbacks (xlapy.frontend.callbacks); set_dimension_size exists in compiled code
+# only: its gradient is checked in tests/test_shape_buckets.py
+HOST_AND_DYNAMIC = [
+    case("pure_callback_with_vjp", "pure_callback", _host_sin, u("pc", (2, 3))),
+]
+
+# xlapy.frontend.primitives_misc: rounding to f32's own format is the identity, so finite
+# differences see the cotangent passed through; the barrier passes cotangents unchanged.
+MISC = [
+    case("reduce_precision_to_f32_format", "reduce_precision",
+         lambda x: lax.reduce_precision(x * x, 8, 23), u("rp", (2, 3))),
+    case("optimization_barrier_of_two", "optimization_barrier",
+         lambda x, y: sum(v * w for v, w in zip(lax.optimization_barrier((x, y)), (y, x))),
+         u("ob1", (3,)), u("ob2", (3,))),
+]
+
+STRUCTURAL_CASES = GATHER_SCATTER + SORT_DOT + NN + HOST_AND_DYNAMIC + MISC
 
 
 @pytest.mark.parametrize("c", STRUCTURAL_CASES + SCATTER_EDGE_CASES, ids=repr)

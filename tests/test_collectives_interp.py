@@ -285,3 +285,18 @@ def test_a_timeout_given_to_run_hlo_holds_for_that_run_only(monkeypatch):
     text = cm.module(", replica_count=2", "  ROOT r = u32[] replica-id()")
     assert [int(o[0]) for o in xlapy.run_hlo(text, [[cm.device_input(0)]], timeout=5)] == [0]
     assert comm.timeout == 60
+
+
+def test_participants_match_ops_by_place_not_by_instruction_name():
+    # Names come from a per-process counter (or from whichever process filled the disk
+    # cache), so two processes running one program may name its ops differently.
+    from xlapy.backends.interpreter.collective import _op_key
+    from xlapy.hlo import parse_module
+    text = _branchy("  ROOT y = f32[8] all-reduce(x), replica_groups={}, to_apply=add")
+    renamed = text.replace("ROOT y = ", "ROOT y7 = ").replace("ROOT a = ", "ROOT a9 = ")
+    keys = []
+    for t in (text, renamed):
+        m = parse_module(t)
+        keys.append([_op_key(i) for c in m.computations for i in c.instructions
+                     if i.opcode == "all-reduce"])
+    assert keys[0] == keys[1] == ["all-reduce #0", "all-reduce #1"]

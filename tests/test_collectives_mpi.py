@@ -4,6 +4,8 @@ NumPy model, and a failing, missing or disagreeing rank must end the job with an
 the collective, within the timeout, never a hang."""
 from __future__ import annotations
 
+import pytest
+
 from mpi_launch import launch, require_mpiexec
 
 require_mpiexec()
@@ -52,13 +54,6 @@ def test_ranks_that_disagree_on_shapes_fail_naming_both():
 def test_pmap_across_two_processes(devices):
     """``mpi_pmap_worker.py``: each process maps over its own devices, the collectives span
     the run, the results equal the program on the whole global batch."""
-    env = dict(os.environ)
-    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
-    env["PYTHONPATH"] = os.pathsep.join([str(TESTS.parent), str(TESTS),
-                                         env.get("PYTHONPATH", "")])
-    proc = subprocess.run([str(MPIEXEC), "-n", "2", sys.executable,
-                           str(TESTS / "mpi_pmap_worker.py")], env=env, cwd=TESTS,
-                          capture_output=True, text=True, timeout=HARD_TIMEOUT)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out[-4000:]
+    rc, out, _ = launch("mpi_pmap_worker.py", [], devices)
+    assert rc == 0, out[-4000:]
     assert "OK 0" in out and "OK 1" in out

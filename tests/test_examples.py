@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -38,13 +40,21 @@ def test_demo_runs():
     assert "optimized module gives the same result" in out
 
 
-def test_distributed_mnist_trains_on_two_local_devices():
+@pytest.mark.parametrize("loop", ["keras", "custom"])
+def test_distributed_mnist_trains_on_two_local_devices(loop):
     proc = subprocess.run([sys.executable, str(ROOT / "examples" / "distributed_mnist.py"),
-                           "--epochs", "2"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+                           "--epochs", "2", "--loop", loop], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "MirroredStrategy: 2 replicas (1 process(es) x 2 device(s))" in out
     assert "train step compiles: 1" in out and "replicas' weights identical" in out
     accuracy = float(out.split("test accuracy ")[1].split()[0])
     assert accuracy > 0.8, out
+
+
+def test_jax_stablehlo_example_matches_jax():
+    import pytest
+    pytest.importorskip("jax")
+    out = run_example("jax_stablehlo.py")
+    assert "xlapy cpu         vs JAX" in out and "give JAX's results on xlapy" in out

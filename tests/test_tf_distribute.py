@@ -239,3 +239,119 @@ def test_a_model_made_outside_the_scope_is_refused():
         with pytest.raises(InvalidArgumentError, match="not created in the scope"):
             model.fit(x[:16], y[:16].astype(np.float32)[:, None] * np.ones(tdm.CLASSES),
                       batch_size=8, verbose=0)
+
+
+def test_keras_fit_op_by_op_data_parallel(reference):
+    with debug_options(xla_force_host_platform_device_count=2):
+        strategy = tf.distribute.MirroredStrategy()
+        with strategy.scope():
+            model = tdm.make_model(jit_compile=False)     # eager all-reduces per replica
+        x, y = tdm.data()
+        model.fit(x, y, batch_size=tdm.GLOBAL_BATCH, epochs=1, shuffle=False, verbose=0)
+        _assert_weights(model, reference)
+
+
+_ON_XLA = """
+import sys
+import numpy as np
+import jax
+import jax.extend.backend as jeb
+from jax._src.lib import xla_client as xc
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+text, data = open(sys.argv[1]).read(), np.load(sys.argv[2])
+n = int(data["n"])
+comp = xc.XlaComputation(xc.hlo.hlo_module_from_text(text).as_serialized_hlo_module_proto())
+backend = jeb.get_backend("cpu")
+devs = backend.devices()[:n]
+options = xc.CompileOptions()
+options.num_replicas = n
+options.device_assignment = xc.DeviceAssignment.create(np.arange(n).reshape(n, 1))
+exe = backend.compile_and_load(xc._xla.mlir.xla_computation_to_mlir_module(comp), devs,
+                               options)
+mesh = NamedSharding(Mesh(np.array(devs), ("r",)), P("r"))
+args = []
+for k in range(int(data["params"])):
+    parts = [data[f"a{k}_{r}"] for r in range(n)]
+    shape = (n * parts[0].shape[0],) + parts[0].shape[1:] if parts[0].ndim else (n,)
+    parts = parts if parts[0].ndim else [p.reshape(1) for p in parts]
+    args.append(jax.make_array_from_single_device_arrays(
+        shape, mesh, [jax.device_put(p, d) for p, d in zip(parts, devs)]))
+outs = exe.execute_sharded(args).disassemble_into_single_device_arrays()
+np.savez(sys.argv[3], **{f"o{i}_{r}": np.asarray(a) for i, o in enumerate(outs)
+                         for r, a in enumerate(o)})
+"""
+
+
+@pytest.mark.peers
+def test_the_replica_program_runs_on_xla_with_the_same_results(tmp_path):
+    """The module a replicated step compiles to (replica_count=2, channel ids, replica-id)
+    is accepted by XLA's own parser and gives XLA:CPU's results on 2 replicas."""
+    import os
+    import subprocess
+    import sys
+    pytest.importorskip("jax")
+    n = 2
+    with debug_options(xla_force_host_platform_device_count=n):
+        strategy = tf.distribute.MirroredStrategy()
+
+        @tf.function(jit_compile=True)
+        def step(w, x, y):
+            with tf.GradientTape() as tape:
+                tape.watch(w)
+                loss = tf.reduce_mean((tf.matmul(x, w) - y) ** 2)
+            ctx = tf.distribute.get_replica_context()
+            return (ctx.all_reduce("MEAN", tape.gradient(loss, w)),
+                    ctx.all_reduce("SUM", loss), ctx.replica_id_in_sync_group)
+        rng = np.random.default_rng(1)
+        w = rng.normal(size=(5, 3)).astype(np.float32)
+        xs = [rng.normal(size=(4, 5)).astype(np.float32) for _ in range(n)]
+        ys = [rng.normal(size=(4, 3)).astype(np.float32) for _ in range(n)]
+        per = strategy.experimental_distribute_values_from_function(
+            lambda ctx: (xs[ctx.replica_id_in_sync_group], ys[ctx.replica_id_in_sync_group]))
+        ours = strategy.run(lambda xy: step(w, *xy), args=(per,))
+        text = strategy.experimental_local_results(strategy.run(
+            lambda xy: step.experimental_get_compiler_ir(w, *xy)(stage="hlo"), args=(per,)))[0]
+    assert "replica_count=2" in text and "channel_id=2" in text
+    (tmp_path / "m.hlo").write_text(text)
+    arrays = {"n": n, "params": 3}
+    for r in range(n):
+        arrays.update({f"a0_{r}": w, f"a1_{r}": xs[r], f"a2_{r}": ys[r]})
+    np.savez(tmp_path / "in.npz", **arrays)
+    env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={n}")
+    proc = subprocess.run([sys.executable, "-c", _ON_XLA, str(tmp_path / "m.hlo"),
+                           str(tmp_path / "in.npz"), str(tmp_path / "out.npz")],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = np.load(tmp_path / "out.npz")
+    for i, value in enumerate(ours):
+        for r, mine in enumerate(strategy.experimental_local_results(value)):
+            xla = got[f"o{i}_{r}"]
+            np.testing.assert_allclose(np.asarray(mine), xla.reshape(np.shape(mine)),
+                                       rtol=1e-5, atol=1e-6)
+
+
+def test_strategy_run_inside_a_graph_mode_tf_function_runs_every_call():
+    """``@tf.function def run_fn(): return strategy.run(step_fn)`` (the seed): the graph
+    holds strategy.run as one node, so every call runs every replica's step again; a
+    distributed batch passed to a tf.function is its arrays."""
+    with debug_options(xla_force_host_platform_device_count=2):
+        strategy = tf.distribute.MirroredStrategy()
+        with strategy.scope():
+            v = tf.Variable(0.0)
+
+        @tf.function(jit_compile=True)
+        def step_fn(x):
+            v.assign_add(tf.reduce_sum(x))
+            return tf.distribute.get_replica_context().all_reduce("SUM", x * 2.0)
+
+        @tf.function
+        def run_fn(batch):
+            return strategy.reduce("SUM", strategy.run(step_fn, args=(batch,)), axis=None)
+        ds = tf.data.Dataset.from_tensor_slices(np.arange(12, dtype=np.float32)).batch(4)
+        totals = [np.asarray(run_fn(b)).tolist()
+                  for b in strategy.experimental_distribute_dataset(ds)]
+        # replica r gets rows 2r, 2r+1 of each batch; all-reduced, then summed over 2 replicas
+        assert totals == [[8.0, 16.0], [40.0, 48.0], [72.0, 80.0]]
+        assert [float(c) for c in strategy.experimental_local_results(v)] == \
+            [0 + 1 + 4 + 5 + 8 + 9, 2 + 3 + 6 + 7 + 10 + 11]
+        assert step_fn.cache_info().misses == 1

@@ -62,6 +62,14 @@ def test_a_process_that_stops_mid_step_times_out_naming_the_collective(tmp_path)
     assert elapsed < 60
 
 
+def test_a_process_that_exits_mid_step_ends_the_job(tmp_path):
+    rc, log, elapsed = _launch("exit", tmp_path / "w.npz", timeout=5)
+    assert rc != 0
+    assert "all-reduce %replica-all-reduce.1 on process 0: timed out after 5 s" in log, \
+        log[-3000:]
+    assert elapsed < 60
+
+
 def test_distributed_mnist_example_under_mpiexec():
     rc, log, _ = launch(str(TESTS.parent / "examples" / "distributed_mnist.py"),
                         ["--epochs", "1"], hard_timeout=240)

@@ -14,7 +14,8 @@ import xlapy
 import xlapy.tf as tf
 from xlapy.errors import InvalidArgumentError
 from xlapy.frontend.jit import JitFunction
-from xlapy.frontend.tf_function import EagerFunction, auto_jit, set_auto_jit
+from xlapy.frontend.tf_function import auto_jit, set_auto_jit
+from xlapy.tf.graph_function import GraphFunction
 
 RNG = np.random.default_rng(0)
 A = RNG.standard_normal((3, 4)).astype(np.float32)
@@ -260,7 +261,7 @@ def test_function_modes_and_arguments():
     def f(x):
         return x * 2
 
-    assert isinstance(tf.function(f)._inner, EagerFunction)
+    assert isinstance(tf.function(f)._inner, GraphFunction)
     assert isinstance(tf.function(jit_compile=True)(f)._inner, JitFunction)
     assert isinstance(tf.function(f, experimental_compile=True)._inner, JitFunction)
     assert tf.function(f, jit_compile=True).python_function is f
@@ -286,7 +287,7 @@ def test_function_modes_and_arguments():
     seen = []
     tf.function(lambda x: seen.append(tf.executing_eagerly()) or x, jit_compile=True)(A)
     tf.function(lambda x: seen.append(tf.executing_eagerly()) or x)(A)
-    assert seen == [False, True] and tf.executing_eagerly()
+    assert seen == [False, False] and tf.executing_eagerly()       # graph mode, as in TF
     with pytest.raises(InvalidArgumentError, match="experimental_implements"):
         tf.function(f, experimental_implements="embedded_matmul")
     with pytest.raises(InvalidArgumentError, match="jit_compile"):
@@ -311,7 +312,8 @@ def test_set_jit_soft_compiles_and_falls_back_per_signature(caplog):
     tf.config.optimizer.set_jit(False)
     assert tf.config.optimizer.get_jit() == ""
     np.testing.assert_array_equal(np.asarray(f(tf.constant([1, 2]))), [2, 4])
-    assert f.cache_info().misses == 0                # op by op: nothing compiled
+    np.testing.assert_array_equal(np.asarray(f(tf.constant([3, 4]))), [6, 8])
+    assert f.cache_info().misses == 0 and len(calls) == 1   # a graph, recorded once
     tf.config.optimizer.set_jit("autoclustering")
     assert tf.config.optimizer.get_jit() == "autoclustering" and auto_jit() is True
     with caplog.at_level(logging.INFO, logger="xlapy.jit"):
@@ -321,12 +323,12 @@ def test_set_jit_soft_compiles_and_falls_back_per_signature(caplog):
         np.testing.assert_array_equal(np.asarray(f(x)), [5, 1, 2])    # fell back
         np.testing.assert_array_equal(np.asarray(f(x)), [5, 1, 2])
     infos = [r.getMessage() for r in caplog.records if r.name == "xlapy.jit"]
-    assert len(infos) == 1 and "runs op by op for (x: s32[5])" in infos[0]
+    assert len(infos) == 1 and "is not compiled whole for (x: s32[5])" in infos[0]
     assert "tf.unique has a data-dependent output shape" in infos[0]
     assert list(f.fallbacks) == ["x: s32[5]"]
     n = len(calls)
-    f(x)                                   # remembered: no new trace attempt, one eager run
-    assert len(calls) == n + 1 and f.cache_info().misses == 1
+    f(x)                                   # remembered: no new trace attempt, the graph runs
+    assert len(calls) == n and f.cache_info().misses == 1
     f(tf.constant([3, 4]))
     assert f.cache_info().hits >= 1 and f.cache_info().misses == 1
 
@@ -500,9 +502,9 @@ def test_print_and_assertions(capsys):
     assert capsys.readouterr().out == "x: [1 2 3 ... 6 7 8]\n"
     tf.print(tf.constant([[1.5, 2.0]]), summarize=-1)
     assert capsys.readouterr().err == "[[1.5 2. ]]\n"
-    printing = tf.function(lambda x: (tf.print(x), x)[1], jit_compile=True)
-    with pytest.raises(InvalidArgumentError, match="tf.print prints on the host"):
-        printing(A)
+    printing = tf.function(lambda x: (tf.print("compiled", x), x)[1], jit_compile=True)
+    printing(tf.constant([1.5, -2.0]))           # a host callback in the compiled program
+    assert capsys.readouterr().err == "compiled [ 1.5 -2. ]\n"
     tf.config.optimizer.set_jit(True)
     soft = tf.function(lambda x: (tf.print("soft", output_stream=__import__("sys").stdout), x)[1])
     soft(A)

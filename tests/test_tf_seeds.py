@@ -39,15 +39,16 @@ def test_overview_seed_blocks():
     assert "optimizer steps: 3  compiles: 1" in out
     assert re.search(r"HloModule jit_train_mnist, .*input_output_alias=\{ \{0\}: \(2, \{\}, "
                      r"may-alias\)", out)
-    # not_compilable: op by op as written; jit_compile=True names the user's line
-    assert "as written (op by op): Array([3, 1, 2], dtype=int32)" in out
+    # not_compilable: a graph as written; jit_compile=True names the user's line
+    assert "as written (a graph): Array([3, 1, 2], dtype=int32)" in out
     line = _line_of("seed_tf_overview.py", "def not_compilable_jit") + 1
     assert re.search(r"jit_compile=True: InvalidArgumentError: tf\.unique has a "
                      r"data-dependent output shape and cannot be compiled \(at "
                      rf"examples/seed_tf_overview\.py:{line}: return tf\.unique\(x\)", out)
-    # set_jit(True): the seed's function falls back to op by op, saying why, at INFO
-    assert re.search(r"INFO xlapy\.jit: function 'not_compilable' runs op by op for "
-                     r"\(x: s32\[5\]\) \(auto-jit\): it cannot be compiled: tf\.unique", out)
+    # set_jit(True): the seed's function is auto-clustered, saying why, at INFO
+    assert re.search(r"INFO xlapy\.jit: function 'not_compilable' is not compiled whole for "
+                     r"\(x: s32\[5\]\) \(auto-jit\): tf\.unique", out)
+    assert "INFO xlapy.tf: not_compilable: auto-clustering: 0 cluster(s)" in out
     assert "set_jit(True): Array([3, 1, 2], dtype=int32)" in out
     # recompiled_on_launch: two compiles, then a cache hit
     assert "compiles: 2, cache hits: 1" in out
@@ -91,3 +92,11 @@ def test_cifar10_seed_on_random_data():
     assert "set_jit(True): train step compiles: 1, cache hits: 1" in out
     assert re.search(r"^Test accuracy: \S+", out, re.M)
     assert re.search(r"speed-up of set_jit\(True\) over set_jit\(False\): \d+\.\d+x", out)
+
+
+def test_cifar10_seed_under_tf_xla_auto_jit():
+    out = run_example("seed_tf_cifar10.py", "--random-data", "--steps", "1", "--batch-size",
+                      "4", "--epochs", "1", env={"TF_XLA_FLAGS": "--tf_xla_auto_jit=2"})
+    # TF_XLA_FLAGS overrides set_jit(False), as in TF: both trainings are clustered
+    assert "set_jit(False): auto-clustering summary: 1 cluster, the whole train step" in out
+    assert "set_jit(True): auto-clustering summary: 1 cluster, the whole train step" in out

@@ -261,6 +261,7 @@ class DumpConfig:
         self.as_text = o.xla_dump_hlo_as_text or not formats
         self.as_dot = o.xla_dump_hlo_as_dot
         self.as_html = o.xla_dump_hlo_as_html
+        self.as_proto = o.xla_dump_hlo_as_proto     # HloProto files, *.hlo.pb (not to stdout)
         self.long_text = o.xla_dump_hlo_as_long_text
         self.large_constants = o.xla_dump_large_constants
         self.include_timestamp = o.xla_dump_include_timestamp
@@ -300,10 +301,13 @@ class DumpConfig:
             step = state.step
         return f"{step:04d}.{pipeline}.after_{after_pass}.before_{before_pass}"
 
-    def write(self, module_key: Any, module_name: str, suffix: str, contents: str) -> str | None:
-        """Dump ``contents`` under XLA's name for ``suffix``; returns the path (``"-"`` for stdout).
+    def write(self, module_key: Any, module_name: str, suffix: str,
+              contents: str | bytes) -> str | None:
+        """Dump ``contents`` (text, or bytes for a binary proto) under XLA's name for
+        ``suffix``; returns the path (``"-"`` for stdout).
 
-        Returns None when the module is filtered out or over the module limit.
+        Returns None when the module is filtered out or over the module limit, and for
+        bytes when dumping to stdout (XLA writes protos to files only).
         """
         if not self.should_dump_module(module_name):
             return None
@@ -311,12 +315,21 @@ class DumpConfig:
         if name is None:
             return None
         if self.to_stdout or self.directory is None:
+            if isinstance(contents, bytes):
+                if not _BINARY_TO_STDOUT_WARNED:
+                    _BINARY_TO_STDOUT_WARNED.append(True)
+                    log.warning("binary dumps (%s) are written only to files: set "
+                                "--xla_dump_to=DIR", suffix)
+                return None
             sys.stdout.write(f"*** Begin {name} ***\n{contents}\n*** End {name} ***\n")
             sys.stdout.flush()
             return "-"
         path = os.path.join(self.directory, name)
         write_file_atomically(path, contents)
         return path
+
+
+_BINARY_TO_STDOUT_WARNED: list[bool] = []
 
 
 def _compile(pattern: str, flag: str) -> re.Pattern | None:
@@ -352,14 +365,19 @@ def reset_dump_numbering() -> None:
         _dump_states.clear()
 
 
-def write_file_atomically(path: str, contents: str) -> None:
-    """Write ``contents`` to ``path`` via a temporary file and rename (creates the directory)."""
+def write_file_atomically(path: str, contents: str | bytes) -> None:
+    """Write ``contents`` (text, or bytes as they are) to ``path`` via a temporary file and
+    rename (creates the directory)."""
     directory = os.path.dirname(path) or "."
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".part")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(contents)
+        if isinstance(contents, bytes):
+            with os.fdopen(fd, "wb") as fb:
+                fb.write(contents)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(contents)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -467,3 +485,53 @@ def env_llvm_helpers() -> int | None:
     except ValueError:
         log.warning("XLAPY_LLVM_HELPERS=%r is not a number; using no helper processes", value)
         return 0
+
+
+# --------------------------------------------------------------------------------------------
+# TensorFlow's auto-clustering flags (``TF_XLA_FLAGS``), for ``xlapy.tf``
+
+
+@dataclass(frozen=True)
+class TfXlaFlags:
+    """The ``TF_XLA_FLAGS`` that drive auto-clustering (TF's names and defaults):
+    ``--tf_xla_auto_jit`` (0 off, 1 on, 2 on and aggressive, -1 off even under
+    ``set_jit``), ``--tf_xla_cpu_global_jit``, ``--tf_xla_min_cluster_size`` (4),
+    ``--tf_xla_max_cluster_size`` (no limit), ``--tf_xla_clustering_debug``. Other flags
+    are kept in ``unknown`` (TF has many xlapy does not use)."""
+
+    auto_jit: int = 0
+    cpu_global_jit: bool = False
+    min_cluster_size: int = 4
+    max_cluster_size: int = 2 ** 31 - 1
+    clustering_debug: bool = False
+    unknown: tuple[str, ...] = ()
+
+
+def tf_xla_flags() -> TfXlaFlags:
+    """``TF_XLA_FLAGS`` of the current environment (read on every call)."""
+    fields: dict[str, Any] = {}
+    unknown = []
+    for item in os.environ.get("TF_XLA_FLAGS", "").split():
+        name, _, value = item.lstrip("-").partition("=")
+        if name in ("tf_xla_cpu_global_jit", "tf_xla_clustering_debug"):
+            fields[name[7:]] = value.lower() not in ("0", "false") if value else True
+        elif name in ("tf_xla_auto_jit", "tf_xla_min_cluster_size", "tf_xla_max_cluster_size"):
+            if value in ("single-gpu(1)", "single-gpu(2)"):       # TF's spelled forms
+                value = value[-2]
+            try:
+                fields[name[7:]] = int(value)
+            except ValueError:
+                raise InvalidArgumentError(f"TF_XLA_FLAGS: --{name}={value!r} is not an "
+                                           "integer") from None
+        else:
+            unknown.append(item)
+    return TfXlaFlags(unknown=tuple(unknown), **fields)
+
+
+def tf_dump_graph_prefix() -> str | None:
+    """``TF_DUMP_GRAPH_PREFIX``: where TF (and ``--tf_xla_clustering_debug``) writes graph
+    dumps (None when unset)."""
+    return os.environ.get("TF_DUMP_GRAPH_PREFIX") or None
+
+
+__all__ += ["TfXlaFlags", "tf_xla_flags", "tf_dump_graph_prefix"]

@@ -28,6 +28,7 @@ from ..hlo.ir import HloInstruction, HloModule
 from ..hlo.shape import ProgramShape
 from ..hlo.verifier import verify_module
 from ..backends.compile import optimize_module
+from ..backends.interpreter.host_callbacks import is_host_callback
 from ..backends.target import get_target
 from ..passes.buffer_assignment import BufferAssignment
 from .blas_kernels import BlasConvEmitter, BlasDotEmitter, scratch_bytes
@@ -89,8 +90,9 @@ def lower(source: HloModule, llvm_module: ir.Module, prefix: str,
 
 def _unplaceable(instr: HloInstruction, library: bool, source_text: str | None) -> str:
     why = ("a library call (the self-contained dot/convolution kernels decline its element "
-           "types)"
-           if library else "the reference interpreter (no native kernel for it)")
+           "types)" if library else
+           "a call back into this Python process (a host callback)" if is_host_callback(instr)
+           else "the reference interpreter (no native kernel for it)")
     names = [instr.name]
     if instr.opcode == "fusion":
         names += [i.name for i in instr.attrs["calls"].instructions

@@ -337,8 +337,9 @@ def run_participants(run_one: Callable[[int], Any], count: int,
 
 
 def signature_of(what: str, arrays: Sequence[np.ndarray]) -> tuple:
-    """What the participants of one collective must agree on: the op and its operands'
-    dtypes and dims."""
+    """What the participants of one collective must agree on: the op (``what``: a key
+    that is the same in every process running the same program) and its operands' dtypes
+    and dims."""
     return (what,) + tuple((str(a.dtype), tuple(a.shape)) for a in arrays)
 
 

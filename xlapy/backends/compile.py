@@ -21,7 +21,7 @@ from ..config import DebugOptions, get_debug_options
 from ..hlo.ir import HloInstruction, HloModule
 from ..passes.buffer_assignment import BufferAssignment
 from ..passes.context import PassContext
-from ..passes.dump import dump_hlo_module, dump_text, module_key
+from ..passes.dump import dump_hlo_module, dump_text, module_key, share_dump_key
 from ..passes.pipeline import PipelineResult
 from .target import Target
 
@@ -63,6 +63,7 @@ def optimize_module(source: HloModule, target: Target,
     dump = ctx.dump
     key = module_key(source)
     module = source.clone()
+    share_dump_key(module, key)             # the per-pass dumps carry the compile's number
     if dump.enabled:
         dump_hlo_module(module, "before_optimizations", dump, key=key)
     result = target.pipeline(ctx).run_with_report(module, ctx)

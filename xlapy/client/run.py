@@ -26,15 +26,16 @@ from .backends import get_backend
 from .multi_device import participant_count, run_devices
 
 
-def as_module(module_or_text: HloModule | str) -> HloModule:
-    """An HloModule from a module or HLO text."""
+def as_module(module_or_text: HloModule | str | bytes) -> HloModule:
+    """An HloModule from a module, HLO or StableHLO text, or a serialized HloModuleProto."""
     if isinstance(module_or_text, HloModule):
         return module_or_text
-    if isinstance(module_or_text, str):
+    if isinstance(module_or_text, (str, bytes)):
         from ..hlo import parse_module
         return parse_module(module_or_text)
     raise InvalidArgumentError(
-        f"expected an HloModule or HLO text, got {type(module_or_text).__name__}")
+        f"expected an HloModule, HLO/StableHLO text or HloModuleProto bytes, got "
+        f"{type(module_or_text).__name__}")
 
 
 # ------------------------------------------------------------------------- verification
@@ -185,7 +186,7 @@ def flatten_result(value: Any) -> list[np.ndarray]:
     return [value]
 
 
-def run_hlo(module_or_text: HloModule | str, args: Sequence[Any] = (),
+def run_hlo(module_or_text: HloModule | str | bytes, args: Sequence[Any] = (),
             backend: str = "interpreter", *, timeout: float | None = None) -> list:
     """Run an HLO module on ``backend`` and return its outputs as NumPy arrays.
 
@@ -215,8 +216,9 @@ def run_hlo(module_or_text: HloModule | str, args: Sequence[Any] = (),
     try:
         executable = be.compile(module)
     except VerificationError as e:
-        if not isinstance(module_or_text, str):
-            raise
+        from ..hlo.stablehlo import is_stablehlo
+        if not isinstance(module_or_text, str) or is_stablehlo(module_or_text):
+            raise                   # line:column only for HLO text
         raise locate_problems(e, module_or_text) from None
 
     def prepare(device_args: Sequence[Any], device: int | None = None) -> list:

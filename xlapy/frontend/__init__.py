@@ -16,6 +16,8 @@
   flow's in :mod:`.control_flow_batching`); :mod:`.pmap`: ``pmap`` over devices, with the
   named-axis collectives of :mod:`.primitives_collective`;
 - :mod:`.variables`: ``Variable``, mutable state that compiled functions read and assign;
+- :mod:`.callbacks`: ``pure_callback``, ``io_callback``, host printing (Python called from
+  compiled code);
 - :mod:`.pytree`, :mod:`.dtypes`, :mod:`.source_info`: containers, promotion, user frames.
 """
 from __future__ import annotations
@@ -25,6 +27,7 @@ from . import (control_flow, control_flow_batching,  # noqa: F401
                primitives_collective, primitives_data_movement, primitives_eig,
                primitives_elementwise, primitives_fft, primitives_linalg, primitives_misc,
                primitives_nn, primitives_reduction)
+from .callbacks import ShapeDtypeStruct, io_callback, pure_callback
 from .autodiff import GradientTape, grad, stop_gradient, value_and_grad, vjp
 from .autodiff_forward import jvp, linearize
 from .batching import vmap
@@ -46,4 +49,5 @@ __all__ = ["Array", "jit", "function", "JitFunction", "EagerFunction", "CacheInf
            "register_pytree_node", "tree_flatten", "tree_unflatten", "tree_map", "auto_jit", "set_auto_jit",
            "set_default_backend", "default_backend", "set_recompile_warning_threshold",
            "grad", "value_and_grad", "vjp", "jvp", "linearize", "stop_gradient", "GradientTape",
-           "Variable", "vmap", "pmap", "device_put"]
+           "Variable", "vmap", "pmap", "pure_callback", "io_callback", "ShapeDtypeStruct",
+           "device_put"]

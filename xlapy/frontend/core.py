@@ -76,7 +76,13 @@ class Array:
     # ----- basic properties
     @property
     def is_traced(self) -> bool:
-        return self._value is None
+        """Whether the value is unknown here: traced, or a value a graph being recorded
+        computes from its arguments (ops then take their general path instead of
+        specializing on the value, which would freeze it into the graph)."""
+        if self._value is None:
+            return True
+        recorders = _RECORDERS.items
+        return bool(recorders) and recorders[-1].depends(self)
 
     @property
     def ndim(self) -> int:
@@ -117,38 +123,46 @@ class Array:
         return self._value
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        v = self._concrete("converting to a NumPy array")
+        v = self._python_value("converting to a NumPy array")
         return np.asarray(v, dtype=dtype)
 
+    def _python_value(self, what: str) -> np.ndarray:
+        """The value for Python control flow: refused while a graph is recorded, where
+        it would be frozen into the graph (``graph_capture.py``)."""
+        recorders = _RECORDERS.items
+        if recorders:
+            recorders[-1].check_python_use(self, what)
+        return self._concrete(what)
+
     def __bool__(self) -> bool:
-        return bool(self._concrete("converting to a Python bool"))
+        return bool(self._python_value("converting to a Python bool"))
 
     def __int__(self) -> int:
-        return int(self._concrete("converting to a Python int"))
+        return int(self._python_value("converting to a Python int"))
 
     def __float__(self) -> float:
-        return float(self._concrete("converting to a Python float"))
+        return float(self._python_value("converting to a Python float"))
 
     def __complex__(self) -> complex:
         return complex(self._concrete("converting to a Python complex"))
 
     def __index__(self) -> int:
-        v = self._concrete("using as a Python index")
+        v = self._python_value("using as a Python index")
         if v.dtype.kind not in "iu" or v.ndim:
             raise TypeError(f"only integer scalar arrays can be used as an index, "
                             f"got {self.type_text()}")
         return int(v)
 
     def item(self) -> Any:
-        return self._concrete("calling .item() on").item()
+        return self._python_value("calling .item() on").item()
 
     def numpy(self) -> np.ndarray:
         """The value as a NumPy array (TensorFlow's ``Tensor.numpy()``; a copy, so writing
         to it never changes this array). Not available on traced values."""
-        return np.array(self._concrete("calling .numpy() on"))
+        return np.array(self._python_value("calling .numpy() on"))
 
     def tolist(self) -> Any:
-        return self._concrete("calling .tolist() on").tolist()
+        return self._python_value("calling .tolist() on").tolist()
 
     def __len__(self) -> int:
         if not self.shape:
@@ -389,6 +403,11 @@ def current_trace() -> Any:
 _TAPES = PerThreadList()
 
 
+# Graph recorders (``graph_capture.py``, TF's graph mode): the innermost one sees every
+# primitive applied eagerly while it is active (per thread).
+_RECORDERS = PerThreadList()
+
+
 def record(prim: Any, args: Sequence[Array], params: dict, outs: Sequence[Array]) -> None:
     """Tell the active tapes that ``prim`` mapped ``args`` to ``outs``."""
     for tape in _TAPES:
@@ -442,6 +461,8 @@ def bind(prim: Primitive, *args: Array, **params: Any) -> Any:
         for tape in _TAPES:
             if tape not in below:
                 tape.record(prim, args, params, outs)
+    if _RECORDERS.items and not stack:
+        _RECORDERS.items[-1].record(prim, args, params, outs)
     return outs if prim.multiple_results else outs[0]
 
 

@@ -216,7 +216,7 @@ class JitFunction:
 
     # ----- public API
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if core._TRACE_STACK.items:           # called while tracing: inline
+        if core._TRACE_STACK.items or core._RECORDERS.items:   # tracing/recording: inline
             return self.fn(*args, **kwargs)
         if _FAST_PATH[0] and not core._TAPES.items and replica_count() == 1:
             binding = self._bindings.get((len(args), tuple(kwargs)) if kwargs else len(args))
@@ -351,8 +351,9 @@ class JitFunction:
             raise
         return Lowered(entry.module, self._backend, entry.variables, entry.assigned)
 
-    def get_compiler_ir(self, *args: Any, **kwargs: Any) -> Callable[..., str]:
-        """TF's API: ``f.get_compiler_ir(x)(stage="hlo" | "optimized_hlo" | ...)``."""
+    def get_compiler_ir(self, *args: Any, **kwargs: Any) -> Callable[..., str | bytes]:
+        """TF's API: ``f.get_compiler_ir(x)(stage="hlo" | "optimized_hlo" |
+        "hlo_serialized" | ...)`` (the ``*_serialized`` stages give HloModuleProto bytes)."""
         try:
             lowered = self.lower(*args, **kwargs)
         except XlapyError as e:
@@ -620,12 +621,13 @@ SHARDED_JIT: list[Callable[..., Any]] = []
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Sequence[int] | int = (),
         static_argnames: Sequence[str] | str = (), donate_argnums: Sequence[int] | int = (),
         backend: str | None = None, recompile_warning_threshold: int | None = None,
-        in_shardings: Any = None, out_shardings: Any = None) -> Any:
+        shape_buckets: Any = None, in_shardings: Any = None, out_shardings: Any = None) -> Any:
     """Compile ``fn`` with XLA semantics (usable as ``@jit`` or ``@jit(static_argnums=...)``).
 
-    ``in_shardings``/``out_shardings`` (``xlapy.sharding.NamedSharding``, one or one per
-    argument) compile an SPMD program run on the mesh's devices
-    (:class:`xlapy.frontend.sharding.ShardedFunction`)."""
+    ``shape_buckets`` (``{"x": {1: "pow2"}}``, ``"auto"``) compiles once per bucket of
+    sizes instead of once per shape (``buckets.py``). ``in_shardings``/``out_shardings``
+    (``xlapy.sharding.NamedSharding``, one or one per argument) compile an SPMD program run on
+    the mesh's devices (:class:`xlapy.frontend.sharding.ShardedFunction`)."""
     names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
 
     def wrap(f: Callable[..., Any]) -> Any:
@@ -633,6 +635,12 @@ def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Sequence[int] |
             return SHARDED_JIT[0](f, in_shardings, out_shardings, backend,
                                   static_argnums=static_argnums, static_argnames=names,
                                   donate_argnums=donate_argnums)
+        if shape_buckets is not None:
+            from .buckets import BucketedFunction
+            return BucketedFunction(f, shape_buckets, JitFunction,
+                                    static_argnums=static_argnums, static_argnames=names,
+                                    backend=backend,
+                                    recompile_warning_threshold=recompile_warning_threshold)
         return JitFunction(f, static_argnums, names, donate_argnums, backend,
                            recompile_warning_threshold)
     return wrap if fn is None else wrap(fn)

@@ -27,18 +27,26 @@ class Lowered:
 
     _CODE_STAGES = ("llvm", "llvm_no_opt", "llvm-no-opt", "asm", "ptx")
 
-    def compiler_ir(self, stage: str = "hlo") -> str:
-        """``hlo`` (long text XLA parses), ``optimized_hlo``, ``optimized_hlo_dot``, or the
+    def compiler_ir(self, stage: str = "hlo") -> str | bytes:
+        """``hlo`` (long text XLA parses), ``optimized_hlo``, ``optimized_hlo_dot``, TF's
+        ``hlo_serialized`` / ``optimized_hlo_serialized`` (a serialized ``HloModuleProto``,
+        bytes, that XLA loads), or the
         generated code of backends that have some (``cpu``): ``llvm`` (LLVM IR after
         LLVM's optimization, ``--xla_dump_to``'s ``.ir-with-opt.ll``), ``llvm_no_opt``
         (as emitted, ``.ir-no-opt.ll``), ``asm`` (host assembly, ``.s``) and, on the
         ``gpu`` backend, ``ptx`` (no GPU needed to produce it)."""
         if stage == "hlo":
             return self.hlo_module.to_text()
-        if stage in ("optimized_hlo", "optimized_hlo_dot"):
+        if stage == "hlo_serialized":
+            from ..hlo.proto import module_to_proto_bytes
+            return module_to_proto_bytes(self.hlo_module)
+        if stage in ("optimized_hlo", "optimized_hlo_dot", "optimized_hlo_serialized"):
             module = optimize(self.hlo_module)
             if stage == "optimized_hlo":
                 return module.to_text()
+            if stage == "optimized_hlo_serialized":
+                from ..hlo.proto import module_to_proto_bytes
+                return module_to_proto_bytes(module)
             from ..passes.dump import module_to_dot
             return module_to_dot(module)
         if stage in self._CODE_STAGES:
@@ -52,7 +60,8 @@ class Lowered:
                     "use backend='cpu' for LLVM IR and assembly")
             return code_ir(self.hlo_module, stage)
         raise InvalidArgumentError(f"unknown compiler IR stage {stage!r}; expected 'hlo', "
-                                   "'optimized_hlo', 'optimized_hlo_dot', "
+                                   "'hlo_serialized', 'optimized_hlo', "
+                                   "'optimized_hlo_serialized', 'optimized_hlo_dot', "
                                    + ", ".join(repr(s) for s in self._CODE_STAGES))
 
 

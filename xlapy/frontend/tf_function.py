@@ -11,6 +11,7 @@ import functools
 import logging
 from typing import Any, Callable
 
+from ..config import tf_xla_flags
 from ..errors import InvalidArgumentError, UnimplementedError
 from . import core
 from .jit import CacheInfo, JitFunction, _aval_text, _Key
@@ -31,7 +32,15 @@ def set_auto_jit(enabled: bool | None) -> None:
 
 
 def auto_jit() -> bool | None:
-    """The value last given to :func:`set_auto_jit` (None when never set or reset)."""
+    """The value last given to :func:`set_auto_jit` (None when never set or reset), unless
+    ``TF_XLA_FLAGS`` decides, as it does in TensorFlow: ``--tf_xla_auto_jit=-1`` is False,
+    ``--tf_xla_auto_jit=2`` (or ``1`` with ``--tf_xla_cpu_global_jit``, xlapy running on
+    the CPU) is True."""
+    flags = tf_xla_flags()
+    if flags.auto_jit < 0:
+        return False
+    if flags.auto_jit >= 2 or (flags.auto_jit == 1 and flags.cpu_global_jit):
+        return True
     return _AUTO_JIT[0]
 
 
@@ -59,7 +68,7 @@ class EagerFunction:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        soft = _AUTO_JIT[0] is True if self._soft is None else self._soft
+        soft = auto_jit() is True if self._soft is None else self._soft
         if not soft or core._TRACE_STACK.items:
             return self.fn(*args, **kwargs)
         return self._call_soft(args, kwargs)

@@ -30,6 +30,7 @@ from ..hlo.attrs import OpMetadata
 from ..hlo.builder import XlaBuilder, as_element_type
 from ..hlo.ir import HloComputation, HloInstruction
 from ..hlo.shape import Shape
+from ..passes.hlo_utils import has_side_effect
 from . import core
 from .core import Array, LoweringContext, Primitive, result_weak_types
 from .source_info import located, user_location
@@ -52,6 +53,9 @@ class NeedsConstant(Exception):
 CONSTANT_VALUE_ELEMENTS = 64
 CONSTANT_SOURCE_ELEMENTS = 1024
 # Instructions whose value is not a function of their operands.
+# Set once a host callback with a side effect has been traced in this process: from then
+# on traces order side-effecting instructions (``Trace._order_effects``).
+EFFECTS_USED = [False]
 _NOT_FOLDABLE = frozenset({"rng", "rng-bit-generator", "rng-get-and-update-state", "infeed",
                            "recv", "recv-done", "custom-call", "after-all"})
 
@@ -118,6 +122,11 @@ class Trace:
         self._captured: dict[int, HloInstruction] = {}
         self._consts: dict[int, tuple[Array, HloInstruction]] = {}
         self.param_leaf: dict[int, int] = {}        # id(parameter instr) -> jit leaf index
+        # Side effects (host callbacks, frontend/callbacks.py): the last side-effecting
+        # instruction, the ordered callbacks' token, and a memo for has_side_effect.
+        self.last_effect: HloInstruction | None = None
+        self.effect_token: HloInstruction | None = None
+        self._effect_memo: dict[int, bool] = {}
         # Under vmap (a batch trace among the ancestors) concrete values are captured too,
         # not folded into constants: a tape inside the vmap may track them, and the
         # primitive's gradient rule reaches only its operands.
@@ -184,12 +193,27 @@ class Trace:
         self.builder.set_op_metadata(meta)
         try:
             operands = [self.instr_for(a) for a in args]
+            first = len(self.builder._comp.instructions)
             out = prim.lower(LoweringContext(self.builder, meta), *operands, **params)
+            if EFFECTS_USED[0]:
+                self._order_effects(first)
         finally:
             self.builder.set_op_metadata(None)
         outs = list(out) if prim.multiple_results else [out]
         weak = result_weak_types(prim, args, params, len(outs))
         return [Array(instr=o, trace=self, weak_type=w) for o, w in zip(outs, weak)]
+
+    def _order_effects(self, first: int) -> None:
+        """Chain the side-effecting instructions made since index ``first`` (host
+        callbacks, and loops or branches containing them) to the previous one by a
+        control edge, so they run in program order whatever the schedule."""
+        for instr in self.builder._comp.instructions[first:]:
+            if not has_side_effect(instr, self._effect_memo):
+                continue
+            last = self.last_effect
+            if last is not None and last not in instr.control_predecessors:
+                instr.control_predecessors.append(last)
+            self.last_effect = instr
 
     def tag(self, op_type: str) -> Any:
         """``with trace.tag("while"):`` sets the metadata for instructions built directly."""
@@ -234,6 +258,8 @@ def concrete_value(x: Any, what: str) -> np.ndarray:
     if not isinstance(x, Array):
         return np.asarray(x)
     if x._value is not None:
+        if core._RECORDERS.items:        # a graph being recorded must not freeze it
+            core._RECORDERS.items[-1].check_python_use(x, what)
         return x._value
     leaves = _argument_sources(x)
     if leaves:

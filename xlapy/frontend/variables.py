@@ -51,11 +51,8 @@ def variable_class_scope(cls: type) -> Iterator[None]:
     if not (isinstance(cls, type) and issubclass(cls, Variable)):
         raise InvalidArgumentError(f"variable_class_scope needs a subclass of Variable, got "
                                    f"{cls!r}")
-    _CLASSES.append(cls)
-    try:
+    with _CLASSES.pushed(cls):
         yield
-    finally:
-        _CLASSES.pop()
 
 
 def commit_values(variables: Sequence["Variable"], values: Sequence[Array]) -> None:
@@ -144,7 +141,7 @@ class Variable:
         if callable(initial_value):
             initial_value = initial_value()
         value = to_array(initial_value, dtype)
-        if value.is_traced:
+        if value._value is None:
             raise InvalidArgumentError(located(
                 "a Variable's initial value must be concrete, but it was computed inside a "
                 "function being compiled",
@@ -166,6 +163,8 @@ class Variable:
         if tapes:
             for tape in list(tapes):
                 tape.on_variable_read(self, arr)
+        if trace is None and core._RECORDERS.items:
+            core._RECORDERS.items[-1].on_variable_read(self, arr)
         return arr
 
     value = read_value
@@ -206,13 +205,15 @@ class Variable:
             v = convert(v, self.dtype)
         trace = current_trace()
         if trace is None:
-            if v.is_traced:
+            if v._value is None:
                 raise InvalidArgumentError(located(
                     f"assigning a traced value to Variable {self.name!r} outside the function "
                     "being compiled"))
             journals = _JOURNALS.items
             if journals:
                 journals[-1].append((self, self._value))
+            if core._RECORDERS.items:
+                core._RECORDERS.items[-1].on_variable_assign(self, v)
             self._value = Array(np.asarray(v._value))
             return self
         if isinstance(trace, BatchTrace):

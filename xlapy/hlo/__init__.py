@@ -10,8 +10,16 @@ from .sharding import HloSharding, parse_sharding
 from .types import ElementType
 
 
-def parse_module(text: str) -> HloModule:
-    """Parse XLA's HLO text into an :class:`HloModule` (raises ``HloParseError``)."""
+def parse_module(text: str | bytes) -> HloModule:
+    """Parse XLA's HLO text, StableHLO MLIR text (as ``jax.jit(f).lower(...).as_text()``
+    prints it; detected) or a serialized ``HloModuleProto`` / ``HloProto`` (bytes) into an
+    :class:`HloModule` (raises ``HloParseError``)."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        from .proto import module_from_proto_bytes
+        return module_from_proto_bytes(bytes(text))
+    from .stablehlo import is_stablehlo, to_hlo_module
+    if is_stablehlo(text):
+        return to_hlo_module(text)
     from .parser import parse_module as _parse
     return _parse(text)
 

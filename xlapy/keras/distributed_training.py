@@ -80,7 +80,7 @@ def run_replicated(strategy: Any, step: Callable[..., Any], args: tuple, what: s
             return step(*shard_args)
     per_replica = strategy.experimental_distribute_values_from_function(shard)
     out = strategy.run(replica, args=tuple(per_replica) + tuple(common))
-    return tree_map(lambda v: strategy.experimental_local_results(v)[0], out)
+    return strategy.experimental_local_results(out)[0]
 
 
 def global_count(count: Any, mask: Any) -> Any:

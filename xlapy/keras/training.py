@@ -38,6 +38,7 @@ import numpy as np
 from .. import numpy as xnp
 from ..errors import InvalidArgumentError, UnimplementedError
 from ..frontend.autodiff import GradientTape
+from ..frontend.jit import jit
 from ..frontend.tf_function import auto_jit, function
 from ..frontend.variables import transaction
 from . import backend, losses as losses_mod, metrics as metrics_mod, optimizers
@@ -109,7 +110,7 @@ class Trainer(TrainingLoops):
                 metrics: Sequence[Any] | None = None, loss_weights: Any = None,
                 weighted_metrics: Sequence[Any] | None = None, run_eagerly: bool | None = None,
                 steps_per_execution: int = 1, jit_compile: Any = None,
-                auto_scale_loss: bool = True) -> None:
+                auto_scale_loss: bool = True, shape_buckets: Any = None) -> None:
         """Configure training: optimizer, loss, ``metrics`` (unweighted),
         ``weighted_metrics`` (weighted by ``sample_weight`` / ``class_weight``) and whether
         each step is compiled (``jit_compile``, see the module docstring).
@@ -120,6 +121,12 @@ class Trainer(TrainingLoops):
         path), while running ``n`` steps per call would mean an ``n`` times longer
         program to compile. ``auto_scale_loss`` only matters for mixed precision, which
         xlapy.keras does not have (float32 throughout); it is accepted and ignored.
+
+        ``shape_buckets`` (xlapy's own; compiled steps only): axes of the input ``x`` whose
+        size changes from batch to batch (``1`` or ``{1: "pow2"}``, ``{1: [64, 128,
+        512]}`` for sequences), padded to the next bucket so that ``fit`` on ragged
+        sequence batches compiles once per bucket, with the padding masked out
+        (``xlapy.frontend.buckets``; ``train_function.bucket_info()`` counts them).
         """
         if len(getattr(self, "outputs", ())) > 1:
             raise UnimplementedError("compile/fit train models with one output; this model "
@@ -138,6 +145,7 @@ class Trainer(TrainingLoops):
         self.loss_tracker = metrics_mod.Mean(name="loss")
         self.run_eagerly = bool(run_eagerly)
         self.jit_compile = resolve_jit_compile(jit_compile, run_eagerly)
+        self.shape_buckets = shape_buckets
         # the strategy whose scope is open: fit trains data-parallel (distributed_training)
         self.distribute_strategy = backend.current_distribution()
         self._compile_config = {"optimizer": optimizer, "loss": loss, "metrics": metrics,
@@ -180,7 +188,13 @@ class Trainer(TrainingLoops):
 
         def predict_function(x: Any) -> Any:
             return self.predict_step(x)
-        if self.jit_compile:         # HLO modules jit_train_function, jit_test_function, ...
+        buckets = getattr(self, "shape_buckets", None)
+        if self.jit_compile and buckets is not None:      # one compile per bucket of x
+            spec = {"x": buckets}
+            train_function = jit(train_function, shape_buckets=spec)
+            test_function = jit(test_function, shape_buckets=spec)
+            predict_function = jit(predict_function, shape_buckets=spec)
+        elif self.jit_compile:       # HLO modules jit_train_function, jit_test_function, ...
             train_function = function(train_function, jit_compile=True)
             test_function = function(test_function, jit_compile=True)
             predict_function = function(predict_function, jit_compile=True)

@@ -228,6 +228,40 @@ def conv_general_dilated_patches(lhs: Any, filter_shape: Sequence[int],
                                 preferred_element_type=preferred_element_type)
 
 
+def conv_general_dilated_local(lhs: Any, rhs: Any, window_strides: Sequence[int],
+                               padding: Any, filter_shape: Sequence[int],
+                               lhs_dilation: Sequence[int] | None = None,
+                               rhs_dilation: Sequence[int] | None = None,
+                               dimension_numbers: Any = None,
+                               precision: Any = None) -> Array:
+    """A locally connected (unshared) convolution: every output position has its own
+    filter. ``rhs`` holds, per output position (its spatial dims, in ``rhs``'s layout),
+    an ``(in_features * prod(filter_shape), out_features)`` matrix; the input patches
+    are taken as :func:`conv_general_dilated_patches` takes them."""
+    x = to_array(lhs)
+    w = to_array(rhs)
+    patches = conv_general_dilated_patches(x, filter_shape, window_strides, padding,
+                                           lhs_dilation, rhs_dilation, dimension_numbers)
+    dn = conv_dimension_numbers(x.shape, (1, 1) + tuple(filter_shape), dimension_numbers)
+    lhs_b = list(dn.out_spec[2:])
+    rhs_b = list(dn.rhs_spec[2:])
+    rhs_b = [rhs_b[i] for i in sorted(range(len(rhs_b)), key=lambda k: lhs_b[k])]
+    lhs_b = sorted(lhs_b)
+    out = lax.dot_general(patches, w, (([dn.out_spec[1]], [dn.rhs_spec[1]]), (lhs_b, rhs_b)))
+    # result dims: spatial (sorted), then the patches' batch dim, then out features
+    nd = out.ndim
+    src = [nd - 2, nd - 1]
+    dst = [dn.out_spec[0], dn.out_spec[1]]
+    perm = [None] * nd
+    rest = [i for i in range(nd) if i not in src]
+    free = [i for i in range(nd) if i not in dst]
+    for s_, d_ in zip(src, dst):
+        perm[d_] = s_
+    for r_, f_ in zip(rest, free):
+        perm[f_] = r_
+    return lax.transpose(out, tuple(perm))
+
+
 # ------------------------------------------------------------------------------ others
 def approx_max_k(operand: Any, k: int, reduction_dimension: int = -1,
                  recall_target: float = 0.95, is_max_k: bool = True,

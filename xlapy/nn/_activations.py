@@ -29,6 +29,15 @@ def _float(x: Any) -> Array:
     return x
 
 
+def _float_strict(x: Any, name: str) -> Array:
+    """``x`` if floating: like JAX, these functions do not promote integers."""
+    x = asarray(x)
+    if not dtypes.is_inexact(x.dtype):
+        raise InvalidArgumentError(f"nn.{name} takes a floating-point array, got "
+                                   f"{x.type_text()}")
+    return x
+
+
 def _where(pred: Array, a: Array, b: Array) -> Array:
     return lax.select(pred, a, b)
 
@@ -41,8 +50,9 @@ def relu(x: Any) -> Array:
 
 
 def relu6(x: Any) -> Array:
-    """``min(max(x, 0), 6)``; the gradient is 0 at both kinks."""
-    x = asarray(x)
+    """``min(max(x, 0), 6)``; the gradient is 0 at both kinks (integers become floats, as
+    JAX's ``minimum(..., 6.)`` makes them)."""
+    x = _float(x)
     zero, six = _const(0, x), _const(6, x)
     return _where(lax.le(x, zero), zero, _where(lax.ge(x, six), six, x))
 
@@ -82,8 +92,8 @@ def selu(x: Any) -> Array:
 
 
 def sigmoid(x: Any) -> Array:
-    """``1 / (1 + exp(-x))`` (HLO ``logistic``)."""
-    return lax.logistic(_float(x))
+    """``1 / (1 + exp(-x))`` (HLO ``logistic``; floating input only, as JAX)."""
+    return lax.logistic(_float_strict(x, "sigmoid"))
 
 
 def softplus(x: Any) -> Array:
@@ -99,8 +109,8 @@ def log_sigmoid(x: Any) -> Array:
 
 
 def silu(x: Any) -> Array:
-    """``x * sigmoid(x)`` (also called swish)."""
-    x = _float(x)
+    """``x * sigmoid(x)`` (also called swish; floating input only, as JAX)."""
+    x = _float_strict(x, "silu")
     return lax.mul(x, lax.logistic(x))
 
 
@@ -137,8 +147,8 @@ def soft_sign(x: Any) -> Array:
 
 
 def hard_tanh(x: Any) -> Array:
-    """``x`` clipped to ``[-1, 1]``."""
-    x = _float(x)
+    """``x`` clipped to ``[-1, 1]`` (integers stay integers, as in JAX)."""
+    x = asarray(x)
     one, minus_one = _const(1, x), _const(-1, x)
     return _where(lax.gt(x, one), one, _where(lax.lt(x, minus_one), minus_one, x))
 

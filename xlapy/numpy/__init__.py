@@ -102,3 +102,4 @@ from ._numeric import (  # noqa: E402
     histogram2d, histogram_bin_edges, histogramdd, kaiser, logspace, matvec, poly, polyadd,
     polyder, polydiv, polyfit, polyint, polymul, polysub, polyval, roots, trapezoid, vecdot,
     vecmat)
+from ._ufunc import ufunc  # noqa: E402

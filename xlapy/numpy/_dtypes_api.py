@@ -58,6 +58,8 @@ _ML_INTS = frozenset((int1, int2, int4, uint1, uint2, uint4))
 def _dtype_of(x: Any) -> np.dtype:
     if isinstance(x, Array):
         return x.dtype
+    if isinstance(x, (type, np.dtype, str)):
+        return np.dtype(x)
     if hasattr(x, "dtype"):
         return np.dtype(x.dtype)
     try:
@@ -211,7 +213,7 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: Any = None) -> Array:
 def fromfunction(function: Callable[..., Any], shape: Any, *, dtype: Any = float,
                  **kwargs: Any) -> Any:
     """``function(*indices)`` on index grids of ``shape`` (the grids are Arrays)."""
-    from ._manipulation import indices
+    from ._index_tricks import indices
     return function(*indices(tuple(shape), dtype=dtype), **kwargs)
 
 

@@ -128,15 +128,35 @@ isfinite = _unary(lambda x: lax.is_finite(x) if dtypes.is_float(x.dtype)
 add = _binary(lax.add, "add")
 subtract = _binary(lax.sub, "subtract")
 multiply = _binary(lax.mul, "multiply")
-maximum = _binary(lax.max, "maximum")
-minimum = _binary(lax.min, "minimum")
+def _lexicographic(op: Any) -> Any:
+    """``op`` on complex operands ordered by real part, then imaginary part (JAX's rule);
+    the plain op otherwise."""
+    def f(x: Array, y: Array) -> Array:
+        if not dtypes.is_complex(x.dtype):
+            return op(x, y)
+        rx, ry = lax.real(x), lax.real(y)
+        return lax.select(lax.eq(rx, ry), op(lax.imag(x), lax.imag(y)), op(rx, ry))
+    return f
+
+
+def _complex_extreme(pick_x: Any) -> Any:
+    """``maximum``/``minimum``: for complex operands pick by the lexicographic order."""
+    def f(x: Array, y: Array) -> Array:
+        if not dtypes.is_complex(x.dtype):
+            return (lax.max if pick_x is lax.gt else lax.min)(x, y)
+        return lax.select(_lexicographic(pick_x)(x, y), x, y)
+    return f
+
+
+maximum = _binary(_complex_extreme(lax.gt), "maximum")
+minimum = _binary(_complex_extreme(lax.lt), "minimum")
 arctan2 = _binary(lax.atan2, "arctan2", True)
 equal = _binary(lax.eq, "equal")
 not_equal = _binary(lax.ne, "not_equal")
-less = _binary(lax.lt, "less")
-less_equal = _binary(lax.le, "less_equal")
-greater = _binary(lax.gt, "greater")
-greater_equal = _binary(lax.ge, "greater_equal")
+less = _binary(_lexicographic(lax.lt), "less")
+less_equal = _binary(_lexicographic(lax.le), "less_equal")
+greater = _binary(_lexicographic(lax.gt), "greater")
+greater_equal = _binary(_lexicographic(lax.ge), "greater_equal")
 bitwise_and = _binary(lax.bitwise_and, "bitwise_and")
 bitwise_or = _binary(lax.bitwise_or, "bitwise_or")
 bitwise_xor = _binary(lax.bitwise_xor, "bitwise_xor")
@@ -272,11 +292,13 @@ def power(x: Any, y: Any) -> Array:
 
 def square(x: Any) -> Array:
     x = asarray(x)
+    if x.dtype == np.bool_:
+        x = lax.convert_element_type(x, dtypes.DEFAULT_INT)
     return lax.mul(x, x)
 
 
 def reciprocal(x: Any) -> Array:
-    x = asarray(x)
+    (x,) = promote(x, to_inexact=True)
     return lax.div(_const(1, x), x)
 
 
@@ -307,9 +329,13 @@ def arcsin(x: Any) -> Array:
 
 
 def arccos(x: Any) -> Array:
+    """``2 atan2(sqrt(1 - x^2), 1 + x)``, and exactly pi at -1 (where that is ``0/0``)."""
     (x,) = promote(x, to_inexact=True)
     one = _const(1, x)
-    return lax.mul(_const(2, x), lax.atan2(lax.sqrt(lax.sub(one, lax.mul(x, x))), lax.add(one, x)))
+    half = lax.atan2(lax.sqrt(lax.sub(one, lax.mul(x, x))), lax.add(one, x))
+    if dtypes.is_complex(x.dtype):
+        return lax.mul(_const(2, x), half)
+    return lax.select(lax.eq(x, _const(-1, x)), _const(np.pi, x), lax.mul(_const(2, x), half))
 
 
 def sinh(x: Any) -> Array:
@@ -332,7 +358,12 @@ def _float_only(fn: Any, name: str):
 
 floor = _float_only(lax.floor, "floor")
 ceil = _float_only(lax.ceil, "ceil")
-rint = _float_only(lax.round_even, "rint")
+def rint(x: Any) -> Array:
+    """Round half to even; integers become floats (as in JAX)."""
+    (x,) = promote(x, to_inexact=True)
+    if dtypes.is_complex(x.dtype):
+        return lax.complex(lax.round_even(lax.real(x)), lax.round_even(lax.imag(x)))
+    return lax.round_even(x)
 trunc = _float_only(lambda x: lax.select(lax.lt(x, _const(0, x)), lax.ceil(x), lax.floor(x)),
                     "trunc")
 
@@ -344,6 +375,8 @@ def round(x: Any, decimals: int = 0) -> Array:
     x = asarray(x)
     if not dtypes.is_inexact(x.dtype):
         return x
+    if dtypes.is_complex(x.dtype):
+        return lax.complex(round(lax.real(x), decimals), round(lax.imag(x), decimals))
     if decimals == 0:
         return lax.round_even(x)
     scale = _const(10.0 ** decimals, x)
@@ -364,6 +397,8 @@ def isinf(x: Any) -> Array:
     x = asarray(x)
     if not dtypes.is_inexact(x.dtype):
         return full_like_bool(x, False)
+    if dtypes.is_complex(x.dtype):
+        return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
     return lax.eq(lax.abs(x), _const(np.inf, x))
 
 

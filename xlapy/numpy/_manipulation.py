@@ -129,6 +129,10 @@ def append(arr: Any, values: Any, axis: int | None = None) -> Array:
 def _positions(obj: Any, n: int, what: str) -> np.ndarray:
     if isinstance(obj, slice):
         return np.arange(n)[obj]
+    if isinstance(obj, (list, tuple)):
+        raise InvalidArgumentError(f"{what} must be an array, a scalar or a slice, not a "
+                                   f"Python {type(obj).__name__} (as in JAX: wrap it in "
+                                   "xnp.array)")
     v = np.asarray(concrete_value(obj, what))
     if v.dtype == np.bool_:
         if v.shape != (n,):

@@ -98,8 +98,11 @@ def lax_copysign(mag: Array, sign: Array) -> Array:
 
 
 def spacing(x: Any) -> Array:
-    """The distance from ``x`` to the next representable value away from zero."""
+    """The distance from ``x`` to the next representable value away from zero (for
+    float16, towards +inf: NumPy's and JAX's rule for that dtype)."""
     (x,) = promote(x, to_inexact=True)
+    if x.dtype == np.float16:
+        return nextafter(x, _const(np.inf, x)) - x
     away = where(signbit(x), _const(-np.inf, x), _const(np.inf, x))
     return nextafter(x, away) - x
 
@@ -112,15 +115,22 @@ def sinc(x: Any) -> Array:
     return where(zero, _const(1, x), lax.sin(px) / px)
 
 
+def _no_complex_inf(x: Array) -> None:
+    if dtypes.is_complex(x.dtype):
+        raise InvalidArgumentError("isposinf/isneginf are not defined for complex types")
+
+
 def isposinf(x: Any) -> Array:
     """``x == +inf``."""
     x = asarray(x)
+    _no_complex_inf(x)
     return (x == _const(np.inf, x)) if dtypes.is_float(x.dtype) else x != x
 
 
 def isneginf(x: Any) -> Array:
     """``x == -inf``."""
     x = asarray(x)
+    _no_complex_inf(x)
     return (x == _const(-np.inf, x)) if dtypes.is_float(x.dtype) else x != x
 
 
@@ -140,22 +150,21 @@ def angle(z: Any, deg: bool = False) -> Array:
     """The argument of ``z`` (radians, or degrees with ``deg``)."""
     z = asarray(z)
     (re,) = promote(real(z), to_inexact=True)
-    im = imag(z).astype(re.dtype) if dtypes.is_complex(z.dtype) else re * _const(0, re)
+    im = imag(z).astype(re.dtype) if dtypes.is_complex(z.dtype) else lax.full_like(re, 0)
     a = lax.atan2(im, re)
     return a * _const(180 / np.pi, a) if deg else a
 
 
 def positive(x: Any, /) -> Array:
     """``+x`` (the same values)."""
-    x = asarray(x)
-    if x.dtype == np.bool_:
-        raise InvalidArgumentError("positive does not take boolean input")
-    return x
+    return asarray(x)
 
 
 def bitwise_count(x: Any, /) -> Array:
     """The number of one bits in ``|x|`` (as uint8, like NumPy)."""
     x = asarray(x)
+    if x.dtype == np.bool_:
+        x = x.astype(np.uint8)
     if not dtypes.is_integer(x.dtype):
         raise InvalidArgumentError(f"bitwise_count takes integers, got {x.dtype}")
     return lax.population_count(absolute(x)).astype(np.uint8)

@@ -40,7 +40,7 @@ def _conv_full(a: Array, v: Array) -> Array:
 
 
 def _conv(name: str, a: Any, v: Any, mode: str, conj_flip: bool) -> Array:
-    a, v = _same_dtype(a, v)
+    a, v = _same_dtype(a, v, inexact=True)
     if a.ndim != 1 or v.ndim != 1:
         raise ShapeError(f"{name}: only 1-D inputs are supported, got {a.type_text()} and "
                          f"{v.type_text()}")
@@ -409,7 +409,8 @@ def einsum_path(subscripts: str, *operands: Any, optimize: Any = "greedy") -> tu
     """NumPy's contraction order for ``einsum`` on operands of these shapes."""
     shapes = [np.empty(asarray(o).shape, np.float32) if not isinstance(o, str) else o
               for o in operands]
-    return np.einsum_path(subscripts, *shapes, optimize=optimize)
+    path, text = np.einsum_path(subscripts, *shapes, optimize=optimize)
+    return path[1:], text             # JAX's form: the pairs only, then the report
 
 
 # ----------------------------------------------------------------------------- histograms
@@ -421,7 +422,8 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None,
 
 def histogramdd(sample: Any, bins: Any = 10, range: Any = None, weights: Any = None,
                 density: bool | None = None) -> tuple[Array, list[Array]]:
-    """A D-dimensional histogram of ``sample`` (``N x D``); counts are floats."""
+    """A D-dimensional histogram of ``sample`` (``N x D``); counts are int32 without
+    weights or density (as in JAX), floats otherwise."""
     x = promote(sample, to_inexact=True)[0]
     if x.ndim != 2:
         raise ShapeError(f"histogramdd: sample must be N x D, got {x.type_text()}")
@@ -435,9 +437,10 @@ def histogramdd(sample: Any, bins: Any = 10, range: Any = None, weights: Any = N
         idx = searchsorted(e, x[:, i], side="right")
         idx = where(x[:, i] == e[-1], e.shape[0] - 1, idx)
         flat = flat * nbins[i] + idx
-    w = asarray(np.ones((n,), x.dtype)) if weights is None else ravel(weights).astype(x.dtype)
+    cdt = np.dtype(np.int32) if weights is None and not density else x.dtype
+    w = asarray(np.ones((n,), cdt)) if weights is None else ravel(weights).astype(cdt)
     total = int(np.prod(nbins))
-    counts = scatter_update(zeros((total,), x.dtype), flat, w, "add")
+    counts = scatter_update(zeros((total,), cdt), flat, w, "add")
     counts = reshape(counts, tuple(nbins))[tuple(slice(1, -1) for _ in edges)]
     if density:
         widths = [e[1:] - e[:-1] for e in edges]

@@ -13,6 +13,7 @@ import numpy as np
 from ..errors import InvalidArgumentError
 from ..frontend import dtypes
 from ..frontend import lax
+from ..frontend.buckets import element_count
 from ..frontend.core import Array
 from ..frontend.tracing import concrete_int
 from ._elementwise import _const, asarray, promote
@@ -135,8 +136,18 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False, *,
         count = lax.reduce_sum(lax.convert_element_type(mask, x.dtype), axes)
         return _keep(x, lax.div(total, count), axes, keepdims)
     total = lax.reduce_sum(x, axes) if axes else x
-    out = lax.div(total, _const(_count(x, axes), total))
+    out = lax.div(total, _divisor(x, axes, total, 0))
     return _keep(x, out, axes, keepdims)
+
+
+def _divisor(x: Array, axes: tuple[int, ...], like: Array, ddof: int) -> Array:
+    """The element count over ``axes`` minus ``ddof``, in ``like``'s dtype: the run-time
+    count under shape buckets (dynamic dimensions), else a constant."""
+    count = element_count(x, axes, like.dtype)
+    if count is None:
+        return _const(_count(x, axes) - ddof, like)
+    count = lax.broadcast_in_dim(count, like.shape, ())
+    return lax.sub(count, _const(ddof, like)) if ddof else count
 
 
 def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
@@ -147,7 +158,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0,
         mean(x, axes, keepdims=True), x.shape, tuple(range(x.ndim))))
     sq = lax.mul(centered, centered)
     total = lax.reduce_sum(sq, axes) if axes else sq
-    out = lax.div(total, _const(_count(x, axes) - ddof, total))
+    out = lax.div(total, _divisor(x, axes, total, ddof))
     return _keep(x, out, axes, keepdims)
 
 

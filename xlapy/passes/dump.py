@@ -1,27 +1,43 @@
-"""Writing HLO modules to XLA's dump files (text, Graphviz ``.dot``, ``.html``).
+"""Writing HLO modules to XLA's dump files (text, Graphviz ``.dot``, ``.html``, and
+``HloProto`` as ``.hlo.pb`` with ``--xla_dump_hlo_as_proto``).
 
 File names and the on/off decisions come from :class:`xlapy.config.DumpConfig`;
 this module renders the module. ``key`` identifies the module for numbering
 (``module_0001``): pass the same key for every dump of one compilation (the
-default is the module object's ``unique_id``).
+default is the module object's ``unique_id``, or the key :func:`share_dump_key` gave
+the clone a compiler optimizes, so its per-pass dumps carry the compile's number).
 """
 from __future__ import annotations
 
 import html
+import weakref
 from typing import Any
 
 from ..config import DumpConfig
 from ..hlo.ir import HloComputation, HloModule
 
 
+_SHARED_KEYS: dict[int, Any] = {}
+
+
 def module_key(module: HloModule) -> Any:
-    return ("hlo-module", module.unique_id)
+    """The dump-numbering identity of ``module`` (see the module docstring)."""
+    shared = _SHARED_KEYS.get(id(module))
+    return shared if shared is not None else ("hlo-module", module.unique_id)
+
+
+def share_dump_key(module: HloModule, key: Any) -> None:
+    """Number ``module``'s dumps (the per-pass ones too) with ``key``: a compiler passes the
+    key of the module it was given to the clone it optimizes."""
+    if id(module) not in _SHARED_KEYS:
+        weakref.finalize(module, _SHARED_KEYS.pop, id(module), None)
+    _SHARED_KEYS[id(module)] = key
 
 
 def dump_hlo_module(module: HloModule, suffix: str, config: DumpConfig | None = None,
                     key: Any = None) -> list[str]:
-    """Dump ``module`` as ``...<suffix>.txt`` (and ``.dot``/``.html`` when asked); returns the
-    paths.
+    """Dump ``module`` as ``...<suffix>.txt`` (and ``.hlo.pb``/``.dot``/``.html`` when asked);
+    returns the paths.
 
     ``suffix`` is e.g. ``before_optimizations`` or ``0003.simplification.after_dce.before_cse``.
     """
@@ -34,6 +50,10 @@ def dump_hlo_module(module: HloModule, suffix: str, config: DumpConfig | None = 
         text = module.to_text(long=config.long_text,
                               print_large_constants=config.large_constants)
         paths.append(config.write(key, module.name, f"{suffix}.txt", text))
+    if config.as_proto:
+        from ..hlo.proto import module_to_hlo_proto_bytes
+        paths.append(config.write(key, module.name, f"{suffix}.hlo.pb",
+                                  module_to_hlo_proto_bytes(module)))
     if config.as_dot or config.as_html:
         dot = module_to_dot(module)
         if config.as_dot:

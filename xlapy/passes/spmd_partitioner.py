@@ -63,7 +63,7 @@ log = logging.getLogger("xlapy.passes")
 
 def _sharding(i: HloInstruction) -> HloSharding:
     s = i.attrs.get("sharding")
-    if s is None or s.kind == "tuple":
+    if not isinstance(s, HloSharding) or s.kind == "tuple":
         return HloSharding.replicate()
     return s
 

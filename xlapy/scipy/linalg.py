@@ -334,3 +334,96 @@ def polar(a: Any, side: str = "right", *, method: str = "svd", eps: Any = None,
     else:
         raise InvalidArgumentError(f"polar: side must be right or left, got {side!r}")
     return unitary, p
+
+
+def invhilbert(n: int, exact: bool = False) -> Array:
+    """The inverse of the ``n x n`` Hilbert matrix (float32; ``exact`` is not supported)."""
+    if exact:
+        raise InvalidArgumentError("invhilbert: exact=True is not supported")
+    n = concrete_int(n, "invhilbert n")
+    out = np.empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            s = i + j
+            out[i, j] = ((-1) ** s * (s + 1) * math.comb(n + i, n - j - 1)
+                         * math.comb(n + j, n - i - 1) * math.comb(s, i) ** 2)
+    return xnp.asarray(out.astype(np.float32))
+
+
+def invpascal(n: int, kind: str = "symmetric", exact: bool = False) -> Array:
+    """The inverse of :func:`pascal` (integers stored as float32)."""
+    if exact:
+        raise InvalidArgumentError("invpascal: exact=True is not supported")
+    n = concrete_int(n, "invpascal n")
+    i = np.arange(n)
+    low = np.array([[(-1) ** (a + b) * math.comb(a, b) for b in i] for a in i], np.float64)
+    out = {"symmetric": low.T @ low, "lower": low, "upper": low.T}.get(kind)
+    if out is None:
+        raise InvalidArgumentError(f"invpascal: kind must be symmetric, lower or upper, got "
+                                   f"{kind!r}")
+    return xnp.asarray(out.astype(np.float32))
+
+
+def helmert(n: int, full: bool = False) -> Array:
+    """The Helmert matrix of order ``n`` (without its first row unless ``full``)."""
+    n = concrete_int(n, "helmert n")
+    h = np.tril(np.ones((n, n)), -1) - np.diag(np.arange(n))
+    d = np.arange(n) * np.arange(1, n + 1)
+    h[0] = 1
+    d[0] = n
+    h = h / np.sqrt(d)[:, None]
+    return xnp.asarray((h if full else h[1:]).astype(np.float32))
+
+
+def leslie(f: Any, s: Any) -> Array:
+    """The Leslie matrix of fecundities ``f`` (length n) and survival rates ``s`` (n - 1)."""
+    f, s = xnp.ravel(f), xnp.ravel(s)
+    n = f.shape[0]
+    if s.shape[0] != n - 1:
+        raise ShapeError("leslie: s must have one element fewer than f")
+    dt = xnp.result_type(f, s)
+    sub = xnp.concatenate([xnp.diag(s.astype(dt)), xnp.zeros((n - 1, 1), dt)], 1)
+    return xnp.concatenate([f.astype(dt)[None], sub], 0)
+
+
+def fiedler(a: Any) -> Array:
+    """The Fiedler matrix ``|a[i] - a[j]|``."""
+    a = xnp.ravel(a)
+    return xnp.abs(a[:, None] - a[None, :])
+
+
+
+def fiedler_companion(a: Any) -> Array:
+    """The Fiedler companion matrix of polynomial coefficients ``a`` (highest power first):
+    pentadiagonal, with the polynomial's roots as eigenvalues (SciPy's layout)."""
+    a = xnp.ravel(a)
+    if a.shape[0] <= 2:
+        if a.shape[0] == 2:
+            return xnp.reshape(-(a[1] / a[0]), (1, 1))
+        return xnp.zeros((0, 0), a.dtype)
+    a = a / a[0]
+    n = a.shape[0] - 1
+    c = xnp.zeros((n, n), a.dtype)
+
+    def at(rows: range, cols: range) -> tuple:
+        return (xnp.asarray(np.asarray(rows, np.int32)), xnp.asarray(np.asarray(cols, np.int32)))
+    if len(range(3, n, 2)):
+        c = c.at[at(range(3, n, 2), range(1, n - 2, 2))].set(1.0)
+    if len(range(2, n, 2)):
+        c = c.at[at(range(2, n, 2), range(1, n - 1, 2))].set(-a[3::2])
+    if len(range(0, n - 2, 2)):
+        c = c.at[at(range(0, n - 2, 2), range(2, n, 2))].set(1.0)
+    c = c.at[at(range(0, n - 1, 2), range(1, n, 2))].set(-a[2::2])
+    return c.at[0, 0].set(-a[1]).at[1, 0].set(1.0)
+
+
+def convolution_matrix(a: Any, n: int, mode: str = "full") -> Array:
+    """The matrix ``A`` with ``A @ v == convolve(a, v, mode)`` for ``v`` of length ``n``."""
+    from ..numpy import convolve
+    n = concrete_int(n, "convolution_matrix n")
+    a = xnp.ravel(a)
+    if n <= 0 or a.shape[0] == 0:
+        raise InvalidArgumentError("convolution_matrix: n and len(a) must be positive")
+    eye = np.eye(n, dtype=np.float32)
+    cols = [convolve(a, xnp.asarray(eye[i]).astype(a.dtype), mode) for i in range(n)]
+    return xnp.stack(cols, axis=1)

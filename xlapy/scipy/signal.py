@@ -66,11 +66,12 @@ def convolve(in1: Any, in2: Any, mode: str = "full", method: str = "auto",
 
 def correlate(in1: Any, in2: Any, mode: str = "full", method: str = "auto",
               precision: Any = None) -> Array:
-    """N-D cross-correlation (``in2`` conjugated)."""
+    """N-D cross-correlation: ``convolve(in1, flip(conj(in2)))`` (SciPy's definition, also
+    for the centring of ``same``)."""
     b = xnp.asarray(in2)
     if dtypes.is_complex(b.dtype):
         b = xnp.conj(b)
-    return _convnd(in1, b, mode, False, "correlate")
+    return _convnd(in1, xnp.flip(b) if b.ndim else b, mode, True, "correlate")
 
 
 def convolve2d(in1: Any, in2: Any, mode: str = "full", boundary: str = "fill",
@@ -90,7 +91,9 @@ def correlate2d(in1: Any, in2: Any, mode: str = "full", boundary: str = "fill",
         raise InvalidArgumentError("correlate2d: only boundary='fill' with fillvalue=0")
     if xnp.ndim(in1) != 2 or xnp.ndim(in2) != 2:
         raise ShapeError("correlate2d: inputs must be 2-D")
-    return correlate(in1, in2, mode)
+    b = xnp.asarray(in2)
+    return _convnd(in1, xnp.conj(b) if dtypes.is_complex(b.dtype) else b, mode, False,
+                   "correlate2d")
 
 
 def fftconvolve(in1: Any, in2: Any, mode: str = "full", axes: Any = None) -> Array:

@@ -208,15 +208,23 @@ def i1(x: Any) -> Array:
     return S.bessel_i1e(x) * xnp.exp(xnp.abs(x))
 
 
+def _float_only(x: Any, name: str) -> Array:
+    a = xnp.asarray(x)
+    if not dtypes.is_float(a.dtype):
+        raise InvalidArgumentError(f"special.{name} takes floating input (as JAX), got "
+                                   f"{a.type_text()}")
+    return a
+
+
 def ndtr(x: Any) -> Array:
-    """The standard normal CDF."""
-    (x,) = _f(x)
+    """The standard normal CDF (floating input only, as JAX)."""
+    x = _float_only(x, "ndtr")
     return 0.5 * S.erfc(x * -np.sqrt(0.5))
 
 
 def log_ndtr(x: Any, series_order: int = 3) -> Array:
     """``log(ndtr(x))``, accurate far into the lower tail (asymptotic series)."""
-    (x,) = _f(x)
+    x = _float_only(x, "log_ndtr")
     lower = -10.0 if x.dtype != np.float64 else -20.0
     direct = xnp.where(x > 6.0, -ndtr(-x),           # log1p(-q) ~ -q for tiny q
                        xnp.log(ndtr(xnp.maximum(x, lower))))

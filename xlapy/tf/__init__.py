@@ -27,7 +27,9 @@ It is a mapping onto xlapy's own pieces, not a second implementation:
 
 What is not TensorFlow: 64-bit types compute as 32-bit (x64 off, like JAX); mixed dtypes
 promote (TF would raise); ``tf.shape`` returns static NumPy values; dtypes are NumPy
-dtypes; random numbers are threefry's, not Philox's; there are no graphs, strings,
+dtypes; random numbers are threefry's, not Philox's; ``tf.print``, ``tf.py_function`` and
+``tf.numpy_function`` also run inside ``jit_compile=True`` functions (host callbacks,
+``_host_functions``); there are no graphs, strings,
 ragged or sparse tensors; ``name=`` arguments are accepted and unused. TF arguments
 whose values xlapy cannot honour raise ``InvalidArgumentError`` naming the argument.
 """
@@ -38,6 +40,7 @@ import enum
 
 from .. import keras
 from ..frontend.autodiff import GradientTape
+from ..frontend import core as _core
 from ..frontend.core import Array, current_trace
 from ..frontend.variables import Variable
 from . import (compat, config, data, debugging, distribute, dtypes, errors, linalg, math, nn,
@@ -50,6 +53,7 @@ from ._array_ops import (Unique, argsort, boolean_mask, broadcast_to, cast, clip
                          stop_gradient, tensor_scatter_nd_add, tensor_scatter_nd_update, tile,
                          transpose, unique, unstack, where, zeros, zeros_like)
 from ._function import TensorSpec, cond, function, switch_case, while_loop
+from ._host_functions import numpy_function, py_function
 from .debugging import print_ as print  # noqa: A001  (TF's name)
 from .dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128, double,  # noqa: A004
                      float16, float32, float64, half, int8, int16, int32, int64, uint8,
@@ -75,8 +79,9 @@ class UnconnectedGradients(str, enum.Enum):
 
 
 def executing_eagerly() -> builtins.bool:
-    """False while a compiled function is being traced, True otherwise (op by op)."""
-    return current_trace() is None
+    """False while a compiled function is traced or a ``tf.function`` is recorded as a
+    graph, True otherwise (op by op)."""
+    return current_trace() is None and not _core._RECORDERS.items
 
 
 def is_tensor(x: object) -> builtins.bool:
@@ -91,7 +96,7 @@ __all__ = [
     # core
     "function", "TensorSpec", "GradientTape", "Variable", "Tensor", "UnconnectedGradients",
     "executing_eagerly", "is_tensor", "cond", "switch_case", "while_loop", "print",
-    "newaxis",
+    "newaxis", "numpy_function", "py_function",
     # dtypes
     "DType", "as_dtype", "bfloat16", "bool", "complex64", "complex128", "double", "float16",
     "float32", "float64", "half", "int8", "int16", "int32", "int64", "uint8", "uint16",

@@ -30,6 +30,8 @@ from ..frontend import dtypes as _dt
 from ..frontend import lax
 from ..frontend import autodiff
 from ..frontend.core import Array
+from ..frontend.buckets import dynamic_trace, get_dimension_size
+from ..frontend.graph_capture import host_op
 from ..frontend.source_info import raise_not_compilable
 from ..nn import one_hot as _one_hot
 from ._common import (axes_arg, axis_arg, is_traced, static_ints, static_value,
@@ -160,9 +162,14 @@ def one_hot(indices: Any, depth: int, on_value: Any = None, off_value: Any = Non
 
 
 # ----------------------------------------------------------------------------- shapes
-def shape(input: Any, out_type: Any = np.int32, name: str | None = None) -> np.ndarray:
-    """The static shape as a NumPy int32 vector (see the module docstring)."""
-    return np.asarray(tensor(input).shape, tf_dtype(out_type))
+def shape(input: Any, out_type: Any = np.int32, name: str | None = None) -> Any:
+    """The static shape as a NumPy int32 vector (see the module docstring); under shape
+    buckets (``experimental_relax_shapes``) the run-time sizes, a traced vector."""
+    x = tensor(input)
+    if dynamic_trace() and x.ndim:
+        return xnp.stack([get_dimension_size(x, d) for d in builtins.range(x.ndim)]).astype(
+            tf_dtype(out_type))
+    return np.asarray(x.shape, tf_dtype(out_type))
 
 
 def size(input: Any, out_type: Any = np.int32, name: str | None = None) -> np.ndarray:
@@ -373,16 +380,22 @@ def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None)
     """``x`` where ``condition`` else ``y`` (broadcasting); with only ``condition``, the
     int64 coordinates of its true entries (data-dependent shape: eager only)."""
     if x is None and y is None:
-        c = tensor(condition)
-        if c.is_traced:
-            raise_not_compilable("tf.where(condition)", "has a data-dependent output shape",
-                                 _SHAPE_HINT)
-        return tensor(np.argwhere(np.asarray(c._value)), np.int64)
+        return _where_indices(condition)
     if x is None or y is None:
         raise InvalidArgumentError("tf.where: give both x and y, or neither")
     return xnp.where(tensor(condition), tensor(x), tensor(y))
 
 
+@host_op("Where")
+def _where_indices(condition: Any) -> Array:
+    c = tensor(condition)
+    if c.is_traced:
+        raise_not_compilable("tf.where(condition)", "has a data-dependent output shape",
+                             _SHAPE_HINT)
+    return tensor(np.argwhere(np.asarray(c._value)), np.int64)
+
+
+@host_op("BooleanMask")
 def boolean_mask(tensor_: Any, mask: Any, axis: int | None = None,
                  name: str | None = None) -> Array:
     """The entries of ``tensor_`` where ``mask`` is true (data-dependent shape: eager only)."""
@@ -396,6 +409,7 @@ def boolean_mask(tensor_: Any, mask: Any, axis: int | None = None,
     return tensor(np.compress(mv.reshape(-1), flat, axis=ax))
 
 
+@host_op("Unique")
 def unique(x: Any, out_idx: Any = np.int32, name: str | None = None) -> Unique:
     """``Unique(y, idx)``: the distinct values of the 1-D ``x`` in order of first
     occurrence and, for each entry of ``x``, its position in ``y``. The output shape

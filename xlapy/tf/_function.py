@@ -1,27 +1,36 @@
 """``tf.function``, ``tf.TensorSpec`` and TF's functional control flow.
 
-``tf.function`` maps onto :func:`xlapy.frontend.jit.function`:
+``tf.function`` maps onto xlapy's functions:
 
 - ``jit_compile=True``: must-compile semantics — the whole function is one XLA program
   per argument signature (shapes, dtypes), or ``InvalidArgumentError`` names the op and
   the user's line; ``f.experimental_get_compiler_ir(*args)(stage=...)`` and
   ``f.cache_info()`` work;
-- ``jit_compile=False``: op by op;
-- ``jit_compile=None`` (the default): op by op, unless ``tf.config.optimizer.set_jit(True)``
-  is in effect when it is called; then each signature is compiled when it can be and runs
-  op by op when it cannot (logged at INFO; TF's auto-clustering with whole functions as
-  clusters).
+- ``jit_compile=False``: a graph, recorded once per signature and replayed
+  (``graph_function``);
+- ``jit_compile=None`` (the default): the same, and under
+  ``tf.config.optimizer.set_jit(True)`` or ``TF_XLA_FLAGS=--tf_xla_auto_jit=...`` each
+  signature is compiled whole when it can be and auto-clustered (TF's
+  mark-for-compilation rules) when it cannot.
+
+With ``autograph=True`` (the default) Python ``if``/``while`` statements are converted as
+TF's AutoGraph converts them (``autograph.py``): on a tensor condition they become
+``tf.cond`` / ``tf.while_loop``, so they compile.
 
 On a method, each instance gets its own function (``self`` is bound, not an argument), as
-in TF. What differs from TF: xlapy does not build graphs, so without compilation the Python body
-runs on every call (its Python side effects repeat), and AutoGraph does not rewrite Python
-``if``/``while`` on tensors: op by op they just work, compiled they raise (use
-``tf.cond``/``tf.while_loop``). String and enum arguments are static (one program per
-value, as TF retraces per value); Python numbers are traced as weakly typed scalars (TF
-retraces per value) and other Python objects must be named static. ``reduce_retracing`` / ``experimental_relax_shapes`` are
-accepted: XLA compiles one program per shape either way (so does TF with
-``jit_compile=True``). ``input_signature`` is checked on every call (a mismatch is an
-error, as in TF) but programs are still compiled per concrete shape.
+in TF. What differs from TF: a graph whose body has Python control flow that AutoGraph
+left on a tensor, or ``tf.cond``/``tf.while_loop`` on a tensor, is not recorded: that
+signature runs op by op on every call (its Python side effects repeat). String and enum
+arguments are static (one program per value, as TF retraces per value); Python numbers
+are traced as weakly typed scalars (TF retraces per value) and other Python objects must be
+named static. With
+``jit_compile=True``, ``reduce_retracing`` / ``experimental_relax_shapes`` compile one
+program per *bucket* of shapes (every dimension padded to the next power of two, the
+padding masked: ``xlapy.frontend.buckets``, ``shape_buckets="auto"``), falling back to one
+program per shape when the function has an op that cannot run on padded dimensions;
+``f.bucket_info()`` counts compiles per bucket. ``input_signature`` is checked on every
+call (a mismatch is an error, as in TF) but programs are still compiled per concrete
+shape.
 """
 from __future__ import annotations
 
@@ -33,6 +42,8 @@ import numpy as np
 
 from ..errors import InvalidArgumentError
 from ..frontend import control_flow as _cf
+from ..frontend.jit import jit as _jit
+from . import autograph as _autograph
 from ..frontend.tf_function import function as _xla_function
 from ..frontend.pytree import tree_flatten
 from ._common import tensor, tf_dtype, unsupported
@@ -106,9 +117,18 @@ def function(func: Callable[..., Any] | None = None, input_signature: Any = None
 
     mode = None if jit_compile is None else bool(jit_compile)
 
+    relax = bool(reduce_retracing or experimental_relax_shapes)
+
     def make(f: Callable[..., Any]) -> Any:
-        body = f if input_signature is None else _checked(f, input_signature)
-        return _xla_function(body, jit_compile=mode)
+        converted = _autograph.convert(f) if autograph else None
+        body = converted or f
+        body = body if input_signature is None else _checked(body, input_signature)
+        if mode and relax:
+            return _jit(body, shape_buckets="auto")
+        if mode:
+            return _xla_function(body, jit_compile=True)
+        from .graph_function import GraphFunction
+        return GraphFunction(body, autocluster=None if mode is None else False)
 
     def wrap(f: Callable[..., Any]) -> "Function":
         return Function(f, make, input_signature)

@@ -40,7 +40,7 @@ from ..backends.communicator import Participant, participating, run_participants
 from ..errors import CollectiveError, InvalidArgumentError
 from ..frontend import core
 from ..frontend.core import Array, LoweringContext, Primitive, bind, default_backend
-from ..frontend.pytree import tree_flatten, tree_unflatten
+from ..frontend.pytree import register_pytree_node, tree_flatten, tree_unflatten
 from ..frontend.replicas import executable_for, replicated
 from ..frontend.variables import Variable
 from ..hlo import types as T
@@ -212,9 +212,36 @@ class PerReplica:
         return f"PerReplica({list(self.values)!r})"
 
 
+# a container of its values: graph capture sees (and replays) the arrays inside
+register_pytree_node(PerReplica, lambda p: (list(p.values), None),
+                     lambda aux, values: PerReplica(values))
+
+
+def _distributed(v: Any) -> bool:
+    return isinstance(v, (PerReplica, MirroredVariable))
+
+
+def local_results(tree: Any, strategy: Any) -> tuple:
+    """``tree`` as seen by each local replica of ``strategy``: PerReplica leaves replaced
+    by their values, ``strategy``'s mirrored variables by their copies; ``(tree,)`` when it
+    holds neither."""
+    leaves, td = tree_flatten(tree, is_leaf=_distributed)
+    if not any(_distributed(v) for v in leaves):
+        return (tree,)
+
+    def pick(v: Any, i: int) -> Any:
+        if isinstance(v, PerReplica):
+            return v.values[i]
+        if isinstance(v, MirroredVariable) and v._strategy is strategy:
+            return Array(v.replica_values()[i])
+        return v
+    return tuple(tree_unflatten(td, [pick(v, i) for v in leaves])
+                 for i in range(strategy.local_replica_count))
+
+
 def select_replica(tree: Any, i: int) -> Any:
     """``tree`` with each PerReplica leaf replaced by its ``i``-th value."""
-    leaves, td = tree_flatten(tree, is_leaf=lambda v: isinstance(v, PerReplica))
+    leaves, td = tree_flatten(tree, is_leaf=_distributed)
     return tree_unflatten(td, [v.values[i] if isinstance(v, PerReplica) else v
                                for v in leaves])
 
@@ -304,5 +331,5 @@ def run_replicas(strategy: Any, make_context: Callable[[int, Any], Any],
 
 
 __all__ = ["all_reduce_sum", "all_reduce_sum_p", "replica_id_p", "MirroredVariable",
-           "PerReplica", "select_replica", "regroup", "run_replicas", "in_context",
+           "PerReplica", "local_results", "select_replica", "regroup", "run_replicas", "in_context",
            "current_context", "strategy_scope", "scope_strategy"]

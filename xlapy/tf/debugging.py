@@ -1,9 +1,8 @@
 """``tf.print`` and ``tf.debugging``: printing and run-time checks.
 
-``tf.print`` prints when it runs, i.e. op by op. xlapy has no host callbacks, so inside a
-compiled function (``jit_compile=True``) it raises ``InvalidArgumentError`` naming the
-user's line — as TF's XLA does for its ``PrintV2`` op. With ``tf.config.optimizer.set_jit``
-and ``jit_compile=None`` such a function falls back to running op by op and prints.
+``tf.print`` prints when it runs: op by op at once; inside a compiled function
+(``jit_compile=True``) each time the program reaches it, through an ordered host callback
+(``xlapy.frontend.callbacks``; TF's XLA bridge cannot compile ``PrintV2`` at all).
 
 The assertions check values when they run op by op and raise ``InvalidArgumentError``
 (TF's error). Inside a compiled function their shape and dtype checks still happen while
@@ -13,14 +12,16 @@ bridge compiles ``Assert`` to nothing as well.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from .. import numpy as xnp
 from ..errors import InvalidArgumentError
-from ..frontend.core import Array, current_trace
-from ..frontend.source_info import located, raise_not_compilable
+from ..frontend.callbacks import host_print
+from ..frontend.core import Array
+from ..frontend.pytree import tree_flatten, tree_unflatten
+from ..frontend.source_info import located
 from ._common import tensor
 
 
@@ -41,25 +42,52 @@ def _format(x: Any, summarize: int | None) -> str:
     return str(x)
 
 
+def _writer(output_stream: Any) -> Callable[[str], None]:
+    """A function writing text to ``output_stream`` when the print runs (``sys.stdout`` and
+    ``sys.stderr`` are looked up then, so redirections made after tracing apply)."""
+    if output_stream is None or output_stream is sys.stderr:
+        return lambda text: sys.stderr.write(text)
+    if output_stream is sys.stdout:
+        return lambda text: sys.stdout.write(text)
+    if isinstance(output_stream, str):
+        if not output_stream.startswith("file://"):
+            raise InvalidArgumentError(f"tf.print: output_stream {output_stream!r} is not a "
+                                       "stream or a 'file://' path")
+        path = output_stream[len("file://"):]
+
+        def append(text: str) -> None:
+            with open(path, "a") as f:
+                f.write(text)
+        return append
+    if not callable(getattr(output_stream, "write", None)):
+        raise InvalidArgumentError(f"tf.print: output_stream {output_stream!r} has no write "
+                                   "method")
+    return output_stream.write
+
+
+def _is_tensor(x: Any) -> bool:
+    return isinstance(x, (Array, np.ndarray)) or hasattr(x, "__xlapy_array__")
+
+
 def print_(*inputs: Any, output_stream: Any = None, summarize: int | None = 3,
            sep: str = " ", end: str = "\n", name: str | None = None) -> None:
     """``tf.print``: print tensors (at most ``summarize`` entries per dimension's edges;
     -1 for all) and Python values to ``output_stream`` (``sys.stderr`` by default,
-    ``sys.stdout``, a file object, or ``'file://path'`` to append to a file)."""
-    if current_trace() is not None:
-        raise_not_compilable("tf.print", "prints on the host while the program runs",
-                             "print outside the compiled function, or return the values; "
-                             "with jit_compile=None the function runs op by op and prints")
-    text = sep.join(_format(x, summarize) for x in inputs) + end
-    stream = sys.stderr if output_stream is None else output_stream
-    if isinstance(stream, str):
-        if not stream.startswith("file://"):
-            raise InvalidArgumentError(f"tf.print: output_stream {stream!r} is not a stream or "
-                                       "a 'file://' path")
-        with open(stream[len("file://"):], "a") as f:
-            f.write(text)
-        return
-    stream.write(text)
+    ``sys.stdout``, a file object, or ``'file://path'`` to append to a file).
+
+    Op by op it prints at once; in a compiled function it prints each time the program
+    reaches it (a host callback, in program order)."""
+    write = _writer(output_stream)
+    leaves, tree = tree_flatten(inputs, is_leaf=_is_tensor)
+    dynamic = [k for k, x in enumerate(leaves) if _is_tensor(x)]
+
+    def render(arrays: list) -> str:
+        values = list(leaves)
+        for k, a in zip(dynamic, arrays):
+            values[k] = a
+        return sep.join(_format(x, summarize) for x in tree_unflatten(tree, values)) + end
+
+    host_print("tf.print", render, [leaves[k] for k in dynamic], write, ordered=True)
 
 
 def _eager_check(ok: Any, message: str | None, default: str, data: Any) -> None:

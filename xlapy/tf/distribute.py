@@ -21,7 +21,9 @@ The seed's step function::
 is traced and compiled once, as an HLO module with ``replica_count=N`` whose all-reduce spans
 ``replica_groups={{0,...,N-1}}``, and the N replicas run it together, each on its own thread
 and its own instance of the executable (``_replicas.py`` has the machinery).
-``ReduceOp.MEAN`` is the SUM all-reduce divided by ``num_replicas_in_sync``.
+``ReduceOp.MEAN`` is the SUM all-reduce divided by ``num_replicas_in_sync``. The seed's
+``@tf.function def run_fn(): return strategy.run(step_fn)`` records ``strategy.run`` as one
+host node of its graph, run again at every call.
 ``strategy.run`` returns the result itself with one local replica, else a
 :class:`PerReplica` per leaf; ``strategy.reduce`` combines those across every replica;
 ``experimental_distribute_dataset`` splits each global batch into the replicas' shards
@@ -50,14 +52,15 @@ from ..backends.communicator import CollectiveCall, InProcessCommunicator, signa
 from ..client.devices import PROCESS, local_device_count
 from ..errors import InvalidArgumentError
 from ..frontend import dtypes as _dt
-from ..frontend.core import Array, bind, current_trace
+from ..frontend.core import bind, current_trace
+from ..frontend.graph_capture import host_op
 from ..frontend.pytree import tree_flatten, tree_map, tree_unflatten
 from ..frontend.variables import variable_class_scope
 from ..keras.backend import distribution_scope
 from ._common import tensor
 from ._replicas import (MirroredVariable, PerReplica, all_reduce_sum, current_context,
-                        in_context, regroup, replica_id_p, run_replicas, scope_strategy,
-                        strategy_scope)
+                        in_context, local_results, regroup, replica_id_p, run_replicas,
+                        scope_strategy, strategy_scope)
 
 
 class ReduceOp(enum.Enum):
@@ -234,6 +237,9 @@ class Strategy:
         """``fn(*args, **kwargs)`` once per replica (PerReplica arguments give each
         replica its own value); returns the result, or PerReplica values with several
         local replicas."""
+        return _run_node(self, fn, tuple(args), dict(kwargs or {}))
+
+    def _run(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         if isinstance(current_context(), ReplicaContext):
             raise InvalidArgumentError("strategy.run was called inside strategy.run; call it "
                                        "from the cross-replica context")
@@ -244,11 +250,11 @@ class Strategy:
                     "inside a function being compiled; compile the step function "
                     "(tf.function(jit_compile=True)) and call strategy.run eagerly")
             with in_context(ReplicaContext(self)):
-                return fn(*args, **(kwargs or {}))
+                return fn(*args, **kwargs)
 
         def context(i: int, run: Any) -> ReplicaContext:
             return ReplicaContext(self, self.first_replica + i, i, run)
-        return run_replicas(self, context, fn, tuple(args), dict(kwargs or {}))
+        return run_replicas(self, context, fn, args, kwargs)
 
     def replica_all_reduce(self, reduce_op: Any, value: Any) -> Any:
         """``get_replica_context().all_reduce(reduce_op, value)`` (what Keras's
@@ -261,12 +267,8 @@ class Strategy:
     # ----- cross-replica values
     def experimental_local_results(self, value: Any) -> tuple:
         """The local replicas' values: a PerReplica's values, a mirrored Variable's
-        copies, else ``(value,)``."""
-        if isinstance(value, PerReplica):
-            return value.values
-        if isinstance(value, MirroredVariable) and value._strategy is self:
-            return tuple(Array(v) for v in value.replica_values())
-        return (value,)
+        copies (and a structure of them: one structure per replica), else ``(value,)``."""
+        return local_results(value, self)
 
     def reduce(self, reduce_op: Any, value: Any, axis: Any = None) -> Any:
         """Combine per-replica values across all replicas (and over ``axis`` within each
@@ -334,6 +336,13 @@ class Strategy:
         values = [value_fn(ValueContext(self.first_replica + i, self.num_replicas_in_sync))
                   for i in range(self.local_replica_count)]
         return regroup(values)
+
+
+@host_op("StrategyRun")
+def _run_node(strategy: Strategy, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """``strategy.run``: one node of a ``tf.function`` graph, run again (every replica's
+    step) each time the graph runs."""
+    return strategy._run(fn, args, kwargs)
 
 
 class ValueContext:

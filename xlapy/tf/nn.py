@@ -35,7 +35,9 @@ def relu(features: Any, name: str | None = None) -> Array:
 
 
 def relu6(features: Any, name: str | None = None) -> Array:
-    return _nn.relu6(tensor(features))
+    x = tensor(features)
+    # TensorFlow keeps integer dtypes (jax.nn.relu6, hence xlapy.nn's, makes them float)
+    return _nn.relu6(x) if _dt.is_inexact(x.dtype) else xnp.clip(x, 0, 6)
 
 
 def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Array:

@@ -9,6 +9,7 @@ TOOLS = {
     "run_hlo_module": "xlapy.tools.run_hlo_module",
     "fuzz": "xlapy.tools.fuzz",
     "aot": "xlapy.aot.cli",
+    "convert": "xlapy.tools.convert",
     "coverage": "xlapy.tools.coverage",
 }
 

@@ -22,9 +22,10 @@ import numpy as np
 
 from ..client import compare_outputs, get_backend, optimize
 from ..client.run import flatten_result, prepare_argument, verify_for_execution
+from .convert import load_module
 from ..errors import InvalidArgumentError, XlapyError
-from ..hlo import parse_module
 from ..hlo.ir import HloModule
+from ..hlo.stablehlo import is_stablehlo
 from ..hlo.shape import Shape
 
 log = logging.getLogger("xlapy.run_hlo_module")
@@ -120,12 +121,13 @@ def _report(result: list, reference: list, opts: argparse.Namespace, what: str,
 
 def run_file(path: Path, opts: argparse.Namespace) -> int:
     """Run one HLO file per the options; returns the number of failed comparisons."""
+    module = load_module(path)              # HLO or StableHLO text, or an HloModuleProto
     try:
-        text = path.read_text()
-    except UnicodeDecodeError as e:
-        raise InvalidArgumentError(f"{path}: not HLO text (not UTF-8 at byte {e.start})"
-                                   ) from None
-    module = parse_module(text)
+        text = path.read_text() if path.suffix not in (".pb", ".pbtxt") else None
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and is_stablehlo(text):
+        text = None
     verify_for_execution(module, text)      # problems name their line:column in the file
     test_backend = get_backend(opts.platform)
     ref_name = opts.reference_platform
@@ -171,7 +173,8 @@ def _bool(text: str) -> bool:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m xlapy run_hlo_module",
                                 description="Run HLO modules and compare with a reference.")
-    p.add_argument("files", nargs="+", help="HLO text files")
+    p.add_argument("files", nargs="+", help="HLO text, StableHLO (.mlir) or HloModuleProto "
+                   "(.pb, .pbtxt) files")
     p.add_argument("--platform", default="interpreter", help="test platform (interpreter, cpu, gpu, gpu_sim)")
     p.add_argument("--reference_platform", default="interpreter",
                    help='reference platform; "" for none')
@@ -187,7 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--abs_error_bound", type=float, default=1e-3)
     p.add_argument("--rel_error_bound", type=float, default=1e-3)
     p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--input_format", default="hlo", choices=["hlo"])
+    p.add_argument("--input_format", default="hlo", choices=["hlo", "stablehlo", "pb", "pbtxt"],
+                   help="ignored: the form is found from each file's content and suffix")
     return p
 
 

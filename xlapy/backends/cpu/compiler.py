@@ -14,7 +14,9 @@
    kernel emitters for every instruction they can emit (the kernels go to
    ``jit_engine`` in a few LLVM modules, which compile in parallel processes), and
    stores the optimized HLO text, the object code and the kernel table in the disk
-   cache; :attr:`CpuBackend.last_timings` says how long each stage took;
+   cache (not for a module with host callbacks, whose callables live in this process
+   only: it is never stored or loaded); :attr:`CpuBackend.last_timings` says how long
+   each stage took;
 3. on a disk hit, parses the stored optimized HLO, assigns buffers again (the same
    text gives the same assignment; a digest checks it) and loads the object code,
    so neither the passes nor LLVM run. Any failure while loading an entry makes it
@@ -52,6 +54,7 @@ from ...passes.buffer_assignment import BufferAssignment
 from ...passes.dump import dump_text, module_key
 from ...passes.pipeline import PassRecord
 from ..compile import optimize_module, pass_context
+from ..interpreter.host_callbacks import has_host_callbacks
 from . import cache as cache_mod
 from .canonical import canonical_text
 from .executable import CpuExecutable, value_ref
@@ -235,14 +238,17 @@ class CpuBackend:
                      timings: CompileTimings, start: float) -> CpuExecutable:
         """Load ``key`` from the disk cache or compile it, and keep it in memory."""
         exe = None
-        if not dump.enabled:
+        # A host callback's index names a callable of this process: such a module is
+        # never read from or written to the disk cache (the memory cache is per process).
+        disk = self.disk_cache.enabled and not has_host_callbacks(module)
+        if not dump.enabled and disk:
             entry = self.disk_cache.load(key)
             if entry is not None:
                 timings.path = "disk"
                 exe = self._from_cache(module, key, entry, timings)
         if exe is None:
             timings = CompileTimings(cache_key=timings.cache_key)
-            exe = self._compile_fresh(module, key, options, dump, timings)
+            exe = self._compile_fresh(module, key, options, dump, timings, disk)
         timings.total = time.perf_counter() - start
         self.last_timings = timings
         with self._lock:
@@ -306,7 +312,7 @@ class CpuBackend:
         return module, assignment, compiled, specs
 
     def _compile_fresh(self, source: HloModule, key: str, options, dump: DumpConfig,
-                       timings: CompileTimings) -> CpuExecutable:
+                       timings: CompileTimings, store: bool = True) -> CpuExecutable:
         start = time.perf_counter()
         verify_module(source, unique_names="computation")
         timings.verify = time.perf_counter() - start
@@ -316,7 +322,7 @@ class CpuBackend:
                                 s.units, s.cost) for s in specs]
         objects = compiled.objects if compiled else []
         t = time.perf_counter()
-        if self.disk_cache.enabled:
+        if store and self.disk_cache.enabled:
             self.disk_cache.store(key, cache_mod.CacheEntry(
                 module.to_text(), objects, [r.to_json() for r in records],
                 assignment_digest(assignment)))

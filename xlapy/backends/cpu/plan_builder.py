@@ -6,7 +6,8 @@ library calls (``blas.py``/``conv.py``) rather than emitted kernels.
 thunk when the compiler emitted a kernel for it (``kernels``: ``id(instr)`` -> (kernel
 record, address)), a copy for forwarding ops, ``while``/``conditional``/``call`` thunks
 with sub-plans of the called computations, a library thunk for dots and convolutions
-the libraries support, and a fallback thunk (the reference interpreter) for the rest.
+the libraries support, a host-callback thunk for ``custom-call``s into Python
+(``callback_thunk.py``), and a fallback thunk (the reference interpreter) for the rest.
 Its base, :class:`PlanBuilderBase`, is what the GPU's builder (``backends/gpu/compiler.py``)
 shares with it: plans, leaf pairs and the copies and sub-plans of the control-flow thunks.
 """
@@ -16,7 +17,9 @@ from typing import Any, Callable, Iterator
 
 from ...hlo.ir import HloComputation, HloInstruction, HloModule
 from ...passes.buffer_assignment import BufferAssignment
+from ..interpreter.host_callbacks import is_host_callback
 from . import blas, conv
+from .callback_thunk import HostCallbackThunk
 from .executable import buffer_ref, value_ref
 from .kernel_api import indexed_leaves, kernel_buffers
 from .thunks import (BufferRef, CallThunk, ConditionalThunk, CopyThunk, KernelThunk,
@@ -248,6 +251,9 @@ class PlanBuilder(PlanBuilderBase):
             return ConditionalThunk(instr, *self.conditional_parts(instr))
         if op == "call":
             return CallThunk(instr, *self.call_parts(instr))
+        if is_host_callback(instr):
+            return HostCallbackThunk(instr, [self.ref(o) for o in instr.operands],
+                                     self.ref(instr))
         fn = library_routine(instr)
         if fn is not None:
             return LibraryThunk(instr, fn, [self.ref(o) for o in instr.operands], self.ref(instr))

@@ -28,7 +28,7 @@ from ...hlo.ir import HloInstruction, HloModule
 from ...hlo.verifier import verify_module
 from ...passes.buffer_assignment import BufferAssignment, assign_buffers
 from ...passes.context import PassContext
-from ...passes.dump import dump_hlo_module, dump_text, module_key
+from ...passes.dump import dump_hlo_module, dump_text, module_key, share_dump_key
 from ..cpu.executable import buffer_ref, value_ref
 from ..cpu.plan_builder import FORWARD, NO_OP, PlanBuilderBase, scheduled_constants
 from .device import Device
@@ -124,6 +124,7 @@ class GpuBackend:
     def _emit(self, source: HloModule, options, dump: DumpConfig, need_device: bool) -> Emitted:
         dkey = module_key(source)
         module = source.clone()
+        share_dump_key(module, dkey)
         if dump.enabled:
             dump_hlo_module(module, "before_optimizations", dump, key=dkey)
         t = time.perf_counter()

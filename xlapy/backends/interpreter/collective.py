@@ -75,6 +75,31 @@ def _what(instr: HloInstruction) -> str:
     return f"{instr.opcode} %{instr.name}"
 
 
+def _op_key(instr: HloInstruction) -> str:
+    """What the participants must agree on besides the operands: the opcode and the op's
+    place among the module's ops of that opcode (computation order, then instruction
+    order). Unlike the instruction's name this is the same in every process that runs the
+    same program, whatever each traced or loaded from the disk cache before (names come
+    from a per-process counter), and it still tells apart two ops of divergent branches."""
+    comp = instr.parent
+    module = comp.parent if comp is not None else None
+    if module is None:
+        return instr.opcode
+    table: dict[int, tuple[HloInstruction, int]] = module.__dict__.get("_op_places", {})
+    hit = table.get(id(instr))
+    if hit is None or hit[0] is not instr:
+        table = {}                          # a new table: device threads may be reading
+        counts: dict[str, int] = {}
+        for c in module.computations:
+            for i in c.instructions:
+                k = counts.get(i.opcode, 0)
+                counts[i.opcode] = k + 1
+                table[id(i)] = (i, k)
+        module.__dict__["_op_places"] = table
+        hit = table.get(id(instr))
+    return instr.opcode if hit is None else f"{instr.opcode} #{hit[1]}"
+
+
 def _group_call(ev: Evaluator, instr: HloInstruction, arrays: list) -> tuple[Participant,
                                                                             CollectiveCall]:
     p = _participant(ev, instr)
@@ -89,7 +114,8 @@ def _group_call(ev: Evaluator, instr: HloInstruction, arrays: list) -> tuple[Par
         raise InvalidArgumentError(f"{describe(instr)}: device {p.device} (replica {p.replica}, "
                                    f"partition {p.partition}) is in no replica group")
     call = CollectiveCall(_what(instr), tuple(group), group.index(p.device),
-                          p.next_sequence(tuple(sorted(group))), signature_of(_what(instr), arrays),
+                          p.next_sequence(tuple(sorted(group))),
+                          signature_of(_op_key(instr), arrays),
                           tuple(tuple(g) for g in all_groups))
     return p, call
 
@@ -210,7 +236,7 @@ def _collective_permute(ev: Evaluator, instr: HloInstruction, operands: list) ->
     source = next((s for s, t in pairs if t == p.device), None)
     everyone = tuple(range(p.replicas * p.partitions))
     call = CollectiveCall(_what(instr), everyone, p.device, p.next_sequence(everyone),
-                          signature_of(_what(instr), operands), (everyone,))
+                          signature_of(_op_key(instr), operands), (everyone,))
     received = p.communicator.permute(call, list(operands), source, target)
     shape = instr.shape.tuple_shapes[1] if instr.opcode == "collective-permute-start" \
         else instr.shape

@@ -5,6 +5,7 @@ from typing import Any, Collection, Sequence
 
 from ...hlo.ir import HloModule
 from ...hlo.verifier import verify_module
+from ...passes.dynamic_padder import DynamicPadder, is_dynamic
 from .evaluator import Evaluator
 
 
@@ -34,8 +35,13 @@ class InterpreterBackend:
     name = "interpreter"
 
     def compile(self, module: HloModule) -> InterpreterExecutable:
-        """Verify ``module`` (``VerificationError`` names the instruction) and bind it."""
+        """Verify ``module`` (``VerificationError`` names the instruction) and bind it. A
+        module with dynamic dimensions is bound after XLA's ``DynamicPadder`` made it
+        static (XLA's interpreter compiler runs that pass too)."""
         verify_module(module, unique_names="computation")
+        if is_dynamic(module):
+            module = module.clone()
+            DynamicPadder().run(module)
         return InterpreterExecutable(module)
 
 

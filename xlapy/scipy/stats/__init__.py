@@ -13,6 +13,8 @@ from . import norm  # noqa: F401
 from ._distributions import (bernoulli, beta, binom, cauchy, chi2, expon, gamma, geom,
                              gumbel_l, gumbel_r, laplace, logistic, multivariate_normal,
                              pareto, poisson, t, uniform)
+from ._more_distributions import (betabinom, dirichlet, gennorm, multinomial, nbinom,
+                                  truncnorm, vonmises, wrapcauchy)
 
 
 def sem(a: Any, axis: int | None = 0, ddof: int = 1, nan_policy: str = "propagate",
@@ -93,4 +95,5 @@ def rankdata(a: Any, method: str = "average", *, axis: int | None = None,
 
 __all__ = ["norm", "expon", "uniform", "laplace", "logistic", "cauchy", "t", "gamma", "chi2",
            "beta", "pareto", "gumbel_r", "gumbel_l", "multivariate_normal", "poisson",
-           "bernoulli", "binom", "geom", "sem", "mode", "rankdata"]
+           "bernoulli", "binom", "geom", "sem", "mode", "rankdata", "truncnorm", "gennorm",
+           "vonmises", "wrapcauchy", "nbinom", "betabinom", "dirichlet", "multinomial"]

@@ -1,0 +1,8 @@
+module @jit_conv_transpose_grouped attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<1x6x6x4xf32>, %arg1: tensor<3x3x2x4xf32>) -> (tensor<1x12x12x2xf32> {jax.result_info = "result[0]"}, tensor<1x4x4x4xf32> {jax.result_info = "result[1]"}) {
+    %0 = stablehlo.transpose %arg1, dims = [0, 1, 3, 2] : (tensor<3x3x2x4xf32>) -> tensor<3x3x4x2xf32>
+    %1 = stablehlo.convolution(%arg0, %0) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[2, 1], [2, 1]], lhs_dilate = [2, 2], rhs_dilate = [1, 1], reverse = [false, false]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64, precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>]} : (tensor<1x6x6x4xf32>, tensor<3x3x4x2xf32>) -> tensor<1x12x12x2xf32>
+    %2 = stablehlo.convolution(%arg0, %arg1) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = [[0, 0], [0, 0]], lhs_dilate = [1, 1], rhs_dilate = [1, 1], reverse = [false, false]} {batch_group_count = 1 : i64, feature_group_count = 2 : i64, precision_config = [#stablehlo<precision DEFAULT>, #stablehlo<precision DEFAULT>]} : (tensor<1x6x6x4xf32>, tensor<3x3x2x4xf32>) -> tensor<1x4x4x4xf32>
+    return %1, %2 : tensor<1x12x12x2xf32>, tensor<1x4x4x4xf32>
+  }
+}
