@@ -152,7 +152,10 @@ class ShardedArray:
         self.pieces = list(pieces)
         self.hlo_sharding = hlo_sharding
         self.shape = tuple(int(d) for d in shape)
-        self.sharding = sharding
+        self.named_sharding = sharding
+        #: the NamedSharding it was given, else the HloSharding the program produced
+        self.sharding: NamedSharding | HloSharding = sharding if sharding is not None \
+            else hlo_sharding
         self.dtype = self.pieces[0].dtype
 
     @property
@@ -169,8 +172,8 @@ class ShardedArray:
 
     @property
     def addressable_shards(self) -> list[Shard]:
-        devices = (list(self.sharding.mesh.devices.reshape(-1)) if self.sharding is not None
-                   else list(range(len(self.pieces))))
+        devices = (list(self.named_sharding.mesh.devices.reshape(-1))
+                   if self.named_sharding is not None else list(range(len(self.pieces))))
         out = []
         for p, piece in enumerate(self.pieces):
             index = self._index(p)
