@@ -149,3 +149,15 @@ def test_device_put_and_sharded_results_hold_only_their_shards():
     np.testing.assert_array_equal(np.asarray(f(ys)), 4 * even)
     with pytest.raises(InvalidArgumentError, match="NamedSharding"):
         xlapy.device_put(x, "rows")
+
+
+def test_conflicting_argument_sharding_names_the_argument_and_line():
+    mesh = Mesh(np.arange(2), ("i",))
+    rows, cols = NamedSharding(mesh, P("i", None)), NamedSharding(mesh, P(None, "i"))
+    f = xlapy.jit(lambda v: v + 1, in_shardings=rows)
+    x = xlapy.device_put(np.zeros((4, 4), np.float32), cols)
+    with pytest.raises(InvalidArgumentError, match=r"argument 0 is a ShardedArray sharded "
+                                                   r"\{devices=\[1,2\]<=\[2\]\}.*asks for "
+                                                   r"\{devices=\[2,1\]<=\[2\]\}.*test_sharding_fr"):
+        f(x)
+    np.testing.assert_array_equal(np.asarray(f(np.asarray(x))), np.ones((4, 4)))

@@ -293,7 +293,14 @@ class ShardedFunction:
         leaves = _leaves(args)
         part = self.lower(*[a.numpy() if isinstance(a, ShardedArray) else a for a in args])
         per_device: list[list[np.ndarray]] = [[] for _ in range(part.num_partitions)]
-        for a, s in zip(leaves, part.in_shardings):
+        given = _per_arg(self._in, len(leaves), "in_shardings")
+        for k, (a, s) in enumerate(zip(leaves, part.in_shardings)):
+            if isinstance(a, ShardedArray) and given[k] is not None and (
+                    a.hlo_sharding != s or len(a.pieces) != part.num_partitions):
+                raise InvalidArgumentError(
+                    f"jit: argument {k} is a ShardedArray sharded {a.hlo_sharding} on "
+                    f"{len(a.pieces)} devices, but in_shardings asks for {s} on "
+                    f"{part.num_partitions}; device_put it with that sharding first{_where()}")
             if isinstance(a, ShardedArray) and a.hlo_sharding == s \
                     and len(a.pieces) == part.num_partitions:
                 pieces = a.pieces
