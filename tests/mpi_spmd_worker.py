@@ -31,6 +31,12 @@ def step(x, y, w1, w2):
     return loss, w1 - LR * g1, w2 - LR * g2
 
 
+def say(line: str) -> None:
+    """One line in one write, so the two processes' lines do not interleave."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
 def main() -> None:
     steps = int(sys.argv[1])
     xlapy.distributed.initialize()
@@ -54,16 +60,16 @@ def main() -> None:
         loss, l1, l2 = out
         losses.append(float(loss))
     held = l1.nbytes + l2.nbytes
-    print(f"RANK {rank} LOSSES {' '.join(f'{v:.7f}' for v in losses)}", flush=True)
-    print(f"RANK {rank} WEIGHT_BYTES {held} OF {w1.nbytes + w2.nbytes}", flush=True)
+    say(f"RANK {rank} LOSSES {' '.join(f'{v:.7f}' for v in losses)}")
+    say(f"RANK {rank} WEIGHT_BYTES {held} OF {w1.nbytes + w2.nbytes}")
     if rank == 0:
         ref, a, b = [], w1, w2
         for _ in range(steps):
             loss, a, b = run_hlo(module, [x, y, a, b], backend="interpreter")
             ref.append(float(loss))
         np.testing.assert_allclose(losses, ref, rtol=1e-5)
-        print(f"REFERENCE {' '.join(f'{v:.7f}' for v in ref)}", flush=True)
-    print(f"OK {rank}", flush=True)
+        say(f"REFERENCE {' '.join(f'{v:.7f}' for v in ref)}")
+    say(f"OK {rank}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 process holds half the weights."""
 from __future__ import annotations
 
+import re
+
 from mpi_launch import launch, require_mpiexec
 
 require_mpiexec()
@@ -12,11 +14,9 @@ def test_two_process_tensor_parallel_training_step():
     rc, out, _ = launch("mpi_spmd_worker.py", ["5"])
     assert rc == 0, out
     assert "OK 0" in out and "OK 1" in out, out
-    curves = {line.split()[1]: line.split()[3:] for line in out.splitlines()
-              if line.startswith("RANK") and "LOSSES" in line}
-    assert curves["0"] == curves["1"]
-    assert float(curves["0"][-1]) < float(curves["0"][0])       # it trains
-    for line in out.splitlines():
-        if "WEIGHT_BYTES" in line:
-            held, total = int(line.split()[3]), int(line.split()[5])
-            assert held * 2 == total, line
+    curves = dict(re.findall(r"RANK (\d) LOSSES ((?:\d+\.\d{7} ?){5})", out))
+    assert set(curves) == {"0", "1"} and curves["0"] == curves["1"], out
+    losses = [float(v) for v in curves["0"].split()]
+    assert losses[-1] < losses[0]                                # it trains
+    held = re.findall(r"RANK \d WEIGHT_BYTES (\d+) OF (\d+)", out)
+    assert len(held) == 2 and all(int(h) * 2 == int(t) for h, t in held), out

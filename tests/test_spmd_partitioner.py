@@ -306,6 +306,20 @@ def test_embedding_lookup_is_local(table, ids, out):
     assert p.propagated.entry.root.attrs["sharding"].to_text() == out
 
 
+@pytest.mark.parametrize("n", [2, 4])
+def test_vocabulary_parallel_embedding_masks_and_all_reduces(n):
+    body = f"""  t = f32[42,6] parameter(0), sharding={{devices=[{n},1]<=[{n}]}}
+  i = s32[2,3] parameter(1), sharding={{replicated}}
+  ROOT g = f32[2,3,6] gather(t, i), offset_dims={{2}}, collapsed_slice_dims={{0}}, start_index_map={{0}}, index_vector_dim=2, slice_sizes={{1,6}}"""
+    m = parse_module(module(body))
+    p = spmd_partition(m, n)
+    args = [np.random.default_rng(2).standard_normal((42, 6)).astype(np.float32),
+            np.array([[0, 41, 50], [13, -2, 22]], np.int32)]   # 50 and -2 clamp, as in XLA
+    np.testing.assert_allclose(run_spmd(m, args, n), run_hlo(p.propagated, args)[0])
+    # the partial lookups are added (144 bytes), the 1 KB table is not gathered
+    assert p.collective_bytes() == {"all-reduce": 2 * 3 * 6 * 4}
+
+
 def test_embedding_lookup_conflict_gathers_the_smaller_operand():
     p = _check(case_text("embedding_lookup", 2), 2)
     assert p.collective_bytes() == {"all-gather": 6 * 3 * 4}      # the ids, not the table

@@ -29,8 +29,10 @@ the collectives the shardings call for; the module gets ``num_partitions=N``. Re
   zeroed on both sides) and ``all-reduce`` of the partial sums over the contracting groups,
   then a reshard to the result sharding.
 
-- gather split on its batch dims (from the indices) and on pass-through operand dims: local
-  with each partition's indices (an embedding lookup with the ids split by batch);
+- gather: (a) split on its batch dims (from the indices) and on pass-through operand dims,
+  local with each partition's indices (an embedding lookup with the ids split by batch); (b)
+  an operand split along the indexed dim (vocabulary-parallel embedding): indices moved into
+  each partition's range, the rest masked to zero, all-reduce; the cheaper plan is kept;
 - slice, pad, concatenate, dynamic-slice, dynamic-update-slice, reduce-window,
   select-and-scatter, sort, reverse: local when the dims they work along are not split in the
   result (``touched_dims``);
@@ -256,9 +258,9 @@ class SpmdPartitioner(HloPass):
         if op == "reduce":
             return self._reduce(instr, out)
         if op in ("dot", "convolution") and contraction(instr) is not None:
-            return self._dot(instr, out)
+            return self._cheapest(instr, out, (self._dot_by_output, self._dot_by_operands))
         if op == "gather" and gather_dims(instr) is not None:
-            return self._gather(instr, out)
+            return self._cheapest(instr, out, (self._gather, self._gather_sliced_operand))
         if touched_dims(instr) is not None:
             done = self._dim_local(instr, out)
             if done is not None:
@@ -324,6 +326,77 @@ class SpmdPartitioner(HloPass):
             attrs["dynamic_slice_sizes"] = tuple(shape.dims)
         return b.add(instr.opcode, shape, ops, attrs, instr.name), out
 
+    def _cheapest(self, instr, out, plans):
+        """Build every plan that applies; keep the one whose live collectives move the fewest
+        bytes (the others' instructions are dead and removed at the end)."""
+        b = self.b
+        built: list[tuple[int, int, HloInstruction]] = []
+        for plan in plans:
+            start = len(b.comp.instructions)
+            got = plan(instr, out)
+            if got is None:
+                continue
+            live = {id(i) for i in post_order_from([got])}
+            cost = sum(i.shape.byte_size for i in b.comp.instructions[start:]
+                       if id(i) in live and i.opcode in ("all-gather", "all-reduce",
+                                                         "all-to-all", "collective-permute"))
+            built.append((cost, len(built), got))
+        built.sort(key=lambda p: p[:2])
+        return built[0][2], out
+
+    def _gather_sliced_operand(self, instr, out):
+        """An operand split only along the one dim the gather indexes (a vocabulary-parallel
+        embedding): each partition gathers from its rows with the indices moved into its
+        range, zeroes what falls outside, and an all-reduce adds the partitions' results."""
+        b, a = self.b, instr.attrs
+        operand, indices = instr.operands
+        x, s = self.local[id(operand)]
+        smap = list(a.get("start_index_map", ()))
+        if s.kind != "tiled" or len(smap) != 1 or s.subgroups not in ((), ("replicated",)):
+            return None
+        d = smap[0]
+        split = [k for k, t in enumerate(s.data_tiles) if t > 1]
+        if split != [d] or d not in a.get("collapsed_slice_dims", ()) \
+                or a["slice_sizes"][d] != 1:
+            return None
+        idx = self._get(indices, HloSharding.replicate())
+        it = indices.shape.element_type
+        n, c = operand.shape.dims[d], x.shape.dims[d]
+        scalar = Shape.array(it, ())
+        lo = b.constant(np.zeros((), it.dtype), it)
+        hi = b.constant(np.asarray(n - 1, it.dtype), it)
+        idx = b.add("clamp", idx.shape, [b.add("broadcast", idx.shape, [lo], {"dimensions": ()}),
+                                         idx,
+                                         b.add("broadcast", idx.shape, [hi], {"dimensions": ()})])
+        off = b.offset(s, d, c)
+        if it.name != "s32":
+            off = b.add("convert", scalar, [off])
+        local_idx = b.add("subtract", idx.shape, [idx, b.add("broadcast", idx.shape, [off],
+                                                             {"dimensions": ()})])
+        cs = b.constant(np.asarray(c, it.dtype), it)
+        pred = Shape.array("pred", idx.shape.dims)
+        ok = b.add("and", pred, [
+            b.add("compare", pred, [local_idx, b.add("broadcast", idx.shape, [lo],
+                                                     {"dimensions": ()})], {"direction": "GE"}),
+            b.add("compare", pred, [local_idx, b.add("broadcast", idx.shape, [cs],
+                                                     {"dimensions": ()})], {"direction": "LT"})])
+        attrs = {k: v for k, v in a.items() if k != "sharding"}
+        g = b.add("gather", instr.shape, [x, local_idx], attrs, instr.name)
+        ivd = a.get("index_vector_dim", len(indices.shape.dims))
+        batch_dims = [k for k in range(len(indices.shape.dims)) if k != ivd]
+        ok = b.add("reshape", Shape.array("pred", [indices.shape.dims[k] for k in batch_dims]),
+                   [ok])
+        offset = list(a.get("offset_dims", ()))
+        batch_out = [k for k in range(len(instr.shape.dims)) if k not in offset]
+        okb = b.add("broadcast", Shape.array("pred", instr.shape.dims), [ok],
+                    {"dimensions": tuple(batch_out)})
+        et = instr.shape.element_type
+        zero = b.add("broadcast", instr.shape, [b.constant(np.zeros((), et.dtype), et)],
+                     {"dimensions": ()})
+        g = b.add("select", instr.shape, [okb, g, zero])
+        g = b.all_reduce(g, groups_along(s, [d]), b.adder(et))
+        return b.reshard(g, HloSharding.replicate(), out, instr.shape.dims)
+
     def _gather(self, instr, out):
         """Gather split only on the batch dims (from the indices) and on operand dims sliced
         whole (pass-through): each partition gathers its rows with its own indices."""
@@ -339,7 +412,7 @@ class SpmdPartitioner(HloPass):
             n if omap[d] is None else operand.shape.dims[d]
             for d, n in enumerate(instr.attrs["slice_sizes"]))
         g = self.b.add("gather", self._shape(instr, res), [operand, indices], attrs, instr.name)
-        return self.b.reshard(g, res, out, instr.shape.dims), out
+        return self.b.reshard(g, res, out, instr.shape.dims)
 
     def _reshape(self, instr, out):
         b, src = self.b, instr.operands[0]
@@ -369,22 +442,6 @@ class SpmdPartitioner(HloPass):
         return b.reshard(local, res, out, instr.shape.dims), out
 
     # ------------------------------------------------------------------ dot
-    def _dot(self, instr, out):
-        b = self.b
-        plans = []
-        for plan in (self._dot_by_output, self._dot_by_operands):
-            start = len(b.comp.instructions)
-            got = plan(instr, out)
-            if got is None:
-                continue
-            new = b.comp.instructions[start:]
-            live = {id(i) for i in post_order_from([got])}
-            cost = sum(i.shape.byte_size for i in new
-                       if id(i) in live and i.opcode in ("all-gather", "all-reduce"))
-            plans.append((cost, len(plans), got))
-        plans.sort(key=lambda p: p[:2])
-        return plans[0][2], out
-
     def _dot_local(self, instr, lhs, rhs, s_out):
         attrs = {k: v for k, v in instr.attrs.items() if k != "sharding"}
         return self.b.add(instr.opcode, self._shape(instr, s_out), [lhs, rhs], attrs,
