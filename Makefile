@@ -3,6 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# PyTorch's CPU wheel (the torch extra) for torch.compile(backend="xlapy") and its tests,
+# from PyTorch's CPU index (no CUDA libraries); where that index cannot be reached pip
+# gives up on it at once and uses the others. The tests skip when torch is absent.
+TORCH_INDEX := https://download.pytorch.org/whl/cpu
 
 .PHONY: demo test lint venv clean aot-example aot-digits proto
 
@@ -10,6 +14,9 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q --retries 0 --timeout 30 -e '.[torch]' \
+		--extra-index-url $(TORCH_INDEX) \
+		|| echo "torch not installed: tests/test_torch_compile.py will skip"
 	touch $(STAMP)
 
 venv: $(STAMP)

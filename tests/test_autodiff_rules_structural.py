@@ -137,6 +137,12 @@ SORT_DOT = [
          u("mm1", (2, 2, 3)), u("mm2", (3, 2))),
     case("numpy_einsum", "dot_general", lambda a, b: xnp.einsum("ijk,kj->ik", a, b),
          u("ein1", (2, 3, 2)), u("ein2", (2, 3))),
+    case("sort_two_keys", "sort",
+         lambda k, x: lax.mul(lax.sort([k, x], 0, num_keys=2)[1], lax.iota(f32, 6)),
+         idx([1, 0, 1, 0, 1, 0]), spaced("sortk", (6,))),
+    case("optimization_barrier", "optimization_barrier",
+         lambda x, y: lax.mul(*lax.optimization_barrier((lax.sin(x), y))),
+         u("ob1", (2, 3)), u("ob2", (2, 3)), second_order=True),
 ]
 
 

@@ -24,9 +24,10 @@ if str(BENCH) not in sys.path:
 harness = importlib.import_module("harness")
 machine = importlib.import_module("machine")
 
-SCRIPTS = ["elementwise", "rows", "transformer", "jit_overhead", "training"]
+SCRIPTS = ["elementwise", "rows", "transformer", "jit_overhead", "training", "loops"]
 EXPECTED_ROWS = {"elementwise": 2, "rows": 2, "transformer": 1, "jit_overhead": 2,
-                 "training": 3}
+                 "training": 3, "loops": 2}
+JAX_COLUMNS = {"jit_overhead": {"jax jit", "jax eager"}, "loops": {"xlapy (JAX HLO)", "JAX jit"}}
 HAVE_GCC = shutil.which("gcc") is not None
 HAVE_JAX = harness.jax_available()
 
@@ -34,11 +35,12 @@ HAVE_JAX = harness.jax_available()
 def expected_impls(script: str) -> tuple[str, set[str]]:
     """The compiled xlapy column of ``script`` and every column that must be ok."""
     jit, names = {"jit_overhead": ("xlapy jit", {"xlapy execute()", "xlapy eager", "numpy"}),
-                  "training": ("xlapy", {"eager"})}.get(script, ("xlapy", {"numpy"}))
+                  "training": ("xlapy", {"eager"}),
+                  "loops": ("xlapy jit", set())}.get(script, ("xlapy", {"numpy"}))
     names.add(jit)
     if HAVE_JAX:
-        names |= {"jax jit", "jax eager"} if script == "jit_overhead" else {"jax"}
-    if HAVE_GCC and script not in ("jit_overhead", "training"):
+        names |= JAX_COLUMNS.get(script, {"jax"})
+    if HAVE_GCC and script not in ("jit_overhead", "training", "loops"):
         names.add("c")
     return jit, names
 
@@ -78,7 +80,8 @@ def test_script_smoke(script, tmp_path, capsys):
         absent = {n for n, r in impls.items() if r["status"] == "missing"}
         assert set(impls) - absent == names, sorted(impls)
         if not HAVE_JAX:  # a peer that is not installed is a column marked missing
-            assert {"jax jit" if script == "jit_overhead" else "jax"} <= absent, impls
+            assert {"jax jit" if script == "jit_overhead" else "JAX jit" if script == "loops"
+                    else "jax"} <= absent, impls
         for name in names:
             assert impls[name]["status"] == "ok", (name, impls[name])
             assert impls[name]["median_s"] > 0

@@ -35,9 +35,12 @@ def test_every_name_the_lax_wrappers_bind_is_registered():
 
 
 def test_every_registered_primitive_has_a_lowering_and_a_vjp():
+    # the gradient table classifies the rest: outputs with no gradient, or grad raises
+    from test_autodiff_rules import NO_GRADIENT_RULE, NOT_DIFFERENTIABLE
     for name, prim in PRIMITIVES.items():
         assert getattr(prim.lower, "__func__", None) is not Primitive._no_lowering, name
-        assert prim.vjp is not None, f"{name} has no vjp rule"
+        assert prim.vjp is not None or name in NO_GRADIENT_RULE or name in NOT_DIFFERENTIABLE, \
+            f"{name} has no vjp rule"
 
 
 def test_a_primitive_without_a_lowering_says_so():

@@ -420,3 +420,119 @@ def test_fori_loop_donated_state():
         buf = xlapy.numpy.asarray(rand(20, 4, seed=15))
         np.testing.assert_array_equal(np.asarray(jf(buf, rows)), want)
     np.testing.assert_array_equal(np.asarray(xlapy.jit(f)(rand(20, 4, seed=15), rows)), want)
+
+
+def test_loop_of_kernels_runs_in_the_native_driver(backend):
+    """A loop left with no copies per trip runs its trips natively, chunk by chunk."""
+    from xlapy.backends.cpu import native_loop
+    text = ROW_WRITES.replace("n = s32[] constant(10)", "n = s32[] constant(600)") \
+        .replace("seven = s32[] constant(7)", "seven = s32[] constant(0)")
+    assert 600 > 2 * native_loop.TRIPS_PER_CALL
+    exe = check(backend, text, [rand(64, 32, seed=16)])
+    (loop,) = while_thunks(exe)
+    assert loop._native
+    np.testing.assert_array_equal(exe.execute([rand(64, 32)])[0], np.full(32, 599.0))
+    with debug_options(xla_hlo_profile=True):
+        profiled = backend.compile(parse_module(text))
+    profiled.execute([rand(64, 32)])
+    (loop,) = while_thunks(profiled)
+    assert loop._native is False          # the profile times each kernel of the trip
+
+
+CALL = """
+HloModule call_in_place
+callee {
+  a = f32[16] parameter(0)
+  b = f32[16] parameter(1)
+  e = f32[16] exponential(a)
+  ROOT r = (f32[16], f32[16], f32[16]) tuple(e, b, a)
+}
+ENTRY main {
+  x = f32[16] parameter(0)
+  y = f32[16] parameter(1)
+  x1 = f32[16] negate(x)
+  c = (f32[16], f32[16], f32[16]) call(x1, y), to_apply=callee
+  c0 = f32[16] get-tuple-element(c), index=0
+  c2 = f32[16] get-tuple-element(c), index=2
+  s = f32[16] add(c2, x1)
+  ROOT res = (f32[16], f32[16], f32[16]) tuple(c0, s, y)
+}
+"""
+
+
+@pytest.mark.parametrize("copy_insertion", [True, False])
+def test_call_that_returns_its_parameters(backend, copy_insertion):
+    with debug_options(xla_disable_hlo_passes=("call-inliner",)):
+        flags = {} if copy_insertion else {"xla_disable_hlo_passes": ("call-inliner",
+                                                                      "copy-insertion")}
+        with debug_options(**flags):
+            exe = backend.compile(parse_module(CALL))
+    assert any(t.kind == "call" for t in exe.plan.walk())
+    args = [rand(16, seed=17), rand(16, seed=18)]
+    want = flatten_result(evaluate_module(parse_module(CALL), args))
+    for _ in range(2):
+        for g, w in zip(flatten_result(exe.execute(args)), want):
+            np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+SHARED_BODY = """
+HloModule shared_body
+cond {
+  cs = (s32[], f32[8,4]) parameter(0)
+  ci = s32[] get-tuple-element(cs), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(ci, n), direction=LT
+}
+body {
+  s = (s32[], f32[8,4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  b = f32[8,4] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  fi = f32[] convert(i1)
+  row = f32[1,4] broadcast(fi), dimensions={}
+  zero = s32[] constant(0)
+  u = f32[8,4] dynamic-update-slice(b, row, i, zero)
+  ROOT r = (s32[], f32[8,4]) tuple(i1, u)
+}
+twice {
+  p = f32[8,4] parameter(0)
+  ROOT d = f32[8,4] add(p, p)
+}
+ENTRY main {
+  x = f32[8,4] parameter(0)
+  z = s32[] constant(0)
+  t1 = (s32[], f32[8,4]) tuple(z, x)
+  w1 = (s32[], f32[8,4]) while(t1), condition=cond, body=body
+  a = f32[8,4] get-tuple-element(w1), index=1
+  e = f32[8,4] exponential(x)
+  t2 = (s32[], f32[8,4]) tuple(z, e)
+  w2 = (s32[], f32[8,4]) while(t2), condition=cond, body=body
+  b = f32[8,4] get-tuple-element(w2), index=1
+  k = s32[] parameter(1)
+  c = f32[8,4] conditional(k, a, b), branch_computations={twice, twice}
+  ROOT res = (f32[8,4], f32[8,4], f32[8,4]) tuple(a, b, c)
+}
+"""
+
+
+@pytest.mark.parametrize("copy_insertion", [True, False])
+@pytest.mark.parametrize("branch", [0, 1])
+def test_computations_called_from_several_places(backend, copy_insertion, branch):
+    """Two loops share their body and condition, and a conditional runs one computation
+    for both branches: those are not colocated with either caller."""
+    check(backend, SHARED_BODY, [rand(8, 4, seed=19), np.int32(branch)], copy_insertion)
+
+
+def test_consecutive_kernels_run_in_one_native_call(backend):
+    """A loop body mixing kernels and a library dot: runs of kernels are one native call
+    each, the dot stays a Python call, and the answer is the interpreter's."""
+    from xlapy.backends.cpu.thunks import _KernelRun
+    exe = check(backend, DOT_STATE, [rand(8, 8, seed=20) * 0.3, rand(8, 8, seed=21)])
+    grouped = [r for t in exe.plan.walk() if t.kind == "while"
+               for plan in t.subplans for r in plan._runs
+               if getattr(r, "__self__", None).__class__ is _KernelRun]
+    entry = [r for r in exe.plan._runs if getattr(r, "__self__", None).__class__ is _KernelRun]
+    assert grouped or entry
+    for run in grouped + entry:
+        assert run.__self__.n > 1

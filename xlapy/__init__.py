@@ -16,14 +16,20 @@ __all__ = ["__version__", "errors", "optimize", "run_hlo", "jit", "function", "n
            "grad", "value_and_grad", "vjp", "jvp", "linearize", "stop_gradient", "GradientTape",
            "Variable", "vmap", "pmap", "devices", "local_devices", "device_count",
            "local_device_count", "process_index", "process_count", "distributed", "debug",
-           "pure_callback", "io_callback", "ShapeDtypeStruct", "sharding", "device_put"]
+           "pure_callback", "io_callback", "ShapeDtypeStruct", "jacfwd", "jacrev", "hessian",
+           "custom_jvp", "custom_vjp", "checkpoint", "remat", "checkpoint_policies",
+           "checkpoint_name", "eval_shape", "make_jaxpr", "disable_jit", "block_until_ready",
+           "tree_util", "tree", "sharding", "device_put"]
 
 # The front end is imported on first use so that ``import xlapy`` stays cheap.
 _FRONTEND_EXPORTS = {"jit", "function", "Array", "register_pytree_node", "tree_flatten",
                      "tree_unflatten", "tree_map", "set_default_backend", "default_backend",
                      "grad", "value_and_grad", "vjp", "jvp", "linearize", "stop_gradient",
                      "GradientTape", "Variable", "vmap", "pmap", "pure_callback",
-                     "io_callback", "ShapeDtypeStruct", "device_put"}
+                     "io_callback", "ShapeDtypeStruct", "jacfwd", "jacrev", "hessian",
+                     "custom_jvp", "custom_vjp", "checkpoint", "remat", "checkpoint_policies",
+                     "checkpoint_name", "eval_shape", "make_jaxpr", "disable_jit",
+                     "block_until_ready", "tree_leaves", "tree_structure", "device_put"}
 
 
 def __getattr__(name: str):
@@ -31,6 +37,6 @@ def __getattr__(name: str):
     if name in _FRONTEND_EXPORTS:
         return getattr(importlib.import_module(".frontend", __name__), name)
     if name in ("numpy", "lax", "frontend", "nn", "random", "scipy", "ops", "keras", "tf",
-                "distributed", "debug", "sharding"):
+                "distributed", "debug", "tree_util", "tree", "sharding"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'xlapy' has no attribute {name!r}")

@@ -12,6 +12,11 @@
 - :mod:`.tracing`: recording primitives into a builder, captures, must-be-constant signal;
 - :mod:`.jit`: ``jit``, ``function``, the compile cache and its recompile reasons;
 - :mod:`.autodiff` and :mod:`.autodiff_forward`: ``grad``/``vjp``/``jvp``, ``GradientTape``;
+  :mod:`.jacobians` (``jacfwd``/``jacrev``/``hessian``), :mod:`.custom_derivatives`
+  (``custom_jvp``/``custom_vjp``), :mod:`.checkpoint` (``checkpoint``/``remat``, policies);
+- :mod:`.program`: recorded programs (the primitives a function applied), which
+  :mod:`.abstract` prints (``make_jaxpr``; also ``eval_shape``, ``ShapeDtypeStruct``) and
+  ``checkpoint`` replays;
 - :mod:`.batching`: ``vmap`` (the batch trace; rules beside their primitives, control
   flow's in :mod:`.control_flow_batching`); :mod:`.pmap`: ``pmap`` over devices, with the
   named-axis collectives of :mod:`.primitives_collective`;
@@ -27,17 +32,22 @@ from . import (control_flow, control_flow_batching,  # noqa: F401
                primitives_collective, primitives_data_movement, primitives_eig,
                primitives_elementwise, primitives_fft, primitives_linalg, primitives_misc,
                primitives_nn, primitives_reduction)
-from .callbacks import ShapeDtypeStruct, io_callback, pure_callback
+from .abstract import ShapeDtypeStruct, block_until_ready, eval_shape, make_jaxpr
+from .callbacks import io_callback, pure_callback
 from .autodiff import GradientTape, grad, stop_gradient, value_and_grad, vjp
 from .autodiff_forward import jvp, linearize
 from .batching import vmap
+from .checkpoint import checkpoint, checkpoint_name, checkpoint_policies, remat
 from .pmap import pmap
 from .core import Array, default_backend, set_default_backend
-from .jit import CacheInfo, JitFunction, jit, set_recompile_warning_threshold
+from .custom_derivatives import custom_jvp, custom_vjp
+from .jacobians import hessian, jacfwd, jacrev
+from .jit import CacheInfo, JitFunction, disable_jit, jit, set_recompile_warning_threshold
 from . import sharding as _sharding  # noqa: F401  (installs jit's in_shardings support)
 from .sharding import device_put
 from .tf_function import EagerFunction, auto_jit, function, set_auto_jit
-from .pytree import register_pytree_node, tree_flatten, tree_map, tree_unflatten
+from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map,  # noqa: F401
+                     tree_structure, tree_unflatten)
 from .variables import Variable
 
 # xlapy.lax and xlapy.numpy install the public op namespace and Array's operators and
@@ -50,4 +60,6 @@ __all__ = ["Array", "jit", "function", "JitFunction", "EagerFunction", "CacheInf
            "set_default_backend", "default_backend", "set_recompile_warning_threshold",
            "grad", "value_and_grad", "vjp", "jvp", "linearize", "stop_gradient", "GradientTape",
            "Variable", "vmap", "pmap", "pure_callback", "io_callback", "ShapeDtypeStruct",
-           "device_put"]
+           "jacfwd", "jacrev", "hessian", "custom_jvp", "custom_vjp", "checkpoint", "remat",
+           "checkpoint_policies", "checkpoint_name", "eval_shape", "make_jaxpr", "disable_jit",
+           "block_until_ready", "device_put"]

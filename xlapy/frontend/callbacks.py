@@ -43,25 +43,12 @@ from ..hlo.attrs import RawAttr
 from ..hlo.builder import as_element_type
 from ..hlo.shape import Shape
 from . import core, dtypes, tracing
+from .abstract import ShapeDtypeStruct  # noqa: F401  (jax.ShapeDtypeStruct: one class)
 from .batching import NO_RULE
 from .core import Array, primitive, to_array
 from .graph_capture import host_op
 from .pytree import tree_flatten, tree_unflatten
 from .source_info import located, user_location
-
-
-class ShapeDtypeStruct:
-    """The shape and dtype of a callback result (``jax.ShapeDtypeStruct``); any object with
-    ``shape`` and ``dtype`` attributes (a NumPy array, an Array) serves too."""
-
-    __slots__ = ("shape", "dtype")
-
-    def __init__(self, shape: Sequence[int], dtype: Any) -> None:
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
-
-    def __repr__(self) -> str:
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype})"
 
 
 class CallbackSpec:

@@ -491,8 +491,9 @@ def result_weak_types(prim: Primitive, args: Sequence[Array], params: dict, n: i
 
 
 def plain_eager() -> bool:
-    """Do operations now run eagerly with nothing watching them (no trace, no tape)?"""
-    return not _TRACE_STACK.items and not _TAPES.items
+    """Do operations now run eagerly with nothing watching them (no trace, no tape, no
+    graph being recorded)?"""
+    return not _TRACE_STACK.items and not _TAPES.items and not _RECORDERS.items
 
 
 def _eager(prim: Primitive, args: Sequence[Array], params: dict) -> list[Array]:

@@ -26,6 +26,7 @@ TensorFlow's ``function(jit_compile=...)`` and the auto-jit setting are in
 from __future__ import annotations
 
 import collections
+import contextlib
 import enum
 import functools
 import inspect
@@ -33,7 +34,7 @@ import logging
 import re
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -41,8 +42,10 @@ from ..errors import InvalidArgumentError, XlapyError
 from ..hlo.builder import as_element_type, build_module
 from ..hlo.ir import AliasEntry, HloModule
 from ..hlo.shape import Shape
+from ..threadlocal import PerThreadList
 from . import core
 from . import donation
+from .abstract import ShapeDtypeStruct, abstract_leaf
 from .core import Array, default_backend, to_array
 from .jit_cache import CLOCK, JitCache
 from .jit_reasons import const_text, static_changes, structure_changes
@@ -58,6 +61,18 @@ log = logging.getLogger("xlapy.jit")
 
 RECOMPILE_WARNING_THRESHOLD = [8]
 _FAST_PATH = [True]
+_JIT_DISABLED = PerThreadList()       # one entry per active ``disable_jit()`` block
+
+
+@contextlib.contextmanager
+def disable_jit(disable: bool = True) -> Iterator[None]:
+    """Within the block, jitted functions run their Python op by op (``jax.disable_jit``),
+    so values can be printed and inspected; ``disable_jit(False)`` re-enables jit inside."""
+    _JIT_DISABLED.append(bool(disable))
+    try:
+        yield
+    finally:
+        _JIT_DISABLED.pop()
 
 
 def set_recompile_warning_threshold(n: int) -> None:
@@ -148,6 +163,8 @@ def _leaf_aval(x: Any, path: str) -> tuple:
         return (x.shape, x.dtype, x.weak_type)
     if isinstance(x, Variable):
         return ("var", id(x), x.shape, x.dtype)
+    if isinstance(x, ShapeDtypeStruct):         # lower() on types only
+        return abstract_leaf(x)
     try:
         a = to_array(x)
     except InvalidArgumentError:
@@ -216,7 +233,8 @@ class JitFunction:
 
     # ----- public API
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if core._TRACE_STACK.items or core._RECORDERS.items:   # tracing/recording: inline
+        if (core._TRACE_STACK.items or core._RECORDERS.items          # tracing/recording: inline
+                or (_JIT_DISABLED.items and _JIT_DISABLED.items[-1])):  # disable_jit: op by op
             return self.fn(*args, **kwargs)
         if _FAST_PATH[0] and not core._TAPES.items and replica_count() == 1:
             binding = self._bindings.get((len(args), tuple(kwargs)) if kwargs else len(args))
@@ -349,7 +367,8 @@ class JitFunction:
         except XlapyError as e:
             e.with_traceback(filter_traceback(e.__traceback__))
             raise
-        return Lowered(entry.module, self._backend, entry.variables, entry.assigned)
+        return Lowered(entry.module, self._backend, entry.variables, entry.assigned,
+                       call=self)
 
     def get_compiler_ir(self, *args: Any, **kwargs: Any) -> Callable[..., str | bytes]:
         """TF's API: ``f.get_compiler_ir(x)(stage="hlo" | "optimized_hlo" |
@@ -646,5 +665,5 @@ def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Sequence[int] |
     return wrap if fn is None else wrap(fn)
 
 
-__all__ = ["jit", "JitFunction", "Lowered", "CacheInfo", "CompileRecord",
+__all__ = ["jit", "disable_jit", "JitFunction", "Lowered", "CacheInfo", "CompileRecord",
            "set_recompile_warning_threshold", "set_fast_path_enabled"]

@@ -65,10 +65,24 @@ floor, ceil, round, round_even, tanh, sin, cos, tan, logistic = (
                        "logistic"))
 bitwise_not, is_finite, real, imag, erf, population_count, clz = (
     unop(n) for n in ("not", "is_finite", "real", "imag", "erf", "population_count", "clz"))
-add, sub, mul, div, rem, pow, max, min, atan2 = (
+add, sub, mul, div, rem, _pow_same_types, max, min, atan2 = (
     binop(n) for n in ("add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2"))
 bitwise_and, bitwise_or, bitwise_xor = (binop(n) for n in ("and", "or", "xor"))
 complex = binop("complex")
+
+
+def pow(x: Any, y: Any) -> Array:
+    """``x ** y`` elementwise (``jax.lax.pow``): ``x`` floating or complex; ``y`` of ``x``'s
+    dtype, or an integer exponent, which is converted to ``x``'s dtype first. A scalar
+    operand is broadcast to the other's shape, as JAX does."""
+    x, y = to_array(x), to_array(y)
+    if dtypes.is_inexact(x.dtype) and y.dtype.kind in "iu":
+        y = convert_element_type(y, x.dtype, y.weak_type)
+    if y.shape == () and x.shape != ():
+        y = broadcast(y, x.shape)
+    elif x.shape == () and y.shape != ():
+        x = broadcast(x, y.shape)
+    return _pow_same_types(x, y)
 shift_left, shift_right_arithmetic, shift_right_logical = (
     binop(n) for n in ("shift_left", "shift_right_arithmetic", "shift_right_logical"))
 
@@ -104,14 +118,24 @@ def convert_element_type(x: Any, dtype: Any, weak_type: bool = False) -> Array:
 
 
 def bitcast_convert_type(x: Any, new_dtype: Any) -> Array:
-    """The bits of ``x`` reinterpreted as ``new_dtype`` of the same width (same shape)."""
+    """The bits of ``x`` reinterpreted as ``new_dtype`` (``jax.lax.bitcast_convert_type``):
+    the same shape for the same width; a type ``k`` times narrower adds a last dimension
+    of size ``k`` (``f32[3,4]`` -> ``u8[3,4,4]``), one ``k`` times wider removes a last
+    dimension that must be ``k``."""
     x = to_array(x)
     dt = np.dtype(new_dtype)
-    if dt.itemsize != x.dtype.itemsize:
-        raise InvalidArgumentError(f"bitcast_convert_type: {x.type_text()} and {dt} have "
-                                   "different widths")
     if dt == x.dtype:
         return x
+    wide, narrow = x.dtype.itemsize, dt.itemsize
+    if (dt.kind == "c") != (x.dtype.kind == "c"):
+        raise InvalidArgumentError(f"bitcast_convert_type: cannot bitcast between complex "
+                                   f"and real types ({x.type_text()} to {dt})")
+    if wide < narrow and (narrow % wide or not x.shape or x.shape[-1] != narrow // wide):
+        raise InvalidArgumentError(f"bitcast_convert_type: {x.type_text()} to the wider {dt} "
+                                   f"needs a last dimension of size {narrow // wide}")
+    if wide > narrow and wide % narrow:
+        raise InvalidArgumentError(f"bitcast_convert_type: the widths of {x.type_text()} and "
+                                   f"{dt} do not divide")
     return bind(get_primitive("bitcast_convert_type"), x, new_dtype=dt)
 
 
@@ -192,16 +216,41 @@ def _index_scalars(indices: Sequence[Any]) -> list[Array]:
     return out
 
 
-def dynamic_slice(x: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Array:
-    """XLA DynamicSlice: start indices are clamped so the slice stays in bounds."""
-    return bind(get_primitive("dynamic_slice"), to_array(x), *_index_scalars(start_indices),
+def _wrap_negative(indices: list[Array], dims: Sequence[int]) -> list[Array]:
+    """``i + dim`` for negative start indices (JAX's ``allow_negative_indices``)."""
+    out = []
+    for i, n in zip(indices, dims):
+        if not i.is_traced:
+            v = int(i._value)
+            out.append(convert_element_type(v + n, np.int32) if v < 0 else i)
+            continue
+        zero = full_like(i, 0)
+        out.append(select(lt(i, zero), add(i, full_like(i, n)), i))
+    return out
+
+
+def dynamic_slice(x: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int], *,
+                  allow_negative_indices: bool = True) -> Array:
+    """XLA DynamicSlice: start indices are clamped so the slice stays in bounds; as in JAX,
+    a negative start first has the dimension's size added (``-3`` of 10 starts at 7)
+    unless ``allow_negative_indices=False``."""
+    x = to_array(x)
+    idx = _index_scalars(start_indices)
+    if allow_negative_indices:
+        idx = _wrap_negative(idx, x.shape)
+    return bind(get_primitive("dynamic_slice"), x, *idx,
                 slice_sizes=concrete_ints(slice_sizes, "dynamic_slice sizes"))
 
 
-def dynamic_update_slice(x: Any, update: Any, start_indices: Sequence[Any]) -> Array:
+def dynamic_update_slice(x: Any, update: Any, start_indices: Sequence[Any], *,
+                         allow_negative_indices: bool = True) -> Array:
+    """XLA DynamicUpdateSlice (clamped starts; negative ones wrap first, as in JAX)."""
     x = to_array(x)
     update = convert_element_type(to_array(update), x.dtype, x.weak_type)
-    return bind(get_primitive("dynamic_update_slice"), x, update, *_index_scalars(start_indices))
+    idx = _index_scalars(start_indices)
+    if allow_negative_indices:
+        idx = _wrap_negative(idx, x.shape)
+    return bind(get_primitive("dynamic_update_slice"), x, update, *idx)
 
 
 def concatenate(operands: Sequence[Any], dimension: int) -> Array:
@@ -292,12 +341,19 @@ def cumulative(kind: str, x: Any, axis: int, reverse: bool = False) -> Array:
                 axis=concrete_int(axis, f"cum{kind} axis"), reverse=bool(reverse))
 
 
-def sort(operands: Any, dimension: int = -1, is_stable: bool = True) -> Any:
-    """Sort ``operands`` (an Array or a sequence) by the first one along ``dimension``."""
+def sort(operands: Any, dimension: int = -1, is_stable: bool = True, num_keys: int = 1) -> Any:
+    """Sort ``operands`` (an Array or a sequence) along ``dimension`` lexicographically by
+    the first ``num_keys`` of them, as ``jax.lax.sort``: floats in the total order after
+    ``-0.0`` becomes ``+0.0`` and every NaN the positive NaN (zeros tie, NaNs go last)."""
     single = isinstance(operands, Array) or not isinstance(operands, (list, tuple))
     xs = [to_array(operands)] if single else [to_array(o) for o in operands]
     d = concrete_int(dimension, "sort dimension") % builtins.max(xs[0].ndim, 1)
-    outs = bind(get_primitive("sort"), *xs, dimension=d, is_stable=bool(is_stable))
+    k = concrete_int(num_keys, "sort num_keys")
+    if not 1 <= k <= len(xs):
+        raise InvalidArgumentError(f"lax.sort: num_keys={k} must be between 1 and the "
+                                   f"number of operands ({len(xs)})")
+    outs = bind(get_primitive("sort"), *xs, dimension=d, is_stable=bool(is_stable),
+                num_keys=k)
     return outs[0] if single else tuple(outs)
 
 

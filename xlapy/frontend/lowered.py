@@ -1,29 +1,50 @@
 """``Lowered``: what ``jit(f).lower(*args)`` returns, a traced module and its compiler IR
-at each stage (``get_compiler_ir``)."""
+at each stage (``get_compiler_ir``); ``Lowered.compile()`` gives ``Compiled``, with the
+optimized module and its buffer assignment's sizes (``memory_analysis``), as JAX's AOT API."""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
-from ..client.optimize import optimize
+from ..client.optimize import optimize, optimize_with_report
 from ..errors import InvalidArgumentError
 from ..hlo.ir import HloModule
 from .core import default_backend
 
 
+@dataclass(frozen=True)
+class MemoryAnalysis:
+    """Sizes from the buffer assignment of the optimized module (``Compiled.memory_analysis``,
+    JAX's field names; ``peak_memory_in_bytes`` is parameters + constants + outputs + temps)."""
+
+    temp_size_in_bytes: int
+    argument_size_in_bytes: int
+    output_size_in_bytes: int
+    constant_size_in_bytes: int
+    peak_memory_in_bytes: int
+
+
 class Lowered:
-    """A traced, unoptimized module: ``as_text()``, ``compiler_ir(stage)``."""
+    """A traced, unoptimized module: ``as_text()``, ``compiler_ir(stage)``, ``compile()``."""
 
     def __init__(self, module: HloModule, backend: str | None = None,
-                 variables: Sequence[Any] = (), assigned: Sequence[Any] = ()) -> None:
+                 variables: Sequence[Any] = (), assigned: Sequence[Any] = (),
+                 call: Callable[..., Any] | None = None) -> None:
         self.hlo_module = module
         self.backend = backend          # None: the default backend when asked
         # Variables the module reads (its last parameters, in order) and assigns (its last
         # outputs): what a caller that runs the module itself (xlapy.aot) must supply
         self.variables = list(variables)
         self.assigned = list(assigned)
+        self._call = call               # the jitted function, for Compiled.__call__
 
     def as_text(self) -> str:
         return self.hlo_module.to_text()
+
+    def compile(self) -> "Compiled":
+        """Optimize for the backend and assign buffers (the jitted function compiled
+        the same module when it was lowered)."""
+        return Compiled(self)
 
     _CODE_STAGES = ("llvm", "llvm_no_opt", "llvm-no-opt", "asm", "ptx")
 
@@ -65,4 +86,28 @@ class Lowered:
                                    + ", ".join(repr(s) for s in self._CODE_STAGES))
 
 
-__all__ = ["Lowered"]
+class Compiled:
+    """``jit(f).lower(*args).compile()``: the optimized module (``as_text``), its buffer
+    sizes (``memory_analysis``); calling it calls the jitted function."""
+
+    def __init__(self, lowered: Lowered) -> None:
+        self.lowered = lowered
+        self._result = optimize_with_report(lowered.hlo_module,
+                                            lowered.backend or default_backend())
+
+    def as_text(self) -> str:
+        return self._result.module.to_text()
+
+    def memory_analysis(self) -> MemoryAnalysis:
+        b = self._result.buffers
+        return MemoryAnalysis(b.total_temp_bytes, b.parameter_bytes, b.output_bytes,
+                              b.constant_bytes, b.peak_memory)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.lowered._call is None:
+            raise InvalidArgumentError("this Compiled object was made from a bare module; "
+                                       "call the jitted function instead")
+        return self.lowered._call(*args, **kwargs)
+
+
+__all__ = ["Lowered", "Compiled", "MemoryAnalysis"]

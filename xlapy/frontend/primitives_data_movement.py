@@ -133,12 +133,13 @@ slice_p.def_vjp(_slice_vjp)
 
 
 def _dynamic_slice_vjp(g: Array, ans: Array, x: Array, *idx: Array, slice_sizes) -> tuple:
-    return (lax.dynamic_update_slice(_zeros(x), g, list(idx)),) + (None,) * len(idx)
+    return (lax.dynamic_update_slice(_zeros(x), g, list(idx), allow_negative_indices=False),
+            ) + (None,) * len(idx)
 
 
 def _dynamic_update_slice_vjp(g: Array, ans: Array, x: Array, u: Array, *idx: Array) -> tuple:
-    g_x = lax.dynamic_update_slice(g, _zeros(u), list(idx))
-    g_u = lax.dynamic_slice(g, list(idx), u.shape)
+    g_x = lax.dynamic_update_slice(g, _zeros(u), list(idx), allow_negative_indices=False)
+    g_u = lax.dynamic_slice(g, list(idx), u.shape, allow_negative_indices=False)
     return (g_x, g_u) + (None,) * len(idx)
 
 
@@ -363,7 +364,7 @@ def _dynamic_slice_batch(vals, dims, *, slice_sizes):
         starts = [i for i, _ in idx]
         starts.insert(d, zero)
         sizes = tuple(slice_sizes[:d]) + (n,) + tuple(slice_sizes[d:])
-        return lax.dynamic_slice(x, starts, sizes), d
+        return lax.dynamic_slice(x, starts, sizes, allow_negative_indices=False), d
     # Batched indices: a gather (which clamps start indices as dynamic_slice does).
     x = move_to(x, dims[0], 0, n)
     k = len(slice_sizes)
@@ -378,7 +379,8 @@ def _dynamic_update_slice_batch(vals, dims):
     x, u = move_to(vals[0], dims[0], 0, n), move_to(vals[1], dims[1], 0, n)
     idx = list(zip(vals[2:], dims[2:]))
     if all(d is None for _, d in idx):
-        return lax.dynamic_update_slice(x, u, [to_array(np.int32(0))] + [i for i, _ in idx]), 0
+        return lax.dynamic_update_slice(x, u, [to_array(np.int32(0))] + [i for i, _ in idx],
+                                        allow_negative_indices=False), 0
     # Batched indices: clamp as dynamic_update_slice does, then a scatter.
     clamped = []
     for a, (i, d) in enumerate(idx):

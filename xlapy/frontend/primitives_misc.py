@@ -111,6 +111,8 @@ def _rbg_batching(args: Sequence[Array], dims: Sequence[int | None], **params: A
 
 
 rng_bit_generator_p.def_batching(_rbg_batching)
+# integer bits from an integer key: no cotangent flows to the key
+rng_bit_generator_p.def_vjp(lambda cts, outs, key, **params: (None,))
 
 _ALGORITHMS = {"default": "rng_default", "three_fry": "rng_three_fry", "philox": "rng_philox",
                "rng_default": "rng_default", "rng_three_fry": "rng_three_fry",

@@ -119,16 +119,44 @@ for _kind, _p in cumulative_p.items():
     _p.def_lowering(_cumulative(_kind))
 
 
-def _sort(ctx: LoweringContext, *xs: I, dimension: int, is_stable: bool) -> list[I]:
+def _sort_keys(sb: Any, x: I, y: I) -> list[tuple[I, I, bool]]:
+    """The (x, y, is_float) key pairs one sort operand compares by, as JAX's comparator:
+    floating keys are canonicalized first (``-0.0`` -> ``+0.0``, every NaN -> the positive
+    quiet NaN), so that the total order ties the zeros and puts all NaNs last; a complex
+    key is its real part, then its imaginary part."""
+    et = x.shape.element_type
+    if et.is_complex:
+        parts = [(sb.add_instruction(op, [x]), sb.add_instruction(op, [y]))
+                 for op in ("real", "imag")]
+        return [k for a, b in parts for k in _sort_keys(sb, a, b)]
+    if not et.is_floating:
+        return [(x, y, False)]
+
+    def canonical(v: I) -> I:
+        zero = sb.constant(np.zeros((), et.dtype))
+        v = sb.select(sb.compare(v, zero, "EQ"), zero, v)
+        nan = sb.constant(np.full((), np.nan, et.dtype))
+        return sb.select(sb.compare(v, v, "NE"), nan, v)
+    return [(canonical(x), canonical(y), True)]
+
+
+def _sort(ctx: LoweringContext, *xs: I, dimension: int, is_stable: bool,
+          num_keys: int = 1) -> list[I]:
+    """HLO ``sort`` with JAX's comparator: lexicographic ``<`` over the first
+    ``num_keys`` operands (total order on canonicalized floats, see :func:`_sort_keys`)."""
     sb = ctx.sub_builder("compare_lt")
     params = []
     for x in xs:
         et = x.shape.element_type
         params += [sb.parameter(Shape.scalar(et)), sb.parameter(Shape.scalar(et))]
-    key_t = xs[0].shape.element_type
-    ctype = "TOTALORDER" if key_t.is_floating else None
-    sb.compare(params[0], params[1], "LT", ctype)
-    r = ctx.b.sort(list(xs), sb.build(), dimension, is_stable)
+    keys = [k for i in range(num_keys) for k in _sort_keys(sb, params[2 * i], params[2 * i + 1])]
+    pred = None
+    for x, y, is_float in reversed(keys):
+        ctype = "TOTALORDER" if is_float else None
+        lt = sb.compare(x, y, "LT", ctype)
+        pred = lt if pred is None else sb.add_instruction(
+            "or", [lt, sb.add_instruction("and", [sb.compare(x, y, "EQ", ctype), pred])])
+    r = ctx.b.sort(list(xs), sb.build(pred), dimension, is_stable)
     if len(xs) == 1:
         return [r]
     return [ctx.b.get_tuple_element(r, i) for i in range(len(xs))]
@@ -282,9 +310,10 @@ cumulative_p["min"].def_vjp(_cum_extreme_vjp("min"))
 
 
 def _sort_vjp(gs: list[Array], outs: list[Array], *xs: Array, dimension: int,
-              is_stable: bool) -> tuple:
+              is_stable: bool, num_keys: int = 1) -> tuple:
     iota = lax.broadcasted_iota(np.int32, xs[0].shape, dimension)
-    perm = lax.sort([xs[0], iota], dimension, is_stable=True)[1]
+    perm = lax.sort(list(xs[:num_keys]) + [iota], dimension, is_stable=True,
+                    num_keys=num_keys)[-1]
     inverse = lax.sort([perm, lax.broadcasted_iota(np.int32, xs[0].shape, dimension)],
                        dimension, is_stable=True)[1]
     out = []
@@ -334,8 +363,8 @@ for _kind, _p in cumulative_p.items():
 
 
 @sort_p.def_batching
-def _sort_batch(vals, dims, *, dimension, is_stable):
-    outs = lax.sort(list(bdim_first(vals, dims)), dimension + 1, is_stable)
+def _sort_batch(vals, dims, *, dimension, is_stable, num_keys=1):
+    outs = lax.sort(list(bdim_first(vals, dims)), dimension + 1, is_stable, num_keys=num_keys)
     return list(outs), [0] * len(vals)
 
 

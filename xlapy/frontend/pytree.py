@@ -12,6 +12,7 @@ jit uses to name HLO parameters and to explain recompilations.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, Callable, Hashable, Iterable
 
 from ..errors import InvalidArgumentError
@@ -20,6 +21,8 @@ Flatten = Callable[[Any], tuple[Iterable[Any], Hashable]]
 Unflatten = Callable[[Hashable, Iterable[Any]], Any]
 
 _REGISTRY: dict[type, tuple[Flatten, Unflatten]] = {}
+# The children's field names of types registered with register_dataclass (key paths).
+FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
 def register_pytree_node(cls: type, flatten: Flatten, unflatten: Unflatten) -> None:
@@ -31,6 +34,50 @@ def register_pytree_node(cls: type, flatten: Flatten, unflatten: Unflatten) -> N
     if cls in _REGISTRY:
         raise InvalidArgumentError(f"{cls.__name__} is already registered as a pytree node")
     _REGISTRY[cls] = (flatten, unflatten)
+
+
+def register_pytree_node_class(cls: type) -> type:
+    """Class decorator: ``cls.tree_flatten(self) -> (children, aux)`` and the classmethod
+    ``cls.tree_unflatten(aux, children)`` make its instances containers (JAX's API)."""
+    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
+    return cls
+
+
+def register_dataclass(nodetype: type, data_fields: Iterable[str] | None = None,
+                       meta_fields: Iterable[str] | None = None,
+                       drop_fields: Iterable[str] = ()) -> type:
+    """Register a dataclass whose ``data_fields`` are children and ``meta_fields`` static
+    (hashable, part of the structure), as ``jax.tree_util.register_dataclass``.
+
+    Without field lists, ``nodetype`` must be a dataclass: fields declared with
+    ``field(metadata={"static": True})`` are meta fields, the other init fields data
+    fields. Returns ``nodetype``, so it works as a decorator.
+    """
+    if data_fields is None or meta_fields is None:
+        if not dataclasses.is_dataclass(nodetype):
+            raise InvalidArgumentError(
+                f"register_dataclass: {nodetype.__name__} is not a dataclass; pass "
+                "data_fields and meta_fields")
+        fields = [f for f in dataclasses.fields(nodetype) if f.init and f.name not in
+                  set(drop_fields)]
+        meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+        data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
+    data, meta = tuple(data_fields), tuple(meta_fields)
+    overlap = set(data) & set(meta)
+    if overlap:
+        raise InvalidArgumentError(f"register_dataclass: fields {sorted(overlap)} are both "
+                                   "data and meta fields")
+
+    def flatten(x: Any) -> tuple[list[Any], Hashable]:
+        return [getattr(x, n) for n in data], tuple(getattr(x, n) for n in meta)
+
+    def unflatten(aux: Hashable, kids: Iterable[Any]) -> Any:
+        kw = dict(zip(data, kids))
+        kw.update(zip(meta, aux))            # type: ignore[call-overload]
+        return nodetype(**kw)
+    register_pytree_node(nodetype, flatten, unflatten)
+    FIELD_NAMES[nodetype] = data
+    return nodetype
 
 
 def _is_namedtuple(x: Any) -> bool:
@@ -58,6 +105,14 @@ class TreeDef:
     @property
     def num_leaves(self) -> int:
         return 1 if self.is_leaf else sum(c.num_leaves for c in self.children)
+
+    @property
+    def num_nodes(self) -> int:
+        return 1 + sum(c.num_nodes for c in self.children)
+
+    def unflatten(self, leaves: Iterable[Any]) -> Any:
+        """The pytree of this structure holding ``leaves`` (``tree_unflatten``)."""
+        return tree_unflatten(self, leaves)
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, TreeDef) and self._hash == other._hash
@@ -130,8 +185,14 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None
     return leaves, treedef
 
 
-def tree_leaves(tree: Any) -> list[Any]:
-    return tree_flatten(tree)[0]
+def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
+    """The leaves of ``tree``, depth first."""
+    return tree_flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> TreeDef:
+    """The TreeDef of ``tree``."""
+    return tree_flatten(tree, is_leaf)[1]
 
 
 def tree_unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> Any:
@@ -166,17 +227,38 @@ def tree_unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> Any:
 _SENTINEL = object()
 
 
-def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any) -> Any:
+def tree_map(fn: Callable[..., Any], tree: Any, *rest: Any,
+             is_leaf: Callable[[Any], bool] | None = None) -> Any:
     """Apply ``fn`` to corresponding leaves of ``tree`` and ``rest`` (same structure)."""
-    leaves, treedef = tree_flatten(tree)
+    leaves, treedef = tree_flatten(tree, is_leaf)
     others = []
     for r in rest:
-        lv, td = tree_flatten(r)
+        lv, td = tree_flatten(r, is_leaf)
         if td != treedef:
             raise InvalidArgumentError(f"tree_map: structures differ: {treedef!r} vs {td!r}")
         others.append(lv)
     return tree_unflatten(treedef, [fn(*xs) for xs in zip(leaves, *others)])
 
 
-__all__ = ["TreeDef", "register_pytree_node", "tree_flatten", "tree_flatten_with_path",
-           "tree_leaves", "tree_unflatten", "tree_map"]
+_NO_INITIALIZER = object()
+
+
+def tree_reduce(fn: Callable[[Any, Any], Any], tree: Any, initializer: Any = _NO_INITIALIZER,
+                is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """``functools.reduce(fn, tree_leaves(tree)[, initializer])``."""
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _NO_INITIALIZER:
+        if not leaves:
+            raise InvalidArgumentError("tree_reduce of a tree with no leaves and no initializer")
+        return functools.reduce(fn, leaves)
+    return functools.reduce(fn, leaves, initializer)
+
+
+def tree_all(tree: Any) -> bool:
+    """Whether every leaf of ``tree`` is true."""
+    return all(bool(x) for x in tree_leaves(tree))
+
+
+__all__ = ["TreeDef", "register_pytree_node", "register_pytree_node_class",
+           "register_dataclass", "tree_flatten", "tree_flatten_with_path", "tree_leaves",
+           "tree_structure", "tree_unflatten", "tree_map", "tree_reduce", "tree_all"]

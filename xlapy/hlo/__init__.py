@@ -10,10 +10,11 @@ from .sharding import HloSharding, parse_sharding
 from .types import ElementType
 
 
-def parse_module(text: str | bytes) -> HloModule:
+def parse_module(text: str | bytes, *, fill_elided_constants: bool = False) -> HloModule:
     """Parse XLA's HLO text, StableHLO MLIR text (as ``jax.jit(f).lower(...).as_text()``
     prints it; detected) or a serialized ``HloModuleProto`` / ``HloProto`` (bytes) into an
-    :class:`HloModule` (raises ``HloParseError``)."""
+    :class:`HloModule` (raises ``HloParseError``). ``fill_elided_constants`` fills HLO text's
+    ``constant({...})`` with zeros (see :func:`xlapy.hlo.parser.parse_module`)."""
     if isinstance(text, (bytes, bytearray, memoryview)):
         from .proto import module_from_proto_bytes
         return module_from_proto_bytes(bytes(text))
@@ -21,7 +22,7 @@ def parse_module(text: str | bytes) -> HloModule:
     if is_stablehlo(text):
         return to_hlo_module(text)
     from .parser import parse_module as _parse
-    return _parse(text)
+    return _parse(text, fill_elided_constants=fill_elided_constants)
 
 
 def parse_shape(text: str) -> Shape:

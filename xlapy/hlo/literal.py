@@ -300,6 +300,23 @@ _SCALAR = re.compile(r"[-+]?(?:nan\(0x[0-9a-fA-F]+\)|0[xX][0-9a-fA-F]+|(?:\d+\.?
                      r"(?:[eE][-+]?\d+)?|[A-Za-z_]\w*)")
 
 
+def is_elided(literal: Any) -> bool:
+    """Whether a constant's literal (or part of a tuple literal) was elided (``{...}``)."""
+    if isinstance(literal, tuple):
+        return any(is_elided(v) for v in literal)
+    return literal is None
+
+
+def fill_elided(literal: Any, shape: Shape) -> Any:
+    """``literal`` with every elided part (None) replaced by zeros of its shape."""
+    if shape.is_tuple:
+        parts = literal if isinstance(literal, tuple) else (None,) * len(shape.tuple_shapes)
+        return tuple(fill_elided(v, s) for v, s in zip(parts, shape.tuple_shapes))
+    if literal is None:
+        return np.zeros(shape.dims, dtype=shape.dtype)
+    return literal
+
+
 def read_literal(sc: Any, shape: Shape) -> Any:
     """Read the payload of ``constant(...)`` for ``shape`` from scanner ``sc``.
 

@@ -28,7 +28,7 @@ from .ir import AliasEntry, HloComputation, HloInstruction, HloModule
 from .lexer import (ARRAY_SHAPE, ATTR_NAME_BODY, NAME_BODY, SHAPE_LOOSE, Scanner,
                     braced_items, cached_shape, read_attr_name, read_shape, read_shape_index,
                     read_typed_value)
-from .literal import read_literal
+from .literal import fill_elided, read_literal
 from .opcodes import ASYNC_SUFFIXES, OPCODES
 from .shape import ProgramShape, Shape
 from .sharding import HloSharding
@@ -96,8 +96,9 @@ class _CompState:
 class HloParser:
     """Recursive-descent parser; use :func:`parse_module`."""
 
-    def __init__(self, text: str, fast: bool = True) -> None:
+    def __init__(self, text: str, fast: bool = True, fill_elided_constants: bool = False) -> None:
         self.sc = Scanner(text, fast)
+        self.fill_elided_constants = fill_elided_constants
         self.names_in_module: dict[str, str] = {}     # instruction name -> computation name
         self.comp_refs: list[tuple[_Pending, str, Any]] = []
         self.num_partitions: int | None = None      # from the header, when given
@@ -424,6 +425,8 @@ class HloParser:
             sc.expect("(", f"after opcode '{opcode}'")
         if opcode == "constant":
             pd.literal = read_literal(sc, pd.shape)
+            if self.fill_elided_constants:
+                pd.literal = fill_elided(pd.literal, pd.shape)
             sc.expect(")", "to close the constant's literal")
         elif opcode == "parameter":
             if fast is not None and fast.group("number") is not None:
@@ -552,13 +555,18 @@ class HloParser:
                              f"attribute '{req}'", pd.op_pos, expected=req)
 
 
-def parse_module(text: str, fast: bool = True) -> HloModule:
+def parse_module(text: str, fast: bool = True, *,
+                 fill_elided_constants: bool = False) -> HloModule:
     """Parse HLO text into an :class:`HloModule`; raises ``HloParseError``.
 
     ``fast=False`` reads everything with the general readers only (the fast paths give the
-    same result; ``tests/test_hlo_parse_fast.py`` compares the two).
+    same result; ``tests/test_hlo_parse_fast.py`` compares the two). A constant whose value
+    XLA's printer elided (``constant({...})``) parses with no value, which the verifier
+    rejects before anything runs; ``fill_elided_constants=True`` fills such constants with
+    zeros instead (for inspecting shapes and passes only: the values are not the
+    original's), as XLA's tools fill them with made-up values.
     """
-    parser = HloParser(text, fast)
+    parser = HloParser(text, fast, fill_elided_constants)
     try:
         return parser.parse_module()
     except HloParseError:

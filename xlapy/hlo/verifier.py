@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ..errors import ShapeError, VerificationError
 from .ir import HloComputation, HloInstruction, HloModule
+from .literal import is_elided
 from .opcodes import ASYNC_SUFFIXES, OPCODES
 from .replica_groups import collective_problems, has_participants, participant_count
 from .shape import Shape
@@ -64,6 +65,11 @@ def _check_instruction(comp: HloComputation, instr: HloInstruction, problems: li
         return
     if instr.opcode == "parameter" and instr.parameter_number is None:
         problems.append(f"{at}: parameter has no parameter number")
+    if instr.opcode == "constant" and is_elided(instr.literal):
+        problems.append(f"{at}: the constant's value was elided ({{...}}, as XLA prints large "
+                        "constants), so the module cannot run; dump it with its constants "
+                        "(XLA: --xla_dump_large_constants), or parse with "
+                        "fill_elided_constants=True (zeros) to inspect shapes only")
     for callee in instr.called_computations:
         if callee.root is None:
             problems.append(f"{at}: called computation {callee.name} has no root")

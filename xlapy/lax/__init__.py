@@ -48,6 +48,7 @@ __all__ = [
     "dot_general",
     # several primitives
     "integer_pow", "nextafter", "take_along_axis", "top_k", "stop_gradient",
+    "optimization_barrier",
     # collectives over a named axis (pmap / vmap axis_name)
     "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "all_to_all",
     "axis_index", "axis_size",

@@ -16,6 +16,7 @@ from ..errors import InvalidArgumentError
 from ..frontend import dtypes, lax
 from ..frontend.autodiff import stop_gradient
 from ..frontend.core import Array
+from ..frontend.custom_derivatives import custom_jvp
 from ..frontend.tracing import concrete_int
 from ..numpy._elementwise import _const, asarray, promote
 from ..numpy._reductions import logsumexp, normalize_axis, var
@@ -42,11 +43,16 @@ def _where(pred: Array, a: Array, b: Array) -> Array:
     return lax.select(pred, a, b)
 
 
+@custom_jvp
 def relu(x: Any) -> Array:
-    """``max(x, 0)``; the gradient at 0 is 0. Integer inputs keep their type."""
+    """``max(x, 0)``; the gradient at 0 is 0 (a ``custom_jvp``, as in JAX). Integer inputs
+    keep their type."""
     x = asarray(x)
     zero = _const(0, x)
     return _where(lax.le(x, zero), zero, x)
+
+
+relu.defjvps(lambda g, ans, x: _where(lax.gt(x, _const(0, x)), g, lax.full_like(g, 0)))
 
 
 def relu6(x: Any) -> Array:
@@ -189,12 +195,27 @@ def _keep_broadcast(r: Array, like: Array) -> Array:
 
 
 def softmax(x: Any, axis: Any = -1) -> Array:
-    """``exp(x) / sum(exp(x), axis)``, computed after subtracting the maximum."""
-    x = _float(x)
+    """``exp(x) / sum(exp(x), axis)``, computed after subtracting the maximum; its
+    derivative is JAX's ``custom_jvp`` rule ``y * (t - sum(y * t, axis))``."""
+    return _softmax(_float(x), axis)
+
+
+def _softmax_impl(x: Array, axis: Any) -> Array:
     shift = stop_gradient(_keep_broadcast(_max(x, axis=axis, keepdims=True), x))
     unnormalized = lax.exp(lax.sub(x, shift))
     total = _keep_broadcast(_sum(unnormalized, axis=axis, keepdims=True), x)
     return lax.div(unnormalized, total)
+
+
+_softmax = custom_jvp(_softmax_impl, nondiff_argnums=(1,))
+
+
+@_softmax.defjvp
+def _softmax_jvp(axis: Any, primals: tuple, tangents: tuple) -> tuple:
+    (x,), (t,) = primals, tangents
+    y = _softmax(x, axis)
+    dot = _keep_broadcast(_sum(lax.mul(y, t), axis=axis, keepdims=True), x)
+    return y, lax.mul(y, lax.sub(t, dot))
 
 
 def log_softmax(x: Any, axis: Any = -1) -> Array:

@@ -228,25 +228,30 @@ divide = true_divide
 
 
 def _int_floordiv_mod(x: Array, y: Array) -> tuple[Array, Array]:
-    """Integer floor division and modulo with the divisor's sign (Python semantics)."""
-    zero = _const(0, x)
-    q, r = lax.div(x, y), lax.rem(x, y)
+    """Integer floor division and modulo with the divisor's sign (Python semantics), by
+    JAX's formulas, which also fix division by zero: ``x // 0`` corrects XLA's ``-1``
+    (``[7, -7, 0] // 0 == [-2, -2, -1]``) and ``x % 0 == 0`` (the remainder by 1)."""
+    zero, one = _const(0, x), _const(1, x)
+    y_mod = lax.select(lax.eq(y, zero), lax.full_like(y, 1), y)
+    q, r = lax.div(x, y), lax.rem(x, y_mod)
     if x.dtype.kind == "u":
         return q, r
-    fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(y, zero)))
-    q = lax.select(fix, lax.sub(q, _const(1, x)), q)
-    r = lax.select(fix, lax.add(r, y), r)
+    fix_q = lax.bitwise_and(lax.ne(lax.sign(x), lax.sign(y)), lax.ne(lax.rem(x, y), zero))
+    q = lax.select(fix_q, lax.sub(q, one), q)
+    fix_r = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(y_mod, zero)))
+    r = lax.select(fix_r, lax.add(r, y_mod), r)
     return q, r
 
 
 def _float_floordiv_mod(x: Array, y: Array) -> tuple[Array, Array]:
+    """CPython's float divmod, as JAX computes it (``x // 0.0`` is ``x / 0.0``)."""
     zero = _const(0, x)
     mod = lax.rem(x, y)
-    div = lax.div(lax.sub(x, mod), y)
-    fix = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.lt(y, zero), lax.lt(mod, zero)))
+    div = lax.div(lax.select(lax.eq(y, zero), x, lax.sub(x, mod)), y)
+    fix = lax.bitwise_and(lax.ne(mod, zero), lax.ne(lax.sign(y), lax.sign(mod)))
     mod = lax.select(fix, lax.add(mod, y), mod)
     div = lax.select(fix, lax.sub(div, _const(1, x)), div)
-    return lax.round_even(div), mod
+    return lax.round(div), mod
 
 
 def divmod(x: Any, y: Any) -> tuple[Array, Array]:

@@ -12,7 +12,8 @@ from ._elementwise import broadcast_shapes, broadcast_to, multiply
 from ._shape_ops import _promote_only
 
 
-def matmul(a: Any, b: Any) -> Array:
+def matmul(a: Any, b: Any, *, precision: Any = None,
+           preferred_element_type: Any = None) -> Array:
     """NumPy's ``a @ b`` as one ``dot_general``, the way JAX lowers it: a batch dimension only
     one operand has (or where the other has size 1) stays a free dimension of that operand
     instead of being broadcast, so ``[B, S, D] @ [D, E]`` is a single GEMM over ``B*S`` rows
@@ -39,7 +40,8 @@ def matmul(a: Any, b: Any) -> Array:
     y3 = lax.reshape(y2, tuple(y2.shape[p - yoff] for p in y_pos) + y2.shape[-2:])
     x_batch = tuple(i for i, p in enumerate(x_pos) if roles[p] == "b")
     y_batch = tuple(i for i, p in enumerate(y_pos) if roles[p] == "b")
-    out = lax.dot_general(x3, y3, (((x3.ndim - 1,), (y3.ndim - 2,)), (x_batch, y_batch)))
+    out = lax.dot_general(x3, y3, (((x3.ndim - 1,), (y3.ndim - 2,)), (x_batch, y_batch)),
+                          preferred_element_type=preferred_element_type)
     # dot_general's order: shared batch, x's own dims, m, y's own dims, n
     labels = ([p for p in x_pos if roles[p] == "b"] + [p for p in x_pos if roles[p] == "x"]
               + ["m"] + [p for p in y_pos if roles[p] == "y"] + ["n"])
@@ -51,14 +53,19 @@ def matmul(a: Any, b: Any) -> Array:
     return lax.reshape(out, shape)
 
 
-def dot(a: Any, b: Any) -> Array:
+def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Array:
+    """NumPy's ``dot``; ``preferred_element_type`` is the result (accumulation) type, as
+    in ``jax.numpy.dot`` (``precision`` is accepted and ignored: dots are exact f32)."""
     x, y = _promote_only([a, b])
     if x.ndim == 0 or y.ndim == 0:
-        return multiply(x, y)
+        out = multiply(x, y)
+        return out if preferred_element_type is None else \
+            lax.convert_element_type(out, preferred_element_type)
     rc = 0 if y.ndim == 1 else y.ndim - 2
     if x.shape[-1] != y.shape[rc]:
         raise ShapeError(f"dot: shapes {x.shape} and {y.shape} not aligned")
-    return lax.dot_general(x, y, (((x.ndim - 1,), (rc,)), ((), ())))
+    return lax.dot_general(x, y, (((x.ndim - 1,), (rc,)), ((), ())),
+                           preferred_element_type=preferred_element_type)
 
 
 def vdot(a: Any, b: Any) -> Array:

@@ -1,6 +1,7 @@
 """Sorting and ops whose output shape depends on the data.
 
-``sort``/``argsort`` lower to HLO ``sort`` (stable, NaNs last). ``unique``, ``nonzero``,
+``sort``/``argsort`` lower to HLO ``sort`` with JAX's comparator (stable, ``-0.0`` ties
+``+0.0``, NaNs of either sign last). ``unique``, ``nonzero``,
 ``argwhere``, ``flatnonzero`` and one-argument ``where`` have data-dependent result
 shapes, and ``save``/``load`` are file I/O: under ``jit`` they raise
 InvalidArgumentError naming the op and the user's line (must-compile semantics);
@@ -21,16 +22,24 @@ from ._indexing import take
 from ._reductions import normalize_axis
 
 
-def sort(a: Any, axis: int | None = -1) -> Array:
+def sort(a: Any, axis: int | None = -1, *, kind: Any = None, order: Any = None,
+         stable: bool = True, descending: bool = False) -> Array:
+    """JAX's ``jnp.sort``: ``-0.0`` and ``+0.0`` tie, NaNs go last (``lax.sort``);
+    ``descending`` reverses the ascending result."""
     x = asarray(a)
     if axis is None:
         x, axis = lax.reshape(x, (x.size,)), 0
     if x.ndim == 0:
         return x
-    return lax.sort(x, normalize_axis(axis, x.ndim), is_stable=True)
+    ax = normalize_axis(axis, x.ndim)
+    out = lax.sort(x, ax, is_stable=bool(stable))
+    return lax.rev(out, (ax,)) if descending else out
 
 
-def argsort(a: Any, axis: int | None = -1, kind: Any = None, stable: bool = True) -> Array:
+def argsort(a: Any, axis: int | None = -1, kind: Any = None, stable: bool = True, *,
+            order: Any = None, descending: bool = False) -> Array:
+    """JAX's ``jnp.argsort``; a stable ``descending`` sort keeps equal elements in their
+    original order (the input and indices are reversed before sorting, as JAX does)."""
     x = asarray(a)
     if axis is None:
         x, axis = lax.reshape(x, (x.size,)), 0
@@ -38,7 +47,10 @@ def argsort(a: Any, axis: int | None = -1, kind: Any = None, stable: bool = True
         return lax.convert_element_type(0, np.int32)
     ax = normalize_axis(axis, x.ndim)
     idx = lax.broadcasted_iota(np.int32, x.shape, ax)
-    return lax.sort([x, idx], ax, is_stable=True)[1]
+    if descending and stable:
+        x, idx = lax.rev(x, (ax,)), lax.rev(idx, (ax,))
+    out = lax.sort([x, idx], ax, is_stable=bool(stable))[1]
+    return lax.rev(out, (ax,)) if descending else out
 
 
 def _concrete_input(op: str, x: Any, hint: str) -> np.ndarray:

@@ -16,8 +16,9 @@ from ..errors import InvalidArgumentError, XlapyError
 from ..hlo.ir import HloModule
 
 
-def load_module(path: Path) -> HloModule:
-    """A module from a file of any accepted form (by content; ``.pb``/``.pbtxt`` by name)."""
+def load_module(path: Path, fill_elided_constants: bool = False) -> HloModule:
+    """A module from a file of any accepted form (by content; ``.pb``/``.pbtxt`` by name);
+    ``fill_elided_constants`` fills HLO text's ``constant({...})`` with zeros."""
     from ..hlo import parse_module
     if path.suffix == ".pb":
         from ..hlo.proto import module_from_proto_bytes
@@ -31,7 +32,7 @@ def load_module(path: Path) -> HloModule:
     if path.suffix == ".pbtxt":
         from ..hlo.proto import module_from_proto_text
         return module_from_proto_text(text)
-    return parse_module(text)
+    return parse_module(text, fill_elided_constants=fill_elided_constants)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -121,7 +121,7 @@ def _report(result: list, reference: list, opts: argparse.Namespace, what: str,
 
 def run_file(path: Path, opts: argparse.Namespace) -> int:
     """Run one HLO file per the options; returns the number of failed comparisons."""
-    module = load_module(path)              # HLO or StableHLO text, or an HloModuleProto
+    module = load_module(path, opts.fill_elided_constants)   # HLO/StableHLO text, or a proto
     try:
         text = path.read_text() if path.suffix not in (".pb", ".pbtxt") else None
     except UnicodeDecodeError:
@@ -192,6 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--input_format", default="hlo", choices=["hlo", "stablehlo", "pb", "pbtxt"],
                    help="ignored: the form is found from each file's content and suffix")
+    p.add_argument("--fill_elided_constants", action="store_true",
+                   help="run constants printed as {...} with zeros (the results are then "
+                        "not the module's; without it such modules are rejected)")
     return p
 
 

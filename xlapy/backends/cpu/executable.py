@@ -13,7 +13,8 @@ and turns every instruction of the entry computation's schedule into a **thunk**
   ``sort_emitter.py``, ``rng_emitter.py``). All kernels of a module are
   compiled in one go (a few LLVM modules optimized in parallel, linked as one JIT
   library); a kernel is ``void(i8** buffers, i64 begin, i64 end)`` over ``units`` work
-  units;
+  units; consecutive kernels of a plan that run on the calling thread are called by
+  one native call (``native_loop.py``) rather than one call from Python each;
 - **library** (``library``): a Python routine on NumPy views (BLAS ``dot``, convolution);
 - **control flow** (``while``, ``conditional``, ``call``): the called computations have
   their own plans (sub-plans) over their own buffers (buffer assignment gives every
@@ -22,7 +23,9 @@ and turns every instruction of the entry computation's schedule into a **thunk**
   where buffer assignment put both in one buffer (a loop's state, its body's parameter
   and root, as a rule: such copies are dropped). A ``while`` keeps its state in its
   own result buffers and copies into the condition's parameter only the leaves the
-  condition reads;
+  condition reads; a loop that copies nothing per trip and whose condition and body
+  are kernels on the calling thread runs its trips in a native driver
+  (``native_loop.py``);
 - **copy** (``copy``): forwards an operand into a fresh buffer (``opt-barrier``-like ops);
 - **no-op**: ``parameter``, ``constant``, ``tuple``, ``get-tuple-element`` and ``bitcast``
   need no work (their values already are in place);

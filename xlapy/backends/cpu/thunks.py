@@ -272,12 +272,15 @@ class PlanQueries(abc.ABC):
 
 
 class Plan(PlanQueries):
-    """The thunks of one computation in schedule order."""
+    """The thunks of one computation in schedule order. Consecutive kernels that run on
+    the calling thread are run by one native call (:class:`_KernelRun`) unless the plan
+    is instrumented (profiled)."""
 
     def __init__(self, name: str, thunks: list[Thunk]) -> None:
         self.name = name
         self.thunks = thunks
-        self._runs: list[Callable[[Memory], None]] = [t.run for t in thunks]
+        self._runs: list[Callable[[Memory], None]] = _grouped_runs(thunks)
+        self.instrumented = False
 
     def run(self, mem: Memory) -> None:
         for run in self._runs:
@@ -287,6 +290,7 @@ class Plan(PlanQueries):
         """Run ``wrap(thunk)`` instead of ``thunk.run`` for every thunk (the profiler's
         timers); plans that are not instrumented call ``thunk.run`` directly."""
         self._runs = [wrap(t) for t in self.thunks]
+        self.instrumented = True
 
     def walk(self):
         """Every thunk of this plan and of the sub-plans of its control-flow thunks."""
@@ -294,6 +298,47 @@ class Plan(PlanQueries):
             yield t
             for sub in getattr(t, "subplans", ()):
                 yield from sub.walk()
+
+
+class _KernelRun:
+    """Two or more consecutive kernels of a plan, run by one native call
+    (``native_loop.call_runner``) instead of one call from Python each."""
+
+    def __init__(self, kernels: "Sequence[KernelThunk]") -> None:
+        from .native_loop import call_runner, calls_array
+        self.calls = calls_array([kernel_call(t) for t in kernels])
+        self.address, self.n, self.fn = ctypes.addressof(self.calls), len(kernels), call_runner()
+
+    def run(self, mem: Memory) -> None:
+        self.fn(self.address, self.n)
+
+
+def kernel_call(t: "KernelThunk") -> tuple[int, int, int]:
+    """``(function, table, units)`` of a kernel thunk, for the native drivers."""
+    return ctypes.cast(t.fn, ctypes.c_void_p).value or 0, t.table_address, t.units
+
+
+def _grouped_runs(thunks: Sequence[Thunk]) -> list[Callable[[Memory], None]]:
+    """What a plan calls: each thunk's ``run``, but consecutive kernels on the calling
+    thread as one :class:`_KernelRun` (kernels with no units do nothing and are left out)."""
+    runs: list[Callable[[Memory], None]] = []
+    kernels: list[KernelThunk] = []
+
+    def flush() -> None:
+        if len(kernels) > 1:
+            runs.append(_KernelRun(kernels).run)
+        else:
+            runs.extend(k.run for k in kernels)
+        kernels.clear()
+    for t in thunks:
+        if type(t) is KernelThunk and t.pool is None:
+            if t.units > 0:
+                kernels.append(t)
+            continue
+        flush()
+        runs.append(t.run)
+    flush()
+    return runs
 
 
 class KernelThunk(Thunk):
@@ -369,7 +414,10 @@ class WhileThunk(Thunk):
     A body that passes a leaf through unchanged (its root's leaf *is* its parameter's
     leaf, which nothing in the body may then overwrite) gets that leaf once, on the
     first iteration: ``to_body_first`` copies every leaf the body reads, ``to_body``
-    and ``from_body`` only the others."""
+    and ``from_body`` only the others. Copies between two buffers that buffer
+    assignment made one are dropped (``Copier``); a loop left with no copies per trip
+    whose condition and body are kernels on this thread runs its trips in the native
+    driver of ``native_loop.py``."""
 
     kind = "while"
 
@@ -386,8 +434,41 @@ class WhileThunk(Thunk):
         self.from_body = Copier(from_body)
         self.subplans = (condition, body)
 
+        # (driver, descriptor, arrays it points into) of native_loop.py, False when the
+        # loop does not qualify; decided on the first run
+        self._native: Any = None
+
+    def _native_driver(self) -> Any:
+        """The native driver and this loop's descriptor when every trip is only kernel
+        calls on this thread (no copies, no library or fallback thunks, no nested
+        control flow, no profiling timers); False otherwise."""
+        plans = (self.condition, self.body)
+        if self.to_condition.pairs or self.to_body.pairs or self.from_body.pairs \
+                or any(p.instrumented for p in plans) \
+                or not all(type(t) is KernelThunk and t.pool is None
+                           for p in plans for t in p.thunks):
+            return False
+        from .native_loop import descriptor, runner
+
+        def calls(plan: Plan) -> list[tuple[int, int, int]]:
+            return [kernel_call(t) for t in plan.thunks
+                    if isinstance(t, KernelThunk) and t.units > 0]
+        desc, keep = descriptor(calls(self.condition), calls(self.body))
+        return runner(), desc, keep
+
     def run(self, mem: Memory) -> None:
         self.init(mem)
+        native = self._native
+        if native is None:
+            native = self._native = self._native_driver()
+        if native:
+            drive, desc, _ = native
+            self.to_body_first(mem)      # the body's copy of leaves it passes through
+            desc.pred = self.predicate.address(mem)
+            address = ctypes.addressof(desc)
+            while not drive(address):
+                pass
+            return
         to_condition, condition, to_body = self.to_condition, self.condition.run, self.to_body_first
         body, from_body, predicate = self.body.run, self.from_body, self.predicate
         while True:

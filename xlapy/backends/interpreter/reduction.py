@@ -13,7 +13,12 @@ XLA:CPU's float normalization does).
 
 Windows (reduce-window, select-and-scatter) follow XLA's evaluator and CPU
 emitter: window positions that fall in the padding or in the holes of base
-(lhs) dilation are skipped, not filled with the init value.
+(lhs) dilation are skipped, not filled with the init value. A reduce-window's
+window elements are gathered for slabs of the output at a time (memory
+proportional to the output, not output x window); a running prefix (JAX's
+``cumsum``/``cummax``... lowering: one window covering the whole axis) with a plain
+reducer is one ``accumulate``, and so is a running suffix when the fold's order does not
+change its value.
 """
 from __future__ import annotations
 
@@ -108,18 +113,26 @@ def _tree_reduce(ev: Evaluator, comp: HloComputation, values: list[np.ndarray],
     return [v[..., 0] for v in values], (mask[..., 0] if mask is not None else None)
 
 
-def _order_signed_zeros(result: np.ndarray, seq: np.ndarray, is_max: bool) -> np.ndarray:
+def _order_signed_zeros(result: np.ndarray, seq: np.ndarray, is_max: bool,
+                        running: bool = False) -> np.ndarray:
     """A max/min fold's zero results with ``-0 < +0`` (NumPy's ``maximum`` returns either
-    zero): the max is +0 when any +0 was folded, the min -0 when any -0 was."""
+    zero): the max is +0 when any +0 was folded, the min -0 when any -0 was. With
+    ``running``, ``result[..., j]`` is the fold of ``seq[..., :j + 2]`` (an accumulate)."""
     zero = result == 0
     if not zero.any():
         return result
     zeros = seq == 0
     signed = np.signbit(seq)
-    if is_max:
-        negative = ~np.any(zeros & ~signed, axis=-1)
+    if running:
+        def seen(m: np.ndarray) -> np.ndarray:
+            return np.logical_or.accumulate(m, axis=-1)[..., 1:]
     else:
-        negative = np.any(zeros & signed, axis=-1)
+        def seen(m: np.ndarray) -> np.ndarray:
+            return np.any(m, axis=-1)
+    if is_max:
+        negative = ~seen(zeros & ~signed)
+    else:
+        negative = seen(zeros & signed)
     signed_zero = np.where(negative, np.array(-0.0, result.dtype), np.array(0.0, result.dtype))
     return np.where(zero, signed_zero, result).astype(result.dtype, copy=False)
 
@@ -190,21 +203,24 @@ def _reduce(ev: Evaluator, instr: HloInstruction, operands: list) -> Any:
 
 # ----------------------------------------------------------------------------- windows
 def window_positions(in_dims: Sequence[int], out_dims: Sequence[int], window: Window,
-                     instr: HloInstruction) -> tuple[list[np.ndarray], list[np.ndarray]]:
+                     instr: HloInstruction, part: tuple[int, slice] | None = None
+                     ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """For each dimension, the input index and validity of window slot ``k`` at output ``o``.
 
     Returns ``(src, valid)``: per dimension arrays of shape ``(out_d, size_d)``. A slot is
-    invalid when it falls in the padding or in a hole of the base dilation.
+    invalid when it falls in the padding or in a hole of the base dilation. With
+    ``part = (d, slice)`` only the output positions in ``slice`` along ``d`` are given.
     """
     if len(window.dims) != len(in_dims):
         raise InvalidArgumentError(f"window has {len(window.dims)} dimensions but the operand has "
                                    f"rank {len(in_dims)}: {describe(instr)}")
     src, valid = [], []
-    for n, o, wd in zip(in_dims, out_dims, window.dims):
+    for d, (n, o, wd) in enumerate(zip(in_dims, out_dims, window.dims)):
         k = np.arange(wd.size)
         if wd.rhs_reversal:
             k = k[::-1]
-        pos = np.arange(o)[:, None] * wd.stride + k[None, :] * wd.rhs_dilate - wd.pad_lo
+        outs = np.arange(o)[part[1]] if part is not None and part[0] == d else np.arange(o)
+        pos = outs[:, None] * wd.stride + k[None, :] * wd.rhs_dilate - wd.pad_lo
         dilated = (n - 1) * wd.lhs_dilate + 1 if n > 0 else 0
         ok = (pos >= 0) & (pos < dilated) & (pos % wd.lhs_dilate == 0)
         src.append(np.clip(pos // wd.lhs_dilate, 0, max(n - 1, 0)))
@@ -248,6 +264,85 @@ def window_mask(valid: list[np.ndarray]) -> np.ndarray | None:
     return _windows_last(full, out_dims)
 
 
+# Window elements are gathered for at most this many (output position, window slot) pairs
+# at a time: memory stays proportional to the output, whatever the window size.
+WINDOW_CHUNK_ELEMENTS = 1 << 20
+
+
+def cumulative_dim(window: Window, in_dims: Sequence[int]) -> tuple[int, bool] | None:
+    """``(d, reverse)`` when ``window`` is a running prefix along dimension ``d`` (padding
+    ``size - 1`` low, ``size >= n``: output ``i`` reduces elements ``0..i``, as JAX lowers
+    ``cumsum``) or, with ``reverse``, a running suffix (padding high: ``i..n-1``), and
+    size 1 everywhere else; None otherwise."""
+    found = None
+    for d, (wd, n) in enumerate(zip(window.dims, in_dims)):
+        plain = (wd.stride == 1 and wd.lhs_dilate == 1 and wd.rhs_dilate == 1
+                 and not wd.rhs_reversal)
+        if wd.size == 1 and wd.pad_lo == 0 and wd.pad_hi == 0 and plain:
+            continue
+        if found is not None or not plain or n < 1 or wd.size < n:
+            return None
+        if (wd.pad_lo, wd.pad_hi) == (wd.size - 1, 0):
+            found = (d, False)
+        elif (wd.pad_lo, wd.pad_hi) == (0, wd.size - 1):
+            found = (d, True)
+        else:
+            return None
+    return found
+
+
+def _running_fold(x: np.ndarray, init: np.ndarray, ufunc: np.ufunc, d: int,
+                  reverse: bool) -> np.ndarray:
+    """Every prefix (suffix with ``reverse``) fold of ``x`` along ``d`` from ``init``, by
+    one ``ufunc.accumulate``: memory and time proportional to ``x``. A prefix is the
+    sequential left fold XLA defines; a suffix is folded from its far end, which is the
+    same value only for order-insensitive reducers (see :func:`_suffix_exact`)."""
+    acc = np.dtype(np.float32) if (ufunc in (np.add, np.multiply)
+                                  and _is_narrow_float(x.dtype)) else x.dtype
+    v = np.moveaxis(x, d, -1)
+    if reverse:
+        v = v[..., ::-1]
+    seq = np.concatenate([np.broadcast_to(init.astype(acc), v.shape[:-1] + (1,)),
+                          v.astype(acc, copy=False)], axis=-1)
+    out = np.array(ufunc.accumulate(seq, axis=-1, dtype=acc)[..., 1:], dtype=x.dtype)
+    if ufunc in (np.maximum, np.minimum) and from_dtype(x.dtype).is_floating:
+        out = _order_signed_zeros(out, seq, ufunc is np.maximum, running=True)
+    if reverse:
+        out = out[..., ::-1]
+    return np.moveaxis(out, -1, d)
+
+
+def _suffix_exact(ufunc: np.ufunc, dtype: np.dtype) -> bool:
+    """Whether folding a suffix from its far end gives XLA's left-to-right result: not for
+    floating-point sums and products, whose rounding depends on the order (those take
+    the general path: quadratic time, bounded memory, as XLA:CPU's loop)."""
+    return not (ufunc in (np.add, np.multiply) and np.dtype(dtype).kind in "fcV")
+
+
+def _chunked_windows(ev: Evaluator, instr: HloInstruction, inputs: list, inits: list,
+                     window: Window, out_dims: tuple[int, ...]) -> list[np.ndarray]:
+    """Gather and reduce the windows of slabs of the output (along its longest
+    dimension) of at most ``WINDOW_CHUNK_ELEMENTS`` gathered elements each."""
+    in_dims = inputs[0].shape
+    window_size = prod(wd.size for wd in window.dims)
+    d = int(np.argmax(out_dims))
+    per_row = prod(out_dims) // out_dims[d] * window_size
+    step = max(1, WINDOW_CHUNK_ELEMENTS // max(per_row, 1))
+    if step >= out_dims[d]:
+        src, valid = window_positions(in_dims, out_dims, window, instr)
+        gathered = [gather_windows(x, src) for x in inputs]
+        return reduce_last_axis(ev, instr.to_apply, gathered, inits, window_mask(valid))
+    results = [np.empty(out_dims, dtype=i.dtype) for i in inits]
+    for lo in range(0, out_dims[d], step):
+        part = slice(lo, min(lo + step, out_dims[d]))
+        src, valid = window_positions(in_dims, out_dims, window, instr, (d, part))
+        gathered = [gather_windows(x, src) for x in inputs]
+        chunk = reduce_last_axis(ev, instr.to_apply, gathered, inits, window_mask(valid))
+        for r, c in zip(results, chunk):
+            r[(slice(None),) * d + (part,)] = c
+    return results
+
+
 @handler("reduce-window")
 def _reduce_window(ev: Evaluator, instr: HloInstruction, operands: list) -> Any:
     inputs, inits = _split_variadic(instr, operands)
@@ -256,10 +351,14 @@ def _reduce_window(ev: Evaluator, instr: HloInstruction, operands: list) -> Any:
     out_dims = out_shape.dims
     if inputs[0].size == 0 or prod(out_dims) == 0:
         return _pack([np.full(out_dims, i, dtype=i.dtype) for i in inits], instr)
-    src, valid = window_positions(inputs[0].shape, out_dims, window, instr)
-    gathered = [gather_windows(x, src) for x in inputs]
-    results = reduce_last_axis(ev, instr.to_apply, gathered, inits, window_mask(valid))
-    return _pack(results, instr)
+    if len(inputs) == 1 and len(window.dims) == inputs[0].ndim:
+        ufunc = _fast_ufunc(simple_binary_op(instr.to_apply), inputs[0].dtype)
+        running = cumulative_dim(window, inputs[0].shape) if ufunc is not None else None
+        if running is not None and (not running[1] or _suffix_exact(ufunc, inputs[0].dtype)):
+            return _pack([_running_fold(inputs[0], inits[0], ufunc, *running)], instr)
+    if len(window.dims) != inputs[0].ndim:
+        window_positions(inputs[0].shape, out_dims, window, instr)     # raises the error
+    return _pack(_chunked_windows(ev, instr, inputs, inits, window, out_dims), instr)
 
 
 @handler("select-and-scatter")

@@ -2,7 +2,8 @@
 
 A custom call's result is whatever its target produces, so the general rule only returns
 the declared shape. For the targets the backends run (JAX's CPU LAPACK kernels
-``lapack_<p><routine>_ffi`` and ``TopK``) the operands and the declared result are
+``lapack_<p><routine>_ffi``, ``TopK``, and XLA's own ``Qr``,
+``ProductOfElementaryHouseholderReflectors`` and ``Eigh``) the operands and the declared result are
 checked here, as jaxlib's FFI kernels check their buffers, so a mismatched module is a
 verification error with its line:column instead of an error deep inside LAPACK.
 ``operand_layout_constraints`` (any target) must name each operand's type and dims.
@@ -249,6 +250,51 @@ def _topk(ctx: Ctx, declared: Shape) -> None:
                   f"operand's batch dims and k <= {x.dims[-1]} for operand {shape_text(x)}")
 
 
+# XLA's own linear-algebra custom-calls (``xla/hlo/builder/lib``: what TensorFlow's
+# ``stage="hlo"`` shows for tf.linalg.qr / inv / eigh / lu, expanded later by XLA's
+# QrExpander and EighExpander, LU on TPU; QrDecomposition from older releases): operand
+# [..., m, n] of a floating or complex type.
+XLA_LINALG_TARGETS = ("Qr", "ProductOfElementaryHouseholderReflectors", "Eigh",
+                      "LuDecomposition", "QrDecomposition")
+
+
+def _xla_linalg(ctx: Ctx, declared: Shape, target: str) -> None:
+    ops = ctx.operands
+    want_ops = 2 if target == "ProductOfElementaryHouseholderReflectors" else 1
+    ctx.check(len(ops) == want_ops, f"{target} takes {want_ops} operand(s), got {len(ops)}")
+    a = ops[0]
+    et = a.element_type if a.is_array else None
+    ctx.check(a.is_array and a.rank >= 2 and (et.is_floating or et.is_complex),
+              f"{target} operand {shape_text(a)} must be a floating or complex array of "
+              "rank >= 2")
+    batch, (m, n) = a.dims[:-2], a.dims[-2:]
+    if target == "Qr":
+        want = Shape.tuple([array_shape(et, a.dims), array_shape(et, batch + (min(m, n),))])
+    elif target == "QrDecomposition":
+        want = Shape.tuple([array_shape(et, batch + (m, m)), array_shape(et, a.dims)])
+    elif target == "LuDecomposition":
+        want = Shape.tuple([array_shape(et, a.dims), array_shape(T.S32, batch + (min(m, n),)),
+                            array_shape(T.S32, batch + (m,))])
+    elif target == "Eigh":
+        ctx.check(m == n, f"Eigh operand {shape_text(a)} must be a batch of square matrices")
+        real = T.F64 if et in (T.F64, T.C128) else T.F32 if et.is_complex else et
+        want = Shape.tuple([array_shape(et, a.dims), array_shape(real, batch + (n,))])
+    else:
+        taus = ops[1]
+        ok = (taus.is_array and taus.element_type == et and taus.rank == a.rank - 1
+              and taus.dims[:-1] == batch and taus.dims[-1] <= n and m >= n)
+        ctx.check(ok, f"{target} needs a [..., m, n] with m >= n and taus [..., k] of the "
+                      f"same type and batch with k <= n, got {shape_text(a)} and "
+                      f"{shape_text(taus)}")
+        want = array_shape(et, a.dims)
+    got = declared
+    ok = (got.is_tuple == want.is_tuple and
+          (all(same_type_and_dims(g, w) for g, w in zip(got.tuple_shapes, want.tuple_shapes))
+           and len(got.tuple_shapes) == len(want.tuple_shapes) if want.is_tuple
+           else same_type_and_dims(got, want)))
+    ctx.check(ok, f"{target} result {shape_text(declared)} must be {shape_text(want)}")
+
+
 def _check_layout_constraints(ctx: Ctx) -> None:
     constraints = ctx.attrs.get("operand_layout_constraints")
     if constraints is None:
@@ -270,6 +316,9 @@ def check_custom_call(ctx: Ctx, declared: Shape) -> None:
     if target == "TopK":
         _topk(ctx, declared)
         return
+    if target in XLA_LINALG_TARGETS:
+        _xla_linalg(ctx, declared, target)
+        return
     m = _LAPACK.match(target)
     if m is None or m.group(2) not in _ROUTINES:
         return
@@ -279,4 +328,4 @@ def check_custom_call(ctx: Ctx, declared: Shape) -> None:
     _ROUTINES[routine](_Lapack(ctx, target, prefix), declared, routine)
 
 
-__all__ = ["backend_config_fields", "check_custom_call"]
+__all__ = ["backend_config_fields", "check_custom_call", "XLA_LINALG_TARGETS"]

@@ -1,0 +1,152 @@
+"""PyTorch training steps under ``torch.compile``: backend "xlapy" vs "inductor" vs eager.
+
+Models (float32, CPU): an MLP 784-512-512-10 (batch 256), the CIFAR-10 CNN of the seeds
+(conv32 same, conv32, pool, conv64 same, conv64, pool, dense512, dense10; batch 64) and one
+``nn.TransformerEncoderLayer`` (d_model 128, 4 heads, feed-forward 256, sequence 64,
+batch 16, dropout 0). A step is forward, cross-entropy loss, ``loss.backward()`` and an
+SGD step (the optimizer runs eagerly for every backend).
+
+- compile s: the first step of a fresh ``torch.compile`` (Dynamo, AOTAutograd and the
+  backend's compile of the forward and backward graphs) less the median eager step, with
+  empty compile caches (xlapy's disk cache and Inductor's caches point at a new temporary
+  directory per run);
+- step ms: the median (and interquartile range) of ``--repeat`` samples, taken
+  round-robin over the backends after ``--warmup`` untimed steps;
+- every backend starts from the same parameters; the losses of its first step must agree
+  with eager's (rtol 1e-4) or the row says WRONG.
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/torch_backend.py
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+_CACHE = tempfile.mkdtemp(prefix="torch-backend-bench-")
+os.environ.setdefault("XLAPY_CACHE_DIR", os.path.join(_CACHE, "xlapy"))
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(_CACHE, "inductor"))
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from machine import check_openblas_env, cpu_model  # noqa: E402
+from xlapy.interop.torch_backend import ensure_registered  # noqa: E402
+
+
+class CifarCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1, self.c2 = nn.Conv2d(3, 32, 3, padding=1), nn.Conv2d(32, 32, 3)
+        self.c3, self.c4 = nn.Conv2d(32, 64, 3, padding=1), nn.Conv2d(64, 64, 3)
+        self.fc1, self.fc2 = nn.Linear(64 * 6 * 6, 512), nn.Linear(512, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.c2(F.relu(self.c1(x)))), 2)
+        x = F.max_pool2d(F.relu(self.c4(F.relu(self.c3(x)))), 2)
+        return self.fc2(F.relu(self.fc1(x.flatten(1))))
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(128, 4, 256, dropout=0.0, batch_first=True)
+        self.head = nn.Linear(128, 10)
+
+    def forward(self, x):
+        return self.head(self.layer(x).mean(1))
+
+
+def _models():
+    torch.manual_seed(0)
+    return {
+        "mlp": (nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                              nn.Linear(512, 10)),
+                torch.randn(256, 784), torch.randint(0, 10, (256,))),
+        "cnn": (CifarCNN(), torch.randn(64, 3, 32, 32), torch.randint(0, 10, (64,))),
+        "transformer": (Encoder(), torch.randn(16, 64, 128), torch.randint(0, 10, (16,))),
+    }
+
+
+def _stepper(model, backend):
+    run = model if backend == "eager" else torch.compile(model, backend=backend)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+
+    def step(x, y):
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(run(x), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+    return step
+
+
+def _bench(name, model, x, y, backends, repeat, warmup):
+    steppers, first, rows = {}, {}, {}
+    for b in backends:
+        m = copy.deepcopy(model)
+        steppers[b] = _stepper(m, b)
+        t = time.perf_counter()
+        first[b] = (steppers[b](x, y), time.perf_counter() - t)
+    for b in backends:
+        for _ in range(warmup):
+            steppers[b](x, y)
+    samples = {b: [] for b in backends}
+    for _ in range(repeat):
+        for b in backends:
+            time.sleep(0.05)
+            t = time.perf_counter()
+            steppers[b](x, y)
+            samples[b].append(time.perf_counter() - t)
+    ref_loss = first["eager"][0] if "eager" in first else None
+    eager_ms = statistics.median(samples["eager"]) if "eager" in samples else 0.0
+    for b in backends:
+        s = sorted(samples[b])
+        q = statistics.quantiles(s, n=4) if len(s) > 1 else [s[0]] * 3
+        ok = ref_loss is None or torch.allclose(first[b][0], ref_loss, rtol=1e-4, atol=1e-5)
+        rows[b] = {"step_ms": 1e3 * statistics.median(s), "q1_ms": 1e3 * q[0],
+                   "q3_ms": 1e3 * q[2], "compile_s": max(first[b][1] - eager_ms, 0.0),
+                   "loss": float(first[b][0]), "ok": bool(ok)}
+    return rows
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default="mlp,cnn,transformer")
+    ap.add_argument("--backends", default="eager,xlapy,inductor")
+    ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: leave)")
+    ap.add_argument("--json", help="write the results here too")
+    ap.add_argument("--allow-openblas-env", action="store_true")
+    args = ap.parse_args(argv)
+    check_openblas_env(args.allow_openblas_env)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    backends = args.backends.split(",")
+    ensure_registered()     # only needed when this source tree is not the installed xlapy
+    print(f"cpu: {cpu_model()}; torch {torch.__version__}, {torch.get_num_threads()} threads; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    print(f"{'model':12} {'backend':9} {'step ms':>9} {'(q1-q3)':>15} {'compile s':>10}  loss")
+    models, results = _models(), {}
+    for name in args.models.split(","):
+        model, x, y = models[name]
+        results[name] = rows = _bench(name, model, x, y, backends, args.repeat, args.warmup)
+        for b, r in rows.items():
+            flag = "" if r["ok"] else "  WRONG (loss differs from eager)"
+            print(f"{name:12} {b:9} {r['step_ms']:9.2f} {r['q1_ms']:7.2f}-{r['q3_ms']:<7.2f} "
+                  f"{r['compile_s']:10.2f}  {r['loss']:.5f}{flag}")
+        sys.stdout.flush()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"cpu": cpu_model(), "results": results}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
