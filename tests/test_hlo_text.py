@@ -14,6 +14,7 @@ from xlapy.hlo.ir import AliasEntry, HloComputation, HloInstruction, HloModule, 
 from xlapy.hlo.literal import format_literal, to_literal, unescape_string
 from xlapy.hlo.parser import parse_module, parse_shape
 from xlapy.hlo.replica_groups import ReplicaGroups
+from xlapy.hlo.sharding import HloSharding
 from xlapy.hlo.shape import UNBOUNDED, Layout, ProgramShape, Shape
 from conformance import CASES_DIR
 
@@ -218,7 +219,7 @@ def test_slice_pad_iota_compare_sharding_custom_call():
     assert e.instruction("slice").attrs["slice"] == ((0, 3, 1), (0, 3, 1), (0, 4, 2), (0, 4, 1))
     assert e.instruction("pad").attrs["padding"] == ((3, 1, 0),)
     assert e.instruction("pad.1").attrs["padding"][2] == (2, 2, 1)
-    assert e.instruction("greater-than").attrs["sharding"] == RawAttr("{replicated}")
+    assert e.instruction("greater-than").attrs["sharding"] == HloSharding.replicate()
     assert e.root.attrs["backend_config"] == RawAttr('{key: "value"}')
     assert e.root.attrs["custom_call_target"] == 'foo"bar'
     # XLA's older spelling with explicit stride 1 parses to the same slice

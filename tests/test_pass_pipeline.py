@@ -201,8 +201,9 @@ def test_slow_pipeline_warns_with_dump_hint(caplog):
 def test_cpu_pipeline_order():
     pipe = cpu_pipeline()
     names = pipe.pass_names
-    assert names == ["dce", "dynamic-padder", "dot_decomposer", "zero_sized_hlo_elimination",
-                     "comparison-expander", "call-inliner", "dot_decomposer", "batchnorm_expander",
+    assert names == ["sharding-remover", "dce", "dynamic-padder", "dot_decomposer",
+                     "zero_sized_hlo_elimination", "comparison-expander", "call-inliner",
+                     "dot_decomposer", "batchnorm_expander",
                      "convolution-canonicalization", "simplification", "transpose-folding", "cse",
                      "tuple-simplifier", "layout-assignment", "fusion",
                      "reduction_consumer_fusion", "copy-insertion"]

@@ -43,6 +43,8 @@ from .core import Array, default_backend, set_default_backend
 from .custom_derivatives import custom_jvp, custom_vjp
 from .jacobians import hessian, jacfwd, jacrev
 from .jit import CacheInfo, JitFunction, disable_jit, jit, set_recompile_warning_threshold
+from . import sharding as _sharding  # noqa: F401  (installs jit's in_shardings support)
+from .sharding import device_put
 from .tf_function import EagerFunction, auto_jit, function, set_auto_jit
 from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map,  # noqa: F401
                      tree_structure, tree_unflatten)
@@ -60,4 +62,4 @@ __all__ = ["Array", "jit", "function", "JitFunction", "EagerFunction", "CacheInf
            "Variable", "vmap", "pmap", "pure_callback", "io_callback", "ShapeDtypeStruct",
            "jacfwd", "jacrev", "hessian", "custom_jvp", "custom_vjp", "checkpoint", "remat",
            "checkpoint_policies", "checkpoint_name", "eval_shape", "make_jaxpr", "disable_jit",
-           "block_until_ready"]
+           "block_until_ready", "device_put"]

@@ -631,17 +631,29 @@ class JitFunction:
         return aliases
 
 
+#: ``jit`` with shardings builds ``SHARDED_JIT[0](fn, in_shardings, out_shardings, backend,
+#: **jit_options)``; ``xlapy.frontend.sharding`` (imported with the front end) installs its
+#: ``ShardedFunction`` here.
+SHARDED_JIT: list[Callable[..., Any]] = []
+
+
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Sequence[int] | int = (),
         static_argnames: Sequence[str] | str = (), donate_argnums: Sequence[int] | int = (),
         backend: str | None = None, recompile_warning_threshold: int | None = None,
-        shape_buckets: Any = None) -> Any:
+        shape_buckets: Any = None, in_shardings: Any = None, out_shardings: Any = None) -> Any:
     """Compile ``fn`` with XLA semantics (usable as ``@jit`` or ``@jit(static_argnums=...)``).
 
     ``shape_buckets`` (``{"x": {1: "pow2"}}``, ``"auto"``) compiles once per bucket of
-    sizes instead of once per shape (``buckets.py``)."""
+    sizes instead of once per shape (``buckets.py``). ``in_shardings``/``out_shardings``
+    (``xlapy.sharding.NamedSharding``, one or one per argument) compile an SPMD program run on
+    the mesh's devices (:class:`xlapy.frontend.sharding.ShardedFunction`)."""
     names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
 
     def wrap(f: Callable[..., Any]) -> Any:
+        if in_shardings is not None or out_shardings is not None:
+            return SHARDED_JIT[0](f, in_shardings, out_shardings, backend,
+                                  static_argnums=static_argnums, static_argnames=names,
+                                  donate_argnums=donate_argnums)
         if shape_buckets is not None:
             from .buckets import BucketedFunction
             return BucketedFunction(f, shape_buckets, JitFunction,

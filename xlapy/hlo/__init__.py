@@ -6,6 +6,7 @@ from .attrs import ConvDimensionNumbers, OpMetadata, RawAttr, Window, WindowDim
 from .ir import AliasEntry, HloComputation, HloInstruction, HloModule, StackFrameIndex
 from .opcodes import OPCODES, OpInfo
 from .shape import Layout, ProgramShape, Shape
+from .sharding import HloSharding, parse_sharding
 from .types import ElementType
 
 
@@ -34,4 +35,5 @@ __all__ = [
     "attrs", "types", "ConvDimensionNumbers", "OpMetadata", "RawAttr", "Window", "WindowDim",
     "AliasEntry", "HloComputation", "HloInstruction", "HloModule", "StackFrameIndex", "OPCODES",
     "OpInfo", "Layout", "ProgramShape", "Shape", "ElementType", "parse_module", "parse_shape",
+    "HloSharding", "parse_sharding",
 ]

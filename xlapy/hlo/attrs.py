@@ -33,7 +33,7 @@ def quote_string(s: str) -> str:
 
 @dataclass(frozen=True)
 class RawAttr:
-    """Attribute text kept verbatim (sharding, statistics, unknown attributes, dict
+    """Attribute text kept verbatim (statistics, unknown attributes, dict
     backend_config)."""
 
     text: str
@@ -229,6 +229,7 @@ BACKEND_CONFIG = "backend_config"   # "string" or {raw}
 SHAPE_LIST = "shape_list"    # operand_layout_constraints={f32[2]{0}, s32[]}
 ALIASING = "aliasing"        # output_to_operand_aliasing={{0}: (1, {}), ...}
 INSTR_LIST = "instr_list"    # control-predecessors={%a, %b}
+SHARDING = "sharding"               # {devices=[2,2]<=[4]} ... -> HloSharding
 REPLICA_GROUPS = "replica_groups"   # {{0,1},{2,3}} or [2,4]<=[8]T(1,0) -> ReplicaGroups
 RAW = "raw"                  # balanced text kept verbatim
 
@@ -276,7 +277,8 @@ ATTR_KINDS: dict[str, str] = {
     "output_to_operand_aliasing": ALIASING, "control-predecessors": INSTR_LIST,
     # kept verbatim
     "replica_groups": REPLICA_GROUPS,
-    "sharding": RAW, "statistics": RAW, "origin": RAW, "sparsity": RAW,
+    "sharding": SHARDING,
+    "statistics": RAW, "origin": RAW, "sparsity": RAW,
     "result_accuracy": RAW, "literal": RAW, "domain": RAW, "profile_type": RAW,
     "outfeed_shape": RAW,
 }

@@ -25,11 +25,12 @@ from ..errors import HloParseError
 from . import types as T
 from .attrs import (ALIASING, BACKEND_CONFIG, BOOL, BOOL_LIST, COMPUTATION, COMPUTATION_LIST,
                     DICT, DIM_LABELS, ENUM, ENUM_LIST, FLOAT, INT_TREE, METADATA, PADDING,
-                    REPLICA_GROUPS, SHAPE_LIST, SLICE, STRING, WINDOW, ConvDimensionNumbers,
-                    OpMetadata, RawAttr, Window)
+                    REPLICA_GROUPS, SHAPE_LIST, SHARDING, SLICE, STRING, WINDOW,
+                    ConvDimensionNumbers, OpMetadata, RawAttr, Window)
 from .attrs import INT as INT_KIND
 from .literal import unescape_string
 from .replica_groups import parse_replica_groups
+from .sharding import HloSharding, ShardingParseError, parse_sharding
 from .shape import UNBOUNDED, Layout, Shape
 
 _WS = re.compile(r"(?:\s+|/\*.*?\*/|//[^\n]*)*", re.S)
@@ -482,6 +483,16 @@ def _read_replica_groups(sc: Scanner, key: str) -> Any:
         sc.fail(str(e), p)
 
 
+def _read_sharding(sc: Scanner, key: str) -> HloSharding:
+    """``sharding={...}`` as :class:`HloSharding`; errors point into the text."""
+    p = sc.skip()
+    text = sc.balanced(f"attribute '{key}'", single=True)
+    try:
+        return parse_sharding(text)
+    except ShardingParseError as e:
+        sc.fail(str(e), p + e.offset)
+
+
 def _read_aliasing(sc: Scanner, key: str) -> tuple:
     out = []
     for _ in braced_items(sc, key):
@@ -519,6 +530,7 @@ _READERS: dict[str, Callable[[Scanner, str], Any]] = {
     SHAPE_LIST: lambda sc, key: tuple(read_shape(sc) for _ in braced_items(sc, key)),
     ALIASING: _read_aliasing,
     REPLICA_GROUPS: _read_replica_groups,
+    SHARDING: _read_sharding,
 }
 
 
@@ -590,9 +602,10 @@ def _read_metadata_fast(sc: Scanner) -> OpMetadata | None:
     return metadata
 
 
-def read_dict(sc: Scanner, key: str) -> dict[str, str]:
-    """``{key="value", k2=v2}``; values may be quoted or bare."""
-    out: dict[str, str] = {}
+def read_dict(sc: Scanner, key: str) -> dict[str, Any]:
+    """``{key="value", k2=v2}``; values may be quoted or bare; a braced value (Shardy's
+    ``xla.sdy.meshes={mesh = #sdy.mesh<...>}``) is kept verbatim as :class:`RawAttr`."""
+    out: dict[str, Any] = {}
     for _ in braced_items(sc, key):
         if sc.peek() == '"':
             k = sc.string()
@@ -604,6 +617,8 @@ def read_dict(sc: Scanner, key: str) -> dict[str, str]:
         sc.expect("=", f"after key '{k}' in '{key}'")
         if sc.peek() == '"':
             out[k] = sc.string()
+        elif sc.peek() == "{":
+            out[k] = RawAttr(sc.balanced(f"the value of '{k}' in '{key}'", single=True))
         else:
             m = sc.match(_BARE)
             if not m:

@@ -31,6 +31,7 @@ from .lexer import (ARRAY_SHAPE, ATTR_NAME_BODY, NAME_BODY, SHAPE_LOOSE, Scanner
 from .literal import fill_elided, read_literal
 from .opcodes import ASYNC_SUFFIXES, OPCODES
 from .shape import ProgramShape, Shape
+from .sharding import HloSharding
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ class _Pending:
     """An instruction as read from the text, before names are resolved."""
 
     __slots__ = ("name", "pos", "opcode", "op_pos", "shape", "operands", "attrs", "literal",
-                 "parameter_number", "ctrl", "is_root", "instr", "index")
+                 "parameter_number", "ctrl", "is_root", "instr", "index", "sharding_pos")
 
     def __init__(self, name: str, pos: int) -> None:
         self.name, self.pos = name, pos
@@ -79,6 +80,7 @@ class _Pending:
         self.is_root = False
         self.instr: HloInstruction | None = None
         self.index = 0                    # in the computation's text order
+        self.sharding_pos = -1            # where the sharding value starts
 
 
 class _CompState:
@@ -99,6 +101,7 @@ class HloParser:
         self.fill_elided_constants = fill_elided_constants
         self.names_in_module: dict[str, str] = {}     # instruction name -> computation name
         self.comp_refs: list[tuple[_Pending, str, Any]] = []
+        self.num_partitions: int | None = None      # from the header, when given
 
     # ------------------------------------------------------------------ module
     def parse_module(self) -> HloModule:
@@ -115,6 +118,8 @@ class HloParser:
             if key in module.attributes:
                 sc.fail(f"duplicate module attribute '{key}'", kp)
             module.attributes[key] = self._header_value(key)
+        if isinstance(module.attributes.get("num_partitions"), int):
+            self.num_partitions = module.attributes["num_partitions"]
         self._tables(module)
         comps: list[tuple[HloComputation, int, bool]] = []
         seen: dict[str, int] = {}
@@ -522,6 +527,8 @@ class HloParser:
                 log.debug("keeping unknown attribute %s of %s verbatim", key, pd.name)
                 pd.attrs[key] = RawAttr(sc.balanced(f"attribute '{key}'"))
                 continue
+            if kind == A.SHARDING:
+                pd.sharding_pos = sc.skip()
             value = read_typed_value(sc, kind, key)
             if kind in (A.COMPUTATION, A.COMPUTATION_LIST):
                 self.comp_refs.append((pd, key, value))
@@ -535,6 +542,11 @@ class HloParser:
             self.sc.fail(f"'{pd.opcode}' takes {info.arity} operand"
                          f"{'' if info.arity == 1 else 's'}, but '{pd.name}' has "
                          f"{len(pd.operands)}", pd.op_pos)
+        sharding = pd.attrs.get("sharding")
+        if isinstance(sharding, HloSharding):
+            problems = sharding.problems(pd.shape, self.num_partitions)
+            if problems:
+                self.sc.fail(f"'{pd.name}': {problems[0]}", pd.sharding_pos)
         if pd.opcode == "broadcast" and "dimensions" not in pd.attrs:
             pd.attrs["dimensions"] = ()
         for req in info.required:

@@ -17,6 +17,7 @@ from .ir import AliasEntry, HloComputation, HloInstruction, HloModule, StackFram
 from .attrs import quote_string
 from .literal import ELIDED, format_literal
 from .replica_groups import ReplicaGroups
+from .sharding import HloSharding
 from .shape import ProgramShape, Shape
 
 _TRAILING = ("statistics", "metadata", "backend_config")
@@ -65,12 +66,13 @@ def _slice(triples: Any) -> str:
 
 
 def _dict(d: dict) -> str:
-    return "{" + ",".join(f"{k}={quote_string(str(v))}" for k, v in d.items()) + "}"
+    return "{" + ",".join(f"{k}={v.text if isinstance(v, RawAttr) else quote_string(str(v))}"
+                          for k, v in d.items()) + "}"
 
 
 def value_to_text(kind: str | None, value: Any, long: bool = True) -> str:
     """Text of an attribute value of ``kind`` (None: guess from the Python type)."""
-    if isinstance(value, (RawAttr, ReplicaGroups)):     # both print as their text
+    if isinstance(value, (RawAttr, ReplicaGroups, HloSharding)):     # all print as their text
         return str(value)
     if kind == A.BOOL:
         return _bool(value)

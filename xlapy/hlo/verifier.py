@@ -8,7 +8,8 @@ produce another element type), called computations' signatures (via the shape ru
 operands in the same computation, one root, parameter numbering, unique names, no cycles
 (of instructions, or of computations calling each other), ``entry_computation_layout``
 and ``input_output_alias`` against the entry signature, collectives' replica groups and
-permute pairs against ``replica_count``/``num_partitions``.
+permute pairs against ``replica_count``/``num_partitions``, shardings against their
+shapes and ``num_partitions``.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .literal import is_elided
 from .opcodes import ASYNC_SUFFIXES, OPCODES
 from .replica_groups import collective_problems, has_participants, participant_count
 from .shape import Shape
+from .sharding import HloSharding
 from .shape_inference import has_rule, infer_instruction_shape, same_dims, same_type_and_dims
 
 # Ops whose result element type may differ from what the operands imply.
@@ -255,6 +257,18 @@ def _check_collectives(module: HloModule, comp: HloComputation, problems: list[s
                                                 [o.shape for o in instr.operands], instr.shape))
 
 
+def _check_shardings(module: HloModule, comp: HloComputation, problems: list[str]) -> None:
+    """Each ``sharding`` against its instruction's shape and, when the header gives it,
+    ``num_partitions``."""
+    partitions = module.attributes.get("num_partitions")
+    n = partitions if isinstance(partitions, int) else None
+    for instr in comp.instructions:
+        sharding = instr.attrs.get("sharding")
+        if isinstance(sharding, HloSharding):
+            problems.extend(f"{_where(comp, instr)}: {p}"
+                            for p in sharding.problems(instr.shape, n))
+
+
 def verify_module(module: HloModule, *, unique_names: str = "module") -> None:
     """Verify every computation and the module header; raise VerificationError listing all
     problems found.
@@ -287,6 +301,7 @@ def verify_module(module: HloModule, *, unique_names: str = "module") -> None:
                                     "which is not in the module")
         _check_computation(comp, problems)
         _check_collectives(module, comp, problems)
+        _check_shardings(module, comp, problems)
     _check_call_graph(module, problems)
     _check_module_header(module, problems)
     _raise(problems, f"module {module.name}")

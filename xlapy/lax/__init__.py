@@ -82,4 +82,5 @@ from ._misc import (  # noqa: E402
     conv_general_dilated_local, conv_general_dilated_patches, conv_general_permutations, conv_general_shape_tuple,
     conv_shape_tuple, conv_transpose_shape_tuple, conv_with_general_padding, fft,
     platform_dependent, ragged_dot_general, reduce_window_shape_tuple)
+from ..frontend.sharding import with_sharding_constraint  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401

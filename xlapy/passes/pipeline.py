@@ -328,12 +328,14 @@ def target_independent_passes() -> list[HloPass]:
     from .cse import HloCSE
     from .dce import HloDCE
     from .dot_decomposer import DotDecomposer
+    from .sharding_remover import ShardingRemover
     from .dynamic_padder import DynamicPadder
     from .transpose_folding import TransposeFolding
     from .tuple_simplifier import TupleSimplifier
     from .zero_sized_simplifier import ZeroSizedHloElimination
     return [
-        HloDCE(),                         # in place of sharding removal
+        ShardingRemover(),
+        HloDCE(),
         DynamicPadder(),                  # before any pass that reshapes dynamic dims
         DotDecomposer(),
         ZeroSizedHloElimination(),

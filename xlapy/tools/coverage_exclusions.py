@@ -12,7 +12,6 @@ import fnmatch
 
 _PRIMITIVE = ("a JAX-internal Primitive object (the unit of JAX's tracer); xlapy's primitives "
               "are xlapy.frontend.core.PRIMITIVES, with other names and rules")
-_SHARDING = "sharding annotations of JAX's SPMD partitioner, which xlapy does not model"
 _TOKENS = ("XLA tokens order side effects; xlapy's front end has no side-effecting ops "
            "(infeed, outfeed, send/recv) to order")
 _BLOCK_SCALED = ("cuDNN's block-scaled (MX/NV fp8, fp4) quantizing dot for Blackwell GPUs; "
@@ -24,7 +23,6 @@ _IMPLICIT = ("its meaning is the implicit gradient, which needs custom_vjp (issu
 EXCLUSIONS: dict[str, dict[str, str]] = {
     "jax.lax": {
         "*_p": _PRIMITIVE,
-        "with_sharding_constraint": _SHARDING,
         "after_all": _TOKENS, "create_token": _TOKENS,
         "dce_sink": _INTERNAL, "stage": _INTERNAL, "shape_as_value": _INTERNAL,
         "scaled_dot": _BLOCK_SCALED,

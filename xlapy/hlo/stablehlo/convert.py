@@ -30,6 +30,7 @@ from ..attrs import OpMetadata, RawAttr
 from ..builder import XlaBuilder
 from ..ir import AliasEntry, HloComputation, HloInstruction, HloModule, computations_post_order
 from ..shape import ProgramShape, Shape
+from ..sharding import HloSharding, ShardingParseError, parse_sharding
 from .registry import HANDLERS, OpContext
 from .syntax import Block, Func, Loc, MlirModule, Op, Opaque, Region
 
@@ -159,7 +160,7 @@ class Converter:
             p = b.parameter(shape, name=self.name(pname))
             sharding = attrs.get("mhlo.sharding")
             if isinstance(sharding, str):
-                p.attrs["sharding"] = RawAttr(sharding)
+                p.attrs["sharding"] = _sharding_attr(sharding)
             sdy = attrs.get("sdy.sharding")
             if isinstance(sdy, Opaque):         # kept as XLA's export keeps it
                 p.attrs["frontend_attributes"] = {"xla.sdy.sharding": sdy.text}
@@ -284,6 +285,14 @@ def _same_type(got: Shape, want: Shape) -> bool:
     return all(w < 0 or g == w or dw for g, w, dw in zip(got.dims, want.dims, want.dynamic))
 
 
+def _sharding_attr(text: str) -> HloSharding | RawAttr:
+    """``mhlo.sharding`` text as the typed attribute (kept verbatim if it does not parse)."""
+    try:
+        return parse_sharding(text)
+    except ShardingParseError:
+        return RawAttr(text)
+
+
 def _annotate(op: Op, outs: list[HloInstruction]) -> None:
     """``mhlo.frontend_attributes`` / ``mhlo.sharding`` / ``sdy.sharding`` of an op on the
     instructions it became (as XLA's export keeps them)."""
@@ -294,7 +303,7 @@ def _annotate(op: Op, outs: list[HloInstruction]) -> None:
         return
     for instr in {id(o): o for o in outs}.values():
         if isinstance(sharding, str) and "sharding" not in instr.attrs:
-            instr.attrs["sharding"] = RawAttr(sharding)
+            instr.attrs["sharding"] = _sharding_attr(sharding)
         extra = {str(k): str(v) for k, v in fe.items()} if isinstance(fe, dict) else {}
         if isinstance(sdy, Opaque):
             extra["xla.sdy.sharding"] = sdy.text

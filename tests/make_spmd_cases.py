@@ -1,0 +1,148 @@
+"""Regenerate ``tests/data/spmd/``: sharded programs compiled by the real XLA through JAX.
+
+Run with the test extra installed: ``python tests/make_spmd_cases.py``. JAX is told to use 8
+host devices (``--xla_force_host_platform_device_count=8``) and GSPMD (Shardy off), except for
+the ``SHARDY`` cases, lowered with Shardy on (the module text carries the same ``sharding=``
+and ``custom_call_target="Sharding"`` attributes, plus ``xla.sdy`` frontend attributes). For each case it
+writes ``<name>.hlo`` (the module before partitioning, as ``jit(...).lower(...)`` prints it),
+``<name>.propagated.hlo`` (XLA's module after ``sharding-propagation``),
+``<name>.partitioned.hlo`` (XLA:CPU's compiled, partitioned module) and ``<name>.npz``
+(inputs ``arg0..`` and JAX's output ``out0``). ``tests/test_spmd_jax.py`` runs the first with
+xlapy, compares with ``out0`` and compares collective bytes with the second.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import tempfile
+
+DUMP = tempfile.mkdtemp(prefix="spmd-dump-")
+os.environ["XLA_FLAGS"] = ("--xla_force_host_platform_device_count=8 "
+                           f"--xla_dump_to={DUMP} --xla_dump_hlo_pass_re=sharding-propagation")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
+
+jax.config.update("jax_use_shardy_partitioner", False)
+OUT = pathlib.Path(__file__).parent / "data" / "spmd"
+
+
+def mesh(shape, names):
+    n = int(np.prod(shape))
+    return Mesh(np.array(jax.devices()[:n]).reshape(shape), names)
+
+
+M24 = mesh((2, 4), ("x", "y"))
+M22 = mesh((2, 2), ("data", "model"))
+
+
+def ns(m, *spec):
+    return NamedSharding(m, P(*spec))
+
+
+def matmul(a, b):
+    return a @ b
+
+
+def mlp(x, w1, w2):
+    return jnp.tanh(x @ w1) @ w2
+
+
+def attention(x, wq, wk, wv, wo):
+    # x: [b, s, d]; w*: [d, h, k]; heads sharded
+    q = jnp.einsum("bsd,dhk->bhsk", x, wq)
+    k = jnp.einsum("bsd,dhk->bhsk", x, wk)
+    v = jnp.einsum("bsd,dhk->bhsk", x, wv)
+    s = jnp.einsum("bhsk,bhtk->bhst", q, k) / np.float32(np.sqrt(q.shape[-1]))
+    s = s - jnp.max(s, axis=-1, keepdims=True)
+    p = jnp.exp(s)
+    p = p / jnp.sum(p, axis=-1, keepdims=True)
+    o = jnp.einsum("bhst,bhtk->bhsk", p, v)
+    return x + jnp.einsum("bhsk,hkd->bsd", o, wo)
+
+
+def train_step(w, x, y):
+    def loss(w):
+        return jnp.mean((jnp.tanh(x @ w) - y) ** 2)
+    return w - np.float32(0.1) * jax.grad(loss)(w)
+
+
+def constrained_sum(x, w):
+    y = jnp.tanh(x @ w)
+    y = jax.lax.with_sharding_constraint(y, ns(M24, "x", None))
+    return y.sum(0)
+
+
+def _shmap_body(a):
+    return jax.lax.psum(jnp.sin(a), "y") * jax.lax.axis_index("x").astype(jnp.float32)
+
+
+shard_map_psum = jax.shard_map(_shmap_body, mesh=M24, in_specs=P("x", "y"),
+                               out_specs=P("x", None))
+
+
+def sharded_sum(x):
+    return jnp.sum(x, axis=1)
+
+
+def transpose_reshard(x):
+    return jnp.transpose(x) * np.float32(2)
+
+
+CASES = {
+    "matmul_m": (matmul, [(16, 32), (32, 8)], [ns(M24, "x", None), ns(M24)], None),
+    "matmul_n": (matmul, [(16, 32), (32, 8)], [ns(M24), ns(M24, None, "y")], None),
+    "matmul_k": (matmul, [(16, 32), (32, 8)], [ns(M24, None, "y"), ns(M24, "y", None)], None),
+    "matmul_mn": (matmul, [(16, 32), (32, 8)], [ns(M24, "x", None), ns(M24, None, "y")],
+                  None),
+    "mlp_tp": (mlp, [(16, 32), (32, 64), (64, 32)],
+               [ns(M24, "x", None), ns(M24, None, "y"), ns(M24, "y", None)], None),
+    "attention_heads": (attention, [(2, 8, 16), (16, 4, 8), (16, 4, 8), (16, 4, 8), (4, 8, 16)],
+                        [ns(M24), ns(M24, None, "y", None), ns(M24, None, "y", None),
+                         ns(M24, None, "y", None), ns(M24, "y", None, None)], None),
+    "train_step_2x2": (train_step, [(16, 8), (32, 16), (32, 8)],
+                       [ns(M22, None, "model"), ns(M22, "data", None), ns(M22, "data", None)],
+                       ns(M22, None, "model")),
+    "sharded_sum": (sharded_sum, [(16, 32)], [ns(M24, "x", "y")], None),
+    "transpose_reshard": (transpose_reshard, [(16, 32)], [ns(M24, "x", "y")],
+                          ns(M24, "x", "y")),
+    "shard_map_psum": (shard_map_psum, [(8, 16)], [ns(M24, "x", "y")], None),
+    "constrained_sum": (constrained_sum, [(16, 8), (8, 32)],
+                        [ns(M24, "x", None), ns(M24, None, "y")], None),
+}
+#: Cases lowered with Shardy (JAX's default): the module text carries the same GSPMD
+#: attributes; XLA runs Shardy instead of sharding-propagation, so there is no
+#: ``.propagated.hlo`` for them.
+SHARDY = {"constrained_sum_shardy": "constrained_sum", "mlp_tp_shardy": "mlp_tp"}
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    for name, (fn, shapes, ins, out) in list(CASES.items()) + [
+            (k, CASES[v]) for k, v in SHARDY.items()]:
+        jax.config.update("jax_use_shardy_partitioner", name in SHARDY)
+        args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+        kw = {"in_shardings": tuple(ins)}
+        if out is not None:
+            kw["out_shardings"] = out
+        f = jax.jit(fn, **kw)
+        lowered = f.lower(*args)
+        (OUT / f"{name}.hlo").write_text(lowered.as_text(dialect="hlo"))
+        before = set(os.listdir(DUMP))
+        (OUT / f"{name}.partitioned.hlo").write_text(lowered.compile().as_text())
+        new = sorted(f for f in set(os.listdir(DUMP)) - before
+                     if ".after_sharding-propagation." in f and f.endswith(".txt"))
+        if new:
+            (OUT / f"{name}.propagated.hlo").write_text(
+                pathlib.Path(DUMP, new[0]).read_text())
+        result = np.asarray(f(*args))
+        np.savez(OUT / f"{name}.npz", **{f"arg{i}": a for i, a in enumerate(args)},
+                 out0=result)
+        print(name, "ok")
+
+
+if __name__ == "__main__":
+    main()

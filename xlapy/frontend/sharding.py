@@ -1,0 +1,339 @@
+"""JAX-style sharding API: ``Mesh``, ``PartitionSpec``, ``NamedSharding``,
+``with_sharding_constraint``, ``device_put`` / ``ShardedArray`` and
+``jit(fn, in_shardings=..., out_shardings=...)``.
+
+A :class:`Mesh` names the axes of an array of devices; a :class:`PartitionSpec` says, per array
+dimension, which mesh axes split it (``None``: not split; a tuple: several axes, major
+first); :meth:`NamedSharding.to_hlo_sharding` gives XLA's ``HloSharding`` by JAX's rule: tile
+dim ``i`` = the product of the sizes of the axes in ``spec[i]``, the device array is the
+mesh's position array transposed to (axes of dim 0, axes of dim 1, ..., unused axes), the
+unused axes form the replication dim. Device numbers in the sharding are positions in the
+mesh (partition ids); partition ``p`` runs on device ``p``.
+
+A function jitted with ``in_shardings``/``out_shardings`` is traced as usual, its module's
+parameters and result annotated with those shardings, then propagated, partitioned
+(``xlapy.client.spmd``) and run once per partition; arguments are cut into shards on the way
+in (a ``ShardedArray`` already in the right sharding is passed as it is) and the result is a
+``ShardedArray`` holding the output's shards. ``with_sharding_constraint`` inside it
+becomes ``custom-call(x), custom_call_target="Sharding"``; outside a trace, and in programs
+compiled for one device (``sharding-remover``), it changes nothing.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..client.spmd import PartitionedModule, shard_array, spmd_partition, unshard
+from ..errors import InvalidArgumentError
+from ..hlo.sharding import HloSharding
+from .core import Array, LoweringContext, bind, primitive, to_array
+from .jit import SHARDED_JIT, JitFunction
+from .source_info import user_location
+
+log = logging.getLogger("xlapy.spmd")
+
+
+def _where() -> str:
+    loc = user_location(3)
+    return f" (at {loc.describe()})" if loc is not None else ""
+
+
+class Mesh:
+    """Named axes over an array of devices (``Device`` objects or device numbers)."""
+
+    def __init__(self, devices: Any, axis_names: Sequence[str] | str) -> None:
+        names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+        arr = np.asarray(devices, dtype=object)
+        if arr.ndim != len(names):
+            raise InvalidArgumentError(f"Mesh: {arr.ndim}-dimensional devices array but "
+                                       f"{len(names)} axis names {names}{_where()}")
+        if len(set(names)) != len(names):
+            raise InvalidArgumentError(f"Mesh: repeated axis name in {names}{_where()}")
+        ids = [getattr(d, "id", d) for d in arr.reshape(-1)]
+        if len(set(ids)) != len(ids):
+            raise InvalidArgumentError(f"Mesh: a device appears twice in {ids}{_where()}")
+        self.devices = arr
+        self.device_ids = np.asarray(ids).reshape(arr.shape)
+        self.axis_names = names
+        self.shape = dict(zip(names, arr.shape))
+
+    @property
+    def size(self) -> int:
+        return int(self.devices.size)
+
+    def __repr__(self) -> str:
+        return f"Mesh({', '.join(f'{k}={v}' for k, v in self.shape.items())})"
+
+
+class PartitionSpec(tuple):
+    """Per dimension: a mesh axis name, a tuple of names, or None (missing trailing dims are
+    None)."""
+
+    def __new__(cls, *parts: Any) -> "PartitionSpec":
+        return super().__new__(cls, parts)
+
+    def __repr__(self) -> str:
+        return f"PartitionSpec{tuple(self)!r}"
+
+
+class NamedSharding:
+    """``PartitionSpec`` ``spec`` over ``mesh``."""
+
+    def __init__(self, mesh: Mesh, spec: PartitionSpec | Sequence[Any] = ()) -> None:
+        self.mesh = mesh
+        self.spec = spec if isinstance(spec, PartitionSpec) else PartitionSpec(*spec)
+        seen: list[str] = []
+        for part in self.spec:
+            for name in _axes(part):
+                if name not in mesh.shape:
+                    raise InvalidArgumentError(
+                        f"{self.spec!r} names axis {name!r}, which {mesh!r} does not have"
+                        f"{_where()}")
+                if name in seen:
+                    raise InvalidArgumentError(f"{self.spec!r} uses mesh axis {name!r} twice"
+                                               f"{_where()}")
+                seen.append(name)
+
+    def to_hlo_sharding(self, ndim: int) -> HloSharding:
+        """XLA's sharding of a rank-``ndim`` array (JAX's ``_to_xla_hlo_sharding``)."""
+        if len(self.spec) > ndim:
+            raise InvalidArgumentError(f"{self.spec!r} has {len(self.spec)} entries, but the "
+                                       f"array has rank {ndim}")
+        names = list(self.mesh.axis_names)
+        order, tiles = [], []
+        for i in range(ndim):
+            axes = _axes(self.spec[i]) if i < len(self.spec) else ()
+            order += [names.index(a) for a in axes]
+            tiles.append(int(np.prod([self.mesh.shape[a] for a in axes])) if axes else 1)
+        unused = [k for k in range(len(names)) if k not in order]
+        positions = np.arange(self.mesh.size).reshape(self.mesh.devices.shape)
+        arr = positions.transpose(order + unused)
+        rest = int(np.prod([self.mesh.devices.shape[k] for k in unused])) if unused else 1
+        if rest > 1:
+            return HloSharding.tile(arr.reshape(tiles + [rest]), ["replicated"])
+        if self.mesh.size == 1:
+            return HloSharding.replicate()
+        return HloSharding.tile(arr.reshape(tiles))
+
+    def shard_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
+        return self.to_hlo_sharding(len(shape)).shard_shape(shape)
+
+    def __repr__(self) -> str:
+        return f"NamedSharding({self.mesh!r}, {self.spec!r})"
+
+
+def _axes(part: Any) -> tuple[str, ...]:
+    if part is None:
+        return ()
+    return tuple(part) if isinstance(part, (tuple, list)) else (part,)
+
+
+# ----------------------------------------------------------------------------- arrays
+class Shard:
+    """One device's piece of a :class:`ShardedArray`: ``device``, ``index`` (the slices of
+    the global array it holds) and ``data`` (that piece, without padding)."""
+
+    def __init__(self, device: Any, index: tuple[slice, ...], data: np.ndarray) -> None:
+        self.device, self.index, self.data = device, index, data
+
+    def __repr__(self) -> str:
+        return f"Shard(device={self.device!r}, index={self.index!r})"
+
+
+class ShardedArray:
+    """A global array held as per-partition shards (padded to ``ceil(dim / tiles)`` as the
+    partitioned program takes them); ``sharding`` says how, ``addressable_shards`` gives the
+    pieces, ``np.asarray`` puts it back together."""
+
+    def __init__(self, pieces: Sequence[np.ndarray], hlo_sharding: HloSharding,
+                 shape: Sequence[int], sharding: NamedSharding | None = None) -> None:
+        self.pieces = list(pieces)
+        self.hlo_sharding = hlo_sharding
+        self.shape = tuple(int(d) for d in shape)
+        self.named_sharding = sharding
+        #: the NamedSharding it was given, else the HloSharding the program produced
+        self.sharding: NamedSharding | HloSharding = sharding if sharding is not None \
+            else hlo_sharding
+        self.dtype = self.pieces[0].dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def _index(self, p: int) -> tuple[slice, ...]:
+        s = self.hlo_sharding
+        if s.kind != "tiled":
+            return tuple(slice(0, d) for d in self.shape)
+        local = s.shard_shape(self.shape)
+        return tuple(slice(min(i * c, d), min((i + 1) * c, d))
+                     for i, c, d in zip(s.tile_index(p), local, self.shape))
+
+    @property
+    def addressable_shards(self) -> list[Shard]:
+        devices = (list(self.named_sharding.mesh.devices.reshape(-1))
+                   if self.named_sharding is not None else list(range(len(self.pieces))))
+        out = []
+        for p, piece in enumerate(self.pieces):
+            index = self._index(p)
+            data = piece[tuple(slice(0, sl.stop - sl.start) for sl in index)]
+            out.append(Shard(devices[p], index, data))
+        return out
+
+    def numpy(self) -> np.ndarray:
+        return unshard(self.pieces, self.hlo_sharding, self.shape)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self.numpy()
+        return a.astype(dtype) if dtype is not None else a
+
+    def __repr__(self) -> str:
+        return f"ShardedArray(shape={self.shape}, dtype={self.dtype}, {self.hlo_sharding})"
+
+
+def device_put(x: Any, sharding: NamedSharding) -> ShardedArray:
+    """``x`` cut into the shards ``sharding`` gives each device of its mesh."""
+    if not isinstance(sharding, NamedSharding):
+        raise InvalidArgumentError(f"device_put takes a NamedSharding, got "
+                                   f"{type(sharding).__name__}{_where()}")
+    a = np.asarray(x.numpy() if isinstance(x, Array) else x)
+    hs = sharding.to_hlo_sharding(a.ndim)
+    return ShardedArray(shard_array(a, hs, sharding.mesh.size), hs, a.shape, sharding)
+
+
+# ----------------------------------------------------------------------------- constraint
+sharding_constraint_p = primitive("sharding_constraint")
+
+
+@sharding_constraint_p.def_lowering
+def _sc_lower(ctx: LoweringContext, x: Any, *, sharding: HloSharding) -> Any:
+    return ctx.b.custom_call("Sharding", [x], x.shape, sharding=sharding)
+
+
+sharding_constraint_p.def_vjp(lambda g, ans, x, **p: (bind(sharding_constraint_p, g, **p),))
+
+
+def with_sharding_constraint(x: Any, sharding: NamedSharding) -> Array:
+    """``x``, constrained to ``sharding`` inside a sharded ``jit`` (unchanged elsewhere)."""
+    from .core import current_trace
+    a = to_array(x)
+    if not isinstance(sharding, NamedSharding):
+        raise InvalidArgumentError(f"with_sharding_constraint takes a NamedSharding, got "
+                                   f"{type(sharding).__name__}{_where()}")
+    hs = sharding.to_hlo_sharding(len(a.shape))
+    if current_trace() is None:
+        return a
+    return bind(sharding_constraint_p, a, sharding=hs)
+
+
+# ----------------------------------------------------------------------------- sharded jit
+class ShardedFunction:
+    """``jit(fn, in_shardings=..., out_shardings=...)``: see the module docstring."""
+
+    def __init__(self, fn: Callable[..., Any], in_shardings: Any, out_shardings: Any,
+                 backend: str | None, **jit_kw: Any) -> None:
+        self._inner = JitFunction(fn, backend=backend, **jit_kw)
+        self._in, self._out = in_shardings, out_shardings
+        self._backend = backend or "interpreter"
+        self._cache: dict[int, tuple[Any, PartitionedModule]] = {}
+
+    def _mesh_size(self) -> int:
+        shardings = [s for s in _leaves(self._in) + _leaves(self._out)
+                     if isinstance(s, NamedSharding)]
+        sizes = {s.mesh.size for s in shardings}
+        if len(sizes) != 1:
+            raise InvalidArgumentError(f"jit: in_shardings/out_shardings must use one mesh, "
+                                       f"got sizes {sorted(sizes)}{_where()}")
+        return sizes.pop()
+
+    def lower(self, *args: Any) -> PartitionedModule:
+        """Trace, annotate and partition for these arguments (cached per traced module)."""
+        lowered = self._inner.lower(*args)
+        key = id(lowered.hlo_module)
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] is lowered.hlo_module:
+            return hit[1]
+        module = lowered.hlo_module.clone()
+        entry = module.entry
+        params = entry.parameters
+        ins = _per_arg(self._in, len(params), "in_shardings")
+        for i, (p, s) in enumerate(zip(params, ins)):
+            if s is None:
+                continue
+            hs = s.to_hlo_sharding(len(p.shape.dims))
+            for d, (n, t) in enumerate(zip(p.shape.dims, hs.data_tiles if hs.is_tiled else ())):
+                if n % t:
+                    raise InvalidArgumentError(
+                        f"jit: argument {i} of shape {p.shape.to_text(False)}: {s.spec!r} "
+                        f"splits dimension {d} ({n}) {t} ways, which does not divide it"
+                        f"{_where()}")
+            p.attrs["sharding"] = hs
+        if self._out is not None:
+            if entry.root.shape.is_tuple:
+                raise InvalidArgumentError("jit: out_shardings with several outputs is not "
+                                           f"supported; return one array{_where()}")
+            entry.root.attrs["sharding"] = self._out.to_hlo_sharding(len(entry.root.shape.dims))
+        n = self._mesh_size()
+        from ..client.devices import local_device_count
+        if self._backend != "interpreter" and n > local_device_count():
+            raise InvalidArgumentError(
+                f"jit: the mesh has {n} devices, but this process has {local_device_count()} "
+                f"{self._backend} device(s) (XLA_FLAGS=--xla_force_host_platform_device_count="
+                f"{n}){_where()}")
+        part = spmd_partition(module, n)
+        self._cache[key] = (lowered.hlo_module, part)
+        return part
+
+    def __call__(self, *args: Any) -> ShardedArray:
+        """Run on the mesh; a :class:`ShardedArray` argument already sharded as the program
+        takes it is passed shard by shard, anything else is cut up first. The result is a
+        :class:`ShardedArray` in the output's sharding."""
+        from ..client.run import run_hlo
+        leaves = _leaves(args)
+        part = self.lower(*[a.numpy() if isinstance(a, ShardedArray) else a for a in args])
+        per_device: list[list[np.ndarray]] = [[] for _ in range(part.num_partitions)]
+        given = _per_arg(self._in, len(leaves), "in_shardings")
+        for k, (a, s) in enumerate(zip(leaves, part.in_shardings)):
+            if isinstance(a, ShardedArray) and given[k] is not None and (
+                    a.hlo_sharding != s or len(a.pieces) != part.num_partitions):
+                raise InvalidArgumentError(
+                    f"jit: argument {k} is a ShardedArray sharded {a.hlo_sharding} on "
+                    f"{len(a.pieces)} devices, but in_shardings asks for {s} on "
+                    f"{part.num_partitions}; device_put it with that sharding first{_where()}")
+            if isinstance(a, ShardedArray) and a.hlo_sharding == s \
+                    and len(a.pieces) == part.num_partitions:
+                pieces = a.pieces
+            else:
+                g = np.asarray(a.numpy() if isinstance(a, (Array, ShardedArray)) else a)
+                pieces = shard_array(g, s, part.num_partitions)
+            for dev, piece in enumerate(pieces):
+                per_device[dev].append(piece)
+        outs = run_hlo(part.module, per_device, backend=self._backend)
+        return ShardedArray([o[0] for o in outs], part.out_sharding,
+                            part.propagated.entry.root.shape.dims,
+                            self._out if isinstance(self._out, NamedSharding) else None)
+
+
+SHARDED_JIT[:] = [ShardedFunction]
+
+
+def _leaves(x: Any) -> list[Any]:
+    """Leaves of nested lists/tuples (None kept as a leaf)."""
+    if isinstance(x, (list, tuple)) and not isinstance(x, PartitionSpec):
+        return [leaf for item in x for leaf in _leaves(item)]
+    return [x]
+
+
+def _per_arg(spec: Any, n: int, what: str) -> list[Any]:
+    if spec is None or isinstance(spec, NamedSharding):
+        return [spec] * n
+    items = _leaves(spec)
+    if len(items) != n:
+        raise InvalidArgumentError(f"jit: {what} has {len(items)} entries for {n} "
+                                   f"argument(s){_where()}")
+    return items
+
+
+__all__ = ["Mesh", "PartitionSpec", "NamedSharding", "with_sharding_constraint",
+           "ShardedFunction", "ShardedArray", "Shard", "device_put", "sharding_constraint_p"]
