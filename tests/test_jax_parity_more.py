@@ -20,7 +20,9 @@ import pytest
 
 import xlapy.nn as xnn  # noqa: E402
 import xlapy.random as xr  # noqa: E402
+import xlapy.scipy.signal as xsig  # noqa: E402
 import xlapy.scipy.special as xsp  # noqa: E402
+import xlapy.scipy.stats as xst  # noqa: E402
 from jax_parity import Record, check_recorded, rand, write_record  # noqa: E402
 from backend_fixtures import interpreter_backend  # noqa: E402,F401
 
@@ -28,14 +30,16 @@ try:
     import jax
     import jax.nn as jnn
     import jax.random as jr
+    import jax.scipy.signal as jsig
     import jax.scipy.special as jsp
+    import jax.scipy.stats as jst
 except ImportError:
     jax = None
 needs_jax = pytest.mark.skipif(jax is None, reason="needs jax (the test extra)")
 RECORD = Record("more")
-XL = types.SimpleNamespace(nn=xnn, random=xr, special=xsp, key=xr.key)
+XL = types.SimpleNamespace(nn=xnn, random=xr, special=xsp, signal=xsig, stats=xst, key=xr.key)
 JX = None if jax is None else types.SimpleNamespace(nn=jnn, random=jr, special=jsp,
-                                                     key=jr.PRNGKey)
+                                                     signal=jsig, stats=jst, key=jr.PRNGKey)
 
 F32, I32, BOOL = np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.bool_)
 CASES: dict[str, list[Callable[[Any], Any]]] = defaultdict(list)
@@ -143,9 +147,47 @@ add("special.logsumexp", lambda m: m.special.logsumexp(X3, axis=(0, 2)),
     lambda m: m.special.logsumexp(X, axis=1, b=X > 0),
     lambda m: m.special.logsumexp(X, axis=0, b=X, return_sign=True))
 
+# ------------------------------------------------- jax.scipy.signal spectral estimates
+SIG, SIG2 = rand(F32, (2, 64), 11), rand(F32, (2, 64), 12)
+add("signal.stft", lambda m: m.signal.stft(SIG, nperseg=16),
+    lambda m: m.signal.stft(SIG, nperseg=16, noverlap=4, nfft=20, boundary="even"),
+    lambda m: m.signal.stft(SIG, nperseg=15, boundary="odd", return_onesided=False),
+    lambda m: m.signal.stft(SIG.T, nperseg=8, boundary=None, padded=False,
+                            detrend="linear", axis=0))
+for name, fn in (("welch", lambda m, **k: m.signal.welch(SIG, **k)),
+                 ("csd", lambda m, **k: m.signal.csd(SIG, SIG2, **k))):
+    add(f"signal.{name}", lambda m, f=fn: f(m, nperseg=16),
+        lambda m, f=fn: f(m, nperseg=16, average="median", scaling="spectrum"),
+        lambda m, f=fn: f(m, nperseg=15, nfft=17, detrend=False, return_onesided=False))
+ZXX = np.asarray(np.fft.rfft(rand(F32, (2, 16, 9), 13), axis=1)[:, :9], np.complex64)
+add("signal.istft", lambda m: m.signal.istft(ZXX, nperseg=16),
+    lambda m: m.signal.istft(ZXX.transpose(2, 0, 1), time_axis=0, freq_axis=-1),
+    lambda m: m.signal.istft(ZXX[:, :, :5].transpose(0, 2, 1) + 0j, input_onesided=False,
+                             time_axis=1, freq_axis=2))
+
+# --------------------------------------------------------- jax.scipy.stats.gaussian_kde
+KDE1, KDE2 = rand(F32, (20,), 14), rand(F32, (2, 30), 15)
+KW = np.abs(rand(F32, (30,), 16)) + 0.1
+KPTS = rand(F32, (2, 5), 17)
+
+
+def _kde(m: Any, data: Any, pts: Any, **kw: Any) -> Any:
+    k = m.stats.gaussian_kde(data, **kw)
+    return (k.evaluate(pts), k.logpdf(pts), k.covariance, k.integrate_kde(k),
+            k.integrate_gaussian(np.zeros(k.d, np.float32), np.eye(k.d, dtype=np.float32)))
+
+
+add("stats.gaussian_kde", lambda m: _kde(m, KDE1, KPTS[0]), lambda m: _kde(m, KDE2, KPTS),
+    lambda m: _kde(m, KDE2, KPTS, weights=KW, bw_method="silverman"),
+    lambda m: _kde(m, KDE2, KPTS, bw_method=0.3),
+    lambda m: m.stats.gaussian_kde(KDE1).integrate_box_1d(-0.5, 1.0),
+    lambda m: m.stats.gaussian_kde(KDE1).resample(m.key(0), (4,)))
+
 TOLERANCE = {"special.gammainc": 3e-5, "special.gammaincc": 3e-5, "special.betainc": 3e-5,
              "special.zeta": 5e-5, "special.polygamma": 5e-5, "special.ndtri": 5e-5,
-             "special.i1": 5e-5, "special.i0": 5e-5}
+             "special.i1": 5e-5, "special.i0": 5e-5, "signal.stft": 1e-5,
+             "signal.istft": 1e-5, "signal.welch": 1e-5, "signal.csd": 1e-5,
+             "stats.gaussian_kde": 1e-5}
 SKIPPED = {
     "nn": {"scaled_matmul": "JAX's needs cuDNN (no CPU lowering): tests/test_nn_extra.py "
                             "checks xlapy's against its documented formula"},
