@@ -18,6 +18,8 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
+import xlapy  # noqa: E402
+import xlapy.lax as xlax  # noqa: E402
 import xlapy.nn as xnn  # noqa: E402
 import xlapy.random as xr  # noqa: E402
 import xlapy.scipy.signal as xsig  # noqa: E402
@@ -37,9 +39,11 @@ except ImportError:
     jax = None
 needs_jax = pytest.mark.skipif(jax is None, reason="needs jax (the test extra)")
 RECORD = Record("more")
-XL = types.SimpleNamespace(nn=xnn, random=xr, special=xsp, signal=xsig, stats=xst, key=xr.key)
+XL = types.SimpleNamespace(nn=xnn, random=xr, special=xsp, signal=xsig, stats=xst, key=xr.key,
+                           lax=xlax, vmap=xlapy.vmap)
 JX = None if jax is None else types.SimpleNamespace(nn=jnn, random=jr, special=jsp,
-                                                     signal=jsig, stats=jst, key=jr.PRNGKey)
+                                                     signal=jsig, stats=jst, key=jr.PRNGKey,
+                                                     lax=jax.lax, vmap=jax.vmap)
 
 F32, I32, BOOL = np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.bool_)
 CASES: dict[str, list[Callable[[Any], Any]]] = defaultdict(list)
@@ -141,6 +145,14 @@ for name, args in (("betainc", (POS * 3, POS[::-1] * 2, UNIT)), ("betaln", (POS,
                    ("comb", (np.float32([5, 10, 7]), np.float32([2, 3, 9]))),
                    ("bernoulli", (8,))):
     add(f"special.{name}", lambda m, n=name, a=args: getattr(m.special, n)(*a))
+WIDE = np.float32([-50, -3, -0.5, -1e-3, 0, 1e-3, 0.3, 1, 1.5, 2, 3.2, 5, 7, 10, 30, 70,
+                   1e10, np.inf, -np.inf, np.nan])
+for name in ("dawsn", "expi", "exp1", "spence", "sici"):
+    add(f"special.{name}", lambda m, n=name: getattr(m.special, n)(WIDE),
+        lambda m, n=name: getattr(m.special, n)(X * 3))
+add("special.expn", lambda m: m.special.expn(
+    np.float32([0, 1, 2, 3, 5, 10, -1, 6000, 3.5])[:, None],
+    np.float32([0, 0.2, 1, 1.5, 4, 20])))
 for name in ("softmax", "log_softmax"):
     add(f"special.{name}", lambda m, n=name: getattr(m.special, n)(X3, axis=1))
 add("special.logsumexp", lambda m: m.special.logsumexp(X3, axis=(0, 2)),
@@ -183,11 +195,32 @@ add("stats.gaussian_kde", lambda m: _kde(m, KDE1, KPTS[0]), lambda m: _kde(m, KD
     lambda m: m.stats.gaussian_kde(KDE1).integrate_box_1d(-0.5, 1.0),
     lambda m: m.stats.gaussian_kde(KDE1).resample(m.key(0), (4,)))
 
+# ------------------------------------------- jax.lax collectives over a vmapped named axis
+COLL = rand(F32, (4, 4, 3), 18)
+add("lax.pshuffle", lambda m: m.vmap(lambda v: m.lax.pshuffle(v, "i", [2, 0, 3, 1]),
+                                     axis_name="i")(COLL))
+add("lax.pswapaxes", lambda m: m.vmap(lambda v: m.lax.pswapaxes(v, "i", 0), axis_name="i")(COLL),
+    lambda m: m.vmap(lambda v: m.lax.pswapaxes(v, "i", 1),
+                     axis_name="i")(COLL.transpose(0, 2, 1)[:, :, :4]))
+add("lax.pbroadcast", lambda m: m.vmap(lambda v: m.lax.pbroadcast(v, "i", 2), axis_name="i")(COLL),
+    lambda m: m.vmap(lambda v: m.lax.pbroadcast(v, "i", 0), axis_name="i")(XI))
+
+
+
+def test_pbroadcast_of_booleans():
+    """Booleans are broadcast through an integer psum and come back boolean."""
+    got = xlapy.vmap(lambda v: xlax.pbroadcast(v > 0, "i", 1), axis_name="i")(COLL)
+    assert got.dtype == np.bool_
+    np.testing.assert_array_equal(np.asarray(got), np.broadcast_to(COLL[1] > 0, COLL.shape))
+
+
 TOLERANCE = {"special.gammainc": 3e-5, "special.gammaincc": 3e-5, "special.betainc": 3e-5,
              "special.zeta": 5e-5, "special.polygamma": 5e-5, "special.ndtri": 5e-5,
              "special.i1": 5e-5, "special.i0": 5e-5, "signal.stft": 1e-5,
              "signal.istft": 1e-5, "signal.welch": 1e-5, "signal.csd": 1e-5,
-             "stats.gaussian_kde": 1e-5}
+             "stats.gaussian_kde": 1e-5, "special.expn": 2e-5, "special.expi": 2e-5,
+             "special.exp1": 2e-5, "special.sici": 2e-5, "special.dawsn": 2e-5,
+             "special.spence": 2e-5}
 SKIPPED = {
     "nn": {"scaled_matmul": "JAX's needs cuDNN (no CPU lowering): tests/test_nn_extra.py "
                             "checks xlapy's against its documented formula"},

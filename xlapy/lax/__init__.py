@@ -51,6 +51,7 @@ __all__ = [
     "optimization_barrier",
     # collectives over a named axis (pmap / vmap axis_name)
     "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "all_to_all",
+    "pshuffle", "pswapaxes", "pbroadcast",
     "axis_index", "axis_size",
     # control flow
     "cond", "switch", "while_loop", "fori_loop", "scan",
@@ -82,4 +83,5 @@ from ._misc import (  # noqa: E402
     conv_general_dilated_local, conv_general_dilated_patches, conv_general_permutations, conv_general_shape_tuple,
     conv_shape_tuple, conv_transpose_shape_tuple, conv_with_general_padding, fft,
     platform_dependent, ragged_dot_general, reduce_window_shape_tuple)
+from ._collective import pbroadcast, pshuffle, pswapaxes  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401

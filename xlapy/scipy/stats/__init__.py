@@ -94,7 +94,8 @@ def rankdata(a: Any, method: str = "average", *, axis: int | None = None,
     return xnp.moveaxis(out, -1, axis)
 
 
-__all__ = ["gaussian_kde", "norm", "expon", "uniform", "laplace", "logistic", "cauchy", "t", "gamma", "chi2",
+__all__ = ["gaussian_kde",
+           "norm", "expon", "uniform", "laplace", "logistic", "cauchy", "t", "gamma", "chi2",
            "beta", "pareto", "gumbel_r", "gumbel_l", "multivariate_normal", "poisson",
            "bernoulli", "binom", "geom", "sem", "mode", "rankdata", "truncnorm", "gennorm",
            "vonmises", "wrapcauchy", "nbinom", "betabinom", "dirichlet", "multinomial"]
