@@ -147,12 +147,20 @@ for name, args in (("betainc", (POS * 3, POS[::-1] * 2, UNIT)), ("betaln", (POS,
     add(f"special.{name}", lambda m, n=name, a=args: getattr(m.special, n)(*a))
 WIDE = np.float32([-50, -3, -0.5, -1e-3, 0, 1e-3, 0.3, 1, 1.5, 2, 3.2, 5, 7, 10, 30, 70,
                    1e10, np.inf, -np.inf, np.nan])
-for name in ("dawsn", "expi", "exp1", "spence", "sici"):
+for name in ("dawsn", "expi", "exp1", "spence", "sici", "fresnel"):
     add(f"special.{name}", lambda m, n=name: getattr(m.special, n)(WIDE),
         lambda m, n=name: getattr(m.special, n)(X * 3))
 add("special.expn", lambda m: m.special.expn(
     np.float32([0, 1, 2, 3, 5, 10, -1, 6000, 3.5])[:, None],
     np.float32([0, 0.2, 1, 1.5, 4, 20])))
+CZ = (rand(F32, (3, 4), 19) + 1j * rand(F32, (3, 4), 20) * 2).astype(np.complex64)
+add("special.wofz", lambda m: m.special.wofz(CZ), lambda m: m.special.wofz(X * 2))
+BJ = np.float32([0.1, 0.5, 1, 2, 5, 10, 20])
+add("special.bessel_jn", lambda m: m.special.bessel_jn(BJ, v=5),
+    lambda m: m.special.bessel_jn(BJ[None, :3], v=1, n_iter=30))
+add("special.owens_t", lambda m: m.special.owens_t(
+    np.float32([-2, -0.3, 0, 0.5, 1, 3, np.nan])[:, None],
+    np.float32([-3, -1, -0.2, 0, 0.5, 1, 2, 10])))
 for name in ("softmax", "log_softmax"):
     add(f"special.{name}", lambda m, n=name: getattr(m.special, n)(X3, axis=1))
 add("special.logsumexp", lambda m: m.special.logsumexp(X3, axis=(0, 2)),
@@ -220,7 +228,8 @@ TOLERANCE = {"special.gammainc": 3e-5, "special.gammaincc": 3e-5, "special.betai
              "signal.istft": 1e-5, "signal.welch": 1e-5, "signal.csd": 1e-5,
              "stats.gaussian_kde": 1e-5, "special.expn": 2e-5, "special.expi": 2e-5,
              "special.exp1": 2e-5, "special.sici": 2e-5, "special.dawsn": 2e-5,
-             "special.spence": 2e-5}
+             "special.spence": 2e-5, "special.fresnel": 2e-5, "special.wofz": 2e-5,
+             "special.bessel_jn": 2e-5, "special.owens_t": 2e-5}
 SKIPPED = {
     "nn": {"scaled_matmul": "JAX's needs cuDNN (no CPU lowering): tests/test_nn_extra.py "
                             "checks xlapy's against its documented formula"},
