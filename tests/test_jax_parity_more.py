@@ -22,6 +22,7 @@ import xlapy  # noqa: E402
 import xlapy.lax as xlax  # noqa: E402
 import xlapy.nn as xnn  # noqa: E402
 import xlapy.random as xr  # noqa: E402
+import xlapy.scipy.linalg as xla  # noqa: E402
 import xlapy.scipy.signal as xsig  # noqa: E402
 import xlapy.scipy.special as xsp  # noqa: E402
 import xlapy.scipy.stats as xst  # noqa: E402
@@ -32,6 +33,7 @@ try:
     import jax
     import jax.nn as jnn
     import jax.random as jr
+    import jax.scipy.linalg as jla
     import jax.scipy.signal as jsig
     import jax.scipy.special as jsp
     import jax.scipy.stats as jst
@@ -39,10 +41,11 @@ except ImportError:
     jax = None
 needs_jax = pytest.mark.skipif(jax is None, reason="needs jax (the test extra)")
 RECORD = Record("more")
-XL = types.SimpleNamespace(nn=xnn, random=xr, special=xsp, signal=xsig, stats=xst, key=xr.key,
+XL = types.SimpleNamespace(nn=xnn, random=xr, special=xsp, signal=xsig, stats=xst, linalg=xla, key=xr.key,
                            lax=xlax, vmap=xlapy.vmap)
 JX = None if jax is None else types.SimpleNamespace(nn=jnn, random=jr, special=jsp,
-                                                     signal=jsig, stats=jst, key=jr.PRNGKey,
+                                                     signal=jsig, stats=jst, linalg=jla,
+                                                     key=jr.PRNGKey,
                                                      lax=jax.lax, vmap=jax.vmap)
 
 F32, I32, BOOL = np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.bool_)
@@ -161,6 +164,10 @@ add("special.bessel_jn", lambda m: m.special.bessel_jn(BJ, v=5),
 add("special.owens_t", lambda m: m.special.owens_t(
     np.float32([-2, -0.3, 0, 0.5, 1, 3, np.nan])[:, None],
     np.float32([-3, -1, -0.2, 0, 0.5, 1, 2, 10])))
+HA = np.float32([0, 0.5, 1, 2.5, -1.5, 3])[:, None, None]
+HB = np.float32([0, 1, 2.5, 4])[None, :, None]
+HX = np.float32([-150, -20, -1, 0, 0.3, 2, 10, 99, 120])
+add("special.hyp1f1", lambda m: m.special.hyp1f1(HA, HB, HX))
 for name in ("softmax", "log_softmax"):
     add(f"special.{name}", lambda m, n=name: getattr(m.special, n)(X3, axis=1))
 add("special.logsumexp", lambda m: m.special.logsumexp(X3, axis=(0, 2)),
@@ -203,6 +210,18 @@ add("stats.gaussian_kde", lambda m: _kde(m, KDE1, KPTS[0]), lambda m: _kde(m, KD
     lambda m: m.stats.gaussian_kde(KDE1).integrate_box_1d(-0.5, 1.0),
     lambda m: m.stats.gaussian_kde(KDE1).resample(m.key(0), (4,)))
 
+# ------------------------------------------------------------------- jax.scipy.linalg
+FA, FE = rand(F32, (4, 4), 21) * 0.5, rand(F32, (4, 4), 22)
+FB, FEB = rand(F32, (2, 3, 3), 23), rand(F32, (2, 3, 3), 24)
+add("linalg.expm_frechet", lambda m: m.linalg.expm_frechet(FA, FE),
+    lambda m: m.linalg.expm_frechet(FB, FEB, compute_expm=False))
+QM, QC = rand(F32, (5, 3), 25), (rand(F32, (5, 3), 26) + 1j * rand(F32, (5, 3), 27))
+add("linalg.qr_multiply", lambda m: m.linalg.qr_multiply(QM, QM.T),
+    lambda m: m.linalg.qr_multiply(QM, QM[:, 0]),
+    lambda m: m.linalg.qr_multiply(QM, QM[:3, :2], mode="left"),
+    lambda m: m.linalg.qr_multiply(QM.T, QM[:2], mode="right"),
+    lambda m: m.linalg.qr_multiply(QC.astype(np.complex64), QM.T, conjugate=True))
+
 # ------------------------------------------- jax.lax collectives over a vmapped named axis
 COLL = rand(F32, (4, 4, 3), 18)
 add("lax.pshuffle", lambda m: m.vmap(lambda v: m.lax.pshuffle(v, "i", [2, 0, 3, 1]),
@@ -229,7 +248,8 @@ TOLERANCE = {"special.gammainc": 3e-5, "special.gammaincc": 3e-5, "special.betai
              "stats.gaussian_kde": 1e-5, "special.expn": 2e-5, "special.expi": 2e-5,
              "special.exp1": 2e-5, "special.sici": 2e-5, "special.dawsn": 2e-5,
              "special.spence": 2e-5, "special.fresnel": 2e-5, "special.wofz": 2e-5,
-             "special.bessel_jn": 2e-5, "special.owens_t": 2e-5}
+             "special.bessel_jn": 2e-5, "special.owens_t": 2e-5, "special.hyp1f1": 3e-5,
+             "linalg.expm_frechet": 2e-4, "linalg.qr_multiply": 1e-5}
 SKIPPED = {
     "nn": {"scaled_matmul": "JAX's needs cuDNN (no CPU lowering): tests/test_nn_extra.py "
                             "checks xlapy's against its documented formula"},

@@ -1,11 +1,13 @@
-"""Faddeeva, Bessel, Owen's T and Fresnel functions of ``jax.scipy.special``:
-:func:`wofz`, :func:`bessel_jn`, :func:`owens_t`, :func:`fresnel`.
+"""Faddeeva, Bessel, Owen's T, Fresnel and confluent hypergeometric functions of
+``jax.scipy.special``: :func:`wofz`, :func:`bessel_jn`, :func:`owens_t`, :func:`fresnel`,
+:func:`hyp1f1`.
 
 The approximations (Weideman's N=32 rational form for ``wofz``, Zhang-Jin backward
 recurrence for ``bessel_jn``, Patefield-Tandy's 13-point quadrature for ``owens_t``,
-Cephes' rational forms for ``fresnel``) and their constants are those of JAX's
+Cephes' rational forms for ``fresnel``, Pearson-Olver-Porter's series for ``hyp1f1``) and their constants are those of JAX's
 ``jax/_src/scipy/special.py`` and ``jax/_src/third_party/scipy/special.py``
-(Apache-2.0 / BSD), so the values agree with JAX's. All are loop-free compositions.
+(Apache-2.0 / BSD), so the values agree with JAX's. ``hyp1f1`` sums its series in a
+masked ``while_loop``; the others are loop-free compositions.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from ..frontend import dtypes
 from ..frontend.core import Array
 from .. import numpy as xnp
 from ..numpy._elementwise import promote
-from ._special_integrals import _real
+from ._special_integrals import _masked_loop, _real
 
 _WOFZ_L = 4.7568284600108841
 _WOFZ_C = np.array([
@@ -198,3 +200,37 @@ def fresnel(x: Any) -> tuple[Array, Array]:
     neg = xa < 0.0
     s, c = xnp.where(neg, -s, s), xnp.where(neg, -c, c)
     return s.astype(orig), c.astype(orig)
+
+
+def _hyp1f1_sum(init_term: Array, ratio: Any, x: Array) -> Array:
+    """``1 + sum of terms`` with ``term *= ratio(k)`` until a term is below machine
+    precision relative to the sum (at most 250 terms), element by element."""
+    eps = np.finfo(np.dtype(x.dtype)).eps
+    init = {"serie": xnp.ones_like(init_term), "k": xnp.ones_like(init_term),
+            "term": init_term}
+
+    def body(d: dict) -> dict:
+        d["serie"] = d["serie"] + d["term"]
+        d["term"] = d["term"] * ratio(d["k"])
+        d["k"] = d["k"] + 1
+        return d
+    done = _masked_loop(lambda d: (d["k"] < 250) & (xnp.abs(d["term"]) / xnp.abs(d["serie"])
+                                                   > eps), body, init, max_iter=250)
+    return done["serie"]
+
+
+def hyp1f1(a: Any, b: Any, x: Any) -> Array:
+    """Kummer's confluent hypergeometric function ``1F1(a; b; x)`` for real arguments:
+    the Taylor series for ``|x| < 100``, the asymptotic expansion beyond."""
+    from .special import gamma
+    a, b, x = _real("hyp1f1", a, b, x)
+    small = xnp.abs(x) < 100
+    xs = xnp.where(small, x, xnp.zeros_like(x))
+    serie = _hyp1f1_sum(a / b * xs, lambda k: (a + k) / (b + k) * xs / (k + 1), xs)
+    xl = xnp.where(small, xnp.full_like(x, 100.0), x)
+    asym = _hyp1f1_sum((b - a) * (1 - a) / xl,
+                       lambda k: (b - a + k) * (1 - a + k) / (k + 1) / xl, xl)
+    asym = gamma(b) / gamma(a) * xnp.exp(xl) * xl ** (a - b) * asym
+    out = xnp.where(small, serie, asym)
+    return xnp.select([(b == 0) & (a != 0), (a == b) & (a != 0), a == 0],
+                      [xnp.full_like(x, np.inf), xnp.exp(x), xnp.ones_like(x)], out)

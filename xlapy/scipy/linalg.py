@@ -427,3 +427,6 @@ def convolution_matrix(a: Any, n: int, mode: str = "full") -> Array:
     eye = np.eye(n, dtype=np.float32)
     cols = [convolve(a, xnp.asarray(eye[i]).astype(a.dtype), mode) for i in range(n)]
     return xnp.stack(cols, axis=1)
+
+
+from ._linalg_more import expm_frechet, qr_multiply  # noqa: E402,F401
