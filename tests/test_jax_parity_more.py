@@ -41,8 +41,8 @@ except ImportError:
     jax = None
 needs_jax = pytest.mark.skipif(jax is None, reason="needs jax (the test extra)")
 RECORD = Record("more")
-XL = types.SimpleNamespace(nn=xnn, random=xr, special=xsp, signal=xsig, stats=xst, linalg=xla, key=xr.key,
-                           lax=xlax, vmap=xlapy.vmap)
+XL = types.SimpleNamespace(nn=xnn, random=xr, special=xsp, signal=xsig, stats=xst, linalg=xla,
+                           key=xr.key, lax=xlax, vmap=xlapy.vmap)
 JX = None if jax is None else types.SimpleNamespace(nn=jnn, random=jr, special=jsp,
                                                      signal=jsig, stats=jst, linalg=jla,
                                                      key=jr.PRNGKey,

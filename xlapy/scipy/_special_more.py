@@ -4,7 +4,8 @@
 
 The approximations (Weideman's N=32 rational form for ``wofz``, Zhang-Jin backward
 recurrence for ``bessel_jn``, Patefield-Tandy's 13-point quadrature for ``owens_t``,
-Cephes' rational forms for ``fresnel``, Pearson-Olver-Porter's series for ``hyp1f1``) and their constants are those of JAX's
+Cephes' rational forms for ``fresnel``, Pearson-Olver-Porter's series for ``hyp1f1``)
+and their constants are those of JAX's
 ``jax/_src/scipy/special.py`` and ``jax/_src/third_party/scipy/special.py``
 (Apache-2.0 / BSD), so the values agree with JAX's. ``hyp1f1`` sums its series in a
 masked ``while_loop``; the others are loop-free compositions.
