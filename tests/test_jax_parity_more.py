@@ -222,6 +222,12 @@ add("linalg.qr_multiply", lambda m: m.linalg.qr_multiply(QM, QM.T),
     lambda m: m.linalg.qr_multiply(QM.T, QM[:2], mode="right"),
     lambda m: m.linalg.qr_multiply(QC.astype(np.complex64), QM.T, conjugate=True))
 
+# ------------------------------------------------ jax.lax gamma-function derivatives
+GA = np.float32([0.01, 0.3, 1, 2.5, 10, 50, 200])
+GX = np.float32([1e-3, 0.2, 1, 3, 8, 60, 190])
+add("lax.igamma_grad_a", lambda m: m.lax.igamma_grad_a(GA, GX))
+add("lax.random_gamma_grad", lambda m: m.lax.random_gamma_grad(GA, GX))
+
 # ------------------------------------------- jax.lax collectives over a vmapped named axis
 COLL = rand(F32, (4, 4, 3), 18)
 add("lax.pshuffle", lambda m: m.vmap(lambda v: m.lax.pshuffle(v, "i", [2, 0, 3, 1]),
@@ -249,7 +255,8 @@ TOLERANCE = {"special.gammainc": 3e-5, "special.gammaincc": 3e-5, "special.betai
              "special.exp1": 2e-5, "special.sici": 2e-5, "special.dawsn": 2e-5,
              "special.spence": 2e-5, "special.fresnel": 2e-5, "special.wofz": 2e-5,
              "special.bessel_jn": 2e-5, "special.owens_t": 2e-5, "special.hyp1f1": 3e-5,
-             "linalg.expm_frechet": 2e-4, "linalg.qr_multiply": 1e-5}
+             "linalg.expm_frechet": 2e-4, "linalg.qr_multiply": 1e-5,
+             "lax.igamma_grad_a": 2e-4, "lax.random_gamma_grad": 2e-4}
 SKIPPED = {
     "nn": {"scaled_matmul": "JAX's needs cuDNN (no CPU lowering): tests/test_nn_extra.py "
                             "checks xlapy's against its documented formula"},

@@ -66,8 +66,8 @@ from ..frontend.primitives_misc import (  # noqa: E402
     optimization_barrier, reduce_precision, rng_bit_generator)
 from ._elementwise import (  # noqa: E402
     acos, acosh, asin, asinh, atan, atanh, bessel_i0e, bessel_i1e, betainc, conj, cosh,
-    digamma, erfc, exp2, igamma, igammac, lgamma, mulhi, polygamma, reciprocal, sinh, square,
-    zeta)
+    digamma, erfc, exp2, igamma, igamma_grad_a, igammac, lgamma, mulhi, polygamma,
+    random_gamma_grad, reciprocal, sinh, square, zeta)
 from ._structured import (  # noqa: E402
     GatherDimensionNumbers, GatherScatterMode, Precision, ScatterDimensionNumbers,
     associative_scan, batch_matmul, broadcast_like, broadcast_shapes, broadcast_to_rank,
