@@ -222,6 +222,12 @@ add("linalg.qr_multiply", lambda m: m.linalg.qr_multiply(QM, QM.T),
     lambda m: m.linalg.qr_multiply(QM.T, QM[:2], mode="right"),
     lambda m: m.linalg.qr_multiply(QC.astype(np.complex64), QM.T, conjugate=True))
 
+HM = rand(F32, (5, 5), 28)
+HC = (rand(F32, (4, 4), 29) + 1j * rand(F32, (4, 4), 30)).astype(np.complex64)
+add("linalg.hessenberg", lambda m: m.linalg.hessenberg(HM, calc_q=True),
+    lambda m: m.linalg.hessenberg(HC, calc_q=True), lambda m: m.linalg.hessenberg(HM[:2, :2]),
+    lambda m: m.linalg.hessenberg(np.triu(HM)))
+
 # ------------------------------------------------ jax.lax gamma-function derivatives
 GA = np.float32([0.01, 0.3, 1, 2.5, 10, 50, 200])
 GX = np.float32([1e-3, 0.2, 1, 3, 8, 60, 190])
@@ -255,7 +261,7 @@ TOLERANCE = {"special.gammainc": 3e-5, "special.gammaincc": 3e-5, "special.betai
              "special.exp1": 2e-5, "special.sici": 2e-5, "special.dawsn": 2e-5,
              "special.spence": 2e-5, "special.fresnel": 2e-5, "special.wofz": 2e-5,
              "special.bessel_jn": 2e-5, "special.owens_t": 2e-5, "special.hyp1f1": 3e-5,
-             "linalg.expm_frechet": 2e-4, "linalg.qr_multiply": 1e-5,
+             "linalg.expm_frechet": 2e-4, "linalg.qr_multiply": 1e-5, "linalg.hessenberg": 1e-5,
              "lax.igamma_grad_a": 2e-4, "lax.random_gamma_grad": 2e-4}
 SKIPPED = {
     "nn": {"scaled_matmul": "JAX's needs cuDNN (no CPU lowering): tests/test_nn_extra.py "

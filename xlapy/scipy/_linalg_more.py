@@ -1,6 +1,6 @@
-"""``jax.scipy.linalg`` compositions over existing factorizations: :func:`expm_frechet`
-(the forward derivative of ``expm``) and :func:`qr_multiply` (``Q`` of a QR
-factorization applied to a matrix)."""
+"""``jax.scipy.linalg`` compositions: :func:`expm_frechet` (the forward derivative of
+``expm``), :func:`qr_multiply` (``Q`` of a QR factorization applied to a matrix) and
+:func:`hessenberg` (Householder reduction with LAPACK's reflector convention)."""
 from __future__ import annotations
 
 from typing import Any
@@ -66,3 +66,42 @@ def qr_multiply(a: Any, c: Any, mode: str = "right", pivoting: bool = False,
     if onedim:
         cq = xnp.ravel(cq)
     return cq, xnp.triu(r)
+
+
+def _householder(x: Array) -> tuple[Array, Array]:
+    """LAPACK's ``larfg`` for the vector ``x``: ``(v, tau)`` with ``v[0] = 1`` and
+    ``(I - tau v v^H)^H x = beta e_0`` (``tau = 0`` when nothing needs reflecting)."""
+    alpha, rest = x[0], x[1:]
+    xnorm2 = xnp.sum(xnp.abs(rest) ** 2)
+    re = xnp.real(alpha)
+    norm = xnp.sqrt(re * re + xnp.imag(alpha) ** 2 + xnorm2)
+    beta = -xnp.where(re >= 0, norm, -norm)
+    skip = (xnorm2 == 0) & (xnp.imag(alpha) == 0)
+    safe_beta = xnp.where(skip, 1.0, beta).astype(x.dtype)
+    denom = xnp.where(skip, xnp.ones_like(alpha), alpha - safe_beta)
+    tau = xnp.where(skip, xnp.zeros_like(alpha), (safe_beta - alpha) / safe_beta)
+    v = xnp.concatenate([xnp.ones_like(alpha)[None], rest / denom])
+    return v, tau
+
+
+def hessenberg(a: Any, *, calc_q: bool = False, overwrite_a: bool = False,
+               check_finite: bool = True) -> Any:
+    """The upper Hessenberg form ``H = Q^H a Q`` of a square matrix by Householder
+    reflections (LAPACK ``gehrd``'s reflector convention); ``(H, Q)`` with ``calc_q``."""
+    m = xnp.asarray(a)
+    (m,) = promote(m, to_inexact=True)
+    if m.ndim != 2 or m.shape[0] != m.shape[1]:
+        raise ShapeError(f"hessenberg: expected a square matrix, got {m.type_text()}")
+    n = m.shape[0]
+    q = xnp.eye(n, dtype=m.dtype)
+    for k in range(n - 1):        # the last reflector makes a complex subdiagonal real
+        v, tau = _householder(m[k + 1:, k])
+        v = xnp.concatenate([xnp.zeros(k + 1, m.dtype), v])
+        vh = xnp.conj(v)
+        # H^H m H with H = I - tau v v^H (H^H = I - conj(tau) v v^H)
+        m = m - xnp.conj(tau) * xnp.outer(v, vh @ m)
+        m = m - tau * xnp.outer(m @ v, vh)
+        q = q - tau * xnp.outer(q @ v, vh)
+        col = xnp.arange(n)
+        m = xnp.where((col[:, None] > k + 1) & (col[None, :] == k), 0, m).astype(m.dtype)
+    return (m, q) if calc_q else m

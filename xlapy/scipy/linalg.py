@@ -429,4 +429,4 @@ def convolution_matrix(a: Any, n: int, mode: str = "full") -> Array:
     return xnp.stack(cols, axis=1)
 
 
-from ._linalg_more import expm_frechet, qr_multiply  # noqa: E402,F401
+from ._linalg_more import expm_frechet, hessenberg, qr_multiply  # noqa: E402,F401
