@@ -228,6 +228,26 @@ add("linalg.hessenberg", lambda m: m.linalg.hessenberg(HM, calc_q=True),
     lambda m: m.linalg.hessenberg(HC, calc_q=True), lambda m: m.linalg.hessenberg(HM[:2, :2]),
     lambda m: m.linalg.hessenberg(np.triu(HM)))
 
+TD, TE = rand(F32, (6,), 31), rand(F32, (5,), 32)
+add("linalg.eigh_tridiagonal", lambda m: m.linalg.eigh_tridiagonal(TD, TE, eigvals_only=True),
+    lambda m: m.linalg.eigh_tridiagonal(TD, TE, eigvals_only=True, select="i",
+                                        select_range=(1, 3)),
+    lambda m: m.linalg.eigh_tridiagonal(TD.astype(np.complex64),
+                                        (TE + 1j * TE[::-1]).astype(np.complex64),
+                                        eigvals_only=True),
+    lambda m: m.linalg.eigh_tridiagonal(TD, TE)[0])
+
+
+def test_eigh_tridiagonal_vectors():
+    """The eigenvectors (defined up to phase) satisfy T v = v w for the selected w."""
+    e = (TE + 1j * TE[::-1]).astype(np.complex64)
+    w, v = xla.eigh_tridiagonal(TD.astype(np.complex64), e, select="i", select_range=(2, 4))
+    t = np.diag(TD) + np.diag(e, -1) + np.diag(np.conj(e), 1)
+    w, v = np.asarray(w), np.asarray(v)
+    assert v.shape == (6, 3)
+    np.testing.assert_allclose(t @ v, v * w, atol=2e-5)
+
+
 # ------------------------------------------------ jax.lax gamma-function derivatives
 GA = np.float32([0.01, 0.3, 1, 2.5, 10, 50, 200])
 GX = np.float32([1e-3, 0.2, 1, 3, 8, 60, 190])
@@ -262,6 +282,7 @@ TOLERANCE = {"special.gammainc": 3e-5, "special.gammaincc": 3e-5, "special.betai
              "special.spence": 2e-5, "special.fresnel": 2e-5, "special.wofz": 2e-5,
              "special.bessel_jn": 2e-5, "special.owens_t": 2e-5, "special.hyp1f1": 3e-5,
              "linalg.expm_frechet": 2e-4, "linalg.qr_multiply": 1e-5, "linalg.hessenberg": 1e-5,
+             "linalg.eigh_tridiagonal": 1e-5,
              "lax.igamma_grad_a": 2e-4, "lax.random_gamma_grad": 2e-4}
 SKIPPED = {
     "nn": {"scaled_matmul": "JAX's needs cuDNN (no CPU lowering): tests/test_nn_extra.py "

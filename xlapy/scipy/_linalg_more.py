@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..errors import InvalidArgumentError, ShapeError
 from ..frontend.autodiff_forward import jvp
 from ..frontend.core import Array
@@ -105,3 +107,88 @@ def hessenberg(a: Any, *, calc_q: bool = False, overwrite_a: bool = False,
         col = xnp.arange(n)
         m = xnp.where((col[:, None] > k + 1) & (col[None, :] == k), 0, m).astype(m.dtype)
     return (m, q) if calc_q else m
+
+
+def _sturm_counts(alpha: Array, beta_sq: Array, pivmin: Array, pert0: Array,
+                  x: Array) -> Array:
+    """For each shift in ``x``, the number of eigenvalues below it (the negative pivots
+    of the LDL^T Sturm recurrence, with LAPACK ``stebz``'s pivot guard)."""
+    from ..frontend.control_flow import fori_loop
+    q = alpha[0] - x
+    count = (q < 0).astype(np.int32)
+    q = xnp.where(alpha[0] == x, pert0, q)
+
+    def step(i: Any, qc: tuple) -> tuple:
+        q, count = qc
+        q = alpha[i] - beta_sq[i - 1] / q - x
+        small = q <= pivmin
+        return xnp.where(small, xnp.minimum(q, -pivmin), q), count + small.astype(np.int32)
+    return fori_loop(1, alpha.shape[0], step, (q, count))[1]
+
+
+def eigh_tridiagonal(d: Any, e: Any, *, eigvals_only: bool = False, select: str = "a",
+                     select_range: tuple[float, float] | None = None,
+                     tol: float | None = None, key: Any = None) -> Any:
+    """Eigenvalues (ascending) of the Hermitian tridiagonal matrix with diagonal ``d``
+    and off-diagonal ``e``, by Sturm-sequence bisection (JAX's algorithm); ``select="i"``
+    keeps the indices ``select_range``. The eigenvectors (unless ``eigvals_only``) are
+    those of the dense tridiagonal matrix from ``eigh``, one column per eigenvalue (JAX
+    finds them by randomly started inverse iteration, so only their span is defined)."""
+    from ..frontend.control_flow import while_loop
+    alpha, beta = xnp.asarray(d), xnp.asarray(e)
+    if alpha.dtype != beta.dtype:
+        raise InvalidArgumentError(f"eigh_tridiagonal: d and e must have one dtype, got "
+                                   f"{alpha.dtype} and {beta.dtype}")
+    if np.dtype(alpha.dtype) not in (np.float32, np.float64, np.complex64, np.complex128):
+        raise InvalidArgumentError(f"eigh_tridiagonal: float or complex input only, got "
+                                   f"{alpha.dtype}")
+    n = alpha.shape[0]
+    if n <= 1:
+        return xnp.real(alpha) if eigvals_only else (xnp.real(alpha),
+                                                     xnp.eye(n, dtype=alpha.dtype))
+    a = xnp.real(alpha)
+    beta_sq = xnp.real(beta * xnp.conj(beta))
+    beta_abs = xnp.sqrt(beta_sq)
+    row = xnp.concatenate([beta_abs[:1], beta_abs[:-1] + beta_abs[1:], beta_abs[-1:]])
+    lam_max, lam_min = xnp.max(a + row), xnp.min(a - row)
+    t_norm = xnp.maximum(xnp.abs(lam_min), xnp.abs(lam_max))
+    fi = np.finfo(np.dtype(a.dtype))
+    one = np.ones([], dtype=np.dtype(a.dtype))
+    safemin = np.maximum(one / fi.max, (one + fi.eps) * fi.tiny)
+    pivmin = safemin * xnp.maximum(1, xnp.max(beta_sq))
+    pert0 = xnp.square(fi.eps * beta_abs[0])
+    abs_tol = fi.eps * t_norm if tol is None else xnp.maximum(tol, fi.eps * t_norm)
+    if select == "a":
+        targets = np.arange(n, dtype=np.int32)
+    elif select == "i":
+        if select_range is None or select_range[0] > select_range[1]:
+            raise InvalidArgumentError("eigh_tridiagonal: select='i' needs a non-empty "
+                                       f"select_range, got {select_range!r}")
+        targets = np.arange(select_range[0], select_range[1] + 1, dtype=np.int32)
+    else:
+        raise InvalidArgumentError(f"eigh_tridiagonal: select must be 'a' or 'i', got "
+                                   f"{select!r}")
+    slack = n * 2.1 * fi.eps * t_norm
+    shape = targets.shape
+    lower = xnp.broadcast_to(lam_min - slack - 2 * 2.1 * pivmin, shape)
+    upper = xnp.broadcast_to(lam_max + slack + 2.1 * pivmin, shape)
+    pivb, pertb = xnp.broadcast_to(pivmin, shape), xnp.broadcast_to(pert0, shape)
+    tgt = xnp.asarray(targets)
+
+    def cond(s: tuple) -> Array:
+        return (s[0] < fi.nmant + 1) & (abs_tol < xnp.max(s[3] - s[1]))
+
+    def body(s: tuple) -> tuple:
+        i, lo, mid, up = s
+        counts = _sturm_counts(a, beta_sq, pivb, pertb, mid)
+        lo = xnp.where(counts <= tgt, mid, lo)
+        up = xnp.where(counts > tgt, mid, up)
+        return i + 1, lo, 0.5 * (lo + up), up
+    _, _, eigvals, _ = while_loop(cond, body, (xnp.asarray(0, dtype=np.int32), lower,
+                                               0.5 * (lower + upper), upper))
+    if eigvals_only:
+        return eigvals
+    from ..numpy import linalg as NL
+    dense = (xnp.diag(alpha) + xnp.diag(beta, -1) + xnp.diag(xnp.conj(beta), 1))
+    vecs = NL.eigh(dense)[1]
+    return eigvals, vecs[:, targets]

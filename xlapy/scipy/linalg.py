@@ -429,4 +429,5 @@ def convolution_matrix(a: Any, n: int, mode: str = "full") -> Array:
     return xnp.stack(cols, axis=1)
 
 
-from ._linalg_more import expm_frechet, hessenberg, qr_multiply  # noqa: E402,F401
+from ._linalg_more import (eigh_tridiagonal, expm_frechet, hessenberg,  # noqa: E402,F401
+                           qr_multiply)
