@@ -237,6 +237,14 @@ add("linalg.eigh_tridiagonal", lambda m: m.linalg.eigh_tridiagonal(TD, TE, eigva
                                         eigvals_only=True),
     lambda m: m.linalg.eigh_tridiagonal(TD, TE)[0])
 
+RT = np.triu(rand(F32, (5, 5), 33))
+RT[2, 1], RT[4, 3] = -1.5, 0.7               # 2x2 blocks with complex eigenvalue pairs
+RT[4, 4] = RT[3, 3]
+RZ = np.linalg.qr(rand(F32, (5, 5), 34))[0].astype(np.float32)
+add("linalg.rsf2csf", lambda m: m.linalg.rsf2csf(RT, RZ),
+    lambda m: m.linalg.rsf2csf(RT[:2, :2], RZ[:2, :2]),
+    lambda m: m.linalg.rsf2csf(np.stack([RT, np.triu(RT)]), RZ))
+
 
 def test_eigh_tridiagonal_vectors():
     """The eigenvectors (defined up to phase) satisfy T v = v w for the selected w."""
@@ -282,7 +290,7 @@ TOLERANCE = {"special.gammainc": 3e-5, "special.gammaincc": 3e-5, "special.betai
              "special.spence": 2e-5, "special.fresnel": 2e-5, "special.wofz": 2e-5,
              "special.bessel_jn": 2e-5, "special.owens_t": 2e-5, "special.hyp1f1": 3e-5,
              "linalg.expm_frechet": 2e-4, "linalg.qr_multiply": 1e-5, "linalg.hessenberg": 1e-5,
-             "linalg.eigh_tridiagonal": 1e-5,
+             "linalg.eigh_tridiagonal": 1e-5, "linalg.rsf2csf": 1e-5,
              "lax.igamma_grad_a": 2e-4, "lax.random_gamma_grad": 2e-4}
 SKIPPED = {
     "nn": {"scaled_matmul": "JAX's needs cuDNN (no CPU lowering): tests/test_nn_extra.py "

@@ -192,3 +192,52 @@ def eigh_tridiagonal(d: Any, e: Any, *, eigvals_only: bool = False, select: str 
     dense = (xnp.diag(alpha) + xnp.diag(beta, -1) + xnp.diag(xnp.conj(beta), 1))
     vecs = NL.eigh(dense)[1]
     return eigvals, vecs[:, targets]
+
+
+def _rsf2csf_2d(t: Array, z: Array) -> tuple[Array, Array]:
+    from ..numpy import linalg as NL
+    n = t.shape[0]
+    eps = np.finfo(np.dtype(t.dtype)).eps
+    for m in range(n - 1, 0, -1):
+        mu = NL.eigvals(t[m - 1:m + 1, m - 1:m + 1]) - t[m, m]
+        r = xnp.sqrt(xnp.abs(mu[0]) ** 2 + xnp.abs(t[m, m - 1]) ** 2).astype(t.dtype)
+        c, s = mu[0] / r, t[m, m - 1] / r
+        g = xnp.stack([xnp.stack([xnp.conj(c), s]), xnp.stack([-s, c])])
+        gh = xnp.conj(g).T
+        rows = g @ t[m - 1:m + 1, m - 1:]
+        t_new = xnp.concatenate([t[:m - 1], xnp.concatenate([t[m - 1:m + 1, :m - 1], rows],
+                                                             axis=1), t[m + 1:]])
+        cols = t_new[:m + 1, m - 1:m + 1] @ gh
+        t_new = xnp.concatenate([t_new[:, :m - 1], xnp.concatenate(
+            [cols, t_new[m + 1:, m - 1:m + 1]]), t_new[:, m + 1:]], axis=1)
+        z_new = xnp.concatenate([z[:, :m - 1], z[:, m - 1:m + 1] @ gh, z[:, m + 1:]], axis=1)
+        act = xnp.abs(t[m, m - 1]) > eps * (xnp.abs(t[m - 1, m - 1]) + xnp.abs(t[m, m]))
+        t, z = xnp.where(act, t_new, t), xnp.where(act, z_new, z)
+        t = t.at[m, m - 1].set(0.0)
+    return t, z
+
+
+def rsf2csf(T: Any, Z: Any, check_finite: bool = True) -> tuple[Array, Array]:
+    """Convert a real Schur form ``(T, Z)`` to the complex Schur form (Givens rotations
+    that split each 2x2 diagonal block, as SciPy/JAX); batched over leading axes."""
+    t, z = xnp.asarray(T), xnp.asarray(Z)
+    for name, m in (("T", t), ("Z", z)):
+        if m.ndim < 2 or m.shape[-1] != m.shape[-2]:
+            raise ShapeError(f"rsf2csf: {name} must be square, got {m.type_text()}")
+    if t.shape[-1] != z.shape[-1]:
+        raise ShapeError(f"rsf2csf: T and Z sizes differ: {t.type_text()} vs {z.type_text()}")
+    dt = np.dtype(xnp.result_type(t, z))
+    cdt = np.dtype(np.complex128) if dt in (np.float64, np.complex128) else \
+        np.dtype(np.complex64)
+    batch = xnp.broadcast_shapes(t.shape[:-2], z.shape[:-2])
+    t = xnp.broadcast_to(t.astype(cdt), batch + t.shape[-2:])
+    z = xnp.broadcast_to(z.astype(cdt), batch + z.shape[-2:])
+    if t.shape[-1] == 1:
+        return t, z
+    if not batch:
+        return _rsf2csf_2d(t, z)
+    n = t.shape[-1]
+    ft, fz = xnp.reshape(t, (-1, n, n)), xnp.reshape(z, (-1, n, n))
+    outs = [_rsf2csf_2d(ft[i], fz[i]) for i in range(ft.shape[0])]
+    return (xnp.reshape(xnp.stack([o[0] for o in outs]), t.shape),
+            xnp.reshape(xnp.stack([o[1] for o in outs]), z.shape))
