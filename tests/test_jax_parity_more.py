@@ -164,6 +164,11 @@ add("special.bessel_jn", lambda m: m.special.bessel_jn(BJ, v=5),
 add("special.owens_t", lambda m: m.special.owens_t(
     np.float32([-2, -0.3, 0, 0.5, 1, 3, np.nan])[:, None],
     np.float32([-3, -1, -0.2, 0, 0.5, 1, 2, 10])))
+SHN, SHM = np.int32([0, 1, 2, 3, 4, 5, 3, 2, 5]), np.int32([0, 1, -1, 2, -3, 5, 4, 0, -2])
+SHT = np.float32([0.3, 1.0, 2.0, 0.7, 2.9, 1.5, 0.4, 0.0, np.pi])
+SHP = np.float32([0.1, 2.0, -1.0, 0.5, 3.0, 1.1, 0.2, 0.3, 0.9])
+add("special.sph_harm_y", lambda m: m.special.sph_harm_y(SHN, SHM, SHT, SHP),
+    lambda m: m.special.sph_harm_y(SHN, SHM, SHT, SHP, n_max=7))
 HA = np.float32([0, 0.5, 1, 2.5, -1.5, 3])[:, None, None]
 HB = np.float32([0, 1, 2.5, 4])[None, :, None]
 HX = np.float32([-150, -20, -1, 0, 0.3, 2, 10, 99, 120])
@@ -289,6 +294,7 @@ TOLERANCE = {"special.gammainc": 3e-5, "special.gammaincc": 3e-5, "special.betai
              "special.exp1": 2e-5, "special.sici": 2e-5, "special.dawsn": 2e-5,
              "special.spence": 2e-5, "special.fresnel": 2e-5, "special.wofz": 2e-5,
              "special.bessel_jn": 2e-5, "special.owens_t": 2e-5, "special.hyp1f1": 3e-5,
+             "special.sph_harm_y": 1e-5,
              "linalg.expm_frechet": 2e-4, "linalg.qr_multiply": 1e-5, "linalg.hessenberg": 1e-5,
              "linalg.eigh_tridiagonal": 1e-5, "linalg.rsf2csf": 1e-5,
              "lax.igamma_grad_a": 2e-4, "lax.random_gamma_grad": 2e-4}

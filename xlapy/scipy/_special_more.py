@@ -235,3 +235,50 @@ def hyp1f1(a: Any, b: Any, x: Any) -> Array:
     out = xnp.where(small, serie, asym)
     return xnp.select([(b == 0) & (a != 0), (a == b) & (a != 0), a == 0],
                       [xnp.full_like(x, np.inf), xnp.exp(x), xnp.ones_like(x)], out)
+
+
+def _normalized_legendre(n_max: int, x: Array) -> Array:
+    """The fully normalized associated Legendre functions ``P_n^m(x)`` (with the
+    Condon-Shortley phase, as JAX's ``sph_harm``) as an ``(m, n, point)`` table, zero
+    where ``m > n``."""
+    s = xnp.sqrt(xnp.maximum(1 - x * x, 0))
+    zero = xnp.zeros_like(x)
+    table = [[zero] * (n_max + 1) for _ in range(n_max + 1)]
+    pmm = xnp.full_like(x, np.sqrt(1 / (4 * np.pi)))
+    for m in range(n_max + 1):
+        if m > 0:
+            pmm = -np.sqrt((2 * m + 1) / (2 * m)) * s * pmm
+        table[m][m] = pmm
+        if m + 1 <= n_max:
+            table[m][m + 1] = np.sqrt(2 * m + 3) * x * pmm
+        for n in range(m + 2, n_max + 1):
+            a = np.sqrt((4 * n * n - 1) / (n * n - m * m))
+            b = np.sqrt(((n - 1) ** 2 - m * m) / (4 * (n - 1) ** 2 - 1))
+            table[m][n] = a * (x * table[m][n - 1] - b * table[m][n - 2])
+    return xnp.stack([xnp.stack(row) for row in table])
+
+
+def sph_harm_y(n: Any, m: Any, theta: Any, phi: Any, diff_n: int | None = None,
+               n_max: int | None = None) -> Array:
+    """Spherical harmonics ``Y_n^m(theta, phi)`` (``theta`` the polar angle, ``phi`` the
+    azimuth; SciPy's ``sph_harm_y`` convention) at matching 1-D arrays of degrees,
+    orders and angles; ``n_max`` (default ``max(n)``) bounds the degrees."""
+    if diff_n is not None:
+        raise InvalidArgumentError("sph_harm_y: derivatives (diff_n) are not provided")
+    n, m = xnp.asarray(n), xnp.asarray(m)
+    theta, phi = xnp.asarray(theta), xnp.asarray(phi)
+    if theta.ndim == 0:
+        theta = theta[None]
+    if n_max is None:
+        n_max = int(np.max(np.asarray(n)))
+    (theta,) = promote(theta, to_inexact=True)
+    leg = _normalized_legendre(int(n_max), xnp.cos(theta))
+    top = leg.shape[0] - 1
+    am = xnp.abs(m)
+    idx = (xnp.clip(am, 0, top), xnp.clip(n, 0, top),
+           xnp.clip(xnp.arange(n.shape[0] if n.ndim else 1), 0, leg.shape[2] - 1))
+    val = leg[idx]
+    angle = am * phi
+    cdt = np.complex128 if np.dtype(val.dtype) == np.float64 else np.complex64
+    harm = (val * xnp.cos(angle) + 1j * (val * xnp.sin(angle))).astype(cdt)
+    return xnp.where(m < 0, ((-1.0) ** am) * xnp.conj(harm), harm)

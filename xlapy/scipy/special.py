@@ -367,4 +367,5 @@ def bernoulli(n: int) -> Array:
 
 from ._special_integrals import exp1, expi, expn, spence  # noqa: E402,F401
 from ._special_sici import dawsn, sici  # noqa: E402,F401
-from ._special_more import bessel_jn, fresnel, hyp1f1, owens_t, wofz  # noqa: E402,F401
+from ._special_more import (bessel_jn, fresnel, hyp1f1, owens_t, sph_harm_y,  # noqa: E402,F401
+                            wofz)
