@@ -249,6 +249,13 @@ RZ = np.linalg.qr(rand(F32, (5, 5), 34))[0].astype(np.float32)
 add("linalg.rsf2csf", lambda m: m.linalg.rsf2csf(RT, RZ),
     lambda m: m.linalg.rsf2csf(RT[:2, :2], RZ[:2, :2]),
     lambda m: m.linalg.rsf2csf(np.stack([RT, np.triu(RT)]), RZ))
+SA = rand(F32, (3, 3), 35) + 3 * np.eye(3, dtype=np.float32)
+SB, SC = rand(F32, (2, 2), 36), rand(F32, (3, 2), 37)
+add("linalg.solve_sylvester", lambda m: m.linalg.solve_sylvester(SA, SB, SC),
+    lambda m: m.linalg.solve_sylvester(SA, SB, SC, method="eigen"),
+    lambda m: m.linalg.solve_sylvester(np.stack([SA, 2 * SA]), SB, SC),
+    lambda m: m.linalg.solve_sylvester(np.eye(2, dtype=np.float32),
+                                       -np.eye(2, dtype=np.float32), SC[:2]))
 
 
 def test_eigh_tridiagonal_vectors():
@@ -297,6 +304,7 @@ TOLERANCE = {"special.gammainc": 3e-5, "special.gammaincc": 3e-5, "special.betai
              "special.sph_harm_y": 1e-5,
              "linalg.expm_frechet": 2e-4, "linalg.qr_multiply": 1e-5, "linalg.hessenberg": 1e-5,
              "linalg.eigh_tridiagonal": 1e-5, "linalg.rsf2csf": 1e-5,
+             "linalg.solve_sylvester": 5e-5,
              "lax.igamma_grad_a": 2e-4, "lax.random_gamma_grad": 2e-4}
 SKIPPED = {
     "nn": {"scaled_matmul": "JAX's needs cuDNN (no CPU lowering): tests/test_nn_extra.py "

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidArgumentError, ShapeError
+from ..frontend import dtypes
 from ..frontend.autodiff_forward import jvp
 from ..frontend.core import Array
 from .. import numpy as xnp
@@ -241,3 +242,48 @@ def rsf2csf(T: Any, Z: Any, check_finite: bool = True) -> tuple[Array, Array]:
     outs = [_rsf2csf_2d(ft[i], fz[i]) for i in range(ft.shape[0])]
     return (xnp.reshape(xnp.stack([o[0] for o in outs]), t.shape),
             xnp.reshape(xnp.stack([o[1] for o in outs]), z.shape))
+
+
+def _sylvester_2d(a: Array, b: Array, c: Array, method: str, tol: float) -> Array:
+    from ..numpy import linalg as NL
+    m, n = c.shape
+    if method == "schur":
+        # vec(A X + X B) = (I_n (x) A + B^T (x) I_m) vec(X), vec stacking columns
+        k = xnp.kron(xnp.eye(n, dtype=a.dtype), a) + xnp.kron(b.T, xnp.eye(m, dtype=a.dtype))
+        x = xnp.reshape(NL.solve(k, xnp.reshape(c.T, (m * n,))), (n, m)).T
+    else:
+        ra, ua = NL.eig(a)
+        rb, ub = NL.eig(b)
+        f = NL.solve(ua, c.astype(ra.dtype) @ ub)
+        x = ua @ (f / (ra[:, None] + rb[None, :])) @ NL.inv(ub)
+        if not xnp.iscomplexobj(c):
+            x = xnp.real(x)
+    bad = xnp.any(xnp.abs(NL.eigvals(a)[:, None] + NL.eigvals(b)[None, :]) < tol)
+    return xnp.where(bad, np.nan, x).astype(x.dtype)
+
+
+def solve_sylvester(A: Any, B: Any, C: Any, *, method: str = "schur",
+                    tol: float = 1e-8) -> Array:
+    """``X`` with ``A X + X B = C`` (batched over leading axes); NaN when ``A`` and ``-B``
+    share an eigenvalue (within ``tol``). ``method="schur"`` solves the equivalent
+    Kronecker-product linear system directly (the unique solution Bartels-Stewart also
+    finds; xlapy has no Schur decomposition), ``"eigen"`` diagonalizes ``A`` and ``B``
+    as JAX does."""
+    if method not in ("schur", "eigen"):
+        raise InvalidArgumentError(f"solve_sylvester: method must be 'schur' or 'eigen', got "
+                                   f"{method!r}")
+    a, b, c = xnp.asarray(A), xnp.asarray(B), xnp.asarray(C)
+    dt = dtypes.to_inexact(xnp.result_type(a, b, c))
+    a, b, c = a.astype(dt), b.astype(dt), c.astype(dt)
+    m, n = c.shape[-2:]
+    if a.shape[-2:] != (m, m) or b.shape[-2:] != (n, n):
+        raise ShapeError(f"solve_sylvester: incompatible shapes A {a.type_text()}, "
+                         f"B {b.type_text()}, C {c.type_text()}")
+    batch = xnp.broadcast_shapes(a.shape[:-2], b.shape[:-2], c.shape[:-2])
+    if not batch:
+        return _sylvester_2d(a, b, c, method, tol)
+    fa = xnp.reshape(xnp.broadcast_to(a, batch + (m, m)), (-1, m, m))
+    fb = xnp.reshape(xnp.broadcast_to(b, batch + (n, n)), (-1, n, n))
+    fc = xnp.reshape(xnp.broadcast_to(c, batch + (m, n)), (-1, m, n))
+    outs = [_sylvester_2d(fa[i], fb[i], fc[i], method, tol) for i in range(fa.shape[0])]
+    return xnp.reshape(xnp.stack(outs), batch + (m, n))

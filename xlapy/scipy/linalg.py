@@ -430,4 +430,4 @@ def convolution_matrix(a: Any, n: int, mode: str = "full") -> Array:
 
 
 from ._linalg_more import (eigh_tridiagonal, expm_frechet, hessenberg,  # noqa: E402,F401
-                           qr_multiply, rsf2csf)
+                           qr_multiply, rsf2csf, solve_sylvester)
