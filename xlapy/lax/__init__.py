@@ -51,6 +51,7 @@ __all__ = [
     "optimization_barrier",
     # collectives over a named axis (pmap / vmap axis_name)
     "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "all_to_all",
+    "pshuffle", "pswapaxes", "pbroadcast",
     "axis_index", "axis_size",
     # control flow
     "cond", "switch", "while_loop", "fori_loop", "scan",
@@ -65,8 +66,8 @@ from ..frontend.primitives_misc import (  # noqa: E402
     optimization_barrier, reduce_precision, rng_bit_generator)
 from ._elementwise import (  # noqa: E402
     acos, acosh, asin, asinh, atan, atanh, bessel_i0e, bessel_i1e, betainc, conj, cosh,
-    digamma, erfc, exp2, igamma, igammac, lgamma, mulhi, polygamma, reciprocal, sinh, square,
-    zeta)
+    digamma, erfc, exp2, igamma, igamma_grad_a, igammac, lgamma, mulhi, polygamma,
+    random_gamma_grad, reciprocal, sinh, square, zeta)
 from ._structured import (  # noqa: E402
     GatherDimensionNumbers, GatherScatterMode, Precision, ScatterDimensionNumbers,
     associative_scan, batch_matmul, broadcast_like, broadcast_shapes, broadcast_to_rank,
@@ -83,4 +84,5 @@ from ._misc import (  # noqa: E402
     conv_shape_tuple, conv_transpose_shape_tuple, conv_with_general_padding, fft,
     platform_dependent, ragged_dot_general, reduce_window_shape_tuple)
 from ..frontend.sharding import with_sharding_constraint  # noqa: E402,F401
+from ._collective import pbroadcast, pshuffle, pswapaxes  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401

@@ -163,3 +163,28 @@ def mulhi(x: Any, y: Any) -> Array:
 lgamma, digamma, erfc = S.lgamma, S.digamma, S.erfc
 bessel_i0e, bessel_i1e = S.bessel_i0e, S.bessel_i1e
 igamma, igammac, betainc, zeta, polygamma = S.igamma, S.igammac, S.betainc, S.zeta, S.polygamma
+
+
+def _same_float(name: str, a: Any, x: Any) -> tuple[Array, Array]:
+    a, x = _inexact(name, a), _inexact(name, x)
+    if a.dtype != x.dtype or a.shape != x.shape or dtypes.is_complex(a.dtype):
+        raise InvalidArgumentError(f"lax.{name} takes two real floating operands of one type, "
+                                   f"got {a.type_text()} and {x.type_text()}")
+    return a, x
+
+
+def igamma_grad_a(a: Any, x: Any) -> Array:
+    """The derivative of the regularized lower incomplete gamma ``igamma(a, x)`` with
+    respect to ``a`` (forward differentiation of ``igamma``'s series and continued
+    fraction)."""
+    from ..frontend.autodiff_forward import jvp
+    a, x = _same_float("igamma_grad_a", a, x)
+    return jvp(lambda aa: S.igamma(aa, x), (a,), (lax.full_like(a, 1.0),))[1]
+
+
+def random_gamma_grad(a: Any, x: Any) -> Array:
+    """The derivative of a Gamma(``a``, 1) sample ``x`` with respect to ``a`` at fixed
+    quantile (implicit reparameterization): ``-d igamma(a, x)/da / pdf(x; a)``."""
+    a, x = _same_float("random_gamma_grad", a, x)
+    log_pdf = (a - 1) * lax.log(x) - x - S.lgamma(a)
+    return -igamma_grad_a(a, x) / lax.exp(log_pdf)

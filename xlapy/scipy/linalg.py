@@ -427,3 +427,7 @@ def convolution_matrix(a: Any, n: int, mode: str = "full") -> Array:
     eye = np.eye(n, dtype=np.float32)
     cols = [convolve(a, xnp.asarray(eye[i]).astype(a.dtype), mode) for i in range(n)]
     return xnp.stack(cols, axis=1)
+
+
+from ._linalg_more import (eigh_tridiagonal, expm_frechet, hessenberg,  # noqa: E402,F401
+                           qr_multiply, rsf2csf, solve_sylvester)

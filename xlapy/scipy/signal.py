@@ -139,3 +139,6 @@ def detrend(data: Any, axis: int = -1, type: str = "linear", bp: int = 0,
     slope = xnp.sum(y * t, axis=-1, keepdims=True) / xnp.sum(t * t)
     fit = xnp.mean(y, axis=-1, keepdims=True) + slope * t
     return xnp.moveaxis(y - fit, -1, axis)
+
+
+from ._spectral import csd, istft, stft, welch  # noqa: E402,F401

@@ -363,3 +363,9 @@ def bernoulli(n: int) -> Array:
                 a[j] = (j + 1) * (a[j] - a[j + 1])
         out.append(-float(a[0]) if m == 1 else float(a[0]))
     return xnp.asarray(np.array(out, np.float32))
+
+
+from ._special_integrals import exp1, expi, expn, spence  # noqa: E402,F401
+from ._special_sici import dawsn, sici  # noqa: E402,F401
+from ._special_more import (bessel_jn, fresnel, hyp1f1, owens_t, sph_harm_y,  # noqa: E402,F401
+                            wofz)

@@ -20,6 +20,13 @@ _INTERNAL = "a JAX-internal tracing/staging helper, not an operation"
 _IMPLICIT = ("its meaning is the implicit gradient, which needs custom_vjp (issue 14 item 1, "
              "being added separately); to be built on it")
 
+_PCAST = ("a cast between shard_map's varying/invariant/unreduced manual-axis types; its "
+          "meaning is defined by shard_map's type system, which xlapy does not have")
+_SEND_RECV = ("token-ordered point-to-point Send/Recv HLO returning/consuming XLA tokens; "
+              "xlapy's front end has no tokens (use lax.ppermute)")
+_RAGGED = ("needs HLO's ragged all-to-all collective (per-participant offsets and sizes), "
+           "which xlapy's HLO, interpreter and backends do not have")
+
 EXCLUSIONS: dict[str, dict[str, str]] = {
     "jax.lax": {
         "*_p": _PRIMITIVE,
@@ -29,6 +36,8 @@ EXCLUSIONS: dict[str, dict[str, str]] = {
         "rng_uniform": ("XLA's stateful RNG op, whose values each backend defines; use "
                         "lax.rng_bit_generator or xlapy.random"),
         "custom_root": _IMPLICIT, "custom_linear_solve": _IMPLICIT,
+        "pcast": _PCAST, "psend": _SEND_RECV, "precv": _SEND_RECV,
+        "ragged_all_to_all": _RAGGED,
     },
     "jax.nn": {"scaled_dot_general": _BLOCK_SCALED, "get_scaled_dot_general_config": _BLOCK_SCALED},
     "jax.random": {"random_gamma_p": _PRIMITIVE},

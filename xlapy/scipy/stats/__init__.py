@@ -10,6 +10,7 @@ from ...errors import InvalidArgumentError
 from ...frontend.core import Array
 from ... import numpy as xnp
 from . import norm  # noqa: F401
+from ._kde import gaussian_kde  # noqa: F401
 from ._distributions import (bernoulli, beta, binom, cauchy, chi2, expon, gamma, geom,
                              gumbel_l, gumbel_r, laplace, logistic, multivariate_normal,
                              pareto, poisson, t, uniform)
@@ -93,7 +94,8 @@ def rankdata(a: Any, method: str = "average", *, axis: int | None = None,
     return xnp.moveaxis(out, -1, axis)
 
 
-__all__ = ["norm", "expon", "uniform", "laplace", "logistic", "cauchy", "t", "gamma", "chi2",
+__all__ = ["gaussian_kde",
+           "norm", "expon", "uniform", "laplace", "logistic", "cauchy", "t", "gamma", "chi2",
            "beta", "pareto", "gumbel_r", "gumbel_l", "multivariate_normal", "poisson",
            "bernoulli", "binom", "geom", "sem", "mode", "rankdata", "truncnorm", "gennorm",
            "vonmises", "wrapcauchy", "nbinom", "betabinom", "dirichlet", "multinomial"]
