@@ -51,7 +51,7 @@ __all__ = [
     "optimization_barrier",
     # collectives over a named axis (pmap / vmap axis_name)
     "psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "all_to_all",
-    "pshuffle", "pswapaxes", "pbroadcast",
+    "pshuffle", "pswapaxes", "pbroadcast", "with_sharding_constraint",
     "axis_index", "axis_size",
     # control flow
     "cond", "switch", "while_loop", "fori_loop", "scan",
