@@ -11,7 +11,8 @@ import xlapy.numpy as xnp
 from xlapy import lax
 from xlapy.frontend import lax_nn
 from xlapy.frontend import primitives_nn as PN
-from xlapy.frontend.core import bind, to_array
+from xlapy.frontend.core import bind, get_primitive, to_array
+from xlapy.hlo.sharding import HloSharding
 from autodiff_check import (case, check_case, check_shift_invariance, grads_of, grid, spaced,
                             uniform)
 
@@ -207,6 +208,9 @@ HOST_AND_DYNAMIC = [
 MISC = [
     case("reduce_precision_to_f32_format", "reduce_precision",
          lambda x: lax.reduce_precision(x * x, 8, 23), u("rp", (2, 3))),
+    case("sharding_constraint_is_the_identity", "sharding_constraint",
+         lambda x: bind(get_primitive("sharding_constraint"), to_array(x * x),
+                        sharding=HloSharding.iota_tile((2, 1))), u("sc", (4, 3))),
     case("optimization_barrier_of_two", "optimization_barrier",
          lambda x, y: sum(v * w for v, w in zip(lax.optimization_barrier((x, y)), (y, x))),
          u("ob1", (3,)), u("ob2", (3,))),

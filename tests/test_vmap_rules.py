@@ -154,6 +154,9 @@ SAMPLES.update({
         (a, b)), [_f32(3), _f32(2)]),
     "rng_bit_generator": (lambda k: xlapy.frontend.primitives_misc.rng_bit_generator(k, (3,)),
                           [_i32(4, hi=1000).astype(np.uint32)]),
+    "sharding_constraint": (lambda x: core.bind(
+        core.get_primitive("sharding_constraint"), core.to_array(x),
+        sharding=xlapy.hlo.sharding.HloSharding.iota_tile((2, 1))), [_f32(4, 3)]),
 })
 COLLECTIVES = {"psum", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "all_to_all",
                "axis_index"}

@@ -214,6 +214,16 @@ def _sc_lower(ctx: LoweringContext, x: Any, *, sharding: HloSharding) -> Any:
 sharding_constraint_p.def_vjp(lambda g, ans, x, **p: (bind(sharding_constraint_p, g, **p),))
 
 
+@sharding_constraint_p.def_batching
+def _sc_batching(vals: Any, dims: Any, *, sharding: HloSharding) -> tuple:
+    """The batch axis is left unsplit (a tile of 1 at ``bdim``), as JAX's rule does."""
+    (x,), (d,) = vals, dims
+    if sharding.is_tiled:
+        sharding = HloSharding.tile(np.expand_dims(sharding.device_array(), d),
+                                    sharding.subgroups)
+    return bind(sharding_constraint_p, x, sharding=sharding), d
+
+
 def with_sharding_constraint(x: Any, sharding: NamedSharding) -> Array:
     """``x``, constrained to ``sharding`` inside a sharded ``jit`` (unchanged elsewhere)."""
     from .core import current_trace

@@ -391,3 +391,10 @@ def _gtsv(instr: HloInstruction, operands: list, p: str, cfg: dict) -> tuple:
         dl2, d[i], du2, rhs[i], info[i] = _fn(p, "gtsv")(dl[i, 1:], d[i], du[i, :-1], rhs[i])
         dl[i, 1:], du[i, :-1] = dl2, du2
     return _results(instr, [dl, d, du, rhs, info.reshape(_batch(operands[3]))])
+
+
+@custom_call("Sharding")
+def _sharding_annotation(ev: Evaluator, instr: HloInstruction, operands: list) -> Any:
+    """A sharding annotation (``with_sharding_constraint``) on an unpartitioned program is
+    the identity, as after XLA's sharding remover: the interpreter runs programs whole."""
+    return operands[0]
