@@ -121,6 +121,7 @@ def default_directory() -> str:
 
 
 REMEMBERED_EVICTIONS = 4096     # evicted keys remembered to explain a later miss
+RESCAN_STORES = 64             # stores between directory scans that bound its size
 
 
 class DiskCache:
@@ -134,6 +135,10 @@ class DiskCache:
         self.enabled = (not env_cache_disabled()) if enabled is None else enabled
         self.stats = CacheStats()
         self._evicted: collections.OrderedDict[str, None] = collections.OrderedDict()
+        # bytes in the directory as of the last scan plus this process's stores since; the
+        # first store scans (the count starts at the rescan interval)
+        self._bytes = 0
+        self._stores_since_scan = RESCAN_STORES
 
     def path(self, key: str) -> Path:
         return self.directory / f"{key}{SUFFIX}"
@@ -234,7 +239,16 @@ class DiskCache:
                           "XLAPY_CACHE_MAX_BYTES=%d", key[:16], len(data), limit)
                 return None
             files.write_entry(dfd, name, data, shared)
-            for gone in files.evict(dfd, limit, keep=name):
+            # The directory is scanned (O(entries)) only when this process's running total
+            # may pass the bound, or every RESCAN_STORES stores for other processes' writes.
+            self._stores_since_scan += 1
+            self._bytes += len(data)
+            if self._bytes > limit or self._stores_since_scan >= RESCAN_STORES:
+                gone_names, self._bytes = files.evict_counting(dfd, limit, keep=name)
+                self._stores_since_scan = 0
+            else:
+                gone_names = []
+            for gone in gone_names:
                 self.stats.evictions += 1
                 self._evicted[gone[:-len(SUFFIX)]] = None
                 log.debug("cpu cache entry %s evicted (XLAPY_CACHE_MAX_BYTES=%d)", gone, limit)

@@ -251,6 +251,11 @@ def evict(dfd: int, max_bytes: int, keep: str) -> list[str]:
     """Remove least recently used entries (oldest mtime first, never ``keep``) until the
     entries' total size is at most ``max_bytes``; also temporaries a crashed writer left.
     Returns the names removed (an entry that cannot be removed is passed over)."""
+    return evict_counting(dfd, max_bytes, keep)[0]
+
+
+def evict_counting(dfd: int, max_bytes: int, keep: str) -> tuple[list[str], int]:
+    """:func:`evict`, also returning the entries' total size left in the directory."""
     entries, total, now = [], 0, time.time()
     with os.scandir(dfd) as it:
         for e in it:
@@ -271,8 +276,9 @@ def evict(dfd: int, max_bytes: int, keep: str) -> list[str]:
         if name != keep and remove(dfd, name):
             removed.append(name)
             total -= size
-    return removed
+    return removed, total
 
 
 __all__ = ["CacheDirectory", "KEY_NAME", "NotRegularFile", "Refused", "SUFFIX", "evict",
+           "evict_counting",
            "read_entry", "remove", "warn_once", "write_entry"]
