@@ -111,28 +111,28 @@ def _transform(x: Array, kind: str, axes: list[int], sizes: list[int]) -> Array:
     return lax.transpose(y, tuple(int(i) for i in inv)) if order != list(range(nd)) else y
 
 
-def fftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
-         norm: str | None = None) -> Array:
-    """The N-D discrete Fourier transform over ``axes``."""
+def _complex_n(a: Any, s: Sequence[int] | None, axes: Sequence[int] | None,
+               norm: str | None, kind: str) -> Array:
+    """``fftn`` (kind ``FFT``) or ``ifftn`` (``IFFT``) of ``a`` over ``axes``."""
     x = _complex(asarray(a))
     axes_, sizes = _axes_and_sizes(x, s, axes, False)
     if not axes_:
         return x
     for ax, n in zip(axes_, sizes):
         x = _fit(x, ax, n)
-    return _scale(_transform(x, "FFT", axes_, sizes), math.prod(sizes), norm, False)
+    return _scale(_transform(x, kind, axes_, sizes), math.prod(sizes), norm, kind == "IFFT")
+
+
+def fftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+         norm: str | None = None) -> Array:
+    """The N-D discrete Fourier transform over ``axes``."""
+    return _complex_n(a, s, axes, norm, "FFT")
 
 
 def ifftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: str | None = None) -> Array:
     """The N-D inverse discrete Fourier transform over ``axes``."""
-    x = _complex(asarray(a))
-    axes_, sizes = _axes_and_sizes(x, s, axes, False)
-    if not axes_:
-        return x
-    for ax, n in zip(axes_, sizes):
-        x = _fit(x, ax, n)
-    return _scale(_transform(x, "IFFT", axes_, sizes), math.prod(sizes), norm, True)
+    return _complex_n(a, s, axes, norm, "IFFT")
 
 
 def rfftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
