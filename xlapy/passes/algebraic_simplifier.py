@@ -36,6 +36,10 @@ Data movement (:mod:`.algsimp_shapes`)
   transpose with the identity permutation -> x; transpose(transpose(x)) -> transpose
   slice covering the operand -> x; slice(slice(x)) -> slice
   concatenate of one operand -> the operand; pad with all-zero padding -> x
+  add(pad(a, 0), pad(b, 0), ...) of pieces along one axis that do not overlap ->
+      concatenate(a, b, ...) (gaps: the padding value; other addends added after):
+      the gradient of a split. Where a piece holds -0.0 and the padding is +0.0 the sum
+      gives +0.0 and the concatenate keeps -0.0
   copy with the operand's layout -> x; reverse of size-1 dims -> x
   reshape/transpose/slice/reverse of broadcast(scalar) -> broadcast(scalar)
 
@@ -64,7 +68,7 @@ from ..hlo import types as T
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.opcodes import ELEMENTWISE
 from .algsimp_reduce import simplify_dot, simplify_reduce
-from .algsimp_shapes import SHAPE_REWRITES
+from .algsimp_shapes import SHAPE_REWRITES, simplify_sum_of_pads
 from .base import HloPass
 from .context import PassContext
 from .computation_edits import DeferredEdits
@@ -159,7 +163,7 @@ def _simplify_add(comp: HloComputation, instr: HloInstruction) -> HloInstruction
         return a
     if (_is_integral(instr) or floating) and _is_zero(a, sign):
         return b
-    return None
+    return simplify_sum_of_pads(comp, instr)
 
 
 def _simplify_subtract(comp: HloComputation, instr: HloInstruction) -> HloInstruction | None:
