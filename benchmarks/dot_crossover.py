@@ -232,7 +232,7 @@ def _oriented_module(m: int, k: int, n: int, orient: str) -> str:
 
 
 def kernels_vs_thunk(shapes: list[tuple[int, int, int]]) -> None:
-    from xlapy.backends.cpu import dot_emitter
+    from xlapy.backends.cpu import dot_kernel_plan as dot_emitter
     from xlapy.backends.cpu.compiler import CpuBackend
     from xlapy.hlo import parse_module
     print("\n## generated kernel vs the dot thunk (us per executable call, GFLOP/s)\n")

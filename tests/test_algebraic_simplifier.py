@@ -424,3 +424,30 @@ def test_overlapping_or_two_axis_pads_are_kept(p1):
             "  ROOT s = f32[2,8] add(p0, p1)")
     m, _ = run_passes(f"HloModule m\nENTRY e {{\n{body}\n}}", [AlgebraicSimplifier()])
     assert "concatenate" not in opcodes(m)
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_transpose_of_dot_becomes_swapped_dot(batch):
+    # the weight gradient x^T dz read transposed: dot(dz, x) written in the read order
+    if batch:
+        params = "  x = s32[2,5,3] parameter(0)\n  y = s32[2,5,4] parameter(1)"
+        body = ("  d = s32[2,3,4] dot(x, y), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+                "lhs_contracting_dims={1}, rhs_contracting_dims={1}\n"
+                "  ROOT t = s32[2,4,3] transpose(d), dimensions={0,2,1}")
+    else:
+        params = "  x = s32[5,3] parameter(0)\n  y = s32[5,4] parameter(1)"
+        body = ("  d = s32[3,4] dot(x, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n"
+                "  ROOT t = s32[4,3] transpose(d), dimensions={1,0}")
+    m, root = simplify(body, params)
+    assert root.opcode == "dot" and root.operands == [m.entry.parameters[1],
+                                                      m.entry.parameters[0]]
+    assert "transpose" not in opcodes(m)
+
+
+def test_transpose_of_shared_dot_is_kept():
+    params = "  x = s32[5,3] parameter(0)\n  y = s32[5,4] parameter(1)"
+    body = ("  d = s32[3,4] dot(x, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n"
+            "  t = s32[4,3] transpose(d), dimensions={1,0}\n"
+            "  ROOT r = (s32[3,4], s32[4,3]) tuple(d, t)")
+    m, _ = run_passes(f"HloModule m\nENTRY e {{\n{params}\n{body}\n}}", [AlgebraicSimplifier()])
+    assert "transpose" in opcodes(m)

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import xlapy
-from xlapy.backends.cpu.dot_emitter import MAX_KERNEL_MACS, DotEmitter, kernel_wanted
+from xlapy.backends.cpu.dot_emitter import DotEmitter
+from xlapy.backends.cpu.dot_kernel_plan import MAX_KERNEL_MACS, kernel_wanted
 from xlapy.backends.cpu.jit_engine import engine
 from xlapy.backends.cpu.thunks import KERNEL_CFUNC, logical_view, physical_bytes
 from xlapy.client import get_backend
@@ -195,3 +196,82 @@ def test_dots_in_a_loop_run_in_the_native_driver():
     loops = [t for t in exe.plan.walk() if t.kind == "while"]
     assert loops and all(t._native for t in loops)
     assert [t.kind for t in exe.plan.walk() if t.instruction.opcode == "dot"] == ["kernel"]
+
+
+def _output_fusion_module(m, k, n, dlay=None, transposed_rhs=False):
+    rhs = f"f32[{n},{k}]" if transposed_rhs else f"f32[{k},{n}]"
+    rc = 1 if transposed_rhs else 0
+    return f"""HloModule out_fusion
+ENTRY main {{
+  a = f32[{m},{k}] parameter(0)
+  b = {rhs} parameter(1)
+  c = f32[{m},{n}]{_lay(dlay)} parameter(2)
+  d = f32[{m},{n}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{{rc}}}
+  ROOT r = f32[{m},{n}] add(c, d)
+}}
+"""
+
+
+@pytest.mark.parametrize("m,k,n,transposed_rhs", [
+    (32, 64, 512, False), (7, 19, 33, False), (32, 128, 20, True), (5, 40, 3, True)])
+def test_dot_plus_addend_is_one_output_fused_kernel(m, k, n, transposed_rhs):
+    text = _output_fusion_module(m, k, n, None, transposed_rhs)
+    exe = get_backend("cpu").compile(parse_module(text))
+    (thunk,) = [t for t in exe.plan.walk() if t.instruction.opcode == "fusion"]
+    assert thunk.instruction.attrs["kind"] == "kOutput" and thunk.kind == "kernel"
+    args = _args(text, 5)
+    want = np.asarray(xlapy.run_hlo(text, args, backend="interpreter")[0])
+    np.testing.assert_allclose(np.asarray(exe.execute(args)), want, rtol=1e-5, atol=1e-5)
+
+
+def test_matrix_vector_output_fusion_runs_as_a_kernel():
+    # XLA:CPU's matrix-vector output fusion ran in the interpreter before
+    text = """HloModule mv
+ENTRY main {
+  a = f32[64,48] parameter(0)
+  v = f32[48] parameter(1)
+  c = f32[64] parameter(2)
+  d = f32[64] dot(a, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = f32[64] add(d, c)
+}
+"""
+    exe = get_backend("cpu").compile(parse_module(text))
+    assert list(exe.thunk_kinds().values()) == ["kernel"]
+    args = _args(text, 6)
+    np.testing.assert_allclose(np.asarray(exe.execute(args)), args[0] @ args[1] + args[2],
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_large_dots_are_not_output_fused():
+    text = _output_fusion_module(256, 256, 256)
+    exe = get_backend("cpu").compile(parse_module(text))
+    kinds = {t.instruction.opcode: t.kind for t in exe.plan.walk()}
+    assert kinds == {"dot": "library", "add": "kernel"}
+
+
+@pytest.mark.parametrize("width", [64, 32])
+@pytest.mark.parametrize("m,k,n,llay,rlay,dlay,olay,rc", [
+    (7, 19, 33, (1, 0), (1, 0), (0, 1), (1, 0), 0),     # outer, addend column-major
+    (7, 19, 33, (0, 1), (1, 0), (0, 1), (0, 1), 0),     # C^T = B^T A^T
+    (9, 40, 6, (1, 0), (1, 0), (1, 0), (0, 1), 1),      # inner, output column-major
+    (20, 33, 18, (0, 1), (1, 0), (0, 1), (1, 0), 0)])
+def test_output_fusion_kernel_reads_the_addend_in_its_layout(m, k, n, llay, rlay, dlay, olay,
+                                                             rc, width):
+    rhs = (n, k) if rc else (k, n)
+    text = f"""HloModule out_fusion_direct
+fused {{
+  p0 = f32[{m},{k}]{_lay(llay)} parameter(0)
+  p1 = f32[{rhs[0]},{rhs[1]}]{_lay(rlay)} parameter(1)
+  p2 = f32[{m},{n}]{_lay(dlay)} parameter(2)
+  d = f32[{m},{n}]{_lay(olay)} dot(p0, p1), lhs_contracting_dims={{1}}, rhs_contracting_dims={{{rc}}}
+  ROOT r = f32[{m},{n}]{_lay(olay)} add(p2, d)
+}}
+ENTRY main {{
+  a = f32[{m},{k}]{_lay(llay)} parameter(0)
+  b = f32[{rhs[0]},{rhs[1]}]{_lay(rlay)} parameter(1)
+  c = f32[{m},{n}]{_lay(dlay)} parameter(2)
+  ROOT f = f32[{m},{n}]{_lay(olay)} fusion(a, b, c), kind=kOutput, calls=fused
+}}
+"""
+    kernel = _check(text, width)
+    assert kernel.plan.slot_d == 2

@@ -51,6 +51,8 @@ Reductions and dots
   reduce(broadcast(s), init) with maximum/minimum/and/or reducer -> broadcast(f(init, s))
   dot whose contracting dims all have size 1 -> multiply of broadcasts (an outer product;
       a -0.0 product stays -0.0 where a summing dot would give +0.0)
+  transpose(dot(a, b)) putting b's free dims before a's (the dot's only user) -> dot(b, a);
+      after layout assignment also copy(transpose(dot(a, b))) -> dot(b, a)
 
 Not done, because they are not exact: x * 0 for floats, reassociation, exp(log(x)),
 log(exp(x)), x / c for non-powers of two, power(x, 0.5) -> sqrt(x) (-0 and -inf differ).
@@ -67,7 +69,7 @@ import numpy as np
 from ..hlo import types as T
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.opcodes import ELEMENTWISE
-from .algsimp_reduce import simplify_dot, simplify_reduce
+from .algsimp_reduce import simplify_dot, simplify_reduce, simplify_transpose_of_dot
 from .algsimp_shapes import SHAPE_REWRITES, simplify_sum_of_pads
 from .base import HloPass
 from .context import PassContext
@@ -334,6 +336,10 @@ REWRITES: dict[str, Rewrite] = {
     "reduce": simplify_reduce,
     "dot": simplify_dot,
     **SHAPE_REWRITES,
+    "transpose": lambda comp, instr: (SHAPE_REWRITES["transpose"](comp, instr)
+                                      or simplify_transpose_of_dot(comp, instr)),
+    "copy": lambda comp, instr: (SHAPE_REWRITES["copy"](comp, instr)
+                                 or simplify_transpose_of_dot(comp, instr)),
 }
 
 __all__ = ["AlgebraicSimplifier", "REWRITES", "value_preserving"]

@@ -116,6 +116,47 @@ def simplify_dot(comp: HloComputation, instr: HloInstruction) -> HloInstruction 
     return add_instruction(comp, "multiply", instr.shape, [left, right], like=instr)
 
 
+def simplify_transpose_of_dot(comp: HloComputation,
+                              instr: HloInstruction) -> HloInstruction | None:
+    """transpose(dot(a, b)) that puts b's free dims before a's -> dot(b, a): the product
+    is written in the order its user reads it (a weight gradient ``x^T dz`` accumulated
+    into a transposed weight) instead of being transposed after. After layout
+    assignment the transpose is a relabelling of the dot's bytes that a ``copy`` makes
+    row-major: ``copy(transpose(dot(a, b)))`` -> ``dot(b, a)`` in the copy's layout. Only
+    for a dot (and transpose) with no other user."""
+    shape = instr.shape
+    if instr.opcode == "transpose" and [u.opcode for u in instr.users] == ["copy"]:
+        return None                         # the copy's rewrite also drops the copy
+    if instr.opcode == "copy":
+        instr = instr.operands[0]
+        if instr.opcode != "transpose" or len(instr.users) != 1:
+            return None
+    dot = instr.operands[0]
+    if dot.opcode != "dot" or len(dot.users) != 1 or len(dot.operands) != 2 \
+            or "sparsity" in dot.attrs or not dot.shape.is_array:
+        return None
+    a, b = dot.operands
+    attrs = dot.attrs
+    lb = tuple(attrs.get("lhs_batch_dims", ()))
+    lc = tuple(attrs.get("lhs_contracting_dims", ()))
+    rb = tuple(attrs.get("rhs_batch_dims", ()))
+    rc = tuple(attrs.get("rhs_contracting_dims", ()))
+    nb = len(lb)
+    nl = a.shape.rank - nb - len(lc)
+    nr = b.shape.rank - len(rb) - len(rc)
+    swapped = tuple(range(nb)) + tuple(range(nb + nl, nb + nl + nr)) + \
+        tuple(range(nb, nb + nl))
+    if tuple(instr.dimensions) != swapped or nl == 0 or nr == 0:
+        return None
+    new = dict(attrs, lhs_batch_dims=rb, rhs_batch_dims=lb, lhs_contracting_dims=rc,
+               rhs_contracting_dims=lc)
+    if "operand_precision" in attrs:
+        new["operand_precision"] = tuple(reversed(tuple(attrs["operand_precision"])))
+    if instr.metadata is not None:
+        new["metadata"] = instr.metadata
+    return add_instruction(comp, "dot", shape, [b, a], new)
+
+
 def _outer_factor(comp: HloComputation, dot: HloInstruction, x: HloInstruction,
                   kept: tuple[int, ...], contracting: tuple[int, ...],
                   positions: tuple[int, ...]) -> HloInstruction:

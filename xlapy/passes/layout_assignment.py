@@ -19,7 +19,8 @@ not a fusion body (fusion bodies only get missing layouts filled in):
   a while's body parameter, body root, condition parameter and result agree;
 - a custom-call with ``operand_layout_constraints`` gets its operands in those layouts
   (LAPACK calls ask for column-major matrices);
-- dot operands are row-major, except the CPU dot policy below.
+- dot operands are row-major, except the CPU dot policy below; a dot whose only user is
+  an elementwise op is given that op's layout (a GEMM writes either order);
 
 Transposes and reshapes that only relabel memory become ``bitcast`` (XLA's
 "transpose is a bitcast" and ``ReshapeIsBitcast``): a reshape between layouts that are
@@ -333,6 +334,11 @@ class _LayoutFixer:
         changed = False
         for i, x in enumerate(instr.operands):
             if x.shape.is_array and x.shape.rank == instr.shape.rank and x.shape.rank > 0:
+                if x.opcode == "dot" and len(x.users) == 1 and x is not comp.root:
+                    # a dot writes any layout (the GEMM computes C^T = B^T A^T for a
+                    # column-major C): it takes its only user's, instead of a copy
+                    changed |= _set_shape(x, with_layout(x.shape, layout))
+                    continue
                 changed |= _set_operand_layout(comp, instr, i, with_layout(x.shape, layout),
                                                cache)
         return changed

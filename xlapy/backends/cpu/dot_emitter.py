@@ -25,146 +25,26 @@ the last column tile and the K remainder are emitted with their exact sizes (vec
 the remaining width), so no bounds checks run in the inner loops. The vector width is
 the host's (512-bit with AVX-512, else 256-bit).
 
-Which dots take this path (:func:`kernel_wanted`): ``f32``/``f64`` dots whose operands and
-result have one element type, that fit one of the two shapes and have at most
-:data:`MAX_KERNEL_MACS` multiply-adds in all; larger ones go to OpenBLAS (``blas.py``).
+Which dots take this path (``dot_kernel_plan.kernel_wanted``): ``f32``/``f64`` dots whose
+operands and result have one element type, that fit one of the two shapes and have at
+most ``MAX_KERNEL_MACS`` multiply-adds in all; larger ones go to OpenBLAS (``blas.py``).
+A ``kOutput`` fusion ``add(dot(a, b), d)`` (formed by the fusion pass for the dots this
+path takes, and XLA's matrix-vector output fusion) adds ``d`` as the tile is stored.
 The figures behind the limit are in docs/performance.md ("Measurements behind the CPU
 backend's constants").
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from math import prod
 from typing import Any
 
 from llvmlite import ir
 
 from ...hlo import types as T
 from ...hlo.ir import HloInstruction
-from ...hlo.shape import Shape
-from .blas import dot_dims, supports_dot
-from .blas_lib import collapse
+from .dot_kernel_plan import (DotKernelPlan, INNER_COLS, OUTER_VECTORS, kernel_wanted)
 from .kernel_api import KernelSpec, buffer_pointer, declare_kernel, kernel_buffers
-from .kernel_support import PlannedEmitter, c64, carried_loop, element_strides, for_loop
+from .kernel_support import PlannedEmitter, c64, carried_loop, for_loop
 from .llvm_types import declare_function, llvm_type
-
-#: Dots with more multiply-adds than this (batch included) run in OpenBLAS.
-MAX_KERNEL_MACS = 1 << 22
-
-# register tiles: outer kernel rows x vectors, inner kernel rows x cols
-_OUTER_VECTORS = 4
-_OUTER_ACCUMULATORS = 16
-_INNER_ROWS, _INNER_COLS = 4, 4
-
-
-def vector_bytes() -> int:
-    """The host's vector register size in bytes (64 with AVX-512, else 32)."""
-    from .jit_engine import engine
-    features = engine().host.features.split(",")
-    return 64 if "+avx512f" in features else 32
-
-
-@dataclass(frozen=True)
-class DotKernelPlan:
-    """A dot as ``C[b] = A[b] @ B[b]`` with element strides ``(batch, row, col)`` per array."""
-
-    instr: HloInstruction          # the top-level instruction (a dot or a kCustom fusion)
-    slot_a: int                    # buffer-table slots of A and B (after any swap)
-    slot_b: int
-    et: T.ElementType
-    batch: int
-    m: int
-    n: int
-    k: int
-    sa: tuple[int, int, int]
-    sb: tuple[int, int, int]
-    sc: tuple[int, int, int]
-    kind: str                      # "outer" or "inner"
-    rows: int                      # rows of C per work unit
-    width: int                     # vector width in elements
-
-    @property
-    def row_blocks(self) -> int:
-        return -(-self.m // self.rows)
-
-    @property
-    def units(self) -> int:
-        return self.batch * self.row_blocks
-
-    def summary(self) -> str:
-        return f"{self.kind} {self.batch}x{self.m}x{self.n}x{self.k} rows={self.rows}"
-
-
-def _strides(shape: Shape, groups: list[tuple[int, ...]]) -> tuple[int, ...] | None:
-    """Element strides of each group of ``shape``'s dims collapsed into one (0 for a group
-    of size <= 1), or None when a group does not collapse."""
-    es = element_strides(shape)
-    out = []
-    for g in groups:
-        s = collapse(shape.dims, es, g, 1)
-        if s is None:
-            return None
-        out.append(s.stride or 0)
-    return tuple(out)
-
-
-def _dot_of(instr: HloInstruction) -> tuple[HloInstruction, list[int]] | None:
-    from .plan_builder import library_target
-    return library_target(instr)
-
-
-def kernel_wanted(instr: HloInstruction, width_bytes: int | None = None) -> DotKernelPlan | None:
-    """The kernel plan for a dot (or a kCustom fusion wrapping one) this module should
-    compute instead of OpenBLAS, or None (see the module docstring)."""
-    target = _dot_of(instr)
-    if target is None or target[0].opcode != "dot" or not supports_dot(target[0]):
-        return None
-    dot, feeds = target
-    et = dot.shape.element_type
-    if et not in (T.F32, T.F64) or any(o.shape.element_type != et for o in dot.operands):
-        return None
-    d = dot_dims(dot)
-    ls, rs = dot.operands[0].shape, dot.operands[1].shape
-    batch = prod(ls.dims[i] for i in d.lhs_batch)
-    m = prod(ls.dims[i] for i in d.lhs_free)
-    k = prod(ls.dims[i] for i in d.lhs_contract)
-    n = prod(rs.dims[i] for i in d.rhs_free)
-    if batch * m * n * k > MAX_KERNEL_MACS or batch * m * n == 0:
-        return None
-    la = instr.operands[feeds[0]].shape
-    lb = instr.operands[feeds[1]].shape
-    sa = _strides(la if la.layout else ls, [d.lhs_batch, d.lhs_free, d.lhs_contract])
-    sb = _strides(lb if lb.layout else rs, [d.rhs_batch, d.rhs_contract, d.rhs_free])
-    nb, nl = len(d.lhs_batch), len(d.lhs_free)
-    rank = instr.shape.rank
-    sc = _strides(instr.shape, [tuple(range(nb)), tuple(range(nb, nb + nl)),
-                                tuple(range(nb + nl, rank))])
-    if sa is None or sb is None or sc is None:
-        return None
-    width = (width_bytes or vector_bytes()) // et.byte_size
-    slot_a, slot_b = feeds[0], feeds[1]
-
-    def unit(s: int, size: int) -> bool:
-        return size <= 1 or s == 1
-
-    # inner: both operands unit-stride along K, K at least one vector
-    if unit(sa[2], k) and unit(sb[1], k) and k >= width and (n < width or not unit(sb[2], n)):
-        return DotKernelPlan(instr, slot_a, slot_b, et, batch, m, n, k, sa, sb, sc, "inner",
-                             _INNER_ROWS, width)
-    if not unit(sc[2], n) and unit(sc[1], m):      # C^T = B^T A^T
-        m, n = n, m
-        slot_a, slot_b = slot_b, slot_a
-        sa, sb = (sb[0], sb[2], sb[1]), (sa[0], sa[2], sa[1])
-        sc = (sc[0], sc[2], sc[1])
-    if unit(sc[2], n) and unit(sb[2], n):
-        vectors = min(_OUTER_VECTORS, -(-n // width))
-        rows = max(1, min(m, _OUTER_ACCUMULATORS // vectors))
-        return DotKernelPlan(instr, slot_a, slot_b, et, batch, m, n, k, sa, sb, sc, "outer",
-                             rows, width)
-    if unit(sa[2], k) and unit(sb[1], k) and k >= width:
-        return DotKernelPlan(instr, slot_a, slot_b, et, batch, m, n, k, sa, sb, sc, "inner",
-                             _INNER_ROWS, width)
-    return None
 
 
 # ----------------------------------------------------------------------------- emission
@@ -180,6 +60,8 @@ class _Emit:
         self.a = buffer_pointer(b, fn, plan.slot_a, self.t)
         self.bp = buffer_pointer(b, fn, plan.slot_b, self.t)
         self.c = buffer_pointer(b, fn, len(plan.instr.operands), self.t)
+        self.d = buffer_pointer(b, fn, plan.slot_d, self.t) if plan.slot_d is not None \
+            else None
 
     # ----- helpers
     def vtype(self, w: int) -> ir.VectorType:
@@ -212,6 +94,17 @@ class _Emit:
     def vstore(self, value: ir.Value, base: ir.Value, offset: Any) -> None:
         ptr = self.b.bitcast(self.at(base, offset), value.type.as_pointer())
         self.b.store(value, ptr, align=self.p.et.byte_size)
+
+    def addend(self, offset: ir.Value, w: int) -> ir.Value:
+        """``w`` elements of the addend along N from ``offset`` (a vector load when they
+        are adjacent, else one load per element)."""
+        if w == 1 or self.p.sd[2] == 1:
+            return self.vload(self.d, offset, w)
+        v = ir.Constant(self.vtype(w), ir.Undefined)
+        for i in range(w):
+            x = self.b.load(self.at(self.d, self.add(offset, i * self.p.sd[2])))
+            v = self.b.insert_element(v, x, c64(i))
+        return v
 
     def splat(self, x: ir.Value, w: int) -> ir.Value:
         v = self.b.insert_element(ir.Constant(self.vtype(w), ir.Undefined), x, c64(0))
@@ -259,7 +152,9 @@ class _Emit:
                 live.append((self.vzero(w), [None] * len(live[0][1]), live[0][2]))
             for (va, oa, seg), (vb, ob, _) in zip(live[::2], live[1::2]):
                 h = seg // 2
-                lo, hi, owners = [], [], []
+                lo: list[int] = []
+                hi: list[int] = []
+                owners: list[int | None] = []
                 for i in range(len(oa)):
                     for base, own in ((i * seg, oa[i]), (w + i * seg, ob[i])):
                         lo.extend(range(base, base + h))
@@ -267,7 +162,8 @@ class _Emit:
                         owners.append(own)
                 mask_lo = ir.Constant(ir.VectorType(i32, w), lo)
                 mask_hi = ir.Constant(ir.VectorType(i32, w), hi)
-                folded = b.fadd(b.shuffle_vector(va, vb, mask_lo), b.shuffle_vector(va, vb, mask_hi))
+                folded = b.fadd(b.shuffle_vector(va, vb, mask_lo),
+                                b.shuffle_vector(va, vb, mask_hi))
                 nxt.append((folded, owners, h))
             live = nxt
         sums: list[ir.Value | None] = [None] * len(vectors)
@@ -291,10 +187,11 @@ class _Emit:
             mb = b.urem(u, c64(blocks)) if p.batch > 1 else u
             m0 = b.mul(mb, c64(p.rows))
             base = [self.add(*([self.mul(bi, s[0])] if bi is not None else []),
-                             self.mul(m0, s[1])) for s in (p.sa, p.sc)]
+                             self.mul(m0, s[1])) for s in (p.sa, p.sc, p.sd)]
             bb = self.mul(bi, p.sb[0]) if bi is not None else 0
             bb = c64(bb) if isinstance(bb, int) else bb
             tail = p.m % p.rows
+            self.d0 = base[2]
             if not tail:
                 self.row_block(p.rows, base[0], bb, base[1])
                 return
@@ -318,7 +215,7 @@ class _Emit:
 
     def outer_block(self, rows: int, a0: Any, b0: ir.Value, c0: Any) -> None:
         p, w = self.p, self.p.width
-        vectors = min(_OUTER_VECTORS, -(-p.n // w))
+        vectors = min(OUTER_VECTORS, -(-p.n // w))
         span = vectors * w
         full = p.n // span
         if full:
@@ -351,19 +248,23 @@ class _Emit:
             return out
         acc = carried_loop(b, 0, p.k, init, step, "k")
         crow = self.add(c0, n0)
+        drow = self.add(self.d0, self.mul(n0, p.sd[2])) if self.d is not None else None
         for r in range(rows):
             for j, (o, w) in enumerate(zip(offs, widths)):
-                self.vstore(acc[r * len(widths) + j], self.c, self.add(crow, r * p.sc[1] + o))
+                value = acc[r * len(widths) + j]
+                if drow is not None:
+                    value = b.fadd(value, self.addend(self.add(drow, r * p.sd[1] + o * p.sd[2]), w))
+                self.vstore(value, self.c, self.add(crow, r * p.sc[1] + o))
 
     def inner_block(self, rows: int, a0: Any, b0: ir.Value, c0: Any) -> None:
         p = self.p
-        full = p.n // _INNER_COLS
+        full = p.n // INNER_COLS
         if full:
             for_loop(self.b, 0, full, lambda j: self.inner_tile(
-                rows, _INNER_COLS, self.b.mul(j, c64(_INNER_COLS)), a0, b0, c0), "ntile")
-        rem = p.n - full * _INNER_COLS
+                rows, INNER_COLS, self.b.mul(j, c64(INNER_COLS)), a0, b0, c0), "ntile")
+        rem = p.n - full * INNER_COLS
         if rem:
-            self.inner_tile(rows, rem, c64(full * _INNER_COLS), a0, b0, c0)
+            self.inner_tile(rows, rem, c64(full * INNER_COLS), a0, b0, c0)
 
     def inner_tile(self, rows: int, cols: int, n0: ir.Value, a0: Any, b0: ir.Value,
                    c0: Any) -> None:
@@ -387,8 +288,12 @@ class _Emit:
             sums = [b.fadd(s, t) for s, t in zip(sums, self.hsums(tail, rem))]
         for r in range(rows):
             for c in range(cols):
+                value = sums[r * cols + c]
+                if self.d is not None:
+                    doff = self.add(self.d0, r * p.sd[1], self.mul(self.add(n0, c), p.sd[2]))
+                    value = b.fadd(value, b.load(self.at(self.d, doff)))
                 off = self.add(c0, r * p.sc[1], self.mul(self.add(n0, c), p.sc[2]))
-                b.store(sums[r * cols + c], self.at(self.c, off))
+                b.store(value, self.at(self.c, off))
 
 
 class DotEmitter(PlannedEmitter):
@@ -413,4 +318,4 @@ class DotEmitter(PlannedEmitter):
                           cost=float(macs), notes=[plan.summary()])
 
 
-__all__ = ["DotEmitter", "DotKernelPlan", "kernel_wanted", "MAX_KERNEL_MACS", "vector_bytes"]
+__all__ = ["DotEmitter"]

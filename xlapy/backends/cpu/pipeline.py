@@ -7,7 +7,8 @@
 3. ``fusion`` (:class:`~xlapy.passes.instruction_fusion.CpuInstructionFusion`): by
    default, as XLA:CPU, with duplication of cheap producers; without it when
    multi-output fusion is on (``xla_cpu_use_multi_output_fusion`` in
-   ``xla_backend_extra_options``);
+   ``xla_backend_extra_options``); a dot the generated GEMM kernels compute is
+   output-fused into its ``add`` (:data:`DOT_OUTPUT_RULES`, ``dot_kernel_plan.py``);
 4. ``reduction_consumer_fusion`` (xlapy's own, not an XLA:CPU pass): a row reduction,
    the consumers that read it back along the rows and the reductions that follow over
    the same rows become one ``kInput`` fusion (softmax, layernorm) that the CPU
@@ -36,6 +37,7 @@ from ...passes.multi_output_fusion import CpuMultiOutputFusion
 from ...passes.pipeline import HloPassPipeline, target_independent_passes
 from ...passes.reduction_consumer_fusion import ReductionConsumerFusion
 from ..target import Target
+from .dot_kernel_plan import CpuDotOutputFusionRules
 from .reduction_plan import ROW_CACHE_ELEMENTS
 from .thunks import major_to_minor
 
@@ -55,6 +57,7 @@ class CpuRowReductionRules:
 
 
 ROW_REDUCTION_RULES = CpuRowReductionRules()
+DOT_OUTPUT_RULES = CpuDotOutputFusionRules()
 
 
 def multi_output_enabled(options: DebugOptions | Any) -> bool:
@@ -80,7 +83,8 @@ def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = 
     passes: list[HloPass | None] = [
         *target_independent_passes(),                                    # 1
         CpuLayoutAssignment(),                                           # 2
-        CpuInstructionFusion(may_duplicate=not multi_output),            # 3
+        CpuInstructionFusion(may_duplicate=not multi_output,             # 3
+                             dot_rules=DOT_OUTPUT_RULES),
         ReductionConsumerFusion(ROW_REDUCTION_RULES)                     # 4
         if reduction_consumer_fusion else None,
         FusionMerger() if merge else None,                               # 5
