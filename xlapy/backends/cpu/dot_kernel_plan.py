@@ -17,7 +17,7 @@ from ...hlo.ir import HloInstruction
 from ...hlo.shape import Shape
 from .blas import dot_dims, supports_dot
 from .blas_lib import collapse
-from .thunks import major_to_minor
+from .thunks import element_strides
 
 #: Dots with more multiply-adds than this (batch included) run in OpenBLAS.
 MAX_KERNEL_MACS = 1 << 21
@@ -73,19 +73,10 @@ class DotKernelPlan:
         return f"{self.kind} {self.batch}x{self.m}x{self.n}x{self.k} rows={self.rows}{add}"
 
 
-def _element_strides(shape: Shape) -> list[int]:
-    strides = [0] * shape.rank
-    step = 1
-    for d in reversed(major_to_minor(shape)):
-        strides[d] = step
-        step *= shape.dims[d]
-    return strides
-
-
 def _strides(shape: Shape, groups: list[tuple[int, ...]]) -> Strides | None:
     """Element strides of each group of ``shape``'s dims collapsed into one (0 for a group
     of size <= 1), or None when a group does not collapse."""
-    es = _element_strides(shape)
+    es = element_strides(shape)
     out = []
     for g in groups:
         s = collapse(shape.dims, es, g, 1)
