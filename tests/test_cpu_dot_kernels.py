@@ -110,8 +110,8 @@ def test_row_major_products(lshape, rshape, et, width):
 
 
 @pytest.mark.parametrize("width", [64, 32])
-@pytest.mark.parametrize("m,k,n", [(32, 512, 128), (5, 37, 9), (4, 16, 4), (3, 100, 1),
-                                   (1, 48, 6), (6, 44, 5), (3, 30, 7)])
+@pytest.mark.parametrize("m,k,n", [(32, 512, 128), (5, 137, 9), (4, 128, 4), (3, 200, 1),
+                                   (1, 144, 6), (6, 172, 5), (3, 130, 7)])
 def test_inner_kernel_for_k_contiguous_operands(m, k, n, width):
     # A @ B^T with B stored [N, K]: both operands unit-stride along K
     _check(dot_module("f32", (m, k), (n, k), lc=(1,), rc=(1,)), width, kind="inner")
@@ -125,14 +125,16 @@ def test_transposed_lhs(m, k, n):
 
 @pytest.mark.parametrize("llay,rlay,olay,fits", [
     ((0, 1), (1, 0), (1, 0), True),      # A column-major: broadcasts read any stride
-    ((1, 0), (0, 1), (1, 0), True),      # B column-major: inner kernel
+    ((1, 0), (0, 1), (1, 0), "long k"),  # B column-major: inner kernel, for a long K
     ((0, 1), (0, 1), (0, 1), True),      # all column-major: C^T = B^T A^T
     ((0, 1), (1, 0), (0, 1), True),
     ((1, 0), (1, 0), (0, 1), False),     # C column-major, A and B row-major: OpenBLAS
 ])
-@pytest.mark.parametrize("m,k,n", [(11, 19, 37), (32, 20, 3)])
+@pytest.mark.parametrize("m,k,n", [(11, 19, 37), (32, 20, 3), (7, 130, 9)])
 def test_layouts(m, k, n, llay, rlay, olay, fits):
     text = dot_module("f32", (m, k), (k, n), llay=llay, rlay=rlay, olay=olay)
+    if fits == "long k":
+        fits = k >= 8 * 16
     if not fits:
         assert kernel_wanted(parse_module(text).entry.root, 64) is None
         return
@@ -141,7 +143,7 @@ def test_layouts(m, k, n, llay, rlay, olay, fits):
 
 @pytest.mark.parametrize("lshape,rshape,lb,lc,rb,rc", [
     ((3, 5, 7), (3, 7, 9), (0,), (2,), (0,), (1,)),
-    ((4, 6, 33), (4, 17, 33), (0,), (2,), (0,), (2,)),       # batched inner
+    ((4, 6, 133), (4, 17, 133), (0,), (2,), (0,), (2,)),     # batched inner
     ((2, 3, 5, 6), (2, 3, 6, 4), (0, 1), (3,), (0, 1), (2,)),  # two batch dims
     ((5, 2, 8), (8, 2, 3), (1,), (2,), (1,), (0,)),          # batch dim not leading
 ])
@@ -159,6 +161,9 @@ def test_unit_ranges_cover_the_output():
 
 
 def test_dispatch_keeps_large_and_unsupported_dots_in_blas():
+    # A @ B^T with a short K: the inner kernel's lane sums cost more than OpenBLAS
+    short = parse_module(dot_module("f32", (64, 32), (128, 32), lc=(1,), rc=(1,))).entry.root
+    assert kernel_wanted(short, 64) is None
     big = parse_module(dot_module("f32", (256, 784), (784, 512))).entry.root
     assert 256 * 784 * 512 > MAX_KERNEL_MACS and kernel_wanted(big) is None
     ints = parse_module(dot_module("s32", (4, 4), (4, 4))).entry.root
@@ -213,7 +218,7 @@ ENTRY main {{
 
 
 @pytest.mark.parametrize("m,k,n,transposed_rhs", [
-    (32, 64, 512, False), (7, 19, 33, False), (32, 128, 20, True), (5, 40, 3, True)])
+    (32, 64, 512, False), (7, 19, 33, False), (32, 128, 20, True), (5, 130, 3, True)])
 def test_dot_plus_addend_is_one_output_fused_kernel(m, k, n, transposed_rhs):
     text = _output_fusion_module(m, k, n, None, transposed_rhs)
     exe = get_backend("cpu").compile(parse_module(text))

@@ -26,6 +26,10 @@ MAX_KERNEL_MACS = 1 << 21
 OUTER_VECTORS = 4
 OUTER_ACCUMULATORS = 16
 INNER_ROWS, INNER_COLS = 4, 4
+#: The inner kernel sums lanes once per output element: below this many vectors of K
+#: OpenBLAS was faster (docs/performance.md); an output fusion (no library path) takes
+#: it from one vector.
+INNER_MIN_VECTORS = 8
 
 
 def vector_bytes() -> int:
@@ -153,7 +157,8 @@ def kernel_wanted(instr: HloInstruction, width_bytes: int | None = None) -> DotK
     def plan(kind: str, rows: int) -> DotKernelPlan:
         return DotKernelPlan(instr, slot_a, slot_b, addend, et, batch, m, n, k, sa, sb, sc, sd,
                              kind, rows, width)
-    inner_fits = unit(sa[2], k) and unit(sb[1], k) and k >= width
+    min_k = width * (1 if addend is not None else INNER_MIN_VECTORS)
+    inner_fits = unit(sa[2], k) and unit(sb[1], k) and k >= min_k
     # inner: both operands unit-stride along K, unless B is unit-stride along a wide N
     if inner_fits and (n < width or not unit(sb[2], n)):
         return plan("inner", INNER_ROWS)
@@ -181,4 +186,4 @@ class CpuDotOutputFusionRules:
 
 __all__ = ["DotKernelPlan", "kernel_wanted", "output_fusion_parts", "MAX_KERNEL_MACS",
            "vector_bytes", "CpuDotOutputFusionRules", "OUTER_VECTORS", "OUTER_ACCUMULATORS",
-           "INNER_ROWS", "INNER_COLS"]
+           "INNER_ROWS", "INNER_COLS", "INNER_MIN_VECTORS"]
