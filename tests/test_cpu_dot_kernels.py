@@ -280,3 +280,33 @@ ENTRY main {{
 """
     kernel = _check(text, width)
     assert kernel.plan.slot_d == 2
+
+
+@pytest.mark.parametrize("m,k,n,axis", [(32, 64, 100, 1), (5, 7, 3, 1), (9, 20, 40, 0)])
+def test_bias_is_added_in_the_dot_kernel(m, k, n, axis):
+    # a dense layer relu(x @ w + b): the bias broadcast is read inside the output fusion
+    # (axis 0: one value per row, read with stride 0 along the vectors)
+    blen = n if axis == 1 else m
+    text = f"""HloModule dense
+ENTRY main {{
+  x = f32[{m},{k}] parameter(0)
+  w = f32[{k},{n}] parameter(1)
+  b = f32[{blen}] parameter(2)
+  d = f32[{m},{n}] dot(x, w), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+  bb = f32[{m},{n}] broadcast(b), dimensions={{{axis}}}
+  z = f32[{m},{n}] add(d, bb)
+  zero = f32[] constant(0)
+  zz = f32[{m},{n}] broadcast(zero), dimensions={{}}
+  ROOT r = f32[{m},{n}] maximum(z, zz)
+}}
+"""
+    exe = get_backend("cpu").compile(parse_module(text))
+    fusions = [t for t in exe.plan.walk() if t.instruction.opcode == "fusion"
+               and t.instruction.attrs["kind"] == "kOutput"]
+    assert len(fusions) == 1 and fusions[0].kind == "kernel"
+    inner = [i.opcode for i in fusions[0].instruction.attrs["calls"].instructions]
+    assert "broadcast" in inner and "dot" in inner
+    args = _args(text, 7)
+    bias = args[2][None, :] if axis == 1 else args[2][:, None]
+    want = np.maximum(args[0].astype(np.float64) @ args[1] + bias, 0)
+    np.testing.assert_allclose(np.asarray(exe.execute(args)), want, rtol=1e-5, atol=1e-5)

@@ -104,6 +104,17 @@ def _can_be_output_fused_into_some_operand(instr: HloInstruction,
                                          for o in instr.operands)
 
 
+def _bias_into_output_fusion(producer: HloInstruction, consumer: HloInstruction) -> bool:
+    """A broadcast of a parameter-like value into the addend of a matrix product's
+    ``kOutput`` fusion (a bias): the kernel reads it through the broadcast."""
+    if consumer.opcode != "fusion" or consumer.attrs.get("kind") != "kOutput" \
+            or producer.opcode != "broadcast" or not _has_exactly_one_use(producer):
+        return False
+    root = consumer.attrs["calls"].root
+    return root.opcode == "add" and any(o.opcode == "dot" and o.shape.rank == 2
+                                        for o in root.operands)
+
+
 def _is_minor_dim_concatenate(instr: HloInstruction) -> bool:
     """Minor-dim concatenates with ≥64 contiguous and ≥2048 total bytes are left to memcpy."""
     shape = instr.shape
@@ -357,6 +368,12 @@ class CpuInstructionFusion(HloPass):
             return FusionDecision.forbid("Don't fuse non-scalar constants.")
         if can_be_output_fused(producer, consumer, self.dot_rules):
             return FusionDecision.allow()
+        if self.dot_rules is not None and _bias_into_output_fusion(producer, consumer):
+            return FusionDecision.allow()
+        if self.dot_rules is not None and any(
+                can_be_output_fused(o, consumer, self.dot_rules)
+                for o in consumer.operands if o is not producer):
+            return FusionDecision.forbid("The add's dot is output-fused first.")
         if _can_be_output_fused_into_some_operand(producer, self.dot_rules):
             return FusionDecision.forbid(
                 "Bailing because producer can be output-fused into some operand.")
@@ -410,7 +427,10 @@ class CpuInstructionFusion(HloPass):
         return should_fuse_in_place_op(producer, consumer)
 
     def choose_kind(self, producer: HloInstruction, consumer: HloInstruction) -> str:
-        return "kOutput" if can_be_output_fused(producer, consumer, self.dot_rules) else "kLoop"
+        if can_be_output_fused(producer, consumer, self.dot_rules) or \
+                _bias_into_output_fusion(producer, consumer):
+            return "kOutput"
+        return "kLoop"
 
     # ----- global analysis
     def globally_unfusible(self, post_order: list[HloInstruction]) -> set[int]:

@@ -1,8 +1,9 @@
 """Which dots the generated small-GEMM kernels compute, and how (``dot_emitter.py``).
 
 :func:`kernel_wanted` answers for a ``dot``, a ``kCustom`` fusion wrapping one, or a
-``kOutput`` fusion ``add(dot(a, b), d)`` (the dot's result plus an addend of its shape,
-added as the result is stored: XLA's output fusion); it gives a :class:`DotKernelPlan`
+``kOutput`` fusion ``add(dot(a, b), d)`` (the dot's result plus an addend of its shape, or
+a broadcast bias, added as the result is stored: XLA's output fusion); it gives a
+:class:`DotKernelPlan`
 or None. It needs no LLVM, so the fusion pass asks it too (through the CPU pipeline's
 :class:`~xlapy.passes.backend_rules.DotOutputFusionRules`) before it forms a ``kOutput``
 fusion. ``dot_emitter.py``'s docstring describes the kernels and the shapes they take.
@@ -103,9 +104,33 @@ def output_fusion_parts(instr: HloInstruction) -> tuple[HloInstruction, list[int
         return None
     dot = dots[0]
     addend = root.operands[1] if root.operands[0] is dot else root.operands[0]
+    if addend.opcode == "broadcast":          # a bias: read through the broadcast
+        addend = addend.operands[0]
     if not all(o.opcode == "parameter" for o in (*dot.operands, addend)):
         return None
     return dot, [o.parameter_number for o in dot.operands], addend.parameter_number
+
+
+def _addend_strides(instr: HloInstruction, slot: int,
+                    groups: list[tuple[int, ...]]) -> Strides | None:
+    """The addend's element strides over the output's (batch, row, col) groups; a
+    broadcast addend (a bias) has stride 0 along the dims it is broadcast over."""
+    root = instr.attrs["calls"].root
+    addend = next(o for o in root.operands if o.opcode != "dot")
+    shape = instr.operands[slot].shape
+    if addend.opcode != "broadcast":
+        return _strides(shape, groups)
+    own = element_strides(shape)
+    per_dim = [0] * instr.shape.rank
+    for j, d in enumerate(addend.attrs.get("dimensions", ())):
+        per_dim[d] = own[j]
+    out = []
+    for g in groups:
+        s = collapse(instr.shape.dims, per_dim, g, 1)
+        if s is None:
+            return None
+        out.append(s.stride or 0)
+    return out[0], out[1], out[2]
 
 
 def _dot_of(instr: HloInstruction) -> tuple[HloInstruction, list[int], int | None] | None:
@@ -144,8 +169,7 @@ def kernel_wanted(instr: HloInstruction, width_bytes: int | None = None) -> DotK
     out_groups = [tuple(range(nb)), tuple(range(nb, nb + nl)),
                   tuple(range(nb + nl, instr.shape.rank))]
     sc = _strides(instr.shape, out_groups)
-    sd = _strides(instr.operands[addend].shape, out_groups) if addend is not None \
-        else (0, 0, 0)
+    sd = _addend_strides(instr, addend, out_groups) if addend is not None else (0, 0, 0)
     if sa is None or sb is None or sc is None or sd is None:
         return None
     width = (width_bytes or vector_bytes()) // et.byte_size
