@@ -51,8 +51,8 @@ Reductions and dots
   reduce(broadcast(s), init) with maximum/minimum/and/or reducer -> broadcast(f(init, s))
   dot whose contracting dims all have size 1 -> multiply of broadcasts (an outer product;
       a -0.0 product stays -0.0 where a summing dot would give +0.0)
-  transpose(dot(a, b)) putting b's free dims before a's (the dot's only user) -> dot(b, a);
-      after layout assignment also copy(transpose(dot(a, b))) -> dot(b, a)
+  transpose(dot(a, b)) putting b's free dims before a's (the dot's only user) -> dot(b, a),
+      when the result is row-major or has no layout
 
 Not done, because they are not exact: x * 0 for floats, reassociation, exp(log(x)),
 log(exp(x)), x / c for non-powers of two, power(x, 0.5) -> sqrt(x) (-0 and -inf differ).
@@ -338,8 +338,6 @@ REWRITES: dict[str, Rewrite] = {
     **SHAPE_REWRITES,
     "transpose": lambda comp, instr: (SHAPE_REWRITES["transpose"](comp, instr)
                                       or simplify_transpose_of_dot(comp, instr)),
-    "copy": lambda comp, instr: (SHAPE_REWRITES["copy"](comp, instr)
-                                 or simplify_transpose_of_dot(comp, instr)),
 }
 
 __all__ = ["AlgebraicSimplifier", "REWRITES", "value_preserving"]

@@ -82,7 +82,7 @@ def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = 
         multi_output = multi_output_enabled(ctx.options)
     passes: list[HloPass | None] = [
         *target_independent_passes(),                                    # 1
-        CpuLayoutAssignment(),                                           # 2
+        CpuLayoutAssignment(dot_follows_user=True),                      # 2
         CpuInstructionFusion(may_duplicate=not multi_output,             # 3
                              dot_rules=DOT_OUTPUT_RULES),
         ReductionConsumerFusion(ROW_REDUCTION_RULES)                     # 4
