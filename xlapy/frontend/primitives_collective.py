@@ -1,13 +1,18 @@
 """Collective primitives over named axes (JAX's ``lax.psum`` family), with their lowering,
 gradient and batching rules side by side.
 
-A collective names an axis bound by an enclosing ``pmap`` or ``vmap`` (``batching.AXIS_ENV``):
+A collective names an axis bound by an enclosing ``pmap``, ``shard_map`` or ``vmap``
+(``batching.AXIS_ENV``):
 
 - under ``pmap`` it lowers to the HLO collective over all the devices of the axis
   (``replica_groups={{0,...,N-1}}`` in a module with ``replica_count=N``): ``psum``/``pmax``/
   ``pmin`` to ``all-reduce``, ``all_gather`` to ``all-gather``, ``psum_scatter`` to
   ``reduce-scatter``, ``ppermute`` to ``collective-permute``, ``all_to_all`` to ``all-to-all``
   and ``axis_index`` to ``replica-id``;
+- inside ``shard_map`` (mesh axes) it lowers as JAX does for a ``{manual}`` region: groups of
+  partition ids (the devices that differ only along the named axes), a ``channel_id``,
+  ``use_global_device_ids`` for the all-reduce family, ``ppermute``'s pairs repeated in every
+  group, and ``axis_index`` as ``(partition-id / stride) % size``;
 - under ``vmap(..., axis_name=...)`` the batching rules compute the same thing over the
   batch axis (``psum`` is a sum over it, ``all_gather`` moves it into the result, ...).
 
@@ -51,13 +56,18 @@ def _one_name(axis_name: Any, what: str) -> Any:
 
 def _device_groups(names: Sequence[Any], what: str) -> tuple[int, ReplicaGroups | None]:
     """The participant count and replica groups of a collective over ``names`` in a
-    ``pmap``-traced module.
+    ``pmap``-traced module, or over mesh axes inside ``shard_map`` (groups of partition
+    ids: the devices that differ only along ``names``, see :func:`_spmd_attrs`).
 
     Groups are None for an axis of an enclosing ``vmap``: the collective is then being
     lowered into the body of a control-flow op traced under that vmap, only to find the
     body's types and captured values (``batching``); such bodies never run (the
     control-flow batching rules run the Python body again, and the collective's own
     rule handles the axis), so the lowering gives a value of the result's type."""
+    mesh = _mesh_of(names, what)
+    if mesh is not None:
+        groups = mesh.axis_groups(names)
+        return len(groups[0]), ReplicaGroups.of(groups)
     if len(names) != 1:
         raise InvalidArgumentError(f"{what}: {len(names)} pmap axes {list(names)}; pmap binds "
                                    "one axis (nested pmap is not supported)")
@@ -68,6 +78,33 @@ def _device_groups(names: Sequence[Any], what: str) -> tuple[int, ReplicaGroups 
                                        "lowering outside the vmap's control-flow bodies")
         return frame.size, None
     return frame.size, ReplicaGroups.of([list(range(frame.size))])
+
+
+def _mesh_of(names: Sequence[Any], what: str) -> Any:
+    """The ``Mesh`` when every axis in ``names`` is bound by ``shard_map`` (None when none
+    is); mixing them with ``pmap``/``vmap`` axes is an error."""
+    frames = [axis_frame(n, what) for n in names]
+    meshes = {id(f.mesh): f.mesh for f in frames if f.kind == "shard_map"}
+    if not meshes:
+        return None
+    if len(meshes) != 1 or len(frames) != sum(f.kind == "shard_map" for f in frames):
+        raise InvalidArgumentError(f"{what}: axes {list(names)} mix shard_map mesh axes with "
+                                   "other named axes")
+    return next(iter(meshes.values()))
+
+
+def _spmd_attrs(names: Sequence[Any], global_ids: bool = True) -> dict:
+    """The attributes that make a collective inside ``shard_map`` address partitions, as
+    JAX emits them: a ``channel_id`` (numbered per traced program) and, for the all-reduce
+    family, ``use_global_device_ids`` (groups of flattened ids)."""
+    if _mesh_of(names, "collective") is None:
+        return {}
+    root = current_trace()
+    while getattr(root, "parent", None) is not None:
+        root = root.parent
+    channel = getattr(root, "channels", 0) + 1
+    root.channels = channel
+    return {"channel_id": channel, **({"use_global_device_ids": True} if global_ids else {})}
 
 
 # ----------------------------------------------------------------- all-reduce family
@@ -81,7 +118,7 @@ def _all_reduce_lower(kind: str) -> Any:
             return x
         opcode = _REDUCE[kind][1] if x.shape.element_type.is_pred else _REDUCE[kind][0]
         return ctx.b.add_instruction(
-            "all-reduce", [x], {"replica_groups": groups,
+            "all-reduce", [x], {**_spmd_attrs(axis_name), "replica_groups": groups,
                                 "to_apply": ctx.scalar_computation(opcode, x.shape.dtype)})
     return lower
 
@@ -143,7 +180,8 @@ def _all_gather_lower(ctx: LoweringContext, x: I, *, axis_name: tuple, axis: int
     out[axis] *= n
     if groups is None:
         return ctx.b.concatenate([x] * n, axis)
-    return ctx.b.add_instruction("all-gather", [x], {"replica_groups": groups,
+    return ctx.b.add_instruction("all-gather", [x], {**_spmd_attrs(axis_name),
+                                                     "replica_groups": groups,
                                                      "dimensions": (axis,)},
                                  declared=Shape.array(x.shape.element_type, out))
 
@@ -160,7 +198,8 @@ def _psum_scatter_lower(ctx: LoweringContext, x: I, *, axis_name: tuple,
         r = ctx.b.slice(x, [0] * len(out), out, [1] * len(out))
     else:
         r = ctx.b.add_instruction(
-            "reduce-scatter", [x], {"replica_groups": groups, "dimensions": (d,),
+            "reduce-scatter", [x], {**_spmd_attrs(axis_name), "replica_groups": groups,
+                                    "dimensions": (d,),
                                     "to_apply": ctx.scalar_computation("add", x.shape.dtype)},
             declared=Shape.array(et, out))
     return r if tiled else ctx.b.reshape(r, out[:d] + out[d + 1:])
@@ -207,9 +246,14 @@ ppermute_p = primitive("ppermute")
 
 @ppermute_p.def_lowering
 def _ppermute_lower(ctx: LoweringContext, x: I, *, axis_name: tuple, perm: tuple) -> I:
-    if _device_groups(axis_name, "lax.ppermute")[1] is None:
+    n, groups = _device_groups(axis_name, "lax.ppermute")
+    if groups is None:
         return x
-    return ctx.b.add_instruction("collective-permute", [x], {"source_target_pairs": perm})
+    mesh = _mesh_of(axis_name, "lax.ppermute")
+    if mesh is not None:        # the permutation within every group, in partition ids
+        perm = tuple((g[s], g[t]) for g in mesh.axis_groups(axis_name) for s, t in perm)
+    return ctx.b.add_instruction("collective-permute", [x], {
+        **_spmd_attrs(axis_name, global_ids=False), "source_target_pairs": perm})
 
 
 ppermute_p.def_vjp(lambda ct, ans, x, *, axis_name, perm: (
@@ -244,7 +288,8 @@ def _all_to_all_lower(ctx: LoweringContext, x: I, *, axis_name: tuple, split_axi
         dims[s:s + 1] = [n, dims[s] // n]
         x = b.reshape(x, dims)
     y = x if groups is None else \
-        b.add_instruction("all-to-all", [x], {"replica_groups": groups, "dimensions": (s,)})
+        b.add_instruction("all-to-all", [x], {**_spmd_attrs(axis_name, global_ids=False),
+                                              "replica_groups": groups, "dimensions": (s,)})
     # ``y``'s axis ``s`` now runs over the source devices: move it to the concat axis.
     order = [i for i in range(len(dims)) if i != s]
     if tiled:
@@ -287,7 +332,16 @@ axis_index_p = primitive("axis_index", weak=lambda args, params: False)
 def _axis_index_lower(ctx: LoweringContext, *, axis_name: tuple) -> I:
     if _device_groups(axis_name, "lax.axis_index")[1] is None:
         return ctx.b.constant(np.int32(0))
-    return ctx.b.convert(ctx.b.replica_id(), np.int32)
+    mesh = _mesh_of(axis_name, "lax.axis_index")
+    if mesh is None:
+        return ctx.b.convert(ctx.b.replica_id(), np.int32)
+    # JAX's form: (partition-id / stride) % size along the axis, as s32
+    b = ctx.b
+    stride, size = mesh.axis_stride(axis_name[0]), mesh.shape[axis_name[0]]
+    pid = b.add_instruction("partition-id", [])
+    idx = b.add_instruction("divide", [pid, b.constant(np.uint32(stride))])
+    idx = b.add_instruction("remainder", [idx, b.constant(np.uint32(size))])
+    return b.convert(idx, np.int32)
 
 
 axis_index_p.def_vjp(lambda ct, ans, **params: ())

@@ -29,7 +29,8 @@ from ..client.spmd import PartitionedModule, shard_array, spmd_partition, unshar
 from ..errors import InvalidArgumentError
 from ..hlo.sharding import HloSharding
 from .core import Array, LoweringContext, bind, primitive, to_array
-from .jit import SHARDED_JIT, JitFunction
+from .jit import SHARDED_JIT, SPMD_COMPILE, JitFunction
+from .pytree import tree_unflatten
 from .source_info import user_location
 
 log = logging.getLogger("xlapy.spmd")
@@ -62,6 +63,22 @@ class Mesh:
     @property
     def size(self) -> int:
         return int(self.devices.size)
+
+    def axis_stride(self, name: str) -> int:
+        """How far apart (in partition ids, the mesh's row-major positions) neighbours
+        along axis ``name`` are."""
+        k = self.axis_names.index(name)
+        return int(np.prod(self.devices.shape[k + 1:], dtype=np.int64))
+
+    def axis_groups(self, names: Sequence[str]) -> list[list[int]]:
+        """The partition ids that differ only along ``names``, one group per position on
+        the other axes; within a group, ordered by the positions along ``names`` (the first
+        name major)."""
+        ks = [self.axis_names.index(n) for n in names]
+        rest = [k for k in range(len(self.axis_names)) if k not in ks]
+        pos = np.arange(self.size).reshape(self.devices.shape).transpose(rest + ks)
+        width = int(np.prod([self.devices.shape[k] for k in ks], dtype=np.int64))
+        return pos.reshape(-1, width).tolist()
 
     def __repr__(self) -> str:
         return f"Mesh({', '.join(f'{k}={v}' for k, v in self.shape.items())})"
@@ -145,7 +162,8 @@ class Shard:
 class ShardedArray:
     """A global array held as per-partition shards (padded to ``ceil(dim / tiles)`` as the
     partitioned program takes them); ``sharding`` says how, ``addressable_shards`` gives the
-    pieces, ``np.asarray`` puts it back together."""
+    pieces this process holds (in a multi-process run the others' pieces are None), and
+    ``np.asarray`` puts it back together when they are all here."""
 
     def __init__(self, pieces: Sequence[np.ndarray], hlo_sharding: HloSharding,
                  shape: Sequence[int], sharding: NamedSharding | None = None) -> None:
@@ -156,7 +174,7 @@ class ShardedArray:
         #: the NamedSharding it was given, else the HloSharding the program produced
         self.sharding: NamedSharding | HloSharding = sharding if sharding is not None \
             else hlo_sharding
-        self.dtype = self.pieces[0].dtype
+        self.dtype = next(np.asarray(p).dtype for p in self.pieces if p is not None)
 
     @property
     def ndim(self) -> int:
@@ -176,13 +194,27 @@ class ShardedArray:
                    if self.named_sharding is not None else list(range(len(self.pieces))))
         out = []
         for p, piece in enumerate(self.pieces):
+            if piece is None:                       # held by another process
+                continue
             index = self._index(p)
             data = piece[tuple(slice(0, sl.stop - sl.start) for sl in index)]
             out.append(Shard(devices[p], index, data))
         return out
 
+    @property
+    def nbytes_held(self) -> int:
+        """Bytes of the (padded) pieces this process holds."""
+        return sum(np.asarray(p).nbytes for p in self.pieces if p is not None)
+
     def numpy(self) -> np.ndarray:
-        return unshard(self.pieces, self.hlo_sharding, self.shape)
+        if self.hlo_sharding.kind == "tiled" and any(p is None for p in self.pieces):
+            raise InvalidArgumentError(
+                f"{self!r}: some shards are held by other processes; read the "
+                "addressable_shards, or gather it inside the program")
+        pieces = self.pieces
+        if self.hlo_sharding.kind != "tiled":
+            pieces = [next(p for p in self.pieces if p is not None)]
+        return unshard(pieces, self.hlo_sharding, self.shape)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         a = self.numpy()
@@ -238,6 +270,83 @@ def with_sharding_constraint(x: Any, sharding: NamedSharding) -> Array:
 
 
 # ----------------------------------------------------------------------------- sharded jit
+def _local_ids(module: Any) -> list[int]:
+    from ..client.multi_device import local_participants
+    return local_participants(module)
+
+
+def run_partitioned(part: PartitionedModule, args: Sequence[Any], backend: str,
+                    given: Sequence[Any] | None = None) -> list[list[np.ndarray | None]]:
+    """Run ``part`` on this process's partitions: each argument is a :class:`ShardedArray`
+    already sharded as the program takes it (passed shard by shard) or a global value (cut
+    up); returns, per output, each partition's padded piece (None for partitions another
+    process runs). ``given``: the user's sharding of each argument (None: not given), for
+    the error when a ShardedArray disagrees with it."""
+    from ..client.run import run_hlo
+    n = part.num_partitions
+    ids = _local_ids(part.module)
+    per_device: list[list[np.ndarray]] = [[] for _ in ids]
+    for k, (a, s) in enumerate(zip(args, part.in_shardings)):
+        fits = isinstance(a, ShardedArray) and a.hlo_sharding == s and len(a.pieces) == n
+        if isinstance(a, ShardedArray) and not fits and given is not None \
+                and given[k] is not None:
+            raise InvalidArgumentError(
+                f"jit: argument {k} is a ShardedArray sharded {a.hlo_sharding} on "
+                f"{len(a.pieces)} devices, but in_shardings asks for {s} on {n}; "
+                f"device_put it with that sharding first{_where()}")
+        if fits:
+            pieces = a.pieces
+        else:
+            g = np.asarray(a.numpy() if isinstance(a, (Array, ShardedArray)) else a)
+            pieces = shard_array(g, s, n)
+        for slot, dev in enumerate(ids):
+            per_device[slot].append(pieces[dev])
+    outs = run_hlo(part.module, per_device, backend=backend)
+    result: list[list[np.ndarray | None]] = [[None] * n for _ in part.out_shardings]
+    for slot, dev in enumerate(ids):
+        for k, o in enumerate(outs[slot]):
+            result[k][dev] = o
+    return result
+
+
+class SpmdExecutable:
+    """What ``jit`` runs for a trace that contains a ``shard_map`` (or is otherwise an SPMD
+    program of ``n`` partitions): global arguments in, global results out; partitioned
+    on the first call."""
+
+    def __init__(self, module: Any, n: int, backend: str) -> None:
+        self.module, self.n, self.backend = module, n, backend
+        self._part: PartitionedModule | None = None
+
+    def execute(self, values: Sequence[Any], owned: Sequence[int] = ()) -> Any:
+        if self._part is None:
+            self._part = spmd_partition(self.module, self.n)
+        part = self._part
+        outs = run_partitioned(part, values, self.backend)
+        dims = part.propagated.entry.root.shape
+        shapes = dims.tuple_shapes if dims.is_tuple else [dims]
+        res = [ShardedArray(pieces, s, shape.dims).numpy()
+               for pieces, s, shape in zip(outs, part.out_shardings, shapes)]
+        return tuple(res) if dims.is_tuple else res[0]
+
+
+def _spmd_compile(module: Any, n: int, backend: str | None) -> SpmdExecutable:
+    """The executable of an SPMD trace. A jit that names no backend runs on the default
+    backend when this run has a device per partition, else on the interpreter (any number
+    of partitions), as ``jit(in_shardings=...)`` does; a named backend must have them."""
+    from ..client.devices import local_device_count
+    from .core import default_backend
+    have = local_device_count() * _process_count()
+    if backend is None:
+        backend = default_backend() if n <= have else "interpreter"
+    elif backend != "interpreter" and n > have:
+        raise InvalidArgumentError(
+            f"jit: the program runs on a mesh of {n} devices, but this process has "
+            f"{local_device_count()} {backend} device(s) (XLA_FLAGS="
+            f"--xla_force_host_platform_device_count={n}){_where()}")
+    return SpmdExecutable(module, n, backend)
+
+
 class ShardedFunction:
     """``jit(fn, in_shardings=..., out_shardings=...)``: see the module docstring."""
 
@@ -248,9 +357,11 @@ class ShardedFunction:
         self._backend = backend or "interpreter"
         self._cache: dict[int, tuple[Any, PartitionedModule]] = {}
 
-    def _mesh_size(self) -> int:
+    def _mesh_size(self, args: Sequence[Any]) -> int:
         shardings = [s for s in _leaves(self._in) + _leaves(self._out)
                      if isinstance(s, NamedSharding)]
+        shardings += [a.named_sharding for a in args if isinstance(a, ShardedArray)
+                      and a.named_sharding is not None]
         sizes = {s.mesh.size for s in shardings}
         if len(sizes) != 1:
             raise InvalidArgumentError(f"jit: in_shardings/out_shardings must use one mesh, "
@@ -259,7 +370,7 @@ class ShardedFunction:
 
     def lower(self, *args: Any) -> PartitionedModule:
         """Trace, annotate and partition for these arguments (cached per traced module)."""
-        lowered = self._inner.lower(*args)
+        lowered = self._inner.lower(*[_placeholder(a) for a in args])
         key = id(lowered.hlo_module)
         hit = self._cache.get(key)
         if hit is not None and hit[0] is lowered.hlo_module:
@@ -268,7 +379,11 @@ class ShardedFunction:
         entry = module.entry
         params = entry.parameters
         ins = _per_arg(self._in, len(params), "in_shardings")
+        leaves = _leaves(args)
         for i, (p, s) in enumerate(zip(params, ins)):
+            if s is None and i < len(leaves) and isinstance(leaves[i], ShardedArray):
+                p.attrs["sharding"] = leaves[i].hlo_sharding     # a committed argument
+                continue
             if s is None:
                 continue
             hs = s.to_hlo_sharding(len(p.shape.dims))
@@ -280,13 +395,15 @@ class ShardedFunction:
                         f"{_where()}")
             p.attrs["sharding"] = hs
         if self._out is not None:
-            if entry.root.shape.is_tuple:
-                raise InvalidArgumentError("jit: out_shardings with several outputs is not "
-                                           f"supported; return one array{_where()}")
-            entry.root.attrs["sharding"] = self._out.to_hlo_sharding(len(entry.root.shape.dims))
-        n = self._mesh_size()
+            root = entry.root
+            shapes = root.shape.tuple_shapes if root.shape.is_tuple else [root.shape]
+            outs = _per_arg(self._out, len(shapes), "out_shardings")
+            hs = [HloSharding.replicate() if o is None else o.to_hlo_sharding(len(t.dims))
+                  for o, t in zip(outs, shapes)]
+            root.attrs["sharding"] = HloSharding.tuple_of(hs) if root.shape.is_tuple else hs[0]
+        n = self._mesh_size(args)
         from ..client.devices import local_device_count
-        if self._backend != "interpreter" and n > local_device_count():
+        if self._backend != "interpreter" and n > local_device_count() * _process_count():
             raise InvalidArgumentError(
                 f"jit: the mesh has {n} devices, but this process has {local_device_count()} "
                 f"{self._backend} device(s) (XLA_FLAGS=--xla_force_host_platform_device_count="
@@ -295,37 +412,40 @@ class ShardedFunction:
         self._cache[key] = (lowered.hlo_module, part)
         return part
 
-    def __call__(self, *args: Any) -> ShardedArray:
+    def __call__(self, *args: Any) -> Any:
         """Run on the mesh; a :class:`ShardedArray` argument already sharded as the program
-        takes it is passed shard by shard, anything else is cut up first. The result is a
-        :class:`ShardedArray` in the output's sharding."""
-        from ..client.run import run_hlo
+        takes it is passed shard by shard, anything else is cut up first. The results are
+        :class:`ShardedArray`s in the outputs' shardings (in the function's result
+        structure)."""
         leaves = _leaves(args)
-        part = self.lower(*[a.numpy() if isinstance(a, ShardedArray) else a for a in args])
-        per_device: list[list[np.ndarray]] = [[] for _ in range(part.num_partitions)]
+        part = self.lower(*args)
         given = _per_arg(self._in, len(leaves), "in_shardings")
-        for k, (a, s) in enumerate(zip(leaves, part.in_shardings)):
-            if isinstance(a, ShardedArray) and given[k] is not None and (
-                    a.hlo_sharding != s or len(a.pieces) != part.num_partitions):
-                raise InvalidArgumentError(
-                    f"jit: argument {k} is a ShardedArray sharded {a.hlo_sharding} on "
-                    f"{len(a.pieces)} devices, but in_shardings asks for {s} on "
-                    f"{part.num_partitions}; device_put it with that sharding first{_where()}")
-            if isinstance(a, ShardedArray) and a.hlo_sharding == s \
-                    and len(a.pieces) == part.num_partitions:
-                pieces = a.pieces
-            else:
-                g = np.asarray(a.numpy() if isinstance(a, (Array, ShardedArray)) else a)
-                pieces = shard_array(g, s, part.num_partitions)
-            for dev, piece in enumerate(pieces):
-                per_device[dev].append(piece)
-        outs = run_hlo(part.module, per_device, backend=self._backend)
-        return ShardedArray([o[0] for o in outs], part.out_sharding,
-                            part.propagated.entry.root.shape.dims,
-                            self._out if isinstance(self._out, NamedSharding) else None)
+        outs = run_partitioned(part, leaves, self._backend, given)
+        root = part.propagated.entry.root.shape
+        shapes = root.tuple_shapes if root.is_tuple else [root]
+        named = _per_arg(self._out, len(shapes), "out_shardings")
+        arrays = [ShardedArray(pieces, s, shape.dims,
+                               o if isinstance(o, NamedSharding) else None)
+                  for pieces, s, shape, o in zip(outs, part.out_shardings, shapes, named)]
+        entry, _ = self._inner._lookup(tuple(_placeholder(a) for a in args), {}, count=False)
+        return tree_unflatten(entry.out_tree, arrays)
+
+
+def _placeholder(a: Any) -> Any:
+    """What tracing needs of a :class:`ShardedArray` (its shape and dtype), without
+    assembling it (another process may hold some of its shards)."""
+    if isinstance(a, ShardedArray):
+        return np.broadcast_to(np.zeros((), a.dtype), a.shape)
+    return a
+
+
+def _process_count() -> int:
+    from ..client.devices import process_count
+    return process_count()
 
 
 SHARDED_JIT[:] = [ShardedFunction]
+SPMD_COMPILE[:] = [_spmd_compile]
 
 
 def _leaves(x: Any) -> list[Any]:
