@@ -161,3 +161,21 @@ def test_conflicting_argument_sharding_names_the_argument_and_line():
                                                    r"\{devices=\[2,1\]<=\[2\]\}.*test_sharding_fr"):
         f(x)
     np.testing.assert_array_equal(np.asarray(f(np.asarray(x))), np.ones((4, 4)))
+
+
+def test_make_array_from_callback_builds_only_the_shards():
+    mesh = Mesh(np.arange(4).reshape(2, 2), ("a", "b"))
+    s = NamedSharding(mesh, P("a", "b"))
+    seen = []
+
+    def cb(index):
+        seen.append(index)
+        i, j = np.ogrid[index[0], index[1]]
+        return (10 * i + j).astype(np.float32)
+    arr = xlapy.make_array_from_callback((5, 6), s, cb)
+    assert len(seen) == 4 and seen[3] == (slice(3, 5), slice(3, 6))
+    i, j = np.ogrid[0:5, 0:6]
+    np.testing.assert_array_equal(np.asarray(arr), 10 * i + j)
+    assert arr.nbytes_held == 4 * 3 * 3 * 4                       # padded 3x3 pieces
+    with pytest.raises(xlapy.errors.ShapeError, match=r"gave shape \(1,\) for index"):
+        xlapy.make_array_from_callback((4, 4), s, lambda index: np.zeros(1))

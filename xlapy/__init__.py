@@ -19,7 +19,8 @@ __all__ = ["__version__", "errors", "optimize", "run_hlo", "jit", "function", "n
            "pure_callback", "io_callback", "ShapeDtypeStruct", "jacfwd", "jacrev", "hessian",
            "custom_jvp", "custom_vjp", "checkpoint", "remat", "checkpoint_policies",
            "checkpoint_name", "eval_shape", "make_jaxpr", "disable_jit", "block_until_ready",
-           "tree_util", "tree", "sharding", "device_put", "shard_map", "experimental"]
+           "tree_util", "tree", "sharding", "device_put", "shard_map", "experimental",
+           "make_array_from_callback"]
 
 # The front end is imported on first use so that ``import xlapy`` stays cheap.
 _FRONTEND_EXPORTS = {"jit", "function", "Array", "register_pytree_node", "tree_flatten",
@@ -30,7 +31,7 @@ _FRONTEND_EXPORTS = {"jit", "function", "Array", "register_pytree_node", "tree_f
                      "custom_jvp", "custom_vjp", "checkpoint", "remat", "checkpoint_policies",
                      "checkpoint_name", "eval_shape", "make_jaxpr", "disable_jit",
                      "block_until_ready", "tree_leaves", "tree_structure", "device_put",
-                     "shard_map"}
+                     "shard_map", "make_array_from_callback"}
 
 
 def __getattr__(name: str):

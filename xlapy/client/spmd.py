@@ -82,17 +82,22 @@ def spmd_partition(module: HloModule, num_partitions: int | None = None) -> Part
     return PartitionedModule(work, propagated, n, ins, out, outs)
 
 
-def shard_array(x: np.ndarray, s: HloSharding, n: int) -> list[np.ndarray]:
-    """The padded shard of ``x`` each of ``n`` devices holds under ``s`` (padding zeros)."""
+def shard_array(x: np.ndarray, s: HloSharding, n: int,
+                devices: Sequence[int] | None = None) -> list[Any]:
+    """The padded shard of ``x`` each of ``n`` devices holds under ``s`` (padding zeros);
+    with ``devices``, only those devices' shards are made (the others are None)."""
     x = np.asarray(x)
     if s.kind != "tiled":
-        return [x] * n
+        return [x if devices is None or dev in devices else None for dev in range(n)]
     if s.tiled_data_rank != x.ndim:
         raise InvalidArgumentError(f"sharding {s} is for rank {s.tiled_data_rank}, the array "
                                    f"has shape {x.shape}")
     local = s.shard_shape(x.shape)
     out = []
     for dev in range(n):
+        if devices is not None and dev not in devices:
+            out.append(None)
+            continue
         idx = s.tile_index(dev)
         piece = np.zeros(local, dtype=x.dtype)
         sl = tuple(slice(min(i * c, d), min((i + 1) * c, d)) for i, c, d in

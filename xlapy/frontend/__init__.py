@@ -44,7 +44,7 @@ from .custom_derivatives import custom_jvp, custom_vjp
 from .jacobians import hessian, jacfwd, jacrev
 from .jit import CacheInfo, JitFunction, disable_jit, jit, set_recompile_warning_threshold
 from . import sharding as _sharding  # noqa: F401  (installs jit's in_shardings support)
-from .sharding import device_put
+from .sharding import device_put, make_array_from_callback
 from .shard_map import shard_map
 from .tf_function import EagerFunction, auto_jit, function, set_auto_jit
 from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map,  # noqa: F401

@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..client.spmd import PartitionedModule, shard_array, spmd_partition, unshard
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, ShapeError
 from ..hlo.sharding import HloSharding
 from .core import Array, LoweringContext, bind, primitive, to_array
 from .jit import SHARDED_JIT, SPMD_COMPILE, JitFunction
@@ -36,8 +36,8 @@ from .source_info import user_location
 log = logging.getLogger("xlapy.spmd")
 
 
-def _where() -> str:
-    loc = user_location(3)
+def _where(depth: int = 3) -> str:
+    loc = user_location(depth)
     return f" (at {loc.describe()})" if loc is not None else ""
 
 
@@ -225,13 +225,62 @@ class ShardedArray:
 
 
 def device_put(x: Any, sharding: NamedSharding) -> ShardedArray:
-    """``x`` cut into the shards ``sharding`` gives each device of its mesh."""
+    """``x`` cut into the shards ``sharding`` gives each device of its mesh; in a
+    multi-process run only this process's devices' shards are kept (the mesh's partitions
+    are numbered over the processes' devices in order, process 0's first)."""
     if not isinstance(sharding, NamedSharding):
         raise InvalidArgumentError(f"device_put takes a NamedSharding, got "
                                    f"{type(sharding).__name__}{_where()}")
     a = np.asarray(x.numpy() if isinstance(x, Array) else x)
     hs = sharding.to_hlo_sharding(a.ndim)
-    return ShardedArray(shard_array(a, hs, sharding.mesh.size), hs, a.shape, sharding)
+    n = sharding.mesh.size
+    return ShardedArray(shard_array(a, hs, n, _this_process_partitions(n)), hs, a.shape,
+                        sharding)
+
+
+def make_array_from_callback(shape: Sequence[int], sharding: NamedSharding,
+                             data_callback: Callable[[tuple[slice, ...]], Any]) -> ShardedArray:
+    """A :class:`ShardedArray` of global ``shape`` whose shards this process holds are
+    ``data_callback(index)`` (``index``: the slices of the global array the shard covers),
+    as ``jax.make_array_from_callback``: the global array is never built."""
+    if not isinstance(sharding, NamedSharding):
+        raise InvalidArgumentError(f"make_array_from_callback takes a NamedSharding, got "
+                                   f"{type(sharding).__name__}{_where()}")
+    shape = tuple(int(d) for d in shape)
+    hs = sharding.to_hlo_sharding(len(shape))
+    n = sharding.mesh.size
+    mine = _this_process_partitions(n)
+    local = hs.shard_shape(shape) if hs.kind == "tiled" else shape
+    pieces: list[Any] = []
+    for dev in range(n):
+        if mine is not None and dev not in mine:
+            pieces.append(None)
+            continue
+        idx = hs.tile_index(dev) if hs.kind == "tiled" else (0,) * len(shape)
+        index = tuple(slice(min(i * c, d), min((i + 1) * c, d))
+                      for i, c, d in zip(idx, local, shape))
+        data = np.asarray(data_callback(index))
+        want = tuple(sl.stop - sl.start for sl in index)
+        if data.shape != want:
+            raise ShapeError(f"make_array_from_callback: the callback gave shape {data.shape} "
+                             f"for index {index}, which needs {want}{_where()}")
+        piece = np.zeros(local, data.dtype)
+        piece[tuple(slice(0, k) for k in want)] = data
+        pieces.append(piece)
+    return ShardedArray(pieces, hs, shape, sharding)
+
+
+def _this_process_partitions(n: int) -> list[int] | None:
+    """The partitions of an ``n``-device mesh this process runs (None: all of them)."""
+    from ..client.devices import PROCESS, local_device_count
+    if PROCESS.count == 1:
+        return None
+    local = local_device_count()
+    if local * PROCESS.count != n:
+        raise InvalidArgumentError(
+            f"a mesh of {n} devices in a run of {PROCESS.count} processes x {local} "
+            f"device(s){_where(4)}")
+    return list(range(PROCESS.index * local, (PROCESS.index + 1) * local))
 
 
 # ----------------------------------------------------------------------------- constraint
@@ -466,4 +515,5 @@ def _per_arg(spec: Any, n: int, what: str) -> list[Any]:
 
 
 __all__ = ["Mesh", "PartitionSpec", "NamedSharding", "with_sharding_constraint",
+           "make_array_from_callback", "SpmdExecutable", "run_partitioned",
            "ShardedFunction", "ShardedArray", "Shard", "device_put", "sharding_constraint_p"]
