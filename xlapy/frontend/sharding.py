@@ -379,21 +379,26 @@ class SpmdExecutable:
         return tuple(res) if dims.is_tuple else res[0]
 
 
-def _spmd_compile(module: Any, n: int, backend: str | None) -> SpmdExecutable:
-    """The executable of an SPMD trace. A jit that names no backend runs on the default
-    backend when this run has a device per partition, else on the interpreter (any number
-    of partitions), as ``jit(in_shardings=...)`` does; a named backend must have them."""
+def spmd_backend(n: int, backend: str | None) -> str:
+    """The backend an SPMD program of ``n`` partitions runs on. Named none: the default
+    backend when this run has a device per partition, else the interpreter (any number of
+    partitions), as ``jit(in_shardings=...)`` does; a named backend must have them."""
     from ..client.devices import local_device_count
     from .core import default_backend
     have = local_device_count() * _process_count()
     if backend is None:
-        backend = default_backend() if n <= have else "interpreter"
-    elif backend != "interpreter" and n > have:
+        return default_backend() if n <= have else "interpreter"
+    if backend != "interpreter" and n > have:
         raise InvalidArgumentError(
             f"jit: the program runs on a mesh of {n} devices, but this process has "
             f"{local_device_count()} {backend} device(s) (XLA_FLAGS="
             f"--xla_force_host_platform_device_count={n}){_where()}")
-    return SpmdExecutable(module, n, backend)
+    return backend
+
+
+def _spmd_compile(module: Any, n: int, backend: str | None) -> SpmdExecutable:
+    """The executable of an SPMD trace (see :func:`spmd_backend` for the backend)."""
+    return SpmdExecutable(module, n, spmd_backend(n, backend))
 
 
 class ShardedFunction:
@@ -515,5 +520,5 @@ def _per_arg(spec: Any, n: int, what: str) -> list[Any]:
 
 
 __all__ = ["Mesh", "PartitionSpec", "NamedSharding", "with_sharding_constraint",
-           "make_array_from_callback", "SpmdExecutable", "run_partitioned",
+           "make_array_from_callback", "SpmdExecutable", "run_partitioned", "spmd_backend",
            "ShardedFunction", "ShardedArray", "Shard", "device_put", "sharding_constraint_p"]
