@@ -139,7 +139,9 @@ def test_replication_check_names_the_result_and_the_line():
 
 
 def test_bad_specs_are_typed_errors_naming_the_argument():
-    with pytest.raises(InvalidArgumentError, match=r"names axis 'z'.*test_shard_map.py"):
+    with pytest.raises(InvalidArgumentError, match=r"argument 0 of shape \(4,\): "
+                                                   r"PartitionSpec\('z',\) names axis 'z'.*"
+                                                   r"test_shard_map.py"):
         xlapy.shard_map(lambda a: a, mesh=MESH, in_specs=P("z"), out_specs=P())(
             np.zeros(4, np.float32))
     with pytest.raises(ShapeError, match=r"argument 0 of shape \(6, 4\).*splits dimension 0 "
@@ -155,3 +157,21 @@ def test_bad_specs_are_typed_errors_naming_the_argument():
     with pytest.raises(InvalidArgumentError, match="unbound axis name 'q'"):
         xlapy.shard_map(lambda a: lax.psum(a, "q"), mesh=MESH, in_specs=P(), out_specs=P())(
             np.zeros(4, np.float32))
+
+
+def test_mesh_larger_than_the_devices_is_a_typed_error():
+    mesh = Mesh(np.arange(8).reshape(2, 4), ("x", "y"))
+    f = xlapy.jit(xlapy.shard_map(lambda a: a, mesh=mesh, in_specs=P("x"), out_specs=P("x")),
+                  backend="cpu")
+    with debug_options(xla_force_host_platform_device_count=4):
+        with pytest.raises(InvalidArgumentError, match=r"mesh of 8 devices, but this process "
+                                                       r"has 4 cpu device.*test_shard_map.py"):
+            f(np.zeros((4, 4), np.float32))
+
+
+def test_committed_argument_in_another_sharding_is_a_typed_error():
+    x = xlapy.device_put(np.zeros((4, 4), np.float32), NamedSharding(MESH, P(None, "x")))
+    f = xlapy.shard_map(lambda a: a, mesh=MESH, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    with pytest.raises(InvalidArgumentError, match=r"argument 0 is a ShardedArray sharded "
+                                                   r".*asks for.*test_shard_map.py"):
+        f(x)

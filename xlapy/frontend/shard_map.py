@@ -104,7 +104,10 @@ def _block_shape(mesh: Mesh, spec: PartitionSpec, shape: Sequence[int], what: st
         raise InvalidArgumentError(f"shard_map: {what} of shape {tuple(shape)} has rank "
                                    f"{len(shape)}, but its spec {spec!r} has {len(spec)} "
                                    f"entries{_where()}")
-    NamedSharding(mesh, spec)                  # unknown or repeated axes
+    for a in sorted(_mentioned(spec) - set(mesh.axis_names)):
+        raise InvalidArgumentError(f"shard_map: {what} of shape {tuple(shape)}: {spec!r} names "
+                                   f"axis {a!r}, which {mesh!r} does not have{_where()}")
+    NamedSharding(mesh, spec)                  # an axis used twice
     out = []
     for d, n in enumerate(shape):
         k = int(np.prod([mesh.shape[a] for a in _axes(spec[d])])) if d < len(spec) else 1
@@ -289,6 +292,8 @@ class ShardMapFunction:
                 fn = self._eager["jit"] = JitFunction(self._traced_args, backend=self.backend)
             return fn(*args)
         specs = _spec_leaves(self.in_specs, args, "in_specs")
+        for k, (s, x) in enumerate(zip(specs, leaves)):
+            _block_shape(self.mesh, s, np.shape(x), f"argument {k}")
         key = (tree, tuple(specs))
         entry = self._eager.get(key)
         if entry is None:

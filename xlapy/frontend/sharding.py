@@ -36,8 +36,8 @@ from .source_info import user_location
 log = logging.getLogger("xlapy.spmd")
 
 
-def _where(depth: int = 3) -> str:
-    loc = user_location(depth)
+def _where() -> str:
+    loc = user_location(3)
     return f" (at {loc.describe()})" if loc is not None else ""
 
 
@@ -278,8 +278,9 @@ def _this_process_partitions(n: int) -> list[int] | None:
     local = local_device_count()
     if local * PROCESS.count != n:
         raise InvalidArgumentError(
-            f"a mesh of {n} devices in a run of {PROCESS.count} processes x {local} "
-            f"device(s){_where(4)}")
+            f"the mesh has {n} devices, but this run has {PROCESS.count} processes x {local} "
+            f"device(s) = {PROCESS.count * local}: make the mesh of all the run's devices"
+            f"{_where()}")
     return list(range(PROCESS.index * local, (PROCESS.index + 1) * local))
 
 
