@@ -74,6 +74,7 @@ def test_lowering_is_xlas_manual_region():
     f = xlapy.shard_map(lambda a: lax.psum(a, "y"), mesh=MESH, in_specs=P("x", "y"),
                         out_specs=P("x"))
     text = xlapy.jit(f).lower(np.zeros((4, 8), np.float32)).as_text()
+    assert "num_partitions=4" in text.splitlines()[0]
     assert 'custom_call_target="Sharding", sharding={devices=[2,2]<=[4]}' in text
     assert 'f32[2,4]{1,0} custom-call(' in text and 'custom_call_target="SPMDFullToShardShape",' \
         ' sharding={manual}' in text
@@ -175,3 +176,17 @@ def test_committed_argument_in_another_sharding_is_a_typed_error():
     with pytest.raises(InvalidArgumentError, match=r"argument 0 is a ShardedArray sharded "
                                                    r".*asks for.*test_shard_map.py"):
         f(x)
+
+
+def test_two_meshes_in_one_program_are_a_typed_error():
+    m4, m2 = Mesh(np.arange(4), ("i",)), Mesh(np.arange(2), ("j",))
+    inner = xlapy.shard_map(lambda a: lax.psum(a, "j"), mesh=m2, in_specs=P("j"), out_specs=P())
+    f = xlapy.jit(lambda a: inner(a) * 2, in_shardings=NamedSharding(m4, P("i")))
+    with pytest.raises(InvalidArgumentError, match=r"over a mesh of 4 devices, but the "
+                                                   r"function's shard_map runs on 2.*test_shard"):
+        f(np.arange(8, dtype=np.float32))
+    other = xlapy.shard_map(lambda b: b, mesh=m4, in_specs=P("i"), out_specs=P("i"))
+    g = xlapy.jit(lambda a: inner(a) + other(a)[:4])
+    with pytest.raises(InvalidArgumentError, match=r"other shard_map runs on 2 devices.*"
+                                                   r"test_shard_map"):
+        g(np.arange(8, dtype=np.float32))

@@ -574,6 +574,8 @@ class JitFunction:
         backend = self._backend or default_backend()
         from ..client import get_backend
         spmd = getattr(trace, "spmd_partitions", 0)
+        if spmd:                    # as JAX's lowered module of a shard_map says
+            module.attributes["num_partitions"] = spmd
         exe = SPMD_COMPILE[0](module, spmd, self._backend) if spmd else \
             get_backend(backend).compile(module)
         return _Entry(module, exe, out_tree, [o.weak_type for o in outs], param_leaves,

@@ -207,6 +207,11 @@ class ShardMapFunction:
         root = core.current_trace()
         while getattr(root, "parent", None) is not None:
             root = root.parent
+        if getattr(root, "spmd_partitions", self.mesh.size) != self.mesh.size:
+            raise InvalidArgumentError(
+                f"shard_map({self.__name__}) over {self.mesh!r} ({self.mesh.size} devices) in "
+                f"a program whose other shard_map runs on {root.spmd_partitions} devices: one "
+                f"program runs on one mesh{_where()}")
         root.spmd_partitions = self.mesh.size
         if tracked_by_any(xs):
             results = [core.new_ref(r, keep_gradient=False) for r in results]

@@ -127,7 +127,9 @@ class ShardedStep:
 
     def lower(self, *args: Any, **kwargs: Any) -> PartitionedModule:
         """The partitioned program for these arguments (traced and partitioned once)."""
-        entry, _ = self._inner._lookup(args, kwargs, count=False)
+        return self._partitioned(self._inner._lookup(args, kwargs, count=False)[0])
+
+    def _partitioned(self, entry: Any) -> PartitionedModule:
         hit = self._parts.get(id(entry.module))
         if hit is None or hit[0] is not entry.module:
             hit = self._parts[id(entry.module)] = (entry.module, self._partition(entry))
@@ -136,7 +138,7 @@ class ShardedStep:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         from ..client.run import run_hlo
         entry, a = self._inner._lookup(args, kwargs, count=False)
-        part = self.lower(*args, **kwargs)
+        part = self._partitioned(entry)
         n = part.num_partitions
         ids = _this_process_partitions(n) or list(range(n))
         per_device: list[list[Any]] = [[] for _ in ids]

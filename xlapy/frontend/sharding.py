@@ -457,6 +457,12 @@ class ShardedFunction:
                   for o, t in zip(outs, shapes)]
             root.attrs["sharding"] = HloSharding.tuple_of(hs) if root.shape.is_tuple else hs[0]
         n = self._mesh_size(args)
+        inner = module.attributes.get("num_partitions", 1)
+        if inner > 1 and inner != n:
+            raise InvalidArgumentError(
+                f"jit: in_shardings/out_shardings are over a mesh of {n} devices, but the "
+                f"function's shard_map runs on {inner}: one program runs on one mesh"
+                f"{_where()}")
         from ..client.devices import local_device_count
         if self._backend != "interpreter" and n > local_device_count() * _process_count():
             raise InvalidArgumentError(
