@@ -147,3 +147,15 @@ def test_undivisible_or_misshapen_layouts_name_the_variable():
     with pytest.raises(InvalidArgumentError, match=r"layout \('model', None\) of variable "
                                                    r"'dense/bias' has 2 entries"):
         keras.Sequential([keras.layers.Dense(8, input_shape=(8,))])
+
+
+def test_evaluate_and_predict_run_sharded_too():
+    x, y = _data(16)
+    model, _ = _train(_model_parallel((2, 2), ("batch", "model"), "batch"), _mlp, x, y,
+                      epochs=1)
+    one, _ = _train(None, _mlp, x, y, epochs=1)
+    np.testing.assert_allclose(model.predict(x, batch_size=8, verbose=0),
+                               one.predict(x, batch_size=8, verbose=0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(model.evaluate(x, y, batch_size=8, verbose=0),
+                               one.evaluate(x, y, batch_size=8, verbose=0), rtol=1e-5)
+    assert model.predict_function.lower(x[:8]).num_partitions == 4
