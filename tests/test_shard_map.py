@@ -190,3 +190,16 @@ def test_two_meshes_in_one_program_are_a_typed_error():
     with pytest.raises(InvalidArgumentError, match=r"other shard_map runs on 2 devices.*"
                                                    r"test_shard_map"):
         g(np.arange(8, dtype=np.float32))
+
+
+def test_loops_and_conditionals_inside_the_body():
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    loop = xlapy.shard_map(lambda a: lax.fori_loop(0, 3, lambda i, c: lax.psum(c, "y") * 0.5, a),
+                           mesh=MESH, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    half = (x[:, :2] + x[:, 2:]) / 2
+    np.testing.assert_allclose(np.asarray(xlapy.jit(loop)(x)), np.concatenate([half, half], 1))
+    branch = xlapy.shard_map(lambda a: lax.cond(lax.axis_index("x") == 0, lambda v: v * 2,
+                                                lambda v: v - 1, a),
+                             mesh=MESH, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    np.testing.assert_allclose(np.asarray(xlapy.jit(branch)(x)),
+                               np.concatenate([x[:2] * 2, x[2:] - 1]))
