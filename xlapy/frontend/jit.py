@@ -574,7 +574,7 @@ class JitFunction:
         backend = self._backend or default_backend()
         from ..client import get_backend
         spmd = getattr(trace, "spmd_partitions", 0)
-        if spmd:                    # as JAX's lowered module of a shard_map says
+        if spmd:                    # the partition count, as XLA's compiled module has it
             module.attributes["num_partitions"] = spmd
         exe = SPMD_COMPILE[0](module, spmd, self._backend) if spmd else \
             get_backend(backend).compile(module)
