@@ -81,6 +81,9 @@ def test_lowering_is_xlas_manual_region():
     assert 'custom_call_target="SPMDShardToFullShape", sharding={devices=[2,1,2]<=[4] ' \
         'last_tile_dim_replicate}' in text
     assert "channel_id=1, use_global_device_ids=true, replica_groups={{0,1},{2,3}}" in text
+    optimized = xlapy.jit(f).lower(np.zeros((4, 8), np.float32)).compiler_ir("optimized_hlo")
+    assert "entry_computation_layout={(f32[2,4]{1,0})->f32[2,4]{1,0}}" in optimized
+    assert "SPMD" not in optimized and "all-reduce(" in optimized
 
 
 def test_eager_call_returns_sharded_arrays():

@@ -62,7 +62,12 @@ class Lowered:
             from ..hlo.proto import module_to_proto_bytes
             return module_to_proto_bytes(self.hlo_module)
         if stage in ("optimized_hlo", "optimized_hlo_dot", "optimized_hlo_serialized"):
-            module = optimize(self.hlo_module)
+            module = self.hlo_module
+            n = module.attributes.get("num_partitions", 1)
+            if n > 1:       # a shard_map program: what each partition runs, as XLA shows it
+                from ..client.spmd import spmd_partition
+                module = spmd_partition(module, n).module
+            module = optimize(module)
             if stage == "optimized_hlo":
                 return module.to_text()
             if stage == "optimized_hlo_serialized":
