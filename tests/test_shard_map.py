@@ -206,3 +206,12 @@ def test_loops_and_conditionals_inside_the_body():
                              mesh=MESH, in_specs=P("x", "y"), out_specs=P("x", "y"))
     np.testing.assert_allclose(np.asarray(xlapy.jit(branch)(x)),
                                np.concatenate([x[:2] * 2, x[2:] - 1]))
+
+
+def test_sharding_constraint_inside_the_body_is_a_typed_error():
+    from xlapy.sharding import with_sharding_constraint
+    f = xlapy.shard_map(lambda a: with_sharding_constraint(a, NamedSharding(MESH, P("x"))),
+                        mesh=MESH, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    with pytest.raises(InvalidArgumentError, match=r"with_sharding_constraint of a f32\[2,2\] "
+                                                   r"inside shard_map.*test_shard_map.py"):
+        xlapy.jit(f)(np.zeros((4, 4), np.float32))

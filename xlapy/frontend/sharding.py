@@ -316,6 +316,13 @@ def with_sharding_constraint(x: Any, sharding: NamedSharding) -> Array:
     hs = sharding.to_hlo_sharding(len(a.shape))
     if current_trace() is None:
         return a
+    from .batching import AXIS_ENV
+    manual = [f.name for f in AXIS_ENV.items if f.kind == "shard_map"]
+    if manual:
+        raise InvalidArgumentError(
+            f"with_sharding_constraint of a {a.type_text()} inside shard_map, where every "
+            f"mesh axis ({', '.join(map(repr, manual))}) is manual: the value is already one "
+            f"device's block; constrain it outside the shard_map{_where()}")
     return bind(sharding_constraint_p, a, sharding=hs)
 
 
