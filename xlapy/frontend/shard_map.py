@@ -33,12 +33,12 @@ divided by the size of the mesh axes its spec leaves out, and an argument's cota
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from ..errors import InvalidArgumentError, ShapeError
-from ..hlo.builder import as_element_type
 from ..hlo.shape import Shape
 from ..hlo.sharding import HloSharding
 from . import core, lax
@@ -189,6 +189,7 @@ class ShardMapFunction:
             out_tree.append((t, out))
             return flat
 
+        log.debug("shard_map(%s) over %r: blocks %s", self.__name__, self.mesh, blocks)
         with paused_recording():
             ins = [bind(enter_p, x, sharding=self._hlo(s, x.ndim), local=b)
                    for x, s, b in zip(xs, specs, blocks)]
@@ -226,18 +227,16 @@ class ShardMapFunction:
         return tuple(n * (int(np.prod([self.mesh.shape[a] for a in _axes(spec[d])]))
                           if d < len(spec) else 1) for d, n in enumerate(local))
 
-    def _axes_bound(self) -> Any:
-        mesh = self.mesh
-
-        class _Bound:
-            def __enter__(self_inner) -> None:
-                for name in mesh.axis_names:
-                    AXIS_ENV.append(AxisFrame(name, mesh.shape[name], "shard_map", mesh))
-
-            def __exit__(self_inner, *exc: Any) -> None:
-                for _ in mesh.axis_names:
-                    AXIS_ENV.pop()
-        return _Bound()
+    @contextmanager
+    def _axes_bound(self) -> Iterator[None]:
+        """The mesh axes as named axes (kind ``shard_map``) for the block."""
+        for name in self.mesh.axis_names:
+            AXIS_ENV.append(AxisFrame(name, self.mesh.shape[name], "shard_map", self.mesh))
+        try:
+            yield
+        finally:
+            for _ in self.mesh.axis_names:
+                AXIS_ENV.pop()
 
     def _check_rep(self, program: Program, in_specs: list[PartitionSpec],
                    out_specs: list[PartitionSpec]) -> None:

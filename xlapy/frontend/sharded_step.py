@@ -120,7 +120,10 @@ class ShardedStep:
         outs = [HloSharding.replicate() if k < n_res else
                 self._var_sharding(entry.assigned[k - n_res]) for k in range(len(shapes))]
         root.attrs["sharding"] = HloSharding.tuple_of(outs) if root.shape.is_tuple else outs[0]
-        return spmd_partition(module, self.mesh.size)
+        part = spmd_partition(module, self.mesh.size)
+        log.info("%s: one SPMD program over %r, collective bytes per device %s", self.__name__,
+                 self.mesh, part.collective_bytes())
+        return part
 
     def _backend_name(self) -> str:
         return spmd_backend(self.mesh.size, self._backend)
