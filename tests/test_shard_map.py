@@ -215,3 +215,18 @@ def test_sharding_constraint_inside_the_body_is_a_typed_error():
     with pytest.raises(InvalidArgumentError, match=r"with_sharding_constraint of a f32\[2,2\] "
                                                    r"inside shard_map.*test_shard_map.py"):
         xlapy.jit(f)(np.zeros((4, 4), np.float32))
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_vmap_of_shard_map_under_jit(axis):
+    sm = xlapy.shard_map(lambda a: lax.psum(xnp.sin(a), "y")
+                         + lax.all_gather(a, "x", axis=0, tiled=True)[:2],
+                         mesh=MESH, in_specs=P("x", "y"), out_specs=P("x", None),
+                         check_rep=False)
+    xs = np.linspace(0, 1, 3 * 16, dtype=np.float32).reshape(3, 4, 4)
+    want = np.stack([np.asarray(xlapy.jit(sm)(x)) for x in xs])
+    got = xlapy.jit(xlapy.vmap(sm, in_axes=axis, out_axes=axis))(np.moveaxis(xs, 0, axis))
+    np.testing.assert_allclose(np.moveaxis(np.asarray(got), axis, 0), want, rtol=1e-6)
+    with pytest.raises(InvalidArgumentError, match=r"under an eager vmap.*wrap the vmap in "
+                                                   r"xlapy.jit.*test_shard_map"):
+        xlapy.vmap(sm)(xs)

@@ -25,6 +25,9 @@ over an axis make it invariant along it (``all_gather`` does not, as in JAX's
 varying-axes check). Anything else varies where its
 operands do (so a collective inside a ``cond``/``scan`` body counts as not reducing).
 
+Under ``vmap`` (inside a ``jit``) the batch axis becomes a whole, unsplit dimension of
+every block, as JAX's batching rule of ``shard_map`` does.
+
 Gradients follow JAX's transpose of ``shard_map`` without the replication rewrite: the
 backward pass is another ``shard_map`` running the body's vjp; a result's cotangent is
 divided by the size of the mesh axes its spec leaves out, and an argument's cotangent is
@@ -44,11 +47,12 @@ from ..hlo.sharding import HloSharding
 from . import core, lax
 from .autodiff import ClosureNode, paused_recording, tracked_by_any, vjp
 from .batching import AXIS_ENV, AxisFrame
+from .variables import _root
 from .core import Array, LoweringContext, Primitive, bind, to_array
 from .primitives_collective import psum
 from .program import Program, record_program
 from .pytree import tree_flatten, tree_unflatten
-from .sharding import Mesh, NamedSharding, PartitionSpec, _axes, _where
+from .sharding import Mesh, NamedSharding, PartitionSpec, _axes, _where, insert_unsplit
 from .source_info import user_location
 
 log = logging.getLogger("xlapy.spmd")
@@ -74,6 +78,21 @@ def _exit_lower(ctx: LoweringContext, x: Any, *, sharding: HloSharding,
     inner = ctx.b.custom_call("Sharding", [x], x.shape, sharding=HloSharding.manual())
     return ctx.b.custom_call("SPMDShardToFullShape", [inner],
                              Shape.array(x.shape.element_type, full), sharding=sharding)
+
+
+def _batching(prim: Primitive, dims_param: str) -> Callable[..., tuple]:
+    """Under ``vmap`` the batch axis is a whole (unsplit) dimension of every block: the
+    sharding gets a tile of 1 there, the shape parameter ``dims_param`` the batch size."""
+    def rule(vals: Any, dims: Any, *, sharding: HloSharding, **shape: tuple) -> tuple:
+        (x,), (d,) = vals, dims
+        old = shape[dims_param]
+        return bind(prim, x, sharding=insert_unsplit(sharding, d),
+                    **{dims_param: old[:d] + (x.shape[d],) + old[d:]}), d
+    return rule
+
+
+enter_p.def_batching(_batching(enter_p, "local"))
+exit_p.def_batching(_batching(exit_p, "full"))
 
 
 # ----------------------------------------------------------------------- specs
@@ -167,9 +186,14 @@ class ShardMapFunction:
         self._eager: dict[Any, Any] = {}
 
     def __call__(self, *args: Any) -> Any:
-        if core.current_trace() is not None:
-            return self._traced(args)
-        return self._top_level(args)
+        trace = core.current_trace()
+        if trace is None:
+            return self._top_level(args)
+        if _root(trace) is None:
+            raise InvalidArgumentError(
+                f"shard_map({self.__name__}) under an eager vmap: the mapped program must be "
+                f"compiled; wrap the vmap in xlapy.jit{_where()}")
+        return self._traced(args)
 
     # ----- inside a trace: the region
     def _traced(self, args: tuple) -> Any:
@@ -205,9 +229,7 @@ class ShardMapFunction:
             results = [bind(exit_p, o, sharding=self._hlo(s, o.ndim),
                             full=self._full_shape(s, o.shape))
                        for o, s in zip(outs, out_specs)]
-        root = core.current_trace()
-        while getattr(root, "parent", None) is not None:
-            root = root.parent
+        root = _root(core.current_trace())
         if getattr(root, "spmd_partitions", self.mesh.size) != self.mesh.size:
             raise InvalidArgumentError(
                 f"shard_map({self.__name__}) over {self.mesh!r} ({self.mesh.size} devices) in "

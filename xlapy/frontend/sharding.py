@@ -296,14 +296,18 @@ def _sc_lower(ctx: LoweringContext, x: Any, *, sharding: HloSharding) -> Any:
 sharding_constraint_p.def_vjp(lambda g, ans, x, **p: (bind(sharding_constraint_p, g, **p),))
 
 
+def insert_unsplit(sharding: HloSharding, d: int) -> HloSharding:
+    """``sharding`` with a new unsplit dimension at ``d`` (a tile of 1: a vmapped axis)."""
+    if not sharding.is_tiled:
+        return sharding
+    return HloSharding.tile(np.expand_dims(sharding.device_array(), d), sharding.subgroups)
+
+
 @sharding_constraint_p.def_batching
 def _sc_batching(vals: Any, dims: Any, *, sharding: HloSharding) -> tuple:
-    """The batch axis is left unsplit (a tile of 1 at ``bdim``), as JAX's rule does."""
+    """The batch axis is left unsplit, as JAX's rule does."""
     (x,), (d,) = vals, dims
-    if sharding.is_tiled:
-        sharding = HloSharding.tile(np.expand_dims(sharding.device_array(), d),
-                                    sharding.subgroups)
-    return bind(sharding_constraint_p, x, sharding=sharding), d
+    return bind(sharding_constraint_p, x, sharding=insert_unsplit(sharding, d)), d
 
 
 def with_sharding_constraint(x: Any, sharding: NamedSharding) -> Array:
