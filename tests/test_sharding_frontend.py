@@ -179,3 +179,13 @@ def test_make_array_from_callback_builds_only_the_shards():
     assert arr.nbytes_held == 4 * 3 * 3 * 4                       # padded 3x3 pieces
     with pytest.raises(xlapy.errors.ShapeError, match=r"gave shape \(1,\) for index"):
         xlapy.make_array_from_callback((4, 4), s, lambda index: np.zeros(1))
+
+
+def test_mesh_of_devices_the_run_does_not_have():
+    with debug_options(xla_force_host_platform_device_count=4):
+        devs = xlapy.devices()
+        assert Mesh(np.array(devs).reshape(2, 2), ("a", "b")).size == 4
+    with pytest.raises(InvalidArgumentError, match=r"devices \[2, 3\] are not devices of this "
+                                                   r"run, which has 2.*test_sharding_frontend"):
+        with debug_options(xla_force_host_platform_device_count=2):
+            Mesh(np.array(devs), ("i",))

@@ -55,6 +55,15 @@ class Mesh:
         ids = [getattr(d, "id", d) for d in arr.reshape(-1)]
         if len(set(ids)) != len(ids):
             raise InvalidArgumentError(f"Mesh: a device appears twice in {ids}{_where()}")
+        objects = [d for d in arr.reshape(-1) if hasattr(d, "id")]
+        if objects:                 # Device objects must be devices of this run
+            from ..client.devices import device_count
+            missing = [d.id for d in objects if not 0 <= d.id < device_count()]
+            if missing:
+                raise InvalidArgumentError(
+                    f"Mesh: devices {missing} are not devices of this run, which has "
+                    f"{device_count()} (XLA_FLAGS=--xla_force_host_platform_device_count="
+                    f"{len(ids)} for more CPU devices){_where()}")
         self.devices = arr
         self.device_ids = np.asarray(ids).reshape(arr.shape)
         self.axis_names = names
