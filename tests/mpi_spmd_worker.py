@@ -9,8 +9,8 @@ devices; each process creates only its shards (``make_array_from_callback``) and
 only them between steps. A second step function computes the loss inside ``shard_map``
 (per-device code with one ``psum``) and must give the same curve. Each process prints its
 loss curves, the bytes of weights and optimizer state it holds and its peak RSS growth
-(``resource.getrusage``) from after compiling the step to the end of training; the
-one-device run prints the same for the whole model."""
+(``resource.getrusage``, the peak started over after compiling the step) to the end of
+training; the one-device run prints the same for the whole model."""
 from __future__ import annotations
 
 import resource
@@ -57,6 +57,14 @@ def peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024      # Linux: KiB
 
 
+def reset_peak_rss() -> int:
+    """Start the peak over from the current RSS (Linux's ``clear_refs`` 5, so that compiling,
+    whose peak may be higher than training's, does not hide the training's); returns it."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    return peak_rss_bytes()
+
+
 def shaped(*shapes):
     """Arguments for tracing only: the right shapes, no memory."""
     return [np.broadcast_to(np.zeros((), np.float32), s) for s in shapes]
@@ -75,7 +83,7 @@ def main() -> None:
     if one:
         f = xlapy.jit(step, backend="cpu")
         f.lower(x, y, *shaped(*shapes, *shapes))                  # compiles
-        before = peak_rss_bytes()
+        before = reset_peak_rss()
         state = [inits[0]((slice(0, D), slice(0, H))), inits[1]((slice(0, H), slice(0, D))),
                  np.zeros((D, H), np.float32), np.zeros((H, D), np.float32)]
         losses = []
@@ -105,7 +113,7 @@ def main() -> None:
             losses.append(float(np.asarray(loss)))
         return state, " ".join(f"{v:.7f}" for v in losses)
 
-    before = peak_rss_bytes()
+    before = reset_peak_rss()
     state, losses = train(f)
     held = sum(s.nbytes_held for s in state)
     growth = peak_rss_bytes() - before
