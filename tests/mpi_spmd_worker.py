@@ -13,6 +13,8 @@ loss curves, the bytes of weights and optimizer state it holds and its peak RSS 
 training; the one-device run prints the same for the whole model."""
 from __future__ import annotations
 
+import ctypes
+import gc
 import resource
 import sys
 
@@ -58,8 +60,11 @@ def peak_rss_bytes() -> int:
 
 
 def reset_peak_rss() -> int:
-    """Start the peak over from the current RSS (Linux's ``clear_refs`` 5, so that compiling,
-    whose peak may be higher than training's, does not hide the training's); returns it."""
+    """Start the peak over from the memory in use now: garbage collected and freed heap
+    memory handed back (glibc's ``malloc_trim``), then Linux's ``clear_refs`` 5 (compiling's
+    peak may be higher than training's and would hide it); returns the new baseline."""
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")
     return peak_rss_bytes()
