@@ -2,10 +2,9 @@
 see :mod:`xlapy.frontend.sharding`."""
 from __future__ import annotations
 
-from .frontend.shard_map import shard_map
 from .frontend.sharding import (Mesh, NamedSharding, PartitionSpec, Shard, ShardedArray,
                                 device_put, make_array_from_callback,
                                 with_sharding_constraint)
 
 __all__ = ["Mesh", "NamedSharding", "PartitionSpec", "Shard", "ShardedArray", "device_put",
-           "make_array_from_callback", "shard_map", "with_sharding_constraint"]
+           "make_array_from_callback", "with_sharding_constraint"]
