@@ -2,7 +2,8 @@
 ``tests/shard_map_cases.py`` on a 2x2 mesh of host devices
 (``--xla_force_host_platform_device_count=4``).
 
-Run with the test extra installed: ``python tests/make_shard_map_cases.py``. Each case writes
+Run with the test extra installed: ``python tests/make_shard_map_cases.py [NAME ...]`` (all
+cases, or the ones named). Each case writes
 ``<name>.npz`` with its inputs ``arg0..`` and JAX's results ``out0..`` (the leaves of the
 result, in pytree order: dict keys sorted).
 """
@@ -31,6 +32,8 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     mesh = Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("x", "y"))
     todo = [(c, ()) for c in cases.FORWARD] + [(c, (jax.grad,)) for c in cases.GRADIENTS]
+    if sys.argv[1:]:                            # only the cases named on the command line
+        todo = [(c, e) for c, e in todo if c.__name__ in sys.argv[1:]]
     for case, extra in todo:
         fn, args = case(lax, jnp, jax.shard_map, P, mesh, *extra)
         out = jax.jit(fn)(*args)

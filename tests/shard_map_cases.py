@@ -65,7 +65,18 @@ def two_outputs_dict(lax, xnp, shard_map, P, mesh):
     return (lambda a, b: f({"a": a, "b": b})), [a, b]
 
 
-FORWARD = [psum_axis_index, all_gather_tiled, psum_scatter_tiled, ppermute_ring,
+def several_mesh_axes(lax, xnp, shard_map, P, mesh):
+    """all_gather, ppermute and axis_index over the product of both mesh axes."""
+    def body(a):
+        ring = lax.ppermute(a, ("x", "y"), [(i, (i + 1) % 4) for i in range(4)])
+        return lax.all_gather(ring, ("x", "y"), axis=1, tiled=True) * \
+            (1 + lax.axis_index(("x", "y")))
+    f = shard_map(body, mesh=mesh, in_specs=P(("x", "y")), out_specs=P(("x", "y")),
+                  check_vma=False)
+    return f, _args((8, 3))
+
+
+FORWARD = [several_mesh_axes, psum_axis_index, all_gather_tiled, psum_scatter_tiled, ppermute_ring,
            all_to_all_tiled, pmean_two_axes, tensor_parallel_matmul, two_outputs_dict]
 
 

@@ -47,11 +47,14 @@ def _names(axis_name: Any) -> tuple:
     return names
 
 
-def _one_name(axis_name: Any, what: str) -> Any:
+def _gather_names(axis_name: Any, what: str) -> tuple:
+    """The axes of a collective that orders its participants: one name, or several mesh
+    axes of a ``shard_map`` (participants ordered with the first axis major)."""
     names = _names(axis_name)
-    if len(names) != 1:
-        raise InvalidArgumentError(f"{what}: takes one axis name, got {axis_name!r}")
-    return names[0]
+    if len(names) != 1 and _mesh_of(names, what) is None:
+        raise InvalidArgumentError(f"{what}: takes one axis name (several only for mesh "
+                                   f"axes inside shard_map), got {axis_name!r}")
+    return names
 
 
 def _device_groups(names: Sequence[Any], what: str) -> tuple[int, ReplicaGroups | None]:
@@ -335,13 +338,18 @@ def _axis_index_lower(ctx: LoweringContext, *, axis_name: tuple) -> I:
     mesh = _mesh_of(axis_name, "lax.axis_index")
     if mesh is None:
         return ctx.b.convert(ctx.b.replica_id(), np.int32)
-    # JAX's form: (partition-id / stride) % size along the axis, as s32
+    # JAX's form: (partition-id / stride) % size along each axis, as s32 (several axes:
+    # combined with the first major)
     b = ctx.b
-    stride, size = mesh.axis_stride(axis_name[0]), mesh.shape[axis_name[0]]
     pid = b.add_instruction("partition-id", [])
-    idx = b.add_instruction("divide", [pid, b.constant(np.uint32(stride))])
-    idx = b.add_instruction("remainder", [idx, b.constant(np.uint32(size))])
-    return b.convert(idx, np.int32)
+    total = None
+    for name in axis_name:
+        stride, size = mesh.axis_stride(name), mesh.shape[name]
+        idx = b.add_instruction("divide", [pid, b.constant(np.uint32(stride))])
+        idx = b.add_instruction("remainder", [idx, b.constant(np.uint32(size))])
+        total = idx if total is None else b.add_instruction(
+            "add", [b.add_instruction("multiply", [total, b.constant(np.uint32(size))]), idx])
+    return b.convert(total, np.int32)
 
 
 axis_index_p.def_vjp(lambda ct, ans, **params: ())
@@ -400,11 +408,11 @@ def pmean(x: Any, axis_name: Any) -> Any:
 def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) -> Any:
     """Every participant's ``x`` stacked along a new axis ``axis`` (concatenated along
     ``axis`` when ``tiled``)."""
-    name = _one_name(axis_name, "lax.all_gather")
+    names = _gather_names(axis_name, "lax.all_gather")
 
     def one(v: Array) -> Array:
         a = _axis(axis, v.ndim + (0 if tiled else 1), "lax.all_gather axis")
-        return bind(all_gather_p, v, axis_name=(name,), axis=a, tiled=bool(tiled))
+        return bind(all_gather_p, v, axis_name=names, axis=a, tiled=bool(tiled))
     return _leafwise(x, one)
 
 
@@ -412,15 +420,15 @@ def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0,
                  tiled: bool = False) -> Any:
     """``psum(x)`` with participant k keeping the k-th block along ``scatter_dimension``
     (of size 1, removed, unless ``tiled``)."""
-    name = _one_name(axis_name, "lax.psum_scatter")
-    n = axis_size(name)
+    names = _gather_names(axis_name, "lax.psum_scatter")
+    n = axis_size(names)
 
     def one(v: Array) -> Array:
         d = _axis(scatter_dimension, v.ndim, "lax.psum_scatter scatter_dimension")
         if (v.shape[d] != n) if not tiled else (v.shape[d] % n):
             raise ShapeError(f"lax.psum_scatter: dimension {d} of {v.type_text()} must be "
                              f"{'a multiple of' if tiled else ''} the axis size {n}")
-        return bind(psum_scatter_p, v, axis_name=(name,), scatter_dimension=d,
+        return bind(psum_scatter_p, v, axis_name=names, scatter_dimension=d,
                     tiled=bool(tiled))
     return _leafwise(x, one)
 
@@ -428,15 +436,15 @@ def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0,
 def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
     """Send ``x`` from participant ``src`` to ``dst`` for each ``(src, dst)`` in ``perm``;
     participants no pair sends to get zeros."""
-    name = _one_name(axis_name, "lax.ppermute")
-    n = axis_size(name)
+    names = _gather_names(axis_name, "lax.ppermute")
+    n = axis_size(names)
     pairs = tuple((int(s), int(t)) for s, t in perm)
     srcs, dsts = [s for s, _ in pairs], [t for _, t in pairs]
     if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts) or \
             any(not 0 <= i < n for i in srcs + dsts):
         raise InvalidArgumentError(f"lax.ppermute: perm {list(pairs)} must pair distinct "
                                    f"sources with distinct targets in 0..{n - 1}")
-    return _leafwise(x, lambda v: bind(ppermute_p, v, axis_name=(name,), perm=pairs))
+    return _leafwise(x, lambda v: bind(ppermute_p, v, axis_name=names, perm=pairs))
 
 
 def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
@@ -444,8 +452,8 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
     """Split ``x`` along ``split_axis`` into one chunk per participant, send chunk k to
     participant k, and concatenate the received chunks along ``concat_axis`` (untiled:
     ``split_axis`` has the axis size and is replaced by a new axis at ``concat_axis``)."""
-    name = _one_name(axis_name, "lax.all_to_all")
-    n = axis_size(name)
+    names = _gather_names(axis_name, "lax.all_to_all")
+    n = axis_size(names)
 
     def one(v: Array) -> Array:
         s = _axis(split_axis, v.ndim, "lax.all_to_all split_axis")
@@ -453,14 +461,15 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
         if (v.shape[s] % n) if tiled else (v.shape[s] != n):
             raise ShapeError(f"lax.all_to_all: split axis {s} of {v.type_text()} must be "
                              f"{'a multiple of' if tiled else ''} the axis size {n}")
-        return bind(all_to_all_p, v, axis_name=(name,), split_axis=s, concat_axis=c,
+        return bind(all_to_all_p, v, axis_name=names, split_axis=s, concat_axis=c,
                     tiled=bool(tiled))
     return _leafwise(x, one)
 
 
 def axis_index(axis_name: Any) -> Array:
-    """This participant's position along the named axis (an int32 scalar)."""
-    return bind(axis_index_p, axis_name=(_one_name(axis_name, "lax.axis_index"),))
+    """This participant's position along the named axis (an int32 scalar; over several mesh
+    axes, the position in their product, the first axis major)."""
+    return bind(axis_index_p, axis_name=_gather_names(axis_name, "lax.axis_index"))
 
 
 def _axis(a: int, ndim: int, what: str) -> int:
