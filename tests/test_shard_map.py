@@ -230,3 +230,11 @@ def test_vmap_of_shard_map_under_jit(axis):
     with pytest.raises(InvalidArgumentError, match=r"under an eager vmap.*wrap the vmap in "
                                                    r"xlapy.jit.*test_shard_map"):
         xlapy.vmap(sm)(xs)
+
+
+def test_several_axes_outside_shard_map_is_a_typed_error():
+    f = xlapy.vmap(xlapy.vmap(lambda v: lax.all_gather(v, ("i", "j")), axis_name="j"),
+                   axis_name="i")
+    with pytest.raises(InvalidArgumentError, match=r"takes one axis name \(several only for "
+                                                   r"mesh axes inside shard_map\)"):
+        f(np.zeros((2, 2, 3), np.float32))
