@@ -20,6 +20,9 @@
 - :mod:`.batching`: ``vmap`` (the batch trace; rules beside their primitives, control
   flow's in :mod:`.control_flow_batching`); :mod:`.pmap`: ``pmap`` over devices, with the
   named-axis collectives of :mod:`.primitives_collective`;
+- :mod:`.sharding`: ``Mesh``/``NamedSharding``, ``jit(in_shardings=...)``, ``ShardedArray``;
+  :mod:`.shard_map`: per-device code over a mesh; :mod:`.sharded_step`: Variables holding
+  their shards and the SPMD step that trains them (Keras distributions);
 - :mod:`.variables`: ``Variable``, mutable state that compiled functions read and assign;
 - :mod:`.callbacks`: ``pure_callback``, ``io_callback``, host printing (Python called from
   compiled code);
