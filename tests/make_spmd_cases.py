@@ -91,6 +91,25 @@ def transpose_reshard(x):
     return jnp.transpose(x) * np.float32(2)
 
 
+def conv_same(x, k):
+    return jax.lax.conv_general_dilated(x, k, (1, 1), "SAME",
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+
+def conv_stride2(x, k):
+    return jax.lax.conv_general_dilated(x, k, (2, 2), "SAME",
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+
+def max_pool(x):
+    return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
+
+
+def sum_pool(x):
+    return jax.lax.reduce_window(x, np.float32(0), jax.lax.add, (1, 3, 3, 1), (1, 1, 1, 1),
+                                 "SAME")
+
+
 CASES = {
     "matmul_m": (matmul, [(16, 32), (32, 8)], [ns(M24, "x", None), ns(M24)], None),
     "matmul_n": (matmul, [(16, 32), (32, 8)], [ns(M24), ns(M24, None, "y")], None),
@@ -112,6 +131,18 @@ CASES = {
     "constrained_sum": (constrained_sum, [(16, 8), (8, 32)],
                         [ns(M24, "x", None), ns(M24, None, "y")], None),
 }
+#: Windowed ops split on a spatial dim (halo exchange); after ``SHARDY`` so the random inputs
+#: of the cases above stay the same.
+WINDOWED = {
+    "conv_spatial": (conv_same, [(2, 16, 16, 4), (3, 3, 4, 8)],
+                     [ns(M24, None, "y", None, None), ns(M24)], None),
+    "conv_spatial_stride2": (conv_stride2, [(2, 16, 16, 4), (3, 3, 4, 8)],
+                             [ns(M24, None, "y", None, None), ns(M24)], None),
+    "conv_spatial_2d": (conv_same, [(2, 16, 16, 4), (3, 3, 4, 8)],
+                        [ns(M24, None, "x", "y", None), ns(M24)], None),
+    "max_pool_spatial": (max_pool, [(2, 16, 16, 4)], [ns(M24, None, "y", None, None)], None),
+    "sum_pool_spatial": (sum_pool, [(2, 16, 16, 4)], [ns(M24, None, "x", "y", None)], None),
+}
 #: Cases lowered with Shardy (JAX's default): the module text carries the same GSPMD
 #: attributes; XLA runs Shardy instead of sharding-propagation, so there is no
 #: ``.propagated.hlo`` for them.
@@ -122,7 +153,7 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
     for name, (fn, shapes, ins, out) in list(CASES.items()) + [
-            (k, CASES[v]) for k, v in SHARDY.items()]:
+            (k, CASES[v]) for k, v in SHARDY.items()] + list(WINDOWED.items()):
         jax.config.update("jax_use_shardy_partitioner", name in SHARDY)
         args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
         kw = {"in_shardings": tuple(ins)}

@@ -177,6 +177,38 @@ def gather_dims(instr: HloInstruction) -> tuple[list[int | None], list[int | Non
     return omap, imap
 
 
+def conv_spatial_lhs_map(instr: HloInstruction, kernel: HloSharding | None = None
+                         ) -> list[int | None] | None:
+    """For a convolution without groups: ``contraction``'s lhs map with each input spatial
+    dim also mapped to its output spatial dim (a spatial split is partitioned with a halo
+    exchange), except dims with base dilation or window reversal; None when the kernel
+    (``kernel``) is split on a spatial dim (XLA then keeps the spatial dims unsplit)."""
+    dims = contraction(instr)
+    if dims is None or instr.opcode != "convolution":
+        return None
+    dn, window = instr.attrs["dim_labels"], instr.attrs.get("window")
+    if kernel is not None and kernel.kind == "tiled" and any(
+            kernel.data_tiles[d] > 1 for d in dn.kernel_spatial):
+        return None
+    lmap = list(dims[0])
+    for k, d in enumerate(dn.input_spatial):
+        wd = window.dims[k] if window is not None and k < len(window.dims) else None
+        if wd is None or (wd.lhs_dilate == 1 and not wd.rhs_reversal):
+            lmap[d] = dn.output_spatial[k]
+    return lmap
+
+
+def _reduce_window_map(instr: HloInstruction) -> list[int | None]:
+    """A single-operand reduce-window keeps every dim's split but those with base dilation
+    (the partitioner exchanges halos along windowed dims)."""
+    window = instr.attrs.get("window")
+    rank = len(instr.shape.dims)
+    if window is None:
+        return list(range(rank))
+    return [d if d >= len(window.dims) or window.dims[d].lhs_dilate == 1 else None
+            for d in range(rank)]
+
+
 def _inverse(mapping: list[int | None], rank: int) -> list[int | None]:
     inv: list[int | None] = [None] * rank
     for i, t in enumerate(mapping):
@@ -212,6 +244,8 @@ def infer_from_operands(instr: HloInstruction, get: Callable) -> HloSharding | N
             return None
         lmap, rmap = dims[0], dims[1]
         ls, rs = (_array_sharding(get(o)) for o in instr.operands)
+        if op == "convolution":
+            lmap = conv_spatial_lhs_map(instr, rs) or lmap
         cands = []
         for s, m, o in ((ls, lmap, instr.operands[0]), (rs, rmap, instr.operands[1])):
             if s is not None:
@@ -227,6 +261,8 @@ def infer_from_operands(instr: HloInstruction, get: Callable) -> HloSharding | N
         return out
     if src is None:
         return None
+    if op == "reduce-window" and not instr.shape.is_tuple:
+        return remap(src, _reduce_window_map(instr), rank)
     touched = touched_dims(instr)
     if touched is not None:
         return remap(src, [None if d in touched else d for d in range(rank)], rank)
@@ -259,6 +295,8 @@ def infer_operand(user: HloInstruction, index: int, s: HloSharding) -> HloShardi
     if op == "get-tuple-element":
         return None
     rank = len(user.shape.dims)
+    if op == "reduce-window" and not user.shape.is_tuple:
+        return remap(s, _reduce_window_map(user), rank) if index == 0 else None
     touched = touched_dims(user)
     if touched is not None:
         if orank != rank:
@@ -278,6 +316,9 @@ def infer_operand(user: HloInstruction, index: int, s: HloSharding) -> HloShardi
         if dims is None:
             return None
         m = dims[0] if index == 0 else dims[1]
+        if op == "convolution" and index == 0:
+            m = conv_spatial_lhs_map(user, _array_sharding(user.operands[1].attrs.get(
+                "sharding"))) or m
         return remap(s, _inverse(m, rank), orank)
     return None
 
@@ -534,5 +575,6 @@ def _leaves(shape) -> int:
 
 
 __all__ = ["ShardingPropagation", "infer_from_operands", "infer_operand", "reshape_mapping",
-           "dot_dims", "contraction", "gather_dims", "touched_dims", "DIM_LOCAL",
+           "dot_dims", "contraction", "conv_spatial_lhs_map", "gather_dims", "touched_dims",
+           "DIM_LOCAL",
            "branch_computations"]

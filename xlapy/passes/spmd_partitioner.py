@@ -43,7 +43,8 @@ the collectives the shardings call for; the module gets ``num_partitions=N``. Re
 from __future__ import annotations
 
 import logging
-from typing import Any
+from functools import partial
+from typing import Any, Callable
 
 import numpy as np
 
@@ -58,6 +59,7 @@ from .hlo_utils import remove_unreachable_computations
 from .context import PassContext
 from .sharding_propagation import (branch_computations, contraction, gather_dims,
                                    infer_operand, reshape_mapping, touched_dims)
+from . import spmd_windowed
 from .spmd_reshard import SpmdBuilder, count_collective_bytes, local_dims
 
 log = logging.getLogger("xlapy.passes")
@@ -258,7 +260,14 @@ class SpmdPartitioner(HloPass):
         if op == "reduce":
             return self._reduce(instr, out)
         if op in ("dot", "convolution") and contraction(instr) is not None:
-            return self._cheapest(instr, out, (self._dot_by_output, self._dot_by_operands))
+            plans: tuple[Callable, ...] = (self._dot_by_output, self._dot_by_operands)
+            if op == "convolution":
+                plans = (partial(spmd_windowed.convolution, self),) + plans
+            return self._cheapest(instr, out, plans)
+        if op == "reduce-window" and not instr.shape.is_tuple:
+            got = spmd_windowed.reduce_window(self, instr, out)
+            if got is not None:
+                return got, out
         if op == "gather" and gather_dims(instr) is not None:
             return self._cheapest(instr, out, (self._gather, self._gather_sliced_operand))
         if touched_dims(instr) is not None:

@@ -1,0 +1,312 @@
+"""Windowed ops split along a windowed dimension in the SPMD partitioner: ``convolution`` with
+its input split on spatial dims and ``reduce-window`` split on windowed dims (XLA's
+``PartitionedHlo::ReshardAsWindowedInput`` with ``ExchangeHaloAndGetValidData``, used by the
+convolution handler's tiled-output case and by ``HandleReduceWindow``).
+
+The result is computed in a sharding ``R`` that splits a windowed dim ``d`` ``t`` ways: partition
+``i`` (its tile coordinate along ``d``) computes the ``co = ceil(O / t)`` outputs starting at
+``i * co``, which read the input rows ``[lo_i, lo_i + W)`` with ``lo_i = i * co * stride -
+pad_lo`` and ``W = (co - 1) * stride + (size - 1) * rhs_dilate + 1``. The operand is brought to
+that window one split dim at a time:
+
+- the operand split along ``d`` as ``R`` (halo exchange): partition ``i`` holds rows
+  ``[i*c, (i+1)*c)`` (``c = ceil(N / t)``); it needs ``L_i = i*c - lo_i`` rows from its left
+  neighbour and ``R_i = lo_i + W - (i+1)*c`` from its right one. Every partition sends its last
+  ``max L_i`` rows right and its first ``max R_i`` rows left with two ``collective-permute``\\ s
+  (partitions at the global edges get zeros), concatenates, takes its window with a
+  ``dynamic-slice`` at an offset looked up by ``partition-id``, and masks the rows outside
+  ``[0, N)`` (the global padding and the padding of an uneven last shard) with the pad value
+  (zero for a convolution, the init value for a reduce-window);
+- the operand whole along ``d`` (replicated there, or gathered): padded with ``pad_lo`` rows and
+  whatever the last window needs, then the window is a ``dynamic-slice``.
+
+The local op then runs with no padding along ``d`` (stride and window dilation as before) and
+yields exactly the ``co`` outputs of the partition. As in XLA, a reduce-window's init value is
+the pad value, so it must be the reducer's identity (``-inf`` for max, ``0`` for add: what JAX
+and TensorFlow emit).
+
+Where XLA also gives up on the halo exchange, so does this: a halo reaching past the
+neighbouring partition (``max L_i > c`` or ``max R_i > c``, e.g. the window of a cumulative sum)
+gathers the operand along ``d`` first (XLA: "halo is beyond the neighbor", then the
+windowed-dims-replicated path); base (lhs) dilation and window reversal on a split dim are not
+partitioned here (XLA's convolution halo exchange returns no result for them either) and the op
+falls back to the partitioner's other plans.
+"""
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from ..hlo import types as T
+from ..hlo.attrs import Window, WindowDim
+from ..hlo.ir import HloInstruction
+from ..hlo.shape import Shape
+from ..hlo.sharding import HloSharding
+from ..hlo.sharding_util import coords, remap
+from .spmd_reshard import SpmdBuilder, local_dims
+
+if TYPE_CHECKING:
+    from .spmd_partitioner import SpmdPartitioner
+
+log = logging.getLogger("xlapy.passes")
+
+
+def _split(s: HloSharding, d: int) -> int:
+    return s.data_tiles[d] if s.kind == "tiled" else 1
+
+
+def _geometry(n: int, t: int, wd: WindowDim) -> tuple[int, int, list[int]] | None:
+    """``(co, W, [lo_i])`` of a dim of ``n`` elements split ``t`` ways under window ``wd``;
+    None when the window does not fit the padded input."""
+    ke = (wd.size - 1) * wd.rhs_dilate + 1
+    full = n + wd.pad_lo + wd.pad_hi
+    if full < ke:
+        return None
+    out = (full - ke) // wd.stride + 1
+    co = -(-out // t)
+    width = (co - 1) * wd.stride + ke
+    return co, width, [i * co * wd.stride - wd.pad_lo for i in range(t)]
+
+
+def _with_dims_replicated(s: HloSharding, dims: Sequence[int]) -> HloSharding:
+    rank = s.tiled_data_rank
+    return remap(s, [None if d in dims else d for d in range(rank)], rank)
+
+
+class _Window:
+    """Brings a local operand to the per-partition window of the result sharding ``r``."""
+
+    def __init__(self, b: SpmdBuilder, r: HloSharding, global_dims: Sequence[int],
+                 pad: HloInstruction) -> None:
+        self.b, self.r, self.dims, self.pad = b, r, tuple(global_dims), pad
+        self.coord = coords(r)
+
+    def _lookup(self, d: int, fn) -> HloInstruction:
+        return self.b.per_device([fn(self.coord[dev][d]) if dev in self.coord else 0
+                                  for dev in range(self.b.n)])
+
+    def _slice_window(self, x: HloInstruction, d: int, width: int, start) -> HloInstruction:
+        """Rows ``[start(i), start(i) + width)`` of ``x`` along ``d`` on the partition with
+        tile coordinate ``i``: a slice when every partition starts at the same row, else a
+        ``dynamic-slice`` at a start looked up by ``partition-id``."""
+        b = self.b
+        firsts = {start(c[d]) for c in self.coord.values()}
+        dims = list(x.shape.dims)
+        if len(firsts) == 1:
+            (a,) = firsts
+            return x if (a, width) == (0, dims[d]) else self._rows(x, d, a, a + width)
+        dims[d] = width
+        zero = b.constant(np.int32(0), T.S32)
+        starts = [self._lookup(d, start) if k == d else zero for k in range(len(dims))]
+        return b.add("dynamic-slice", Shape.array(x.shape.element_type, dims), [x] + starts,
+                     {"dynamic_slice_sizes": tuple(dims)})
+
+    def _pad(self, x: HloInstruction, d: int, lo: int, hi: int) -> HloInstruction:
+        if lo == 0 and hi == 0:
+            return x
+        dims = list(x.shape.dims)
+        dims[d] += lo + hi
+        cfg = tuple((lo, hi, 0) if k == d else (0, 0, 0) for k in range(len(dims)))
+        return self.b.add("pad", Shape.array(x.shape.element_type, dims), [x, self.pad],
+                          {"padding": cfg})
+
+    def whole(self, x: HloInstruction, d: int, wd: WindowDim) -> HloInstruction:
+        """``x`` holds all ``n`` rows along ``d``: pad, then each partition's window."""
+        n, t = self.dims[d], _split(self.r, d)
+        co, width, lo = _geometry(n, t, wd)          # type: ignore[misc]
+        left = max(0, -min(lo))
+        right = max(0, max(v + width for v in lo) - n)
+        x = self._pad(x, d, left, right)
+        return self._slice_window(x, d, width, lambda i: lo[i] + left)
+
+    def halo(self, x: HloInstruction, d: int, wd: WindowDim) -> HloInstruction | None:
+        """``x`` split along ``d`` as ``r``: exchange halos with the neighbours, take the
+        window, mask rows outside the array; None when a halo reaches past a neighbour."""
+        b = self.b
+        n, t, c = self.dims[d], _split(self.r, d), x.shape.dims[d]
+        co, width, lo = _geometry(n, t, wd)          # type: ignore[misc]
+        outs = (n + wd.pad_lo + wd.pad_hi - ((wd.size - 1) * wd.rhs_dilate + 1)) \
+            // wd.stride + 1
+        active = [i for i in range(t) if i * co < outs]
+        lh = {i: i * c - lo[i] for i in active}
+        rh = {i: lo[i] + width - (i + 1) * c for i in active}
+        lmax, rmax = max(0, max(lh.values())), max(0, max(rh.values()))
+        lx = max([0] + [lh[i] for i in active if i > 0])          # from a real neighbour
+        rx = max([0] + [rh[i] for i in active if i < t - 1])
+        if lx > c or rx > c:
+            log.debug("spmd-partitioning: halo %d/%d beyond the %d-row shard on dim %d",
+                      lx, rx, c, d)
+            return None
+        parts = []
+        if lx:
+            parts.append(self._permute(self._rows(x, d, c - lx, c), d, +1))
+        parts.append(x)
+        if rx:
+            parts.append(self._permute(self._rows(x, d, 0, rx), d, -1))
+        if len(parts) > 1:
+            dims = list(x.shape.dims)
+            dims[d] = lx + c + rx
+            x = b.add("concatenate", Shape.array(x.shape.element_type, dims), parts,
+                      {"dimensions": (d,)})
+        x = self._pad(x, d, lmax - lx, rmax - rx)
+        y = self._slice_window(x, d, width, lambda i: lmax - lh[i] if i in lh else 0)
+        if t * c == n and all(0 <= lo[i] and lo[i] + width <= n for i in active):
+            return y                                  # every row read is a real row
+        return self._mask(y, d, self._lookup(d, lambda i: lo[i]), n)
+
+    def _rows(self, x: HloInstruction, d: int, a: int, z: int) -> HloInstruction:
+        dims = list(x.shape.dims)
+        dims[d] = z - a
+        return self.b.add("slice", Shape.array(x.shape.element_type, dims), [x], {
+            "slice": tuple((a, z, 1) if k == d else (0, n, 1)
+                           for k, n in enumerate(x.shape.dims))})
+
+    def _permute(self, x: HloInstruction, d: int, step: int) -> HloInstruction:
+        """Each partition's ``x`` to its neighbour ``step`` tiles along ``d`` (same other
+        coordinates, replication subgroups included)."""
+        arr = self.r.device_array()
+        pairs = []
+        for idx in np.ndindex(arr.shape):
+            j = idx[d] + step
+            if 0 <= j < arr.shape[d]:
+                to = idx[:d] + (j,) + idx[d + 1:]
+                pairs.append((int(arr[idx]), int(arr[to])))
+        return self.b.add("collective-permute", x.shape, [x], {
+            "channel_id": self.b._next_channel(), "source_target_pairs": tuple(sorted(pairs))})
+
+    def _mask(self, y: HloInstruction, d: int, start: HloInstruction, n: int
+              ) -> HloInstruction:
+        """Rows of ``y`` whose global index ``start + k`` is outside ``[0, n)`` set to the
+        pad value."""
+        b, dims = self.b, y.shape.dims
+        s32 = Shape.array("s32", dims)
+        g = b.add("add", s32, [b.add("iota", s32, [], {"iota_dimension": d}),
+                               b.add("broadcast", s32, [start], {"dimensions": ()})])
+        pred = Shape.array("pred", dims)
+        zero = b.add("broadcast", s32, [b.constant(np.int32(0), T.S32)], {"dimensions": ()})
+        lim = b.add("broadcast", s32, [b.constant(np.int32(n), T.S32)], {"dimensions": ()})
+        ok = b.add("and", pred, [b.add("compare", pred, [g, zero], {"direction": "GE"}),
+                                 b.add("compare", pred, [g, lim], {"direction": "LT"})])
+        pv = b.add("broadcast", y.shape, [self.pad], {"dimensions": ()})
+        return b.add("select", y.shape, [ok, y, pv])
+
+
+def windowed_input(part: "SpmdPartitioner", operand: HloInstruction, r: HloSharding,
+                   window: dict[int, WindowDim], pad: HloInstruction) -> HloInstruction | None:
+    """The operand of a windowed op (``window``: operand dim -> its window) as each partition
+    needs it to compute its tile of a result split like ``r`` (operand dims), or None when a
+    split windowed dim has base dilation or window reversal."""
+    b = part.b
+    split = [d for d, wd in window.items() if _split(r, d) > 1]
+    if not split or any(window[d].lhs_dilate != 1 or window[d].rhs_reversal for d in split):
+        return None
+    if any(_geometry(operand.shape.dims[d], _split(r, d), window[d]) is None for d in split):
+        return None
+    x, s = part.local[id(operand)]
+    dims = operand.shape.dims
+    rep = _with_dims_replicated(r, split)
+    w = _Window(b, r, dims, pad)
+    if s.kind == "replicated" or s == rep:
+        # windowed dims already whole (XLA: pad and slice, no communication)
+        x = b.reshard(x, s, rep, dims)
+        for d in split:
+            x = w.whole(x, d, window[d])
+        return x
+    x, cur = b.reshard(x, s, r, dims), r
+    for d in split:
+        got = w.halo(x, d, window[d])
+        if got is None:                               # halo past the neighbour: gather d
+            x, cur = b.gather_dim(x, cur, d, dims)
+            got = w.whole(x, d, window[d])
+        x = got
+    return x
+
+
+def _local_window(window: Window, dims: Sequence[int]) -> Window:
+    return Window(tuple(WindowDim(w.size, w.stride, 0, 0, w.lhs_dilate, w.rhs_dilate,
+                                  w.rhs_reversal) if k in dims else w
+                        for k, w in enumerate(window.dims)))
+
+
+def _pick(candidates: Sequence[HloSharding | None], windowed: Sequence[int]
+          ) -> HloSharding | None:
+    """The first tiled sharding that splits one of the ``windowed`` dims."""
+    for c in candidates:
+        if c is not None and c.kind == "tiled" and any(c.data_tiles[d] > 1 for d in windowed):
+            return c
+    return None
+
+
+def reduce_window(part: "SpmdPartitioner", instr: HloInstruction, out: HloSharding
+                  ) -> HloInstruction | None:
+    """A single-operand ``reduce-window`` split on windowed dims: the operand brought to each
+    partition's window (padding with the init value), a local reduce-window without padding
+    on those dims, resharded to ``out``."""
+    operand, init = instr.operands
+    window: Window = instr.attrs["window"]
+    windowed = [d for d, w in enumerate(window.dims)
+                if (w.size, w.stride, w.pad_lo, w.pad_hi, w.lhs_dilate, w.rhs_dilate)
+                != (1, 1, 0, 0, 1, 1)]
+    r = _pick([out, part.local[id(operand)][1]], windowed)
+    if r is None:
+        return None
+    iv = part._get(init, HloSharding.replicate())
+    split = [d for d in windowed if r.data_tiles[d] > 1]
+    x = windowed_input(part, operand, r, {d: window.dims[d] for d in split}, iv)
+    if x is None:
+        return None
+    attrs = {k: v for k, v in instr.attrs.items() if k != "sharding"}
+    attrs["window"] = _local_window(window, split)
+    y = part.b.add("reduce-window", part._shape(instr, r), [x, iv], attrs, instr.name)
+    return part.b.reshard(y, r, out, instr.shape.dims)
+
+
+def convolution(part: "SpmdPartitioner", instr: HloInstruction, out: HloSharding
+                ) -> HloInstruction | None:
+    """A convolution (no feature or batch groups) whose result is split on output spatial
+    dims, the kernel whole on its spatial and input-feature dims (XLA's
+    ``PartitionConvolutionTiledOutput``): the input brought to each partition's window
+    (padding with zero), the kernel split like the output features, a local convolution."""
+    a = instr.attrs
+    if a.get("feature_group_count", 1) != 1 or a.get("batch_group_count", 1) != 1:
+        return None
+    dn, window = a["dim_labels"], a["window"]
+    rank = len(instr.shape.dims)
+    lhs, rhs = instr.operands
+    to_in: list[int | None] = [None] * rank
+    to_in[dn.output_batch] = dn.input_batch
+    for k, o in enumerate(dn.output_spatial):
+        to_in[o] = dn.input_spatial[k]
+    from_in: list[int | None] = [None] * len(lhs.shape.dims)
+    for o, i in enumerate(to_in):
+        if i is not None:
+            from_in[i] = o
+    ls = part.local[id(lhs)][1]
+    r = _pick([out, remap(ls, from_in, rank) if ls.kind == "tiled" else None],
+              list(dn.output_spatial))
+    if r is None:
+        return None
+    in_s = remap(r, to_in, len(lhs.shape.dims))
+    to_k: list[int | None] = [None] * rank
+    to_k[dn.output_feature] = dn.kernel_output_feature
+    k_s = remap(r, to_k, len(rhs.shape.dims))
+    win = {dn.input_spatial[k]: w for k, w in enumerate(window.dims)
+           if _split(in_s, dn.input_spatial[k]) > 1}
+    et = lhs.shape.element_type
+    zero = part.b.constant(np.zeros((), et.dtype), et)
+    x = windowed_input(part, lhs, in_s, win, zero)
+    if x is None:
+        return None
+    kern = part._get(rhs, k_s)
+    attrs = {key: v for key, v in a.items() if key != "sharding"}
+    attrs["window"] = _local_window(window, [j for j, sp in enumerate(dn.input_spatial)
+                                             if sp in win])
+    y = part.b.add("convolution", Shape.array(instr.shape.element_type,
+                                              local_dims(instr.shape.dims, r)),
+                   [x, kern], attrs, instr.name)
+    return part.b.reshard(y, r, out, instr.shape.dims)
+
+
+__all__ = ["windowed_input", "reduce_window", "convolution"]
