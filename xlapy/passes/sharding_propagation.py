@@ -18,7 +18,10 @@ change unsplit; reshape moves a split dimension when it is the major
 non-unit dimension of a merged/split group and the tile count divides it; dot maps batch and
 non-contracting dims from each operand (the larger operand first, the other merged in) and,
 backward, gives each operand the output's split of its own dims; a convolution without
-groups is the same with input batch and kernel output feature as the mapped dims.
+groups is the same with input batch and kernel output feature as the mapped dims, and its
+input's spatial splits map to the output's spatial dims when the kernel is not split there
+(the partitioner exchanges halos); a reduce-window keeps every split (but on base-dilated
+dims); a scatter's result and operand share their sharding.
 Instructions left without a sharding, and unsharded parameters whose
 ``allow_spmd_sharding_propagation_to_parameters`` entry is false, are replicated. Maximal
 and manual shardings are not propagated.
@@ -41,7 +44,7 @@ _LEVEL0 = frozenset({"copy", "transpose", "reshape", "get-tuple-element", "tuple
 #: Ops that act along some dims and leave the others as they are (see ``touched_dims``).
 DIM_LOCAL = frozenset({"slice", "pad", "concatenate", "dynamic-slice", "dynamic-update-slice",
                        "reduce-window", "select-and-scatter", "sort", "reverse"})
-_LEVEL1 = frozenset({"reduce", "dot", "convolution", "gather"}) | DIM_LOCAL
+_LEVEL1 = frozenset({"reduce", "dot", "convolution", "gather", "scatter"}) | DIM_LOCAL
 _LEVEL2 = frozenset({"broadcast"})
 
 
@@ -263,6 +266,8 @@ def infer_from_operands(instr: HloInstruction, get: Callable) -> HloSharding | N
         return None
     if op == "reduce-window" and not instr.shape.is_tuple:
         return remap(src, _reduce_window_map(instr), rank)
+    if op == "scatter":
+        return src if len(instr.operands) == 3 and not instr.shape.is_tuple else None
     touched = touched_dims(instr)
     if touched is not None:
         return remap(src, [None if d in touched else d for d in range(rank)], rank)
@@ -297,6 +302,8 @@ def infer_operand(user: HloInstruction, index: int, s: HloSharding) -> HloShardi
     rank = len(user.shape.dims)
     if op == "reduce-window" and not user.shape.is_tuple:
         return remap(s, _reduce_window_map(user), rank) if index == 0 else None
+    if op == "scatter":                 # the result is the operand, updated
+        return s if index == 0 and len(user.operands) == 3 else None
     touched = touched_dims(user)
     if touched is not None:
         if orank != rank:

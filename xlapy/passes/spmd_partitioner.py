@@ -31,8 +31,15 @@ the collectives the shardings call for; the module gets ``num_partitions=N``. Re
 
 - gather: (a) split on its batch dims (from the indices) and on pass-through operand dims,
   local with each partition's indices (an embedding lookup with the ids split by batch); (b)
-  an operand split along the indexed dim (vocabulary-parallel embedding): indices moved into
+  an operand split along dims the index vector addresses with slice size 1 (a
+  vocabulary-parallel embedding; :mod:`~xlapy.passes.spmd_gather_scatter`): indices moved into
   each partition's range, the rest masked to zero, all-reduce; the cheaper plan is kept;
+- scatter: the operand kept split (indexed dims with window size 1, pass-through dims), or
+  index-parallel for an add combiner (partial scatters all-reduced), or replicated, whichever
+  moves fewer bytes (:mod:`~xlapy.passes.spmd_gather_scatter`);
+- convolution split on spatial dims and reduce-window split on windowed dims: halo exchange
+  with ``collective-permute`` (:mod:`~xlapy.passes.spmd_windowed`); for a convolution this is
+  a third plan next to the two below;
 - slice, pad, concatenate, dynamic-slice, dynamic-update-slice, reduce-window,
   select-and-scatter, sort, reverse: local when the dims they work along are not split in the
   result (``touched_dims``);
@@ -59,7 +66,7 @@ from .hlo_utils import remove_unreachable_computations
 from .context import PassContext
 from .sharding_propagation import (branch_computations, contraction, gather_dims,
                                    infer_operand, reshape_mapping, touched_dims)
-from . import spmd_windowed
+from . import spmd_gather_scatter, spmd_windowed
 from .spmd_reshard import SpmdBuilder, count_collective_bytes, local_dims
 
 log = logging.getLogger("xlapy.passes")
@@ -269,7 +276,13 @@ class SpmdPartitioner(HloPass):
             if got is not None:
                 return got, out
         if op == "gather" and gather_dims(instr) is not None:
-            return self._cheapest(instr, out, (self._gather, self._gather_sliced_operand))
+            return self._cheapest(instr, out, (
+                self._gather, partial(spmd_gather_scatter.gather_sliced_operand, self)))
+        if op == "scatter" and not instr.shape.is_tuple:
+            return self._cheapest(instr, out, (
+                partial(spmd_gather_scatter.scatter_sharded_operand, self),
+                partial(spmd_gather_scatter.scatter_index_parallel, self),
+                lambda i, o: self._replicated(i, o)[0]))
         if touched_dims(instr) is not None:
             done = self._dim_local(instr, out)
             if done is not None:
@@ -352,59 +365,6 @@ class SpmdPartitioner(HloPass):
             built.append((cost, len(built), got))
         built.sort(key=lambda p: p[:2])
         return built[0][2], out
-
-    def _gather_sliced_operand(self, instr, out):
-        """An operand split only along the one dim the gather indexes (a vocabulary-parallel
-        embedding): each partition gathers from its rows with the indices moved into its
-        range, zeroes what falls outside, and an all-reduce adds the partitions' results."""
-        b, a = self.b, instr.attrs
-        operand, indices = instr.operands
-        x, s = self.local[id(operand)]
-        smap = list(a.get("start_index_map", ()))
-        if s.kind != "tiled" or len(smap) != 1 or s.subgroups not in ((), ("replicated",)):
-            return None
-        d = smap[0]
-        split = [k for k, t in enumerate(s.data_tiles) if t > 1]
-        if split != [d] or d not in a.get("collapsed_slice_dims", ()) \
-                or a["slice_sizes"][d] != 1:
-            return None
-        idx = self._get(indices, HloSharding.replicate())
-        it = indices.shape.element_type
-        n, c = operand.shape.dims[d], x.shape.dims[d]
-        scalar = Shape.array(it, ())
-        lo = b.constant(np.zeros((), it.dtype), it)
-        hi = b.constant(np.asarray(n - 1, it.dtype), it)
-        idx = b.add("clamp", idx.shape, [b.add("broadcast", idx.shape, [lo], {"dimensions": ()}),
-                                         idx,
-                                         b.add("broadcast", idx.shape, [hi], {"dimensions": ()})])
-        off = b.offset(s, d, c)
-        if it.name != "s32":
-            off = b.add("convert", scalar, [off])
-        local_idx = b.add("subtract", idx.shape, [idx, b.add("broadcast", idx.shape, [off],
-                                                             {"dimensions": ()})])
-        cs = b.constant(np.asarray(c, it.dtype), it)
-        pred = Shape.array("pred", idx.shape.dims)
-        ok = b.add("and", pred, [
-            b.add("compare", pred, [local_idx, b.add("broadcast", idx.shape, [lo],
-                                                     {"dimensions": ()})], {"direction": "GE"}),
-            b.add("compare", pred, [local_idx, b.add("broadcast", idx.shape, [cs],
-                                                     {"dimensions": ()})], {"direction": "LT"})])
-        attrs = {k: v for k, v in a.items() if k != "sharding"}
-        g = b.add("gather", instr.shape, [x, local_idx], attrs, instr.name)
-        ivd = a.get("index_vector_dim", len(indices.shape.dims))
-        batch_dims = [k for k in range(len(indices.shape.dims)) if k != ivd]
-        ok = b.add("reshape", Shape.array("pred", [indices.shape.dims[k] for k in batch_dims]),
-                   [ok])
-        offset = list(a.get("offset_dims", ()))
-        batch_out = [k for k in range(len(instr.shape.dims)) if k not in offset]
-        okb = b.add("broadcast", Shape.array("pred", instr.shape.dims), [ok],
-                    {"dimensions": tuple(batch_out)})
-        et = instr.shape.element_type
-        zero = b.add("broadcast", instr.shape, [b.constant(np.zeros((), et.dtype), et)],
-                     {"dimensions": ()})
-        g = b.add("select", instr.shape, [okb, g, zero])
-        g = b.all_reduce(g, groups_along(s, [d]), b.adder(et))
-        return b.reshard(g, HloSharding.replicate(), out, instr.shape.dims)
 
     def _gather(self, instr, out):
         """Gather split only on the batch dims (from the indices) and on operand dims sliced
