@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import pathlib
 import tempfile
+from typing import NamedTuple
 
 DUMP = tempfile.mkdtemp(prefix="spmd-dump-")
 os.environ["XLA_FLAGS"] = ("--xla_force_host_platform_device_count=8 "
@@ -110,6 +111,24 @@ def sum_pool(x):
                                  "SAME")
 
 
+def take_2d(t, i, j):
+    return t[i, j]
+
+
+def scatter_add(t, i, u):
+    return t.at[i].add(u)
+
+
+def scatter_add_2d(t, i, j, u):
+    return t.at[i, j].add(u)
+
+
+class Ids(NamedTuple):
+    """An int32 argument of ``shape`` with values in ``[0, high)``."""
+    shape: tuple
+    high: int
+
+
 CASES = {
     "matmul_m": (matmul, [(16, 32), (32, 8)], [ns(M24, "x", None), ns(M24)], None),
     "matmul_n": (matmul, [(16, 32), (32, 8)], [ns(M24), ns(M24, None, "y")], None),
@@ -143,6 +162,17 @@ WINDOWED = {
     "max_pool_spatial": (max_pool, [(2, 16, 16, 4)], [ns(M24, None, "y", None, None)], None),
     "sum_pool_spatial": (sum_pool, [(2, 16, 16, 4)], [ns(M24, None, "x", "y", None)], None),
 }
+#: Gathers and scatters on a sharded operand (after ``WINDOWED``, for the same reason).
+GATHER_SCATTER = {
+    "gather_2d_index": (take_2d, [(16, 16, 8), Ids((6,), 16), Ids((6,), 16)],
+                        [ns(M24, "x", "y", None), ns(M24), ns(M24)], None),
+    "scatter_rows": (scatter_add, [(16, 8), Ids((6,), 16), (6, 8)],
+                     [ns(M24, "y", None), ns(M24), ns(M24)], None),
+    "scatter_2d_index": (scatter_add_2d, [(16, 16, 8), Ids((6,), 16), Ids((6,), 16), (6, 8)],
+                         [ns(M24, "x", "y", None), ns(M24), ns(M24), ns(M24)], None),
+    "scatter_index_parallel": (scatter_add, [(16, 8), Ids((32,), 16), (32, 8)],
+                               [ns(M24), ns(M24, "y"), ns(M24, "y", None)], None),
+}
 #: Cases lowered with Shardy (JAX's default): the module text carries the same GSPMD
 #: attributes; XLA runs Shardy instead of sharding-propagation, so there is no
 #: ``.propagated.hlo`` for them.
@@ -153,9 +183,11 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
     for name, (fn, shapes, ins, out) in list(CASES.items()) + [
-            (k, CASES[v]) for k, v in SHARDY.items()] + list(WINDOWED.items()):
+            (k, CASES[v]) for k, v in SHARDY.items()] + list(WINDOWED.items()) + list(
+            GATHER_SCATTER.items()):
         jax.config.update("jax_use_shardy_partitioner", name in SHARDY)
-        args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+        args = [rng.integers(0, s.high, s.shape).astype(np.int32) if isinstance(s, Ids)
+                else rng.standard_normal(s).astype(np.float32) for s in shapes]
         kw = {"in_shardings": tuple(ins)}
         if out is not None:
             kw["out_shardings"] = out
