@@ -11,6 +11,7 @@ from test_spmd_partitioner import module
 
 from xlapy.client.run import run_hlo
 from xlapy.client.spmd import run_spmd, spmd_partition
+from xlapy.config import debug_options
 from xlapy.hlo.parser import parse_module
 
 
@@ -115,3 +116,19 @@ def test_scatter_with_other_combiner_runs_replicated():
   ROOT r = f32[8,3] scatter(t, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=max"""
     ids = np.array([[1], [1], [7], [0]], np.int32)
     check(module(body), 2, [rnd(8, 3), ids, rnd(4, 3, seed=1)])
+
+
+def test_gather_and_scatter_on_the_cpu_backend():
+    with debug_options(xla_force_host_platform_device_count=4):
+        text = module(GATHER_2D.format(a=9, b=5, s=split(4, 3, [0, 1])))
+        m = parse_module(text)
+        args = [rnd(9, 5, 5), IDS]
+        np.testing.assert_allclose(run_spmd(m, args, 4, backend="cpu"),
+                                   run_hlo(m, args)[0], rtol=1e-6)
+        text = module(SCATTER.format(a=6, b=4, k=9, s="{replicated}",
+                                     si="{devices=[4,1]<=[4]}", su="{devices=[4,1]<=[4]}"))
+        m = parse_module(text)
+        ids = np.array([[0], [5], [2], [2], [9], [1], [0], [3], [5]], np.int32)
+        args = [rnd(6, 4), ids, rnd(9, 4, seed=1)]
+        np.testing.assert_allclose(run_spmd(m, args, 4, backend="cpu"),
+                                   run_hlo(m, args)[0], rtol=1e-5, atol=1e-6)

@@ -11,6 +11,7 @@ from test_spmd_partitioner import _check, module
 
 from xlapy.client.run import run_hlo
 from xlapy.client.spmd import run_spmd, spmd_partition
+from xlapy.config import debug_options
 from xlapy.hlo.parser import parse_module
 
 
@@ -33,6 +34,9 @@ CONVS = {
     "dilated_same": ("2,9,9,2", "3,3,2,3", "2,9,9,3", "size=3x3 pad=2_2x2_2 rhs_dilate=2x2"),
     "asymmetric_pad": ("2,10,6,2", "4,4,2,3", "2,10,6,3", "size=4x4 pad=1_2x1_2"),
     "big_window": ("2,9,5,2", "7,3,2,3", "2,3,3,3", "size=7x3"),
+    "negative_pad": ("2,12,6,2", "3,3,2,3", "2,7,4,3", "size=3x3 pad=-1_-2x0_0"),
+    "fewer_outputs_than_partitions": ("2,5,4,2", "3,3,2,3", "2,3,2,3", "size=3x3"),
+    "stride_past_window": ("2,13,6,2", "2,2,2,3", "2,4,2,3", "size=2x2 stride=3x3"),
 }
 
 
@@ -164,3 +168,30 @@ def test_reduce_window_on_both_spatial_dims_of_a_2x2_mesh():
     dims, window = RWS["max_pool_3x3_s2_same"]
     p = _check(rw_text(dims, window, 4, HW), 4)
     assert set(p.collective_bytes()) == {"collective-permute"}
+
+
+@pytest.mark.parametrize("name", ["same_3x3", "stride2_same"])
+def test_conv_halo_on_the_cpu_backend(name):
+    x, k, out, window = CONVS[name]
+    with debug_options(xla_force_host_platform_device_count=2):
+        p = _check(conv_text(x, k, out, window, 2, H), 2, backend="cpu")
+    assert "collective-permute" in p.collective_bytes()
+
+
+def test_max_pool_halo_on_the_cpu_backend():
+    dims, window = RWS["max_pool_3x3_s2_same"]
+    with debug_options(xla_force_host_platform_device_count=2):
+        p = _check(rw_text(dims, window, 2, H), 2, backend="cpu")
+    assert set(p.collective_bytes()) == {"collective-permute"}
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_max_pool_and_its_gradient_split_on_rows(n):
+    # the pool keeps the row split (halo); select-and-scatter works along whole rows
+    body = f"""  x = f32[2,10,6,3] parameter(0), sharding={{devices=[1,{n},1,1]<=[{n}]}}
+  m = f32[] constant(-inf)
+  p = f32[2,5,3,3] reduce-window(x, m), window={{size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x1_1x0_0}}, to_apply=max
+  z = f32[] constant(0)
+  ROOT g = f32[2,10,6,3] select-and-scatter(x, p, z), window={{size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x1_1x0_0}}, select=ge, scatter=add"""
+    p = _check(module(body), n)
+    assert p.propagated.entry.instruction("p").attrs["sharding"].data_tiles[1] == n
