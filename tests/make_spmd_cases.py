@@ -123,6 +123,10 @@ def scatter_add_2d(t, i, j, u):
     return t.at[i, j].add(u)
 
 
+batched_take = jax.vmap(lambda t, i: t[i])
+batched_scatter_add = jax.vmap(lambda t, i, u: t.at[i].add(u))
+
+
 class Ids(NamedTuple):
     """An int32 argument of ``shape`` with values in ``[0, high)``."""
     shape: tuple
@@ -172,6 +176,11 @@ GATHER_SCATTER = {
                          [ns(M24, "x", "y", None), ns(M24), ns(M24), ns(M24)], None),
     "scatter_index_parallel": (scatter_add, [(16, 8), Ids((32,), 16), (32, 8)],
                                [ns(M24), ns(M24, "y"), ns(M24, "y", None)], None),
+    "gather_batched": (batched_take, [(8, 16, 4), Ids((8, 5), 16)],
+                       [ns(M24, "y", None, None), ns(M24, "y", None)], None),
+    "scatter_batched": (batched_scatter_add, [(8, 16, 4), Ids((8, 5), 16), (8, 5, 4)],
+                        [ns(M24, "y", None, None), ns(M24, "y", None),
+                         ns(M24, "y", None, None)], None),
 }
 #: Cases lowered with Shardy (JAX's default): the module text carries the same GSPMD
 #: attributes; XLA runs Shardy instead of sharding-propagation, so there is no

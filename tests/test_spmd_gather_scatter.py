@@ -132,3 +132,40 @@ def test_gather_and_scatter_on_the_cpu_backend():
         args = [rnd(6, 4), ids, rnd(9, 4, seed=1)]
         np.testing.assert_allclose(run_spmd(m, args, 4, backend="cpu"),
                                    run_hlo(m, args)[0], rtol=1e-5, atol=1e-6)
+
+
+BATCHED_GATHER = """  t = f32[{b},16,4] parameter(0), sharding={s}
+  i = s32[{b},5,1] parameter(1), sharding={si}
+  ROOT g = f32[{b},5,4] gather(t, i), offset_dims={{2}}, collapsed_slice_dims={{1}}, start_index_map={{1}}, operand_batching_dims={{0}}, start_indices_batching_dims={{0}}, index_vector_dim=2, slice_sizes={{1,1,4}}"""
+
+BATCHED_SCATTER = """  t = f32[{b},16,4] parameter(0), sharding={s}
+  i = s32[{b},5,1] parameter(1), sharding={si}
+  u = f32[{b},5,4] parameter(2), sharding={si}
+  ROOT r = f32[{b},16,4] scatter(t, i, u), update_window_dims={{2}}, inserted_window_dims={{1}}, scatter_dims_to_operand_dims={{1}}, input_batching_dims={{0}}, scatter_indices_batching_dims={{0}}, index_vector_dim=2, to_apply=add"""
+
+
+def batched_ids(b):
+    return np.random.default_rng(4).integers(-2, 18, (b, 5, 1)).astype(np.int32)
+
+
+@pytest.mark.parametrize("n,b", [(2, 8), (4, 8), (4, 7)])
+def test_batched_gather_split_on_the_batch_is_local(n, b):
+    s = f"{{devices=[{n},1,1]<=[{n}]}}"
+    p = check(module(BATCHED_GATHER.format(b=b, s=s, si=s)), n, [rnd(b, 16, 4), batched_ids(b)])
+    assert p.collective_bytes() == {}
+    assert p.propagated.entry.root.attrs["sharding"].data_tiles == (n, 1, 1)
+
+
+@pytest.mark.parametrize("n,b", [(2, 8), (4, 8), (4, 7)])
+def test_batched_scatter_split_on_the_batch_is_local(n, b):
+    s = f"{{devices=[{n},1,1]<=[{n}]}}"
+    p = check(module(BATCHED_SCATTER.format(b=b, s=s, si=s)), n,
+              [rnd(b, 16, 4), batched_ids(b), rnd(b, 5, 4, seed=1)])
+    assert p.collective_bytes() == {}
+
+
+def test_batched_scatter_with_replicated_indices_slices_them():
+    s = "{devices=[4,1,1]<=[4]}"
+    p = check(module(BATCHED_SCATTER.format(b=8, s=s, si="{replicated}")), 4,
+              [rnd(8, 16, 4), batched_ids(8), rnd(8, 5, 4, seed=1)])
+    assert p.collective_bytes() == {}

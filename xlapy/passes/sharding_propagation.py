@@ -156,12 +156,10 @@ def contraction(instr: HloInstruction
 
 
 def gather_dims(instr: HloInstruction) -> tuple[list[int | None], list[int | None]] | None:
-    """For a gather without batching dims: the output dim of each operand dim (only dims
-    sliced whole and not indexed: pass-through) and of each indices dim (the batch dims; not
-    the index vector dim); None for gathers with operand batching dims."""
+    """For a gather: the output dim of each operand dim (dims sliced whole and not indexed:
+    pass-through; operand batching dims: the output dim of their indices batching dim) and of
+    each indices dim (the batch dims; not the index vector dim)."""
     a = instr.attrs
-    if a.get("operand_batching_dims"):
-        return None
     operand, indices = instr.operands
     rank = len(instr.shape.dims)
     offset = list(a.get("offset_dims", ()))
@@ -170,13 +168,16 @@ def gather_dims(instr: HloInstruction) -> tuple[list[int | None], list[int | Non
     imap: list[int | None] = [None] * len(indices.shape.dims)
     for k, d in enumerate(d for d in range(len(indices.shape.dims)) if d != ivd):
         imap[d] = batch_out[k]
+    obatch = list(a.get("operand_batching_dims", ()))
     kept = [d for d in range(len(operand.shape.dims))
-            if d not in a.get("collapsed_slice_dims", ())]
+            if d not in a.get("collapsed_slice_dims", ()) and d not in obatch]
     omap: list[int | None] = [None] * len(operand.shape.dims)
     sizes = a.get("slice_sizes", ())
     for k, d in enumerate(kept):
         if sizes[d] == operand.shape.dims[d] and d not in a.get("start_index_map", ()):
             omap[d] = offset[k]
+    for ob, ib in zip(obatch, a.get("start_indices_batching_dims", ())):
+        omap[ob] = imap[ib]
     return omap, imap
 
 

@@ -13,6 +13,9 @@ index-parallel forms).
   like it on the pass-through dims, the split components of the indices are moved into the
   partition's range, and the local scatter drops what falls outside (scatter skips windows out
   of bounds) — no collective;
+- scatter with batching dims (``vmap``), the operand split on them: indices and updates split
+  alike, local scatter (XLA's explicit-batch form; a gather with batching dims is the
+  partitioner's pass-through plan with the batching dims mapped like batch dims);
 - scatter with an add combiner and the indices split on their batch dims (index-parallel):
   each partition scatters its updates (padding rows zeroed) into zeros, an ``all-reduce`` adds
   the partitions' contributions, the operand is added.
@@ -162,6 +165,35 @@ def scatter_sharded_operand(part: "SpmdPartitioner", instr: HloInstruction, out:
     return b.reshard(y, s, out, instr.shape.dims)
 
 
+def scatter_batch_parallel(part: "SpmdPartitioner", instr: HloInstruction, out: HloSharding
+                           ) -> HloInstruction | None:
+    """A scatter with batching dims (``vmap``) whose operand is split only on its batching
+    dims: indices and updates split alike on the matching batch dims, local scatter."""
+    a = instr.attrs
+    obatch = list(a.get("input_batching_dims", ()))
+    if len(instr.operands) != 3 or instr.shape.is_tuple or not obatch:
+        return None
+    operand, indices, updates = instr.operands
+    _, _, scatter, batch, _ = _scatter_layout(instr)
+    for s in (out, part.local[id(operand)][1]):
+        split = _split_dims(s)
+        if split and set(split) <= set(obatch):
+            break
+    else:
+        return None
+    to_idx: list[int | None] = [None] * len(operand.shape.dims)
+    to_upd: list[int | None] = [None] * len(operand.shape.dims)
+    for ob, ib in zip(obatch, a.get("scatter_indices_batching_dims", ())):
+        to_idx[ob] = ib
+        to_upd[ob] = scatter[batch.index(ib)]
+    x = part._get(operand, s)
+    idx = part._get(indices, remap(s, to_idx, len(indices.shape.dims)))
+    upd = part._get(updates, remap(s, to_upd, len(updates.shape.dims)))
+    attrs = {k: v for k, v in a.items() if k != "sharding"}
+    y = part.b.add("scatter", x.shape, [x, idx, upd], attrs, instr.name)
+    return part.b.reshard(y, s, out, instr.shape.dims)
+
+
 def _adds(comp) -> bool:
     root = comp.root
     return root.opcode == "add" and len(comp.parameters) == 2 \
@@ -199,4 +231,5 @@ def scatter_index_parallel(part: "SpmdPartitioner", instr: HloInstruction, out: 
     return b.reshard(y, HloSharding.replicate(), out, instr.shape.dims)
 
 
-__all__ = ["gather_sliced_operand", "scatter_sharded_operand", "scatter_index_parallel"]
+__all__ = ["gather_sliced_operand", "scatter_sharded_operand", "scatter_batch_parallel",
+           "scatter_index_parallel"]

@@ -281,6 +281,7 @@ class SpmdPartitioner(HloPass):
         if op == "scatter" and not instr.shape.is_tuple:
             return self._cheapest(instr, out, (
                 partial(spmd_gather_scatter.scatter_sharded_operand, self),
+                partial(spmd_gather_scatter.scatter_batch_parallel, self),
                 partial(spmd_gather_scatter.scatter_index_parallel, self),
                 lambda i, o: self._replicated(i, o)[0]))
         if touched_dims(instr) is not None:
@@ -367,8 +368,9 @@ class SpmdPartitioner(HloPass):
         return built[0][2], out
 
     def _gather(self, instr, out):
-        """Gather split only on the batch dims (from the indices) and on operand dims sliced
-        whole (pass-through): each partition gathers its rows with its own indices."""
+        """Gather split only on the batch dims (from the indices; operand batching dims split
+        alike: index-parallel) and on operand dims sliced whole (pass-through): each
+        partition gathers its rows with its own indices."""
         omap, imap = gather_dims(instr)
         rank = len(instr.shape.dims)
         mapped = {d for d in omap + imap if d is not None}
@@ -377,8 +379,9 @@ class SpmdPartitioner(HloPass):
         operand = self._get(instr.operands[0], ot)
         indices = self._get(instr.operands[1], it)
         attrs = {k: v for k, v in instr.attrs.items() if k != "sharding"}
+        batching = instr.attrs.get("operand_batching_dims", ())
         attrs["slice_sizes"] = tuple(
-            n if omap[d] is None else operand.shape.dims[d]
+            n if omap[d] is None or d in batching else operand.shape.dims[d]
             for d, n in enumerate(instr.attrs["slice_sizes"]))
         g = self.b.add("gather", self._shape(instr, res), [operand, indices], attrs, instr.name)
         return self.b.reshard(g, res, out, instr.shape.dims)
