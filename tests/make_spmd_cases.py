@@ -176,6 +176,8 @@ GATHER_SCATTER = {
                          [ns(M24, "x", "y", None), ns(M24), ns(M24), ns(M24)], None),
     "scatter_index_parallel": (scatter_add, [(16, 8), Ids((32,), 16), (32, 8)],
                                [ns(M24), ns(M24, "y"), ns(M24, "y", None)], None),
+    "embedding_2x2": (lambda t, i: t[i], [(32, 8), Ids((16, 4), 32)],
+                      [ns(M22, "model", None), ns(M22, "data", None)], None),
     "gather_batched": (batched_take, [(8, 16, 4), Ids((8, 5), 16)],
                        [ns(M24, "y", None, None), ns(M24, "y", None)], None),
     "scatter_batched": (batched_scatter_add, [(8, 16, 4), Ids((8, 5), 16), (8, 5, 4)],

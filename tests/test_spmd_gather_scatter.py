@@ -169,3 +169,14 @@ def test_batched_scatter_with_replicated_indices_slices_them():
     p = check(module(BATCHED_SCATTER.format(b=8, s=s, si="{replicated}")), 4,
               [rnd(8, 16, 4), batched_ids(8), rnd(8, 5, 4, seed=1)])
     assert p.collective_bytes() == {}
+
+
+def test_vocabulary_parallel_embedding_with_data_parallel_ids_on_a_2x2_mesh():
+    # table rows split over "model" (devices {0,1} hold different rows), ids split over "data":
+    # the ids stay split, each partition adds its masked lookups within its model group only
+    body = """  t = f32[11,6] parameter(0), sharding={devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}
+  i = s32[5,3] parameter(1), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  ROOT g = f32[5,3,6] gather(t, i), offset_dims={2}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, slice_sizes={1,6}"""
+    ids = np.random.default_rng(5).integers(-1, 13, (5, 3)).astype(np.int32)
+    p = check(module(body), 4, [rnd(11, 6), ids])
+    assert p.collective_bytes() == {"all-reduce": 3 * 3 * 6 * 4}     # a 3-row shard, no gather

@@ -34,7 +34,7 @@ from typing import Callable
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.opcodes import ELEMENTWISE
 from ..hlo.sharding import HloSharding
-from ..hlo.sharding_util import merge, more_specific, remap
+from ..hlo.sharding_util import invert, merge, more_specific, remap
 from .base import HloPass
 from .context import PassContext
 
@@ -213,14 +213,6 @@ def _reduce_window_map(instr: HloInstruction) -> list[int | None]:
             for d in range(rank)]
 
 
-def _inverse(mapping: list[int | None], rank: int) -> list[int | None]:
-    inv: list[int | None] = [None] * rank
-    for i, t in enumerate(mapping):
-        if t is not None:
-            inv[t] = i
-    return inv
-
-
 # ----------------------------------------------------------------------------- rules
 def infer_from_operands(instr: HloInstruction, get: Callable) -> HloSharding | None:
     """The sharding of ``instr`` implied by its operands' (forward)."""
@@ -313,7 +305,7 @@ def infer_operand(user: HloInstruction, index: int, s: HloSharding) -> HloShardi
     if op == "transpose":
         return remap(s, list(user.dimensions), orank)
     if op == "broadcast":
-        return remap(s, _inverse(list(user.dimensions), rank), orank)
+        return remap(s, invert(list(user.dimensions), rank), orank)
     if op == "reshape":
         return reshape_mapping(tuple(user.shape.dims), tuple(operand.shape.dims), s)
     if op == "reduce" and index == 0 and not user.shape.is_tuple:
@@ -327,7 +319,7 @@ def infer_operand(user: HloInstruction, index: int, s: HloSharding) -> HloShardi
         if op == "convolution" and index == 0:
             m = conv_spatial_lhs_map(user, _array_sharding(user.operands[1].attrs.get(
                 "sharding"))) or m
-        return remap(s, _inverse(m, rank), orank)
+        return remap(s, invert(m, rank), orank)
     return None
 
 

@@ -29,8 +29,9 @@ import numpy as np
 from ..hlo.ir import HloInstruction
 from ..hlo.shape import Shape
 from ..hlo.sharding import HloSharding
-from ..hlo.sharding_util import groups_along, remap
-from .spmd_reshard import SpmdBuilder
+from ..hlo.sharding_util import groups_along, invert, merge, remap
+from .sharding_propagation import gather_dims
+from .spmd_reshard import SpmdBuilder, local_dims
 
 if TYPE_CHECKING:
     from .spmd_partitioner import SpmdPartitioner
@@ -85,33 +86,53 @@ def _shift_indices(b: SpmdBuilder, idx: HloInstruction, ivd: int, smap: list[int
 
 def gather_sliced_operand(part: "SpmdPartitioner", instr: HloInstruction, out: HloSharding
                           ) -> HloInstruction | None:
-    """A gather whose operand is split only on dims its index vector addresses with slice size
-    1: local masked gathers added by an all-reduce (see the module docstring)."""
+    """A gather whose operand is split on dims its index vector addresses with slice size 1
+    (and maybe on pass-through dims), its indices maybe split on batch dims by other devices:
+    local masked gathers added by an all-reduce over the devices holding the sliced dims'
+    tiles (see the module docstring). Works in one sharding ``D`` of the output dims plus one
+    axis per sliced dim, merged from both operands' shardings."""
     b, a = part.b, instr.attrs
     operand, indices = instr.operands
-    x, s = part.local[id(operand)]
+    dims = gather_dims(instr)
+    s, si = part.local[id(operand)][1], part.local[id(indices)][1]
     smap = list(a.get("start_index_map", ()))
-    split = _split_dims(s)
-    if not split or any(d not in smap or a["slice_sizes"][d] != 1 for d in split):
+    if dims is None or not _split_dims(s):
         return None
-    idx = part._get(indices, HloSharding.replicate())
+    omap, imap = dims
+    sliced = [d for d in _split_dims(s) if omap[d] is None]
+    if not sliced or any(d not in smap or a["slice_sizes"][d] != 1 for d in sliced):
+        return None
+    rank = len(instr.shape.dims)
+    space = rank + len(sliced)
+    osp = [omap[d] if omap[d] is not None else rank + sliced.index(d) if d in sliced else None
+           for d in range(len(operand.shape.dims))]
+    whole = remap(s, osp, space)
+    d_s = merge(whole, remap(si, imap, space)) if si.kind == "tiled" else None
+    d_s = d_s or whole
+    ot = remap(d_s, invert(osp, space), len(operand.shape.dims))
+    it = remap(d_s, invert(imap, space), len(indices.shape.dims))
+    res = remap(d_s, [k if k < rank else None for k in range(space)], rank)
+    x, idx = part._get(operand, ot), part._get(indices, it)
     ivd = a.get("index_vector_dim", len(indices.shape.dims))
-    local_idx, ok = _shift_indices(b, idx, ivd, smap, s, tuple(x.shape.dims),
+    local_idx, ok = _shift_indices(b, idx, ivd, smap, ot, tuple(x.shape.dims),
                                    tuple(operand.shape.dims), clamp=True)
     attrs = {k: v for k, v in a.items() if k != "sharding"}
-    g = b.add("gather", instr.shape, [x, local_idx], attrs, instr.name)
-    batch = [n for k, n in enumerate(indices.shape.dims) if k != ivd]
+    attrs["slice_sizes"] = tuple(x.shape.dims[d] if omap[d] is not None and d not in a.get(
+        "operand_batching_dims", ()) else n for d, n in enumerate(a["slice_sizes"]))
+    shape = Shape.array(instr.shape.element_type, local_dims(instr.shape.dims, res))
+    g = b.add("gather", shape, [x, local_idx], attrs, instr.name)
+    batch = [n for k, n in enumerate(idx.shape.dims) if k != ivd]
     ok = b.add("reshape", Shape.array("pred", batch), [ok])
     offset = list(a.get("offset_dims", ()))
-    batch_out = [k for k in range(len(instr.shape.dims)) if k not in offset]
-    okb = b.add("broadcast", Shape.array("pred", instr.shape.dims), [ok],
+    batch_out = [k for k in range(rank) if k not in offset]
+    okb = b.add("broadcast", Shape.array("pred", shape.dims), [ok],
                 {"dimensions": tuple(batch_out)})
     et = instr.shape.element_type
-    zero = b.add("broadcast", instr.shape, [b.constant(np.zeros((), et.dtype), et)],
+    zero = b.add("broadcast", shape, [b.constant(np.zeros((), et.dtype), et)],
                  {"dimensions": ()})
-    g = b.add("select", instr.shape, [okb, g, zero])
-    g = b.all_reduce(g, groups_along(s, split), b.adder(et))
-    return b.reshard(g, HloSharding.replicate(), out, instr.shape.dims)
+    g = b.add("select", shape, [okb, g, zero])
+    g = b.all_reduce(g, groups_along(d_s, list(range(rank, space))), b.adder(et))
+    return b.reshard(g, res, out, instr.shape.dims)
 
 
 def _scatter_layout(instr: HloInstruction):

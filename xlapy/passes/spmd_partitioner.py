@@ -276,8 +276,9 @@ class SpmdPartitioner(HloPass):
             if got is not None:
                 return got, out
         if op == "gather" and gather_dims(instr) is not None:
+            # on a tie the sliced-operand plan (all-reduce of the output) wins, as in XLA
             return self._cheapest(instr, out, (
-                self._gather, partial(spmd_gather_scatter.gather_sliced_operand, self)))
+                partial(spmd_gather_scatter.gather_sliced_operand, self), self._gather))
         if op == "scatter" and not instr.shape.is_tuple:
             return self._cheapest(instr, out, (
                 partial(spmd_gather_scatter.scatter_sharded_operand, self),
