@@ -37,6 +37,7 @@ def mesh(shape, names):
 
 M24 = mesh((2, 4), ("x", "y"))
 M22 = mesh((2, 2), ("data", "model"))
+M4 = mesh((4,), ("y",))
 
 
 def ns(m, *spec):
@@ -102,6 +103,10 @@ def conv_stride2(x, k):
                                         dimension_numbers=("NHWC", "HWIO", "NHWC"))
 
 
+def conv_kernel_grad(x, k):
+    return jax.grad(lambda k: jnp.sum(jnp.tanh(conv_same(x, k)) ** 2))(k)
+
+
 def max_pool(x):
     return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
 
@@ -163,6 +168,10 @@ WINDOWED = {
                              [ns(M24, None, "y", None, None), ns(M24)], None),
     "conv_spatial_2d": (conv_same, [(2, 16, 16, 4), (3, 3, 4, 8)],
                         [ns(M24, None, "x", "y", None), ns(M24)], None),
+    # on a 1-D mesh: with the rows split over "y" of x=2,y=4 XLA (jax 0.10.2) all-reduces the
+    # partial kernel gradients over all 8 devices and returns twice the gradient
+    "conv_kernel_grad_spatial": (conv_kernel_grad, [(2, 16, 16, 4), (3, 3, 4, 8)],
+                                 [ns(M4, None, "y", None, None), ns(M4)], None),
     "max_pool_spatial": (max_pool, [(2, 16, 16, 4)], [ns(M24, None, "y", None, None)], None),
     "sum_pool_spatial": (sum_pool, [(2, 16, 16, 4)], [ns(M24, None, "x", "y", None)], None),
 }

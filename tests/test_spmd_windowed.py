@@ -195,3 +195,37 @@ def test_max_pool_and_its_gradient_split_on_rows(n):
   ROOT g = f32[2,10,6,3] select-and-scatter(x, p, z), window={{size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x1_1x0_0}}, select=ge, scatter=add"""
     p = _check(module(body), n)
     assert p.propagated.entry.instruction("p").attrs["sharding"].data_tiles[1] == n
+
+
+# kernel gradients of row-split convolutions: input and output gradient both split on rows
+KERNEL_GRADS = {
+    "same": ("2,10,8,3", "2,10,8,5", "3,3,3,5", "size=10x8 pad=1_1x1_1"),
+    "valid": ("2,12,7,3", "2,10,5,5", "3,3,3,5", "size=10x5"),
+    "stride2": ("2,16,8,3", "2,8,4,5", "3,3,3,5", "size=8x4 pad=0_1x0_1 rhs_dilate=2x2"),
+}
+
+
+@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("name", sorted(KERNEL_GRADS))
+def test_kernel_gradient_of_a_row_split_convolution(name, n):
+    x, g, out, window = KERNEL_GRADS[name]
+    split = f"{{devices=[1,{n},1,1]<=[{n}]}}"
+    p = _check(module(f"""  x = f32[{x}] parameter(0), sharding={split}
+  g = f32[{g}] parameter(1), sharding={split}
+  ROOT k = f32[{out}] convolution(x, g), window={{{window}}}, dim_labels=f01b_i01o->01bf"""), n)
+    got = p.collective_bytes()
+    # partial kernel gradients added once (3*3*3*5 floats); only halo rows of x move besides
+    assert got.get("all-reduce") == 3 * 3 * 3 * 5 * 4 and "all-gather" not in got, got
+
+
+def test_kernel_gradient_with_rows_split_over_one_axis_of_a_2x2_mesh():
+    # the rows split over one mesh axis and replicated over the other: the partial kernel
+    # gradients are added within the row groups only (XLA 0.10.2 adds them over all devices
+    # and returns twice the gradient for this sharding)
+    x, g, out, window = KERNEL_GRADS["same"]
+    split = "{devices=[1,2,1,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}"
+    p = _check(module(f"""  x = f32[{x}] parameter(0), sharding={split}
+  g = f32[{g}] parameter(1), sharding={split}
+  ROOT k = f32[{out}] convolution(x, g), window={{{window}}}, dim_labels=f01b_i01o->01bf"""), 4)
+    (ar,) = [i for i in p.module.entry.instructions if i.opcode == "all-reduce"]
+    assert [len(g) for g in ar.attrs["replica_groups"].groups] == [2, 2]

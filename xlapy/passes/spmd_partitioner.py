@@ -269,7 +269,8 @@ class SpmdPartitioner(HloPass):
         if op in ("dot", "convolution") and contraction(instr) is not None:
             plans: tuple[Callable, ...] = (self._dot_by_output, self._dot_by_operands)
             if op == "convolution":
-                plans = (partial(spmd_windowed.convolution, self),) + plans
+                plans = (partial(spmd_windowed.convolution, self),
+                         partial(spmd_windowed.convolution_split_kernel, self)) + plans
             return self._cheapest(instr, out, plans)
         if op == "reduce-window" and not instr.shape.is_tuple:
             got = spmd_windowed.reduce_window(self, instr, out)

@@ -35,7 +35,7 @@ falls back to the partitioner's other plans.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 import numpy as np
 
@@ -44,7 +44,7 @@ from ..hlo.attrs import Window, WindowDim
 from ..hlo.ir import HloInstruction
 from ..hlo.shape import Shape
 from ..hlo.sharding import HloSharding
-from ..hlo.sharding_util import coords, remap
+from ..hlo.sharding_util import coords, groups_along, remap
 from .spmd_reshard import SpmdBuilder, local_dims
 
 if TYPE_CHECKING:
@@ -57,17 +57,36 @@ def _split(s: HloSharding, d: int) -> int:
     return s.data_tiles[d] if s.kind == "tiled" else 1
 
 
-def _geometry(n: int, t: int, wd: WindowDim) -> tuple[int, int, list[int]] | None:
-    """``(co, W, [lo_i])`` of a dim of ``n`` elements split ``t`` ways under window ``wd``;
-    None when the window does not fit the padded input."""
+class Geometry(NamedTuple):
+    """What each partition reads along one dim: rows ``[lo[i], lo[i] + width)`` of the
+    operand on the partition with tile coordinate ``i``; only the ``active`` partitions'
+    windows matter (the others compute padding)."""
+    width: int
+    lo: list[int]
+    active: list[int]
+
+
+def output_split(n: int, t: int, wd: WindowDim) -> Geometry | None:
+    """The windows of a dim of ``n`` elements whose ``O`` outputs are split ``t`` ways
+    (``ceil(O / t)`` each) under window ``wd``; None when the window does not fit."""
     ke = (wd.size - 1) * wd.rhs_dilate + 1
     full = n + wd.pad_lo + wd.pad_hi
     if full < ke:
         return None
     out = (full - ke) // wd.stride + 1
     co = -(-out // t)
-    width = (co - 1) * wd.stride + ke
-    return co, width, [i * co * wd.stride - wd.pad_lo for i in range(t)]
+    return Geometry((co - 1) * wd.stride + ke, [i * co * wd.stride - wd.pad_lo for i in range(t)],
+                    [i for i in range(t) if i * co < out])
+
+
+def kernel_split(out: int, nk: int, t: int, wd: WindowDim) -> Geometry:
+    """The windows when the convolution's kernel operand (``nk`` spatial elements, the window)
+    is split ``t`` ways and every partition computes all ``out`` outputs from its part of the
+    window: partition ``i`` holds window taps ``[i*ck, (i+1)*ck)``."""
+    ck = -(-nk // t)
+    return Geometry((out - 1) * wd.stride + (ck - 1) * wd.rhs_dilate + 1,
+                    [i * ck * wd.rhs_dilate - wd.pad_lo for i in range(t)],
+                    [i for i in range(t) if i * ck < nk])
 
 
 def _with_dims_replicated(s: HloSharding, dims: Sequence[int]) -> HloSharding:
@@ -112,24 +131,20 @@ class _Window:
         return self.b.add("pad", Shape.array(x.shape.element_type, dims), [x, self.pad],
                           {"padding": cfg})
 
-    def whole(self, x: HloInstruction, d: int, wd: WindowDim) -> HloInstruction:
+    def whole(self, x: HloInstruction, d: int, g: Geometry) -> HloInstruction:
         """``x`` holds all ``n`` rows along ``d``: pad, then each partition's window."""
-        n, t = self.dims[d], _split(self.r, d)
-        co, width, lo = _geometry(n, t, wd)          # type: ignore[misc]
+        n, width, lo = self.dims[d], g.width, g.lo
         left = max(0, -min(lo))
         right = max(0, max(v + width for v in lo) - n)
         x = self._pad(x, d, left, right)
         return self._slice_window(x, d, width, lambda i: lo[i] + left)
 
-    def halo(self, x: HloInstruction, d: int, wd: WindowDim) -> HloInstruction | None:
+    def halo(self, x: HloInstruction, d: int, g: Geometry) -> HloInstruction | None:
         """``x`` split along ``d`` as ``r``: exchange halos with the neighbours, take the
         window, mask rows outside the array; None when a halo reaches past a neighbour."""
         b = self.b
         n, t, c = self.dims[d], _split(self.r, d), x.shape.dims[d]
-        co, width, lo = _geometry(n, t, wd)          # type: ignore[misc]
-        outs = (n + wd.pad_lo + wd.pad_hi - ((wd.size - 1) * wd.rhs_dilate + 1)) \
-            // wd.stride + 1
-        active = [i for i in range(t) if i * co < outs]
+        width, lo, active = g
         lh = {i: i * c - lo[i] for i in active}
         rh = {i: lo[i] + width - (i + 1) * c for i in active}
         lmax, rmax = max(0, max(lh.values())), max(0, max(rh.values()))
@@ -194,16 +209,12 @@ class _Window:
 
 
 def windowed_input(part: "SpmdPartitioner", operand: HloInstruction, r: HloSharding,
-                   window: dict[int, WindowDim], pad: HloInstruction) -> HloInstruction | None:
-    """The operand of a windowed op (``window``: operand dim -> its window) as each partition
-    needs it to compute its tile of a result split like ``r`` (operand dims), or None when a
-    split windowed dim has base dilation or window reversal."""
+                   geometry: dict[int, Geometry], pad: HloInstruction) -> HloInstruction:
+    """The operand of a windowed op as each partition reads it (``geometry``: for each dim
+    ``r`` splits, the windows), the operand first resharded to ``r`` (or to ``r`` with those
+    dims whole when it is whole there already)."""
     b = part.b
-    split = [d for d, wd in window.items() if _split(r, d) > 1]
-    if not split or any(window[d].lhs_dilate != 1 or window[d].rhs_reversal for d in split):
-        return None
-    if any(_geometry(operand.shape.dims[d], _split(r, d), window[d]) is None for d in split):
-        return None
+    split = list(geometry)
     x, s = part.local[id(operand)]
     dims = operand.shape.dims
     rep = _with_dims_replicated(r, split)
@@ -212,16 +223,31 @@ def windowed_input(part: "SpmdPartitioner", operand: HloInstruction, r: HloShard
         # windowed dims already whole (XLA: pad and slice, no communication)
         x = b.reshard(x, s, rep, dims)
         for d in split:
-            x = w.whole(x, d, window[d])
+            x = w.whole(x, d, geometry[d])
         return x
     x, cur = b.reshard(x, s, r, dims), r
     for d in split:
-        got = w.halo(x, d, window[d])
+        got = w.halo(x, d, geometry[d])
         if got is None:                               # halo past the neighbour: gather d
             x, cur = b.gather_dim(x, cur, d, dims)
-            got = w.whole(x, d, window[d])
+            got = w.whole(x, d, geometry[d])
         x = got
     return x
+
+
+def _output_split(operand: HloInstruction, r: HloSharding, window: dict[int, WindowDim]
+                  ) -> dict[int, Geometry] | None:
+    """The windows of an op whose result is split like ``r`` (operand dims) on windowed dims
+    (``window``: operand dim -> its window); None when a split dim has base dilation or
+    window reversal, or its window does not fit."""
+    out = {}
+    for d, wd in window.items():
+        if _split(r, d) > 1:
+            g = output_split(operand.shape.dims[d], _split(r, d), wd)
+            if g is None or wd.lhs_dilate != 1 or wd.rhs_reversal:
+                return None
+            out[d] = g
+    return out or None
 
 
 def _local_window(window: Window, dims: Sequence[int]) -> Window:
@@ -254,9 +280,10 @@ def reduce_window(part: "SpmdPartitioner", instr: HloInstruction, out: HloShardi
         return None
     iv = part._get(init, HloSharding.replicate())
     split = [d for d in windowed if r.data_tiles[d] > 1]
-    x = windowed_input(part, operand, r, {d: window.dims[d] for d in split}, iv)
-    if x is None:
+    geometry = _output_split(operand, r, {d: window.dims[d] for d in split})
+    if geometry is None:
         return None
+    x = windowed_input(part, operand, r, geometry, iv)
     attrs = {k: v for k, v in instr.attrs.items() if k != "sharding"}
     attrs["window"] = _local_window(window, split)
     y = part.b.add("reduce-window", part._shape(instr, r), [x, iv], attrs, instr.name)
@@ -296,9 +323,10 @@ def convolution(part: "SpmdPartitioner", instr: HloInstruction, out: HloSharding
            if _split(in_s, dn.input_spatial[k]) > 1}
     et = lhs.shape.element_type
     zero = part.b.constant(np.zeros((), et.dtype), et)
-    x = windowed_input(part, lhs, in_s, win, zero)
-    if x is None:
+    geometry = _output_split(lhs, in_s, win)
+    if geometry is None:
         return None
+    x = windowed_input(part, lhs, in_s, geometry, zero)
     kern = part._get(rhs, k_s)
     attrs = {key: v for key, v in a.items() if key != "sharding"}
     attrs["window"] = _local_window(window, [j for j, sp in enumerate(dn.input_spatial)
@@ -309,4 +337,46 @@ def convolution(part: "SpmdPartitioner", instr: HloInstruction, out: HloSharding
     return part.b.reshard(y, r, out, instr.shape.dims)
 
 
-__all__ = ["windowed_input", "reduce_window", "convolution"]
+def convolution_split_kernel(part: "SpmdPartitioner", instr: HloInstruction,
+                             out: HloSharding) -> HloInstruction | None:
+    """A convolution whose kernel operand is split on spatial dims (a kernel gradient in
+    spatially partitioned training: the output gradient is the window) and nothing else (XLA's
+    ``PartitionConvolutionWithSpatialDimensionHaloExchangeOnLHS``): the input split alike and
+    brought to the rows the partition's window taps read (halo exchange), the kernel's padding
+    zeroed, a local convolution over those taps giving partial results of the whole output, and
+    an ``all-reduce`` adding them."""
+    a, b = instr.attrs, part.b
+    if a.get("feature_group_count", 1) != 1 or a.get("batch_group_count", 1) != 1:
+        return None
+    dn, window = a["dim_labels"], a["window"]
+    lhs, rhs = instr.operands
+    sr = part.local[id(rhs)][1]
+    split = [d for d in range(len(rhs.shape.dims)) if _split(sr, d) > 1]
+    if not split or sr.subgroups not in ((), ("replicated",)) \
+            or any(d not in dn.kernel_spatial for d in split):
+        return None
+    ks = [dn.kernel_spatial.index(d) for d in split]
+    if any(window.dims[k].lhs_dilate != 1 or window.dims[k].rhs_reversal for k in ks):
+        return None
+    to_in: list[int | None] = [None] * len(rhs.shape.dims)
+    for k in ks:
+        to_in[dn.kernel_spatial[k]] = dn.input_spatial[k]
+    in_s = remap(sr, to_in, len(lhs.shape.dims))
+    geometry = {dn.input_spatial[k]: kernel_split(
+        instr.shape.dims[dn.output_spatial[k]], rhs.shape.dims[dn.kernel_spatial[k]],
+        sr.data_tiles[dn.kernel_spatial[k]], window.dims[k]) for k in ks}
+    et, kt = lhs.shape.element_type, rhs.shape.element_type
+    x = windowed_input(part, lhs, in_s, geometry, b.constant(np.zeros((), et.dtype), et))
+    kern = b.mask(part._get(rhs, sr), sr, split, rhs.shape.dims,
+                  b.constant(np.zeros((), kt.dtype), kt))
+    attrs = {key: v for key, v in a.items() if key != "sharding"}
+    attrs["window"] = Window(tuple(
+        WindowDim(kern.shape.dims[dn.kernel_spatial[k]], w.stride, 0, 0, 1, w.rhs_dilate)
+        if k in ks else w for k, w in enumerate(window.dims)))
+    y = b.add("convolution", instr.shape, [x, kern], attrs, instr.name)
+    y = b.all_reduce(y, groups_along(sr, split), b.adder(instr.shape.element_type))
+    return b.reshard(y, HloSharding.replicate(), out, instr.shape.dims)
+
+
+__all__ = ["Geometry", "output_split", "kernel_split", "windowed_input", "reduce_window",
+           "convolution", "convolution_split_kernel"]
