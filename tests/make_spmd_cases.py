@@ -107,6 +107,10 @@ def conv_kernel_grad(x, k):
     return jax.grad(lambda k: jnp.sum(jnp.tanh(conv_same(x, k)) ** 2))(k)
 
 
+def conv_input_grad(x, k):
+    return jax.grad(lambda x: jnp.sum(jnp.tanh(conv_stride2(x, k)) ** 2))(x)
+
+
 def max_pool(x):
     return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
 
@@ -172,6 +176,8 @@ WINDOWED = {
     # partial kernel gradients over all 8 devices and returns twice the gradient
     "conv_kernel_grad_spatial": (conv_kernel_grad, [(2, 16, 16, 4), (3, 3, 4, 8)],
                                  [ns(M4, None, "y", None, None), ns(M4)], None),
+    "conv_input_grad_stride2": (conv_input_grad, [(2, 16, 16, 4), (3, 3, 4, 8)],
+                                [ns(M24, None, "y", None, None), ns(M24)], None),
     "max_pool_spatial": (max_pool, [(2, 16, 16, 4)], [ns(M24, None, "y", None, None)], None),
     "sum_pool_spatial": (sum_pool, [(2, 16, 16, 4)], [ns(M24, None, "x", "y", None)], None),
 }

@@ -108,10 +108,24 @@ def test_conv_kernel_split_on_spatial_keeps_rows_unsplit():
     _check(text, 2)
 
 
-def test_conv_base_dilation_falls_back():
-    text = conv_text("2,6,5,2", "3,3,2,3", "2,11,3,3", "size=3x3 pad=1_1x0_0 lhs_dilate=2x1", 2, H)
-    p = _check(text, 2)
-    assert "collective-permute" not in p.collective_bytes()
+@pytest.mark.parametrize("n", [2, 4])
+def test_transposed_conv_split_on_rows(n):
+    # the input gradient of a stride-2 SAME convolution: base dilation 2, each partition's
+    # first window at the same phase of the dilated input, so the halo exchange applies
+    text = conv_text("2,8,5,2", "3,3,2,3", "2,16,10,3",
+                     "size=3x3 pad=1_2x1_2 lhs_dilate=2x2", n, H)
+    p = _check(text, n)
+    assert set(p.collective_bytes()) == {"collective-permute"}, p.collective_bytes()
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_base_dilation_at_varying_phases_falls_back(n):
+    # 11 outputs over the dilated 6 rows: the partitions' windows start at different phases
+    # for 4 partitions (not partitioned by a halo here), the same phase for 2
+    text = conv_text("2,6,5,2", "3,3,2,3", "2,11,3,3", "size=3x3 pad=1_1x0_0 lhs_dilate=2x1",
+                     n, H)
+    p = _check(text, n)
+    assert ("collective-permute" in p.collective_bytes()) == (n == 2)
 
 
 def rw_text(dims, window, n, split, init="-inf", to_apply="max", extra=""):
@@ -128,6 +142,7 @@ RWS = {
     "avg_pool_valid": (("2,10,7,2", "2,8,5,2"), "size=1x3x3x1"),
     "dilated_window": (("2,13,5,2", "2,9,5,2"), "size=1x3x1x1 rhs_dilate=1x2x1x1"),
     "cumsum": (("2,10,3,2", "2,10,3,2"), "size=1x10x1x1 pad=0_0x9_0x0_0x0_0"),
+    "base_dilated": (("2,8,3,2", "2,14,3,2"), "size=1x2x1x1 lhs_dilate=1x2x1x1"),
 }
 
 
@@ -141,6 +156,8 @@ def test_reduce_window_split_on_windowed_dim(name, n):
     kinds = set(p.collective_bytes())
     if name == "cumsum":          # the window spans every shard: gathered, as XLA does
         assert kinds == {"all-gather"}
+    elif name == "base_dilated" and n == 2:   # first windows at different phases
+        assert "collective-permute" not in kinds
     else:
         assert kinds <= {"collective-permute"}, p.collective_bytes()
 

@@ -20,8 +20,8 @@ non-contracting dims from each operand (the larger operand first, the other merg
 backward, gives each operand the output's split of its own dims; a convolution without
 groups is the same with input batch and kernel output feature as the mapped dims, and its
 input's spatial splits map to the output's spatial dims when the kernel is not split there
-(the partitioner exchanges halos); a reduce-window keeps every split (but on base-dilated
-dims); a scatter's result and operand share their sharding.
+(the partitioner exchanges halos); a reduce-window keeps every split; a scatter's result and
+operand share their sharding.
 Instructions left without a sharding, and unsharded parameters whose
 ``allow_spmd_sharding_propagation_to_parameters`` entry is false, are replicated. Maximal
 and manual shardings are not propagated.
@@ -185,7 +185,7 @@ def conv_spatial_lhs_map(instr: HloInstruction, kernel: HloSharding | None = Non
                          ) -> list[int | None] | None:
     """For a convolution without groups: ``contraction``'s lhs map with each input spatial
     dim also mapped to its output spatial dim (a spatial split is partitioned with a halo
-    exchange), except dims with base dilation or window reversal; None when the kernel
+    exchange), except dims with window reversal; None when the kernel
     (``kernel``) is split on a spatial dim (XLA then keeps the spatial dims unsplit)."""
     dims = contraction(instr)
     if dims is None or instr.opcode != "convolution":
@@ -197,20 +197,9 @@ def conv_spatial_lhs_map(instr: HloInstruction, kernel: HloSharding | None = Non
     lmap = list(dims[0])
     for k, d in enumerate(dn.input_spatial):
         wd = window.dims[k] if window is not None and k < len(window.dims) else None
-        if wd is None or (wd.lhs_dilate == 1 and not wd.rhs_reversal):
+        if wd is None or not wd.rhs_reversal:
             lmap[d] = dn.output_spatial[k]
     return lmap
-
-
-def _reduce_window_map(instr: HloInstruction) -> list[int | None]:
-    """A single-operand reduce-window keeps every dim's split but those with base dilation
-    (the partitioner exchanges halos along windowed dims)."""
-    window = instr.attrs.get("window")
-    rank = len(instr.shape.dims)
-    if window is None:
-        return list(range(rank))
-    return [d if d >= len(window.dims) or window.dims[d].lhs_dilate == 1 else None
-            for d in range(rank)]
 
 
 # ----------------------------------------------------------------------------- rules
@@ -258,7 +247,7 @@ def infer_from_operands(instr: HloInstruction, get: Callable) -> HloSharding | N
     if src is None:
         return None
     if op == "reduce-window" and not instr.shape.is_tuple:
-        return remap(src, _reduce_window_map(instr), rank)
+        return src                      # every split kept: the partitioner exchanges halos
     if op == "scatter":
         return src if len(instr.operands) == 3 and not instr.shape.is_tuple else None
     touched = touched_dims(instr)
@@ -294,7 +283,7 @@ def infer_operand(user: HloInstruction, index: int, s: HloSharding) -> HloShardi
         return None
     rank = len(user.shape.dims)
     if op == "reduce-window" and not user.shape.is_tuple:
-        return remap(s, _reduce_window_map(user), rank) if index == 0 else None
+        return s if index == 0 else None
     if op == "scatter":                 # the result is the operand, updated
         return s if index == 0 and len(user.operands) == 3 else None
     touched = touched_dims(user)

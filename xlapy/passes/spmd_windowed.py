@@ -28,9 +28,18 @@ and TensorFlow emit).
 Where XLA also gives up on the halo exchange, so does this: a halo reaching past the
 neighbouring partition (``max L_i > c`` or ``max R_i > c``, e.g. the window of a cumulative sum)
 gathers the operand along ``d`` first (XLA: "halo is beyond the neighbor", then the
-windowed-dims-replicated path); base (lhs) dilation and window reversal on a split dim are not
-partitioned here (XLA's convolution halo exchange returns no result for them either) and the op
-falls back to the partitioner's other plans.
+windowed-dims-replicated path). With base (lhs) dilation ``B`` the rows above are the real rows
+the window reads, and the local op keeps the dilation with a low padding equal to the phase of
+the first window in the dilated input; that phase must be the same on every partition (always
+with ``ceil(O / t) * stride`` a multiple of ``B``, as for the input gradient of a strided
+convolution split evenly). XLA also handles differing phases at stride 1 by slicing the output;
+here those, and window reversal on a split dim, fall back to the partitioner's other plans.
+
+A convolution whose kernel operand is split on spatial dims (the kernel gradient of a spatially
+split convolution, the output gradient being the window) is the other geometry: partition ``i``
+holds window taps ``[i*ck, (i+1)*ck)``, reads input rows from ``i * ck * rhs_dilate - pad_lo``,
+computes partial results of every output and an ``all-reduce`` adds them (XLA's
+``PartitionConvolutionWithSpatialDimensionHaloExchangeOnLHS``).
 """
 from __future__ import annotations
 
@@ -59,24 +68,41 @@ def _split(s: HloSharding, d: int) -> int:
 
 class Geometry(NamedTuple):
     """What each partition reads along one dim: rows ``[lo[i], lo[i] + width)`` of the
-    operand on the partition with tile coordinate ``i``; only the ``active`` partitions'
-    windows matter (the others compute padding)."""
+    operand on the partition with tile coordinate ``i`` (only the ``active`` partitions'
+    windows matter; the others compute padding), and the window the local op then runs
+    with along that dim."""
     width: int
     lo: list[int]
     active: list[int]
+    local: WindowDim
 
 
 def output_split(n: int, t: int, wd: WindowDim) -> Geometry | None:
     """The windows of a dim of ``n`` elements whose ``O`` outputs are split ``t`` ways
-    (``ceil(O / t)`` each) under window ``wd``; None when the window does not fit."""
+    (``ceil(O / t)`` each) under window ``wd``; None when the window does not fit, or with
+    base dilation when the partitions' first windows fall at different phases of the dilated
+    input (XLA handles that for stride 1 by slicing the output; not done here)."""
     ke = (wd.size - 1) * wd.rhs_dilate + 1
-    full = n + wd.pad_lo + wd.pad_hi
-    if full < ke:
+    base = wd.lhs_dilate
+    full = (n - 1) * base + 1 + wd.pad_lo + wd.pad_hi
+    if full < ke or wd.rhs_reversal:
         return None
     out = (full - ke) // wd.stride + 1
     co = -(-out // t)
-    return Geometry((co - 1) * wd.stride + ke, [i * co * wd.stride - wd.pad_lo for i in range(t)],
-                    [i for i in range(t) if i * co < out])
+    width = (co - 1) * wd.stride + ke
+    starts = [i * co * wd.stride - wd.pad_lo for i in range(t)]   # on the dilated input
+    active = [i for i in range(t) if i * co < out]
+    if base == 1:
+        return Geometry(width, starts, active,
+                        WindowDim(wd.size, wd.stride, 0, 0, 1, wd.rhs_dilate))
+    first = [-(-p // base) for p in starts]                        # first real row read
+    phase = {first[i] * base - starts[i] for i in active}
+    if len(phase) != 1 or min(phase) > width - 1:
+        return None
+    (ph,) = phase
+    rows = (width - 1 - ph) // base + 1
+    return Geometry(rows, first, active, WindowDim(
+        wd.size, wd.stride, ph, width - ph - ((rows - 1) * base + 1), base, wd.rhs_dilate))
 
 
 def kernel_split(out: int, nk: int, t: int, wd: WindowDim) -> Geometry:
@@ -86,7 +112,8 @@ def kernel_split(out: int, nk: int, t: int, wd: WindowDim) -> Geometry:
     ck = -(-nk // t)
     return Geometry((out - 1) * wd.stride + (ck - 1) * wd.rhs_dilate + 1,
                     [i * ck * wd.rhs_dilate - wd.pad_lo for i in range(t)],
-                    [i for i in range(t) if i * ck < nk])
+                    [i for i in range(t) if i * ck < nk],
+                    WindowDim(ck, wd.stride, 0, 0, 1, wd.rhs_dilate))
 
 
 def _with_dims_replicated(s: HloSharding, dims: Sequence[int]) -> HloSharding:
@@ -144,7 +171,7 @@ class _Window:
         window, mask rows outside the array; None when a halo reaches past a neighbour."""
         b = self.b
         n, t, c = self.dims[d], _split(self.r, d), x.shape.dims[d]
-        width, lo, active = g
+        width, lo, active = g.width, g.lo, g.active
         lh = {i: i * c - lo[i] for i in active}
         rh = {i: lo[i] + width - (i + 1) * c for i in active}
         lmax, rmax = max(0, max(lh.values())), max(0, max(rh.values()))
@@ -244,15 +271,16 @@ def _output_split(operand: HloInstruction, r: HloSharding, window: dict[int, Win
     for d, wd in window.items():
         if _split(r, d) > 1:
             g = output_split(operand.shape.dims[d], _split(r, d), wd)
-            if g is None or wd.lhs_dilate != 1 or wd.rhs_reversal:
+            if g is None:
                 return None
             out[d] = g
     return out or None
 
 
-def _local_window(window: Window, dims: Sequence[int]) -> Window:
-    return Window(tuple(WindowDim(w.size, w.stride, 0, 0, w.lhs_dilate, w.rhs_dilate,
-                                  w.rhs_reversal) if k in dims else w
+def _local_window(window: Window, geometry: dict[int, Geometry]) -> Window:
+    """``window`` with the dims in ``geometry`` (window dim -> its geometry) replaced by the
+    local op's window."""
+    return Window(tuple(geometry[k].local if k in geometry else w
                         for k, w in enumerate(window.dims)))
 
 
@@ -285,7 +313,7 @@ def reduce_window(part: "SpmdPartitioner", instr: HloInstruction, out: HloShardi
         return None
     x = windowed_input(part, operand, r, geometry, iv)
     attrs = {k: v for k, v in instr.attrs.items() if k != "sharding"}
-    attrs["window"] = _local_window(window, split)
+    attrs["window"] = _local_window(window, geometry)
     y = part.b.add("reduce-window", part._shape(instr, r), [x, iv], attrs, instr.name)
     return part.b.reshard(y, r, out, instr.shape.dims)
 
@@ -329,8 +357,8 @@ def convolution(part: "SpmdPartitioner", instr: HloInstruction, out: HloSharding
     x = windowed_input(part, lhs, in_s, geometry, zero)
     kern = part._get(rhs, k_s)
     attrs = {key: v for key, v in a.items() if key != "sharding"}
-    attrs["window"] = _local_window(window, [j for j, sp in enumerate(dn.input_spatial)
-                                             if sp in win])
+    attrs["window"] = _local_window(window, {j: geometry[sp] for j, sp in
+                                             enumerate(dn.input_spatial) if sp in geometry})
     y = part.b.add("convolution", Shape.array(instr.shape.element_type,
                                               local_dims(instr.shape.dims, r)),
                    [x, kern], attrs, instr.name)
@@ -370,9 +398,7 @@ def convolution_split_kernel(part: "SpmdPartitioner", instr: HloInstruction,
     kern = b.mask(part._get(rhs, sr), sr, split, rhs.shape.dims,
                   b.constant(np.zeros((), kt.dtype), kt))
     attrs = {key: v for key, v in a.items() if key != "sharding"}
-    attrs["window"] = Window(tuple(
-        WindowDim(kern.shape.dims[dn.kernel_spatial[k]], w.stride, 0, 0, 1, w.rhs_dilate)
-        if k in ks else w for k, w in enumerate(window.dims)))
+    attrs["window"] = _local_window(window, {k: geometry[dn.input_spatial[k]] for k in ks})
     y = b.add("convolution", instr.shape, [x, kern], attrs, instr.name)
     y = b.all_reduce(y, groups_along(sr, split), b.adder(instr.shape.element_type))
     return b.reshard(y, HloSharding.replicate(), out, instr.shape.dims)
