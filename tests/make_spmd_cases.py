@@ -115,6 +115,10 @@ def max_pool(x):
     return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
 
 
+def max_pool_grad(x):
+    return jax.grad(lambda x: jnp.sum(max_pool(x) ** 2))(x)
+
+
 def sum_pool(x):
     return jax.lax.reduce_window(x, np.float32(0), jax.lax.add, (1, 3, 3, 1), (1, 1, 1, 1),
                                  "SAME")
@@ -179,6 +183,8 @@ WINDOWED = {
     "conv_input_grad_stride2": (conv_input_grad, [(2, 16, 16, 4), (3, 3, 4, 8)],
                                 [ns(M24, None, "y", None, None), ns(M24)], None),
     "max_pool_spatial": (max_pool, [(2, 16, 16, 4)], [ns(M24, None, "y", None, None)], None),
+    "max_pool_grad_spatial": (max_pool_grad, [(2, 16, 16, 4)],
+                              [ns(M24, None, "y", None, None)], None),
     "sum_pool_spatial": (sum_pool, [(2, 16, 16, 4)], [ns(M24, None, "x", "y", None)], None),
 }
 #: Gathers and scatters on a sharded operand (after ``WINDOWED``, for the same reason).

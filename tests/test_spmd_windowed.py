@@ -202,16 +202,60 @@ def test_max_pool_halo_on_the_cpu_backend():
     assert set(p.collective_bytes()) == {"collective-permute"}
 
 
+POOL_GRADS = {
+    "3x3_s2_same": ("2,16,6,3", "2,8,3,3", "size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x1_1x0_0"),
+    "2x2_s2": ("2,12,6,3", "2,6,3,3", "size=1x2x2x1 stride=1x2x2x1"),
+    "3x3_s1_same": ("2,9,5,2", "2,9,5,2", "size=1x3x3x1 pad=0_0x1_1x1_1x0_0"),
+    "3x3_s2_valid_uneven": ("2,13,7,2", "2,6,3,2", "size=1x3x3x1 stride=1x2x2x1"),
+}
+
+
 @pytest.mark.parametrize("n", [2, 4])
-def test_max_pool_and_its_gradient_split_on_rows(n):
-    # the pool keeps the row split (halo); select-and-scatter works along whole rows
-    body = f"""  x = f32[2,10,6,3] parameter(0), sharding={{devices=[1,{n},1,1]<=[{n}]}}
+@pytest.mark.parametrize("name", sorted(POOL_GRADS))
+def test_max_pool_and_its_gradient_split_on_rows(name, n):
+    # the pool and its gradient (select-and-scatter) keep the row split: halo exchanges only
+    x, pooled, window = POOL_GRADS[name]
+    p = _check(module(f"""  x = f32[{x}] parameter(0), sharding={{devices=[1,{n},1,1]<=[{n}]}}
   m = f32[] constant(-inf)
-  p = f32[2,5,3,3] reduce-window(x, m), window={{size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x1_1x0_0}}, to_apply=max
+  p = f32[{pooled}] reduce-window(x, m), window={{{window}}}, to_apply=max
   z = f32[] constant(0)
-  ROOT g = f32[2,10,6,3] select-and-scatter(x, p, z), window={{size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x1_1x0_0}}, select=ge, scatter=add"""
-    p = _check(module(body), n)
-    assert p.propagated.entry.instruction("p").attrs["sharding"].data_tiles[1] == n
+  ROOT g = f32[{x}] select-and-scatter(x, p, z), window={{{window}}}, select=ge, scatter=add"""), n)
+    assert p.propagated.entry.root.attrs["sharding"].data_tiles[1] == n
+    assert set(p.collective_bytes()) <= {"collective-permute"}, p.collective_bytes()
+
+
+def test_max_pool_gradient_with_all_negative_values_and_a_2x2_mesh():
+    # padding rows must lose every comparison (-inf), not win it as zeros would
+    x, pooled, window = POOL_GRADS["3x3_s2_same"]
+    m = parse_module(module(f"""  x = f32[{x}] parameter(0), sharding={{devices=[1,2,2,1]<=[4]}}
+  s = f32[{pooled}] parameter(1), sharding={{devices=[1,2,2,1]<=[4]}}
+  z = f32[] constant(0)
+  ROOT g = f32[{x}] select-and-scatter(x, s, z), window={{{window}}}, select=ge, scatter=add"""))
+    rng = np.random.default_rng(6)
+    args = [-1 - np.abs(rng.standard_normal((2, 16, 6, 3))).astype(np.float32),
+            rng.standard_normal((2, 8, 3, 3)).astype(np.float32)]
+    p = spmd_partition(m, 4)
+    np.testing.assert_allclose(run_spmd(m, args, 4), run_hlo(p.propagated, args)[0], rtol=1e-6)
+    assert set(p.collective_bytes()) == {"collective-permute"}
+
+
+def test_select_and_scatter_with_another_select_runs_replicated():
+    x, pooled, window = POOL_GRADS["2x2_s2"]
+    text = module(f"""  x = f32[{x}] parameter(0), sharding={{devices=[1,2,1,1]<=[2]}}
+  s = f32[{pooled}] parameter(1), sharding={{devices=[1,2,1,1]<=[2]}}
+  z = f32[] constant(0)
+  ROOT g = f32[{x}] select-and-scatter(x, s, z), window={{{window}}}, select=sel, scatter=add""")
+    text = text.replace("ENTRY main {", """sel {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  d = f32[] subtract(a, b)
+  k = f32[] constant(0.5)
+  ROOT c = pred[] compare(d, k), direction=GT
+}
+
+ENTRY main {""")
+    p = _check(text, 2)
+    assert "collective-permute" not in p.collective_bytes()
 
 
 # kernel gradients of row-split convolutions: input and output gradient both split on rows
@@ -246,3 +290,24 @@ def test_kernel_gradient_with_rows_split_over_one_axis_of_a_2x2_mesh():
   ROOT k = f32[{out}] convolution(x, g), window={{{window}}}, dim_labels=f01b_i01o->01bf"""), 4)
     (ar,) = [i for i in p.module.entry.instructions if i.opcode == "all-reduce"]
     assert [len(g) for g in ar.attrs["replica_groups"].groups] == [2, 2]
+
+
+# pad and slice along the split dim: a window of size 1 (halo exchange, no gather)
+PADS_SLICES = {
+    "pad_edges": ("f32[10,3]", "f32[13,3]", "pad(x, z), padding=1_2x0_0"),
+    "pad_interior": ("f32[8,3]", "f32[17,3]", "pad(x, z), padding=1_1_1x0_0"),
+    "pad_negative": ("f32[11,3]", "f32[9,3]", "pad(x, z), padding=-3_1x0_0"),
+    "slice_prefix": ("f32[10,3]", "f32[7,3]", "slice(x), slice={[0:7], [0:3]}"),
+    "slice_middle_strided": ("f32[13,4]", "f32[4,2]", "slice(x), slice={[2:12:3], [1:4:2]}"),
+}
+
+
+@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("name", sorted(PADS_SLICES))
+def test_pad_and_slice_along_the_split_dim(name, n):
+    x, y, op = PADS_SLICES[name]
+    p = _check(module(f"""  x = {x} parameter(0), sharding={{devices=[{n},1]<=[{n}]}}
+  z = f32[] constant(-1)
+  ROOT y = {y} {op}"""), n)
+    assert p.propagated.entry.root.attrs["sharding"].data_tiles[0] == n
+    assert set(p.collective_bytes()) <= {"collective-permute"}, p.collective_bytes()

@@ -13,15 +13,15 @@ the walk ends; the result depends only on the module.
 
 Rules: elementwise ops take their most specific operand's sharding and give theirs to every
 operand; broadcast, transpose and reduce move shardings through their dimension mapping
-(reduced dims become replication); slice, pad and concatenate pass it with the dims they
-change unsplit; reshape moves a split dimension when it is the major
+(reduced dims become replication); slice and pad pass it unchanged, concatenate with the dim
+it concatenates unsplit; reshape moves a split dimension when it is the major
 non-unit dimension of a merged/split group and the tile count divides it; dot maps batch and
 non-contracting dims from each operand (the larger operand first, the other merged in) and,
 backward, gives each operand the output's split of its own dims; a convolution without
 groups is the same with input batch and kernel output feature as the mapped dims, and its
 input's spatial splits map to the output's spatial dims when the kernel is not split there
-(the partitioner exchanges halos); a reduce-window keeps every split; a scatter's result and
-operand share their sharding.
+(the partitioner exchanges halos); a reduce-window and a select-and-scatter keep every split;
+a scatter's result and operand share their sharding.
 Instructions left without a sharding, and unsharded parameters whose
 ``allow_spmd_sharding_propagation_to_parameters`` entry is false, are replicated. Maximal
 and manual shardings are not propagated.
@@ -46,6 +46,9 @@ DIM_LOCAL = frozenset({"slice", "pad", "concatenate", "dynamic-slice", "dynamic-
                        "reduce-window", "select-and-scatter", "sort", "reverse"})
 _LEVEL1 = frozenset({"reduce", "dot", "convolution", "gather", "scatter"}) | DIM_LOCAL
 _LEVEL2 = frozenset({"broadcast"})
+#: Ops whose result keeps its (first) operand's splits, also along the dims they work along
+#: (as XLA; the partitioner exchanges halos there).
+_KEEP_SPLITS = frozenset({"reduce-window", "select-and-scatter", "pad", "slice"})
 
 
 def _level(instr: HloInstruction) -> int | None:
@@ -246,7 +249,7 @@ def infer_from_operands(instr: HloInstruction, get: Callable) -> HloSharding | N
         return out
     if src is None:
         return None
-    if op == "reduce-window" and not instr.shape.is_tuple:
+    if op in _KEEP_SPLITS and not instr.shape.is_tuple:
         return src                      # every split kept: the partitioner exchanges halos
     if op == "scatter":
         return src if len(instr.operands) == 3 and not instr.shape.is_tuple else None
@@ -282,8 +285,10 @@ def infer_operand(user: HloInstruction, index: int, s: HloSharding) -> HloShardi
     if op == "get-tuple-element":
         return None
     rank = len(user.shape.dims)
-    if op == "reduce-window" and not user.shape.is_tuple:
+    if op in _KEEP_SPLITS and op != "select-and-scatter" and not user.shape.is_tuple:
         return s if index == 0 else None
+    if op == "select-and-scatter":      # operand, result and source split alike
+        return s if index < 2 else None
     if op == "scatter":                 # the result is the operand, updated
         return s if index == 0 and len(user.operands) == 3 else None
     touched = touched_dims(user)

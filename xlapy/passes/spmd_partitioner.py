@@ -37,7 +37,8 @@ the collectives the shardings call for; the module gets ``num_partitions=N``. Re
 - scatter: the operand kept split (indexed dims with window size 1, pass-through dims), or
   index-parallel for an add combiner (partial scatters all-reduced), or replicated, whichever
   moves fewer bytes (:mod:`~xlapy.passes.spmd_gather_scatter`);
-- convolution split on spatial dims and reduce-window split on windowed dims: halo exchange
+- convolution split on spatial dims; reduce-window, select-and-scatter, pad and slice split
+  on the dims they work along: halo exchange
   with ``collective-permute`` (:mod:`~xlapy.passes.spmd_windowed`); for a convolution this is
   a third plan next to the two below;
 - slice, pad, concatenate, dynamic-slice, dynamic-update-slice, reduce-window,
@@ -272,8 +273,8 @@ class SpmdPartitioner(HloPass):
                 plans = (partial(spmd_windowed.convolution, self),
                          partial(spmd_windowed.convolution_split_kernel, self)) + plans
             return self._cheapest(instr, out, plans)
-        if op == "reduce-window" and not instr.shape.is_tuple:
-            got = spmd_windowed.reduce_window(self, instr, out)
+        if op in _WINDOWED and not instr.shape.is_tuple:
+            got = _WINDOWED[op](self, instr, out)
             if got is not None:
                 return got, out
         if op == "gather" and gather_dims(instr) is not None:
@@ -464,6 +465,11 @@ class SpmdPartitioner(HloPass):
             local = b.all_reduce(local, groups_along(d, k_split), b.adder(instr.shape.element_type))
         return b.reshard(local, res, out, instr.shape.dims)
 
+
+#: Ops split along the dims they work along, partitioned with halo exchanges.
+_WINDOWED = {"reduce-window": spmd_windowed.reduce_window, "pad": spmd_windowed.pad_or_slice,
+             "slice": spmd_windowed.pad_or_slice,
+             "select-and-scatter": spmd_windowed.select_and_scatter}
 
 #: Ops whose meaning depends on the partition (XLA rejects them outside manual regions).
 _NOT_PARTITIONABLE = frozenset({"partition-id", "replica-id", "all-reduce", "all-gather",

@@ -70,11 +70,13 @@ class Geometry(NamedTuple):
     """What each partition reads along one dim: rows ``[lo[i], lo[i] + width)`` of the
     operand on the partition with tile coordinate ``i`` (only the ``active`` partitions'
     windows matter; the others compute padding), and the window the local op then runs
-    with along that dim."""
+    with along that dim; with ``need``, only rows ``[need[i][0], need[i][1])`` of that window
+    must hold the operand's values (the others may hold anything)."""
     width: int
     lo: list[int]
     active: list[int]
     local: WindowDim
+    need: list[tuple[int, int]] | None = None
 
 
 def output_split(n: int, t: int, wd: WindowDim) -> Geometry | None:
@@ -175,8 +177,12 @@ class _Window:
         lh = {i: i * c - lo[i] for i in active}
         rh = {i: lo[i] + width - (i + 1) * c for i in active}
         lmax, rmax = max(0, max(lh.values())), max(0, max(rh.values()))
-        lx = max([0] + [lh[i] for i in active if i > 0])          # from a real neighbour
-        rx = max([0] + [rh[i] for i in active if i < t - 1])
+        nl, nr = lh, rh
+        if g.need is not None:
+            nl = {i: i * c - g.need[i][0] for i in active}
+            nr = {i: g.need[i][1] - (i + 1) * c for i in active}
+        lx = max([0] + [nl[i] for i in active if i > 0])          # from a real neighbour
+        rx = max([0] + [nr[i] for i in active if i < t - 1])
         if lx > c or rx > c:
             log.debug("spmd-partitioning: halo %d/%d beyond the %d-row shard on dim %d",
                       lx, rx, c, d)
@@ -318,6 +324,129 @@ def reduce_window(part: "SpmdPartitioner", instr: HloInstruction, out: HloShardi
     return part.b.reshard(y, r, out, instr.shape.dims)
 
 
+def pad_or_slice(part: "SpmdPartitioner", instr: HloInstruction, out: HloSharding
+                 ) -> HloInstruction | None:
+    """A ``pad`` or ``slice`` split along a dim it pads or slices, as a window op of size 1
+    (XLA partitions both with the windowed-input halo exchange): a slice ``[a:b:k]`` is stride
+    ``k`` with padding ``-a`` and ``b - n``; a pad ``lo_hi_interior`` is padding ``lo``,
+    ``hi`` and base dilation ``interior + 1``. Each partition gets the rows its outputs read,
+    then a local pad (of the first window's phase, for interior padding) or strided slice."""
+    operand = instr.operands[0]
+    n_dims = operand.shape.dims
+    if instr.opcode == "slice":
+        window = {d: WindowDim(1, k, -a, b - n_dims[d])
+                  for d, (a, b, k) in enumerate(instr.attrs["slice"])
+                  if (a, b, k) != (0, n_dims[d], 1)}
+    else:
+        window = {d: WindowDim(1, 1, lo, hi, interior + 1)
+                  for d, (lo, hi, interior) in enumerate(instr.attrs["padding"])
+                  if (lo, hi, interior) != (0, 0, 0)}
+    r = _pick([out, part.local[id(operand)][1]], list(window))
+    if r is None:
+        return None
+    geometry = _output_split(operand, r, {d: w for d, w in window.items()
+                                          if r.data_tiles[d] > 1})
+    if geometry is None:
+        return None
+    b, et = part.b, instr.shape.element_type
+    value = part._get(instr.operands[1], HloSharding.replicate()) if instr.opcode == "pad" \
+        else b.constant(np.zeros((), et.dtype), et)
+    x = windowed_input(part, operand, r, geometry, value)
+    shape = part._shape(instr, r)
+    attrs = {k: v for k, v in instr.attrs.items() if k != "sharding"}
+    if instr.opcode == "slice":
+        attrs["slice"] = tuple((0, x.shape.dims[d], geometry[d].local.stride) if d in geometry
+                               else (0, shape.dims[d], 1) if r.data_tiles[d] > 1 else t
+                               for d, t in enumerate(instr.attrs["slice"]))
+        return b.reshard(b.add("slice", shape, [x], attrs, instr.name), r, out,
+                         instr.shape.dims)
+    attrs["padding"] = tuple(
+        (geometry[d].local.pad_lo, geometry[d].local.pad_hi, geometry[d].local.lhs_dilate - 1)
+        if d in geometry else t for d, t in enumerate(instr.attrs["padding"]))
+    return b.reshard(b.add("pad", shape, [x, value], attrs, instr.name), r, out,
+                     instr.shape.dims)
+
+
+def _select_pad(select, et) -> np.ndarray | None:
+    """The operand pad value a select-and-scatter never selects: the lowest value when
+    ``select`` is ``compare(a, b)`` with GE/GT (a max pool's gradient), the highest with LE/LT;
+    None for other selects."""
+    root = select.root
+    if root.opcode != "compare" or len(select.parameters) != 2:
+        return None
+    direction = root.attrs.get("direction")
+    if [o.parameter_number for o in root.operands if o.opcode == "parameter"] == [1, 0]:
+        direction = {"GE": "LE", "GT": "LT", "LE": "GE", "LT": "GT"}.get(direction, direction)
+    elif [o.parameter_number for o in root.operands if o.opcode == "parameter"] != [0, 1]:
+        return None
+    if direction not in ("GE", "GT", "LE", "LT") or et.name == "pred":
+        return None
+    info = np.finfo(et.dtype) if et.is_floating else np.iinfo(et.dtype)
+    low = -np.inf if et.is_floating else info.min
+    high = np.inf if et.is_floating else info.max
+    return np.asarray(low if direction in ("GE", "GT") else high, et.dtype)
+
+
+def select_and_scatter(part: "SpmdPartitioner", instr: HloInstruction, out: HloSharding
+                       ) -> HloInstruction | None:
+    """A select-and-scatter (a max pool's gradient) split on windowed dims, with a comparison
+    select and an add scatter: partition ``i`` owns operand rows ``[i*c, (i+1)*c)``; the windows
+    touching them are ``[o_lo, o_hi)`` (``o_lo = floor((i*c + pad_lo - size) / stride) + 1``,
+    ``o_hi = ceil(((i+1)*c + pad_lo) / stride)``): their source rows and operand rows are
+    brought over by halo exchanges (source rows outside the array as zeros, operand rows as a
+    value the select never picks, so made-up windows add nothing), the local select-and-scatter
+    runs on them, and the partition's own rows are cut out of its result."""
+    operand, source, init = instr.operands
+    a, b = instr.attrs, part.b
+    window: Window = a["window"]
+    et = instr.shape.element_type
+    pad = _select_pad(a["select"], et)
+    if pad is None or a["scatter"].root.opcode != "add":
+        return None
+    windowed = [d for d, w in enumerate(window.dims) if (w.size, w.stride, w.pad_lo, w.pad_hi)
+                != (1, 1, 0, 0)]
+    r = _pick([out, part.local[id(operand)][1]], windowed)
+    if r is None or any(w.lhs_dilate != 1 or w.rhs_dilate != 1 or w.rhs_reversal
+                        for w in window.dims):
+        return None
+    split = [d for d in windowed if r.data_tiles[d] > 1]
+    g_op, g_src, cut = {}, {}, {}
+    for d in split:
+        wd, n, t = window.dims[d], operand.shape.dims[d], r.data_tiles[d]
+        c = -(-n // t)
+        active = [i for i in range(t) if i * c < n]
+        o_lo = [(i * c + wd.pad_lo - wd.size) // wd.stride + 1 for i in range(t)]
+        o_hi = [-(-((i + 1) * c + wd.pad_lo) // wd.stride) for i in range(t)]
+        count = max(1, max(o_hi[i] - o_lo[i] for i in active))
+        starts = [o * wd.stride - wd.pad_lo for o in o_lo]
+        width = (count - 1) * wd.stride + wd.size
+        local = WindowDim(wd.size, wd.stride, 0, 0)
+        # only the windows that exist and touch the partition's rows need real data: others
+        # add only to rows the partition does not keep
+        real = [(max(o_lo[i], 0), min(o_hi[i], source.shape.dims[d])) for i in range(t)]
+        g_op[d] = Geometry(width, starts, active, local, [
+            (a * wd.stride - wd.pad_lo, (z - 1) * wd.stride - wd.pad_lo + wd.size)
+            if z > a else (starts[i], starts[i]) for i, (a, z) in enumerate(real)])
+        g_src[d] = Geometry(count, o_lo, active, local, [
+            (a, z) if z > a else (o_lo[i], o_lo[i]) for i, (a, z) in enumerate(real)])
+        cut[d] = (c, [i * c - starts[i] for i in range(t)], width)
+    iv = part._get(init, HloSharding.replicate())
+    x = windowed_input(part, operand, r, g_op, b.constant(pad, et))
+    src = windowed_input(part, source, r, g_src,
+                         b.constant(np.zeros((), source.shape.element_type.dtype),
+                                    source.shape.element_type))
+    attrs = {k: v for k, v in a.items() if k != "sharding"}
+    attrs["window"] = _local_window(window, g_op)
+    y = b.add("select-and-scatter", x.shape, [x, src, iv], attrs, instr.name)
+    w = _Window(b, r, operand.shape.dims, iv)
+    for d, (c, offset, width) in cut.items():
+        left = max(0, -min(offset))
+        right = max(0, max(o + c for o in offset) - width)
+        y = w._slice_window(w._pad(y, d, left, right), d, c,
+                            lambda i, off=offset, lft=left: off[i] + lft)
+    return b.reshard(y, r, out, instr.shape.dims)
+
+
 def convolution(part: "SpmdPartitioner", instr: HloInstruction, out: HloSharding
                 ) -> HloInstruction | None:
     """A convolution (no feature or batch groups) whose result is split on output spatial
@@ -405,4 +534,4 @@ def convolution_split_kernel(part: "SpmdPartitioner", instr: HloInstruction,
 
 
 __all__ = ["Geometry", "output_split", "kernel_split", "windowed_input", "reduce_window",
-           "convolution", "convolution_split_kernel"]
+           "pad_or_slice", "select_and_scatter", "convolution", "convolution_split_kernel"]
