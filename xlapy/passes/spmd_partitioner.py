@@ -38,11 +38,11 @@ the collectives the shardings call for; the module gets ``num_partitions=N``. Re
   index-parallel for an add combiner (partial scatters all-reduced), or replicated, whichever
   moves fewer bytes (:mod:`~xlapy.passes.spmd_gather_scatter`);
 - convolution split on spatial dims; reduce-window, select-and-scatter, pad and slice split
-  on the dims they work along: halo exchange
-  with ``collective-permute`` (:mod:`~xlapy.passes.spmd_windowed`); for a convolution this is
-  a third plan next to the two below;
-- slice, pad, concatenate, dynamic-slice, dynamic-update-slice, reduce-window,
-  select-and-scatter, sort, reverse: local when the dims they work along are not split in the
+  on the dims they work along: halo exchange with ``collective-permute``
+  (:mod:`~xlapy.passes.spmd_windowed`, :mod:`~xlapy.passes.spmd_conv`); for a convolution
+  these are two more plans next to the two below;
+- concatenate, dynamic-slice, dynamic-update-slice, sort, reverse (and the ops above when
+  their halo exchange does not apply): local when the dims they work along are not split in the
   result (``touched_dims``);
 - anything else runs replicated: operands gathered, the op as in the unpartitioned program,
   the result resharded. Ops whose meaning depends on the partition (``partition-id``,
@@ -67,7 +67,7 @@ from .hlo_utils import remove_unreachable_computations
 from .context import PassContext
 from .sharding_propagation import (branch_computations, contraction, gather_dims,
                                    infer_operand, reshape_mapping, touched_dims)
-from . import spmd_gather_scatter, spmd_windowed
+from . import spmd_conv, spmd_gather_scatter, spmd_windowed
 from .spmd_reshard import SpmdBuilder, count_collective_bytes, local_dims
 
 log = logging.getLogger("xlapy.passes")
@@ -270,8 +270,8 @@ class SpmdPartitioner(HloPass):
         if op in ("dot", "convolution") and contraction(instr) is not None:
             plans: tuple[Callable, ...] = (self._dot_by_output, self._dot_by_operands)
             if op == "convolution":
-                plans = (partial(spmd_windowed.convolution, self),
-                         partial(spmd_windowed.convolution_split_kernel, self)) + plans
+                plans = (partial(spmd_conv.convolution, self),
+                         partial(spmd_conv.convolution_split_kernel, self)) + plans
             return self._cheapest(instr, out, plans)
         if op in _WINDOWED and not instr.shape.is_tuple:
             got = _WINDOWED[op](self, instr, out)

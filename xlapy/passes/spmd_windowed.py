@@ -1,5 +1,7 @@
-"""Windowed ops split along a windowed dimension in the SPMD partitioner: ``convolution`` with
-its input split on spatial dims and ``reduce-window`` split on windowed dims (XLA's
+"""Windowed ops split along a windowed dimension in the SPMD partitioner: the halo exchange
+(used by :mod:`~xlapy.passes.spmd_conv` for convolutions split on spatial dims) and
+``reduce-window``, ``select-and-scatter``, ``pad`` and ``slice`` split along the dims they work
+along (XLA's
 ``PartitionedHlo::ReshardAsWindowedInput`` with ``ExchangeHaloAndGetValidData``, used by the
 convolution handler's tiled-output case and by ``HandleReduceWindow``).
 
@@ -28,12 +30,19 @@ and TensorFlow emit).
 Where XLA also gives up on the halo exchange, so does this: a halo reaching past the
 neighbouring partition (``max L_i > c`` or ``max R_i > c``, e.g. the window of a cumulative sum)
 gathers the operand along ``d`` first (XLA: "halo is beyond the neighbor", then the
-windowed-dims-replicated path). With base (lhs) dilation ``B`` the rows above are the real rows
-the window reads, and the local op keeps the dilation with a low padding equal to the phase of
-the first window in the dilated input; that phase must be the same on every partition (always
-with ``ceil(O / t) * stride`` a multiple of ``B``, as for the input gradient of a strided
-convolution split evenly). XLA also handles differing phases at stride 1 by slicing the output;
-here those, and window reversal on a split dim, fall back to the partitioner's other plans.
+windowed-dims-replicated path). With base (lhs) dilation ``B`` (and a pad's interior padding) the
+rows above are the real rows the window reads, and the local op keeps the dilation with a low
+padding equal to the phase of the first window in the dilated input. When that phase differs
+between partitions (``ceil(O / t) * stride`` not a multiple of ``B``) and the stride is 1, the
+local op starts at the largest phase, computes the few extra outputs that costs, and each
+partition keeps its own from a ``partition-id`` offset (as XLA); with another stride, and with
+window reversal on a split dim, the op falls back to the partitioner's other plans.
+
+``pad`` and ``slice`` along a split dim are windows of size 1 (a slice ``[a:b:k]``: stride
+``k``, padding ``-a`` and ``b - n``; a pad: its padding, base dilation ``interior + 1``).
+``select-and-scatter`` (a max pool's gradient) takes, on partition ``i``, the windows touching
+its rows, their source rows and operand rows (a value the select never picks outside the
+array), and keeps its own rows of the local result.
 
 A convolution whose kernel operand is split on spatial dims (the kernel gradient of a spatially
 split convolution, the output gradient being the window) is the other geometry: partition ``i``
@@ -53,7 +62,7 @@ from ..hlo.attrs import Window, WindowDim
 from ..hlo.ir import HloInstruction
 from ..hlo.shape import Shape
 from ..hlo.sharding import HloSharding
-from ..hlo.sharding_util import coords, groups_along, remap
+from ..hlo.sharding_util import coords, remap
 from .spmd_reshard import SpmdBuilder, local_dims
 
 if TYPE_CHECKING:
@@ -62,7 +71,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("xlapy.passes")
 
 
-def _split(s: HloSharding, d: int) -> int:
+def split_count(s: HloSharding, d: int) -> int:
     return s.data_tiles[d] if s.kind == "tiled" else 1
 
 
@@ -77,13 +86,18 @@ class Geometry(NamedTuple):
     active: list[int]
     local: WindowDim
     need: list[tuple[int, int]] | None = None
+    #: the local op computes ``extra`` more outputs; partition ``i`` keeps those from
+    #: ``out_offset[i]`` on
+    out_offset: list[int] | None = None
+    extra: int = 0
 
 
 def output_split(n: int, t: int, wd: WindowDim) -> Geometry | None:
     """The windows of a dim of ``n`` elements whose ``O`` outputs are split ``t`` ways
     (``ceil(O / t)`` each) under window ``wd``; None when the window does not fit, or with
     base dilation when the partitions' first windows fall at different phases of the dilated
-    input (XLA handles that for stride 1 by slicing the output; not done here)."""
+    input and the stride is not 1 (at stride 1 the local op starts at the largest phase,
+    computes the few more outputs that costs and each partition keeps its own, as XLA)."""
     ke = (wd.size - 1) * wd.rhs_dilate + 1
     base = wd.lhs_dilate
     full = (n - 1) * base + 1 + wd.pad_lo + wd.pad_hi
@@ -98,13 +112,19 @@ def output_split(n: int, t: int, wd: WindowDim) -> Geometry | None:
         return Geometry(width, starts, active,
                         WindowDim(wd.size, wd.stride, 0, 0, 1, wd.rhs_dilate))
     first = [-(-p // base) for p in starts]                        # first real row read
-    phase = {first[i] * base - starts[i] for i in active}
-    if len(phase) != 1 or min(phase) > width - 1:
+    phase = [first[i] * base - starts[i] for i in range(t)]
+    top, low = max(phase[i] for i in active), min(phase[i] for i in active)
+    if low > width - 1 or (top != low and wd.stride != 1):
         return None
-    (ph,) = phase
-    rows = (width - 1 - ph) // base + 1
-    return Geometry(rows, first, active, WindowDim(
-        wd.size, wd.stride, ph, width - ph - ((rows - 1) * base + 1), base, wd.rhs_dilate))
+    rows = (width - 1 - low) // base + 1
+    extra = top - low
+    local = WindowDim(wd.size, wd.stride, top, extra + width - top - ((rows - 1) * base + 1),
+                      base, wd.rhs_dilate)
+    if not extra:
+        return Geometry(rows, first, active, local)
+    return Geometry(rows, first, active, local,
+                    out_offset=[top - phase[i] if i in active else 0 for i in range(t)],
+                    extra=extra)
 
 
 def kernel_split(out: int, nk: int, t: int, wd: WindowDim) -> Geometry:
@@ -127,7 +147,7 @@ class _Window:
     """Brings a local operand to the per-partition window of the result sharding ``r``."""
 
     def __init__(self, b: SpmdBuilder, r: HloSharding, global_dims: Sequence[int],
-                 pad: HloInstruction) -> None:
+                 pad: HloInstruction | None) -> None:
         self.b, self.r, self.dims, self.pad = b, r, tuple(global_dims), pad
         self.coord = coords(r)
 
@@ -172,7 +192,7 @@ class _Window:
         """``x`` split along ``d`` as ``r``: exchange halos with the neighbours, take the
         window, mask rows outside the array; None when a halo reaches past a neighbour."""
         b = self.b
-        n, t, c = self.dims[d], _split(self.r, d), x.shape.dims[d]
+        n, t, c = self.dims[d], split_count(self.r, d), x.shape.dims[d]
         width, lo, active = g.width, g.lo, g.active
         lh = {i: i * c - lo[i] for i in active}
         rh = {i: lo[i] + width - (i + 1) * c for i in active}
@@ -268,29 +288,48 @@ def windowed_input(part: "SpmdPartitioner", operand: HloInstruction, r: HloShard
     return x
 
 
-def _output_split(operand: HloInstruction, r: HloSharding, window: dict[int, WindowDim]
+def output_windows(operand: HloInstruction, r: HloSharding, window: dict[int, WindowDim]
                   ) -> dict[int, Geometry] | None:
     """The windows of an op whose result is split like ``r`` (operand dims) on windowed dims
     (``window``: operand dim -> its window); None when a split dim has base dilation or
     window reversal, or its window does not fit."""
     out = {}
     for d, wd in window.items():
-        if _split(r, d) > 1:
-            g = output_split(operand.shape.dims[d], _split(r, d), wd)
+        if split_count(r, d) > 1:
+            g = output_split(operand.shape.dims[d], split_count(r, d), wd)
             if g is None:
                 return None
             out[d] = g
     return out or None
 
 
-def _local_window(window: Window, geometry: dict[int, Geometry]) -> Window:
+def local_op(part: "SpmdPartitioner", instr: HloInstruction, r: HloSharding,
+              cut: dict[int, Geometry], operands: list[HloInstruction], attrs: dict
+              ) -> HloInstruction:
+    """``instr``'s op on the local ``operands``, its result split like ``r``; along the result
+    dims in ``cut`` it computes the geometry's extra outputs and each partition then keeps its
+    own from its offset."""
+    b = part.b
+    dims = list(local_dims(instr.shape.dims, r))
+    for d, g in cut.items():
+        dims[d] += g.extra
+    y = b.add(instr.opcode, Shape.array(instr.shape.element_type, dims), operands, attrs,
+              instr.name)
+    w = _Window(b, r, instr.shape.dims, None)
+    for d, g in cut.items():
+        if g.out_offset is not None:
+            y = w._slice_window(y, d, dims[d] - g.extra, lambda i, off=g.out_offset: off[i])
+    return y
+
+
+def local_window(window: Window, geometry: dict[int, Geometry]) -> Window:
     """``window`` with the dims in ``geometry`` (window dim -> its geometry) replaced by the
     local op's window."""
     return Window(tuple(geometry[k].local if k in geometry else w
                         for k, w in enumerate(window.dims)))
 
 
-def _pick(candidates: Sequence[HloSharding | None], windowed: Sequence[int]
+def pick(candidates: Sequence[HloSharding | None], windowed: Sequence[int]
           ) -> HloSharding | None:
     """The first tiled sharding that splits one of the ``windowed`` dims."""
     for c in candidates:
@@ -309,18 +348,18 @@ def reduce_window(part: "SpmdPartitioner", instr: HloInstruction, out: HloShardi
     windowed = [d for d, w in enumerate(window.dims)
                 if (w.size, w.stride, w.pad_lo, w.pad_hi, w.lhs_dilate, w.rhs_dilate)
                 != (1, 1, 0, 0, 1, 1)]
-    r = _pick([out, part.local[id(operand)][1]], windowed)
+    r = pick([out, part.local[id(operand)][1]], windowed)
     if r is None:
         return None
     iv = part._get(init, HloSharding.replicate())
     split = [d for d in windowed if r.data_tiles[d] > 1]
-    geometry = _output_split(operand, r, {d: window.dims[d] for d in split})
+    geometry = output_windows(operand, r, {d: window.dims[d] for d in split})
     if geometry is None:
         return None
     x = windowed_input(part, operand, r, geometry, iv)
     attrs = {k: v for k, v in instr.attrs.items() if k != "sharding"}
-    attrs["window"] = _local_window(window, geometry)
-    y = part.b.add("reduce-window", part._shape(instr, r), [x, iv], attrs, instr.name)
+    attrs["window"] = local_window(window, geometry)
+    y = local_op(part, instr, r, geometry, [x, iv], attrs)
     return part.b.reshard(y, r, out, instr.shape.dims)
 
 
@@ -341,10 +380,10 @@ def pad_or_slice(part: "SpmdPartitioner", instr: HloInstruction, out: HloShardin
         window = {d: WindowDim(1, 1, lo, hi, interior + 1)
                   for d, (lo, hi, interior) in enumerate(instr.attrs["padding"])
                   if (lo, hi, interior) != (0, 0, 0)}
-    r = _pick([out, part.local[id(operand)][1]], list(window))
+    r = pick([out, part.local[id(operand)][1]], list(window))
     if r is None:
         return None
-    geometry = _output_split(operand, r, {d: w for d, w in window.items()
+    geometry = output_windows(operand, r, {d: w for d, w in window.items()
                                           if r.data_tiles[d] > 1})
     if geometry is None:
         return None
@@ -363,7 +402,7 @@ def pad_or_slice(part: "SpmdPartitioner", instr: HloInstruction, out: HloShardin
     attrs["padding"] = tuple(
         (geometry[d].local.pad_lo, geometry[d].local.pad_hi, geometry[d].local.lhs_dilate - 1)
         if d in geometry else t for d, t in enumerate(instr.attrs["padding"]))
-    return b.reshard(b.add("pad", shape, [x, value], attrs, instr.name), r, out,
+    return b.reshard(local_op(part, instr, r, geometry, [x, value], attrs), r, out,
                      instr.shape.dims)
 
 
@@ -405,7 +444,7 @@ def select_and_scatter(part: "SpmdPartitioner", instr: HloInstruction, out: HloS
         return None
     windowed = [d for d, w in enumerate(window.dims) if (w.size, w.stride, w.pad_lo, w.pad_hi)
                 != (1, 1, 0, 0)]
-    r = _pick([out, part.local[id(operand)][1]], windowed)
+    r = pick([out, part.local[id(operand)][1]], windowed)
     if r is None or any(w.lhs_dilate != 1 or w.rhs_dilate != 1 or w.rhs_reversal
                         for w in window.dims):
         return None
@@ -436,7 +475,7 @@ def select_and_scatter(part: "SpmdPartitioner", instr: HloInstruction, out: HloS
                          b.constant(np.zeros((), source.shape.element_type.dtype),
                                     source.shape.element_type))
     attrs = {k: v for k, v in a.items() if k != "sharding"}
-    attrs["window"] = _local_window(window, g_op)
+    attrs["window"] = local_window(window, g_op)
     y = b.add("select-and-scatter", x.shape, [x, src, iv], attrs, instr.name)
     w = _Window(b, r, operand.shape.dims, iv)
     for d, (c, offset, width) in cut.items():
@@ -447,91 +486,6 @@ def select_and_scatter(part: "SpmdPartitioner", instr: HloInstruction, out: HloS
     return b.reshard(y, r, out, instr.shape.dims)
 
 
-def convolution(part: "SpmdPartitioner", instr: HloInstruction, out: HloSharding
-                ) -> HloInstruction | None:
-    """A convolution (no feature or batch groups) whose result is split on output spatial
-    dims, the kernel whole on its spatial and input-feature dims (XLA's
-    ``PartitionConvolutionTiledOutput``): the input brought to each partition's window
-    (padding with zero), the kernel split like the output features, a local convolution."""
-    a = instr.attrs
-    if a.get("feature_group_count", 1) != 1 or a.get("batch_group_count", 1) != 1:
-        return None
-    dn, window = a["dim_labels"], a["window"]
-    rank = len(instr.shape.dims)
-    lhs, rhs = instr.operands
-    to_in: list[int | None] = [None] * rank
-    to_in[dn.output_batch] = dn.input_batch
-    for k, o in enumerate(dn.output_spatial):
-        to_in[o] = dn.input_spatial[k]
-    from_in: list[int | None] = [None] * len(lhs.shape.dims)
-    for o, i in enumerate(to_in):
-        if i is not None:
-            from_in[i] = o
-    ls = part.local[id(lhs)][1]
-    r = _pick([out, remap(ls, from_in, rank) if ls.kind == "tiled" else None],
-              list(dn.output_spatial))
-    if r is None:
-        return None
-    in_s = remap(r, to_in, len(lhs.shape.dims))
-    to_k: list[int | None] = [None] * rank
-    to_k[dn.output_feature] = dn.kernel_output_feature
-    k_s = remap(r, to_k, len(rhs.shape.dims))
-    win = {dn.input_spatial[k]: w for k, w in enumerate(window.dims)
-           if _split(in_s, dn.input_spatial[k]) > 1}
-    et = lhs.shape.element_type
-    zero = part.b.constant(np.zeros((), et.dtype), et)
-    geometry = _output_split(lhs, in_s, win)
-    if geometry is None:
-        return None
-    x = windowed_input(part, lhs, in_s, geometry, zero)
-    kern = part._get(rhs, k_s)
-    attrs = {key: v for key, v in a.items() if key != "sharding"}
-    attrs["window"] = _local_window(window, {j: geometry[sp] for j, sp in
-                                             enumerate(dn.input_spatial) if sp in geometry})
-    y = part.b.add("convolution", Shape.array(instr.shape.element_type,
-                                              local_dims(instr.shape.dims, r)),
-                   [x, kern], attrs, instr.name)
-    return part.b.reshard(y, r, out, instr.shape.dims)
-
-
-def convolution_split_kernel(part: "SpmdPartitioner", instr: HloInstruction,
-                             out: HloSharding) -> HloInstruction | None:
-    """A convolution whose kernel operand is split on spatial dims (a kernel gradient in
-    spatially partitioned training: the output gradient is the window) and nothing else (XLA's
-    ``PartitionConvolutionWithSpatialDimensionHaloExchangeOnLHS``): the input split alike and
-    brought to the rows the partition's window taps read (halo exchange), the kernel's padding
-    zeroed, a local convolution over those taps giving partial results of the whole output, and
-    an ``all-reduce`` adding them."""
-    a, b = instr.attrs, part.b
-    if a.get("feature_group_count", 1) != 1 or a.get("batch_group_count", 1) != 1:
-        return None
-    dn, window = a["dim_labels"], a["window"]
-    lhs, rhs = instr.operands
-    sr = part.local[id(rhs)][1]
-    split = [d for d in range(len(rhs.shape.dims)) if _split(sr, d) > 1]
-    if not split or sr.subgroups not in ((), ("replicated",)) \
-            or any(d not in dn.kernel_spatial for d in split):
-        return None
-    ks = [dn.kernel_spatial.index(d) for d in split]
-    if any(window.dims[k].lhs_dilate != 1 or window.dims[k].rhs_reversal for k in ks):
-        return None
-    to_in: list[int | None] = [None] * len(rhs.shape.dims)
-    for k in ks:
-        to_in[dn.kernel_spatial[k]] = dn.input_spatial[k]
-    in_s = remap(sr, to_in, len(lhs.shape.dims))
-    geometry = {dn.input_spatial[k]: kernel_split(
-        instr.shape.dims[dn.output_spatial[k]], rhs.shape.dims[dn.kernel_spatial[k]],
-        sr.data_tiles[dn.kernel_spatial[k]], window.dims[k]) for k in ks}
-    et, kt = lhs.shape.element_type, rhs.shape.element_type
-    x = windowed_input(part, lhs, in_s, geometry, b.constant(np.zeros((), et.dtype), et))
-    kern = b.mask(part._get(rhs, sr), sr, split, rhs.shape.dims,
-                  b.constant(np.zeros((), kt.dtype), kt))
-    attrs = {key: v for key, v in a.items() if key != "sharding"}
-    attrs["window"] = _local_window(window, {k: geometry[dn.input_spatial[k]] for k in ks})
-    y = b.add("convolution", instr.shape, [x, kern], attrs, instr.name)
-    y = b.all_reduce(y, groups_along(sr, split), b.adder(instr.shape.element_type))
-    return b.reshard(y, HloSharding.replicate(), out, instr.shape.dims)
-
-
-__all__ = ["Geometry", "output_split", "kernel_split", "windowed_input", "reduce_window",
-           "pad_or_slice", "select_and_scatter", "convolution", "convolution_split_kernel"]
+__all__ = ["Geometry", "output_split", "kernel_split", "windowed_input", "output_windows",
+           "local_op", "local_window", "pick", "split_count", "reduce_window", "pad_or_slice",
+           "select_and_scatter"]
