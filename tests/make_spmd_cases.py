@@ -119,6 +119,17 @@ def max_pool_grad(x):
     return jax.grad(lambda x: jnp.sum(max_pool(x) ** 2))(x)
 
 
+def cnn_step(x, k1, k2):
+    """One SGD step of conv-relu-maxpool-conv on images whose rows are split (the updated
+    kernels, flattened into one array)."""
+    def loss(k1, k2):
+        h = jax.nn.relu(conv_same(x, k1))
+        return jnp.mean(conv_same(max_pool(h), k2) ** 2)
+    g1, g2 = jax.grad(loss, argnums=(0, 1))(k1, k2)
+    return jnp.concatenate([(k1 - np.float32(0.1) * g1).ravel(),
+                            (k2 - np.float32(0.1) * g2).ravel()])
+
+
 def sum_pool(x):
     return jax.lax.reduce_window(x, np.float32(0), jax.lax.add, (1, 3, 3, 1), (1, 1, 1, 1),
                                  "SAME")
@@ -185,6 +196,8 @@ WINDOWED = {
     "max_pool_spatial": (max_pool, [(2, 16, 16, 4)], [ns(M24, None, "y", None, None)], None),
     "max_pool_grad_spatial": (max_pool_grad, [(2, 16, 16, 4)],
                               [ns(M24, None, "y", None, None)], None),
+    "cnn_step_spatial": (cnn_step, [(2, 16, 16, 3), (3, 3, 3, 8), (3, 3, 8, 4)],
+                         [ns(M4, None, "y", None, None), ns(M4), ns(M4)], None),
     "sum_pool_spatial": (sum_pool, [(2, 16, 16, 4)], [ns(M24, None, "x", "y", None)], None),
 }
 #: Gathers and scatters on a sharded operand (after ``WINDOWED``, for the same reason).
