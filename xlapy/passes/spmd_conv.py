@@ -17,7 +17,7 @@ import numpy as np
 
 from ..hlo.ir import HloInstruction
 from ..hlo.sharding import HloSharding
-from ..hlo.sharding_util import groups_along, remap
+from ..hlo.sharding_util import groups_along, invert, remap
 from .spmd_windowed import (kernel_split, local_op, local_window, output_windows, pick,
                             split_count, windowed_input)
 
@@ -41,13 +41,10 @@ def convolution(part: "SpmdPartitioner", instr: HloInstruction, out: HloSharding
     to_in[dn.output_batch] = dn.input_batch
     for k, o in enumerate(dn.output_spatial):
         to_in[o] = dn.input_spatial[k]
-    from_in: list[int | None] = [None] * len(lhs.shape.dims)
-    for o, i in enumerate(to_in):
-        if i is not None:
-            from_in[i] = o
     ls = part.local[id(lhs)][1]
+    from_in = invert(to_in, len(lhs.shape.dims))
     r = pick([out, remap(ls, from_in, rank) if ls.kind == "tiled" else None],
-              list(dn.output_spatial))
+             list(dn.output_spatial))
     if r is None:
         return None
     in_s = remap(r, to_in, len(lhs.shape.dims))

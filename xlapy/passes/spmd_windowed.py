@@ -72,6 +72,7 @@ log = logging.getLogger("xlapy.passes")
 
 
 def split_count(s: HloSharding, d: int) -> int:
+    """How many ways ``s`` splits dim ``d``."""
     return s.data_tiles[d] if s.kind == "tiled" else 1
 
 
@@ -289,10 +290,10 @@ def windowed_input(part: "SpmdPartitioner", operand: HloInstruction, r: HloShard
 
 
 def output_windows(operand: HloInstruction, r: HloSharding, window: dict[int, WindowDim]
-                  ) -> dict[int, Geometry] | None:
+                   ) -> dict[int, Geometry] | None:
     """The windows of an op whose result is split like ``r`` (operand dims) on windowed dims
-    (``window``: operand dim -> its window); None when a split dim has base dilation or
-    window reversal, or its window does not fit."""
+    (``window``: operand dim -> its window); None when a split dim's window does not fit, is
+    reversed, or has base dilation at varying phases with a stride (see ``output_split``)."""
     out = {}
     for d, wd in window.items():
         if split_count(r, d) > 1:
@@ -304,8 +305,8 @@ def output_windows(operand: HloInstruction, r: HloSharding, window: dict[int, Wi
 
 
 def local_op(part: "SpmdPartitioner", instr: HloInstruction, r: HloSharding,
-              cut: dict[int, Geometry], operands: list[HloInstruction], attrs: dict
-              ) -> HloInstruction:
+             cut: dict[int, Geometry], operands: list[HloInstruction], attrs: dict
+             ) -> HloInstruction:
     """``instr``'s op on the local ``operands``, its result split like ``r``; along the result
     dims in ``cut`` it computes the geometry's extra outputs and each partition then keeps its
     own from its offset."""
@@ -330,7 +331,7 @@ def local_window(window: Window, geometry: dict[int, Geometry]) -> Window:
 
 
 def pick(candidates: Sequence[HloSharding | None], windowed: Sequence[int]
-          ) -> HloSharding | None:
+         ) -> HloSharding | None:
     """The first tiled sharding that splits one of the ``windowed`` dims."""
     for c in candidates:
         if c is not None and c.kind == "tiled" and any(c.data_tiles[d] > 1 for d in windowed):
