@@ -317,3 +317,25 @@ def test_pad_and_slice_along_the_split_dim(name, n):
   ROOT y = {y} {op}"""), n)
     assert p.propagated.entry.root.attrs["sharding"].data_tiles[0] == n
     assert set(p.collective_bytes()) <= {"collective-permute"}, p.collective_bytes()
+
+
+def test_jit_with_row_split_images_keeps_the_split_through_conv_and_pool():
+    import xlapy
+    import xlapy.lax as lax
+    from xlapy.sharding import Mesh, NamedSharding, PartitionSpec
+
+    def f(x, k):
+        y = lax.conv_general_dilated(x, k, (1, 1), "SAME",
+                                     dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        return lax.reduce_window(y, -np.inf, lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
+
+    x = np.random.default_rng(0).standard_normal((2, 16, 8, 3)).astype(np.float32)
+    k = np.random.default_rng(1).standard_normal((3, 3, 3, 4)).astype(np.float32)
+    with debug_options(xla_force_host_platform_device_count=4):
+        mesh = Mesh(np.array(xlapy.devices()[:4]), ("y",))
+        g = xlapy.jit(f, in_shardings=(NamedSharding(mesh, PartitionSpec(None, "y")),
+                                       NamedSharding(mesh, PartitionSpec())))
+        out = g(x, k)
+        ref = xlapy.jit(f)(x, k)
+    np.testing.assert_allclose(np.asarray(out), np.asarray(ref), rtol=1e-5, atol=1e-5)
+    assert out.sharding.to_text() == "{devices=[1,4,1,1]<=[4]}"
