@@ -53,3 +53,10 @@ def test_two_process_tensor_parallel_training():
         report.append(f"process {rank}: state {mine} B of {total}, peak RSS growth {growth} B")
     print("\n".join(report))
     log.info("%s", "; ".join(report))
+
+
+def test_two_process_halo_exchange():
+    rc, out, _ = launch("mpi_spmd_halo_worker.py", [])
+    assert rc == 0, out
+    assert "OK 0" in out and "OK 1" in out, out
+    assert re.findall(r"RANK \d COLLECTIVES (\S+)", out) == ["collective-permute"] * 2, out
