@@ -238,3 +238,29 @@ def test_several_axes_outside_shard_map_is_a_typed_error():
     with pytest.raises(InvalidArgumentError, match=r"takes one axis name \(several only for "
                                                    r"mesh axes inside shard_map\)"):
         f(np.zeros((2, 2, 3), np.float32))
+
+
+def test_gradients_reach_closed_over_values_and_variables():
+    """A value the body closes over (a weight) is a replicated operand of the recorded call,
+    so its gradient flows: psum-ed over every device, as JAX's implicit P() input."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((4, 6)).astype(np.float32)
+    w = rng.standard_normal((6, 3)).astype(np.float32)
+
+    def loss(w, x):
+        f = xlapy.shard_map(lambda a: xnp.tanh(a @ w), mesh=MESH, in_specs=P(("x", "y")),
+                            out_specs=P(("x", "y")))
+        return xnp.sum(f(x) ** 2)
+    want = xlapy.grad(lambda w, x: xnp.sum(xnp.tanh(x @ w) ** 2))(w, x)
+    np.testing.assert_allclose(np.asarray(xlapy.jit(xlapy.grad(loss))(w, x)),
+                               np.asarray(want), rtol=1e-5, atol=1e-6)
+    v = xlapy.Variable(w)
+    body = xlapy.shard_map(lambda a: xnp.tanh(a @ v), mesh=MESH, in_specs=P(("x", "y")),
+                           out_specs=P(("x", "y")))
+
+    @xlapy.function(jit_compile=True)
+    def step(x):
+        with xlapy.GradientTape() as tape:
+            out = xnp.sum(body(x) ** 2)
+        return tape.gradient(out, [v])[0]
+    np.testing.assert_allclose(np.asarray(step(x)), np.asarray(want), rtol=1e-5, atol=1e-6)

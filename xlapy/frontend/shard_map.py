@@ -31,7 +31,9 @@ every block, as JAX's batching rule of ``shard_map`` does.
 Gradients follow JAX's transpose of ``shard_map`` without the replication rewrite: the
 backward pass is another ``shard_map`` running the body's vjp; a result's cotangent is
 divided by the size of the mesh axes its spec leaves out, and an argument's cotangent is
-``psum``-ed over the axes its spec leaves out (``psum`` transposes to ``psum``).
+``psum``-ed over the axes its spec leaves out (``psum`` transposes to ``psum``). The backward
+body replays the recorded forward body; closed-over values a tape tracks (Variables the body
+reads included) are operands of the recorded call with spec ``P()``, so their gradients flow.
 """
 from __future__ import annotations
 
@@ -50,7 +52,7 @@ from .batching import AXIS_ENV, AxisFrame
 from .variables import _root
 from .core import Array, LoweringContext, Primitive, bind, to_array
 from .primitives_collective import psum
-from .program import Program, record_program
+from .program import Program, Recorder, replay
 from .pytree import tree_flatten, tree_unflatten
 from .sharding import Mesh, NamedSharding, PartitionSpec, _axes, _where, insert_unsplit
 from .source_info import user_location
@@ -166,6 +168,22 @@ def varying_axes(program: Program, inputs: Sequence[set[str]]) -> list[set[str]]
     return [of(v) for v in program.outvars]
 
 
+def _record(body: Callable[..., list[Array]], ins: Sequence[Array]
+            ) -> tuple[Program, list[Array], list[tuple[Any, Array]]]:
+    """``record_program`` that also returns the Variable reads of the body (variable,
+    value read), which the enclosing tapes must then see."""
+    rec = Recorder(ins)
+    reads: list[tuple[Any, Array]] = []
+    rec.on_variable_read = lambda var, value: reads.append((var, value))  # type: ignore
+    saved = list(core._TAPES)
+    core._TAPES[:] = [rec]
+    try:
+        outs = [to_array(o) for o in body(*ins)]
+    finally:
+        core._TAPES[:] = saved
+    return rec.finish(outs), outs, reads
+
+
 # ----------------------------------------------------------------------- the call
 class ShardMapFunction:
     """``shard_map(fn, mesh, in_specs, out_specs)``: see the module docstring."""
@@ -218,7 +236,7 @@ class ShardMapFunction:
             ins = [bind(enter_p, x, sharding=self._hlo(s, x.ndim), local=b)
                    for x, s, b in zip(xs, specs, blocks)]
             with self._axes_bound():
-                program, outs = record_program(body, ins)
+                program, outs, reads = _record(body, ins)
             t, out_value = out_tree[-1]
             out_specs = _spec_leaves(self.out_specs, out_value, "out_specs")
             if len(out_specs) != len(outs):
@@ -236,10 +254,22 @@ class ShardMapFunction:
                 f"a program whose other shard_map runs on {root.spmd_partitions} devices: one "
                 f"program runs on one mesh{_where()}")
         root.spmd_partitions = self.mesh.size
-        if tracked_by_any(xs):
+        for var, value in reads:                # the tapes see the body's Variable reads
+            for tape in list(core._TAPES.items):
+                tape.on_variable_read(var, value)
+        # closed-over values a tape tracks (Variables read included) become operands of the
+        # node, replicated (spec P()), so their gradients flow (as checkpoint does)
+        captured = [v for v in program.constvars
+                    if v.value is not None and tracked_by_any([v.value])]
+        caps = [v.value for v in captured]
+        if tracked_by_any(xs) or caps:
+            for v in captured:
+                v.const, v.value = False, None
+            program.invars = program.invars + captured
             results = [core.new_ref(r, keep_gradient=False) for r in results]
-            core.record(ClosureNode(f"shard_map({self.__name__})",
-                                    self._vjp_rule(tree, specs, out_specs)), xs, {}, results)
+            rule = self._vjp_rule(program, specs + [PartitionSpec()] * len(caps), out_specs)
+            core.record(ClosureNode(f"shard_map({self.__name__})", rule), xs + caps, {},
+                        results)
         return tree_unflatten(t, results)
 
     def _hlo(self, spec: PartitionSpec, ndim: int) -> HloSharding:
@@ -275,9 +305,9 @@ class ShardMapFunction:
                     + (f" (at {loc.describe()})" if loc is not None else ""))
 
     # ----- gradients: the transpose is a shard_map of the body's vjp
-    def _vjp_rule(self, tree: Any, in_specs: list[PartitionSpec],
+    def _vjp_rule(self, program: Program, in_specs: list[PartitionSpec],
                   out_specs: list[PartitionSpec]) -> Callable[..., Any]:
-        mesh, fn, n_in = self.mesh, self.fn, len(in_specs)
+        mesh, n_in = self.mesh, len(in_specs)
 
         def unmentioned(spec: PartitionSpec) -> tuple[str, ...]:
             return tuple(a for a in mesh.axis_names if a not in _mentioned(spec))
@@ -289,9 +319,8 @@ class ShardMapFunction:
                 k = int(np.prod([mesh.shape[a] for a in unmentioned(s)]))
                 scaled.append(lax.div(c, lax.full_like(c, k)) if k > 1 else c)
 
-            def flat_fn(*leaves: Array) -> list[Array]:
-                return [to_array(o) for o in tree_flatten(fn(*tree_unflatten(tree,
-                                                                             list(leaves))))[0]]
+            def flat_fn(*leaves: Array) -> list[Array]:     # the body again, as recorded
+                return replay(program, list(leaves))
             _, vjp_fn = vjp(flat_fn, *xs)
             grads = list(vjp_fn(scaled))
             out = []
