@@ -200,3 +200,25 @@ def test_cnn_training_step_temp_drops_below_budget():
     want = CpuBackend().compile(optimize_with_report(module, "cpu").module).execute(leaves)
     for g, w in zip(xlapy.tree_util.tree_leaves(got), xlapy.tree_util.tree_leaves(want)):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-6)
+
+
+def _training_cases():
+    from conformance import all_cases
+    return [pytest.param(c, id=c.name) for c in all_cases()
+            if c.path.parent.name == "training"] or \
+        [pytest.param(None, marks=pytest.mark.skip(reason="no conformance cases"))]
+
+
+@pytest.mark.parametrize("case", _training_cases())
+def test_conformance_training_steps_keep_xla_answers_under_a_budget(case):
+    from conformance import run_case
+
+    from xlapy.backends.cpu.compiler import CpuBackend
+    from xlapy.config import debug_options
+    base = optimize_with_report(parse_module(case.text()), "cpu").buffers
+    budget = base.peak_memory - base.total_temp_bytes // 3
+    with debug_options(xla_cpu_memory_limit_bytes=budget):
+        exe, mismatches = run_case(CpuBackend(), case)
+    assert not mismatches, mismatches
+    assert exe.assignment.peak_memory < base.peak_memory
+    assert any(".remat" in i.name for i in exe.module.entry.instructions)
