@@ -27,10 +27,11 @@ and runs ``--steps`` steps. Columns:
 ``--budget`` (default 2 GiB): the batch doubles from the workload's batch until a run goes
 over (the parent kills a child as soon as its resident set passes the budget, so no run
 holds much more), then ``--bisect`` halvings between the last fit and the first miss.
-xlapy is searched twice: as it is, and compiled with
-``--xla_cpu_memory_limit_bytes`` set to the budget (rematerialization; the limit covers
-the executable's own bytes, so it helps where the step's buffers, not the compiler,
-decide the peak).
+
+``xlapy+remat`` is xlapy compiled with ``--xla_cpu_memory_limit_bytes`` (rematerialization):
+in the table at ``--remat-fraction`` (0.5) of the plain xlapy step's bytes; in the search at
+``--remat-share`` (0.6) of the budget (the limit covers the executable's own bytes; the rest
+of the budget is left to the compiler, library scratch arrays and Python).
 
 TensorFlow runs with ``/work/tfvenv/bin/python`` (``--tf-python``) when that interpreter
 exists and imports tensorflow; otherwise its columns say why they are empty.
@@ -234,17 +235,19 @@ def tf_python(path: str) -> tuple[str | None, str]:
 
 
 def run_child(python: str, framework: str, workload: str, batch: int, steps: int,
-              smoke: bool, budget: int | None, timeout: float) -> dict[str, Any]:
+              smoke: bool, budget: int | None, timeout: float,
+              limit: int | None = None) -> dict[str, Any]:
     """One measurement in a subprocess; with ``budget``, the child is killed as soon as its
-    resident set grows past it (then ``{"over": True}``)."""
+    resident set grows past it (then ``{"over": True}``); ``limit``: xlapy's
+    ``--xla_cpu_memory_limit_bytes``."""
     cmd = [python, str(Path(__file__).resolve()), "--child", framework, workload, str(batch),
            "--steps", str(steps)] + (["--smoke"] if smoke else [])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE.parent), str(HERE),
                                                     env.get("PYTHONPATH", "")) if p)
-    if framework == "xlapy+remat" and budget is not None:
+    if limit is not None:
         env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") +
-                            f" --xla_cpu_memory_limit_bytes={budget}").strip()
+                            f" --xla_cpu_memory_limit_bytes={limit}").strip()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env)
     lines: list[str] = []
@@ -301,18 +304,26 @@ def measure(args: argparse.Namespace, tf_exe: str | None, tf_why: str) -> list[s
             "runtime held peak MiB | step s | loss |", "|---|---|---|---|---|---|---|---|"]
     sizes = SMOKE if args.smoke else WORKLOADS
     for workload, batch in sizes.items():
+        plain_step = None
         for fw in args.frameworks:
-            if fw == "xlapy+remat":
-                continue
             python = python_for(fw, tf_exe)
             if python is None:
                 rows.append(f"| {workload} | {batch} | {fw} | skipped: {tf_why} | | | | |")
                 continue
+            limit = None
+            if fw == "xlapy+remat":
+                if plain_step is None:
+                    continue
+                limit = int(args.remat_fraction * plain_step)
             r = run_child(python, fw, workload, batch, args.steps, args.smoke, None,
-                          args.timeout)
+                          args.timeout, limit)
+            if fw == "xlapy" and "error" not in r:
+                plain_step = r["step_bytes"]
             if "error" in r:
                 rows.append(f"| {workload} | {batch} | {fw} | error: {r['error']} | | | | |")
                 continue
+            if limit is not None:
+                fw = f"xlapy, limit {mib(limit)} MiB"
             rows.append(f"| {workload} | {batch} | {fw} | {mib(r['rss_growth'])} | "
                         f"{mib(r['step_bytes'])} | {mib(r['held_peak'])} | "
                         f"{r['step_s']:.3f} | {r['loss']:.5g} |")
@@ -322,7 +333,8 @@ def measure(args: argparse.Namespace, tf_exe: str | None, tf_why: str) -> list[s
 
 def fits(args: argparse.Namespace, python: str, fw: str, workload: str, batch: int,
          log: list[str]) -> bool:
-    r = run_child(python, fw, workload, batch, 0, args.smoke, args.budget, args.timeout)
+    limit = int(args.remat_share * args.budget) if fw == "xlapy+remat" else None
+    r = run_child(python, fw, workload, batch, 0, args.smoke, args.budget, args.timeout, limit)
     ok = "over" not in r and "error" not in r and r["rss_growth"] <= args.budget
     what = "over budget" if "over" in r else r.get("error") or f"{mib(r['rss_growth'])} MiB"
     log.append(f"  {workload} {fw} batch {batch}: {what} -> {'fits' if ok else 'does not fit'}")
@@ -384,6 +396,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-batch", type=int, default=8192)
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
     p.add_argument("--frameworks", default=",".join(FRAMEWORKS))
+    p.add_argument("--remat-fraction", type=float, default=0.5,
+                   help="xlapy+remat's limit as a share of xlapy's step bytes (table)")
+    p.add_argument("--remat-share", type=float, default=0.6,
+                   help="xlapy+remat's limit as a share of --budget (--fit)")
     p.add_argument("--tf-python", default=TF_PYTHON)
     args = p.parse_args(argv)
     if args.child:

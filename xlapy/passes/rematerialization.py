@@ -28,7 +28,7 @@ Algorithm (XLA's ``RematerializeComputation``, on the entry computation):
 The result is checked with buffer assignment itself (its heap packing and in-place reuse
 are not in the tracker's model): the edits are kept only when the assigned peak
 (``BufferAssignment.peak_memory``) drops. When the budget is not met, a greedy walk
-aiming at it may recompute more than helps, so walks aiming at two budgets between the
+aiming at it may recompute more than helps, so walks aiming at three budgets between the
 limit and the peak are tried as well, and the one with the smallest assigned peak kept.
 
 Not recomputed (XLA's ``IsRematerializable``): parameters, constants, instructions with
@@ -144,7 +144,7 @@ class _Tracker:
     live_out: set[int] = field(default_factory=set)
     usage: int = 0
     current: HloInstruction | None = None
-    comp_order: list[HloInstruction] = field(default_factory=list)
+    position: dict[int, int] = field(default_factory=dict)      # id -> place in schedule
     pending_sizes: list[int] = field(default_factory=list)
 
     def add(self, instr: HloInstruction) -> None:
@@ -185,7 +185,7 @@ class _Tracker:
 
     @classmethod
     def of(cls, comp: HloComputation, order: list[HloInstruction]) -> "_Tracker":
-        tracker = cls(comp, comp_order=list(order))
+        tracker = cls(comp, position={id(i): k for k, i in enumerate(order)})
         for instr in order:
             tracker.add(instr)
         for instr in order:
@@ -235,8 +235,7 @@ class _Tracker:
                         and not self.live(id(o)) and id(o) in self.placed:
                     members.append(o)
                     work.append(o)
-        order = {id(m): k for k, m in enumerate(self.comp_order)}
-        return sorted(members, key=lambda m: order[id(m)])
+        return sorted(members, key=lambda m: self.position[id(m)])
 
     def saved_by(self, block: list[HloInstruction]) -> int:
         """Bytes freed at this point by recomputing ``block`` (its last instruction's value)
@@ -346,7 +345,7 @@ class HloRematerialization(HloPass):
             return False
         span = result.peak_before - limit
         best: tuple[int, int] | None = None                # (assigned peak, target)
-        for target in (limit, limit + span // 3, limit + 2 * span // 3):
+        for target in (limit, limit + span // 4, limit + span // 2, limit + 3 * span // 4):
             peak = self._attempt(module, comp, target, RematerializationResult(), undo=True)
             if peak is not None and (best is None or peak < best[0]):
                 best = (peak, target)
@@ -399,14 +398,18 @@ class HloRematerialization(HloPass):
         ordered = {id(p) for i in order for p in i.control_predecessors}
         ordered |= {id(i) for i in order if i.control_predecessors}
         ok = {id(i) for i in order if id(i) not in ordered and rematerializable(i)}
+        pool: dict[int, HloInstruction] = {}     # placed candidates, in schedule order
         k = 0
         while k < len(sequence):
             instr = sequence[k]
             tracker.begin(instr)
+            if id(instr) in ok:
+                pool[id(instr)] = instr
             while tracker.usage > limit:
                 best, best_cost = None, 0.0
-                for cand in sequence[:k]:
-                    if id(cand) not in ok:
+                for cand in list(pool.values()):
+                    if id(cand) not in ok or not tracker.live(id(cand)):
+                        del pool[id(cand)]       # dead values stay dead: no later benefit
                         continue
                     block = tracker.block(cand, ok, self.block_size_limit)
                     saved = tracker.saved_by(block)
