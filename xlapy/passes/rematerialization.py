@@ -45,9 +45,9 @@ from dataclasses import dataclass, field
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, clone_computation
 from .base import HloPass
+from .buffer_assignment import assign_buffers
 from .context import PassContext, context_or_default
 from .hlo_utils import has_side_effect
-from .buffer_assignment import assign_buffers
 from .liveness import best_schedule, buffer_size
 
 log = logging.getLogger("xlapy.passes")
@@ -59,7 +59,11 @@ _NEVER = frozenset({"parameter", "constant", "while", "call", "conditional", "cu
                     "infeed", "outfeed", "send", "recv", "send-done", "recv-done",
                     "after-all", "opt-barrier", "optimization-barrier", "copy-start",
                     "copy-done", "partition-id", "replica-id", "domain",
-                    "add-dependency"})
+                    "add-dependency", "all-reduce", "all-gather", "reduce-scatter",
+                    "all-to-all", "collective-permute", "collective-broadcast",
+                    "all-reduce-start", "all-reduce-done", "all-gather-start",
+                    "all-gather-done", "collective-permute-start",
+                    "collective-permute-done"})
 _FREE_IN_FUSION = frozenset({"parameter", "constant", "bitcast", "reshape", "broadcast",
                              "get-tuple-element", "tuple"})
 
@@ -99,8 +103,9 @@ def flop_estimate(instr: HloInstruction) -> int:
         return 2 * out * k
     if instr.opcode == "convolution":
         kernel = instr.operands[1].shape
-        out_features = max(1, max(kernel.dims, default=1))
-        return 2 * out * max(1, kernel.num_elements // out_features)
+        dn = instr.attrs.get("dim_labels")
+        o = kernel.dims[dn.kernel_output_feature] if dn is not None else 1
+        return 2 * out * max(1, kernel.num_elements // max(1, o))
     if instr.opcode == "fusion":
         return sum(flop_estimate(i) if i.opcode in ("dot", "convolution") else _elements(i)
                    for c in instr.called_computations for i in c.instructions
@@ -124,7 +129,7 @@ def rematerializable(instr: HloInstruction) -> bool:
         return False
     if instr.opcode != "fusion" and instr.called_computations \
             and instr.opcode not in ("reduce", "reduce-window", "map", "sort", "scatter",
-                                     "select-and-scatter", "all-reduce"):
+                                     "select-and-scatter"):
         return False
     return not has_side_effect(instr)
 
@@ -145,7 +150,6 @@ class _Tracker:
     usage: int = 0
     current: HloInstruction | None = None
     position: dict[int, int] = field(default_factory=dict)      # id -> place in schedule
-    pending_sizes: list[int] = field(default_factory=list)
 
     def add(self, instr: HloInstruction) -> None:
         """Register ``instr`` (its operands registered first) before the walk."""
@@ -254,17 +258,17 @@ class _Tracker:
                 saved -= self.size[s]
         return saved
 
-    def recompute_for(self, original: HloInstruction, copies: list[HloInstruction],
-                      use: HloInstruction) -> None:
-        """Account for ``use`` reading ``copies[-1]`` (a copy of ``original`` computed by
-        the new instructions ``copies``) instead of ``original``."""
+    def recompute_for(self, original: HloInstruction, block: list[HloInstruction],
+                      copies: list[HloInstruction], use: HloInstruction) -> None:
+        """Account for ``use`` reading ``copies[-1]`` (``original`` computed again by
+        ``copies``, the copies of ``block``) instead of ``original``."""
         self.remaining[id(original)].remove(use)
         if not self.live(id(original)):
             self.usage -= self.size[id(original)]
         new = {id(c) for c in copies}
-        for c, size in zip(copies, self.pending_sizes):
+        for c, m in zip(copies, block):
             self.sources[id(c)] = {id(c)}
-            self.size[id(c)] = size
+            self.size[id(c)] = self.size[id(m)]
             self.remaining[id(c)] = []
         for c in copies:
             for s in self.read_owners(c):
@@ -434,8 +438,7 @@ class HloRematerialization(HloPass):
                         copies.append(c)
                         clones.append((m, c))
                     use.replace_operands(original, copies[-1])
-                    tracker.pending_sizes = [tracker.size[id(m)] for m in best]
-                    tracker.recompute_for(original, copies, use)
+                    tracker.recompute_for(original, best, copies, use)
                     at = sequence.index(use)
                     sequence[at:at] = copies
                     result.clones += len(copies)
