@@ -9,14 +9,16 @@
   executable). ``Compiled.memory_analysis()`` and :func:`xlapy.profiler.last_step_memory`
   both come from here, so they agree.
 - :class:`MemoryStats` counts the bytes the CPU runtime's allocators hold: each live
-  executable's arena and constants (released when the executable is collected) and the
-  output pool's blocks, leased to arrays or free (``output_pool``). Each call of an
+  executable's arena and constants (released when the executable is collected), the
+  output pool's blocks, leased to arrays or free (``output_pool``), and arrays the
+  library routines keep between calls (:func:`tracked`: a convolution's padded inputs). Each call of an
   executable also records the step's memory and raises the high-water mark to what is
   held plus the call's arguments and the outputs that do not come from the pool.
 """
 from __future__ import annotations
 
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,4 +106,12 @@ class MemoryStats:
 
 STATS = MemoryStats()
 
-__all__ = ["MemoryAnalysis", "MemoryStats", "STATS", "memory_analysis"]
+
+def tracked(array: Any) -> Any:
+    """``array`` (a NumPy array the runtime keeps between calls, e.g. a convolution's
+    padded input), counted in :data:`STATS` until it is collected."""
+    STATS.allocate(array.nbytes)
+    weakref.finalize(array, STATS.release, array.nbytes)
+    return array
+
+__all__ = ["MemoryAnalysis", "MemoryStats", "STATS", "memory_analysis", "tracked"]
