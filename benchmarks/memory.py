@@ -392,7 +392,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--smoke", action="store_true", help="tiny sizes (a quick check)")
     p.add_argument("--fit", action="store_true", help="search the largest batch in --budget")
     p.add_argument("--budget", type=float, default=2.0, help="GiB (--fit)")
-    p.add_argument("--bisect", type=int, default=2, help="halvings after the doubling")
+    p.add_argument("--bisect", type=int, default=2,
+                   help="halvings after the doubling (1 saves a run per framework)")
     p.add_argument("--max-batch", type=int, default=8192)
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
     p.add_argument("--frameworks", default=",".join(FRAMEWORKS))
