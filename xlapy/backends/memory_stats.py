@@ -11,9 +11,10 @@
 - :class:`MemoryStats` counts the bytes the CPU runtime's allocators hold: each live
   executable's arena and constants (released when the executable is collected), the
   output pool's blocks, leased to arrays or free (``output_pool``), and arrays the
-  library routines keep between calls (:func:`tracked`: a convolution's padded inputs). Each call of an
-  executable also records the step's memory and raises the high-water mark to what is
-  held plus the call's arguments and the outputs that do not come from the pool.
+  library routines keep between calls (:func:`tracked`: a convolution's padded inputs).
+  Each call of an executable also records the step's memory and raises the high-water
+  mark to what is held plus the call's arguments and the outputs that do not come from
+  the pool.
 """
 from __future__ import annotations
 
