@@ -222,3 +222,22 @@ def test_conformance_training_steps_keep_xla_answers_under_a_budget(case):
     assert not mismatches, mismatches
     assert exe.assignment.peak_memory < base.peak_memory
     assert any(".remat" in i.name for i in exe.module.entry.instructions)
+
+
+# generated modules (tests/hlo_gen_wide) that the pass changes under the tightest budget
+_GENERATED = [("mixed", 9), ("mixed", 50), ("mixed", 102), ("mixed", 111), ("deep", 5),
+              ("deep", 6), ("deep", 21), ("deep", 32)]
+
+
+@pytest.mark.parametrize("profile,seed", _GENERATED, ids=[f"{p}-{s}" for p, s in _GENERATED])
+def test_generated_modules_match_the_interpreter_under_the_tightest_budget(profile, seed):
+    import hlo_gen_wide as gen
+    from hlo_gen_wide.runner import check_case
+
+    from xlapy.config import debug_options
+    case = gen.generate(seed, profile)
+    with debug_options(xla_cpu_memory_limit_bytes=1):        # every point is over budget
+        optimized = xlapy.optimize(parse_module(case.text), backend="cpu")
+        assert any(".remat" in i.name for i in optimized.entry.instructions)
+        mismatches = check_case(case, sides=("cpu", "opt_interp"))
+    assert not mismatches, [str(m) for m in mismatches]
