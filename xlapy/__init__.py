@@ -20,7 +20,7 @@ __all__ = ["__version__", "errors", "optimize", "run_hlo", "jit", "function", "n
            "custom_jvp", "custom_vjp", "checkpoint", "remat", "checkpoint_policies",
            "checkpoint_name", "eval_shape", "make_jaxpr", "disable_jit", "block_until_ready",
            "tree_util", "tree", "sharding", "device_put", "shard_map", "experimental",
-           "make_array_from_callback"]
+           "make_array_from_callback", "profiler"]
 
 # The front end is imported on first use so that ``import xlapy`` stays cheap.
 _FRONTEND_EXPORTS = {"jit", "function", "Array", "register_pytree_node", "tree_flatten",
@@ -39,6 +39,7 @@ def __getattr__(name: str):
     if name in _FRONTEND_EXPORTS:
         return getattr(importlib.import_module(".frontend", __name__), name)
     if name in ("numpy", "lax", "frontend", "nn", "random", "scipy", "ops", "keras", "tf",
-                "distributed", "debug", "tree_util", "tree", "sharding", "experimental"):
+                "distributed", "debug", "tree_util", "tree", "sharding", "experimental",
+                "profiler"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'xlapy' has no attribute {name!r}")
