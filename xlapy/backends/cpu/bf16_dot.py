@@ -38,7 +38,7 @@ import os
 import threading
 from dataclasses import dataclass
 from math import prod
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import ml_dtypes
 import numpy as np
@@ -47,6 +47,9 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from ...hlo.types import BF16, F32
 from .kernel_support import c64, carried_loop, for_loop
+
+if TYPE_CHECKING:                      # blas.py imports this module
+    from .blas import DotDims
 
 log = logging.getLogger(__name__)
 
@@ -224,7 +227,7 @@ def pack_rhs(bm: np.ndarray, nv: int) -> np.ndarray:
     return out
 
 
-def aligned_empty(shape: tuple, dtype: np.dtype, align: int = 64) -> np.ndarray:
+def aligned_empty(shape: tuple, dtype: Any, align: int = 64) -> np.ndarray:
     """An uninitialized C-contiguous array whose data starts on an ``align``-byte line."""
     dtype = np.dtype(dtype)
     nbytes = prod(shape) * dtype.itemsize
@@ -312,7 +315,7 @@ def handles(instr: HloInstruction) -> bool:
 class Bf16DotThunk:
     """``thunk(operands, out)`` for one bf16 dot (``blas.py``'s calling convention)."""
 
-    def __init__(self, instr: HloInstruction, dims: object) -> None:
+    def __init__(self, instr: HloInstruction, dims: "DotDims") -> None:
         self.dims = dims
         self.out_dtype = instr.shape.element_type.dtype
 
@@ -336,7 +339,7 @@ class Bf16DotThunk:
         np.copyto(out, c.reshape(out.shape), casting="unsafe")
 
 
-def make_bf16_dot_thunk(instr: HloInstruction, dims: object) -> Bf16DotThunk | None:
+def make_bf16_dot_thunk(instr: HloInstruction, dims: "DotDims") -> Bf16DotThunk | None:
     """The native bf16 thunk for ``instr``, or None (not a bf16 dot, or no AVX512-BF16,
     or ``XLAPY_BF16_DOT=off``): the caller then uses its own path. ``dims`` are the
     dot's ``blas.DotDims``."""
