@@ -70,7 +70,12 @@ def ops(kind: str) -> SimpleNamespace:
     """The ops the model uses, for "xlapy", "jax" or "tf"."""
     if kind == "tf":
         import tensorflow as tf
-        import tensorflow.experimental.numpy as tnp
+        tnp = SimpleNamespace(                  # the NumPy-style calls, as plain TF ops
+            matmul=tf.linalg.matmul, transpose=tf.transpose, reshape=tf.reshape,
+            mean=lambda x, axis=None, keepdims=False: tf.reduce_mean(x, axis=axis, keepdims=keepdims),
+            sum=lambda x, axis=None, keepdims=False: tf.reduce_sum(x, axis=axis, keepdims=keepdims),
+            max=lambda x, axis=None, keepdims=False: tf.reduce_max(x, axis=axis, keepdims=keepdims),
+            sqrt=tf.sqrt, tanh=tf.tanh, exp=tf.exp, log=tf.math.log)
         return SimpleNamespace(np=tnp, cast=tf.cast, take=lambda t, i: tf.gather(t, i),
                                f32=tf.float32, bf16=tf.bfloat16,
                                tree_map=tf.nest.map_structure)
@@ -175,7 +180,8 @@ def make_tf_step(cfg: Config, bf16: bool, jit_compile: bool) -> Callable:
         with tf.GradientTape() as tape:
             tape.watch(params)
             value = loss(ns, params, tokens, labels)
-        g = tape.gradient(value, params)
+        # the embedding's gradient is IndexedSlices: dense, as the other columns' Adam
+        g = tf.nest.map_structure(tf.convert_to_tensor, tape.gradient(value, params))
         return (*adam(ns, params, m, v, t, g), value)
     return step
 
