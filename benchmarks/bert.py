@@ -70,12 +70,14 @@ def ops(kind: str) -> SimpleNamespace:
     """The ops the model uses, for "xlapy", "jax" or "tf"."""
     if kind == "tf":
         import tensorflow as tf
+
+        def reduction(fn: Callable) -> Callable:
+            return lambda x, axis=None, keepdims=False: fn(x, axis=axis, keepdims=keepdims)
         tnp = SimpleNamespace(                  # the NumPy-style calls, as plain TF ops
             matmul=tf.linalg.matmul, transpose=tf.transpose, reshape=tf.reshape,
-            mean=lambda x, axis=None, keepdims=False: tf.reduce_mean(x, axis=axis, keepdims=keepdims),
-            sum=lambda x, axis=None, keepdims=False: tf.reduce_sum(x, axis=axis, keepdims=keepdims),
-            max=lambda x, axis=None, keepdims=False: tf.reduce_max(x, axis=axis, keepdims=keepdims),
-            sqrt=tf.sqrt, tanh=tf.tanh, exp=tf.exp, log=tf.math.log)
+            mean=reduction(tf.reduce_mean), sum=reduction(tf.reduce_sum),
+            max=reduction(tf.reduce_max), sqrt=tf.sqrt, tanh=tf.tanh, exp=tf.exp,
+            log=tf.math.log)
         return SimpleNamespace(np=tnp, cast=tf.cast, take=lambda t, i: tf.gather(t, i),
                                f32=tf.float32, bf16=tf.bfloat16,
                                tree_map=tf.nest.map_structure)

@@ -162,3 +162,20 @@ def test_packing_layouts():
     assert bp[0, 1, 3] == int(bits[0, 2, 3]) | (int(bits[0, 3, 3]) << 16)
     assert bp[0, 2, 3] == int(bits[0, 4, 3])          # the odd last row pairs with zero
     assert not bp[0, :, 40:].any()
+
+
+@native
+def test_scratch_buffers_reused_between_calls(monkeypatch):
+    monkeypatch.delenv(bf16_dot.ENV_SWITCH, raising=False)
+    instr = make_dot((2, 25, 33), (2, 33, 47), "bf16", (0,), (2,), (0,), (1,), out_et="bf16")
+    thunk = blas.make_dot_thunk(instr)
+    rng = np.random.default_rng(9)
+    for _ in range(3):           # odd K, edge rows and columns: the padding must stay zero
+        lhs, rhs = bf16_random((2, 25, 33), rng), bf16_random((2, 33, 47), rng)
+        out = np.full((2, 25, 47), np.nan, BF16)
+        thunk([lhs, rhs], out)
+        ref = Evaluator().evaluate(instr, [lhs, rhs])
+        np.testing.assert_allclose(out.astype(np.float64), ref.astype(np.float64),
+                                   rtol=2 ** -7, atol=1e-4)
+    bufs = thunk.scratch._local.bufs
+    assert set(bufs) == {"a", "b", "c"}

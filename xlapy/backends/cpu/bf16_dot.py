@@ -197,10 +197,28 @@ def columns_per_group(n: int) -> int:
     return 4 if n > 40 else 2 if n > 16 else 1
 
 
-def pack_lhs(a: np.ndarray, mp: int) -> np.ndarray:
-    """``a`` ([B, M, K] bf16) as [B, Mp, Kp/2] uint32 pairs, zero-padded."""
+class Scratch:
+    """Packing and result buffers kept between calls (per thread): no page faults on
+    fresh memory each call, and the zero padding, never written, is filled only once."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def get(self, name: str, shape: tuple, dtype: Any) -> np.ndarray:
+        """A zero-filled 64-byte aligned ``shape`` array the first time, then the same."""
+        bufs = self._local.__dict__.setdefault("bufs", {})
+        buf = bufs.get(name)
+        if buf is None or buf.shape != shape or buf.dtype != dtype:
+            buf = bufs[name] = aligned_empty(shape, dtype)
+            buf.fill(0)
+        return buf
+
+
+def pack_lhs(a: np.ndarray, mp: int, scratch: Scratch | None = None) -> np.ndarray:
+    """``a`` ([B, M, K] bf16, any strides) as [B, Mp, Kp/2] uint32 pairs, zero-padded."""
     bsz, m, k = a.shape
-    out = np.zeros((bsz, mp, k + (k & 1)), np.uint16)
+    shape = (bsz, mp, k + (k & 1))
+    out = scratch.get("a", shape, np.uint16) if scratch else np.zeros(shape, np.uint16)
     out[:, :m, :k] = a.view(np.uint16)
     return out.view(np.uint32)
 
@@ -213,14 +231,19 @@ def rhs_stride(n: int, nv: int) -> int:
     return groups * 16 * nv + (16 if groups > 1 else 0)
 
 
-def pack_rhs(bm: np.ndarray, nv: int) -> np.ndarray:
-    """``bm`` ([B, K, N] bf16) as [B, Kp/2, stride] uint32 pairs (the low half from row
-    ``2p``, the high half from row ``2p+1``), zero-padded, 64-byte aligned."""
+def pack_rhs(bm: np.ndarray, nv: int, scratch: Scratch | None = None) -> np.ndarray:
+    """``bm`` ([B, K, N] bf16, any strides) as [B, Kp/2, stride] uint32 pairs (the low
+    half from row ``2p``, the high half from row ``2p+1``), zero-padded, 64-byte
+    aligned."""
     bsz, k, n = bm.shape
     kp = (k + 1) // 2
     bits = bm.view(np.uint16)
-    out = aligned_empty((bsz, kp, rhs_stride(n, nv)), np.uint32)
-    out.fill(0)
+    shape = (bsz, kp, rhs_stride(n, nv))
+    if scratch is not None:
+        out = scratch.get("b", shape, np.uint32)
+    else:
+        out = aligned_empty(shape, np.uint32)
+        out.fill(0)
     halves = out.view(np.uint16).reshape(bsz, kp, -1, 2)
     halves[:, :, :n, 0] = bits[:, 0::2, :]
     halves[:, :k // 2, :n, 1] = bits[:, 1::2, :]
@@ -273,17 +296,20 @@ def pieces(g: _Geometry, threads: int) -> list[tuple[int, int, int, int]]:
 
 
 def bf16_matmul(a: np.ndarray, bm: np.ndarray, threads: int = 1,
-                parallel: Callable | None = None) -> np.ndarray:
+                parallel: Callable | None = None, scratch: Scratch | None = None
+                ) -> np.ndarray:
     """``a @ bm`` for bf16 ``[B, M, K]`` and ``[B, K, N]``, summed in f32: an f32
-    ``[B, M, N]`` array. ``parallel(items, work)`` runs work items on threads."""
+    ``[B, M, N]`` array (a view of ``scratch``'s buffer when given: valid until the next
+    call). ``parallel(items, work)`` runs work items on threads."""
     bsz, m, k = a.shape
     n = bm.shape[2]
     g = _Geometry(bsz, m, k, n)
     nv, mr = g.nv, g.mr
-    ap = pack_lhs(a, g.mblocks * mr)
-    bpk = pack_rhs(bm, nv)
+    ap = pack_lhs(a, g.mblocks * mr, scratch)
+    bpk = pack_rhs(bm, nv, scratch)
     width = g.groups * 16 * nv
-    c = np.empty((bsz, g.mblocks * mr, width), _F32)
+    cshape = (bsz, g.mblocks * mr, width)
+    c = scratch.get("c", cshape, _F32) if scratch else np.empty(cshape, _F32)
     kpairs = ap.shape[2]
     fn = _kernels()[nv]
     pa, pb, pc = ap.ctypes.data, bpk.ctypes.data, c.ctypes.data
@@ -318,6 +344,7 @@ class Bf16DotThunk:
     def __init__(self, instr: HloInstruction, dims: "DotDims") -> None:
         self.dims = dims
         self.out_dtype = instr.shape.element_type.dtype
+        self.scratch = Scratch()
 
     def __call__(self, operands: Sequence[np.ndarray], out: np.ndarray) -> None:
         from .thunks import cores, shared_pool
@@ -332,10 +359,11 @@ class Bf16DotThunk:
         if k == 0:
             out.fill(0)
             return
-        a = np.ascontiguousarray(lhs.transpose(d.lhs_perm)).reshape(bsz, m, k)
-        bm = np.ascontiguousarray(rhs.transpose(d.rhs_perm)).reshape(bsz, k, n)
+        a = lhs.transpose(d.lhs_perm).reshape(bsz, m, k)      # views where they can be
+        bm = rhs.transpose(d.rhs_perm).reshape(bsz, k, n)
         threads = cores() if 2 * bsz * m * n * k >= 2 * 64**3 else 1
-        c = bf16_matmul(a, bm, threads, shared_pool().parallel_for if threads > 1 else None)
+        c = bf16_matmul(a, bm, threads, shared_pool().parallel_for if threads > 1 else None,
+                        self.scratch)
         np.copyto(out, c.reshape(out.shape), casting="unsafe")
 
 
@@ -349,4 +377,5 @@ def make_bf16_dot_thunk(instr: HloInstruction, dims: "DotDims") -> Bf16DotThunk 
 
 
 __all__ = ["bf16_matmul", "make_bf16_dot_thunk", "handles", "native_enabled",
-           "host_has_avx512_bf16", "pack_lhs", "pack_rhs", "Bf16DotThunk", "KC", "SHAPES"]
+           "host_has_avx512_bf16", "pack_lhs", "pack_rhs", "Bf16DotThunk", "KC", "SHAPES",
+           "Scratch"]
