@@ -179,3 +179,17 @@ def test_scratch_buffers_reused_between_calls(monkeypatch):
                                    rtol=2 ** -7, atol=1e-4)
     bufs = thunk.scratch._local.bufs
     assert set(bufs) == {"a", "b", "c"}
+
+
+def test_k_major_operands_are_packed_as_pairs_of_rows():
+    rng = np.random.default_rng(12)
+    x = bf16_random((1, 9, 12), rng)                 # stored [K, M]: a weight gradient's lhs
+    a = x.transpose(0, 2, 1)
+    assert bf16_dot.k_major(a) and not bf16_dot.k_major(x)
+    packed = bf16_dot.pack_pairs(x, 16, "a")
+    bits = x.view(np.uint16)
+    assert packed[0, 1, 5] == int(bits[0, 2, 5]) | (int(bits[0, 3, 5]) << 16)
+    got = bf16_dot.bf16_matmul(a, bf16_random((1, 9, 7), rng)) if \
+        bf16_dot.host_has_avx512_bf16() else None
+    if got is not None:
+        assert got.shape == (1, 12, 7)

@@ -14,7 +14,8 @@ The kernel
 a[2i+1]*b[2i+1]`` to ``acc[i]``. The GEMM ``C[M,N] = A[M,K] B[K,N]`` therefore takes
 
 - ``A`` row-major with K padded to even: each 32-bit word is a pair ``(A[m,2p],
-  A[m,2p+1])``, broadcast to all lanes;
+  A[m,2p+1])``, broadcast to all lanes (an ``A`` stored K-major, as the transposed
+  activations of a weight gradient, is packed like ``B`` instead: rows of pairs);
 - ``B`` packed by pairs of rows: ``Bp[p, n] = (B[2p, n], B[2p+1, n])`` as 32-bit words,
   so one 64-byte load is the pair row of 16 columns (rows padded past a power of two);
 - ``C`` as an f32 ``[Mp, Np]`` scratch, M padded to the register block, N to the group.
@@ -62,7 +63,7 @@ ENV_SWITCH = "XLAPY_BF16_DOT"
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _F32 = np.dtype(np.float32)
-_ARGS = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 13
+_ARGS = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 14
 _lock = threading.Lock()
 _loaded: dict | None = None
 
@@ -99,10 +100,12 @@ def kernel_name(nv: int) -> str:
 
 
 def _emit_gemm(module: ir.Module, nv: int) -> None:
-    """``void name(a, bp, c, sa, sb, ldb, sc, lda, kpairs, ldc, groups, b0, b1, m0, m1, kc)``.
+    """``void name(a, bp, c, sa, sb, ldb, sc, lda, aps, kpairs, ldc, groups, b0, b1, m0, m1,
+    kc)``.
 
     For batches ``[b0, b1)`` and row blocks ``[m0, m1)``: ``c[b] = a[b] @ b[b]`` with
-    ``a`` as i32 pairs (row stride ``lda`` pairs), ``bp`` packed pair rows (stride
+    ``a`` as i32 pairs (row stride ``lda``, pair stride ``aps``: row-major pairs or, for
+    a K-major operand, rows of pairs like ``bp``'s), ``bp`` packed pair rows (stride
     ``ldb`` zmm words; module docstring), ``c`` f32 (row stride ``ldc``); ``sa``, ``sb``,
     ``sc`` are batch strides in elements of those types (pairs, zmm words, floats)."""
     mr = SHAPES[nv]
@@ -114,9 +117,9 @@ def _emit_gemm(module: ir.Module, nv: int) -> None:
         module, ir.FunctionType(v16f, [v16f, v32b, v32b]), name=dp_name)
     i64 = ir.IntType(64)
     fnty = ir.FunctionType(ir.VoidType(), [i32.as_pointer(), v16i.as_pointer(),
-                                           f32.as_pointer()] + [i64] * 13)
+                                           f32.as_pointer()] + [i64] * 14)
     fn = ir.Function(module, fnty, name=kernel_name(nv))
-    (a, bp, c, sa, sb, ldb, sc, lda, kpairs, ldc, groups, b0, b1, m0, m1, kc) = fn.args
+    (a, bp, c, sa, sb, ldb, sc, lda, aps, kpairs, ldc, groups, b0, b1, m0, m1, kc) = fn.args
     for arg in (a, bp, c):
         arg.add_attribute("noalias")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -154,7 +157,7 @@ def _emit_gemm(module: ir.Module, nv: int) -> None:
                                                align=64), v32b) for v in range(nv)]
                         out = list(acc)
                         for r in range(mr):
-                            word = b.load(b.gep(arow[r], [p]), align=4)
+                            word = b.load(b.gep(arow[r], [b.mul(p, aps)]), align=4)
                             av = b.bitcast(b.shuffle_vector(b.insert_element(undef_i, word,
                                                                              c64(0)),
                                                             undef_i, splat), v32b)
@@ -231,16 +234,16 @@ def rhs_stride(n: int, nv: int) -> int:
     return groups * 16 * nv + (16 if groups > 1 else 0)
 
 
-def pack_rhs(bm: np.ndarray, nv: int, scratch: Scratch | None = None) -> np.ndarray:
-    """``bm`` ([B, K, N] bf16, any strides) as [B, Kp/2, stride] uint32 pairs (the low
-    half from row ``2p``, the high half from row ``2p+1``), zero-padded, 64-byte
-    aligned."""
-    bsz, k, n = bm.shape
+def pack_pairs(x: np.ndarray, width: int, name: str, scratch: Scratch | None = None
+               ) -> np.ndarray:
+    """``x`` ([B, K, N] bf16, any strides) as [B, Kp/2, width] uint32 pairs (the low half
+    from row ``2p``, the high half from row ``2p+1``), zero-padded, 64-byte aligned."""
+    bsz, k, n = x.shape
     kp = (k + 1) // 2
-    bits = bm.view(np.uint16)
-    shape = (bsz, kp, rhs_stride(n, nv))
+    bits = x.view(np.uint16)
+    shape = (bsz, kp, width)
     if scratch is not None:
-        out = scratch.get("b", shape, np.uint32)
+        out = scratch.get(name, shape, np.uint32)
     else:
         out = aligned_empty(shape, np.uint32)
         out.fill(0)
@@ -248,6 +251,17 @@ def pack_rhs(bm: np.ndarray, nv: int, scratch: Scratch | None = None) -> np.ndar
     halves[:, :, :n, 0] = bits[:, 0::2, :]
     halves[:, :k // 2, :n, 1] = bits[:, 1::2, :]
     return out
+
+
+def pack_rhs(bm: np.ndarray, nv: int, scratch: Scratch | None = None) -> np.ndarray:
+    """``bm`` ([B, K, N] bf16) as [B, Kp/2, stride] uint32 pairs (:func:`pack_pairs`)."""
+    return pack_pairs(bm, rhs_stride(bm.shape[2], nv), "b", scratch)
+
+
+def k_major(a: np.ndarray) -> bool:
+    """Whether ``a`` ([B, M, K]) is stored with K outermost (e.g. the transposed
+    activations of a weight gradient): then it is packed as K pairs of rows."""
+    return a.shape[1] > 1 and a.shape[2] > 1 and abs(a.strides[2]) > abs(a.strides[1])
 
 
 def aligned_empty(shape: tuple, dtype: Any, align: int = 64) -> np.ndarray:
@@ -305,15 +319,21 @@ def bf16_matmul(a: np.ndarray, bm: np.ndarray, threads: int = 1,
     n = bm.shape[2]
     g = _Geometry(bsz, m, k, n)
     nv, mr = g.nv, g.mr
-    ap = pack_lhs(a, g.mblocks * mr, scratch)
+    mp = g.mblocks * mr
+    kpairs = (k + 1) // 2
+    if k_major(a):                   # [B, Kp/2, Mp] pairs: rows at stride 1, pairs at Mp
+        ap = pack_pairs(a.transpose(0, 2, 1), mp, "a", scratch)
+        lda, aps = 1, mp
+    else:
+        ap = pack_lhs(a, mp, scratch)
+        lda, aps = kpairs, 1
     bpk = pack_rhs(bm, nv, scratch)
     width = g.groups * 16 * nv
     cshape = (bsz, g.mblocks * mr, width)
     c = scratch.get("c", cshape, _F32) if scratch else np.empty(cshape, _F32)
-    kpairs = ap.shape[2]
     fn = _kernels()[nv]
     pa, pb, pc = ap.ctypes.data, bpk.ctypes.data, c.ctypes.data
-    fixed = (ap[0].size, bpk[0].size // 16, bpk.shape[2] // 16, c[0].size, kpairs, kpairs,
+    fixed = (ap[0].size, bpk[0].size // 16, bpk.shape[2] // 16, c[0].size, lda, aps, kpairs,
              width, g.groups)
 
     def work(item: tuple, state: dict | None = None) -> None:
@@ -377,5 +397,5 @@ def make_bf16_dot_thunk(instr: HloInstruction, dims: "DotDims") -> Bf16DotThunk 
 
 
 __all__ = ["bf16_matmul", "make_bf16_dot_thunk", "handles", "native_enabled",
-           "host_has_avx512_bf16", "pack_lhs", "pack_rhs", "Bf16DotThunk", "KC", "SHAPES",
-           "Scratch"]
+           "host_has_avx512_bf16", "pack_lhs", "pack_rhs", "pack_pairs", "k_major",
+           "Bf16DotThunk", "KC", "SHAPES", "Scratch"]
