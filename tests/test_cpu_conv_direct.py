@@ -163,3 +163,39 @@ def test_first_layer_weight_gradient_stays_nhwc():
              if i.opcode == "convolution"]
     strategies = {conv.make_convolution_thunk(i).strategy for i in convs}
     assert "direct_wgrad" in strategies
+
+
+def _random_case(rng) -> tuple:
+    """A random NHWC forward convolution or weight gradient of the kernels' families."""
+    nsp = int(rng.integers(1, 3))
+    n, c, o = int(rng.integers(1, 4)), int(rng.integers(1, 10)), int(rng.integers(8, 41))
+    ks = [int(rng.integers(1, 4)) for _ in range(nsp)]
+    stride = [int(rng.integers(1, 3)) for _ in range(nsp)]
+    dil = [int(rng.integers(1, 3)) for _ in range(nsp)]
+    pad = [(int(rng.integers(-1, 3)), int(rng.integers(-1, 3))) for _ in range(nsp)]
+    sp = [int(rng.integers(k * d + 3, k * d + 12)) for k, d in zip(ks, dil)]
+    digits = "01"[:nsp]
+    if rng.random() < 0.5:
+        window = W(ks, stride=stride, padding=pad, rhs_dilate=dil,
+                   rhs_reversal=[bool(rng.integers(0, 2)) for _ in range(nsp)])
+        return ((n, *sp, c), (*ks, c, o), f"b{digits}f_{digits}io->b{digits}f", window)
+    # weight gradient of a forward convolution with these strides/dilations: the window is
+    # the output gradient's size, its stride the forward dilation, its dilation the stride
+    out = [(s + lo + hi - (k - 1) * d - 1) // st + 1
+           for s, (lo, hi), k, d, st in zip(sp, pad, ks, dil, stride)]
+    if min(out) < 1:
+        return _random_case(rng)
+    window = W(out, stride=dil, padding=pad, rhs_dilate=stride)
+    return ((n, *sp, c), (n, *out, o), f"f{digits}b_i{digits}o->{digits}bf", window)
+
+
+def test_random_direct_convolutions():
+    rng = np.random.default_rng(21)
+    direct = 0
+    for _ in range(24):
+        case = _random_case(rng)
+        instr = make_conv(*case)
+        if conv.make_convolution_thunk(instr).direct is not None:
+            direct += 1
+        check(instr, *operands_for(instr, rng))
+    assert direct >= 12

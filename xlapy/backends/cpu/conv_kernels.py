@@ -26,6 +26,8 @@ product with a padding zero is done.
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import os
 import threading
 from dataclasses import dataclass
 from typing import Callable
@@ -101,6 +103,26 @@ class _Emitter:
             return [new[k] for k in keys]
         return dict(zip(keys, carried_loop(self.b, start, end, [values[k] for k in keys],
                                            step, "t")))
+
+    def guarded(self, cond: ir.Value, values: dict, body: Callable[[dict], dict]) -> dict:
+        """``if (cond) values = body(values)``; returns the values after it (phis)."""
+        b = self.b
+        before = b.block
+        then = b.append_basic_block("if.then")
+        merge = b.append_basic_block("if.done")
+        b.cbranch(cond, then, merge)
+        b.position_at_end(then)
+        new = body(dict(values))
+        end = b.block
+        b.branch(merge)
+        b.position_at_end(merge)
+        out = {}
+        for k in sorted(values):
+            phi = b.phi(values[k].type)
+            phi.add_incoming(values[k], before)
+            phi.add_incoming(new[k], end)
+            out[k] = phi
+        return out
 
     def ptr(self, base: ir.Value, offset) -> ir.Value:
         off = self.const(offset) if isinstance(offset, int) else offset
@@ -294,7 +316,9 @@ class DirectSpec(ConvSpec):
 def direct_kernel(module: ir.Module, name: str, s: DirectSpec) -> None:
     """Emit the direct convolution kernel ``name`` for ``s`` into ``module`` (module
     docstring): per output row ``r = n * P + p``, block of output columns and block of output
-    channels, a register tile summed over the taps and channels and stored once."""
+    channels, a register tile summed over the taps and channels and stored once. Columns
+    whose taps are all real go in tiles of several; the others (borders, the remainder)
+    one at a time with a branch per tap, so the code does not grow with the borders."""
     e = _Emitter(module, name, ["x", "w", "y", "r0", "r1"])
     x, w, y, n0, n1 = e.fn.args
     b = e.b
@@ -302,42 +326,31 @@ def direct_kernel(module: ir.Module, name: str, s: DirectSpec) -> None:
     (sh, sw), (dh, dw), (ph, pw) = s.stride, s.dilate, s.pad
     img_x = s.h * s.w * s.c
 
-    def col_ok(q: int, kw: int) -> bool:
-        return 0 <= q * sw + kw * dw - pw < s.w
+    # interior columns (every tap real): tiles of qb in a loop and one of the rest; the
+    # border columns one at a time
+    qlo = min(s.q, max(0, -(-pw // sw)))
+    qhi = max(qlo, min(s.q, (s.w - 1 - (s.kw - 1) * dw + pw) // sw + 1))
+    tiles = (qhi - qlo) // qb
+    rest = qhi - qlo - tiles * qb          # interior columns after the tiles: one tile more
+    singles = [(0, qlo), (qhi, s.q)]
 
-    # q blocks: interior ones (every column of every tap real) in a loop, the rest static
-    starts = list(range(0, s.q, qb))
-    interior = [q0 for q0 in starts if q0 + qb <= s.q and
-                all(col_ok(q, kw) for q in range(q0, q0 + qb) for kw in range(s.kw))]
-    lo, hi = (interior[0], interior[-1]) if interior else (None, None)
-    if interior and interior != list(range(lo, hi + 1, qb)):
-        lo = hi = None            # not one run: every block static
-    static = [q0 for q0 in starts if lo is None or not lo <= q0 <= hi]
-
-    def taps(xrow: ir.Value, kh: int, q0, nq: int, widths: list[int], o0: int,
-             valid: Callable[[int, int], bool], acc: dict) -> dict:
-        """Add kernel row ``kh``'s products into the tile ``acc``: one loop over the run
-        ``(kw, c)`` when every tap is real and contiguous (no ``kw`` dilation), else one
-        loop over ``c`` per ``kw`` with the columns whose tap is real."""
-        qx = e.off((q0, sw * s.c)) if not isinstance(q0, int) else e.const(q0 * sw * s.c)
-        merged = dw == 1 and all(valid(qi, kw) for qi in range(nq) for kw in range(s.kw))
-        groups = [(None, s.kw * s.c, list(range(nq)))] if merged else \
-            [(kw, s.c, [qi for qi in range(nq) if valid(qi, kw)]) for kw in range(s.kw)]
-        for kw, length, cols in groups:
-            if not cols:
-                continue
-            kw_x = 0 if kw is None else kw * dw * s.c
-            kw_w = kh * s.kw * s.c + (0 if kw is None else kw * s.c)
-
-            def body(j: ir.Value, cur: dict, cols=cols, kw_x=kw_x, kw_w=kw_w) -> dict:
-                wo = e.off((j, s.o), kw_w * s.o + o0)
+    def taps(xrow: ir.Value, kh: int, qx: ir.Value, nq: int, widths: list[int], o0: int,
+             kws: list[int], acc: dict) -> dict:
+        """Add kernel row ``kh``'s products for taps ``kws`` into the tile ``acc`` (``nq``
+        columns from x offset ``qx``): one loop over the run ``(kw, c)`` for every tap
+        without ``kw`` dilation, else one loop over ``c`` per tap."""
+        merged = dw == 1 and len(kws) == s.kw
+        groups = [(0, s.kw * s.c)] if merged else [(kw, s.c) for kw in kws]
+        for kw, length in groups:
+            def body(j: ir.Value, cur: dict, kw=kw) -> dict:
+                wo = e.off((j, s.o), (kh * s.kw + kw) * s.c * s.o + o0)
                 wv, ov0 = [], 0
                 for wd in widths:
                     wv.append(e.vload(w, b.add(wo, e.const(ov0)), wd))
                     ov0 += wd
                 xo = b.add(qx, j)
-                for qi in cols:
-                    xv = b.load(e.ptr(xrow, b.add(xo, e.const(kw_x + (qi * sw - pw) * s.c))),
+                for qi in range(nq):
+                    xv = b.load(e.ptr(xrow, b.add(xo, e.const((kw * dw + qi * sw - pw) * s.c))),
                                 align=4)
                     splats: dict[int, ir.Value] = {}
                     for vi, wd in enumerate(widths):
@@ -348,34 +361,28 @@ def direct_kernel(module: ir.Module, name: str, s: DirectSpec) -> None:
             acc = e.carried(0, length, acc, body)
         return acc
 
-    def block(xi: ir.Value, yrow: ir.Value, p: ir.Value, q0, nq: int,
-              valid: Callable[[int, int], bool]) -> None:
-        """One tile: columns ``[q0, q0 + nq)`` x every output-channel block; kernel rows
-        outside the input are skipped by a branch."""
+    def tile(xi: ir.Value, yrow: ir.Value, p: ir.Value, q: ir.Value, nq: int) -> None:
+        """Columns ``[q, q + nq)`` x every output-channel block: kernel rows outside the
+        input are skipped by a branch, and so are the taps of a single column (``nq`` 1)
+        outside it; a tile of several columns has every tap real."""
+        qx = e.off((q, sw * s.c))
         for o0, widths in blocks:
             acc = {(qi, vi): e.zero(wd) for qi in range(nq) for vi, wd in enumerate(widths)}
-            order = sorted(acc)
             for kh in range(s.kh):
                 h = e.off((p, sh), kh * dh - ph)
-                inside = b.icmp_unsigned("<", h, e.const(s.h))
-                before = b.block
-                then = b.append_basic_block("kh.in")
-                merge = b.append_basic_block("kh.done")
-                b.cbranch(inside, then, merge)
-                b.position_at_end(then)
-                xrow = e.ptr(xi, e.off((h, s.w * s.c)))
-                new = taps(xrow, kh, q0, nq, widths, o0, valid, acc)
-                end_then = b.block
-                b.branch(merge)
-                b.position_at_end(merge)
-                merged = {}
-                for k in order:
-                    phi = b.phi(acc[k].type)
-                    phi.add_incoming(acc[k], before)
-                    phi.add_incoming(new[k], end_then)
-                    merged[k] = phi
-                acc = merged
-            qo = e.off((q0, s.o), o0) if not isinstance(q0, int) else e.const(q0 * s.o + o0)
+
+                def row_taps(cur: dict, h=h, kh=kh) -> dict:
+                    xrow = e.ptr(xi, e.off((h, s.w * s.c)))
+                    if nq > 1:
+                        return taps(xrow, kh, qx, nq, widths, o0, list(range(s.kw)), cur)
+                    for kw in range(s.kw):
+                        col = e.off((q, sw), kw * dw - pw)
+                        cur = e.guarded(b.icmp_unsigned("<", col, e.const(s.w)), cur,
+                                        lambda c2, kw=kw: taps(xrow, kh, qx, 1, widths, o0,
+                                                               [kw], c2))
+                    return cur
+                acc = e.guarded(b.icmp_unsigned("<", h, e.const(s.h)), acc, row_taps)
+            qo = e.off((q, s.o), o0)
             for qi in range(nq):
                 ov0 = 0
                 for vi, wd in enumerate(widths):
@@ -387,12 +394,13 @@ def direct_kernel(module: ir.Module, name: str, s: DirectSpec) -> None:
         p = b.urem(r, e.const(s.p))
         xi = e.ptr(x, e.off((n, img_x)))
         yrow = e.ptr(y, e.off((r, s.q * s.o)))
-        if lo is not None:
-            e.loop(0, (hi - lo) // qb + 1, lambda j: block(
-                xi, yrow, p, b.add(b.mul(j, e.const(qb)), e.const(lo)), qb,
-                lambda qi, kw: True), "qb")
-        for q0 in static:
-            block(xi, yrow, p, q0, min(qb, s.q - q0), lambda qi, kw, q0=q0: col_ok(q0 + qi, kw))
+        if tiles:
+            e.loop(0, tiles, lambda j: tile(xi, yrow, p, e.off((j, qb), qlo), qb), "qt")
+        if rest:
+            tile(xi, yrow, p, e.const(qlo + tiles * qb), rest)
+        for a, z in singles:
+            if z > a:
+                e.loop(a, z, lambda q: tile(xi, yrow, p, q, 1), "q1")
 
     e.loop(n0, n1, row, "r")
     b.ret_void()
@@ -404,6 +412,8 @@ def direct_kernel(module: ir.Module, name: str, s: DirectSpec) -> None:
 #: The kernels are vectorized and unrolled as emitted; LLVM's O1 keeps that code (O3 spent
 #: seconds on the unrolled border tiles for no faster kernel).
 KERNEL_OPT_LEVEL = 1
+#: The disk cache keeps the kernels' object code in this subdirectory of its directory.
+CACHE_SUBDIR = "conv-kernels"
 KernelFn = Callable[[int, int, int, int, int], None]
 _PROTO = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                           ctypes.c_int64, ctypes.c_int64)
@@ -413,25 +423,47 @@ _KERNELS: dict[object, tuple[object, KernelFn]] = {}
 
 def compiled(spec: object, emit: Callable[[ir.Module, str, object], None]) -> KernelFn:
     """The kernel for ``spec`` (a frozen dataclass) emitted by ``emit``, compiled and loaded
-    once per process."""
+    once per process; its object code is kept in the disk cache (:func:`object_code`)."""
     with _LOCK:
         hit = _KERNELS.get(spec)
         if hit is not None:
             return hit[1]
-    from .jit_engine import deferred_interrupt, engine
-    from .llvm_worker import compile_ir
-    eng = engine()
-    name = f"xlapy_conv_{len(_KERNELS)}_{type(spec).__name__.lower()}"
-    module = eng.new_module(name)
-    emit(module, name, spec)
-    with deferred_interrupt():
-        obj = compile_ir(str(module), KERNEL_OPT_LEVEL, False, eng.target_spec)[0]
-    loaded = eng.load([obj], [name])
+    from .jit_engine import engine
+    digest = hashlib.sha256(f"{emit.__name__} {spec!r}".encode()).hexdigest()
+    name = f"xlapy_conv_{digest[:24]}"
+    obj = object_code(spec, emit, name, digest)
+    loaded = engine().load([obj], [name])
     fn = _PROTO(loaded.address(name))
     with _LOCK:
         _KERNELS.setdefault(spec, (loaded, fn))
         return _KERNELS[spec][1]
 
 
-__all__ = ["ConvSpec", "WeightGradSpec", "weight_grad_kernel", "DirectSpec", "direct_kernel", "compiled", "lanes",
-           "vector_chunks", "runs", "TILE_REGISTERS"]
+def object_code(spec: object, emit: Callable[[ir.Module, str, object], None], name: str,
+                digest: str) -> bytes:
+    """The object code of kernel ``name``: from the disk cache (``XLAPY_CACHE_DIR``'s
+    :data:`CACHE_SUBDIR`, keyed like a module's entry: the spec, the compiler's source,
+    LLVM and the host) or compiled and stored there."""
+    from ...config import DebugOptions
+    from .cache import CacheEntry, DiskCache, cache_key, default_directory
+    from .jit_engine import deferred_interrupt, engine
+    from .llvm_worker import compile_ir
+    eng = engine()
+    disk = DiskCache(os.path.join(default_directory(), CACHE_SUBDIR))
+    key = cache_key(f"{name} {emit.__name__} {spec!r}", eng.host, DebugOptions())
+    entry = disk.load(key)
+    if entry is not None and len(entry.objects) == 1 and entry.kernels[0]["name"] == name:
+        return entry.objects[0]
+    module = eng.new_module(name)
+    emit(module, name, spec)
+    with deferred_interrupt():
+        obj = compile_ir(str(module), KERNEL_OPT_LEVEL, False, eng.target_spec)[0]
+    record = {"name": name, "computation": type(spec).__name__, "instruction": emit.__name__,
+              "units": 1, "cost": 0}
+    disk.store(key, CacheEntry("", [obj], [record], digest))
+    return obj
+
+
+__all__ = ["ConvSpec", "WeightGradSpec", "weight_grad_kernel", "DirectSpec", "direct_kernel",
+           "compiled", "object_code", "lanes", "vector_chunks", "runs", "TILE_REGISTERS",
+           "KERNEL_OPT_LEVEL", "CACHE_SUBDIR"]
