@@ -58,7 +58,9 @@ convolutions, their GFLOP counting the padding products):
 | conv4 weight grad f01b_i01o       | 3.19  | taps_t   | 18.5     | 140        |
 
 The canonical weight gradients exclude the transposes the pipeline puts before them; the
-``f01b_i01o`` ones include the copies ``taps_t`` makes of both operands.
+``f01b_i01o`` ones include the copies ``taps_t`` makes of both operands. Both tables predate
+the generated kernels (``direct`` / ``direct_wgrad`` in the strategy column, which now take
+the NHWC cases); docs/performance.md ("Generated convolution kernels") has their figures.
 
 The interpreter takes 916 ms for the forward case. The first call of a thunk is about
 twice as slow (it allocates the padded input it keeps).

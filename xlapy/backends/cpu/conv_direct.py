@@ -18,8 +18,8 @@ runs over ``dy``'s last spatial dim) and enough lanes used (``O`` against the ve
 """
 from __future__ import annotations
 
+import abc
 from math import prod
-from typing import Sequence
 
 import numpy as np
 
@@ -67,13 +67,18 @@ def lane_use(o: int, width: int) -> float:
     return o / (-(-o // width) * width)
 
 
-class _Direct:
+class _Direct(abc.ABC):
     """What the direct strategies share: spatial sizes as 2-D (a 1-D convolution gets a unit
     first dim), the work items and running them on the pool."""
 
     name = ""
     parallel = False
     items: list[tuple[int, int]] = []
+
+    @abc.abstractmethod
+    def __call__(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> bool:
+        """Compute ``out`` from the operand views; False when the call is left to the
+        library path (see the subclasses)."""
 
     @staticmethod
     def as_2d(g: ConvGeometry) -> dict:

@@ -30,7 +30,7 @@ import hashlib
 import os
 import threading
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from llvmlite import ir
 
@@ -377,9 +377,10 @@ def direct_kernel(module: ir.Module, name: str, s: DirectSpec) -> None:
                         return taps(xrow, kh, qx, nq, widths, o0, list(range(s.kw)), cur)
                     for kw in range(s.kw):
                         col = e.off((q, sw), kw * dw - pw)
-                        cur = e.guarded(b.icmp_unsigned("<", col, e.const(s.w)), cur,
-                                        lambda c2, kw=kw: taps(xrow, kh, qx, 1, widths, o0,
-                                                               [kw], c2))
+
+                        def one_tap(c2: dict, kw: int = kw, xrow: ir.Value = xrow) -> dict:
+                            return taps(xrow, kh, qx, 1, widths, o0, [kw], c2)
+                        cur = e.guarded(b.icmp_unsigned("<", col, e.const(s.w)), cur, one_tap)
                     return cur
                 acc = e.guarded(b.icmp_unsigned("<", h, e.const(s.h)), acc, row_taps)
             qo = e.off((q, s.o), o0)
@@ -415,13 +416,14 @@ KERNEL_OPT_LEVEL = 1
 #: The disk cache keeps the kernels' object code in this subdirectory of its directory.
 CACHE_SUBDIR = "conv-kernels"
 KernelFn = Callable[[int, int, int, int, int], None]
+Emit = Callable[[ir.Module, str, Any], None]
 _PROTO = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                           ctypes.c_int64, ctypes.c_int64)
 _LOCK = threading.Lock()
 _KERNELS: dict[object, tuple[object, KernelFn]] = {}
 
 
-def compiled(spec: object, emit: Callable[[ir.Module, str, object], None]) -> KernelFn:
+def compiled(spec: ConvSpec, emit: Emit) -> KernelFn:
     """The kernel for ``spec`` (a frozen dataclass) emitted by ``emit``, compiled and loaded
     once per process; its object code is kept in the disk cache (:func:`object_code`)."""
     with _LOCK:
@@ -439,8 +441,7 @@ def compiled(spec: object, emit: Callable[[ir.Module, str, object], None]) -> Ke
         return _KERNELS[spec][1]
 
 
-def object_code(spec: object, emit: Callable[[ir.Module, str, object], None], name: str,
-                digest: str) -> bytes:
+def object_code(spec: ConvSpec, emit: Emit, name: str, digest: str) -> bytes:
     """The object code of kernel ``name``: from the disk cache (``XLAPY_CACHE_DIR``'s
     :data:`CACHE_SUBDIR`, keyed like a module's entry: the spec, the compiler's source,
     LLVM and the host) or compiled and stored there."""
