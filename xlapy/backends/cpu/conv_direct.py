@@ -6,15 +6,23 @@ and keeps its library strategies for the shapes it declines).
   ``f01b_i01o->01bf`` on the activations ``x[N, H, W, C]`` and the output gradient
   ``dy[N, P, Q, O]`` (the convolution's "batch" is the channels ``C``, its "feature" the
   images), read in place: one reduction over images x space, the images split over the
-  runtime's pool in chunks, each thread adding into its own partial ``[KH, KW, C, O]``,
+  runtime's pool in groups, each thread adding into its own partial ``[KH, KW, C, O]``,
   the partials summed at the end. The library path for this form (``taps_t``) runs thin
-  GEMMs per tap and copies both operands; the kernel reads them where they are.
+  GEMMs per tap and copies both operands. Taken for a small output window (the kernel keeps
+  every ``kw`` of a tile in registers; its inner loop runs over ``dy``'s last spatial dim)
+  when every gradient element meets some real input and the window is not reversed.
+- :class:`ConvDirect`: a forward or input-gradient convolution with NHWC input and output
+  (the kernel, small, is copied to ``[KH, KW, C, O]`` when it is not so), output rows split
+  over the pool. Taken for tiles of several output columns and kernels up to
+  :data:`DIRECT_MAX_KERNEL_BYTES`; it replaces ``taps`` and, for a few input channels (a
+  3-channel first layer), im2col's short products.
 
-Which shapes: f32, 1 or 2 spatial dims, no feature or batch groups, no ``lhs_dilate`` or
-window reversal, operands laid out image-major (``x`` as ``[N, S..., C]``, ``dy`` as
-``[N, P..., O]``; other layouts would be copied, which the cost model counts), a small
-output window (the kernel keeps every ``kw`` of a tile in registers, and its inner loop
-runs over ``dy``'s last spatial dim) and enough lanes used (``O`` against the vector width).
+Both: f32 operands and result, 1 or 2 spatial dims, no feature or batch groups, no
+``lhs_dilate``, operands laid out image-major as above (other layouts are left to the
+library path), output channels using enough of the vector lanes. Products with padding are
+left out, so a call whose non-finite values meet padding (XLA's ``0 * inf = NaN``) is handed
+back to the library path: the forward checks its (small) kernel, the weight gradient its
+result.
 """
 from __future__ import annotations
 
@@ -41,8 +49,8 @@ WGRAD_MIN_LANE_USE = 0.5
 #: a run of them)...
 DIRECT_MIN_COLUMNS = 4
 #: ... and a kernel of at most this many bytes (it streams the kernel once per tile; the
-#: CNN's kernels, up to 147 KB, ran 0-20% faster than ``taps`` and 1.8x faster than
-#: im2col for 3 channels; larger ones were not measured and stay with BLAS).
+#: CNN's kernels, up to 147 KB, ran faster than ``taps`` and im2col, docs/performance.md;
+#: larger ones were not measured and stay with BLAS).
 DIRECT_MAX_KERNEL_BYTES = 1 << 20
 #: A weight gradient's images are summed in groups of at most this many (then the groups'
 #: sums are added), so rounding errors do not grow with the whole batch.
