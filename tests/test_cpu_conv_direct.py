@@ -199,3 +199,17 @@ def test_random_direct_convolutions():
             direct += 1
         check(instr, *operands_for(instr, rng))
     assert direct >= 12
+
+
+def test_a_kernel_that_fails_to_build_leaves_the_library_path(monkeypatch, caplog):
+    from xlapy.errors import ExecutionError
+
+    def broken(spec, emit):
+        raise ExecutionError("generated convolution kernel is invalid: test")
+    monkeypatch.setattr(conv_direct, "compiled", broken)
+    instr = make_conv(*FORWARD[0])
+    with caplog.at_level("WARNING", logger="xlapy.cpu"):
+        thunk = conv.make_convolution_thunk(instr)
+    assert thunk.direct is None and thunk.strategy == "im2col"
+    assert "failed to build" in caplog.text
+    check(instr, *operands_for(instr, np.random.default_rng(2)))

@@ -27,15 +27,20 @@ result.
 from __future__ import annotations
 
 import abc
+import logging
 from math import prod
 
 import numpy as np
 
+from ...errors import ExecutionError
 from ...hlo.ir import HloInstruction
+from ..interpreter.evaluator import describe
 from .conv_kernels import (TILE_REGISTERS, DirectSpec, WeightGradSpec, compiled, direct_kernel,
                            lanes, weight_grad_kernel)
 from .conv_plan import ConvGeometry, even_split
 from .thunks import cores, shared_pool
+
+log = logging.getLogger("xlapy.cpu")
 
 #: False: every convolution takes the library strategies (tests compare them).
 ENABLED = True
@@ -263,11 +268,16 @@ def plan_direct(g: ConvGeometry, instr: HloInstruction) -> _Direct | None:
     if not ENABLED or not (instr.shape.element_type.name == "f32"
             and all(o.shape.element_type.name == "f32" for o in instr.operands)):
         return None
-    if weight_grad_applies(g, instr):
-        return WeightGradDirect(g, cores())
-    if direct_applies(g, instr):
-        return ConvDirect(g, cores())
-    return None
+    kind = WeightGradDirect if weight_grad_applies(g, instr) else \
+        ConvDirect if direct_applies(g, instr) else None
+    if kind is None:
+        return None
+    try:
+        return kind(g, cores())
+    except ExecutionError as e:       # LLVM rejected the kernel: the library path computes it
+        log.warning("%s: the generated %s kernel failed to build (%s); using the library "
+                    "strategy", describe(instr), kind.name, e)
+        return None
 
 
 __all__ = ["ENABLED", "WeightGradDirect", "ConvDirect", "plan_direct", "weight_grad_applies",

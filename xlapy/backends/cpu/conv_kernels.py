@@ -34,6 +34,7 @@ from typing import Any, Callable
 
 from llvmlite import ir
 
+from ...errors import ExecutionError
 from .kernel_support import carried_loop, for_loop
 
 F32 = ir.FloatType()
@@ -449,7 +450,7 @@ def object_code(spec: ConvSpec, emit: Emit, name: str, digest: str) -> bytes:
     from ...config import DebugOptions
     from .cache import CacheEntry, DiskCache, cache_key, default_directory
     from .jit_engine import deferred_interrupt, engine
-    from .llvm_worker import compile_ir
+    from .llvm_worker import InvalidIRError, compile_ir
     eng = engine()
     disk = DiskCache(os.path.join(default_directory(), CACHE_SUBDIR))
     key = cache_key(f"{name} {emit.__name__} {spec!r}", eng.host, DebugOptions())
@@ -458,8 +459,11 @@ def object_code(spec: ConvSpec, emit: Emit, name: str, digest: str) -> bytes:
         return entry.objects[0]
     module = eng.new_module(name)
     emit(module, name, spec)
-    with deferred_interrupt():
-        obj = compile_ir(str(module), KERNEL_OPT_LEVEL, False, eng.target_spec)[0]
+    try:
+        with deferred_interrupt():
+            obj = compile_ir(str(module), KERNEL_OPT_LEVEL, False, eng.target_spec)[0]
+    except InvalidIRError as e:
+        raise ExecutionError(f"generated convolution kernel {name} is invalid: {e}") from e
     record = {"name": name, "computation": type(spec).__name__, "instruction": emit.__name__,
               "units": 1, "cost": 0}
     disk.store(key, CacheEntry("", [obj], [record], digest))
