@@ -14,7 +14,8 @@ product with a padding zero is done.
   dy[n, p, q, o]`` over ``n, p, q`` into ``acc[kh, kw, c, o]`` (a weight gradient from
   NHWC activations ``x[N, H, W, C]`` and output gradients ``dy[N, P, Q, O]``, one reduction
   over batch x space). The tile is every ``kw`` x a block of channels x a block of output
-  channels; it is loaded from ``acc`` and stored back once per image row.
+  channels; it is loaded from ``acc`` and stored back once per image and kernel row (it
+  stays in registers over the image's gradient rows and columns).
 - :func:`direct_kernel` -- ``void f(float* x, float* w, float* y, i64 r0, i64 r1)``: for
   output rows ``r = n * P + p`` in ``[r0, r1)`` writes ``y[n, p, q, o] = sum x[n, p*s +
   kh*d - pad, q*s + kw*d - pad, c] * w[kh, kw, c, o]`` (a forward / input-gradient
@@ -237,8 +238,9 @@ def weight_grad_kernel(module: ir.Module, name: str, s: WeightGradSpec) -> None:
     qruns = runs(s.q, lambda q: tuple(kw for kw in range(s.kw)
                                       if 0 <= kw * sw + q * dw - pw < s.w))
 
-    def tile(xrow: ir.Value, dyrow: ir.Value, kh: int, c0, ncb: int) -> None:
-        """One (row, kh, channel block): every output-channel block's tile."""
+    def tile(xi: ir.Value, dyi: ir.Value, kh: int, rows: tuple[int, int], c0, ncb: int) -> None:
+        """One image, kernel row ``kh`` and channel block: every output-channel block's tile
+        stays in registers over the image's gradient rows ``rows`` and columns."""
         for o0, widths in blocks:
             base = e.off((c0, s.o), kh * s.kw * s.c * s.o + o0)   # acc[kh, 0, c0, o0]
             regs = {}
@@ -249,26 +251,33 @@ def weight_grad_kernel(module: ir.Module, name: str, s: WeightGradSpec) -> None:
                         o_ = b.add(base, e.const((kw * s.c + ci) * s.o + ov0))
                         regs[kw, ci, vi] = e.vload(acc, o_, wd)
                         ov0 += wd
-            for qa, qb, kws in qruns:
-                if not kws:
-                    continue
 
-                def body(q: ir.Value, cur: dict, kws=kws) -> dict:
-                    dyo = e.off((q, s.o), o0)
-                    dys, ov0 = [], 0
-                    for wd in widths:
-                        dys.append(e.vload(dyrow, b.add(dyo, e.const(ov0)), wd))
-                        ov0 += wd
-                    xq = e.off((q, dw * s.c), (c0, 1))
-                    for kw in kws:
-                        for ci in range(ncb):
-                            xv = b.load(e.ptr(xrow, b.add(xq, e.const((kw * sw - pw) * s.c + ci))),
-                                        align=4)
-                            for vi, wd in enumerate(widths):
-                                cur[kw, ci, vi] = e.fma(e.splat(xv, wd), dys[vi],
-                                                        cur[kw, ci, vi], wd)
-                    return cur
-                regs = e.carried(qa, qb, regs, body)
+            def row(p: ir.Value, cur: dict, o0=o0, widths=widths) -> dict:
+                h = e.off((p, dh), kh * sh - ph)
+                xrow = e.ptr(xi, e.off((h, s.w * s.c)))
+                dyrow = e.ptr(dyi, e.off((p, s.q * s.o)))
+                for qa, qb, kws in qruns:
+                    if not kws:
+                        continue
+
+                    def body(q: ir.Value, cur: dict, kws=kws) -> dict:
+                        dyo = e.off((q, s.o), o0)
+                        dys, ov0 = [], 0
+                        for wd in widths:
+                            dys.append(e.vload(dyrow, b.add(dyo, e.const(ov0)), wd))
+                            ov0 += wd
+                        xq = e.off((q, dw * s.c), (c0, 1))
+                        for kw in kws:
+                            for ci in range(ncb):
+                                xv = b.load(e.ptr(xrow, b.add(xq, e.const(
+                                    (kw * sw - pw) * s.c + ci))), align=4)
+                                for vi, wd in enumerate(widths):
+                                    cur[kw, ci, vi] = e.fma(e.splat(xv, wd), dys[vi],
+                                                            cur[kw, ci, vi], wd)
+                        return cur
+                    cur = e.carried(qa, qb, cur, body)
+                return cur
+            regs = e.carried(rows[0], rows[1], regs, row)
             for kw in range(s.kw):
                 for ci in range(ncb):
                     ov0 = 0
@@ -284,17 +293,12 @@ def weight_grad_kernel(module: ir.Module, name: str, s: WeightGradSpec) -> None:
             prow = [p for p in range(s.p) if 0 <= kh * sh + p * dh - ph < s.h]
             if not prow:
                 continue
-
-            def row(p: ir.Value, kh=kh) -> None:
-                h = e.off((p, dh), kh * sh - ph)
-                xrow = e.ptr(xi, e.off((h, s.w * s.c)))
-                dyrow = e.ptr(dyi, e.off((p, s.q * s.o)))
-                if full:
-                    e.loop(0, len(full), lambda j: tile(xrow, dyrow, kh,
-                                                        b.mul(j, e.const(cb)), cb), "cb")
-                for c0, ncb in tail:
-                    tile(xrow, dyrow, kh, e.const(c0), ncb)
-            e.loop(prow[0], prow[-1] + 1, row, "p")
+            rows = (prow[0], prow[-1] + 1)
+            if full:
+                e.loop(0, len(full), lambda j, kh=kh, rows=rows: tile(
+                    xi, dyi, kh, rows, b.mul(j, e.const(cb)), cb), "cb")
+            for c0, ncb in tail:
+                tile(xi, dyi, kh, rows, e.const(c0), ncb)
 
     e.loop(n0, n1, image, "n")
     b.ret_void()
