@@ -32,6 +32,8 @@ FORWARD = [
     ((3, 17, 4), (5, 4, 12), "b0f_0io->b0f", W((5,), padding=((2, 2),))),
     ((2, 23, 5), (3, 5, 16), "b0f_0io->b0f", W((3,), stride=(3,), rhs_dilate=(2,))),
     ((2, 7, 7, 8), (3, 3, 16, 8), "b01f_01oi->b01f", W((3, 3), padding=((1, 1), (1, 1)))),
+    # borders wider than the static tiles: column by column
+    ((1, 9, 5), (3, 5, 64), "b0f_0io->b0f", W((3,), padding=((14, 13),))),
 ]
 
 # weight gradients in autodiff's labels on NHWC activations (images are the contracted

@@ -42,6 +42,9 @@ F32 = ir.FloatType()
 I64 = ir.IntType(64)
 F32P = F32.as_pointer()
 
+#: A border of the forward kernel's output columns up to this many tiles wide is emitted
+#: as static tiles (each tap with the columns it reads); a wider one runs column by column.
+BORDER_TILES = 2
 #: Accumulator registers a tile may use (AVX-512 has 32 vector registers; the rest hold
 #: the loaded vectors and broadcasts).
 TILE_REGISTERS = 24
@@ -322,8 +325,9 @@ def direct_kernel(module: ir.Module, name: str, s: DirectSpec) -> None:
     """Emit the direct convolution kernel ``name`` for ``s`` into ``module`` (module
     docstring): per output row ``r = n * P + p``, block of output columns and block of output
     channels, a register tile summed over the taps and channels and stored once. Columns
-    whose taps are all real go in tiles of several; the others (borders, the remainder)
-    one at a time with a branch per tap, so the code does not grow with the borders."""
+    whose taps are all real go in tiles of several; the border columns in static tiles
+    that leave out the taps outside the input (a wide border: one column at a time with a
+    branch per tap, so the code does not grow with the padding)."""
     e = _Emitter(module, name, ["x", "w", "y", "r0", "r1"])
     x, w, y, n0, n1 = e.fn.args
     b = e.b
@@ -331,30 +335,42 @@ def direct_kernel(module: ir.Module, name: str, s: DirectSpec) -> None:
     (sh, sw), (dh, dw), (ph, pw) = s.stride, s.dilate, s.pad
     img_x = s.h * s.w * s.c
 
-    # interior columns (every tap real): tiles of qb in a loop and one of the rest; the
-    # border columns one at a time
+    # interior columns (every tap real): tiles of qb in a loop and one of the rest; border
+    # columns in static tiles with the taps each reads (a wide border: one at a time)
     qlo = min(s.q, max(0, -(-pw // sw)))
     qhi = max(qlo, min(s.q, (s.w - 1 - (s.kw - 1) * dw + pw) // sw + 1))
     tiles = (qhi - qlo) // qb
     rest = qhi - qlo - tiles * qb          # interior columns after the tiles: one tile more
-    singles = [(0, qlo), (qhi, s.q)]
+    static, singles = [], []
+    for a, z in ((0, qlo), (qhi, s.q)):
+        if z - a > BORDER_TILES * qb:
+            singles.append((a, z))
+        else:
+            static += [(q0, min(qb, z - q0)) for q0 in range(a, z, qb)]
 
-    def taps(xrow: ir.Value, kh: int, qx: ir.Value, nq: int, widths: list[int], o0: int,
-             kws: list[int], acc: dict) -> dict:
-        """Add kernel row ``kh``'s products for taps ``kws`` into the tile ``acc`` (``nq``
-        columns from x offset ``qx``): one loop over the run ``(kw, c)`` for every tap
-        without ``kw`` dilation, else one loop over ``c`` per tap."""
-        merged = dw == 1 and len(kws) == s.kw
-        groups = [(0, s.kw * s.c)] if merged else [(kw, s.c) for kw in kws]
-        for kw, length in groups:
-            def body(j: ir.Value, cur: dict, kw=kw) -> dict:
+    def col_ok(q: int, kw: int) -> bool:
+        return 0 <= q * sw + kw * dw - pw < s.w
+
+    def taps(xrow: ir.Value, kh: int, qx: ir.Value, widths: list[int], o0: int,
+             cols: dict[int, list[int]], acc: dict) -> dict:
+        """Add kernel row ``kh``'s products into the tile ``acc`` for taps ``kw`` of
+        ``cols`` at their columns ``cols[kw]`` (offsets in the tile from x offset ``qx``):
+        one loop over the run ``(kw, c)`` when every tap has every column and there is no
+        ``kw`` dilation, else one loop over ``c`` per tap."""
+        nq = 1 + max((qi for v in cols.values() for qi in v), default=0)
+        merged = dw == 1 and len(cols) == s.kw and all(v == list(range(nq))
+                                                       for v in cols.values())
+        groups = [(0, s.kw * s.c, list(range(nq)))] if merged else \
+            [(kw, s.c, v) for kw, v in cols.items() if v]
+        for kw, length, qis in groups:
+            def body(j: ir.Value, cur: dict, kw=kw, qis=qis) -> dict:
                 wo = e.off((j, s.o), (kh * s.kw + kw) * s.c * s.o + o0)
                 wv, ov0 = [], 0
                 for wd in widths:
                     wv.append(e.vload(w, b.add(wo, e.const(ov0)), wd))
                     ov0 += wd
                 xo = b.add(qx, j)
-                for qi in range(nq):
+                for qi in qis:
                     xv = b.load(e.ptr(xrow, b.add(xo, e.const((kw * dw + qi * sw - pw) * s.c))),
                                 align=4)
                     splats: dict[int, ir.Value] = {}
@@ -366,10 +382,11 @@ def direct_kernel(module: ir.Module, name: str, s: DirectSpec) -> None:
             acc = e.carried(0, length, acc, body)
         return acc
 
-    def tile(xi: ir.Value, yrow: ir.Value, p: ir.Value, q: ir.Value, nq: int) -> None:
-        """Columns ``[q, q + nq)`` x every output-channel block: kernel rows outside the
-        input are skipped by a branch, and so are the taps of a single column (``nq`` 1)
-        outside it; a tile of several columns has every tap real."""
+    def tile(xi: ir.Value, yrow: ir.Value, p: ir.Value, q: ir.Value, nq: int,
+             cols: dict[int, list[int]] | None) -> None:
+        """Columns ``[q, q + nq)`` x every output-channel block, the taps ``cols`` (see
+        :func:`taps`; None: a single column whose taps outside the input are skipped by a
+        branch each); kernel rows outside the input are skipped by a branch."""
         qx = e.off((q, sw * s.c))
         for o0, widths in blocks:
             acc = {(qi, vi): e.zero(wd) for qi in range(nq) for vi, wd in enumerate(widths)}
@@ -378,13 +395,13 @@ def direct_kernel(module: ir.Module, name: str, s: DirectSpec) -> None:
 
                 def row_taps(cur: dict, h=h, kh=kh) -> dict:
                     xrow = e.ptr(xi, e.off((h, s.w * s.c)))
-                    if nq > 1:
-                        return taps(xrow, kh, qx, nq, widths, o0, list(range(s.kw)), cur)
+                    if cols is not None:
+                        return taps(xrow, kh, qx, widths, o0, cols, cur)
                     for kw in range(s.kw):
                         col = e.off((q, sw), kw * dw - pw)
 
                         def one_tap(c2: dict, kw: int = kw, xrow: ir.Value = xrow) -> dict:
-                            return taps(xrow, kh, qx, 1, widths, o0, [kw], c2)
+                            return taps(xrow, kh, qx, widths, o0, {kw: [0]}, c2)
                         cur = e.guarded(b.icmp_unsigned("<", col, e.const(s.w)), cur, one_tap)
                     return cur
                 acc = e.guarded(b.icmp_unsigned("<", h, e.const(s.h)), acc, row_taps)
@@ -395,18 +412,24 @@ def direct_kernel(module: ir.Module, name: str, s: DirectSpec) -> None:
                     e.vstore(acc[qi, vi], yrow, b.add(qo, e.const(qi * s.o + ov0)), wd)
                     ov0 += wd
 
+    def every(nq: int) -> dict[int, list[int]]:
+        return {kw: list(range(nq)) for kw in range(s.kw)}
+
     def row(r: ir.Value) -> None:
         n = b.udiv(r, e.const(s.p))
         p = b.urem(r, e.const(s.p))
         xi = e.ptr(x, e.off((n, img_x)))
         yrow = e.ptr(y, e.off((r, s.q * s.o)))
         if tiles:
-            e.loop(0, tiles, lambda j: tile(xi, yrow, p, e.off((j, qb), qlo), qb), "qt")
+            e.loop(0, tiles, lambda j: tile(xi, yrow, p, e.off((j, qb), qlo), qb, every(qb)),
+                   "qt")
         if rest:
-            tile(xi, yrow, p, e.const(qlo + tiles * qb), rest)
+            tile(xi, yrow, p, e.const(qlo + tiles * qb), rest, every(rest))
+        for q0, nq in static:
+            tile(xi, yrow, p, e.const(q0), nq,
+                 {kw: [qi for qi in range(nq) if col_ok(q0 + qi, kw)] for kw in range(s.kw)})
         for a, z in singles:
-            if z > a:
-                e.loop(a, z, lambda q: tile(xi, yrow, p, q, 1), "q1")
+            e.loop(a, z, lambda q: tile(xi, yrow, p, q, 1, None), "q1")
 
     e.loop(n0, n1, row, "r")
     b.ret_void()
