@@ -298,8 +298,9 @@ def weight_grad_kernel(module: ir.Module, name: str, s: WeightGradSpec) -> None:
                 continue
             rows = (prow[0], prow[-1] + 1)
             if full:
-                e.loop(0, len(full), lambda j, kh=kh, rows=rows: tile(
-                    xi, dyi, kh, rows, b.mul(j, e.const(cb)), cb), "cb")
+                def block(j: ir.Value, kh: int = kh, rows: tuple[int, int] = rows) -> None:
+                    tile(xi, dyi, kh, rows, b.mul(j, e.const(cb)), cb)
+                e.loop(0, len(full), block, "cb")
             for c0, ncb in tail:
                 tile(xi, dyi, kh, rows, e.const(c0), ncb)
 
