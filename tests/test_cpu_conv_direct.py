@@ -215,3 +215,19 @@ def test_a_kernel_that_fails_to_build_leaves_the_library_path(monkeypatch, caplo
     assert thunk.direct is None and thunk.strategy == "im2col"
     assert "failed to build" in caplog.text
     check(instr, *operands_for(instr, np.random.default_rng(2)))
+
+
+@pytest.mark.parametrize("case", [FORWARD[1], FORWARD[4], WEIGHT_GRADS[2], WEIGHT_GRADS[4]],
+                         ids=_ids)
+def test_avx2_width_kernels(case, monkeypatch):
+    """The kernels for 8-lane vectors (AVX2 hosts; this host runs them too)."""
+    monkeypatch.setattr(conv_direct, "lanes", lambda: 8)
+    instr = make_conv(*case)
+    thunk = conv.make_convolution_thunk(instr)
+    assert thunk.direct is not None and thunk.direct.spec.lanes == 8
+    check(instr, *operands_for(instr, np.random.default_rng(4)))
+
+
+def test_no_vector_fma_no_kernels(monkeypatch):
+    monkeypatch.setattr(conv_direct, "lanes", lambda: 0)
+    assert conv.make_convolution_thunk(make_conv(*FORWARD[0])).direct is None

@@ -35,8 +35,8 @@ import numpy as np
 from ...errors import ExecutionError
 from ...hlo.ir import HloInstruction
 from ..interpreter.evaluator import describe
-from .conv_kernels import (TILE_REGISTERS, DirectSpec, WeightGradSpec, compiled, direct_kernel,
-                           lanes, weight_grad_kernel)
+from .conv_kernels import (DirectSpec, WeightGradSpec, compiled, direct_kernel, lanes,
+                           tile_registers, weight_grad_kernel)
 from .conv_plan import ConvGeometry, even_split
 from .thunks import cores, shared_pool
 
@@ -76,8 +76,8 @@ def _major_to_minor(instr: HloInstruction, k: int | None) -> list[int]:
 
 def lane_use(o: int, width: int) -> float:
     """The share of vector lanes holding output channels when ``o`` channels are cut into
-    vectors of ``width``."""
-    return o / (-(-o // width) * width)
+    vectors of ``width`` (0 without vectors)."""
+    return o / (-(-o // width) * width) if width else 0.0
 
 
 class _Direct(abc.ABC):
@@ -242,7 +242,7 @@ def weight_grad_applies(g: ConvGeometry, instr: HloInstruction) -> bool:
     if _major_to_minor(instr, 1) != [dn.kernel_input_feature, *dn.kernel_spatial,
                                      dn.kernel_output_feature]:
         return False
-    return g.out[-1] <= TILE_REGISTERS
+    return g.out[-1] <= tile_registers(lanes())
 
 
 def direct_applies(g: ConvGeometry, instr: HloInstruction) -> bool:
@@ -265,7 +265,7 @@ def direct_applies(g: ConvGeometry, instr: HloInstruction) -> bool:
 def plan_direct(g: ConvGeometry, instr: HloInstruction) -> _Direct | None:
     """The direct strategy for ``instr`` when one applies and beats the library path, else
     None. Only f32 convolutions (operands and result) are considered."""
-    if not ENABLED or not (instr.shape.element_type.name == "f32"
+    if not ENABLED or not lanes() or not (instr.shape.element_type.name == "f32"
             and all(o.shape.element_type.name == "f32" for o in instr.operands)):
         return None
     kind = WeightGradDirect if weight_grad_applies(g, instr) else \

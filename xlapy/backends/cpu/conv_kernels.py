@@ -4,8 +4,8 @@ runs them on several threads).
 
 Every kernel is specialized to its sizes, strides and padding (all compile-time constants);
 the inner loops keep a register tile of accumulators and do explicit ``llvm.fma`` on
-vectors of ``lanes`` f32 (16 with AVX-512, 8 with AVX2, else 4), the output channels in
-the vector lanes. Borders are handled by splitting the loops statically into runs over
+vectors of ``lanes`` f32 (16 with AVX-512, 8 with AVX2), the output channels in the vector
+lanes. Borders are handled by splitting the loops statically into runs over
 which the same taps read real input, so no padded copy of the input is made and no
 product with a padding zero is done.
 
@@ -45,20 +45,24 @@ F32P = F32.as_pointer()
 #: A border of the forward kernel's output columns up to this many tiles wide is emitted
 #: as static tiles (each tap with the columns it reads); a wider one runs column by column.
 BORDER_TILES = 2
-#: Accumulator registers a tile may use (AVX-512 has 32 vector registers; the rest hold
-#: the loaded vectors and broadcasts).
-TILE_REGISTERS = 24
-
-
 def lanes() -> int:
-    """f32 lanes of the host's widest usable vectors (16 AVX-512, 8 AVX2, else 4)."""
+    """f32 lanes of the host's widest vectors with FMA (16 with AVX-512, 8 with AVX2), or 0
+    when the host has no vector FMA (then no kernel here is used: ``llvm.fma`` would be a
+    library call per element)."""
     from .jit_engine import engine
     features = engine().host.features
+    if "+fma" not in features and "+avx512f" not in features:
+        return 0
     if "+avx512f" in features:
         return 16
-    if "+avx2" in features or "+avx" in features:
-        return 8
-    return 4
+    return 8 if "+avx2" in features else 0
+
+
+def tile_registers(width: int) -> int:
+    """Accumulator registers a tile may use with vectors of ``width`` lanes: 24 of
+    AVX-512's 32 vector registers, 12 of AVX2's 16 (the rest hold the loaded vectors and
+    broadcasts)."""
+    return 24 if width >= 16 else 12
 
 
 def vector_chunks(o: int, width: int, most: int) -> list[tuple[int, list[int]]]:
@@ -219,10 +223,11 @@ class WeightGradSpec(ConvSpec):
     def tile(self) -> tuple[int, list[tuple[int, list[int]]]]:
         """Channels per tile and the output-channel blocks: every ``kw`` x ``cb`` channels x
         one block of vectors in registers."""
-        most = max(1, TILE_REGISTERS // self.kw)
+        regs = tile_registers(self.lanes)
+        most = max(1, regs // self.kw)
         blocks = vector_chunks(self.o, self.lanes, min(4, most))
         nv = max(len(v) for _, v in blocks)
-        cb = max(1, min(self.c, TILE_REGISTERS // (self.kw * nv)))
+        cb = max(1, min(self.c, regs // (self.kw * nv)))
         return cb, blocks
 
 
@@ -319,7 +324,7 @@ class DirectSpec(ConvSpec):
         """Output columns per tile and the output-channel blocks (vectors in registers)."""
         blocks = vector_chunks(self.o, self.lanes, 4)
         nv = max(len(v) for _, v in blocks)
-        return max(1, min(self.q, TILE_REGISTERS // nv)), blocks
+        return max(1, min(self.q, tile_registers(self.lanes) // nv)), blocks
 
 
 def direct_kernel(module: ir.Module, name: str, s: DirectSpec) -> None:
@@ -499,5 +504,5 @@ def object_code(spec: ConvSpec, emit: Emit, name: str, digest: str) -> bytes:
 
 
 __all__ = ["ConvSpec", "WeightGradSpec", "weight_grad_kernel", "DirectSpec", "direct_kernel",
-           "compiled", "object_code", "lanes", "vector_chunks", "runs", "TILE_REGISTERS",
+           "compiled", "object_code", "lanes", "tile_registers", "vector_chunks", "runs",
            "KERNEL_OPT_LEVEL", "CACHE_SUBDIR"]
