@@ -3,6 +3,9 @@
 1. the target-independent passes (:func:`xlapy.passes.target_independent_passes`:
    dot and convolution canonicalization, batch-norm expansion, the simplification
    fixed point with constant folding and the while-loop passes, transpose folding, CSE);
+   then ``bf16-excess-precision`` (:class:`~xlapy.passes.bf16_excess_precision.
+   Bf16ExcessPrecision`) unless ``--xla_allow_excess_precision=false``: chains of bf16
+   arithmetic computed in f32, rounded where stored, as XLA:CPU;
 2. ``layout-assignment`` (:class:`~xlapy.passes.layout_assignment.CpuLayoutAssignment`);
 3. ``fusion`` (:class:`~xlapy.passes.instruction_fusion.CpuInstructionFusion`): by
    default, as XLA:CPU, with duplication of cheap producers; without it when
@@ -30,6 +33,7 @@ from typing import Any
 from ...config import DebugOptions
 from ...hlo.shape import Shape
 from ...passes.base import HloPass
+from ...passes.bf16_excess_precision import Bf16ExcessPrecision
 from ...passes.context import PassContext
 from ...passes.copy_insertion import CopyInsertion
 from ...passes.fusion_merger import FusionMerger
@@ -84,6 +88,8 @@ def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = 
     memory_limit = int(getattr(ctx.options, "xla_cpu_memory_limit_bytes", 0) or 0)
     passes: list[HloPass | None] = [
         *target_independent_passes(),                                    # 1
+        Bf16ExcessPrecision()                                            # 1b
+        if getattr(ctx.options, "xla_allow_excess_precision", True) else None,
         CpuLayoutAssignment(),                                           # 2
         CpuInstructionFusion(may_duplicate=not multi_output),            # 3
         ReductionConsumerFusion(ROW_REDUCTION_RULES)                     # 4
@@ -101,7 +107,10 @@ def fusion_passes(options: DebugOptions | None = None, **choices: Any) -> list[H
     """The part of :func:`cpu_pipeline` from layout assignment on (steps 2-8), for tests
     and tools that run it on a module already through the target-independent passes."""
     ctx = PassContext(options) if options is not None else PassContext()
-    return cpu_pipeline(ctx, **choices).passes[len(target_independent_passes()):]
+    pipeline = cpu_pipeline(ctx, **choices)
+    start = next(i for i, p in enumerate(pipeline.passes)
+                 if isinstance(p, CpuLayoutAssignment))
+    return pipeline.passes[start:]
 
 
 class CpuTarget(Target):
