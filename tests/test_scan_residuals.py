@@ -46,11 +46,11 @@ def _lstm_loss(lib_np, lib_lax, lib_nn, hidden, wrap=lambda cell: cell):
     return loss
 
 
-def _lstm_args(T=4, B=2, I=3, H=4):
-    return [(RNG.standard_normal((I, 4 * H)) * 0.3).astype(np.float32),
+def _lstm_args(T=4, B=2, n_in=3, H=4):
+    return [(RNG.standard_normal((n_in, 4 * H)) * 0.3).astype(np.float32),
             (RNG.standard_normal((H, 4 * H)) * 0.3).astype(np.float32),
             (RNG.standard_normal(4 * H) * 0.3).astype(np.float32),
-            RNG.standard_normal((T, B, I)).astype(np.float32)]
+            RNG.standard_normal((T, B, n_in)).astype(np.float32)]
 
 
 def _dots_and_loops(text: str) -> tuple[int, int]:

@@ -529,9 +529,10 @@ def _scan_vjp(cts: list[Array], outs: list[Array], *args: Array, f: Callable[...
     """A reverse scan over the residuals the forward loop saved (``scan_autodiff``), or,
     without a residual plan, over the carries a second forward loop recomputes."""
     if plan is not None:
-        return scan_vjp_with_residuals(cts, outs, args, plan, nc, nx, n_res, length, reverse)
-    return scan_vjp_recompute(cts, args, f, c_tree, x_tree, nc, nx, n_captures, length,
-                              reverse)
+        return scan_vjp_with_residuals(scan, cts, outs, args, plan, nc, nx, n_res, length,
+                                       reverse)
+    return scan_vjp_recompute(scan, cts, args, f, c_tree, x_tree, nc, nx, n_captures,
+                              length, reverse)
 
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "while_p", "cond_p",

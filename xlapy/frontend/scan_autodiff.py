@@ -191,11 +191,10 @@ def _is_inert_zero(c: Array) -> bool:
     return v is not None and not np.any(v)
 
 
-def scan_vjp_with_residuals(cts: list[Array], outs: list[Array], args: Sequence[Array],
-                            plan: ResidualPlan, nc: int, nx: int, n_res: int,
-                            length: int, reverse: bool) -> tuple:
-    """The scan's cotangents from one reverse scan over its stacked residuals."""
-    from .control_flow import scan
+def scan_vjp_with_residuals(scan: Callable[..., Any], cts: list[Array], outs: list[Array],
+                            args: Sequence[Array], plan: ResidualPlan, nc: int, nx: int,
+                            n_res: int, length: int, reverse: bool) -> tuple:
+    """The scan's cotangents from one reverse ``scan`` over its stacked residuals."""
     n_out = len(outs)
     ny = n_out - nc - n_res
     res_stacks = list(outs[nc + ny:])
@@ -226,13 +225,12 @@ def scan_vjp_with_residuals(cts: list[Array], outs: list[Array], args: Sequence[
     return (*g_c0, *g_x, *rest)
 
 
-def scan_vjp_recompute(cts: list[Array], args: Sequence[Array], f: Callable[..., Any],
-                       c_tree: Any, x_tree: Any, nc: int, nx: int, n_captures: int,
-                       length: int, reverse: bool) -> tuple:
-    """Recompute the carries, then a reverse scan of the body's vjp. Operands: the
-    ``nc`` carry leaves, the ``nx`` xs leaves, the ``n_captures`` values ``f`` closes
-    over, then any other value the loop captured (no gradient: f does not read it)."""
-    from .control_flow import scan
+def scan_vjp_recompute(scan: Callable[..., Any], cts: list[Array], args: Sequence[Array],
+                       f: Callable[..., Any], c_tree: Any, x_tree: Any, nc: int, nx: int,
+                       n_captures: int, length: int, reverse: bool) -> tuple:
+    """Recompute the carries (a forward ``scan``), then a reverse scan of the body's
+    vjp. Operands: the ``nc`` carry leaves, the ``nx`` xs leaves, the ``n_captures``
+    values ``f`` closes over, then any other value the loop captured (no gradient: f does not read it)."""
     c0, xs = list(args[:nc]), list(args[nc:nc + nx])
     captures = list(args[nc + nx:nc + nx + n_captures])
     ct_c, ct_ys = list(cts[:nc]), list(cts[nc:])
