@@ -52,7 +52,7 @@ from ...hlo.ir import HloInstruction, HloModule
 from ...hlo.verifier import verify_module
 from ...passes.buffer_assignment import BufferAssignment
 from ...passes.dump import dump_text, module_key
-from ...passes.pipeline import PassRecord
+from ...passes.pipeline import PassRecord, gc_paused
 from ..compile import optimize_module, pass_context
 from ..interpreter.host_callbacks import has_host_callbacks
 from . import cache as cache_mod
@@ -248,7 +248,11 @@ class CpuBackend:
                 exe = self._from_cache(module, key, entry, timings)
         if exe is None:
             timings = CompileTimings(cache_key=timings.cache_key)
-            exe = self._compile_fresh(module, key, options, dump, timings, disk)
+            # The kernel emitters make many short-lived linked IR objects: a full
+            # collection they trigger would walk the caller's whole heap (large in a
+            # PyTorch process) for garbage freed at the end of the compile anyway.
+            with gc_paused():
+                exe = self._compile_fresh(module, key, options, dump, timings, disk)
         timings.total = time.perf_counter() - start
         self.last_timings = timings
         with self._lock:
