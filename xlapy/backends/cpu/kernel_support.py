@@ -489,7 +489,8 @@ def bytes_of(buffers: Sequence[KernelBuffer]) -> int:
 
 
 __all__ = ["c64", "major_to_minor", "element_strides", "linear_offset", "strip_root_bitcasts",
-           "has_register_type", "carried_loop", "for_loop", "unrolled_from", "PlannedEmitter", "PlanKernelEmitter",
+           "has_register_type", "carried_loop", "for_loop", "unrolled_from", "PlannedEmitter",
+           "PlanKernelEmitter",
            "scalar_computation_supported", "emit_scalar_computation", "find_hero",
            "fused_parameter", "KernelScaffold", "annotate_noalias", "buffer_aliases",
            "bytes_of"]
