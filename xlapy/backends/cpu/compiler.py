@@ -198,6 +198,11 @@ class CpuBackend:
         self.last_timings: CompileTimings | None = None
 
     # ----- public
+    def prepare(self) -> None:
+        """Get ready for compiles soon to come (a caller that knows, e.g. the PyTorch
+        backend before AOTAutograd traces): the LLVM helper processes start loading."""
+        engine().start_helpers()
+
     def compile(self, module: HloModule) -> CpuExecutable:
         """Compile ``module`` (not modified) into an executable; :attr:`last_timings`
         tells where the time went."""
