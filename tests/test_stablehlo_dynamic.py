@@ -191,3 +191,19 @@ def test_command_line_tools_specialize(poly, tmp_path):
     from xlapy.tools.run_hlo_module import main as run_main
     assert run_main([str(src), "--platform", "cpu", "--input_data",
                      str(tmp_path / "data.npz")]) == 0
+
+
+def test_static_modules_convert_the_same_with_argument_shapes():
+    """Argument shapes change nothing for a module without unbounded dims (run_hlo passes
+    them for every StableHLO text): same HLO, calls with constant operands included."""
+    from pathlib import Path
+
+    from xlapy.backends.cpu.canonical import canonical_text   # names aside
+    data = Path(__file__).resolve().parent / "data" / "stablehlo"
+    files = sorted(p for p in data.glob("*/*.mlir") if "call @" in p.read_text())[:12]
+    assert files
+    for path in files:
+        text = path.read_text()
+        plain = to_hlo_module(text)
+        shapes = [p.shape.dims for p in plain.entry.parameters]
+        assert canonical_text(to_hlo_module(text, shapes)) == canonical_text(plain), path.name

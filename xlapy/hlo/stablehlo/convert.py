@@ -50,7 +50,9 @@ class Converter:
                  ) -> None:
         self.mod = mod
         self.arg_shapes = None if arg_shapes is None else [tuple(s) for s in arg_shapes]
-        # values known at conversion time of parameters of specialized functions
+        # set once @main's unbounded dims are specialized: values known at conversion
+        # time (dimension sizes) then flow into called functions (``dynamic.py``)
+        self.specializing = False
         self.known: dict[int, Any] = {}
         self.counter = itertools.count(1)
         self.functions: dict[str, HloComputation] = {}
@@ -175,9 +177,11 @@ class Converter:
             raise self.error(f"@{f.name} takes {len(shapes)} arguments, {len(given)} shapes "
                              "were given", f.pos, f.loc)
         try:
-            return [specialize(s, g) if has_unbounded(s) else s for s, g in zip(shapes, given)]
+            types = [specialize(s, g) if has_unbounded(s) else s for s, g in zip(shapes, given)]
         except XlapyError as e:
             raise self.error(f"@{f.name}: {e}", f.pos, f.loc) from None
+        self.specializing = True
+        return types
 
     def function(self, f: Func, entry: bool = False,
                  operands: Sequence[HloInstruction] | None = None) -> HloComputation:
@@ -188,7 +192,7 @@ class Converter:
         types = self.arg_types(f, entry, None if operands is None else
                                [o.shape for o in operands])
         key, known = f.name, {}
-        if operands and self.arg_shapes is not None:      # specializing: values matter
+        if operands and self.specializing:        # dimension sizes may be passed
             values = [constant_value(o, dict(self.known)) for o in operands]
             known = {i: v for i, v in enumerate(values) if v is not None and v.size == 1}
         if known or types != [shape for _, shape, _ in f.args]:

@@ -254,7 +254,7 @@ def _call(ctx: OpContext, op: Op, name: str, extra: dict | None = None) -> list:
     instr = ctx.add("call", operands, {"to_apply": comp, **(extra or {})})
     outs = [instr] if len(func.results) == 1 else \
         [ctx.add("get-tuple-element", [instr], {"index": i}) for i in range(len(func.results))]
-    if ctx.conv.arg_shapes is not None:     # specializing: a shape computation may call
+    if ctx.conv.specializing:               # a shape computation may call a function
         fold_call(ctx.conv.known, operands, comp, outs)
     return outs
 
