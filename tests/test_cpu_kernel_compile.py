@@ -1,8 +1,13 @@
-"""Which loops of a CPU loop kernel are unrolled in the IR (``kernel_support.unrolled_from``):
+"""What keeps the CPU backend's LLVM work small.
+
+Which loops of a loop kernel are unrolled in the IR (``kernel_support.unrolled_from``):
 only the innermost loops over tiny constant extents, so a tiny loop around an inner loop
 stays a loop (unrolling it only copied the inner loop, which LLVM then vectorized once per
-copy: many times the compile time of a small weight transpose, no gain when run)."""
+copy: many times the compile time of a small weight transpose, no gain when run). And
+kernels equal but for their names are compiled once (``compiler.kernel_key``)."""
 from __future__ import annotations
+
+import tempfile
 
 import numpy as np
 import pytest
@@ -82,3 +87,46 @@ def test_weight_transpose_unrolls_the_read_phase_only():
     got, want = run_both(CpuBackend(use_disk_cache=False), WEIGHT, [x], native=("t",))
     assert_same(got, want)
     np.testing.assert_array_equal(got[0], x.transpose(2, 3, 1, 0))
+
+
+# The same layer applied to two inputs: the two fusions print the same IR but for names.
+LAYERS = """HloModule layers
+ENTRY main {
+  x = f32[64,256] parameter(0)
+  y = f32[64,256] parameter(1)
+  w = f32[256] parameter(2)
+  b = f32[64,256] broadcast(w), dimensions={1}
+  m1 = f32[64,256] multiply(x, b)
+  t1 = f32[64,256] add(m1, b)
+  m2 = f32[64,256] multiply(y, b)
+  t2 = f32[64,256] add(m2, b)
+  ROOT r = (f32[64,256], f32[64,256]) tuple(t1, t2)
+}"""
+
+
+def test_equal_kernels_are_compiled_once():
+    backend = CpuBackend(use_disk_cache=False)
+    rng = np.random.default_rng(2)
+    x, y = rng.standard_normal([2, 64, 256]).astype(np.float32)
+    w = rng.standard_normal([256]).astype(np.float32)
+    got, want = run_both(backend, LAYERS, [x, y, w])
+    timings = backend.last_timings
+    assert timings.kernels == 2 and timings.compiled_kernels == 1
+    assert_same(got, want)
+    np.testing.assert_array_equal(got[1], y * w + w)
+    # the disk cache stores kernels that share a symbol and loads them back
+    with tempfile.TemporaryDirectory() as cache:
+        for _ in range(2):
+            cached = CpuBackend(cache_dir=cache)
+            assert_same(run_both(cached, LAYERS, [x, y, w])[0], want)
+        assert cached.last_timings.path == "disk"
+
+
+def test_kernel_key_names_aside_and_mutable_state_apart():
+    from xlapy.backends.cpu.compiler import kernel_key
+    a = 'define void @"xk_a"(i8** %t) {\n  ret void\n}\n'
+    b = a.replace("xk_a", "xk_b")
+    assert kernel_key(a, "xk_a") == kernel_key(b, "xk_b")
+    assert kernel_key(a, "xk_a") != kernel_key(a.replace("ret void", "unreachable"), "xk_a")
+    state = '@"xk_a.done" = internal global i64 0\n' + a
+    assert kernel_key(state, "xk_a") is None
