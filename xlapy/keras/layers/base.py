@@ -37,7 +37,7 @@ from ...frontend import jit
 from ...frontend.core import Array, to_array
 from ...frontend.pytree import tree_flatten, tree_map, tree_unflatten
 from ...frontend.variables import Variable
-from .. import backend, constraints, initializers, regularizers
+from .. import backend, constraints, distribution, initializers, regularizers
 
 Shape = tuple  # a shape with None for unknown (batch) sizes
 
@@ -175,7 +175,8 @@ class Layer:
         init = initializers.get(initializer)
         dt = np.dtype(dtype or self.dtype)
         value = np.asarray(init(tuple(int(s) for s in shape), dt), dt)
-        var = Variable(value, trainable=trainable and self._trainable, name=f"{self.name}/{name}")
+        var = distribution.make_weight(value, f"{self.name}/{name}",   # sharded by a layout
+                                       trainable and self._trainable)
         self._weights.append(var)
         self._own_trainable[id(var)] = bool(trainable)
         reg = regularizers.get(regularizer)
