@@ -67,7 +67,7 @@ from llvmlite import ir
 
 from ...config import env_llvm_helpers
 from ...errors import ExecutionError
-from .runtime_support import SUPPORT_SYMBOLS, emit_truncdfhf2
+from .runtime_support import emit_truncdfhf2
 from .llvm_worker import (HelperDied, HelperProcess, InvalidIRError, TargetSpec, compile_ir,
                           target_machine)
 
