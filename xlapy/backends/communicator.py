@@ -97,6 +97,15 @@ class Communicator(abc.ABC):
         return self.exchange(call, arrays, lambda members: [
             _fold([m[i] for m in members], combine, a.dtype) for i, a in enumerate(arrays)])
 
+    def all_reduce_into(self, call: CollectiveCall, sources: Arrays, destinations: Arrays,
+                        combine: Callable[[Any, Any], Any], kind: str | None) -> None:
+        """:meth:`all_reduce` of ``sources`` written into ``destinations`` (arrays of the same
+        dtypes and sizes; a destination is either its source itself, the same array object,
+        or memory that overlaps no source). Implementations with a native reduction reduce
+        straight into the destinations."""
+        for out, dst in zip(self.all_reduce(call, sources, combine, kind), destinations):
+            dst[...] = out.reshape(dst.shape)
+
     def all_gather(self, call: CollectiveCall, arrays: Arrays, dim: int) -> Arrays:
         """Each operand concatenated over the group along ``dim`` in group order."""
         return self.exchange(call, arrays, lambda members: [
