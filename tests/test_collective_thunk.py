@@ -13,30 +13,14 @@ from xlapy.client import get_backend
 from xlapy.config import debug_options
 from xlapy.hlo import parse_module
 
-REDUCERS = """add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT c = f32[] add(a, b)
-}
+def _reducer(name: str, dtype: str, op: str) -> str:
+    return (f"{name} {{\n  a = {dtype}[] parameter(0)\n  b = {dtype}[] parameter(1)\n"
+            f"  ROOT c = {dtype}[] {op}(a, b)\n}}\n")
 
-addi {
-  a = s32[] parameter(0)
-  b = s32[] parameter(1)
-  ROOT c = s32[] add(a, b)
-}
 
-maxf {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT c = f32[] maximum(a, b)
-}
-
-addbf {
-  a = bf16[] parameter(0)
-  b = bf16[] parameter(1)
-  ROOT c = bf16[] add(a, b)
-}
-"""
+REDUCERS = "\n".join(_reducer(*r) for r in (("add", "f32", "add"), ("addi", "s32", "add"),
+                                              ("maxf", "f32", "maximum"),
+                                              ("addbf", "bf16", "add")))
 
 BODY = """  p = f32[2,3] parameter(0)
   i = s32[4] parameter(1)
