@@ -46,12 +46,13 @@ from ..errors import CollectiveError
 Arrays = list  # list[np.ndarray]: one collective operand per entry (tuple forms have several)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CollectiveCall:
     """One participant's view of one collective: ``what`` names it in errors (``all-reduce
     %ar.1``), ``group`` lists the flattened device ids in group order, ``position`` is the
     caller's index in it, ``sequence`` the caller's count of collectives run with this group
-    so far."""
+    so far. Made once per call (on the runtime's per-call path: not frozen, which would make
+    it several times slower to build) and never changed afterwards."""
 
     what: str
     group: tuple[int, ...]

@@ -36,13 +36,14 @@ import numpy as np
 from ..errors import CollectiveError
 from .communicator import Arrays, CollectiveCall, Communicator, default_timeout
 
-# Waiting polls the requests (see poll): spinning (yielding the core between tests) for
-# SPIN_SECONDS plus SPIN_SECONDS_PER_BYTE per byte moved once the group is known to be there,
-# then pausing between polls, the pause doubling from MIN_PAUSE to MAX_PAUSE (MPI progresses
-# only while polled, so a pause delays every stage of MPI's algorithm: only a call whose
-# peers are late, or that takes far longer than its size explains, pauses).
+# Waiting polls the requests (see poll): spinning (yielding the core every POLLS_PER_YIELD
+# tests) for SPIN_SECONDS, plus SPIN_SECONDS_PER_BYTE per byte moved once the group is known
+# to be there, then pausing between polls, the pause doubling from MIN_PAUSE to MAX_PAUSE
+# (MPI progresses only while polled, so a pause delays every stage of MPI's algorithm: only
+# a call whose peers are late, or that takes far longer than its size explains, pauses).
 SPIN_SECONDS = 2e-3
 SPIN_SECONDS_PER_BYTE = 1e-8
+POLLS_PER_YIELD = 64
 MIN_PAUSE = 2e-5
 MAX_PAUSE = 1e-3
 
@@ -256,16 +257,21 @@ def poll(MPI: Any, requests: list, timeout: float, pause: Callable[[float], Any]
          check: Callable[[], None] | None = None, spin: float = SPIN_SECONDS) -> bool:
     """Test ``requests`` until all are complete (True) or ``timeout`` seconds passed (False).
 
-    For the first ``spin`` seconds the tests follow each other with only ``pause(0)`` (a
-    yield of the core) between them (MPI progresses only while polled: a completion is
-    seen, and the next stage of MPI's algorithm started, at once); after that the pause
-    doubles from ``MIN_PAUSE`` to ``MAX_PAUSE`` (a peer is late: leave the core to others).
+    For the first ``spin`` seconds the tests follow each other at once (MPI progresses only
+    while polled: a completion is seen, and the next stage of MPI's algorithm started,
+    without delay), with ``pause(0)`` (a yield of the core) every ``POLLS_PER_YIELD`` tests,
+    as MPICH's own blocking waits do; after that ``pause(seconds)`` separates them, the pause
+    doubling from ``MIN_PAUSE`` to ``MAX_PAUSE`` (a peer is late: leave the core to others).
     ``check()`` (which may raise) runs before each pause."""
     if MPI.Request.Testall(requests):
         return True
     start = time.monotonic()
     seconds = 0.0
+    polls = 0
     while not MPI.Request.Testall(requests):
+        polls += 1
+        if polls % POLLS_PER_YIELD and seconds == 0.0:
+            continue
         elapsed = time.monotonic() - start
         if check is not None:
             check()
