@@ -47,6 +47,7 @@ POLLS_PER_YIELD = 64
 MIN_PAUSE = 2e-5
 MAX_PAUSE = 1e-3
 
+_MAX_CHECKS = 4096          # CRCs of (signature, group) kept
 _SUM_TYPES = "iuf"          # dtype kinds MPI sums and multiplies natively
 _MINMAX_TYPES = "iu"        # float min/max must propagate NaN as XLA does: done here instead
 
@@ -126,6 +127,8 @@ class MpiCommunicator(Communicator):
         key = (call.signature, call.group)
         check = self._checks.get(key)
         if check is None:
+            if len(self._checks) >= _MAX_CHECKS:         # many programs: start over
+                self._checks.clear()
             check = self._checks[key] = zlib.crc32(repr(key).encode())
         mine = np.array([call.sequence, check], dtype=np.int64)
         everyone = np.empty((agree_comm.Get_size(), 2), dtype=np.int64)
