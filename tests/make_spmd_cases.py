@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import pathlib
 import tempfile
+from typing import NamedTuple
 
 DUMP = tempfile.mkdtemp(prefix="spmd-dump-")
 os.environ["XLA_FLAGS"] = ("--xla_force_host_platform_device_count=8 "
@@ -36,6 +37,7 @@ def mesh(shape, names):
 
 M24 = mesh((2, 4), ("x", "y"))
 M22 = mesh((2, 2), ("data", "model"))
+M4 = mesh((4,), ("y",))
 
 
 def ns(m, *spec):
@@ -91,6 +93,70 @@ def transpose_reshard(x):
     return jnp.transpose(x) * np.float32(2)
 
 
+def conv_same(x, k):
+    return jax.lax.conv_general_dilated(x, k, (1, 1), "SAME",
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+
+def conv_stride2(x, k):
+    return jax.lax.conv_general_dilated(x, k, (2, 2), "SAME",
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+
+def conv_kernel_grad(x, k):
+    return jax.grad(lambda k: jnp.sum(jnp.tanh(conv_same(x, k)) ** 2))(k)
+
+
+def conv_input_grad(x, k):
+    return jax.grad(lambda x: jnp.sum(jnp.tanh(conv_stride2(x, k)) ** 2))(x)
+
+
+def max_pool(x):
+    return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 3, 3, 1), (1, 2, 2, 1), "SAME")
+
+
+def max_pool_grad(x):
+    return jax.grad(lambda x: jnp.sum(max_pool(x) ** 2))(x)
+
+
+def cnn_step(x, k1, k2):
+    """One SGD step of conv-relu-maxpool-conv on images whose rows are split (the updated
+    kernels, flattened into one array)."""
+    def loss(k1, k2):
+        h = jax.nn.relu(conv_same(x, k1))
+        return jnp.mean(conv_same(max_pool(h), k2) ** 2)
+    g1, g2 = jax.grad(loss, argnums=(0, 1))(k1, k2)
+    return jnp.concatenate([(k1 - np.float32(0.1) * g1).ravel(),
+                            (k2 - np.float32(0.1) * g2).ravel()])
+
+
+def sum_pool(x):
+    return jax.lax.reduce_window(x, np.float32(0), jax.lax.add, (1, 3, 3, 1), (1, 1, 1, 1),
+                                 "SAME")
+
+
+def take_2d(t, i, j):
+    return t[i, j]
+
+
+def scatter_add(t, i, u):
+    return t.at[i].add(u)
+
+
+def scatter_add_2d(t, i, j, u):
+    return t.at[i, j].add(u)
+
+
+batched_take = jax.vmap(lambda t, i: t[i])
+batched_scatter_add = jax.vmap(lambda t, i, u: t.at[i].add(u))
+
+
+class Ids(NamedTuple):
+    """An int32 argument of ``shape`` with values in ``[0, high)``."""
+    shape: tuple
+    high: int
+
+
 CASES = {
     "matmul_m": (matmul, [(16, 32), (32, 8)], [ns(M24, "x", None), ns(M24)], None),
     "matmul_n": (matmul, [(16, 32), (32, 8)], [ns(M24), ns(M24, None, "y")], None),
@@ -112,6 +178,46 @@ CASES = {
     "constrained_sum": (constrained_sum, [(16, 8), (8, 32)],
                         [ns(M24, "x", None), ns(M24, None, "y")], None),
 }
+#: Windowed ops split on a spatial dim (halo exchange); after ``SHARDY`` so the random inputs
+#: of the cases above stay the same.
+WINDOWED = {
+    "conv_spatial": (conv_same, [(2, 16, 16, 4), (3, 3, 4, 8)],
+                     [ns(M24, None, "y", None, None), ns(M24)], None),
+    "conv_spatial_stride2": (conv_stride2, [(2, 16, 16, 4), (3, 3, 4, 8)],
+                             [ns(M24, None, "y", None, None), ns(M24)], None),
+    "conv_spatial_2d": (conv_same, [(2, 16, 16, 4), (3, 3, 4, 8)],
+                        [ns(M24, None, "x", "y", None), ns(M24)], None),
+    # on a 1-D mesh: with the rows split over "y" of x=2,y=4 XLA (jax 0.10.2) all-reduces the
+    # partial kernel gradients over all 8 devices and returns twice the gradient
+    "conv_kernel_grad_spatial": (conv_kernel_grad, [(2, 16, 16, 4), (3, 3, 4, 8)],
+                                 [ns(M4, None, "y", None, None), ns(M4)], None),
+    "conv_input_grad_stride2": (conv_input_grad, [(2, 16, 16, 4), (3, 3, 4, 8)],
+                                [ns(M24, None, "y", None, None), ns(M24)], None),
+    "max_pool_spatial": (max_pool, [(2, 16, 16, 4)], [ns(M24, None, "y", None, None)], None),
+    "max_pool_grad_spatial": (max_pool_grad, [(2, 16, 16, 4)],
+                              [ns(M24, None, "y", None, None)], None),
+    "cnn_step_spatial": (cnn_step, [(2, 16, 16, 3), (3, 3, 3, 8), (3, 3, 8, 4)],
+                         [ns(M4, None, "y", None, None), ns(M4), ns(M4)], None),
+    "sum_pool_spatial": (sum_pool, [(2, 16, 16, 4)], [ns(M24, None, "x", "y", None)], None),
+}
+#: Gathers and scatters on a sharded operand (after ``WINDOWED``, for the same reason).
+GATHER_SCATTER = {
+    "gather_2d_index": (take_2d, [(16, 16, 8), Ids((6,), 16), Ids((6,), 16)],
+                        [ns(M24, "x", "y", None), ns(M24), ns(M24)], None),
+    "scatter_rows": (scatter_add, [(16, 8), Ids((6,), 16), (6, 8)],
+                     [ns(M24, "y", None), ns(M24), ns(M24)], None),
+    "scatter_2d_index": (scatter_add_2d, [(16, 16, 8), Ids((6,), 16), Ids((6,), 16), (6, 8)],
+                         [ns(M24, "x", "y", None), ns(M24), ns(M24), ns(M24)], None),
+    "scatter_index_parallel": (scatter_add, [(16, 8), Ids((32,), 16), (32, 8)],
+                               [ns(M24), ns(M24, "y"), ns(M24, "y", None)], None),
+    "embedding_2x2": (lambda t, i: t[i], [(32, 8), Ids((16, 4), 32)],
+                      [ns(M22, "model", None), ns(M22, "data", None)], None),
+    "gather_batched": (batched_take, [(8, 16, 4), Ids((8, 5), 16)],
+                       [ns(M24, "y", None, None), ns(M24, "y", None)], None),
+    "scatter_batched": (batched_scatter_add, [(8, 16, 4), Ids((8, 5), 16), (8, 5, 4)],
+                        [ns(M24, "y", None, None), ns(M24, "y", None),
+                         ns(M24, "y", None, None)], None),
+}
 #: Cases lowered with Shardy (JAX's default): the module text carries the same GSPMD
 #: attributes; XLA runs Shardy instead of sharding-propagation, so there is no
 #: ``.propagated.hlo`` for them.
@@ -122,9 +228,11 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
     for name, (fn, shapes, ins, out) in list(CASES.items()) + [
-            (k, CASES[v]) for k, v in SHARDY.items()]:
+            (k, CASES[v]) for k, v in SHARDY.items()] + list(WINDOWED.items()) + list(
+            GATHER_SCATTER.items()):
         jax.config.update("jax_use_shardy_partitioner", name in SHARDY)
-        args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+        args = [rng.integers(0, s.high, s.shape).astype(np.int32) if isinstance(s, Ids)
+                else rng.standard_normal(s).astype(np.float32) for s in shapes]
         kw = {"in_shardings": tuple(ins)}
         if out is not None:
             kw["out_shardings"] = out

@@ -62,3 +62,18 @@ def test_propagation_agrees_with_xla(name):
                                                          str(i.attrs["sharding"]))
             compared += 1
     assert compared >= 2
+
+
+@pytest.mark.parametrize("name", [c for c in ("cnn_step_spatial", "max_pool_grad_spatial")
+                                  if c in CASES])
+def test_jax_program_on_the_cpu_backend(name):
+    """A spatially split CNN training step and a max-pool gradient (halo exchanges) on as many
+    CPU devices as partitions."""
+    from xlapy.config import debug_options
+    m = parse_module((DATA / f"{name}.hlo").read_text())
+    data = np.load(DATA / f"{name}.npz")
+    args = [data[f"arg{i}"] for i in range(len(m.entry.parameters))]
+    n = partitions(m)
+    with debug_options(xla_force_host_platform_device_count=n):
+        got = run_spmd(m, args, n, backend="cpu")
+    np.testing.assert_allclose(got, data["out0"], rtol=1e-4, atol=1e-4)

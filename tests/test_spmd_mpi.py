@@ -20,3 +20,10 @@ def test_two_process_tensor_parallel_training_step():
     assert losses[-1] < losses[0]                                # it trains
     held = re.findall(r"RANK \d WEIGHT_BYTES (\d+) OF (\d+)", out)
     assert len(held) == 2 and all(int(h) * 2 == int(t) for h, t in held), out
+
+
+def test_two_process_halo_exchange():
+    rc, out, _ = launch("mpi_spmd_halo_worker.py", [])
+    assert rc == 0, out
+    assert "OK 0" in out and "OK 1" in out, out
+    assert re.findall(r"RANK \d COLLECTIVES (\S+)", out) == ["collective-permute"] * 2, out

@@ -37,6 +37,16 @@ def remap(s: HloSharding, mapping: Sequence[int | None], target_rank: int) -> Hl
     return HloSharding.tile(full, sub + ["replicated"] * len(dropped), s.iota is not None)
 
 
+def invert(mapping: Sequence[int | None], rank: int) -> list[int | None]:
+    """The inverse of a dimension ``mapping`` (source dim -> target dim or None) for a
+    rank-``rank`` target: target dim -> source dim or None."""
+    inv: list[int | None] = [None] * rank
+    for i, t in enumerate(mapping):
+        if t is not None:
+            inv[t] = i
+    return inv
+
+
 def coords(s: HloSharding) -> dict[int, tuple[int, ...]]:
     """Device -> its tile coordinate on the data dims."""
     arr = s.device_array()
@@ -117,4 +127,4 @@ def groups_along(s: HloSharding, dims: Sequence[int]) -> list[list[int]]:
     return [[int(v) for v in row] for row in moved.reshape(-1, k)]
 
 
-__all__ = ["remap", "merge", "coords", "tile_count", "more_specific", "groups_along"]
+__all__ = ["remap", "invert", "merge", "coords", "tile_count", "more_specific", "groups_along"]

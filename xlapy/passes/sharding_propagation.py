@@ -13,12 +13,15 @@ the walk ends; the result depends only on the module.
 
 Rules: elementwise ops take their most specific operand's sharding and give theirs to every
 operand; broadcast, transpose and reduce move shardings through their dimension mapping
-(reduced dims become replication); slice, pad and concatenate pass it with the dims they
-change unsplit; reshape moves a split dimension when it is the major
+(reduced dims become replication); slice and pad pass it unchanged, concatenate with the dim
+it concatenates unsplit; reshape moves a split dimension when it is the major
 non-unit dimension of a merged/split group and the tile count divides it; dot maps batch and
 non-contracting dims from each operand (the larger operand first, the other merged in) and,
 backward, gives each operand the output's split of its own dims; a convolution without
-groups is the same with input batch and kernel output feature as the mapped dims.
+groups is the same with input batch and kernel output feature as the mapped dims, and its
+input's spatial splits map to the output's spatial dims when the kernel is not split there
+(the partitioner exchanges halos); a reduce-window and a select-and-scatter keep every split;
+a scatter's result and operand share their sharding.
 Instructions left without a sharding, and unsharded parameters whose
 ``allow_spmd_sharding_propagation_to_parameters`` entry is false, are replicated. Maximal
 and manual shardings are not propagated.
@@ -31,7 +34,7 @@ from typing import Callable
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.opcodes import ELEMENTWISE
 from ..hlo.sharding import HloSharding
-from ..hlo.sharding_util import merge, more_specific, remap
+from ..hlo.sharding_util import invert, merge, more_specific, remap
 from .base import HloPass
 from .context import PassContext
 
@@ -41,8 +44,11 @@ _LEVEL0 = frozenset({"copy", "transpose", "reshape", "get-tuple-element", "tuple
 #: Ops that act along some dims and leave the others as they are (see ``touched_dims``).
 DIM_LOCAL = frozenset({"slice", "pad", "concatenate", "dynamic-slice", "dynamic-update-slice",
                        "reduce-window", "select-and-scatter", "sort", "reverse"})
-_LEVEL1 = frozenset({"reduce", "dot", "convolution", "gather"}) | DIM_LOCAL
+_LEVEL1 = frozenset({"reduce", "dot", "convolution", "gather", "scatter"}) | DIM_LOCAL
 _LEVEL2 = frozenset({"broadcast"})
+#: Ops whose result keeps its (first) operand's splits, also along the dims they work along
+#: (as XLA; the partitioner exchanges halos there).
+_KEEP_SPLITS = frozenset({"reduce-window", "select-and-scatter", "pad", "slice"})
 
 
 def _level(instr: HloInstruction) -> int | None:
@@ -153,12 +159,10 @@ def contraction(instr: HloInstruction
 
 
 def gather_dims(instr: HloInstruction) -> tuple[list[int | None], list[int | None]] | None:
-    """For a gather without batching dims: the output dim of each operand dim (only dims
-    sliced whole and not indexed: pass-through) and of each indices dim (the batch dims; not
-    the index vector dim); None for gathers with operand batching dims."""
+    """For a gather: the output dim of each operand dim (dims sliced whole and not indexed:
+    pass-through; operand batching dims: the output dim of their indices batching dim) and of
+    each indices dim (the batch dims; not the index vector dim)."""
     a = instr.attrs
-    if a.get("operand_batching_dims"):
-        return None
     operand, indices = instr.operands
     rank = len(instr.shape.dims)
     offset = list(a.get("offset_dims", ()))
@@ -167,22 +171,38 @@ def gather_dims(instr: HloInstruction) -> tuple[list[int | None], list[int | Non
     imap: list[int | None] = [None] * len(indices.shape.dims)
     for k, d in enumerate(d for d in range(len(indices.shape.dims)) if d != ivd):
         imap[d] = batch_out[k]
+    obatch = list(a.get("operand_batching_dims", ()))
     kept = [d for d in range(len(operand.shape.dims))
-            if d not in a.get("collapsed_slice_dims", ())]
+            if d not in a.get("collapsed_slice_dims", ()) and d not in obatch]
     omap: list[int | None] = [None] * len(operand.shape.dims)
     sizes = a.get("slice_sizes", ())
     for k, d in enumerate(kept):
         if sizes[d] == operand.shape.dims[d] and d not in a.get("start_index_map", ()):
             omap[d] = offset[k]
+    for ob, ib in zip(obatch, a.get("start_indices_batching_dims", ())):
+        omap[ob] = imap[ib]
     return omap, imap
 
 
-def _inverse(mapping: list[int | None], rank: int) -> list[int | None]:
-    inv: list[int | None] = [None] * rank
-    for i, t in enumerate(mapping):
-        if t is not None:
-            inv[t] = i
-    return inv
+def conv_spatial_lhs_map(instr: HloInstruction, kernel: HloSharding | None = None
+                         ) -> list[int | None] | None:
+    """For a convolution without groups: ``contraction``'s lhs map with each input spatial
+    dim also mapped to its output spatial dim (a spatial split is partitioned with a halo
+    exchange), except dims with window reversal; None when the kernel
+    (``kernel``) is split on a spatial dim (XLA then keeps the spatial dims unsplit)."""
+    dims = contraction(instr)
+    if dims is None or instr.opcode != "convolution":
+        return None
+    dn, window = instr.attrs["dim_labels"], instr.attrs.get("window")
+    if kernel is not None and kernel.kind == "tiled" and any(
+            kernel.data_tiles[d] > 1 for d in dn.kernel_spatial):
+        return None
+    lmap = list(dims[0])
+    for k, d in enumerate(dn.input_spatial):
+        wd = window.dims[k] if window is not None and k < len(window.dims) else None
+        if wd is None or not wd.rhs_reversal:
+            lmap[d] = dn.output_spatial[k]
+    return lmap
 
 
 # ----------------------------------------------------------------------------- rules
@@ -212,6 +232,8 @@ def infer_from_operands(instr: HloInstruction, get: Callable) -> HloSharding | N
             return None
         lmap, rmap = dims[0], dims[1]
         ls, rs = (_array_sharding(get(o)) for o in instr.operands)
+        if op == "convolution":
+            lmap = conv_spatial_lhs_map(instr, rs) or lmap
         cands = []
         for s, m, o in ((ls, lmap, instr.operands[0]), (rs, rmap, instr.operands[1])):
             if s is not None:
@@ -227,6 +249,10 @@ def infer_from_operands(instr: HloInstruction, get: Callable) -> HloSharding | N
         return out
     if src is None:
         return None
+    if op in _KEEP_SPLITS and not instr.shape.is_tuple:
+        return src                      # every split kept: the partitioner exchanges halos
+    if op == "scatter":
+        return src if len(instr.operands) == 3 and not instr.shape.is_tuple else None
     touched = touched_dims(instr)
     if touched is not None:
         return remap(src, [None if d in touched else d for d in range(rank)], rank)
@@ -259,6 +285,12 @@ def infer_operand(user: HloInstruction, index: int, s: HloSharding) -> HloShardi
     if op == "get-tuple-element":
         return None
     rank = len(user.shape.dims)
+    if op in _KEEP_SPLITS and op != "select-and-scatter" and not user.shape.is_tuple:
+        return s if index == 0 else None
+    if op == "select-and-scatter":      # operand, result and source split alike
+        return s if index < 2 else None
+    if op == "scatter":                 # the result is the operand, updated
+        return s if index == 0 and len(user.operands) == 3 else None
     touched = touched_dims(user)
     if touched is not None:
         if orank != rank:
@@ -267,7 +299,7 @@ def infer_operand(user: HloInstruction, index: int, s: HloSharding) -> HloShardi
     if op == "transpose":
         return remap(s, list(user.dimensions), orank)
     if op == "broadcast":
-        return remap(s, _inverse(list(user.dimensions), rank), orank)
+        return remap(s, invert(list(user.dimensions), rank), orank)
     if op == "reshape":
         return reshape_mapping(tuple(user.shape.dims), tuple(operand.shape.dims), s)
     if op == "reduce" and index == 0 and not user.shape.is_tuple:
@@ -278,7 +310,10 @@ def infer_operand(user: HloInstruction, index: int, s: HloSharding) -> HloShardi
         if dims is None:
             return None
         m = dims[0] if index == 0 else dims[1]
-        return remap(s, _inverse(m, rank), orank)
+        if op == "convolution" and index == 0:
+            m = conv_spatial_lhs_map(user, _array_sharding(user.operands[1].attrs.get(
+                "sharding"))) or m
+        return remap(s, invert(m, rank), orank)
     return None
 
 
@@ -534,5 +569,6 @@ def _leaves(shape) -> int:
 
 
 __all__ = ["ShardingPropagation", "infer_from_operands", "infer_operand", "reshape_mapping",
-           "dot_dims", "contraction", "gather_dims", "touched_dims", "DIM_LOCAL",
+           "dot_dims", "contraction", "conv_spatial_lhs_map", "gather_dims", "touched_dims",
+           "DIM_LOCAL",
            "branch_computations"]

@@ -31,10 +31,18 @@ the collectives the shardings call for; the module gets ``num_partitions=N``. Re
 
 - gather: (a) split on its batch dims (from the indices) and on pass-through operand dims,
   local with each partition's indices (an embedding lookup with the ids split by batch); (b)
-  an operand split along the indexed dim (vocabulary-parallel embedding): indices moved into
+  an operand split along dims the index vector addresses with slice size 1 (a
+  vocabulary-parallel embedding; :mod:`~xlapy.passes.spmd_gather_scatter`): indices moved into
   each partition's range, the rest masked to zero, all-reduce; the cheaper plan is kept;
-- slice, pad, concatenate, dynamic-slice, dynamic-update-slice, reduce-window,
-  select-and-scatter, sort, reverse: local when the dims they work along are not split in the
+- scatter: the operand kept split (indexed dims with window size 1, pass-through dims), or
+  index-parallel for an add combiner (partial scatters all-reduced), or replicated, whichever
+  moves fewer bytes (:mod:`~xlapy.passes.spmd_gather_scatter`);
+- convolution split on spatial dims; reduce-window, select-and-scatter, pad and slice split
+  on the dims they work along: halo exchange with ``collective-permute``
+  (:mod:`~xlapy.passes.spmd_windowed`, :mod:`~xlapy.passes.spmd_conv`); for a convolution
+  these are two more plans next to the two below;
+- concatenate, dynamic-slice, dynamic-update-slice, sort, reverse (and the ops above when
+  their halo exchange does not apply): local when the dims they work along are not split in the
   result (``touched_dims``);
 - anything else runs replicated: operands gathered, the op as in the unpartitioned program,
   the result resharded. Ops whose meaning depends on the partition (``partition-id``,
@@ -43,7 +51,8 @@ the collectives the shardings call for; the module gets ``num_partitions=N``. Re
 from __future__ import annotations
 
 import logging
-from typing import Any
+from functools import partial
+from typing import Any, Callable
 
 import numpy as np
 
@@ -58,6 +67,7 @@ from .hlo_utils import remove_unreachable_computations
 from .context import PassContext
 from .sharding_propagation import (branch_computations, contraction, gather_dims,
                                    infer_operand, reshape_mapping, touched_dims)
+from . import spmd_conv, spmd_gather_scatter, spmd_windowed
 from .spmd_reshard import SpmdBuilder, count_collective_bytes, local_dims
 
 log = logging.getLogger("xlapy.passes")
@@ -258,9 +268,25 @@ class SpmdPartitioner(HloPass):
         if op == "reduce":
             return self._reduce(instr, out)
         if op in ("dot", "convolution") and contraction(instr) is not None:
-            return self._cheapest(instr, out, (self._dot_by_output, self._dot_by_operands))
+            plans: tuple[Callable, ...] = (self._dot_by_output, self._dot_by_operands)
+            if op == "convolution":
+                plans = (partial(spmd_conv.convolution, self),
+                         partial(spmd_conv.convolution_split_kernel, self)) + plans
+            return self._cheapest(instr, out, plans)
+        if op in _WINDOWED and not instr.shape.is_tuple:
+            got = _WINDOWED[op](self, instr, out)
+            if got is not None:
+                return got, out
         if op == "gather" and gather_dims(instr) is not None:
-            return self._cheapest(instr, out, (self._gather, self._gather_sliced_operand))
+            # on a tie the sliced-operand plan (all-reduce of the output) wins, as in XLA
+            return self._cheapest(instr, out, (
+                partial(spmd_gather_scatter.gather_sliced_operand, self), self._gather))
+        if op == "scatter" and not instr.shape.is_tuple:
+            return self._cheapest(instr, out, (
+                partial(spmd_gather_scatter.scatter_sharded_operand, self),
+                partial(spmd_gather_scatter.scatter_batch_parallel, self),
+                partial(spmd_gather_scatter.scatter_index_parallel, self),
+                lambda i, o: self._replicated(i, o)[0]))
         if touched_dims(instr) is not None:
             done = self._dim_local(instr, out)
             if done is not None:
@@ -344,62 +370,10 @@ class SpmdPartitioner(HloPass):
         built.sort(key=lambda p: p[:2])
         return built[0][2], out
 
-    def _gather_sliced_operand(self, instr, out):
-        """An operand split only along the one dim the gather indexes (a vocabulary-parallel
-        embedding): each partition gathers from its rows with the indices moved into its
-        range, zeroes what falls outside, and an all-reduce adds the partitions' results."""
-        b, a = self.b, instr.attrs
-        operand, indices = instr.operands
-        x, s = self.local[id(operand)]
-        smap = list(a.get("start_index_map", ()))
-        if s.kind != "tiled" or len(smap) != 1 or s.subgroups not in ((), ("replicated",)):
-            return None
-        d = smap[0]
-        split = [k for k, t in enumerate(s.data_tiles) if t > 1]
-        if split != [d] or d not in a.get("collapsed_slice_dims", ()) \
-                or a["slice_sizes"][d] != 1:
-            return None
-        idx = self._get(indices, HloSharding.replicate())
-        it = indices.shape.element_type
-        n, c = operand.shape.dims[d], x.shape.dims[d]
-        scalar = Shape.array(it, ())
-        lo = b.constant(np.zeros((), it.dtype), it)
-        hi = b.constant(np.asarray(n - 1, it.dtype), it)
-        idx = b.add("clamp", idx.shape, [b.add("broadcast", idx.shape, [lo], {"dimensions": ()}),
-                                         idx,
-                                         b.add("broadcast", idx.shape, [hi], {"dimensions": ()})])
-        off = b.offset(s, d, c)
-        if it.name != "s32":
-            off = b.add("convert", scalar, [off])
-        local_idx = b.add("subtract", idx.shape, [idx, b.add("broadcast", idx.shape, [off],
-                                                             {"dimensions": ()})])
-        cs = b.constant(np.asarray(c, it.dtype), it)
-        pred = Shape.array("pred", idx.shape.dims)
-        ok = b.add("and", pred, [
-            b.add("compare", pred, [local_idx, b.add("broadcast", idx.shape, [lo],
-                                                     {"dimensions": ()})], {"direction": "GE"}),
-            b.add("compare", pred, [local_idx, b.add("broadcast", idx.shape, [cs],
-                                                     {"dimensions": ()})], {"direction": "LT"})])
-        attrs = {k: v for k, v in a.items() if k != "sharding"}
-        g = b.add("gather", instr.shape, [x, local_idx], attrs, instr.name)
-        ivd = a.get("index_vector_dim", len(indices.shape.dims))
-        batch_dims = [k for k in range(len(indices.shape.dims)) if k != ivd]
-        ok = b.add("reshape", Shape.array("pred", [indices.shape.dims[k] for k in batch_dims]),
-                   [ok])
-        offset = list(a.get("offset_dims", ()))
-        batch_out = [k for k in range(len(instr.shape.dims)) if k not in offset]
-        okb = b.add("broadcast", Shape.array("pred", instr.shape.dims), [ok],
-                    {"dimensions": tuple(batch_out)})
-        et = instr.shape.element_type
-        zero = b.add("broadcast", instr.shape, [b.constant(np.zeros((), et.dtype), et)],
-                     {"dimensions": ()})
-        g = b.add("select", instr.shape, [okb, g, zero])
-        g = b.all_reduce(g, groups_along(s, [d]), b.adder(et))
-        return b.reshard(g, HloSharding.replicate(), out, instr.shape.dims)
-
     def _gather(self, instr, out):
-        """Gather split only on the batch dims (from the indices) and on operand dims sliced
-        whole (pass-through): each partition gathers its rows with its own indices."""
+        """Gather split only on the batch dims (from the indices; operand batching dims split
+        alike: index-parallel) and on operand dims sliced whole (pass-through): each
+        partition gathers its rows with its own indices."""
         omap, imap = gather_dims(instr)
         rank = len(instr.shape.dims)
         mapped = {d for d in omap + imap if d is not None}
@@ -408,8 +382,9 @@ class SpmdPartitioner(HloPass):
         operand = self._get(instr.operands[0], ot)
         indices = self._get(instr.operands[1], it)
         attrs = {k: v for k, v in instr.attrs.items() if k != "sharding"}
+        batching = instr.attrs.get("operand_batching_dims", ())
         attrs["slice_sizes"] = tuple(
-            n if omap[d] is None else operand.shape.dims[d]
+            n if omap[d] is None or d in batching else operand.shape.dims[d]
             for d, n in enumerate(instr.attrs["slice_sizes"]))
         g = self.b.add("gather", self._shape(instr, res), [operand, indices], attrs, instr.name)
         return self.b.reshard(g, res, out, instr.shape.dims)
@@ -490,6 +465,11 @@ class SpmdPartitioner(HloPass):
             local = b.all_reduce(local, groups_along(d, k_split), b.adder(instr.shape.element_type))
         return b.reshard(local, res, out, instr.shape.dims)
 
+
+#: Ops split along the dims they work along, partitioned with halo exchanges.
+_WINDOWED = {"reduce-window": spmd_windowed.reduce_window, "pad": spmd_windowed.pad_or_slice,
+             "slice": spmd_windowed.pad_or_slice,
+             "select-and-scatter": spmd_windowed.select_and_scatter}
 
 #: Ops whose meaning depends on the partition (XLA rejects them outside manual regions).
 _NOT_PARTITIONABLE = frozenset({"partition-id", "replica-id", "all-reduce", "all-gather",

@@ -86,14 +86,18 @@ class SpmdBuilder:
         """``s32[]``: this partition's tile coordinate along ``dim`` times ``size`` (the
         global offset of its tile); with ``k``, the coordinate modulo ``k`` (the offset inside
         a held tile made of ``k`` tiles of ``s``)."""
-        key = (s, dim, size, k)
+        c = coords(s)
+        return self.per_device([((c[dev][dim] % k) if k else c[dev][dim]) * size
+                                if dev in c else 0 for dev in range(self.n)])
+
+    def per_device(self, values: Sequence[int]) -> HloInstruction:
+        """``s32[]``: ``values[partition-id]`` (a constant table looked up by partition; one
+        instruction per distinct table)."""
+        key = tuple(int(v) for v in values)
         if key not in self._offsets:
-            c = coords(s)
-            table = np.zeros(self.n, dtype=np.int32)
-            for dev in range(self.n):
-                table[dev] = ((c[dev][dim] % k) if k else c[dev][dim]) * size if dev in c else 0
-            if not table.any():
-                self._offsets[key] = self.constant(np.int32(0), T.S32)
+            table = np.asarray(key, dtype=np.int32)
+            if len(set(key)) == 1:
+                self._offsets[key] = self.constant(np.int32(key[0]), T.S32)
             else:
                 tab = self.constant(table, T.S32)
                 one = self.add("dynamic-slice", Shape.array("s32", (1,)),
