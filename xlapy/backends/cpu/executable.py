@@ -205,20 +205,23 @@ class CpuExecutable:
         self._simple = self._plan_simple_call()
 
     def _plan_simple_call(self) -> tuple | None:
-        """``(parameters, output allocation, dims, dtype)`` when a call is the common small
-        case: every parameter one row-major array taken as it is, one array result that
-        fills its own small output allocation, no profiler. :meth:`execute` then binds
+        """``(parameters, output allocation, dims, dtype, allocate)`` when a call is the
+        common simple case: every parameter one row-major array taken as it is, one array
+        result that fills its own output allocation, no profiler. :meth:`execute` then binds
         and returns without its general machinery (one-op eager executables, tiny jitted
-        functions)."""
+        functions, one collective); ``allocate`` makes the result array (from the output
+        pool when it is large)."""
         if self.profiler is not None or not all(p.fast for p in self._params) \
                 or not isinstance(self._result_tree, int) or len(self._outputs) != 1:
             return None
         (r,) = self._results
         alloc, dims, dtype = self._outputs[0]
         if r.mode != "direct" or r.ref.perm is not None or r.ref.alloc != alloc \
-                or r.ref.size >= output_pool.MIN_BYTES or dtype.isbuiltin != 1:
+                or dtype.isbuiltin != 1:
             return None
-        return ([(p.alloc, p.dtype, p.dims) for p in self._params], alloc, dims, dtype)
+        allocate = output_pool.empty if r.ref.size >= output_pool.MIN_BYTES else np.empty
+        return ([(p.alloc, p.dtype, p.dims) for p in self._params], alloc, dims, dtype,
+                allocate)
 
     def _patch_and_run(self, mem: Memory) -> None:
         """Point the kernel tables' per-call slots at this call's buffers and run."""
@@ -230,7 +233,7 @@ class CpuExecutable:
     def _call_simple(self, args: Sequence[Any]) -> Any:
         """:meth:`execute` for :meth:`_plan_simple_call`'s case, with this executable's lock
         held; None when an argument needs the general path (then nothing was run)."""
-        params, alloc, dims, dtype = self._simple
+        params, alloc, dims, dtype, allocate = self._simple
         mem = self.memory
         bases, addrs = mem.bases, mem.addrs
         try:
@@ -240,7 +243,7 @@ class CpuExecutable:
                     return None
                 bases[a] = value
                 addrs[a] = address_of(value)
-            out = np.empty(dims, dtype)
+            out = allocate(dims, dtype)
             bases[alloc] = out
             addrs[alloc] = address_of(out)
             self._patch_and_run(mem)
