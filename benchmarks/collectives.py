@@ -98,8 +98,11 @@ def all_reduce_bandwidth(args: argparse.Namespace) -> None:
         rows.append((nbytes, raw, ours, bus / raw / 1e9, bus / ours / 1e9))
         nbytes *= 4
     if rank == 0:
+        from machine import busy_text, cpu_model, others_busy
+        load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
         print(f"all-reduce f32 over {size} processes (median of up to {args.reps} "
-              f"interleaved runs)")
+              f"interleaved runs); CPU: {cpu_model()}; load average {load}, other processes "
+              f"keep {busy_text(others_busy())} of the cores busy")
         print(f"{'bytes':>10} {'mpi4py us':>10} {'xlapy us':>10} {'mpi GB/s':>9} "
               f"{'xlapy GB/s':>10} {'xlapy/mpi':>9}")
         for nbytes, raw, ours, bw_raw, bw_ours in rows:
