@@ -63,9 +63,10 @@ def check_collectives(rank: int) -> None:
 
 
 def check_native_all_reduce(rank: int) -> None:
-    """The CPU backend's all-reduce thunk with MPI writing the result buffers: large
+    """The CPU backend's collective thunks with MPI writing the result buffers: large
     (pooled) and small outputs, repeated calls, a tuple, an s32 sum, an f32 max (no native
-    MPI op: the portable path); and the communicator's in-place form."""
+    MPI op: the portable path), an all-gather in group order {1,0}; and the communicator's
+    in-place all-reduce."""
     from xlapy.backends.communicator import CollectiveCall, signature_of
     from xlapy.client.devices import PROCESS
     n = 100_000
@@ -73,9 +74,10 @@ def check_native_all_reduce(rank: int) -> None:
   t = (f32[{n}], f32[8]) all-reduce(p, q), replica_groups={{}}, to_apply=add
   s = s32[{n}] all-reduce(i), replica_groups={{}}, to_apply=addi
   m = f32[8] all-reduce(q), replica_groups={{}}, to_apply=max
+  g = f32[{2 * n}] all-gather(p), replica_groups={{{{1,0}}}}, dimensions={{0}}
   t0 = f32[{n}] get-tuple-element(t), index=0
   t1 = f32[8] get-tuple-element(t), index=1
-  ROOT r = (f32[{n}], f32[8], s32[{n}], f32[8]) tuple(t0, t1, s, m)""",
+  ROOT r = (f32[{n}], f32[8], s32[{n}], f32[8], f32[{2 * n}]) tuple(t0, t1, s, m, g)""",
                      f"p = f32[{n}] parameter(0)\n  q = f32[8] parameter(1)")
     text = text.replace("ENTRY", MAX + ADDI + "\nENTRY")
     xs = [np.arange(n, dtype=np.float32) * (d + 1) for d in range(2)]
@@ -86,6 +88,7 @@ def check_native_all_reduce(rank: int) -> None:
         np.testing.assert_array_equal(out[1], qs[0] + qs[1])
         np.testing.assert_array_equal(out[2], xs[0].astype(np.int32) + xs[1].astype(np.int32))
         np.testing.assert_array_equal(out[3], np.maximum(qs[0], qs[1]))
+        np.testing.assert_array_equal(out[4], np.concatenate([xs[1], xs[0]]))
     buf = np.full(1000, rank + 1.0)
     call = CollectiveCall("in-place test", (0, 1), rank, 0, signature_of("in-place", [buf]))
     PROCESS.communicator.all_reduce_into(call, [buf], [buf], None, "sum")

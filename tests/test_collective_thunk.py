@@ -1,7 +1,8 @@
-"""The CPU backend's all-reduce thunk (``backends/cpu/collective_thunk.py``): a row-major
-all-reduce hands its buffers to the communicator instead of running the interpreter's handler;
-its answers are the interpreter's for every reducer and dtype (native MPI ones and the
-portable path alike), and anything it does not take still runs as a fallback."""
+"""The CPU backend's collective thunks (``backends/cpu/collective_thunk.py``): a row-major
+all-reduce, and an all-gather whose members' blocks follow each other in memory, hand their
+buffers to the communicator instead of running the interpreter's handler; the answers are the
+interpreter's for every reducer and dtype (native MPI ones and the portable path alike), and
+anything they do not take still runs as a fallback."""
 from __future__ import annotations
 
 import numpy as np
@@ -34,9 +35,14 @@ BODY = """  p = f32[2,3] parameter(0)
   d = f32[2,3] all-reduce-done(s)
   q = f32[2,3]{0,1} copy(p)
   l = f32[2,3]{0,1} all-reduce(q), replica_groups={}, to_apply=add
+  g = f32[4,3] all-gather(p), replica_groups={{0,2},{1,3}}, dimensions={0}
+  w = f32[1,4] reshape(v)
+  g1 = f32[1,16] all-gather(w), replica_groups={}, dimensions={1}
+  g2 = f32[2,6] all-gather(p), replica_groups={{3,1},{2,0}}, dimensions={1}
+  gb = bf16[10] all-gather(h), replica_groups={{1,0},{2,3}}, dimensions={0}
   t0 = f32[2,3] get-tuple-element(t), index=0
   t1 = f32[4] get-tuple-element(t), index=1
-  ROOT r = (f32[2,3], f32[4], s32[4], f32[2,3], bf16[5], f32[2,3], f32[2,3]{0,1}) tuple(t0, t1, n, m, b, d, l)"""
+  ROOT r = (f32[2,3], f32[4], s32[4], f32[2,3], bf16[5], f32[2,3], f32[2,3]{0,1}, f32[4,3], f32[1,16], f32[2,6], bf16[10]) tuple(t0, t1, n, m, b, d, l, g, g1, g2, gb)"""
 
 
 def _text(replicas: int) -> str:
@@ -55,8 +61,10 @@ def test_row_major_all_reduces_run_as_collective_thunks():
     exe = get_backend("cpu").compile(parse_module(_text(4)))
     kinds = exe.thunk_kinds()
     assert kinds["t"] == kinds["n"] == kinds["m"] == kinds["b"] == kinds["s"] == "collective"
+    assert kinds["g"] == kinds["g1"] == kinds["gb"] == "collective"
     assert kinds["l"] == "fallback"                 # column-major: the interpreter's handler
-    assert "all-reduce" in exe.fallback_opcodes()
+    assert kinds["g2"] == "fallback"                # members interleave in memory
+    assert exe.fallback_opcodes() == ["all-gather", "all-reduce", "all-reduce-done"]
 
 
 @pytest.mark.parametrize("replicas", [4, 1])
@@ -64,7 +72,10 @@ def test_collective_thunks_match_the_interpreter(replicas):
     text = _text(replicas)
     if replicas == 1:
         text = text.replace("{{0,2},{1,3}}", "{}").replace("{{3,2,1,0}}", "{}") \
-            .replace("{{1,0},{3,2}}", "{}")
+            .replace("{{1,0},{3,2}}", "{}").replace("{{3,1},{2,0}}", "{}") \
+            .replace("{{1,0},{2,3}}", "{}").replace("f32[4,3]", "f32[2,3]") \
+            .replace("f32[1,16]", "f32[1,4]").replace("f32[2,6]", "f32[2,3]") \
+            .replace("bf16[10]", "bf16[5]")
     args = _args(replicas)
 
     def run(backend: str) -> list:
@@ -77,13 +88,15 @@ def test_collective_thunks_match_the_interpreter(replicas):
             got = run("cpu")
     assert len(got) == replicas
     for g, e in zip(got, expected):
-        assert len(g) == len(e) == 7
+        assert len(g) == len(e) == 11
         for a, b in zip(g, e):
             assert a.dtype == b.dtype and a.shape == b.shape
             np.testing.assert_array_equal(a, b)
-    if replicas == 4:       # the sums really are over the groups
+    if replicas == 4:       # the sums and gathers really are over the groups
         np.testing.assert_allclose(got[0][0], args[0][0] + args[2][0], rtol=1e-6)
         np.testing.assert_array_equal(got[1][2], args[1][1] + args[3][1])
+        np.testing.assert_array_equal(got[3][7], np.concatenate([args[1][0], args[3][0]]))
+        np.testing.assert_array_equal(got[2][10], np.concatenate([args[2][2], args[3][2]]))
 
 
 def test_one_participant_runs_the_fallback_without_a_communicator():

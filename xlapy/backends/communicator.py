@@ -113,6 +113,13 @@ class Communicator(abc.ABC):
         return self.exchange(call, arrays, lambda members: [
             np.concatenate([m[i] for m in members], axis=dim) for i in range(len(arrays))])
 
+    def all_gather_into(self, call: CollectiveCall, sources: Arrays, destinations: Arrays
+                        ) -> None:
+        """The members' flat ``sources``, in group order, written one after the other into
+        each flat destination (memory that overlaps no source)."""
+        for out, dst in zip(self.all_gather(call, sources, 0), destinations):
+            dst[...] = out
+
     def reduce_scatter(self, call: CollectiveCall, arrays: Arrays, dim: int,
                        combine: Callable[[Any, Any], Any], kind: str | None) -> Arrays:
         """Block ``position`` (along ``dim``) of the group's reduction of each operand."""

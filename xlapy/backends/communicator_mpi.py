@@ -18,8 +18,9 @@ started just before the data calls and waited for first, so agreeing costs no ro
 of its own. A disagreement fails on every member with a
 :class:`~xlapy.errors.CollectiveError` naming the collective and both sides, without waiting
 for the (mismatched) data calls, whose requests and buffers are then kept alive for good;
-the failed call's results are never returned. An all-reduce the CPU backend runs
-(``all_reduce_into``) reduces straight into the executable's result buffer. All waits are
+the failed call's results are never returned. An all-reduce or all-gather the CPU backend
+runs (``all_reduce_into``, ``all_gather_into``) writes straight into the executable's result
+buffer. All waits are
 non-blocking requests polled against the timeout, so a peer that never arrives fails the
 call instead of hanging it; a process that raises is ended by ``xlapy.distributed``'s
 exception hook with ``MPI_Abort``, which ends every other process of the job.
@@ -198,6 +199,17 @@ class MpiCommunicator(Communicator):
             requests.append(comm.Iallreduce(send, dst, op=op))
             nbytes += dst.nbytes
         self._finish(call, pending, requests, (sends, destinations), "all-reduce", nbytes)
+
+    def all_gather_into(self, call: CollectiveCall, sources: Arrays, destinations: Arrays
+                        ) -> None:
+        """``Iallgather`` of each source straight into its destination."""
+        if not all(d.flags.c_contiguous and d.flags.writeable for d in destinations):
+            return super().all_gather_into(call, sources, destinations)
+        comm, pending = self._begin(call)
+        sends = [np.ascontiguousarray(s) for s in sources]
+        requests = [comm.Iallgather(_bytes(s), _bytes(d)) for s, d in zip(sends, destinations)]
+        self._finish(call, pending, requests, (sends, destinations), "all-gather",
+                     sum(d.nbytes for d in destinations))
 
     def reduce_scatter(self, call: CollectiveCall, arrays: Arrays, dim: int,
                        combine: Callable[[Any, Any], Any], kind: str | None) -> Arrays:

@@ -1,4 +1,4 @@
-"""All-reduce thunks: the executable's own buffers handed to the communicator.
+"""Collective thunks: the executable's own buffers handed to the communicator.
 
 An ``all-reduce`` (or ``all-reduce-start``) whose operands and results are row-major arrays
 runs as an :class:`AllReduceThunk`: flat NumPy views of its operand buffers and of its result
@@ -6,8 +6,11 @@ buffers go to the running participant's communicator
 (:meth:`~xlapy.backends.communicator.Communicator.all_reduce_into`), so across MPI processes
 the reduction is written by MPI straight into the result buffer -- no intermediate array and
 no copy after it (``MPI_IN_PLACE`` when buffer assignment put the result in the operand's
-buffer). What does not change between calls -- the device's group, every group of the op,
-the call's signature -- is worked out on a participant's first call and kept, keyed by the
+buffer). Likewise an ``all-gather`` whose result is the members' operands one after the other
+in memory (row-major, every dimension before the gathered one of size 1) runs as an
+:class:`AllGatherThunk` (``all_gather_into``: MPI's ``Iallgather`` into the result buffer).
+What does not change between calls -- the device's group, every group of the op, the call's
+signature -- is worked out on a participant's first call and kept, keyed by the
 participant's (replicas, partitions, device); only the sequence number is per call.
 
 The semantics are the interpreter's handler's (``interpreter/collective.py``): same groups,
@@ -17,13 +20,14 @@ instruction runs as the fallback thunk (the interpreter's handler) it was before
 """
 from __future__ import annotations
 
+import abc
 from typing import Sequence
 
 import numpy as np
 
 from ...hlo.ir import HloInstruction
 from ...hlo.replica_groups import match_reduction
-from ..communicator import CollectiveCall, current_participant
+from ..communicator import CollectiveCall, Communicator, current_participant
 from ..interpreter import Evaluator
 from ..interpreter.collective import (collective_group, collective_signature, collective_what,
                                       combiner)
@@ -34,18 +38,32 @@ from .thunks import BufferRef, Memory, Thunk, ValueRef, as_bytes, leaves
 ALL_REDUCE_OPCODES = ("all-reduce", "all-reduce-start")
 
 
-def all_reduce_thunk_applies(instr: HloInstruction, operands: Sequence[ValueRef],
-                             output: ValueRef) -> bool:
-    """Whether ``instr`` can run as an :class:`AllReduceThunk`: an all-reduce whose operands
-    and results are row-major arrays of equal dtypes and element counts, pairwise."""
-    if instr.opcode not in ALL_REDUCE_OPCODES:
-        return False
+def _row_major_pairs(operands: Sequence[ValueRef], output: ValueRef) -> bool:
+    """Operands and result leaves pair up as row-major arrays of one dtype."""
     outs = leaves(output)
-    if len(outs) != len(operands) or not all(isinstance(r, BufferRef) for r in operands):
-        return False
-    return all(s.perm is None and d.perm is None and s.shape.dtype == d.shape.dtype
-               and s.shape.num_elements == d.shape.num_elements
-               for s, d in zip(operands, outs))
+    return len(outs) == len(operands) and all(
+        isinstance(s, BufferRef) and s.perm is None and d.perm is None
+        and s.shape.dtype == d.shape.dtype for s, d in zip(operands, outs))
+
+
+def collective_thunk(instr: HloInstruction, evaluator: Evaluator, operands: Sequence[ValueRef],
+                     output: ValueRef) -> Thunk | None:
+    """The thunk of collective ``instr`` over its buffers, None where the fallback runs it:
+    an all-reduce whose operands and results are row-major arrays of equal dtypes and sizes
+    pairwise, or an all-gather whose result is its members' operands one after the other
+    in memory."""
+    if not _row_major_pairs(operands, output):
+        return None
+    pairs = list(zip(operands, leaves(output)))
+    if instr.opcode in ALL_REDUCE_OPCODES:
+        if all(s.shape.num_elements == d.shape.num_elements for s, d in pairs):
+            return AllReduceThunk(instr, evaluator, operands, output)
+        return None
+    if instr.opcode == "all-gather":
+        d = int(instr.attrs["dimensions"][0])
+        if all(int(np.prod(o.shape.dims[:d], dtype=np.int64)) == 1 for _, o in pairs):
+            return AllGatherThunk(instr, evaluator, operands, output)
+    return None
 
 
 def _flat_geometry(ref: BufferRef) -> tuple[int, int, int, np.dtype]:
@@ -64,8 +82,9 @@ def _flat(geometry: tuple[int, int, int, np.dtype], mem: Memory) -> np.ndarray:
     return as_bytes(base)[begin:end].view(dtype)
 
 
-class AllReduceThunk(Thunk):
-    """One all-reduce over the executable's buffers (module docstring)."""
+class _CollectiveThunk(Thunk):
+    """A collective over the executable's buffers: the call's fixed parts kept per
+    participant layout, flat views of the buffers handed to the communicator."""
 
     kind = "collective"
 
@@ -78,8 +97,6 @@ class AllReduceThunk(Thunk):
         # a result in its operand's buffer: the same array goes as both (reduced in place)
         self._in_place = [s.same_bytes(d) for s, d in zip(self.sources, leaves(output))]
         self.fallback = FallbackThunk(instr, evaluator, operands, output)
-        self.reduction = match_reduction(instr.attrs["to_apply"])
-        self.combine = combiner(evaluator, instr)
         self.what = collective_what(instr)
         # (replicas, partitions, device) -> (group, groups, position, sorted group, signature)
         self._calls: dict[tuple[int, int, int], tuple] = {}
@@ -103,8 +120,36 @@ class AllReduceThunk(Thunk):
         sources = [_flat(g, mem) for g in self._sources]
         destinations = [s if same else _flat(g, mem)
                         for s, g, same in zip(sources, self._destinations, self._in_place)]
-        p.communicator.all_reduce_into(call, sources, destinations, self.combine,
-                                       self.reduction)
+        self._move(p.communicator, call, sources, destinations)
+
+    @abc.abstractmethod
+    def _move(self, communicator: Communicator, call: CollectiveCall, sources: list,
+              destinations: list) -> None:
+        """Run the collective from ``sources`` into ``destinations`` (flat arrays)."""
 
 
-__all__ = ["AllReduceThunk", "ALL_REDUCE_OPCODES", "all_reduce_thunk_applies"]
+class AllReduceThunk(_CollectiveThunk):
+    """One all-reduce over the executable's buffers (module docstring)."""
+
+    def __init__(self, instr: HloInstruction, evaluator: Evaluator,
+                 operands: Sequence[BufferRef], output: ValueRef) -> None:
+        super().__init__(instr, evaluator, operands, output)
+        self.reduction = match_reduction(instr.attrs["to_apply"])
+        self.combine = combiner(evaluator, instr)
+
+    def _move(self, communicator: Communicator, call: CollectiveCall, sources: list,
+              destinations: list) -> None:
+        communicator.all_reduce_into(call, sources, destinations, self.combine,
+                                     self.reduction)
+
+
+class AllGatherThunk(_CollectiveThunk):
+    """One all-gather whose result is its members' operands one after the other in memory
+    (row-major, every dimension before the gathered one of size 1)."""
+
+    def _move(self, communicator: Communicator, call: CollectiveCall, sources: list,
+              destinations: list) -> None:
+        communicator.all_gather_into(call, sources, destinations)
+
+
+__all__ = ["AllReduceThunk", "AllGatherThunk", "ALL_REDUCE_OPCODES", "collective_thunk"]

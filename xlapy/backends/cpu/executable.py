@@ -27,8 +27,9 @@ and turns every instruction of the entry computation's schedule into a **thunk**
   are kernels on the calling thread runs its trips in a native driver
   (``native_loop.py``);
 - **copy** (``copy``): forwards an operand into a fresh buffer (``opt-barrier``-like ops);
-- **collective** (``collective``): ``all-reduce`` over row-major buffers, handed to the running
-  participant's communicator, which writes the result buffer (``collective_thunk.py``);
+- **collective** (``collective``): ``all-reduce`` over row-major buffers (and ``all-gather``
+  whose members' blocks follow each other in memory), handed to the running participant's
+  communicator, which writes the result buffer (``collective_thunk.py``);
 - **no-op**: ``parameter``, ``constant``, ``tuple``, ``get-tuple-element`` and ``bitcast``
   need no work (their values already are in place);
 - **fallback** (``fallback``): the reference interpreter's handler on NumPy views of the
@@ -36,7 +37,7 @@ and turns every instruction of the entry computation's schedule into a **thunk**
 
   * always: ``topk``, ``fft``, ``custom-call`` (the LAPACK targets),
     ``cholesky``, ``triangular-solve``, ``rng``, ``rng-get-and-update-state``,
-    ``map``, the collectives other than the all-reduce above, ``partition-id``,
+    ``map``, the collectives other than those above, ``partition-id``,
     ``replica-id``, ``get-dimension-size``/``set-dimension-size``,
     ``dynamic-reshape``, ``stochastic-convert``, ``copy-start``/``copy-done``
     (``batch-norm-*`` never get here: the pipeline's ``batchnorm_expander`` expands them);
