@@ -7,7 +7,8 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[1] / "xlapy"
 LAYERS = {"errors": 0, "config": 0, "threadlocal": 0, "hlo": 1, "passes": 2, "backends": 3,
           "client": 4, "distributed": 4, "frontend": 5, "sharding": 5, "numpy": 5, "lax": 5,
-          "nn": 5, "random": 5, "scipy": 5, "ops": 5, "debug": 5, "tree_util": 5, "tree": 5,
+          "nn": 5, "random": 5, "scipy": 5, "ops": 5, "debug": 5, "profiler": 5,
+          "tree_util": 5, "tree": 5, "experimental": 5,
           "keras": 6, "aot": 6, "tf": 7,
           "tools": 8, "interop": 8}
 

@@ -205,8 +205,13 @@ def test_cpu_pipeline_order():
                      "zero_sized_hlo_elimination", "comparison-expander", "call-inliner",
                      "dot_decomposer", "batchnorm_expander",
                      "convolution-canonicalization", "simplification", "transpose-folding", "cse",
-                     "tuple-simplifier", "layout-assignment", "fusion",
-                     "reduction_consumer_fusion", "copy-insertion"]
+                     "tuple-simplifier", "bf16-excess-precision", "layout-assignment",
+                     "fusion", "reduction_consumer_fusion", "copy-insertion"]
     m = H.parse_module(TEXT)
     pipe.run(m)
     assert m.entry.root.shape.dims == (4,)
+    # a memory budget adds rematerialization after copy insertion, before buffer assignment
+    from xlapy.config import get_debug_options
+    from xlapy.passes.context import PassContext
+    budget = PassContext(get_debug_options().replace(xla_cpu_memory_limit_bytes=1 << 20))
+    assert cpu_pipeline(budget).pass_names == names + ["rematerialization"]

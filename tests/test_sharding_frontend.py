@@ -161,3 +161,31 @@ def test_conflicting_argument_sharding_names_the_argument_and_line():
                                                    r"\{devices=\[2,1\]<=\[2\]\}.*test_sharding_fr"):
         f(x)
     np.testing.assert_array_equal(np.asarray(f(np.asarray(x))), np.ones((4, 4)))
+
+
+def test_make_array_from_callback_builds_only_the_shards():
+    mesh = Mesh(np.arange(4).reshape(2, 2), ("a", "b"))
+    s = NamedSharding(mesh, P("a", "b"))
+    seen = []
+
+    def cb(index):
+        seen.append(index)
+        i, j = np.ogrid[index[0], index[1]]
+        return (10 * i + j).astype(np.float32)
+    arr = xlapy.make_array_from_callback((5, 6), s, cb)
+    assert len(seen) == 4 and seen[3] == (slice(3, 5), slice(3, 6))
+    i, j = np.ogrid[0:5, 0:6]
+    np.testing.assert_array_equal(np.asarray(arr), 10 * i + j)
+    assert arr.nbytes_held == 4 * 3 * 3 * 4                       # padded 3x3 pieces
+    with pytest.raises(xlapy.errors.ShapeError, match=r"gave shape \(1,\) for index"):
+        xlapy.make_array_from_callback((4, 4), s, lambda index: np.zeros(1))
+
+
+def test_mesh_of_devices_the_run_does_not_have():
+    with debug_options(xla_force_host_platform_device_count=4):
+        devs = xlapy.devices()
+        assert Mesh(np.array(devs).reshape(2, 2), ("a", "b")).size == 4
+    with pytest.raises(InvalidArgumentError, match=r"devices \[2, 3\] are not devices of this "
+                                                   r"run, which has 2.*test_sharding_frontend"):
+        with debug_options(xla_force_host_platform_device_count=2):
+            Mesh(np.array(devs), ("i",))

@@ -19,7 +19,8 @@ __all__ = ["__version__", "errors", "optimize", "run_hlo", "jit", "function", "n
            "pure_callback", "io_callback", "ShapeDtypeStruct", "jacfwd", "jacrev", "hessian",
            "custom_jvp", "custom_vjp", "checkpoint", "remat", "checkpoint_policies",
            "checkpoint_name", "eval_shape", "make_jaxpr", "disable_jit", "block_until_ready",
-           "tree_util", "tree", "sharding", "device_put"]
+           "tree_util", "tree", "sharding", "device_put", "shard_map", "experimental",
+           "make_array_from_callback", "profiler"]
 
 # The front end is imported on first use so that ``import xlapy`` stays cheap.
 _FRONTEND_EXPORTS = {"jit", "function", "Array", "register_pytree_node", "tree_flatten",
@@ -29,7 +30,8 @@ _FRONTEND_EXPORTS = {"jit", "function", "Array", "register_pytree_node", "tree_f
                      "io_callback", "ShapeDtypeStruct", "jacfwd", "jacrev", "hessian",
                      "custom_jvp", "custom_vjp", "checkpoint", "remat", "checkpoint_policies",
                      "checkpoint_name", "eval_shape", "make_jaxpr", "disable_jit",
-                     "block_until_ready", "tree_leaves", "tree_structure", "device_put"}
+                     "block_until_ready", "tree_leaves", "tree_structure", "device_put",
+                     "shard_map", "make_array_from_callback"}
 
 
 def __getattr__(name: str):
@@ -37,6 +39,7 @@ def __getattr__(name: str):
     if name in _FRONTEND_EXPORTS:
         return getattr(importlib.import_module(".frontend", __name__), name)
     if name in ("numpy", "lax", "frontend", "nn", "random", "scipy", "ops", "keras", "tf",
-                "distributed", "debug", "tree_util", "tree", "sharding"):
+                "distributed", "debug", "tree_util", "tree", "sharding", "experimental",
+                "profiler"):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'xlapy' has no attribute {name!r}")

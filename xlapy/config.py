@@ -103,6 +103,10 @@ class DebugOptions:
     # seconds a collective waits for its participants before failing (XLA's default is 40;
     # xlapy's is 60)
     xla_cpu_collective_call_terminate_timeout_seconds: int = 60
+    # bytes an executable may hold while it runs (parameters, constants, outputs, live
+    # temps); over it the rematerialization pass recomputes values (0: no limit). XLA:CPU
+    # has no such flag; XLA:GPU derives the limit from the device's memory
+    xla_cpu_memory_limit_bytes: int = 0
 
     def replace(self, **changes: Any) -> "DebugOptions":
         """A copy with some fields changed (names checked, lists given as tuples or strings)."""

@@ -30,6 +30,12 @@ class Device:
     def __repr__(self) -> str:
         return f"CpuDevice(id={self.id}, process_index={self.process_index})"
 
+    def memory_stats(self) -> dict[str, int]:
+        """JAX's ``Device.memory_stats()``: the counters of :func:`xlapy.profiler.
+        memory_stats` (the CPU devices of a process share its memory and counters)."""
+        from ..backends.memory_stats import STATS
+        return STATS.snapshot()
+
 
 class _ProcessState:
     """Set by ``xlapy.distributed.initialize``: this process's index, the process count and

@@ -39,6 +39,8 @@ class PartitionedModule:
     num_partitions: int
     in_shardings: list[HloSharding]
     out_sharding: HloSharding
+    #: the sharding of each output (the root's tuple elements, or the one array)
+    out_shardings: list[HloSharding]
 
     def collective_bytes(self) -> dict[str, int]:
         """Bytes per device each collective kind moves (result sizes)."""
@@ -60,24 +62,42 @@ def spmd_partition(module: HloModule, num_partitions: int | None = None) -> Part
     propagated = work.clone()
     entry = work.entry
     ins = [_array_sharding(p.attrs.get("sharding")) for p in entry.parameters]
-    out = _array_sharding(entry.root.attrs.get("sharding"))
+    root = entry.root
+    out = _array_sharding(root.attrs.get("sharding"))
+    if root.shape.is_tuple:
+        rs = root.attrs.get("sharding")
+        if not isinstance(rs, HloSharding) or rs.kind != "tuple":
+            # the partitioner returns a tuple's elements as their operands are sharded
+            rs = HloSharding.tuple_of([_array_sharding(o.attrs.get("sharding"))
+                                       for o in root.operands]) \
+                if root.opcode == "tuple" else HloSharding.tuple_of(
+                    [HloSharding.replicate()] * len(root.shape.tuple_shapes))
+            root.attrs["sharding"] = rs
+        outs = [_array_sharding(e) for e in rs.elements]
+    else:
+        outs = [out]
     SpmdPartitioner(n).run(work)
     verify_module(work, unique_names="computation")
     dump_hlo_module(work, "after_spmd-partitioning")
-    return PartitionedModule(work, propagated, n, ins, out)
+    return PartitionedModule(work, propagated, n, ins, out, outs)
 
 
-def shard_array(x: np.ndarray, s: HloSharding, n: int) -> list[np.ndarray]:
-    """The padded shard of ``x`` each of ``n`` devices holds under ``s`` (padding zeros)."""
+def shard_array(x: np.ndarray, s: HloSharding, n: int,
+                devices: Sequence[int] | None = None) -> list[Any]:
+    """The padded shard of ``x`` each of ``n`` devices holds under ``s`` (padding zeros);
+    with ``devices``, only those devices' shards are made (the others are None)."""
     x = np.asarray(x)
     if s.kind != "tiled":
-        return [x] * n
+        return [x if devices is None or dev in devices else None for dev in range(n)]
     if s.tiled_data_rank != x.ndim:
         raise InvalidArgumentError(f"sharding {s} is for rank {s.tiled_data_rank}, the array "
                                    f"has shape {x.shape}")
     local = s.shard_shape(x.shape)
     out = []
     for dev in range(n):
+        if devices is not None and dev not in devices:
+            out.append(None)
+            continue
         idx = s.tile_index(dev)
         piece = np.zeros(local, dtype=x.dtype)
         sl = tuple(slice(min(i * c, d), min((i + 1) * c, d)) for i, c, d in

@@ -20,6 +20,9 @@
 - :mod:`.batching`: ``vmap`` (the batch trace; rules beside their primitives, control
   flow's in :mod:`.control_flow_batching`); :mod:`.pmap`: ``pmap`` over devices, with the
   named-axis collectives of :mod:`.primitives_collective`;
+- :mod:`.sharding`: ``Mesh``/``NamedSharding``, ``jit(in_shardings=...)``, ``ShardedArray``;
+  :mod:`.shard_map`: per-device code over a mesh; :mod:`.sharded_step`: Variables holding
+  their shards and the SPMD step that trains them (Keras distributions);
 - :mod:`.variables`: ``Variable``, mutable state that compiled functions read and assign;
 - :mod:`.callbacks`: ``pure_callback``, ``io_callback``, host printing (Python called from
   compiled code);
@@ -44,7 +47,8 @@ from .custom_derivatives import custom_jvp, custom_vjp
 from .jacobians import hessian, jacfwd, jacrev
 from .jit import CacheInfo, JitFunction, disable_jit, jit, set_recompile_warning_threshold
 from . import sharding as _sharding  # noqa: F401  (installs jit's in_shardings support)
-from .sharding import device_put
+from .sharding import device_put, make_array_from_callback
+from .shard_map import shard_map
 from .tf_function import EagerFunction, auto_jit, function, set_auto_jit
 from .pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map,  # noqa: F401
                      tree_structure, tree_unflatten)

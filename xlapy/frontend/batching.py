@@ -61,10 +61,12 @@ _APPLYING = PerThreadList()
 
 
 class AxisFrame(NamedTuple):
-    """A named axis in scope: bound by ``vmap`` (``kind="vmap"``) or ``pmap`` (``"pmap"``)."""
+    """A named axis in scope: bound by ``vmap`` (``kind="vmap"``), ``pmap`` (``"pmap"``) or
+    ``shard_map`` (``"shard_map"``, with the ``Mesh`` whose axis it is)."""
     name: Any
     size: int
     kind: str
+    mesh: Any = None
 
 
 # The named axes in scope, innermost last (per thread).
@@ -72,12 +74,12 @@ AXIS_ENV = PerThreadList()
 
 
 @contextmanager
-def bound_axis(name: Any, size: int, kind: str) -> Iterator[None]:
+def bound_axis(name: Any, size: int, kind: str, mesh: Any = None) -> Iterator[None]:
     """Bind the axis ``name`` of ``size`` for the block (nothing when ``name`` is None)."""
     if name is None:
         yield
         return
-    AXIS_ENV.append(AxisFrame(name, size, kind))
+    AXIS_ENV.append(AxisFrame(name, size, kind, mesh))
     try:
         yield
     finally:

@@ -573,7 +573,11 @@ class JitFunction:
             module.attributes["input_output_alias"] = aliases
         backend = self._backend or default_backend()
         from ..client import get_backend
-        exe = get_backend(backend).compile(module)
+        spmd = getattr(trace, "spmd_partitions", 0)
+        if spmd:                    # the partition count, as XLA's compiled module has it
+            module.attributes["num_partitions"] = spmd
+        exe = SPMD_COMPILE[0](module, spmd, self._backend) if spmd else \
+            get_backend(backend).compile(module)
         return _Entry(module, exe, out_tree, [o.weak_type for o in outs], param_leaves,
                       [s.variable for s in slots], [s.variable for s in assigned],
                       replicas=key.replicas)
@@ -635,6 +639,11 @@ class JitFunction:
 #: **jit_options)``; ``xlapy.frontend.sharding`` (imported with the front end) installs its
 #: ``ShardedFunction`` here.
 SHARDED_JIT: list[Callable[..., Any]] = []
+#: A trace that contains a ``shard_map`` (its root trace has ``spmd_partitions`` = the mesh
+#: size) is an SPMD program: ``SPMD_COMPILE[0](module, n, backend)`` gives the executable
+#: (``xlapy.frontend.sharding.SpmdExecutable``: global arguments in, global results out;
+#: ``backend`` None when the jit named none).
+SPMD_COMPILE: list[Callable[..., Any]] = []
 
 
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Sequence[int] | int = (),

@@ -3,25 +3,13 @@ at each stage (``get_compiler_ir``); ``Lowered.compile()`` gives ``Compiled``, w
 optimized module and its buffer assignment's sizes (``memory_analysis``), as JAX's AOT API."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from ..backends.memory_stats import MemoryAnalysis, memory_analysis
 from ..client.optimize import optimize, optimize_with_report
 from ..errors import InvalidArgumentError
 from ..hlo.ir import HloModule
 from .core import default_backend
-
-
-@dataclass(frozen=True)
-class MemoryAnalysis:
-    """Sizes from the buffer assignment of the optimized module (``Compiled.memory_analysis``,
-    JAX's field names; ``peak_memory_in_bytes`` is parameters + constants + outputs + temps)."""
-
-    temp_size_in_bytes: int
-    argument_size_in_bytes: int
-    output_size_in_bytes: int
-    constant_size_in_bytes: int
-    peak_memory_in_bytes: int
 
 
 class Lowered:
@@ -62,7 +50,12 @@ class Lowered:
             from ..hlo.proto import module_to_proto_bytes
             return module_to_proto_bytes(self.hlo_module)
         if stage in ("optimized_hlo", "optimized_hlo_dot", "optimized_hlo_serialized"):
-            module = optimize(self.hlo_module)
+            module = self.hlo_module
+            n = module.attributes.get("num_partitions", 1)
+            if n > 1:       # a shard_map program: what each partition runs, as XLA shows it
+                from ..client.spmd import spmd_partition
+                module = spmd_partition(module, n).module
+            module = optimize(module)
             if stage == "optimized_hlo":
                 return module.to_text()
             if stage == "optimized_hlo_serialized":
@@ -99,9 +92,9 @@ class Compiled:
         return self._result.module.to_text()
 
     def memory_analysis(self) -> MemoryAnalysis:
-        b = self._result.buffers
-        return MemoryAnalysis(b.total_temp_bytes, b.parameter_bytes, b.output_bytes,
-                              b.constant_bytes, b.peak_memory)
+        """Sizes of the buffer assignment (JAX's field names; the same record
+        :func:`xlapy.profiler.last_step_memory` gives after a call)."""
+        return memory_analysis(self._result.buffers)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self.lowered._call is None:

@@ -1,13 +1,18 @@
 """Collective primitives over named axes (JAX's ``lax.psum`` family), with their lowering,
 gradient and batching rules side by side.
 
-A collective names an axis bound by an enclosing ``pmap`` or ``vmap`` (``batching.AXIS_ENV``):
+A collective names an axis bound by an enclosing ``pmap``, ``shard_map`` or ``vmap``
+(``batching.AXIS_ENV``):
 
 - under ``pmap`` it lowers to the HLO collective over all the devices of the axis
   (``replica_groups={{0,...,N-1}}`` in a module with ``replica_count=N``): ``psum``/``pmax``/
   ``pmin`` to ``all-reduce``, ``all_gather`` to ``all-gather``, ``psum_scatter`` to
   ``reduce-scatter``, ``ppermute`` to ``collective-permute``, ``all_to_all`` to ``all-to-all``
   and ``axis_index`` to ``replica-id``;
+- inside ``shard_map`` (mesh axes) it lowers as JAX does for a ``{manual}`` region: groups of
+  partition ids (the devices that differ only along the named axes), a ``channel_id``,
+  ``use_global_device_ids`` for the all-reduce family, ``ppermute``'s pairs repeated in every
+  group, and ``axis_index`` as ``(partition-id / stride) % size``;
 - under ``vmap(..., axis_name=...)`` the batching rules compute the same thing over the
   batch axis (``psum`` is a sum over it, ``all_gather`` moves it into the result, ...).
 
@@ -42,22 +47,30 @@ def _names(axis_name: Any) -> tuple:
     return names
 
 
-def _one_name(axis_name: Any, what: str) -> Any:
+def _gather_names(axis_name: Any, what: str) -> tuple:
+    """The axes of a collective that orders its participants: one name, or several mesh
+    axes of a ``shard_map`` (participants ordered with the first axis major)."""
     names = _names(axis_name)
-    if len(names) != 1:
-        raise InvalidArgumentError(f"{what}: takes one axis name, got {axis_name!r}")
-    return names[0]
+    if len(names) != 1 and _mesh_of(names, what) is None:
+        raise InvalidArgumentError(f"{what}: takes one axis name (several only for mesh "
+                                   f"axes inside shard_map), got {axis_name!r}")
+    return names
 
 
 def _device_groups(names: Sequence[Any], what: str) -> tuple[int, ReplicaGroups | None]:
     """The participant count and replica groups of a collective over ``names`` in a
-    ``pmap``-traced module.
+    ``pmap``-traced module, or over mesh axes inside ``shard_map`` (groups of partition
+    ids: the devices that differ only along ``names``, see :func:`_spmd_attrs`).
 
     Groups are None for an axis of an enclosing ``vmap``: the collective is then being
     lowered into the body of a control-flow op traced under that vmap, only to find the
     body's types and captured values (``batching``); such bodies never run (the
     control-flow batching rules run the Python body again, and the collective's own
     rule handles the axis), so the lowering gives a value of the result's type."""
+    mesh = _mesh_of(names, what)
+    if mesh is not None:
+        groups = mesh.axis_groups(names)
+        return len(groups[0]), ReplicaGroups.of(groups)
     if len(names) != 1:
         raise InvalidArgumentError(f"{what}: {len(names)} pmap axes {list(names)}; pmap binds "
                                    "one axis (nested pmap is not supported)")
@@ -68,6 +81,33 @@ def _device_groups(names: Sequence[Any], what: str) -> tuple[int, ReplicaGroups 
                                        "lowering outside the vmap's control-flow bodies")
         return frame.size, None
     return frame.size, ReplicaGroups.of([list(range(frame.size))])
+
+
+def _mesh_of(names: Sequence[Any], what: str) -> Any:
+    """The ``Mesh`` when every axis in ``names`` is bound by ``shard_map`` (None when none
+    is); mixing them with ``pmap``/``vmap`` axes is an error."""
+    frames = [axis_frame(n, what) for n in names]
+    meshes = {id(f.mesh): f.mesh for f in frames if f.kind == "shard_map"}
+    if not meshes:
+        return None
+    if len(meshes) != 1 or len(frames) != sum(f.kind == "shard_map" for f in frames):
+        raise InvalidArgumentError(f"{what}: axes {list(names)} mix shard_map mesh axes with "
+                                   "other named axes")
+    return next(iter(meshes.values()))
+
+
+def _spmd_attrs(names: Sequence[Any], global_ids: bool = True) -> dict:
+    """The attributes that make a collective inside ``shard_map`` address partitions, as
+    JAX emits them: a ``channel_id`` (numbered per traced program) and, for the all-reduce
+    family, ``use_global_device_ids`` (groups of flattened ids)."""
+    if _mesh_of(names, "collective") is None:
+        return {}
+    root = current_trace()
+    while getattr(root, "parent", None) is not None:
+        root = root.parent
+    channel = getattr(root, "channels", 0) + 1
+    root.channels = channel
+    return {"channel_id": channel, **({"use_global_device_ids": True} if global_ids else {})}
 
 
 # ----------------------------------------------------------------- all-reduce family
@@ -81,7 +121,7 @@ def _all_reduce_lower(kind: str) -> Any:
             return x
         opcode = _REDUCE[kind][1] if x.shape.element_type.is_pred else _REDUCE[kind][0]
         return ctx.b.add_instruction(
-            "all-reduce", [x], {"replica_groups": groups,
+            "all-reduce", [x], {**_spmd_attrs(axis_name), "replica_groups": groups,
                                 "to_apply": ctx.scalar_computation(opcode, x.shape.dtype)})
     return lower
 
@@ -143,7 +183,8 @@ def _all_gather_lower(ctx: LoweringContext, x: I, *, axis_name: tuple, axis: int
     out[axis] *= n
     if groups is None:
         return ctx.b.concatenate([x] * n, axis)
-    return ctx.b.add_instruction("all-gather", [x], {"replica_groups": groups,
+    return ctx.b.add_instruction("all-gather", [x], {**_spmd_attrs(axis_name),
+                                                     "replica_groups": groups,
                                                      "dimensions": (axis,)},
                                  declared=Shape.array(x.shape.element_type, out))
 
@@ -160,7 +201,8 @@ def _psum_scatter_lower(ctx: LoweringContext, x: I, *, axis_name: tuple,
         r = ctx.b.slice(x, [0] * len(out), out, [1] * len(out))
     else:
         r = ctx.b.add_instruction(
-            "reduce-scatter", [x], {"replica_groups": groups, "dimensions": (d,),
+            "reduce-scatter", [x], {**_spmd_attrs(axis_name), "replica_groups": groups,
+                                    "dimensions": (d,),
                                     "to_apply": ctx.scalar_computation("add", x.shape.dtype)},
             declared=Shape.array(et, out))
     return r if tiled else ctx.b.reshape(r, out[:d] + out[d + 1:])
@@ -207,9 +249,14 @@ ppermute_p = primitive("ppermute")
 
 @ppermute_p.def_lowering
 def _ppermute_lower(ctx: LoweringContext, x: I, *, axis_name: tuple, perm: tuple) -> I:
-    if _device_groups(axis_name, "lax.ppermute")[1] is None:
+    n, groups = _device_groups(axis_name, "lax.ppermute")
+    if groups is None:
         return x
-    return ctx.b.add_instruction("collective-permute", [x], {"source_target_pairs": perm})
+    mesh = _mesh_of(axis_name, "lax.ppermute")
+    if mesh is not None:        # the permutation within every group, in partition ids
+        perm = tuple((g[s], g[t]) for g in mesh.axis_groups(axis_name) for s, t in perm)
+    return ctx.b.add_instruction("collective-permute", [x], {
+        **_spmd_attrs(axis_name, global_ids=False), "source_target_pairs": perm})
 
 
 ppermute_p.def_vjp(lambda ct, ans, x, *, axis_name, perm: (
@@ -244,7 +291,8 @@ def _all_to_all_lower(ctx: LoweringContext, x: I, *, axis_name: tuple, split_axi
         dims[s:s + 1] = [n, dims[s] // n]
         x = b.reshape(x, dims)
     y = x if groups is None else \
-        b.add_instruction("all-to-all", [x], {"replica_groups": groups, "dimensions": (s,)})
+        b.add_instruction("all-to-all", [x], {**_spmd_attrs(axis_name, global_ids=False),
+                                              "replica_groups": groups, "dimensions": (s,)})
     # ``y``'s axis ``s`` now runs over the source devices: move it to the concat axis.
     order = [i for i in range(len(dims)) if i != s]
     if tiled:
@@ -287,7 +335,21 @@ axis_index_p = primitive("axis_index", weak=lambda args, params: False)
 def _axis_index_lower(ctx: LoweringContext, *, axis_name: tuple) -> I:
     if _device_groups(axis_name, "lax.axis_index")[1] is None:
         return ctx.b.constant(np.int32(0))
-    return ctx.b.convert(ctx.b.replica_id(), np.int32)
+    mesh = _mesh_of(axis_name, "lax.axis_index")
+    if mesh is None:
+        return ctx.b.convert(ctx.b.replica_id(), np.int32)
+    # JAX's form: (partition-id / stride) % size along each axis, as s32 (several axes:
+    # combined with the first major)
+    b = ctx.b
+    pid = b.add_instruction("partition-id", [])
+    total = None
+    for name in axis_name:
+        stride, size = mesh.axis_stride(name), mesh.shape[name]
+        idx = b.add_instruction("divide", [pid, b.constant(np.uint32(stride))])
+        idx = b.add_instruction("remainder", [idx, b.constant(np.uint32(size))])
+        total = idx if total is None else b.add_instruction(
+            "add", [b.add_instruction("multiply", [total, b.constant(np.uint32(size))]), idx])
+    return b.convert(total, np.int32)
 
 
 axis_index_p.def_vjp(lambda ct, ans, **params: ())
@@ -346,11 +408,11 @@ def pmean(x: Any, axis_name: Any) -> Any:
 def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) -> Any:
     """Every participant's ``x`` stacked along a new axis ``axis`` (concatenated along
     ``axis`` when ``tiled``)."""
-    name = _one_name(axis_name, "lax.all_gather")
+    names = _gather_names(axis_name, "lax.all_gather")
 
     def one(v: Array) -> Array:
         a = _axis(axis, v.ndim + (0 if tiled else 1), "lax.all_gather axis")
-        return bind(all_gather_p, v, axis_name=(name,), axis=a, tiled=bool(tiled))
+        return bind(all_gather_p, v, axis_name=names, axis=a, tiled=bool(tiled))
     return _leafwise(x, one)
 
 
@@ -358,15 +420,15 @@ def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0,
                  tiled: bool = False) -> Any:
     """``psum(x)`` with participant k keeping the k-th block along ``scatter_dimension``
     (of size 1, removed, unless ``tiled``)."""
-    name = _one_name(axis_name, "lax.psum_scatter")
-    n = axis_size(name)
+    names = _gather_names(axis_name, "lax.psum_scatter")
+    n = axis_size(names)
 
     def one(v: Array) -> Array:
         d = _axis(scatter_dimension, v.ndim, "lax.psum_scatter scatter_dimension")
         if (v.shape[d] != n) if not tiled else (v.shape[d] % n):
             raise ShapeError(f"lax.psum_scatter: dimension {d} of {v.type_text()} must be "
                              f"{'a multiple of' if tiled else ''} the axis size {n}")
-        return bind(psum_scatter_p, v, axis_name=(name,), scatter_dimension=d,
+        return bind(psum_scatter_p, v, axis_name=names, scatter_dimension=d,
                     tiled=bool(tiled))
     return _leafwise(x, one)
 
@@ -374,15 +436,15 @@ def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0,
 def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
     """Send ``x`` from participant ``src`` to ``dst`` for each ``(src, dst)`` in ``perm``;
     participants no pair sends to get zeros."""
-    name = _one_name(axis_name, "lax.ppermute")
-    n = axis_size(name)
+    names = _gather_names(axis_name, "lax.ppermute")
+    n = axis_size(names)
     pairs = tuple((int(s), int(t)) for s, t in perm)
     srcs, dsts = [s for s, _ in pairs], [t for _, t in pairs]
     if len(set(srcs)) != len(srcs) or len(set(dsts)) != len(dsts) or \
             any(not 0 <= i < n for i in srcs + dsts):
         raise InvalidArgumentError(f"lax.ppermute: perm {list(pairs)} must pair distinct "
                                    f"sources with distinct targets in 0..{n - 1}")
-    return _leafwise(x, lambda v: bind(ppermute_p, v, axis_name=(name,), perm=pairs))
+    return _leafwise(x, lambda v: bind(ppermute_p, v, axis_name=names, perm=pairs))
 
 
 def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
@@ -390,8 +452,8 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
     """Split ``x`` along ``split_axis`` into one chunk per participant, send chunk k to
     participant k, and concatenate the received chunks along ``concat_axis`` (untiled:
     ``split_axis`` has the axis size and is replaced by a new axis at ``concat_axis``)."""
-    name = _one_name(axis_name, "lax.all_to_all")
-    n = axis_size(name)
+    names = _gather_names(axis_name, "lax.all_to_all")
+    n = axis_size(names)
 
     def one(v: Array) -> Array:
         s = _axis(split_axis, v.ndim, "lax.all_to_all split_axis")
@@ -399,14 +461,15 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
         if (v.shape[s] % n) if tiled else (v.shape[s] != n):
             raise ShapeError(f"lax.all_to_all: split axis {s} of {v.type_text()} must be "
                              f"{'a multiple of' if tiled else ''} the axis size {n}")
-        return bind(all_to_all_p, v, axis_name=(name,), split_axis=s, concat_axis=c,
+        return bind(all_to_all_p, v, axis_name=names, split_axis=s, concat_axis=c,
                     tiled=bool(tiled))
     return _leafwise(x, one)
 
 
 def axis_index(axis_name: Any) -> Array:
-    """This participant's position along the named axis (an int32 scalar)."""
-    return bind(axis_index_p, axis_name=(_one_name(axis_name, "lax.axis_index"),))
+    """This participant's position along the named axis (an int32 scalar; over several mesh
+    axes, the position in their product, the first axis major)."""
+    return bind(axis_index_p, axis_name=_gather_names(axis_name, "lax.axis_index"))
 
 
 def _axis(a: int, ndim: int, what: str) -> int:

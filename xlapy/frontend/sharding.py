@@ -26,10 +26,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..client.spmd import PartitionedModule, shard_array, spmd_partition, unshard
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, ShapeError
 from ..hlo.sharding import HloSharding
 from .core import Array, LoweringContext, bind, primitive, to_array
-from .jit import SHARDED_JIT, JitFunction
+from .jit import SHARDED_JIT, SPMD_COMPILE, JitFunction
+from .pytree import tree_unflatten
 from .source_info import user_location
 
 log = logging.getLogger("xlapy.spmd")
@@ -54,6 +55,15 @@ class Mesh:
         ids = [getattr(d, "id", d) for d in arr.reshape(-1)]
         if len(set(ids)) != len(ids):
             raise InvalidArgumentError(f"Mesh: a device appears twice in {ids}{_where()}")
+        objects = [d for d in arr.reshape(-1) if hasattr(d, "id")]
+        if objects:                 # Device objects must be devices of this run
+            from ..client.devices import device_count
+            missing = [d.id for d in objects if not 0 <= d.id < device_count()]
+            if missing:
+                raise InvalidArgumentError(
+                    f"Mesh: devices {missing} are not devices of this run, which has "
+                    f"{device_count()} (XLA_FLAGS=--xla_force_host_platform_device_count="
+                    f"{len(ids)} for more CPU devices){_where()}")
         self.devices = arr
         self.device_ids = np.asarray(ids).reshape(arr.shape)
         self.axis_names = names
@@ -62,6 +72,22 @@ class Mesh:
     @property
     def size(self) -> int:
         return int(self.devices.size)
+
+    def axis_stride(self, name: str) -> int:
+        """How far apart (in partition ids, the mesh's row-major positions) neighbours
+        along axis ``name`` are."""
+        k = self.axis_names.index(name)
+        return int(np.prod(self.devices.shape[k + 1:], dtype=np.int64))
+
+    def axis_groups(self, names: Sequence[str]) -> list[list[int]]:
+        """The partition ids that differ only along ``names``, one group per position on
+        the other axes; within a group, ordered by the positions along ``names`` (the first
+        name major)."""
+        ks = [self.axis_names.index(n) for n in names]
+        rest = [k for k in range(len(self.axis_names)) if k not in ks]
+        pos = np.arange(self.size).reshape(self.devices.shape).transpose(rest + ks)
+        width = int(np.prod([self.devices.shape[k] for k in ks], dtype=np.int64))
+        return pos.reshape(-1, width).tolist()
 
     def __repr__(self) -> str:
         return f"Mesh({', '.join(f'{k}={v}' for k, v in self.shape.items())})"
@@ -145,7 +171,8 @@ class Shard:
 class ShardedArray:
     """A global array held as per-partition shards (padded to ``ceil(dim / tiles)`` as the
     partitioned program takes them); ``sharding`` says how, ``addressable_shards`` gives the
-    pieces, ``np.asarray`` puts it back together."""
+    pieces this process holds (in a multi-process run the others' pieces are None), and
+    ``np.asarray`` puts it back together when they are all here."""
 
     def __init__(self, pieces: Sequence[np.ndarray], hlo_sharding: HloSharding,
                  shape: Sequence[int], sharding: NamedSharding | None = None) -> None:
@@ -156,7 +183,7 @@ class ShardedArray:
         #: the NamedSharding it was given, else the HloSharding the program produced
         self.sharding: NamedSharding | HloSharding = sharding if sharding is not None \
             else hlo_sharding
-        self.dtype = self.pieces[0].dtype
+        self.dtype = next(np.asarray(p).dtype for p in self.pieces if p is not None)
 
     @property
     def ndim(self) -> int:
@@ -176,13 +203,27 @@ class ShardedArray:
                    if self.named_sharding is not None else list(range(len(self.pieces))))
         out = []
         for p, piece in enumerate(self.pieces):
+            if piece is None:                       # held by another process
+                continue
             index = self._index(p)
             data = piece[tuple(slice(0, sl.stop - sl.start) for sl in index)]
             out.append(Shard(devices[p], index, data))
         return out
 
+    @property
+    def nbytes_held(self) -> int:
+        """Bytes of the (padded) pieces this process holds."""
+        return sum(np.asarray(p).nbytes for p in self.pieces if p is not None)
+
     def numpy(self) -> np.ndarray:
-        return unshard(self.pieces, self.hlo_sharding, self.shape)
+        if self.hlo_sharding.kind == "tiled" and any(p is None for p in self.pieces):
+            raise InvalidArgumentError(
+                f"{self!r}: some shards are held by other processes; read the "
+                "addressable_shards, or gather it inside the program")
+        pieces = self.pieces
+        if self.hlo_sharding.kind != "tiled":
+            pieces = [next(p for p in self.pieces if p is not None)]
+        return unshard(pieces, self.hlo_sharding, self.shape)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         a = self.numpy()
@@ -193,13 +234,63 @@ class ShardedArray:
 
 
 def device_put(x: Any, sharding: NamedSharding) -> ShardedArray:
-    """``x`` cut into the shards ``sharding`` gives each device of its mesh."""
+    """``x`` cut into the shards ``sharding`` gives each device of its mesh; in a
+    multi-process run only this process's devices' shards are kept (the mesh's partitions
+    are numbered over the processes' devices in order, process 0's first)."""
     if not isinstance(sharding, NamedSharding):
         raise InvalidArgumentError(f"device_put takes a NamedSharding, got "
                                    f"{type(sharding).__name__}{_where()}")
     a = np.asarray(x.numpy() if isinstance(x, Array) else x)
     hs = sharding.to_hlo_sharding(a.ndim)
-    return ShardedArray(shard_array(a, hs, sharding.mesh.size), hs, a.shape, sharding)
+    n = sharding.mesh.size
+    return ShardedArray(shard_array(a, hs, n, _this_process_partitions(n)), hs, a.shape,
+                        sharding)
+
+
+def make_array_from_callback(shape: Sequence[int], sharding: NamedSharding,
+                             data_callback: Callable[[tuple[slice, ...]], Any]) -> ShardedArray:
+    """A :class:`ShardedArray` of global ``shape`` whose shards this process holds are
+    ``data_callback(index)`` (``index``: the slices of the global array the shard covers),
+    as ``jax.make_array_from_callback``: the global array is never built."""
+    if not isinstance(sharding, NamedSharding):
+        raise InvalidArgumentError(f"make_array_from_callback takes a NamedSharding, got "
+                                   f"{type(sharding).__name__}{_where()}")
+    shape = tuple(int(d) for d in shape)
+    hs = sharding.to_hlo_sharding(len(shape))
+    n = sharding.mesh.size
+    mine = _this_process_partitions(n)
+    local = hs.shard_shape(shape) if hs.kind == "tiled" else shape
+    pieces: list[Any] = []
+    for dev in range(n):
+        if mine is not None and dev not in mine:
+            pieces.append(None)
+            continue
+        idx = hs.tile_index(dev) if hs.kind == "tiled" else (0,) * len(shape)
+        index = tuple(slice(min(i * c, d), min((i + 1) * c, d))
+                      for i, c, d in zip(idx, local, shape))
+        data = np.asarray(data_callback(index))
+        want = tuple(sl.stop - sl.start for sl in index)
+        if data.shape != want:
+            raise ShapeError(f"make_array_from_callback: the callback gave shape {data.shape} "
+                             f"for index {index}, which needs {want}{_where()}")
+        piece = np.zeros(local, data.dtype)
+        piece[tuple(slice(0, k) for k in want)] = data
+        pieces.append(piece)
+    return ShardedArray(pieces, hs, shape, sharding)
+
+
+def _this_process_partitions(n: int) -> list[int] | None:
+    """The partitions of an ``n``-device mesh this process runs (None: all of them)."""
+    from ..client.devices import PROCESS, local_device_count
+    if PROCESS.count == 1:
+        return None
+    local = local_device_count()
+    if local * PROCESS.count != n:
+        raise InvalidArgumentError(
+            f"the mesh has {n} devices, but this run has {PROCESS.count} processes x {local} "
+            f"device(s) = {PROCESS.count * local}: make the mesh of all the run's devices"
+            f"{_where()}")
+    return list(range(PROCESS.index * local, (PROCESS.index + 1) * local))
 
 
 # ----------------------------------------------------------------------------- constraint
@@ -214,14 +305,18 @@ def _sc_lower(ctx: LoweringContext, x: Any, *, sharding: HloSharding) -> Any:
 sharding_constraint_p.def_vjp(lambda g, ans, x, **p: (bind(sharding_constraint_p, g, **p),))
 
 
+def insert_unsplit(sharding: HloSharding, d: int) -> HloSharding:
+    """``sharding`` with a new unsplit dimension at ``d`` (a tile of 1: a vmapped axis)."""
+    if not sharding.is_tiled:
+        return sharding
+    return HloSharding.tile(np.expand_dims(sharding.device_array(), d), sharding.subgroups)
+
+
 @sharding_constraint_p.def_batching
 def _sc_batching(vals: Any, dims: Any, *, sharding: HloSharding) -> tuple:
-    """The batch axis is left unsplit (a tile of 1 at ``bdim``), as JAX's rule does."""
+    """The batch axis is left unsplit, as JAX's rule does."""
     (x,), (d,) = vals, dims
-    if sharding.is_tiled:
-        sharding = HloSharding.tile(np.expand_dims(sharding.device_array(), d),
-                                    sharding.subgroups)
-    return bind(sharding_constraint_p, x, sharding=sharding), d
+    return bind(sharding_constraint_p, x, sharding=insert_unsplit(sharding, d)), d
 
 
 def with_sharding_constraint(x: Any, sharding: NamedSharding) -> Array:
@@ -234,10 +329,99 @@ def with_sharding_constraint(x: Any, sharding: NamedSharding) -> Array:
     hs = sharding.to_hlo_sharding(len(a.shape))
     if current_trace() is None:
         return a
+    from .batching import AXIS_ENV
+    manual = [f.name for f in AXIS_ENV.items if f.kind == "shard_map"]
+    if manual:
+        raise InvalidArgumentError(
+            f"with_sharding_constraint of a {a.type_text()} inside shard_map, where every "
+            f"mesh axis ({', '.join(map(repr, manual))}) is manual: the value is already one "
+            f"device's block; constrain it outside the shard_map{_where()}")
     return bind(sharding_constraint_p, a, sharding=hs)
 
 
 # ----------------------------------------------------------------------------- sharded jit
+def _local_ids(module: Any) -> list[int]:
+    from ..client.multi_device import local_participants
+    return local_participants(module)
+
+
+def run_partitioned(part: PartitionedModule, args: Sequence[Any], backend: str,
+                    given: Sequence[Any] | None = None) -> list[list[np.ndarray | None]]:
+    """Run ``part`` on this process's partitions: each argument is a :class:`ShardedArray`
+    already sharded as the program takes it (passed shard by shard) or a global value (cut
+    up); returns, per output, each partition's padded piece (None for partitions another
+    process runs). ``given``: the user's sharding of each argument (None: not given), for
+    the error when a ShardedArray disagrees with it."""
+    from ..client.run import run_hlo
+    n = part.num_partitions
+    ids = _local_ids(part.module)
+    per_device: list[list[np.ndarray]] = [[] for _ in ids]
+    for k, (a, s) in enumerate(zip(args, part.in_shardings)):
+        fits = isinstance(a, ShardedArray) and a.hlo_sharding == s and len(a.pieces) == n
+        if isinstance(a, ShardedArray) and not fits and given is not None \
+                and given[k] is not None:
+            raise InvalidArgumentError(
+                f"jit: argument {k} is a ShardedArray sharded {a.hlo_sharding} on "
+                f"{len(a.pieces)} devices, but in_shardings asks for {s} on {n}; "
+                f"device_put it with that sharding first{_where()}")
+        if fits:
+            pieces = a.pieces
+        else:
+            g = np.asarray(a.numpy() if isinstance(a, (Array, ShardedArray)) else a)
+            pieces = shard_array(g, s, n)
+        for slot, dev in enumerate(ids):
+            per_device[slot].append(pieces[dev])
+    outs = run_hlo(part.module, per_device, backend=backend)
+    result: list[list[np.ndarray | None]] = [[None] * n for _ in part.out_shardings]
+    for slot, dev in enumerate(ids):
+        for k, o in enumerate(outs[slot]):
+            result[k][dev] = o
+    return result
+
+
+class SpmdExecutable:
+    """What ``jit`` runs for a trace that contains a ``shard_map`` (or is otherwise an SPMD
+    program of ``n`` partitions): global arguments in, global results out; partitioned
+    on the first call."""
+
+    def __init__(self, module: Any, n: int, backend: str) -> None:
+        self.module, self.n, self.backend = module, n, backend
+        self._part: PartitionedModule | None = None
+
+    def execute(self, values: Sequence[Any], owned: Sequence[int] = ()) -> Any:
+        if self._part is None:
+            self._part = spmd_partition(self.module, self.n)
+        part = self._part
+        outs = run_partitioned(part, values, self.backend)
+        dims = part.propagated.entry.root.shape
+        shapes = dims.tuple_shapes if dims.is_tuple else [dims]
+        res = [ShardedArray(pieces, s, shape.dims).numpy()
+               for pieces, s, shape in zip(outs, part.out_shardings, shapes)]
+        return tuple(res) if dims.is_tuple else res[0]
+
+
+def spmd_backend(n: int, backend: str | None) -> str:
+    """The backend an SPMD program of ``n`` partitions runs on. Named none: the default
+    backend when this run has a device per partition, else the interpreter (any number of
+    partitions), as ``jit(in_shardings=...)`` does; a named backend must have them."""
+    from ..client.devices import local_device_count
+    from .core import default_backend
+    have = local_device_count() * _process_count()
+    if backend is None:
+        return default_backend() if n <= have else "interpreter"
+    if backend != "interpreter" and n > have:
+        raise InvalidArgumentError(
+            f"jit: the program runs on a mesh of {n} devices, but this process has "
+            f"{local_device_count()} {backend} device(s) (XLA_FLAGS="
+            f"--xla_force_host_platform_device_count={n}){_where()}")
+    return backend
+
+
+def _spmd_compile(module: Any, n: int, backend: str | None) -> SpmdExecutable:
+    """The executable of an SPMD trace (see :func:`spmd_backend` for the backend)."""
+    return SpmdExecutable(module, n, spmd_backend(n, backend))
+
+
 class ShardedFunction:
     """``jit(fn, in_shardings=..., out_shardings=...)``: see the module docstring."""
 
@@ -248,9 +432,11 @@ class ShardedFunction:
         self._backend = backend or "interpreter"
         self._cache: dict[int, tuple[Any, PartitionedModule]] = {}
 
-    def _mesh_size(self) -> int:
+    def _mesh_size(self, args: Sequence[Any]) -> int:
         shardings = [s for s in _leaves(self._in) + _leaves(self._out)
                      if isinstance(s, NamedSharding)]
+        shardings += [a.named_sharding for a in args if isinstance(a, ShardedArray)
+                      and a.named_sharding is not None]
         sizes = {s.mesh.size for s in shardings}
         if len(sizes) != 1:
             raise InvalidArgumentError(f"jit: in_shardings/out_shardings must use one mesh, "
@@ -259,7 +445,7 @@ class ShardedFunction:
 
     def lower(self, *args: Any) -> PartitionedModule:
         """Trace, annotate and partition for these arguments (cached per traced module)."""
-        lowered = self._inner.lower(*args)
+        lowered = self._inner.lower(*[_placeholder(a) for a in args])
         key = id(lowered.hlo_module)
         hit = self._cache.get(key)
         if hit is not None and hit[0] is lowered.hlo_module:
@@ -268,7 +454,11 @@ class ShardedFunction:
         entry = module.entry
         params = entry.parameters
         ins = _per_arg(self._in, len(params), "in_shardings")
+        leaves = _leaves(args)
         for i, (p, s) in enumerate(zip(params, ins)):
+            if s is None and i < len(leaves) and isinstance(leaves[i], ShardedArray):
+                p.attrs["sharding"] = leaves[i].hlo_sharding     # a committed argument
+                continue
             if s is None:
                 continue
             hs = s.to_hlo_sharding(len(p.shape.dims))
@@ -280,13 +470,21 @@ class ShardedFunction:
                         f"{_where()}")
             p.attrs["sharding"] = hs
         if self._out is not None:
-            if entry.root.shape.is_tuple:
-                raise InvalidArgumentError("jit: out_shardings with several outputs is not "
-                                           f"supported; return one array{_where()}")
-            entry.root.attrs["sharding"] = self._out.to_hlo_sharding(len(entry.root.shape.dims))
-        n = self._mesh_size()
+            root = entry.root
+            shapes = root.shape.tuple_shapes if root.shape.is_tuple else [root.shape]
+            outs = _per_arg(self._out, len(shapes), "out_shardings")
+            hs = [HloSharding.replicate() if o is None else o.to_hlo_sharding(len(t.dims))
+                  for o, t in zip(outs, shapes)]
+            root.attrs["sharding"] = HloSharding.tuple_of(hs) if root.shape.is_tuple else hs[0]
+        n = self._mesh_size(args)
+        inner = module.attributes.get("num_partitions", 1)
+        if inner > 1 and inner != n:
+            raise InvalidArgumentError(
+                f"jit: in_shardings/out_shardings are over a mesh of {n} devices, but the "
+                f"function's shard_map runs on {inner}: one program runs on one mesh"
+                f"{_where()}")
         from ..client.devices import local_device_count
-        if self._backend != "interpreter" and n > local_device_count():
+        if self._backend != "interpreter" and n > local_device_count() * _process_count():
             raise InvalidArgumentError(
                 f"jit: the mesh has {n} devices, but this process has {local_device_count()} "
                 f"{self._backend} device(s) (XLA_FLAGS=--xla_force_host_platform_device_count="
@@ -295,37 +493,40 @@ class ShardedFunction:
         self._cache[key] = (lowered.hlo_module, part)
         return part
 
-    def __call__(self, *args: Any) -> ShardedArray:
+    def __call__(self, *args: Any) -> Any:
         """Run on the mesh; a :class:`ShardedArray` argument already sharded as the program
-        takes it is passed shard by shard, anything else is cut up first. The result is a
-        :class:`ShardedArray` in the output's sharding."""
-        from ..client.run import run_hlo
+        takes it is passed shard by shard, anything else is cut up first. The results are
+        :class:`ShardedArray`s in the outputs' shardings (in the function's result
+        structure)."""
         leaves = _leaves(args)
-        part = self.lower(*[a.numpy() if isinstance(a, ShardedArray) else a for a in args])
-        per_device: list[list[np.ndarray]] = [[] for _ in range(part.num_partitions)]
+        part = self.lower(*args)
         given = _per_arg(self._in, len(leaves), "in_shardings")
-        for k, (a, s) in enumerate(zip(leaves, part.in_shardings)):
-            if isinstance(a, ShardedArray) and given[k] is not None and (
-                    a.hlo_sharding != s or len(a.pieces) != part.num_partitions):
-                raise InvalidArgumentError(
-                    f"jit: argument {k} is a ShardedArray sharded {a.hlo_sharding} on "
-                    f"{len(a.pieces)} devices, but in_shardings asks for {s} on "
-                    f"{part.num_partitions}; device_put it with that sharding first{_where()}")
-            if isinstance(a, ShardedArray) and a.hlo_sharding == s \
-                    and len(a.pieces) == part.num_partitions:
-                pieces = a.pieces
-            else:
-                g = np.asarray(a.numpy() if isinstance(a, (Array, ShardedArray)) else a)
-                pieces = shard_array(g, s, part.num_partitions)
-            for dev, piece in enumerate(pieces):
-                per_device[dev].append(piece)
-        outs = run_hlo(part.module, per_device, backend=self._backend)
-        return ShardedArray([o[0] for o in outs], part.out_sharding,
-                            part.propagated.entry.root.shape.dims,
-                            self._out if isinstance(self._out, NamedSharding) else None)
+        outs = run_partitioned(part, leaves, self._backend, given)
+        root = part.propagated.entry.root.shape
+        shapes = root.tuple_shapes if root.is_tuple else [root]
+        named = _per_arg(self._out, len(shapes), "out_shardings")
+        arrays = [ShardedArray(pieces, s, shape.dims,
+                               o if isinstance(o, NamedSharding) else None)
+                  for pieces, s, shape, o in zip(outs, part.out_shardings, shapes, named)]
+        entry, _ = self._inner._lookup(tuple(_placeholder(a) for a in args), {}, count=False)
+        return tree_unflatten(entry.out_tree, arrays)
+
+
+def _placeholder(a: Any) -> Any:
+    """What tracing needs of a :class:`ShardedArray` (its shape and dtype), without
+    assembling it (another process may hold some of its shards)."""
+    if isinstance(a, ShardedArray):
+        return np.broadcast_to(np.zeros((), a.dtype), a.shape)
+    return a
+
+
+def _process_count() -> int:
+    from ..client.devices import process_count
+    return process_count()
 
 
 SHARDED_JIT[:] = [ShardedFunction]
+SPMD_COMPILE[:] = [_spmd_compile]
 
 
 def _leaves(x: Any) -> list[Any]:
@@ -346,4 +547,5 @@ def _per_arg(spec: Any, n: int, what: str) -> list[Any]:
 
 
 __all__ = ["Mesh", "PartitionSpec", "NamedSharding", "with_sharding_constraint",
+           "make_array_from_callback", "SpmdExecutable", "run_partitioned", "spmd_backend",
            "ShardedFunction", "ShardedArray", "Shard", "device_put", "sharding_constraint_p"]

@@ -17,13 +17,16 @@ metric updates) is one compiled XLA program; ``jit_compile=False`` runs it op by
 Weights, optimizer state, metric state and dropout keys are :class:`xlapy.Variable`
 objects. Modules: ``layers``, ``models``, ``optimizers`` (with ``schedules``),
 ``losses``, ``metrics``, ``initializers``, ``activations``, ``regularizers``,
-``constraints``, ``callbacks``, ``datasets``, ``utils``, ``backend``; ``saving`` has
+``constraints``, ``callbacks``, ``datasets``, ``utils``, ``backend``, ``distribution``
+(Keras 3's ``ModelParallel`` / ``DataParallel`` over SPMD partitioning),
+``mixed_precision`` (dtype policies: ``set_global_policy("mixed_bfloat16")``); ``saving`` has
 ``load_model`` (``model.save`` writes ``.keras`` files).
 """
 from __future__ import annotations
 
-from . import (activations, backend, callbacks, constraints, datasets, initializers, layers,
-               losses, metrics, optimizers, regularizers, utils)
+from . import (activations, backend, callbacks, constraints, datasets, distribution,
+               initializers, layers, losses, metrics, mixed_precision, optimizers,
+               regularizers, utils)
 from . import models
 from . import saving
 from .layers import Input
@@ -33,5 +36,6 @@ from .progbar import Progbar
 saving.load_model = load_model          # keras.saving.load_model, as in Keras 3
 
 __all__ = ["Sequential", "Model", "Input", "Progbar", "load_model", "activations", "backend",
-           "callbacks", "constraints", "datasets", "initializers", "layers", "losses",
-           "metrics", "models", "optimizers", "regularizers", "saving", "utils"]
+           "callbacks", "constraints", "datasets", "distribution", "initializers", "layers",
+           "losses", "metrics", "mixed_precision", "models", "optimizers", "regularizers",
+           "saving", "utils"]

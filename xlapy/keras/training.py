@@ -39,9 +39,10 @@ from .. import numpy as xnp
 from ..errors import InvalidArgumentError, UnimplementedError
 from ..frontend.autodiff import GradientTape
 from ..frontend.jit import jit
+from ..frontend.sharded_step import ShardedStep
 from ..frontend.tf_function import auto_jit, function
 from ..frontend.variables import transaction
-from . import backend, losses as losses_mod, metrics as metrics_mod, optimizers
+from . import backend, distribution, losses as losses_mod, metrics as metrics_mod, optimizers
 from .data import num_samples, to_numpy
 from .distributed_training import (active_strategy, global_count, known_global_count,
                                    penalty_scale, replica_sync, run_replicated)
@@ -194,6 +195,11 @@ class Trainer(TrainingLoops):
             train_function = jit(train_function, shape_buckets=spec)
             test_function = jit(test_function, shape_buckets=spec)
             predict_function = jit(predict_function, shape_buckets=spec)
+        elif self.jit_compile and distribution.distribution() is not None:
+            d = distribution.distribution()         # one SPMD program per step (Keras 3)
+            train_function, test_function, predict_function = (
+                ShardedStep(f, d.device_mesh.mesh, d.batch_dim_name)
+                for f in (train_function, test_function, predict_function))
         elif self.jit_compile:       # HLO modules jit_train_function, jit_test_function, ...
             train_function = function(train_function, jit_compile=True)
             test_function = function(test_function, jit_compile=True)

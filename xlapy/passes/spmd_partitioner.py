@@ -226,6 +226,8 @@ class SpmdPartitioner(HloPass):
             k = instr.attrs["index"]
             es = ts.elements[k] if ts.kind == "tuple" else HloSharding.replicate()
             g = b.add(op, t.shape.tuple_shapes[k], [t], {"index": k}, instr.name)
+            if ts.kind == "manual":     # a loop or conditional inside a shard_map region
+                return g, ts
             return b.reshard(g, es, out, instr.shape.dims), out
         full = instr.attrs.get("sharding")
         target = instr.attrs.get("custom_call_target") if op == "custom-call" else None

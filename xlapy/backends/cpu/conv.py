@@ -50,6 +50,7 @@ from ...hlo.attrs import Window, WindowDim
 from ...hlo.ir import HloInstruction
 from ..interpreter.evaluator import describe
 from ..interpreter.linalg import convolve
+from ..memory_stats import tracked
 from . import conv_plan
 from .blas import compute_dtype, static_arrays, to_result_type
 from .conv_plan import ConvGeometry, conv_geometry
@@ -201,7 +202,7 @@ class ConvThunk:
             xp = self._free_padded.pop()       # its borders and holes are zero from before
         except IndexError:
             shape = (g.n, *g.padded, g.c)
-            xp = np.zeros([shape[i] for i in self.plan.x_order], self.acc)
+            xp = tracked(np.zeros([shape[i] for i in self.plan.x_order], self.acc))
         if self._pad_index is not None:
             dst, src = self._pad_index
             parallel_copyto(xp[dst], x[src], self.parallel)

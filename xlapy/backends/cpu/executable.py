@@ -65,6 +65,12 @@ call (the returned arrays themselves, in their layouts), large ones on recycled 
 (``output_pool``: a returned block's pages are still mapped, so writing it takes no page
 faults).
 
+Every executable's arena and constants, and the output pool's blocks, count in the
+process's memory statistics (``memory_stats.STATS``, read by :mod:`xlapy.profiler`) while
+they exist; each call records the executable's :class:`~xlapy.backends.memory_stats.
+MemoryAnalysis` as the last step and raises the high-water mark by its arguments and
+unpooled outputs.
+
 Donation: a parameter that buffer assignment lets an output alias
 (``input_output_alias``) is written by the program. ``execute(args, owned)`` takes
 ``owned``, the parameter numbers whose arrays the caller hands over (the front end does
@@ -99,6 +105,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from typing import Any, Callable, Collection, Sequence
 
 import numpy as np
@@ -110,6 +117,7 @@ from ...hlo.shape import Shape
 from ...passes.buffer_assignment import CONSTANT, OUTPUT, PARAMETER, TEMP, BufferAssignment
 from ...passes.copy_insertion import array_leaf_indices
 from ...passes.dump import module_key
+from ..memory_stats import STATS, MemoryAnalysis, memory_analysis
 from . import output_pool
 from .profile import HloProfiler, ProfileRow
 from .thunks import (BufferRef, KernelThunk, Memory, Plan, TokenRef, ValueRef, address_of,
@@ -184,6 +192,10 @@ class CpuExecutable:
                 outputs.append(a)
             elif a.kind in (TEMP, CONSTANT):
                 self.memory.set(a.index, aligned_empty(a.size, zero=True))
+        fixed = sum(a.size for a in allocations if a.kind in (TEMP, CONSTANT))
+        STATS.allocate(fixed)
+        weakref.finalize(self, STATS.release, fixed)
+        self.step_memory: MemoryAnalysis = memory_analysis(assignment)
         self._params = [_Param(i, p.name, p.shape, leaves[i])
                         for i, p in enumerate(entry.parameters)]
         # per-call allocations, released after each call: the caller's arguments, and the
@@ -192,6 +204,10 @@ class CpuExecutable:
             [a.index for a in outputs]
         self._results, self._result_tree = self._plan_results(result)
         self._outputs = self._plan_outputs(outputs)
+        # bytes of a call not in STATS.bytes_in_use: arguments, outputs not from the pool
+        self._transient = assignment.parameter_bytes + sum(
+            allocations[alloc].size for alloc, _, dtype in self._outputs
+            if allocations[alloc].size < output_pool.MIN_BYTES or dtype.isbuiltin != 1)
         self._dynamic_slots = []
         for t in plan.walk():
             if isinstance(t, KernelThunk):
@@ -248,6 +264,7 @@ class CpuExecutable:
             bases[alloc] = out
             addrs[alloc] = address_of(out)
             self._patch_and_run(mem)
+            STATS.record_call(self.step_memory, self._transient)
             return out
         finally:
             for a in self._call_allocs:
@@ -312,6 +329,10 @@ class CpuExecutable:
     def fallback_opcodes(self) -> list[str]:
         """Sorted opcodes (``fusion:<root opcode>`` for fusions) that run as fallbacks."""
         return self.plan.fallback_opcodes()
+
+    def memory_analysis(self) -> MemoryAnalysis:
+        """The bytes one call holds (``Compiled.memory_analysis()``'s record)."""
+        return self.step_memory
 
     # ----- profile
     def _profiler(self) -> HloProfiler:
@@ -421,6 +442,7 @@ class CpuExecutable:
                     bases[alloc] = out
                     addrs[alloc] = address_of(out)
                 self._patch_and_run(mem)
+                STATS.record_call(self.step_memory, self._transient)
                 values = [self._value(r) for r in self._results]
             finally:
                 for alloc in self._call_allocs:     # keep neither arguments nor results

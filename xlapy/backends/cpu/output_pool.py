@@ -16,7 +16,8 @@ C-contiguous ndarray that owns nothing else.
 Blocks are pooled by exact byte size (one program's outputs come back with the same
 sizes), 64-byte aligned, and only for arrays of :data:`MIN_BYTES` or more (smaller ones
 come from malloc's own bins, which do not unmap). At most :data:`MAX_POOLED_BYTES` stay
-pooled; beyond that a returned block is freed.
+pooled; beyond that a returned block is freed. Blocks, leased or free, count in the
+process's memory statistics (``memory_stats.STATS``) until they are freed.
 
 A lease referenced by a single array counts as that array being unshared
 (``frontend/donation.py`` checks ``base`` reference counts), so a pooled output donated
@@ -28,6 +29,7 @@ import threading
 
 import numpy as np
 
+from ..memory_stats import STATS
 from .thunks import address_of
 
 #: Arrays this large or larger come from the pool.
@@ -56,6 +58,7 @@ class _Pool:
                 return blocks.pop()
             self.allocated += 1
         raw = np.empty(nbytes + _ALIGNMENT, np.uint8)
+        STATS.allocate(nbytes)
         start = -raw.ctypes.data % _ALIGNMENT
         return raw[start:start + nbytes]
 
@@ -65,11 +68,14 @@ class _Pool:
             if self.pooled + nbytes <= MAX_POOLED_BYTES:
                 self.free.setdefault(nbytes, []).append(block)
                 self.pooled += nbytes
+                return
+        STATS.release(nbytes)
 
     def clear(self) -> None:
         """Free every pooled block."""
         with self.lock:
             self.free.clear()
+            STATS.release(self.pooled)
             self.pooled = 0
 
 

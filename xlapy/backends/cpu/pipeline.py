@@ -3,6 +3,9 @@
 1. the target-independent passes (:func:`xlapy.passes.target_independent_passes`:
    dot and convolution canonicalization, batch-norm expansion, the simplification
    fixed point with constant folding and the while-loop passes, transpose folding, CSE);
+   then ``bf16-excess-precision`` (:class:`~xlapy.passes.bf16_excess_precision.
+   Bf16ExcessPrecision`) unless ``--xla_allow_excess_precision=false``: chains of bf16
+   arithmetic computed in f32, rounded where stored, as XLA:CPU;
 2. ``layout-assignment`` (:class:`~xlapy.passes.layout_assignment.CpuLayoutAssignment`);
 3. ``fusion`` (:class:`~xlapy.passes.instruction_fusion.CpuInstructionFusion`): by
    default, as XLA:CPU, with duplication of cheap producers; without it when
@@ -17,7 +20,10 @@
 5. ``fusion_merger`` (a GPU pass in XLA), only on request (``merge=True``);
 6. ``multi_output_fusion``, when multi-output fusion is on;
 7. ``copy-insertion``;
-8. buffer assignment (:meth:`CpuTarget.assign_buffers`), run on the pipeline's result by
+8. ``rematerialization`` (:class:`~xlapy.passes.rematerialization.HloRematerialization`),
+   only when ``--xla_cpu_memory_limit_bytes`` sets a budget: values live across the
+   peak are recomputed before their later readers until the schedule's live bytes fit;
+9. buffer assignment (:meth:`CpuTarget.assign_buffers`), run on the pipeline's result by
    :func:`xlapy.backends.compile.optimize_module`.
 """
 from __future__ import annotations
@@ -27,6 +33,7 @@ from typing import Any
 from ...config import DebugOptions
 from ...hlo.shape import Shape
 from ...passes.base import HloPass
+from ...passes.bf16_excess_precision import Bf16ExcessPrecision
 from ...passes.context import PassContext
 from ...passes.copy_insertion import CopyInsertion
 from ...passes.fusion_merger import FusionMerger
@@ -35,6 +42,7 @@ from ...passes.layout_assignment import CpuLayoutAssignment
 from ...passes.multi_output_fusion import CpuMultiOutputFusion
 from ...passes.pipeline import HloPassPipeline, target_independent_passes
 from ...passes.reduction_consumer_fusion import ReductionConsumerFusion
+from ...passes.rematerialization import HloRematerialization
 from ..target import Target
 from .reduction_plan import ROW_CACHE_ELEMENTS
 from .thunks import major_to_minor
@@ -77,8 +85,11 @@ def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = 
     ctx = ctx if ctx is not None else PassContext()
     if multi_output is None:
         multi_output = multi_output_enabled(ctx.options)
+    memory_limit = int(getattr(ctx.options, "xla_cpu_memory_limit_bytes", 0) or 0)
     passes: list[HloPass | None] = [
         *target_independent_passes(),                                    # 1
+        Bf16ExcessPrecision()                                            # 1b
+        if getattr(ctx.options, "xla_allow_excess_precision", True) else None,
         CpuLayoutAssignment(),                                           # 2
         CpuInstructionFusion(may_duplicate=not multi_output),            # 3
         ReductionConsumerFusion(ROW_REDUCTION_RULES)                     # 4
@@ -86,15 +97,20 @@ def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = 
         FusionMerger() if merge else None,                               # 5
         CpuMultiOutputFusion() if multi_output else None,                # 6
         CopyInsertion(),                                                 # 7
+        HloRematerialization(memory_limit)                               # 8
+        if memory_limit > 0 else None,
     ]
     return HloPassPipeline("cpu", [p for p in passes if p is not None], context=ctx)
 
 
 def fusion_passes(options: DebugOptions | None = None, **choices: Any) -> list[HloPass]:
-    """The part of :func:`cpu_pipeline` from layout assignment on (steps 2-7), for tests
+    """The part of :func:`cpu_pipeline` from layout assignment on (steps 2-8), for tests
     and tools that run it on a module already through the target-independent passes."""
     ctx = PassContext(options) if options is not None else PassContext()
-    return cpu_pipeline(ctx, **choices).passes[len(target_independent_passes()):]
+    pipeline = cpu_pipeline(ctx, **choices)
+    start = next(i for i, p in enumerate(pipeline.passes)
+                 if isinstance(p, CpuLayoutAssignment))
+    return pipeline.passes[start:]
 
 
 class CpuTarget(Target):

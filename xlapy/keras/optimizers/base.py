@@ -29,6 +29,7 @@ from ... import numpy as xnp
 from ...errors import InvalidArgumentError
 from ...frontend.autodiff import GradientTape
 from ...frontend.core import to_array
+from ...frontend.sharded_step import variable_like
 from ...frontend.variables import Variable
 from .. import backend
 from ..constraints import variable_constraint
@@ -107,8 +108,8 @@ class Optimizer:
     # ----- state
     def add_slot(self, var: Variable, name: str, initial: float = 0.0) -> Variable:
         """A Variable shaped like ``var`` holding per-variable state ``name``."""
-        slot = Variable(np.full(var.shape, initial, var.dtype), trainable=False,
-                        name=f"{self.name}/{var.name}/{name}")
+        slot = variable_like(var, np.full(var.shape, initial, var.dtype), trainable=False,
+                             name=f"{self.name}/{var.name}/{name}")     # split like ``var``
         self._slots.setdefault(id(var), {})[name] = slot
         self._slot_order.append(slot)
         return slot
