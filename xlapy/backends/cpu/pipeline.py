@@ -10,7 +10,8 @@
 3. ``fusion`` (:class:`~xlapy.passes.instruction_fusion.CpuInstructionFusion`): by
    default, as XLA:CPU, with duplication of cheap producers; without it when
    multi-output fusion is on (``xla_cpu_use_multi_output_fusion`` in
-   ``xla_backend_extra_options``);
+   ``xla_backend_extra_options``); a dot the generated GEMM kernels compute is
+   output-fused into its ``add`` (:data:`DOT_OUTPUT_RULES`, ``dot_kernel_plan.py``);
 4. ``reduction_consumer_fusion`` (xlapy's own, not an XLA:CPU pass): a row reduction,
    the consumers that read it back along the rows and the reductions that follow over
    the same rows become one ``kInput`` fusion (softmax, layernorm) that the CPU
@@ -44,6 +45,7 @@ from ...passes.pipeline import HloPassPipeline, target_independent_passes
 from ...passes.reduction_consumer_fusion import ReductionConsumerFusion
 from ...passes.rematerialization import HloRematerialization
 from ..target import Target
+from .dot_kernel_plan import CpuDotOutputFusionRules
 from .reduction_plan import ROW_CACHE_ELEMENTS
 from .thunks import major_to_minor
 
@@ -63,6 +65,7 @@ class CpuRowReductionRules:
 
 
 ROW_REDUCTION_RULES = CpuRowReductionRules()
+DOT_OUTPUT_RULES = CpuDotOutputFusionRules()
 
 
 def multi_output_enabled(options: DebugOptions | Any) -> bool:
@@ -90,8 +93,9 @@ def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = 
         *target_independent_passes(),                                    # 1
         Bf16ExcessPrecision()                                            # 1b
         if getattr(ctx.options, "xla_allow_excess_precision", True) else None,
-        CpuLayoutAssignment(),                                           # 2
-        CpuInstructionFusion(may_duplicate=not multi_output),            # 3
+        CpuLayoutAssignment(dot_follows_user=True),                      # 2
+        CpuInstructionFusion(may_duplicate=not multi_output,             # 3
+                             dot_rules=DOT_OUTPUT_RULES),
         ReductionConsumerFusion(ROW_REDUCTION_RULES)                     # 4
         if reduction_consumer_fusion else None,
         FusionMerger() if merge else None,                               # 5

@@ -44,6 +44,16 @@ def major_to_minor(shape: Shape) -> list[int]:
     return list(reversed(shape.layout.minor_to_major))
 
 
+def element_strides(shape: Shape) -> list[int]:
+    """Per logical dimension, the distance in elements between neighbours in memory."""
+    strides = [0] * shape.rank
+    step = 1
+    for d in reversed(major_to_minor(shape)):
+        strides[d] = step
+        step *= shape.dims[d]
+    return strides
+
+
 def as_bytes(base: np.ndarray) -> np.ndarray:
     """A contiguous array's memory as a flat ``uint8`` array (no copy)."""
     if base.dtype == np.uint8 and base.ndim == 1:
@@ -667,5 +677,5 @@ def shared_pool() -> ThreadPool:
 __all__ = ["Memory", "BufferRef", "TokenRef", "ValueRef", "Plan", "PlanQueries", "Thunk",
            "KernelThunk", "LibraryThunk", "CopyThunk", "WhileThunk", "ConditionalThunk",
            "CallThunk", "ThreadPool", "shared_pool", "cores", "logical_view", "physical_bytes",
-           "aligned_empty", "major_to_minor", "read_value", "write_value", "leaves", "Copier",
-           "as_bytes", "address_of"]
+           "aligned_empty", "major_to_minor", "element_strides", "read_value", "write_value",
+           "leaves", "Copier", "as_bytes", "address_of"]
