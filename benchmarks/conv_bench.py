@@ -20,7 +20,8 @@ Results are checked against JAX (or the interpreter) before timing. Run as::
 
 ``--batch N`` changes the batch size (``--batch 16`` for a quick run); ``--w5`` times the
 convolutions of the W5 CNN training step (benchmarks/training.py) instead, each weight
-gradient both canonicalized and in autodiff's ``f01b_i01o->01bf`` labels.
+gradient both canonicalized and in autodiff's ``f01b_i01o->01bf`` labels; ``--one-core``
+pins the process to one CPU and reports CPU time per call (for a loaded machine).
 
 Measured on the development machine (2 cores, Xeon with AVX-512, OpenBLAS 0.3.34 SkylakeX
 kernel, no OPENBLAS_* variables, JAX 0.10.2; medians, two runs, ms):
@@ -58,7 +59,9 @@ convolutions, their GFLOP counting the padding products):
 | conv4 weight grad f01b_i01o       | 3.19  | taps_t   | 18.5     | 140        |
 
 The canonical weight gradients exclude the transposes the pipeline puts before them; the
-``f01b_i01o`` ones include the copies ``taps_t`` makes of both operands.
+``f01b_i01o`` ones include the copies ``taps_t`` makes of both operands. Both tables predate
+the generated kernels (``direct`` / ``direct_wgrad`` in the strategy column, which now take
+the NHWC cases); docs/performance.md ("Generated convolution kernels") has their figures.
 
 The interpreter takes 916 ms for the forward case. The first call of a thunk is about
 twice as slow (it allocates the padded input it keeps).
@@ -153,6 +156,10 @@ def make_instr(c: Case) -> HloInstruction:
                           [p0, p1], attrs)
 
 
+#: What ``per_call`` measures: wall time, or (``--one-core``) the process's CPU time.
+CLOCK: Callable[[], float] = time.perf_counter
+
+
 def per_call(fn: Callable[[], object], min_time: float = 1.0, max_calls: int = 20) -> float:
     """Median seconds per call over up to ``max_calls`` calls (after one warm-up call).
 
@@ -163,9 +170,9 @@ def per_call(fn: Callable[[], object], min_time: float = 1.0, max_calls: int = 2
     times: list[float] = []
     start = time.perf_counter()
     while len(times) < max_calls and (len(times) < 3 or time.perf_counter() - start < min_time):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(CLOCK() - t0)
     return float(np.median(times))
 
 
@@ -201,7 +208,14 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--only", help="run only cases whose name contains this text")
     ap.add_argument("--w5", action="store_true",
                     help="the convolutions of the W5 CNN training step instead")
+    ap.add_argument("--one-core", action="store_true",
+                    help="run on one CPU and time the process's CPU time per call (steadier "
+                         "than wall time on a loaded machine; every column single-threaded)")
     args = ap.parse_args(argv)
+    if args.one_core:
+        global CLOCK
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+        CLOCK = time.process_time
     lib = blas.library()
     env = {k: v for k, v in os.environ.items() if k.startswith("OPENBLAS")}
     print(f"# OpenBLAS kernel {lib.corename()}, {lib.num_threads()} threads, "

@@ -8,7 +8,11 @@ Measures, on OpenBLAS from scipy-openblas32 as xlapy calls it (ctypes):
    thunk itself (``SMALL_DOT_FLOPS`` forced to 0 and to infinity);
 3. ``M == 1`` / ``N == 1`` / vector-vector shapes: ``sgemm`` against ``sgemv`` and ``sdot``;
 4. batched dots: one ``sgemm_batch_strided`` call against a Python loop of ``sgemm`` calls
-   and NumPy's batched ``matmul``.
+   and NumPy's batched ``matmul``;
+5. generated small-GEMM kernels (``dot_emitter.py``) against the dot thunk, each a compiled
+   one-dot module run through the executable (``MAX_KERNEL_MACS`` forced to -1 for the
+   thunk), for the shapes of recurrent cells and MLP layers in three orientations
+   (``A @ B``, ``A @ B^T``, ``A^T @ B``).
 
 Run without OpenBLAS tuning variables so the numbers describe this machine's own kernel::
 
@@ -211,9 +215,54 @@ def batched(cases: list[tuple[int, int]]) -> None:
               f"{t_thunk * 1e6:.1f} |")
 
 
+#: (M, K, N): batch-1 and batch-32 recurrent-cell and MLP shapes, then larger products
+KERNEL_SHAPES = [(1, 256, 256), (1, 784, 512), (32, 64, 512), (32, 128, 512), (32, 512, 128),
+                 (512, 32, 128), (64, 256, 256), (128, 128, 512), (256, 512, 10),
+                 (128, 256, 256), (256, 256, 256), (256, 512, 512), (256, 784, 512)]
+
+
+def _oriented_module(m: int, k: int, n: int, orient: str) -> str:
+    lhs, lc = ((m, k), 1) if orient != "tn" else ((k, m), 0)
+    rhs, rc = ((k, n), 0) if orient != "nt" else ((n, k), 1)
+    return (f"HloModule kernel_vs_blas\nENTRY main {{\n"
+            f"  a = f32[{lhs[0]},{lhs[1]}] parameter(0)\n"
+            f"  b = f32[{rhs[0]},{rhs[1]}] parameter(1)\n"
+            f"  ROOT d = f32[{m},{n}] dot(a, b), lhs_contracting_dims={{{lc}}}, "
+            f"rhs_contracting_dims={{{rc}}}\n}}\n")
+
+
+def kernels_vs_thunk(shapes: list[tuple[int, int, int]]) -> None:
+    from xlapy.backends.cpu import dot_kernel_plan as dot_emitter
+    from xlapy.backends.cpu.compiler import CpuBackend
+    from xlapy.hlo import parse_module
+    print("\n## generated kernel vs the dot thunk (us per executable call, GFLOP/s)\n")
+    print("| M x K x N | orientation | kernel us | thunk us | kernel GFLOP/s | thunk GFLOP/s |")
+    print("|---|---|---|---|---|---|")
+    limit = dot_emitter.MAX_KERNEL_MACS
+    rng = np.random.default_rng(0)
+    try:
+        for m, k, n in shapes:
+            for orient in ("nn", "nt", "tn"):
+                module = parse_module(_oriented_module(m, k, n, orient))
+                args = [rng.standard_normal(p.shape.dims).astype(np.float32)
+                        for p in module.entry.parameters]
+                times = []
+                for macs in (1 << 62, -1):
+                    dot_emitter.MAX_KERNEL_MACS = macs
+                    exe = CpuBackend(use_disk_cache=False).compile(module)
+                    times.append(per_call(lambda: exe.execute(args)))
+                flops = 2 * m * n * k
+                print(f"| {m} x {k} x {n} | {orient} | {times[0] * 1e6:.1f} | "
+                      f"{times[1] * 1e6:.1f} | {flops / times[0] / 1e9:.0f} | "
+                      f"{flops / times[1] / 1e9:.0f} |")
+    finally:
+        dot_emitter.MAX_KERNEL_MACS = limit
+
+
 def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer sizes")
+    ap.add_argument("--kernels", action="store_true", help="only the generated kernels (5.)")
     args = ap.parse_args(argv)
     header()
     if args.quick:
@@ -221,11 +270,15 @@ def main(argv: list[str]) -> None:
         crossover([8, 32, 64])
         vector_shapes([256])
         batched([(64, 32)])
+        kernels_vs_thunk([(32, 64, 512), (32, 128, 512), (256, 512, 512)])
+    elif args.kernels:
+        kernels_vs_thunk(KERNEL_SHAPES)
     else:
         gemm_rates([64, 128, 256, 512, 1024, 2048])
         crossover([2, 4, 8, 16, 24, 32, 40, 48, 64, 96, 128])
         vector_shapes([64, 512, 4096])
         batched([(256, 8), (64, 32), (16, 128)])
+        kernels_vs_thunk(KERNEL_SHAPES)
 
 
 if __name__ == "__main__":

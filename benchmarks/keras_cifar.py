@@ -153,10 +153,13 @@ def keras_impl(name: str, model: Any, weights: list[np.ndarray], x: np.ndarray, 
 
 
 def xlapy_impls(weights: list[np.ndarray], x: np.ndarray, y: np.ndarray,
-                forward: np.ndarray) -> list[harness.Impl]:
+                forward: np.ndarray, wanted: Sequence[str] = NAMES) -> list[harness.Impl]:
     from xlapy import keras
     impls = []
     for name, jit in (("xlapy jit", True), ("xlapy eager", False)):
+        if name not in wanted:
+            impls.append(harness.Impl(name, None, note="--columns"))
+            continue
         keras.backend.clear_session()
         keras.utils.set_random_seed(0)
         model = build_model(keras)
@@ -171,7 +174,7 @@ def tf_available() -> bool:
 
 
 def tf_impls(weights: list[np.ndarray], x: np.ndarray, y: np.ndarray,
-             forward: np.ndarray) -> list[harness.Impl]:
+             forward: np.ndarray, wanted: Sequence[str] = NAMES) -> list[harness.Impl]:
     if not tf_available():
         return [harness.Impl(n, None, note="tensorflow is not installed") for n in TF_NAMES]
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -185,6 +188,9 @@ def tf_impls(weights: list[np.ndarray], x: np.ndarray, y: np.ndarray,
     for name, options in (("tf graph", {"jit_compile": False}),
                           ("tf xla", {"jit_compile": True}),
                           ("tf eager", {"jit_compile": False, "run_eagerly": True})):
+        if name not in wanted:
+            impls.append(harness.Impl(name, None, note="--columns"))
+            continue
         keras.backend.clear_session()
         keras.utils.set_random_seed(0)
         tf.random.set_seed(0)
@@ -225,19 +231,22 @@ def jax_impl(weights: list[np.ndarray], x: np.ndarray, y: np.ndarray,
 
 
 # -------------------------------------------------------------------------------- the run
-def build_cases(s: harness.Settings, tf: bool) -> list[harness.Case]:
-    """One case: every implementation of the step on the same batch and weights."""
+def build_cases(s: harness.Settings, tf: bool,
+                columns: Sequence[str] | None = None) -> list[harness.Case]:
+    """One case: every implementation of the step on the same batch and weights (only
+    ``columns`` when given; the others are not built)."""
     import xlapy
     xlapy.set_default_backend(s.backend)        # the eager column runs on the same backend
     batch = SMOKE_BATCH if s.smoke else BATCH
     weights, x, y = problem(batch)
     forward = reference_forward(weights, x)
     loss = reference_loss(forward, y)
-    impls = xlapy_impls(weights, x, y, forward)
-    impls += tf_impls(weights, x, y, forward) if tf else \
+    wanted = NAMES if columns is None else tuple(columns)
+    impls = xlapy_impls(weights, x, y, forward, wanted)
+    impls += tf_impls(weights, x, y, forward, wanted) if tf else \
         [harness.Impl(n, None, note="--no-tf") for n in TF_NAMES]
-    impls.append(jax_impl(weights, x, y, loss) if s.jax else
-                 harness.Impl("jax", None, note="--no-jax"))
+    impls.append(jax_impl(weights, x, y, loss) if s.jax and "jax" in wanted else
+                 harness.Impl("jax", None, note="--no-jax or --columns"))
     return [harness.Case("Keras CIFAR-10 CNN train_on_batch", f"batch {batch}",
                          np.float64(loss), impls, rtol=STEP_LOSS_RTOL, atol=0.0)]
 
@@ -284,6 +293,8 @@ def tf_header() -> dict:
 def main(argv: Sequence[str] | None = None) -> int:
     p = harness.parser(__doc__.splitlines()[0], default_repeat=7)
     p.add_argument("--no-tf", action="store_true", help="do not run the TensorFlow columns")
+    p.add_argument("--columns", help="comma-separated columns to time (e.g. 'xlapy jit,tf "
+                   "graph'); the others are not built")
     args = p.parse_args(argv)
     import xlapy
     from xlapy.frontend.core import default_backend
@@ -296,7 +307,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         measured.extend(results)
         return format_table(results, backend)
     try:
-        rc = harness.run(args, lambda s: build_cases(s, not args.no_tf), table)
+        rc = harness.run(args, lambda s: build_cases(
+            s, not args.no_tf, args.columns.split(",") if args.columns else None), table)
     finally:
         xlapy.set_default_backend(previous)
     if args.json:                     # harness wrote the samples; add the peers and speed-ups

@@ -195,9 +195,15 @@ def jax_impl(name: str, args: tuple) -> harness.Impl:
     return harness.Impl("jax", lambda: _loss_of(jax.block_until_ready(step(*dargs))), compile_s)
 
 
+#: ``--only``: run just the workloads whose name contains one of these strings
+ONLY: list[str] = []
+
+
 def build_cases(s: harness.Settings) -> list[harness.Case]:
     cases = []
     for name, (_, problem, size) in WORKLOADS.items():
+        if ONLY and not any(part in name for part in ONLY):
+            continue
         args = problem(s.smoke)
         impls = xlapy_impls(name, args, s.backend)
         if s.jax:
@@ -307,7 +313,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="print the per-instruction profile of the xlapy W5 step (cpu backend)")
     p.add_argument("--profile-rows", type=int, default=None, metavar="N",
                    help="with --profile: only the slowest N rows")
+    p.add_argument("--only", action="append", default=[], metavar="TEXT",
+                   help="only the workloads whose name contains TEXT (repeatable), e.g. W4b")
     args = p.parse_args(argv)
+    ONLY[:] = args.only
     if args.profile:
         backend = harness.setup(args)
         if backend != "cpu":

@@ -2,8 +2,9 @@
 
 ``hlo_programs()`` draws a module in XLA's short text form together with
 matching random f32 inputs. Programs mix elementwise ops, broadcasts,
-reshapes, transposes, slices, concatenates, reductions, compares/selects and
-constants — the ops passes rewrite most — with shapes kept small.
+reshapes, transposes, slices, concatenates, reductions, compares/selects,
+constants and 1-D convolutions (each with its own kernel parameter) — the ops passes
+rewrite most — with shapes kept small.
 """
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def hlo_programs(draw, max_ops: int = 12):
     for _ in range(draw(st.integers(1, max_ops))):
         kind = draw(st.sampled_from(["unary", "binary", "binary", "const", "broadcast",
                                      "reshape", "transpose", "slice", "concat", "reduce",
-                                     "select"]))
+                                     "select", "conv"]))
         name, dims = draw(st.sampled_from(prog.values))
         rank = len(dims)
         if kind == "unary":
@@ -114,6 +115,25 @@ def hlo_programs(draw, max_ops: int = 12):
             prog.lines.append(f"  {init} = f32[] constant({'-inf' if use_max else '0'})")
             prog.emit(out, f"reduce({name}, {init}), dimensions={{{','.join(map(str, rdims))}}}, "
                            f"to_apply={'max_f32' if use_max else 'add_f32'}")
+        elif kind == "conv" and rank == 3:
+            # a 1-D NWC convolution with a new kernel parameter (8 or more output channels:
+            # the CPU backend's generated kernels take it), odd windows, strides, padding
+            n, w, c = dims
+            k = draw(st.integers(1, 3))
+            dil = draw(st.integers(1, 2))
+            stride = draw(st.integers(1, 2))
+            lo, hi = draw(st.integers(-1, 2)), draw(st.integers(0, 2))
+            span = (k - 1) * dil + 1
+            if w + lo + hi < span:
+                continue
+            o = draw(st.sampled_from([8, 16, 19]))
+            kdims = (k, c, o)
+            prog.params.append(kdims)
+            kname = f"p{len(prog.params) - 1}"
+            prog.lines.append(f"  {kname} = {_shape(kdims)} parameter({len(prog.params) - 1})")
+            out = (n, (w + lo + hi - span) // stride + 1, o)
+            prog.emit(out, f"convolution({name}, {kname}), window={{size={k} stride={stride} "
+                           f"pad={lo}_{hi} rhs_dilate={dil}}}, dim_labels=b0f_0io->b0f")
         elif kind == "select":
             same = [v for v in prog.values if v[1] == dims]
             a, _ = draw(st.sampled_from(same))

@@ -369,3 +369,85 @@ def test_results_unchanged_on_special_values_after_full_simplification():
     HloDCE().run(m)
     assert opcodes(m) == ["parameter", "constant", "broadcast", "multiply"]
     assert_same_bits(before, evaluate_module(m, [SPECIALS]))
+
+
+SPLIT_GRAD = """  x = f32[2,{w}] parameter(0)
+  y = f32[2,{w}] parameter(1)
+  u = f32[2,3] parameter(2)
+  z = f32[] constant({zero})
+  z2 = f32[] constant({zero})
+  p0 = f32[2,{n}] pad(x, z), padding=0_0x0_{hx}
+  p1 = f32[2,{n}] pad(y, z2), padding=0_0x{ly}_{hy}
+  s = f32[2,{n}] add(p0, p1)
+{extra}"""
+
+
+@pytest.mark.parametrize("zero", ["0", "-0"])
+def test_sum_of_disjoint_pads_becomes_concatenate(zero):
+    # the gradient of a split: two pieces that cover the row
+    body = SPLIT_GRAD.format(w=4, n=8, hx=4, ly=4, hy=0, zero=zero,
+                             extra="  ROOT r = f32[2,8] add(s, s)")
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal((2, 4)).astype(np.float32),
+            rng.standard_normal((2, 4)).astype(np.float32), np.zeros((2, 3), np.float32)]
+    text = f"HloModule m\nENTRY e {{\n{body}\n}}"
+    m, changed = run_passes(text, [AlgebraicSimplifier()], args=args)
+    assert changed
+    s = m.entry.root.operands[0]
+    assert s.opcode == "concatenate" and s.dimensions == (1,)
+    assert [o.opcode for o in s.operands] == ["parameter", "parameter"]
+
+
+def test_sum_of_pads_with_a_gap_and_another_addend():
+    # pieces [0, 3) and [5, 8) of a row of 8: the gap is the padding value; a tree of adds
+    # with a third addend that is not a pad keeps it as an add after the concatenate
+    body = ("  x = f32[2,3] parameter(0)\n  y = f32[2,3] parameter(1)\n"
+            "  w = f32[2,8] parameter(2)\n  z = f32[] constant(0)\n"
+            "  p0 = f32[2,8] pad(x, z), padding=0_0x0_5\n"
+            "  p1 = f32[2,8] pad(y, z), padding=0_0x5_0\n"
+            "  s = f32[2,8] add(p0, w)\n  ROOT r = f32[2,8] add(s, p1)")
+    m, changed = run_passes(f"HloModule m\nENTRY e {{\n{body}\n}}", [AlgebraicSimplifier()])
+    assert changed
+    root = m.entry.root
+    assert root.opcode == "add"
+    cat = next(o for o in root.operands if o.opcode == "concatenate")
+    assert [o.shape.dims for o in cat.operands] == [(2, 3), (2, 2), (2, 3)]
+    assert "pad" not in opcodes(m)
+
+
+@pytest.mark.parametrize("p1", ["f32[2,8] pad(y, z), padding=0_0x2_2",    # overlaps [0, 4)
+                                "f32[2,8] pad(y, z), padding=1_0x0_4"])   # pads two axes
+def test_overlapping_or_two_axis_pads_are_kept(p1):
+    y = "f32[2,4]" if "2_2" in p1 else "f32[1,4]"
+    body = (f"  x = f32[2,4] parameter(0)\n  y = {y} parameter(1)\n  z = f32[] constant(0)\n"
+            f"  p0 = f32[2,8] pad(x, z), padding=0_0x0_4\n  p1 = {p1}\n"
+            "  ROOT s = f32[2,8] add(p0, p1)")
+    m, _ = run_passes(f"HloModule m\nENTRY e {{\n{body}\n}}", [AlgebraicSimplifier()])
+    assert "concatenate" not in opcodes(m)
+
+
+@pytest.mark.parametrize("batch", [False, True])
+def test_transpose_of_dot_becomes_swapped_dot(batch):
+    # the weight gradient x^T dz read transposed: dot(dz, x) written in the read order
+    if batch:
+        params = "  x = s32[2,5,3] parameter(0)\n  y = s32[2,5,4] parameter(1)"
+        body = ("  d = s32[2,3,4] dot(x, y), lhs_batch_dims={0}, rhs_batch_dims={0}, "
+                "lhs_contracting_dims={1}, rhs_contracting_dims={1}\n"
+                "  ROOT t = s32[2,4,3] transpose(d), dimensions={0,2,1}")
+    else:
+        params = "  x = s32[5,3] parameter(0)\n  y = s32[5,4] parameter(1)"
+        body = ("  d = s32[3,4] dot(x, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n"
+                "  ROOT t = s32[4,3] transpose(d), dimensions={1,0}")
+    m, root = simplify(body, params)
+    assert root.opcode == "dot" and root.operands == [m.entry.parameters[1],
+                                                      m.entry.parameters[0]]
+    assert "transpose" not in opcodes(m)
+
+
+def test_transpose_of_shared_dot_is_kept():
+    params = "  x = s32[5,3] parameter(0)\n  y = s32[5,4] parameter(1)"
+    body = ("  d = s32[3,4] dot(x, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}\n"
+            "  t = s32[4,3] transpose(d), dimensions={1,0}\n"
+            "  ROOT r = (s32[3,4], s32[4,3]) tuple(d, t)")
+    m, _ = run_passes(f"HloModule m\nENTRY e {{\n{params}\n{body}\n}}", [AlgebraicSimplifier()])
+    assert "transpose" in opcodes(m)

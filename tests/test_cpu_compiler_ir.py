@@ -63,7 +63,8 @@ def test_unknown_stage_and_malformed_module():
 
 
 def test_module_without_kernels_has_empty_code():
-    text = ("HloModule p\nENTRY e {\n  a = f32[64,64] parameter(0)\n"
-            "  ROOT d = f32[64,64] dot(a, a), lhs_contracting_dims={1}, "
-            "rhs_contracting_dims={0}\n}\n")           # a library call, no kernel
+    # a library call, no kernel (a product above the generated kernels' size limit)
+    text = ("HloModule p\nENTRY e {\n  a = f32[256,256] parameter(0)\n"
+            "  ROOT d = f32[256,256] dot(a, a), lhs_contracting_dims={1}, "
+            "rhs_contracting_dims={0}\n}\n")
     assert cpu.CpuBackend(use_disk_cache=False).compiler_ir(parse_module(text), "asm") == ""

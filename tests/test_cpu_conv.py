@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from test_cpu_blas import every_other, in_layout
-from xlapy.backends.cpu import conv, conv_plan
+from xlapy.backends.cpu import conv, conv_direct, conv_plan
 from xlapy.backends.interpreter import Evaluator
 from xlapy.errors import InvalidArgumentError, ShapeError, UnimplementedError
 from xlapy.hlo import parse_module
@@ -119,11 +119,18 @@ def _case_id(c) -> str:
     return f"{c[2]}-{c[3].to_text()}-g{c[4]}b{c[5]}"
 
 
+def force_strategy(monkeypatch, choose) -> None:
+    """Make the thunk take the library strategy ``choose(g, itemsize)`` returns (the
+    generated direct kernels off)."""
+    monkeypatch.setattr(conv_direct, "ENABLED", False)
+    monkeypatch.setattr(conv_plan, "choose_strategy", choose)
+
+
 @pytest.fixture(params=["auto", "im2col", "elementwise", "taps"])
 def strategy(request, monkeypatch):
     """Force each way of computing a convolution (``auto``: the thunk's own choice)."""
     if request.param != "auto":
-        monkeypatch.setattr(conv_plan, "choose_strategy", lambda g, item: request.param)
+        force_strategy(monkeypatch, lambda g, item: request.param)
     return request.param
 
 
@@ -313,5 +320,7 @@ def test_random_convolutions_every_strategy(monkeypatch):
         instr = _random_convolution(rng)
         lhs, rhs = operands_for(instr, rng)
         for name in conv_plan.applicable_strategies(conv.conv_geometry(instr)):
-            monkeypatch.setattr(conv_plan, "choose_strategy", lambda g, item, name=name: name)
+            force_strategy(monkeypatch, lambda g, item, name=name: name)
             check(instr, lhs, rhs)
+        monkeypatch.setattr(conv_direct, "ENABLED", True)     # and the thunk's own choice
+        check(instr, lhs, rhs)

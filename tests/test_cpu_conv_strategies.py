@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from test_cpu_conv import check, make_conv, operands_for
-from xlapy.backends.cpu import conv, conv_plan, conv_taps
+from test_cpu_conv import check, force_strategy, make_conv, operands_for
+from xlapy.backends.cpu import conv, conv_direct, conv_plan, conv_taps
 from xlapy.backends.interpreter import Evaluator
 from xlapy.hlo.attrs import Window
 from test_cpu_blas import in_layout
@@ -59,12 +59,13 @@ def test_weight_gradients(case, strategy, monkeypatch):
         g = conv.conv_geometry(instr)
         if strategy not in conv_plan.applicable_strategies(g):
             pytest.skip(f"{strategy} does not apply")
-        monkeypatch.setattr(conv_plan, "choose_strategy", lambda g, item: strategy)
+        force_strategy(monkeypatch, lambda g, item: strategy)
     lhs, rhs = operands_for(instr, np.random.default_rng(len(case[0])))
     check(instr, lhs, rhs)
 
 
-def test_taps_t_is_chosen_for_weight_gradients():
+def test_taps_t_is_chosen_for_weight_gradients(monkeypatch):
+    monkeypatch.setattr(conv_direct, "ENABLED", False)
     instr = make_conv((64, 12, 12, 16), (64, 10, 10, 16), "f01b_i01o->01bf", W((10, 10)))
     thunk = conv.make_convolution_thunk(instr)
     assert thunk.strategy == "taps_t"
@@ -76,7 +77,7 @@ def test_taps_t_is_chosen_for_weight_gradients():
                                            ("bf01_01io->bf01", (1, 0, 3, 2))])
 def test_taps_t_on_strided_layouts(labels, layout, monkeypatch):
     """A forward convolution whose input is stored batch-innermost (or stranger)."""
-    monkeypatch.setattr(conv_plan, "choose_strategy", lambda g, item: "taps_t")
+    force_strategy(monkeypatch, lambda g, item: "taps_t")
     dims = (3, 7, 6, 4) if labels.startswith("b01f") else (3, 4, 7, 6)
     instr = with_layout(make_conv(dims, (3, 2, 4, 5), labels,
                                   W((3, 2), stride=(2, 1), padding=((1, 1), (0, 1)))), layout)
@@ -90,7 +91,7 @@ def test_taps_t_on_strided_layouts(labels, layout, monkeypatch):
 def test_shards_add_up(strategy, monkeypatch):
     """Few output positions, many taps: the reduction is split into output shards."""
     monkeypatch.setattr(conv, "PARALLEL_FLOPS", 0)
-    monkeypatch.setattr(conv_plan, "choose_strategy", lambda g, item: strategy)
+    force_strategy(monkeypatch, lambda g, item: strategy)
     monkeypatch.setattr(conv_plan, "PATCH_BYTES", 4096)
     instr = make_conv((3, 12, 11, 5), (3, 10, 9, 4), "f01b_i01o->01bf",
                       W((10, 9), padding=((1, 0), (0, 1))))
@@ -110,7 +111,8 @@ def test_shard_counts():
     assert conv_plan.shard_count(items=3, taps=30, threads=2, out_bytes=1 << 30) == 1
 
 
-def test_thin_gemms_use_im2col():
+def test_thin_gemms_use_im2col(monkeypatch):
+    monkeypatch.setattr(conv_direct, "ENABLED", False)     # the library strategies' choice
     first = make_conv((16, 12, 12, 3), (3, 3, 3, 32), "b01f_01io->b01f",
                       W((3, 3), padding=((1, 1), (1, 1))))
     assert conv.make_convolution_thunk(first).strategy == "im2col"       # K = 3 x 3 channels
@@ -139,7 +141,7 @@ def test_parallel_copies(monkeypatch):
 
 
 def test_padded_batch_inner_buffer_is_reused(monkeypatch):
-    monkeypatch.setattr(conv_plan, "choose_strategy", lambda g, item: "taps_t")
+    force_strategy(monkeypatch, lambda g, item: "taps_t")
     instr = make_conv(*WEIGHT_GRADS[1])
     thunk = conv.make_convolution_thunk(instr)
     rng = np.random.default_rng(11)
@@ -171,7 +173,7 @@ PADDED = [
 @pytest.mark.parametrize("case", PADDED, ids=_ids)
 @pytest.mark.parametrize("strategy", ["taps", "taps_t"])
 def test_padding_products_left_out(case, strategy, monkeypatch):
-    monkeypatch.setattr(conv_plan, "choose_strategy", lambda g, item: strategy)
+    force_strategy(monkeypatch, lambda g, item: strategy)
     monkeypatch.setattr(conv_taps, "TRIM_CALL_FLOPS", 0)         # border columns too
     instr = make_conv(*case)
     if strategy not in conv_plan.applicable_strategies(conv.conv_geometry(instr)):
@@ -185,7 +187,7 @@ def test_padding_products_left_out(case, strategy, monkeypatch):
 
 
 def test_outputs_of_padding_only_are_zeroed(monkeypatch):
-    monkeypatch.setattr(conv_plan, "choose_strategy", lambda g, item: "taps")
+    force_strategy(monkeypatch, lambda g, item: "taps")
     monkeypatch.setattr(conv_taps, "TRIM_CALL_FLOPS", 0)
     instr = make_conv(*PADDED[1])
     thunk = conv.make_convolution_thunk(instr)
@@ -198,7 +200,7 @@ def test_outputs_of_padding_only_are_zeroed(monkeypatch):
 @pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
 def test_non_finite_kernels_keep_every_product(bad, monkeypatch):
     """0 * inf is NaN: with a non-finite weight the padding products are computed."""
-    monkeypatch.setattr(conv_plan, "choose_strategy", lambda g, item: "taps")
+    force_strategy(monkeypatch, lambda g, item: "taps")
     instr = make_conv(*PADDED[0])
     thunk = conv.make_convolution_thunk(instr)
     lhs, rhs = operands_for(instr, np.random.default_rng(14))
@@ -235,7 +237,7 @@ BLOCKED = [
 @pytest.mark.parametrize("block_bytes", [512 << 10, 64])
 def test_image_blocks(case, block_bytes, monkeypatch):
     """Many images: items are blocks of images running every output position in turn."""
-    monkeypatch.setattr(conv_plan, "choose_strategy", lambda g, item: "taps")
+    force_strategy(monkeypatch, lambda g, item: "taps")
     monkeypatch.setattr(conv_taps, "TAPS_BLOCK_BYTES", block_bytes)
     monkeypatch.setattr(conv, "PARALLEL_FLOPS", 0)
     instr = make_conv(*case)
@@ -249,7 +251,7 @@ def test_image_blocks(case, block_bytes, monkeypatch):
 
 
 def test_image_blocks_with_a_non_finite_kernel(monkeypatch):
-    monkeypatch.setattr(conv_plan, "choose_strategy", lambda g, item: "taps")
+    force_strategy(monkeypatch, lambda g, item: "taps")
     instr = make_conv(*BLOCKED[0])
     thunk = conv.make_convolution_thunk(instr)
     assert thunk.plan.trimmed is not None and len(thunk.plan.items) > 1
@@ -267,7 +269,7 @@ def test_image_blocks_with_a_non_finite_kernel(monkeypatch):
 @pytest.mark.parametrize("strategy", ["taps", "taps_t"])
 def test_long_k_runs_in_chunks(strategy, monkeypatch):
     """Weight gradients' long K runs are cut into chunks accumulating into the output."""
-    monkeypatch.setattr(conv_plan, "choose_strategy", lambda g, item: strategy)
+    force_strategy(monkeypatch, lambda g, item: strategy)
     monkeypatch.setattr(conv_taps, "TAPS_K_CHUNK_BYTES", 600)
     instr = make_conv((6, 9, 8, 5), (6, 7, 6, 4), "f01b_i01o->01bf",
                       W((7, 6), padding=((1, 0), (0, 1))))
@@ -281,7 +283,7 @@ def test_long_k_runs_in_chunks(strategy, monkeypatch):
 
 
 def test_image_blocks_with_batch_groups(monkeypatch):
-    monkeypatch.setattr(conv_plan, "choose_strategy", lambda g, item: "taps")
+    force_strategy(monkeypatch, lambda g, item: "taps")
     monkeypatch.setattr(conv_taps, "TAPS_BLOCK_BYTES", 64)
     instr = make_conv((68, 7, 6, 4), (3, 3, 4, 6), "b01f_01io->b01f",
                       W((3, 3), padding=((2, 1), (1, 1))), bgc=2)

@@ -147,8 +147,8 @@ def test_elementwise_op_writes_into_its_dying_operand(backend):
     x, w = rand(32, 16, seed=6), rand(16, 24, seed=7)
     (got,), (want,), exe = run_both(backend, IN_PLACE, [x, w])
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-    (kernel,) = [t for t in exe.plan.thunks if t.kind == "kernel"]
-    assert kernel.refs[0].same_bytes(kernel.refs[1])
+    (kernel,) = [t for t in exe.plan.thunks if t.instruction.name == "e"]
+    assert kernel.kind == "kernel" and kernel.refs[0].same_bytes(kernel.refs[1])
 
 
 def test_units_partition_a_large_one_dimensional_loop(backend):

@@ -151,3 +151,16 @@ def test_table_and_speedups():
     assert "| TF Keras, jit_compile=False (tf.function graph) | - | - | - |" in table
     assert "faster than: xlapy eager 3.00x, tf graph -, tf xla 2.00x" in table
     assert "tf graph: missing: tensorflow is not installed" in table
+
+
+def test_columns_builds_only_the_named_columns(tmp_path, capsys):
+    out_json = tmp_path / "keras_cifar.json"
+    rc = keras_cifar.main(["--smoke", "--backend", "interpreter", "--columns", "xlapy jit",
+                           "--json", str(out_json)])
+    assert rc == 0, capsys.readouterr().out
+    [row] = json.loads(out_json.read_text())["rows"]
+    assert row["impls"]["xlapy jit"]["status"] == "ok"
+    for name in set(keras_cifar.NAMES) - {"xlapy jit"}:
+        assert row["impls"][name]["status"] == "missing", (name, row["impls"][name])
+        assert "--columns" in row["impls"][name]["detail"] or \
+            "not installed" in row["impls"][name]["detail"]

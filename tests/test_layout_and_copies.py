@@ -167,6 +167,53 @@ ENTRY main {
     assert m.entry.root.operands[1] is c
 
 
+def test_dot_takes_the_layout_of_its_only_elementwise_user():
+    # a transposed weight gradient accumulated into a row-major sum: the dot writes
+    # row-major instead of being copied; a dot with a second user keeps its layout
+    text = """
+HloModule m
+ENTRY main {
+  x = f32[5,3] parameter(0)
+  y = f32[5,4] parameter(1)
+  acc = f32[3,4]{1,0} parameter(2)
+  d = f32[3,4]{0,1} dot(x, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  e = f32[3,4]{0,1} dot(x, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  s = f32[3,4]{1,0} add(acc, d)
+  t = f32[3,4]{1,0} add(acc, e)
+  ROOT r = (f32[3,4], f32[3,4], f32[3,4]) tuple(s, t, e)
+}
+"""
+    m, _ = run_passes(text, [CpuLayoutAssignment(dot_follows_user=True)])
+    d, e = (next(i for i in m.entry.instructions if i.name == n) for n in ("d", "e"))
+    assert d.shape.layout == Layout((1, 0)) and e.shape.layout == Layout((0, 1))
+    assert [c.operands[0].name for c in find(m, "copy")] == ["e"]
+    plain, _ = run_passes(text, [CpuLayoutAssignment()])        # the default (GPU): a copy
+    assert sorted(c.operands[0].name for c in find(plain, "copy")) == ["d", "e"]
+
+
+def test_column_major_transpose_of_a_dot_becomes_the_swapped_dot():
+    # JAX's LSTM gradient: transpose(dot(dz, x)) with layout {0,1} added to a row-major
+    # accumulator; the CPU layout policy writes dot(x, dz) row-major, no copy
+    text = """
+HloModule m
+ENTRY main {
+  x = f32[5,3] parameter(0)
+  y = f32[5,4] parameter(1)
+  acc = f32[4,3]{1,0} parameter(2)
+  d = f32[3,4]{1,0} dot(x, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  t = f32[4,3]{0,1} transpose(d), dimensions={1,0}
+  ROOT s = f32[4,3]{1,0} add(acc, t)
+}
+"""
+    m, _ = run_passes(text, [CpuLayoutAssignment(dot_follows_user=True)])
+    assert sorted(ops(m)) == ["add", "dot", "parameter", "parameter", "parameter"]
+    (dot,) = find(m, "dot")
+    assert dot.operands[0].name == "y" and dot.shape.layout == Layout((1, 0))
+    plain, _ = run_passes(text, [CpuLayoutAssignment()])          # the default: kept
+    (kept,) = find(plain, "dot")
+    assert kept.operands[0].name == "x" and "copy" in ops(plain)
+
+
 BITCAST_OF_PARAM = """
 HloModule m, entry_computation_layout={(f32[2,3]{0,1})->f32[6]{0}}
 ENTRY main {

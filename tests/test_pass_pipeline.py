@@ -205,8 +205,8 @@ def test_cpu_pipeline_order():
                      "zero_sized_hlo_elimination", "comparison-expander", "call-inliner",
                      "dot_decomposer", "batchnorm_expander",
                      "convolution-canonicalization", "simplification", "transpose-folding", "cse",
-                     "tuple-simplifier", "layout-assignment", "fusion",
-                     "reduction_consumer_fusion", "copy-insertion"]
+                     "tuple-simplifier", "bf16-excess-precision", "layout-assignment",
+                     "fusion", "reduction_consumer_fusion", "copy-insertion"]
     m = H.parse_module(TEXT)
     pipe.run(m)
     assert m.entry.root.shape.dims == (4,)

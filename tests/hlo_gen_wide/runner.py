@@ -57,7 +57,15 @@ class SecondCallDiffers(AssertionError):
 
 def run_side(side: str, module, inputs):
     """Outputs of ``module`` on ``side``. The CPU sides call the executable twice (the arena
-    and kernel state are reused across calls) and require the same bits both times."""
+    and kernel state are reused across calls) and require the same bits both times. They
+    compile with ``--xla_allow_excess_precision=false``: the oracle rounds every bf16 op,
+    as HLO says, so the bits can agree (XLA's default lets chains skip roundings)."""
+    from xlapy.config import debug_options
+    with debug_options(xla_allow_excess_precision=False):
+        return _run_side(side, module, inputs)
+
+
+def _run_side(side: str, module, inputs):
     from xlapy.client.run import flatten_result
     if side in ("cpu", "cpu_split"):
         exe = cpu_backend(side == "cpu_split").compile(module)

@@ -34,6 +34,7 @@ from ..threadlocal import PerThreadList
 from . import core
 from .batching import BatchTrace
 from .core import Array, convert, current_trace, new_ref, to_array
+from .dtypes import is_float
 from .source_info import located
 
 _NAMES = itertools.count()
@@ -41,6 +42,16 @@ _NAMES = itertools.count()
 _JOURNALS = PerThreadList()
 # The classes ``Variable(...)`` makes in this thread, innermost last (variable_class_scope).
 _CLASSES = PerThreadList()
+_AUTOCAST = PerThreadList()      # per thread: the dtype floating Variables are read as
+
+
+@contextmanager
+def autocast_scope(dtype: Any) -> Iterator[None]:
+    """Inside the block, floating Variables (with ``autocast`` set) read as ``dtype``
+    (``None``: as they are), as Keras's mixed precision reads a layer's f32 weights in
+    its compute dtype; scopes nest (the innermost wins)."""
+    with _AUTOCAST.pushed(None if dtype is None else np.dtype(dtype)):
+        yield
 
 
 @contextmanager
@@ -129,6 +140,9 @@ class Variable:
 
     __array_priority__ = 200
     __hash__ = object.__hash__
+    #: Whether reads inside :func:`autocast_scope` give the scope's dtype (Keras 3's
+    #: ``Variable(autocast=...)``; e.g. moving statistics set it False).
+    autocast = True
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "Variable":
         classes = _CLASSES.items
@@ -137,7 +151,10 @@ class Variable:
         return object.__new__(cls)
 
     def __init__(self, initial_value: Any, trainable: bool = True, name: str | None = None,
-                 dtype: Any = None) -> None:
+                 dtype: Any = None, aggregation: Any = None) -> None:
+        """``aggregation``: how a distribution strategy combines the replicas' assignments
+        (``tf.VariableAggregation``; kept here, acted on by ``xlapy.tf.distribute``'s
+        mirrored variables; None for a plain Variable)."""
         if callable(initial_value):
             initial_value = initial_value()
         value = to_array(initial_value, dtype)
@@ -148,6 +165,7 @@ class Variable:
                 "create Variables outside compiled functions (e.g. build the model first)"))
         self._value = Array(value._value)
         self.trainable = bool(trainable)
+        self.aggregation = aggregation
         self.name = name or f"Variable_{next(_NAMES)}"
         self.shape: tuple[int, ...] = value.shape
         self.dtype: np.dtype = value.dtype
@@ -165,6 +183,9 @@ class Variable:
                 tape.on_variable_read(self, arr)
         if trace is None and core._RECORDERS.items:
             core._RECORDERS.items[-1].on_variable_read(self, arr)
+        cast = _AUTOCAST.items[-1] if _AUTOCAST.items else None
+        if cast is not None and self.autocast and is_float(arr.dtype) and arr.dtype != cast:
+            return arr.astype(cast)        # differentiable: the gradient comes back as f32
         return arr
 
     value = read_value
@@ -273,4 +294,4 @@ for _op in ("neg", "pos", "abs", "invert", "getitem", "lt", "le", "gt", "ge", "b
     setattr(Variable, f"__{_op}__", _delegate(f"__{_op}__"))
 
 __all__ = ["Variable", "VariableSlot", "trace_slots", "commit_values", "transaction",
-           "variable_class_scope"]
+           "variable_class_scope", "autocast_scope"]

@@ -18,13 +18,15 @@ Weights, optimizer state, metric state and dropout keys are :class:`xlapy.Variab
 objects. Modules: ``layers``, ``models``, ``optimizers`` (with ``schedules``),
 ``losses``, ``metrics``, ``initializers``, ``activations``, ``regularizers``,
 ``constraints``, ``callbacks``, ``datasets``, ``utils``, ``backend``, ``distribution``
-(Keras 3's ``ModelParallel`` / ``DataParallel`` over SPMD partitioning); ``saving`` has
+(Keras 3's ``ModelParallel`` / ``DataParallel`` over SPMD partitioning),
+``mixed_precision`` (dtype policies: ``set_global_policy("mixed_bfloat16")``); ``saving`` has
 ``load_model`` (``model.save`` writes ``.keras`` files).
 """
 from __future__ import annotations
 
 from . import (activations, backend, callbacks, constraints, datasets, distribution,
-               initializers, layers, losses, metrics, optimizers, regularizers, utils)
+               initializers, layers, losses, metrics, mixed_precision, optimizers,
+               regularizers, utils)
 from . import models
 from . import saving
 from .layers import Input
@@ -35,5 +37,5 @@ saving.load_model = load_model          # keras.saving.load_model, as in Keras 3
 
 __all__ = ["Sequential", "Model", "Input", "Progbar", "load_model", "activations", "backend",
            "callbacks", "constraints", "datasets", "distribution", "initializers", "layers",
-           "losses",
-           "metrics", "models", "optimizers", "regularizers", "saving", "utils"]
+           "losses", "metrics", "mixed_precision", "models", "optimizers", "regularizers",
+           "saving", "utils"]

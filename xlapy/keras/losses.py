@@ -25,6 +25,7 @@ import numpy as np
 from .. import nn
 from .. import numpy as xnp
 from ..errors import InvalidArgumentError
+from ..frontend.dtypes import is_float
 from .backend import epsilon, snake_case
 
 
@@ -158,6 +159,15 @@ mae = MAE = mean_absolute_error
 REDUCTIONS = ("sum_over_batch_size", "sum", "none")
 
 
+def _loss_precision(y_pred: Any) -> Any:
+    """Predictions of a 16-bit float type (a mixed precision model's outputs) as float32:
+    losses are computed in float32, as Keras does."""
+    if isinstance(y_pred, (list, tuple, dict)):
+        return y_pred
+    x = xnp.asarray(y_pred)
+    return x.astype(np.float32) if is_float(x.dtype) and x.dtype.itemsize < 4 else x
+
+
 def reduce_weighted(values: Any, sample_weight: Any, reduction: str) -> Any:
     """Apply ``sample_weight`` (broadcast from the batch axis) and reduce."""
     values = xnp.asarray(values)
@@ -185,7 +195,8 @@ class Loss:
         raise InvalidArgumentError(f"{type(self).__name__} does not define call()")
 
     def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
-        return reduce_weighted(self.call(y_true, y_pred), sample_weight, self.reduction)
+        return reduce_weighted(self.call(y_true, _loss_precision(y_pred)), sample_weight,
+                               self.reduction)
 
     def get_config(self) -> dict:
         return {"reduction": self.reduction, "name": self.name}

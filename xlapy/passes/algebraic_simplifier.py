@@ -36,6 +36,10 @@ Data movement (:mod:`.algsimp_shapes`)
   transpose with the identity permutation -> x; transpose(transpose(x)) -> transpose
   slice covering the operand -> x; slice(slice(x)) -> slice
   concatenate of one operand -> the operand; pad with all-zero padding -> x
+  add(pad(a, 0), pad(b, 0), ...) of pieces along one axis that do not overlap ->
+      concatenate(a, b, ...) (gaps: the padding value; other addends added after):
+      the gradient of a split. Where a piece holds -0.0 and the padding is +0.0 the sum
+      gives +0.0 and the concatenate keeps -0.0
   copy with the operand's layout -> x; reverse of size-1 dims -> x
   reshape/transpose/slice/reverse of broadcast(scalar) -> broadcast(scalar)
 
@@ -47,6 +51,8 @@ Reductions and dots
   reduce(broadcast(s), init) with maximum/minimum/and/or reducer -> broadcast(f(init, s))
   dot whose contracting dims all have size 1 -> multiply of broadcasts (an outer product;
       a -0.0 product stays -0.0 where a summing dot would give +0.0)
+  transpose(dot(a, b)) putting b's free dims before a's (the dot's only user) -> dot(b, a),
+      when the result is row-major or has no layout
 
 Not done, because they are not exact: x * 0 for floats, reassociation, exp(log(x)),
 log(exp(x)), x / c for non-powers of two, power(x, 0.5) -> sqrt(x) (-0 and -inf differ).
@@ -63,8 +69,8 @@ import numpy as np
 from ..hlo import types as T
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.opcodes import ELEMENTWISE
-from .algsimp_reduce import simplify_dot, simplify_reduce
-from .algsimp_shapes import SHAPE_REWRITES
+from .algsimp_reduce import simplify_dot, simplify_reduce, simplify_transpose_of_dot
+from .algsimp_shapes import SHAPE_REWRITES, simplify_sum_of_pads
 from .base import HloPass
 from .context import PassContext
 from .computation_edits import DeferredEdits
@@ -159,7 +165,7 @@ def _simplify_add(comp: HloComputation, instr: HloInstruction) -> HloInstruction
         return a
     if (_is_integral(instr) or floating) and _is_zero(a, sign):
         return b
-    return None
+    return simplify_sum_of_pads(comp, instr)
 
 
 def _simplify_subtract(comp: HloComputation, instr: HloInstruction) -> HloInstruction | None:
@@ -330,6 +336,8 @@ REWRITES: dict[str, Rewrite] = {
     "reduce": simplify_reduce,
     "dot": simplify_dot,
     **SHAPE_REWRITES,
+    "transpose": lambda comp, instr: (SHAPE_REWRITES["transpose"](comp, instr)
+                                      or simplify_transpose_of_dot(comp, instr)),
 }
 
 __all__ = ["AlgebraicSimplifier", "REWRITES", "value_preserving"]

@@ -5,6 +5,7 @@ from math import prod
 from typing import Sequence
 
 from ..hlo.ir import HloComputation, HloInstruction
+from ..hlo.shape import Layout, Shape
 from ..hlo.opcodes import ELEMENTWISE
 from .hlo_utils import add_constant, add_instruction, array_shape
 
@@ -114,6 +115,50 @@ def simplify_dot(comp: HloComputation, instr: HloInstruction) -> HloInstruction 
     right = _outer_factor(comp, instr, rhs, rb + rfree, rc,
                           tuple(range(nb)) + tuple(range(nb + nl, nb + nl + nr)))
     return add_instruction(comp, "multiply", instr.shape, [left, right], like=instr)
+
+
+def simplify_transpose_of_dot(comp: HloComputation,
+                              instr: HloInstruction) -> HloInstruction | None:
+    """transpose(dot(a, b)) that puts b's free dims before a's -> dot(b, a): the product
+    is written in the order its user reads it (a weight gradient ``x^T dz`` accumulated
+    into a transposed weight) instead of being transposed after. Only when the result
+    is row-major (or has no layout yet), so that a backend's row-major GEMM still takes
+    it (the CPU's layout assignment does the others: ``swapped_dot``). Only for a dot
+    whose sole user is the transpose."""
+    shape = instr.shape
+    if shape.layout is not None and shape.layout != Layout.row_major(shape.rank):
+        return None
+    return swapped_dot(comp, instr, shape)
+
+
+def swapped_dot(comp: HloComputation, transpose: HloInstruction,
+                shape: Shape) -> HloInstruction | None:
+    """``dot(b, a)`` of ``shape`` standing for ``transpose(dot(a, b))`` when the transpose
+    puts b's free dims before a's and the dot has no other user; else None."""
+    dot = transpose.operands[0]
+    if transpose.opcode != "transpose" or dot.opcode != "dot" or len(dot.users) != 1 \
+            or len(dot.operands) != 2 or "sparsity" in dot.attrs or not dot.shape.is_array:
+        return None
+    a, b = dot.operands
+    attrs = dot.attrs
+    lb = tuple(attrs.get("lhs_batch_dims", ()))
+    lc = tuple(attrs.get("lhs_contracting_dims", ()))
+    rb = tuple(attrs.get("rhs_batch_dims", ()))
+    rc = tuple(attrs.get("rhs_contracting_dims", ()))
+    nb = len(lb)
+    nl = a.shape.rank - nb - len(lc)
+    nr = b.shape.rank - len(rb) - len(rc)
+    swapped = tuple(range(nb)) + tuple(range(nb + nl, nb + nl + nr)) + \
+        tuple(range(nb, nb + nl))
+    if nl == 0 or nr == 0 or tuple(transpose.dimensions) != swapped:
+        return None
+    new = dict(attrs, lhs_batch_dims=rb, rhs_batch_dims=lb, lhs_contracting_dims=rc,
+               rhs_contracting_dims=lc)
+    if "operand_precision" in attrs:
+        new["operand_precision"] = tuple(reversed(tuple(attrs["operand_precision"])))
+    if transpose.metadata is not None:
+        new["metadata"] = transpose.metadata
+    return add_instruction(comp, "dot", shape, [b, a], new)
 
 
 def _outer_factor(comp: HloComputation, dot: HloInstruction, x: HloInstruction,

@@ -6,8 +6,11 @@ only move or select elements, so they are exact for every element type.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..hlo.ir import HloComputation, HloInstruction
-from .hlo_utils import add_instruction, same_layout
+from ..hlo.shape import Shape
+from .hlo_utils import add_instruction, same_layout, scalar_literal
 
 
 def _is_scalar_broadcast(instr: HloInstruction) -> bool:
@@ -134,6 +137,86 @@ def simplify_reverse(comp: HloComputation, instr: HloInstruction) -> HloInstruct
     return None
 
 
+def _pad_piece(instr: HloInstruction) -> tuple[int, int, int, bytes] | None:
+    """``(axis, start, stop, padding value bytes)`` of a pad with a zero padding value and
+    only edge padding, along one axis (the piece of the result its operand fills)."""
+    if instr.opcode != "pad":
+        return None
+    value = scalar_literal(instr.operands[1])
+    if value is None or value != 0 or instr.shape.element_type.is_complex:
+        return None
+    axes = [d for d, (lo, hi, interior) in enumerate(instr.attrs["padding"])
+            if lo or hi or interior]
+    if len(axes) != 1:
+        return None
+    lo, hi, interior = instr.attrs["padding"][axes[0]]
+    if interior or lo < 0 or hi < 0:
+        return None
+    return axes[0], lo, instr.shape.dims[axes[0]] - hi, np.asarray(value).tobytes()
+
+
+def _inner_sum(x: HloInstruction, root: HloInstruction) -> bool:
+    """Whether the add ``x`` is part of the sum ``root`` (an add whose only use it is)."""
+    return x.opcode == "add" and root.opcode == "add" and x.shape == root.shape and \
+        len(x.users) == 1 and sum(o is x for o in root.operands) == 1
+
+
+def _sum_leaves(root: HloInstruction) -> list[HloInstruction]:
+    """The addends of the tree of ``add``s under ``root``."""
+    out: list[HloInstruction] = []
+    for x in root.operands:
+        if _inner_sum(x, root):
+            out.extend(_sum_leaves(x))
+        else:
+            out.append(x)
+    return out
+
+
+def simplify_sum_of_pads(comp: HloComputation, instr: HloInstruction) -> HloInstruction | None:
+    """A sum of zero-padded pieces that do not overlap -> their concatenate (plus the other
+    addends): the gradient of slices that split a value (``split``), which the transpose
+    of each slice gives as a pad. Gaps between the pieces are the padding value.
+
+    Exact except for the sign of zero: where a piece holds -0.0, the sum with a +0.0
+    padding gives +0.0 and the concatenate keeps -0.0."""
+    if instr.opcode != "add" or not instr.shape.is_array:
+        return None
+    if len(instr.users) == 1 and _inner_sum(instr, instr.users[0]):
+        return None                              # the enclosing sum rewrites the whole tree
+    leaves = _sum_leaves(instr)
+    pieces = [(x, p) for x in leaves if (p := _pad_piece(x)) is not None]
+    if len(pieces) < 2:
+        return None
+    axis = max({p[0] for _, p in pieces}, key=lambda a: sum(p[0] == a for _, p in pieces))
+    group = sorted(((x, p) for x, p in pieces if p[0] == axis and p[3] == pieces[0][1][3]),
+                   key=lambda xp: xp[1][1])
+    if len(group) < 2 or any(a[1][2] > b[1][1] for a, b in zip(group, group[1:])):
+        return None                              # overlapping pieces
+    dims, et = instr.shape.dims, instr.shape.element_type
+    padding = group[0][0].operands[1]
+    parts: list[HloInstruction] = []
+    at = 0
+
+    def gap(size: int) -> HloInstruction:
+        gdims = dims[:axis] + (size,) + dims[axis + 1:]
+        return add_instruction(comp, "broadcast", Shape.array(et, gdims), [padding],
+                               {"dimensions": ()}, like=instr)
+    for x, (_, start, stop, _) in group:
+        if start > at:
+            parts.append(gap(start - at))
+        parts.append(x.operands[0])
+        at = stop
+    if at < dims[axis]:
+        parts.append(gap(dims[axis] - at))
+    out = add_instruction(comp, "concatenate", Shape.array(et, dims), parts,
+                          {"dimensions": (axis,)}, like=instr)
+    used = {id(x) for x, _ in group}
+    for x in leaves:
+        if id(x) not in used:
+            out = add_instruction(comp, "add", Shape.array(et, dims), [out, x], like=instr)
+    return out
+
+
 SHAPE_REWRITES = {
     "broadcast": simplify_broadcast,
     "reshape": simplify_reshape,
@@ -145,4 +228,4 @@ SHAPE_REWRITES = {
     "reverse": simplify_reverse,
 }
 
-__all__ = ["SHAPE_REWRITES"]
+__all__ = ["SHAPE_REWRITES", "simplify_sum_of_pads"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from ..hlo.ir import HloInstruction
 from ..hlo.shape import Shape
 
 
@@ -28,4 +29,16 @@ class RowReductionRules(Protocol):
     def major_to_minor(self, shape: Shape) -> list[int]: ...
 
 
-__all__ = ["RowReductionRules"]
+class DotOutputFusionRules(Protocol):
+    """Which dots a backend computes together with an ``add`` of their result, asked by
+    :class:`~xlapy.passes.instruction_fusion.CpuInstructionFusion` before it forms a
+    ``kOutput`` fusion ``add(dot, x)`` of a matrix product.
+
+    ``output_fusible(dot)``: the backend's code for such a fusion adds ``x`` as it stores
+    the product (the layouts of the dot and its operands are final when it is asked).
+    """
+
+    def output_fusible(self, dot: HloInstruction) -> bool: ...
+
+
+__all__ = ["RowReductionRules", "DotOutputFusionRules"]

@@ -89,13 +89,31 @@ def _should_canonicalize(instr: HloInstruction) -> bool:
 
 def is_minor_batch_weight_gradient(conv: HloInstruction) -> bool:
     """The input batch dimension is the minor-most one (row-major layout) and has at least
-    :data:`MIN_MINOR_BATCH` elements (see the module docstring)."""
+    :data:`MIN_MINOR_BATCH` elements, or any size when the CPU backend's generated
+    weight-gradient kernel takes the convolution (see the module docstring)."""
     dn: ConvDimensionNumbers = conv.attrs["dim_labels"]
     x = conv.operands[0].shape
-    if dn.input_batch != x.rank - 1 or x.dims[dn.input_batch] < MIN_MINOR_BATCH:
+    if dn.input_batch != x.rank - 1:
+        return False
+    if x.dims[dn.input_batch] < MIN_MINOR_BATCH and not _direct_kernel_form(conv):
         return False
     layout = x.layout
     return layout is None or tuple(layout.minor_to_major)[:1] in ((), (x.rank - 1,))
+
+
+def _direct_kernel_form(conv: HloInstruction) -> bool:
+    """An f32 convolution of 1 or 2 spatial dims without groups, ``lhs_dilate`` or window
+    reversal: the shapes ``backends/cpu/conv_direct.py`` computes from the minor-batch
+    form without any transpose (its finer conditions decide there)."""
+    dn: ConvDimensionNumbers = conv.attrs["dim_labels"]
+    window = conv.attrs.get("window")
+    dims = window.dims if window is not None else ()
+    return (len(dn.input_spatial) in (1, 2)
+            and all(s.element_type.name == "f32"
+                    for s in [conv.shape] + [o.shape for o in conv.operands])
+            and int(conv.attrs.get("feature_group_count", 1) or 1) == 1
+            and int(conv.attrs.get("batch_group_count", 1) or 1) == 1
+            and all(w.lhs_dilate == 1 and not w.rhs_reversal for w in dims))
 
 
 def _transposed(comp: HloComputation, operand: HloInstruction, perm: list[int]) -> HloInstruction:

@@ -2,7 +2,8 @@
 
 Precondition: a verified module (layouts optional). Guarantees: every value is
 computed as before; loop-fusible producers are cloned into ``fusion`` instructions
-(``kind=kLoop``; ``kOutput`` for a matrix-vector ``dot`` feeding an ``add``), named
+(``kind=kLoop``; ``kOutput`` for a matrix-vector ``dot`` feeding an ``add``, and for the
+matrix products the backend's ``DotOutputFusionRules`` accept), named
 ``<producer-opcode>_<consumer-opcode>_fusion`` like XLA.
 
 Driver (``InstructionFusion::Run``): for each non-embedded computation, visit
@@ -32,6 +33,7 @@ import logging
 from typing import Any, Callable
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
+from .backend_rules import DotOutputFusionRules
 from .base import HloPass
 from .context import PassContext
 from .computation_edits import DeferredEdits
@@ -84,14 +86,33 @@ def _has_exactly_one_use(instr: HloInstruction) -> bool:
     return len(instr.users) == 1 and sum(o is instr for o in instr.users[0].operands) == 1
 
 
-def can_be_output_fused(producer: HloInstruction, consumer: HloInstruction) -> bool:
-    """XLA:CPU's only output fusion: a matrix-vector dot used once by an ``add``."""
-    return (consumer.opcode == "add" and _is_matrix_vector_dot(producer)
-            and _has_exactly_one_use(producer))
+def can_be_output_fused(producer: HloInstruction, consumer: HloInstruction,
+                        rules: DotOutputFusionRules | None = None) -> bool:
+    """XLA:CPU's output fusion: a matrix-vector dot used once by an ``add``; with the
+    backend's ``rules``, also the matrix products they accept."""
+    if consumer.opcode != "add" or producer.opcode != "dot" or \
+            not _has_exactly_one_use(producer):
+        return False
+    return _is_matrix_vector_dot(producer) or (
+        rules is not None and producer.shape == consumer.shape
+        and rules.output_fusible(producer))
 
 
-def _can_be_output_fused_into_some_operand(instr: HloInstruction) -> bool:
-    return instr.opcode == "add" and any(can_be_output_fused(o, instr) for o in instr.operands)
+def _can_be_output_fused_into_some_operand(instr: HloInstruction,
+                                           rules: DotOutputFusionRules | None = None) -> bool:
+    return instr.opcode == "add" and any(can_be_output_fused(o, instr, rules)
+                                         for o in instr.operands)
+
+
+def _bias_into_output_fusion(producer: HloInstruction, consumer: HloInstruction) -> bool:
+    """A broadcast of a parameter-like value into the addend of a matrix product's
+    ``kOutput`` fusion (a bias): the kernel reads it through the broadcast."""
+    if consumer.opcode != "fusion" or consumer.attrs.get("kind") != "kOutput" \
+            or producer.opcode != "broadcast" or not _has_exactly_one_use(producer):
+        return False
+    root = consumer.attrs["calls"].root
+    return root.opcode == "add" and any(o.opcode == "dot" and o.shape.rank == 2
+                                        for o in root.operands)
 
 
 def _is_minor_dim_concatenate(instr: HloInstruction) -> bool:
@@ -324,8 +345,12 @@ class CpuInstructionFusion(HloPass):
 
     name = "fusion"
 
-    def __init__(self, may_duplicate: bool = True) -> None:
+    def __init__(self, may_duplicate: bool = True,
+                 dot_rules: DotOutputFusionRules | None = None) -> None:
+        """``dot_rules``: the backend's answer to which matrix products are output-fused
+        into an ``add`` (None: only matrix-vector dots, as XLA:CPU)."""
         self.may_duplicate = may_duplicate
+        self.dot_rules = dot_rules
         self.refusals: list[FusionRefusal] = []
         self._seen_refusals: set[tuple[str, str, str]] = set()
         self._skip: set[int] = set()
@@ -341,9 +366,15 @@ class CpuInstructionFusion(HloPass):
             return FusionDecision.forbid("Don't fuse instructions from custom fusions/calls")
         if producer.opcode == "constant" and not all(d == 1 for d in producer.shape.dims):
             return FusionDecision.forbid("Don't fuse non-scalar constants.")
-        if can_be_output_fused(producer, consumer):
+        if can_be_output_fused(producer, consumer, self.dot_rules):
             return FusionDecision.allow()
-        if _can_be_output_fused_into_some_operand(producer):
+        if self.dot_rules is not None and _bias_into_output_fusion(producer, consumer):
+            return FusionDecision.allow()
+        if self.dot_rules is not None and any(
+                can_be_output_fused(o, consumer, self.dot_rules)
+                for o in consumer.operands if o is not producer):
+            return FusionDecision.forbid("The add's dot is output-fused first.")
+        if _can_be_output_fused_into_some_operand(producer, self.dot_rules):
             return FusionDecision.forbid(
                 "Bailing because producer can be output-fused into some operand.")
         if not can_be_loop_fused(producer):
@@ -396,7 +427,10 @@ class CpuInstructionFusion(HloPass):
         return should_fuse_in_place_op(producer, consumer)
 
     def choose_kind(self, producer: HloInstruction, consumer: HloInstruction) -> str:
-        return "kOutput" if can_be_output_fused(producer, consumer) else "kLoop"
+        if can_be_output_fused(producer, consumer, self.dot_rules) or \
+                _bias_into_output_fusion(producer, consumer):
+            return "kOutput"
+        return "kLoop"
 
     # ----- global analysis
     def globally_unfusible(self, post_order: list[HloInstruction]) -> set[int]:

@@ -19,7 +19,9 @@ not a fusion body (fusion bodies only get missing layouts filled in):
   a while's body parameter, body root, condition parameter and result agree;
 - a custom-call with ``operand_layout_constraints`` gets its operands in those layouts
   (LAPACK calls ask for column-major matrices);
-- dot operands are row-major, except the CPU dot policy below.
+- dot operands are row-major, except the CPU dot policy below; with ``dot_follows_user``
+  (the CPU pipeline) a dot whose only user is an elementwise op is given that op's layout
+  (the CPU's GEMMs write either order);
 
 Transposes and reshapes that only relabel memory become ``bitcast`` (XLA's
 "transpose is a bitcast" and ``ReshapeIsBitcast``): a reshape between layouts that are
@@ -170,6 +172,11 @@ class CpuLayoutAssignment(HloPass):
 
     name = "layout-assignment"
 
+    def __init__(self, dot_follows_user: bool = False) -> None:
+        """``dot_follows_user``: a dot whose only user is elementwise takes that user's
+        layout (for a backend whose dots write either order: the CPU's)."""
+        self.dot_follows_user = dot_follows_user
+
     def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
         if module.entry is None:
             raise InvalidArgumentError(f"layout-assignment: module {module.name} has no entry")
@@ -178,11 +185,14 @@ class CpuLayoutAssignment(HloPass):
         comps = [c for c in module.computations_post_order() if id(c) not in fused]
         bitcast_sources = {id(i): i.operands[0].shape for c in comps for i in c.instructions
                            if i.opcode == "bitcast"}
+        if self.dot_follows_user:
+            for comp in comps:
+                changed |= _swap_transposed_dots(comp)
         for comp in comps:
             changed |= _rewrite_as_bitcasts(comp, bitcast_sources,
                                            ctx is not None and ctx.reference_mode)
         changed |= _apply_entry_parameter_layouts(module)
-        fixer = _LayoutFixer(bitcast_sources)
+        fixer = _LayoutFixer(bitcast_sources, self.dot_follows_user)
         for comp in comps:
             changed |= fixer.fix(comp)
         ecl = module.entry_computation_layout
@@ -195,6 +205,23 @@ class CpuLayoutAssignment(HloPass):
             [p.shape for p in entry.parameters], entry.root.shape,
             ecl.parameter_names if ecl is not None else None)
         return changed
+
+
+def _swap_transposed_dots(comp: HloComputation) -> bool:
+    """``transpose(dot(a, b))`` swapping the dot's free dims -> ``dot(b, a)`` (its layout
+    then follows its user like any dot's): algsimp leaves the transposes that have a
+    layout other than row-major, which only a backend whose dots write any layout takes."""
+    from .algsimp_reduce import swapped_dot
+    changed = False
+    for instr in list(comp.instructions):
+        if instr.opcode == "transpose" and instr.parent is comp and instr is not comp.root:
+            new = swapped_dot(comp, instr, instr.shape.without_layout().with_default_layout())
+            if new is not None:
+                dot = instr.operands[0]
+                comp.replace_instruction(instr, new)
+                comp.remove_instruction(dot)
+                changed = True
+    return changed
 
 
 def _fill_default_layouts(module: HloModule) -> bool:
@@ -285,8 +312,9 @@ def _apply_entry_parameter_layouts(module: HloModule) -> bool:
 class _LayoutFixer:
     """Makes operand layouts agree with what their users need, one computation at a time."""
 
-    def __init__(self, bitcast_sources: dict[int, Shape]) -> None:
+    def __init__(self, bitcast_sources: dict[int, Shape], dot_follows_user: bool = False) -> None:
         self.bitcast_sources = bitcast_sources
+        self.dot_follows_user = dot_follows_user
 
     def fix(self, comp: HloComputation) -> bool:
         cache: dict = {}
@@ -333,6 +361,12 @@ class _LayoutFixer:
         changed = False
         for i, x in enumerate(instr.operands):
             if x.shape.is_array and x.shape.rank == instr.shape.rank and x.shape.rank > 0:
+                if self.dot_follows_user and x.opcode == "dot" and len(x.users) == 1 \
+                        and x is not comp.root:
+                    # a dot writes any layout (the GEMM computes C^T = B^T A^T for a
+                    # column-major C): it takes its only user's, instead of a copy
+                    changed |= _set_shape(x, with_layout(x.shape, layout))
+                    continue
                 changed |= _set_operand_layout(comp, instr, i, with_layout(x.shape, layout),
                                                cache)
         return changed

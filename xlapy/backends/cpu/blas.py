@@ -48,8 +48,9 @@ backend's constants").
 
 Element types: ``f32``/``f64``/``c64``/``c128`` results run in ``s/d/c/z`` BLAS; ``f16``,
 ``bf16`` and the f8 types convert the operands to the result type, multiply in f32 with
-``sgemm`` and round once (XLA:CPU's and the interpreter's numerics); integer and ``pred``
-results multiply in 64-bit integers and wrap modulo 2^bits. ``operand_precision`` and
+``sgemm`` and round once (XLA:CPU's and the interpreter's numerics; two bf16 operands
+go to ``bf16_dot.py``'s AVX512-BF16 kernel instead when the CPU has it); integer and
+``pred`` results multiply in 64-bit integers and wrap modulo 2^bits. ``operand_precision`` and
 ``algorithm`` do not change CPU results.
 """
 from __future__ import annotations
@@ -65,9 +66,11 @@ from ...hlo.ir import HloInstruction
 from ...hlo.types import ElementType
 from ..interpreter.evaluator import describe
 from ..interpreter.linalg import wrap_integers
+from .bf16_dot import Bf16DotThunk, make_bf16_dot_thunk
 from .blas_lib import (BLAS_DTYPES, MatmulPlan, VectorCall, dense_geometry, geometry,
                        library, matmul_into, plan_matmul, plan_vector)
-from .thunks import address_of, cores, shared_pool
+from .thread_pool import cores, shared_pool
+from .thunks import address_of
 
 #: Below this many multiply-adds per matrix (M*N*K) numpy.matmul beats the ctypes call.
 SMALL_DOT_FLOPS = 64 * 64 * 64
@@ -328,13 +331,17 @@ class DotThunk:
         plan.run(lhs, rhs, out)
 
 
-def make_dot_thunk(instr: HloInstruction) -> DotThunk:
+def make_dot_thunk(instr: HloInstruction) -> "DotThunk | Bf16DotThunk":
     """A thunk computing ``instr`` (an HLO dot) from operand views into ``out`` (see the
     module docstring for the calling convention)."""
     if not supports_dot(instr):
         dot_dims(instr)   # raises the precise shape error when there is one
         raise UnimplementedError(f"{describe(instr)}: the BLAS dot thunk does not handle "
                                  f"dynamic shapes or sparse dots")
+    # hook: two bf16 operands run on AVX512-BF16 when the CPU has it (bf16_dot.py)
+    native = make_bf16_dot_thunk(instr, dot_dims(instr))
+    if native is not None:
+        return native
     return DotThunk(instr)
 
 

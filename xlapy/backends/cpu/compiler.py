@@ -151,6 +151,7 @@ class CompileTimings:
 
 def kernel_emitters(assignment: BufferAssignment) -> list[Any]:
     """The native kernel emitters available, in order of preference."""
+    from .dot_emitter import DotEmitter
     from .loop_emitter import LoopEmitter
     from .reduction_emitter import ReductionEmitter
     from .rng_emitter import RngBitGeneratorEmitter
@@ -158,7 +159,7 @@ def kernel_emitters(assignment: BufferAssignment) -> list[Any]:
     from .select_scatter_emitter import SelectAndScatterEmitter
     from .sort_emitter import SortEmitter
     from .window_emitter import ReduceWindowEmitter
-    return [ReductionEmitter(assignment), LoopEmitter(assignment),
+    return [DotEmitter(assignment), ReductionEmitter(assignment), LoopEmitter(assignment),
             ReduceWindowEmitter(assignment),
             SelectAndScatterEmitter(assignment), ScatterEmitter(assignment),
             SortEmitter(assignment), RngBitGeneratorEmitter(assignment)]
@@ -389,9 +390,10 @@ class CpuBackend:
         start = time.perf_counter()
         chosen: list[tuple[str, HloInstruction, Any]] = []
         for comp_name, instr in kernel_candidates(assignment):
-            if library_supports(instr):
-                continue
             em = next((e for e in emitters if e.can_emit(instr)), None)
+            # dots go to the library unless an emitter replaces it for their shape
+            if library_supports(instr) and not getattr(em, "replaces_library", False):
+                continue
             if em is not None:
                 chosen.append((comp_name, instr, em))
         small = [_is_small(i) for _, i, _ in chosen]

@@ -12,7 +12,10 @@ any ``dim_labels`` (1-D, 2-D, 3-D, ... and 0-D spatial), window strides, padding
 padding crops), ``lhs_dilate`` (transposed convolutions), ``rhs_dilate``, ``rhs_reversal``,
 ``feature_group_count`` and ``batch_group_count``.
 
-A call:
+Shapes that a generated kernel computes better than the library strategies below
+(``conv_direct.plan_direct``: NHWC convolutions and their weight gradients) go to that
+kernel, which reads the operands where they are; it declines a call whose non-finite
+values meet padding (then the library strategy below computes it). Otherwise a call:
 
 1. views the operands in canonical order ``x[N, S..., C]``, ``w[K..., C/G, O]`` and
    ``y[N/Bg, P..., O]`` (transposes of the given views), then ``x`` and ``y`` in the order
@@ -51,7 +54,7 @@ from ...hlo.ir import HloInstruction
 from ..interpreter.evaluator import describe
 from ..interpreter.linalg import convolve
 from ..memory_stats import tracked
-from . import conv_plan
+from . import conv_direct, conv_plan
 from .blas import compute_dtype, static_arrays, to_result_type
 from .conv_plan import ConvGeometry, conv_geometry
 from .thunks import cores, shared_pool
@@ -101,6 +104,7 @@ class ConvThunk:
         self.needs_padding = g.needs_padding
         self._free_padded: list[np.ndarray] = []
         self.strategy = "interpreter"
+        self.direct = None
         if self.acc is None or not _fits_blas(g):
             self.acc = None
         elif not (self.empty or self.zero):
@@ -109,6 +113,9 @@ class ConvThunk:
             self.parallel = (g.flops >= PARALLEL_FLOPS and cores() > 1
                              and len(self.plan.items) > 1)
             self._pad_index = self._interior_index()
+            self.direct = conv_direct.plan_direct(g, instr)
+            if self.direct is not None:
+                self.strategy = self.direct.name
 
     # ----- call
     def __call__(self, operands: Sequence[np.ndarray], out: np.ndarray) -> None:
@@ -125,6 +132,8 @@ class ConvThunk:
             return
         if self.acc is None:
             self._interpret(lhs, rhs, out)
+            return
+        if self.direct is not None and self.direct(lhs, rhs, out):
             return
         g, acc, plan = self.geo, self.acc, self.plan
         x = to_result_type(lhs, self.et).transpose(self.lhs_perm).reshape(

@@ -22,7 +22,8 @@ One :class:`JitEngine` per process (:func:`engine`) owns
   at exit. A helper that cannot start or dies leaves its work to this process; the
   object code is the same wherever it is made;
 - :meth:`JitEngine.load`: object code is linked into the process with ORC's LLJIT
-  (``JITLibraryBuilder``; symbols of the running process such as ``libm`` resolve),
+  (``JITLibraryBuilder``; symbols of the running process such as ``libm`` resolve, and
+  the backend's own compiler-runtime functions, :mod:`.runtime_support`, are linked in),
   giving :class:`LoadedCode` with the address of every exported kernel. Object code
   is also what the disk cache stores, so a cached module loads without LLVM
   optimization or code generation.
@@ -67,6 +68,7 @@ from llvmlite import ir
 
 from ...config import env_llvm_helpers
 from ...errors import ExecutionError
+from .runtime_support import emit_truncdfhf2
 from .llvm_worker import (HelperDied, HelperProcess, InvalidIRError, TargetSpec, compile_ir,
                           target_machine, text_size)
 
@@ -173,6 +175,7 @@ class JitEngine:
         self.data_layout = str(self._tm.target_data)
         self._lock = threading.RLock()
         self._jit: _JitInstance | None = None
+        self._support: bytes | None = None
         self._library_ids = itertools.count()
         self.compile_count = 0        # LLVM optimize+codegen runs (tests count cache hits)
         self.local_modules = 0        # modules optimized in this process
@@ -299,14 +302,26 @@ class JitEngine:
             self.jit_instances += 1
         return jit
 
+    def _support_object(self) -> bytes:
+        """The object code of :mod:`~xlapy.backends.cpu.runtime_support`'s functions,
+        compiled on first use and linked into every library."""
+        if self._support is None:
+            module = self.new_module("xlapy_runtime_support")
+            emit_truncdfhf2(module)
+            # not counted in compile_count: that counts the compiles of HLO modules
+            self._support = self._run_jobs([(str(module), OPT_LEVEL, False)])[0][0]
+        return self._support
+
     def load(self, objects: Sequence[bytes], symbols: Sequence[str]) -> LoadedCode:
         """Link object files into the process as one library and look up ``symbols``;
         the library is unloaded when the returned object dies."""
+        support = self._support_object()
         with self._lock, deferred_interrupt():
             name = f"xlapy_cpu_{next(self._library_ids)}"
             builder = llvm.JITLibraryBuilder()
             for obj in objects:
                 builder.add_object_img(obj)
+            builder.add_object_img(support)
             builder.add_current_process()
             symbols = list(dict.fromkeys(symbols))     # kernels may share a symbol
             for s in symbols:

@@ -36,7 +36,7 @@ from .elemental_data import delinearize
 from .kernel_api import (I64, Generator, KernelBuffer, KernelSpec, buffer_pointer,
                          declare_kernel, kernel_buffers)
 from .llvm_types import llvm_type, load_element, storage_type, store_element
-from .thunks import major_to_minor
+from .thunks import element_strides, major_to_minor
 
 # Fused instructions that never become elemental producers of a hero operand.
 _NOT_PRODUCERS = frozenset({"tuple", "get-tuple-element", "while", "conditional", "call",
@@ -47,16 +47,6 @@ _NOT_PRODUCERS = frozenset({"tuple", "get-tuple-element", "while", "conditional"
 def c64(value: int) -> ir.Constant:
     """An ``i64`` constant."""
     return ir.Constant(I64, value)
-
-
-def element_strides(shape: Shape) -> list[int]:
-    """Per logical dimension, the distance in elements between neighbours in memory."""
-    strides = [0] * shape.rank
-    step = 1
-    for d in reversed(major_to_minor(shape)):
-        strides[d] = step
-        step *= shape.dims[d]
-    return strides
 
 
 def linear_offset(b: ir.IRBuilder, index: Sequence[ir.Value], shape: Shape) -> ir.Value:

@@ -3,11 +3,15 @@
 1. the target-independent passes (:func:`xlapy.passes.target_independent_passes`:
    dot and convolution canonicalization, batch-norm expansion, the simplification
    fixed point with constant folding and the while-loop passes, transpose folding, CSE);
+   then ``bf16-excess-precision`` (:class:`~xlapy.passes.bf16_excess_precision.
+   Bf16ExcessPrecision`) unless ``--xla_allow_excess_precision=false``: chains of bf16
+   arithmetic computed in f32, rounded where stored, as XLA:CPU;
 2. ``layout-assignment`` (:class:`~xlapy.passes.layout_assignment.CpuLayoutAssignment`);
 3. ``fusion`` (:class:`~xlapy.passes.instruction_fusion.CpuInstructionFusion`): by
    default, as XLA:CPU, with duplication of cheap producers; without it when
    multi-output fusion is on (``xla_cpu_use_multi_output_fusion`` in
-   ``xla_backend_extra_options``);
+   ``xla_backend_extra_options``); a dot the generated GEMM kernels compute is
+   output-fused into its ``add`` (:data:`DOT_OUTPUT_RULES`, ``dot_kernel_plan.py``);
 4. ``reduction_consumer_fusion`` (xlapy's own, not an XLA:CPU pass): a row reduction,
    the consumers that read it back along the rows and the reductions that follow over
    the same rows become one ``kInput`` fusion (softmax, layernorm) that the CPU
@@ -30,6 +34,7 @@ from typing import Any
 from ...config import DebugOptions
 from ...hlo.shape import Shape
 from ...passes.base import HloPass
+from ...passes.bf16_excess_precision import Bf16ExcessPrecision
 from ...passes.context import PassContext
 from ...passes.copy_insertion import CopyInsertion
 from ...passes.fusion_merger import FusionMerger
@@ -40,6 +45,7 @@ from ...passes.pipeline import HloPassPipeline, target_independent_passes
 from ...passes.reduction_consumer_fusion import ReductionConsumerFusion
 from ...passes.rematerialization import HloRematerialization
 from ..target import Target
+from .dot_kernel_plan import CpuDotOutputFusionRules
 from .reduction_plan import ROW_CACHE_ELEMENTS
 from .thunks import major_to_minor
 
@@ -59,6 +65,7 @@ class CpuRowReductionRules:
 
 
 ROW_REDUCTION_RULES = CpuRowReductionRules()
+DOT_OUTPUT_RULES = CpuDotOutputFusionRules()
 
 
 def multi_output_enabled(options: DebugOptions | Any) -> bool:
@@ -84,8 +91,11 @@ def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = 
     memory_limit = int(getattr(ctx.options, "xla_cpu_memory_limit_bytes", 0) or 0)
     passes: list[HloPass | None] = [
         *target_independent_passes(),                                    # 1
-        CpuLayoutAssignment(),                                           # 2
-        CpuInstructionFusion(may_duplicate=not multi_output),            # 3
+        Bf16ExcessPrecision()                                            # 1b
+        if getattr(ctx.options, "xla_allow_excess_precision", True) else None,
+        CpuLayoutAssignment(dot_follows_user=True),                      # 2
+        CpuInstructionFusion(may_duplicate=not multi_output,             # 3
+                             dot_rules=DOT_OUTPUT_RULES),
         ReductionConsumerFusion(ROW_REDUCTION_RULES)                     # 4
         if reduction_consumer_fusion else None,
         FusionMerger() if merge else None,                               # 5
@@ -101,7 +111,10 @@ def fusion_passes(options: DebugOptions | None = None, **choices: Any) -> list[H
     """The part of :func:`cpu_pipeline` from layout assignment on (steps 2-8), for tests
     and tools that run it on a module already through the target-independent passes."""
     ctx = PassContext(options) if options is not None else PassContext()
-    return cpu_pipeline(ctx, **choices).passes[len(target_independent_passes()):]
+    pipeline = cpu_pipeline(ctx, **choices)
+    start = next(i for i, p in enumerate(pipeline.passes)
+                 if isinstance(p, CpuLayoutAssignment))
+    return pipeline.passes[start:]
 
 
 class CpuTarget(Target):

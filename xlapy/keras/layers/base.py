@@ -10,8 +10,13 @@ in :meth:`Layer.build`) and computes :meth:`Layer.call`. Calling a layer:
   call; ``Model(inputs, outputs)`` replays that graph.
 
 ``training`` is passed to ``call`` when its signature has that argument. Floating-point
-inputs are cast to the layer's dtype (``float32``) and integer inputs too, unless the
-layer takes integers (``Embedding``).
+inputs are cast to the layer's compute dtype and integer inputs too, unless the layer
+takes integers (``Embedding``).
+
+``dtype`` is a dtype or a dtype policy (:mod:`xlapy.keras.mixed_precision`; None: the
+global policy): weights are created in the policy's ``variable_dtype`` and, under a mixed
+policy, read as its ``compute_dtype`` inside ``call`` (``layer.dtype`` is the variable
+dtype, ``layer.compute_dtype`` the other).
 
 Every layer takes Keras's common keyword arguments: ``name``, ``trainable``, ``dtype``,
 ``input_shape`` / ``batch_input_shape`` / ``input_dim`` / ``batch_size`` (the first layer
@@ -35,9 +40,10 @@ from ...errors import InvalidArgumentError
 from ...threadlocal import PerThreadList
 from ...frontend import jit
 from ...frontend.core import Array, to_array
+from ...frontend.dtypes import is_float
 from ...frontend.pytree import tree_flatten, tree_map, tree_unflatten
-from ...frontend.variables import Variable
-from .. import backend, constraints, distribution, initializers, regularizers
+from ...frontend.variables import Variable, autocast_scope
+from .. import backend, constraints, distribution, initializers, mixed_precision, regularizers
 
 Shape = tuple  # a shape with None for unknown (batch) sizes
 
@@ -120,6 +126,9 @@ class Layer:
     """
 
     _accepts_integer_inputs = False
+    #: Whether ``call`` reads floating weights as the compute dtype under a mixed policy
+    #: (normalization layers compute in float32 and say False).
+    _autocast = True
 
     def __new__(cls, *args: Any, **kwargs: Any) -> "Layer":
         obj = super().__new__(cls)
@@ -136,7 +145,8 @@ class Layer:
                                        f"{sorted(kwargs)}")
         object.__setattr__(self, "_layers", [])
         self.name = name or backend.unique_name(backend.snake_case(type(self).__name__))
-        self.dtype = np.dtype(dtype or backend.floatx())
+        self.dtype_policy = mixed_precision.get_policy(dtype)
+        self.dtype = np.dtype(self.dtype_policy.variable_dtype)
         self._trainable = bool(trainable)
         self.built = False
         self._weights: list[Variable] = []
@@ -154,6 +164,16 @@ class Layer:
         self.input_shape: Any = None
         self.output_shape: Any = None
         self._inbound_nodes: list[Node] = []
+
+    @property
+    def compute_dtype(self) -> np.dtype:
+        """The dtype ``call`` computes in (the policy's ``compute_dtype``)."""
+        return np.dtype(self.dtype_policy.compute_dtype)
+
+    @property
+    def variable_dtype(self) -> np.dtype:
+        """The dtype of the layer's weights (the same as :attr:`dtype`)."""
+        return self.dtype
 
     # ----- sub-layer tracking
     def __setattr__(self, name: str, value: Any) -> None:
@@ -294,10 +314,11 @@ class Layer:
             return x
         a = to_array(x)
         kind = a.dtype.kind
-        if kind == "f" and a.dtype != self.dtype:
-            return a.astype(self.dtype)
+        compute = self.compute_dtype
+        if is_float(a.dtype) and a.dtype != compute:
+            return a.astype(compute)
         if kind in "iub" and not self._accepts_integer_inputs:
-            return a.astype(self.dtype)
+            return a.astype(compute)
         return a
 
     def __call__(self, inputs: Any, *args: Any, training: Any = None, **kwargs: Any) -> Any:
@@ -311,8 +332,11 @@ class Layer:
             for layer in [self] + self._all_layers():
                 layer._activity_losses = []
         _CALL_DEPTH[0] += 1
+        policy = self.dtype_policy
         try:
-            outputs = self.call(inputs, *args, **kwargs)
+            with autocast_scope(policy.compute_dtype
+                                if policy.is_mixed and self._autocast else None):
+                outputs = self.call(inputs, *args, **kwargs)
         finally:
             _CALL_DEPTH[0] -= 1
         if self.activity_regularizer is not None:
@@ -343,7 +367,8 @@ class Layer:
                                                "describe *args constructor arguments")
             else:
                 config[key] = value
-        config.update(name=self.name, trainable=self.trainable, dtype=self.dtype.name)
+        config.update(name=self.name, trainable=self.trainable,
+                      dtype=self.dtype_policy.name)
         if self._input_shape_arg is not None:
             config["batch_input_shape"] = list(self._input_shape_arg)
         return config
@@ -364,7 +389,8 @@ class Layer:
         self._inbound_nodes.append(node)
         multi = isinstance(out_shape, list)
         shapes = out_shape if multi else [out_shape]
-        node.outputs = [KerasTensor(s, self.dtype, node, i) for i, s in enumerate(shapes)]
+        node.outputs = [KerasTensor(s, self.compute_dtype, node, i)
+                        for i, s in enumerate(shapes)]
         self.input_shape = shape
         self.output_shape = out_shape
         return node.outputs if multi else node.outputs[0]
@@ -377,7 +403,8 @@ def _traced_output_shape(layer: Layer, input_shape: Any) -> Any:
     """Trace ``layer.call`` on a batch of one (no execution) and read the result shapes."""
     leaves, tree = tree_flatten(input_shape, is_leaf=lambda s: isinstance(s, tuple) and all(
         d is None or isinstance(d, int) for d in s))
-    dummies = [np.zeros(tuple(1 if d is None else d for d in s), layer.dtype) for s in leaves]
+    dummies = [np.zeros(tuple(1 if d is None else d for d in s), layer.compute_dtype)
+               for s in leaves]
     fn = jit(lambda xs: layer.call(tree_unflatten(tree, xs)))
     module = fn.lower(dummies).hlo_module
     root = module.entry.root

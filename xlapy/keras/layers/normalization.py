@@ -7,6 +7,7 @@ import numpy as np
 
 from ... import numpy as xnp
 from ...errors import InvalidArgumentError
+from ...frontend.dtypes import is_float
 from .. import backend, constraints
 from .base import Layer, Shape
 
@@ -38,6 +39,13 @@ def _broadcastable(v: Any, rank: int, axes: tuple[int, ...]) -> Any:
     return xnp.reshape(v, tuple(shape))
 
 
+def _in_float32(inputs: Any) -> Any:
+    """Inputs of a 16-bit float type as float32: normalization statistics are computed
+    in float32 under a mixed precision policy, as Keras does."""
+    x = xnp.asarray(inputs)
+    return x.astype(np.float32) if is_float(x.dtype) and x.dtype.itemsize < 4 else x
+
+
 class BatchNormalization(Layer):
     """Normalizes each feature (``axis``) with the batch's statistics while training and
     with moving averages at inference: ``gamma * (x - mean) / sqrt(var + epsilon) + beta``.
@@ -50,7 +58,12 @@ class BatchNormalization(Layer):
     ``fused`` (TensorFlow 2 Keras: pick the fused kernel) and ``synchronized`` (Keras 3:
     average the statistics over devices) are accepted and change nothing: xlapy runs on
     one device and its compiler fuses the normalization itself.
+
+    Under a mixed precision policy the statistics are computed in float32 (the weights
+    are read as float32) and the result is returned in the compute dtype.
     """
+
+    _autocast = False
 
     def __init__(self, axis: int | Sequence[int] = -1, momentum: float = 0.99,
                  epsilon: float = 1e-3, center: bool = True, scale: bool = True,
@@ -98,7 +111,7 @@ class BatchNormalization(Layer):
         return mean, var
 
     def call(self, inputs: Any, training: bool = False) -> Any:
-        x = xnp.asarray(inputs)
+        x = _in_float32(inputs)
         reduce = tuple(a for a in range(x.ndim) if a not in self._feature_axes)
         if training and self.trainable:
             mean, var = self._batch_moments(x, reduce)
@@ -114,7 +127,8 @@ class BatchNormalization(Layer):
         if self.beta is not None:
             shift = shift + self.beta.read_value()
         axes = self._feature_axes
-        return x * _broadcastable(inv, x.ndim, axes) + _broadcastable(shift, x.ndim, axes)
+        y = x * _broadcastable(inv, x.ndim, axes) + _broadcastable(shift, x.ndim, axes)
+        return y.astype(self.compute_dtype)
 
     def compute_output_shape(self, input_shape: Shape) -> Shape:
         return input_shape
@@ -122,7 +136,10 @@ class BatchNormalization(Layer):
 
 class LayerNormalization(Layer):
     """Normalizes each sample over ``axis`` (default the last):
-    ``gamma * (x - mean) / sqrt(var + epsilon) + beta``."""
+    ``gamma * (x - mean) / sqrt(var + epsilon) + beta``; in float32 under a mixed
+    precision policy (the result in the compute dtype)."""
+
+    _autocast = False
 
     def __init__(self, axis: int | Sequence[int] = -1, epsilon: float = 1e-3,
                  center: bool = True, scale: bool = True, beta_initializer: Any = "zeros",
@@ -150,7 +167,7 @@ class LayerNormalization(Layer):
                                     constraint=self._constraints[0]) if self.center else None
 
     def call(self, inputs: Any) -> Any:
-        x = xnp.asarray(inputs)
+        x = _in_float32(inputs)
         axes = self._norm_axes
         mean = xnp.mean(x, axis=axes, keepdims=True)
         centered = x - mean
@@ -160,7 +177,7 @@ class LayerNormalization(Layer):
             y = y * _broadcastable(self.gamma.read_value(), x.ndim, axes)
         if self.beta is not None:
             y = y + _broadcastable(self.beta.read_value(), x.ndim, axes)
-        return y
+        return y.astype(self.compute_dtype)
 
     def compute_output_shape(self, input_shape: Shape) -> Shape:
         return input_shape

@@ -1,0 +1,195 @@
+"""The AVX512-BF16 dot kernel (xlapy/backends/cpu/bf16_dot.py) against the interpreter.
+
+Shape families: odd sizes around the register blocks (6x64, 12x32, 14x16) and the K block,
+odd K (a padded pair), transposed operands, several and non-leading batch dims, f32 and
+bf16 results, operands in column-major layouts and strided views, empty and K = 0 dots.
+The kernel tests skip on a CPU without AVX512-BF16; the fallback (``XLAPY_BF16_DOT=off``:
+``blas.py``'s f32 path) is checked everywhere.
+"""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from test_cpu_blas import every_other, in_layout, make_dot
+from xlapy.backends.cpu import bf16_dot, blas
+from xlapy.backends.interpreter import Evaluator
+
+native = pytest.mark.skipif(not bf16_dot.host_has_avx512_bf16(),
+                            reason="the CPU has no AVX512-BF16")
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def bf16_random(shape, rng) -> np.ndarray:
+    return rng.standard_normal(shape).astype(np.float32).astype(BF16)
+
+
+def check(instr, lhs, rhs, expect_native: bool = True) -> None:
+    """The thunk's result against the interpreter: f32 results to f32 rounding of a sum of
+    K exact products, bf16 results to one bf16 rounding step."""
+    ref = Evaluator().evaluate(instr, [np.array(lhs, order="C"), np.array(rhs, order="C")])
+    out = np.full(instr.shape.dims, np.nan, instr.shape.dtype)
+    thunk = blas.make_dot_thunk(instr)
+    assert isinstance(thunk, bf16_dot.Bf16DotThunk) == expect_native
+    before = (lhs.copy(), rhs.copy())
+    thunk([lhs, rhs], out)
+    np.testing.assert_array_equal(lhs, before[0])
+    np.testing.assert_array_equal(rhs, before[1])
+    k = max(1, int(np.prod([lhs.shape[d] for d in instr.attrs["lhs_contracting_dims"]])))
+    scale = np.sqrt(k)
+    if instr.shape.dtype == BF16:
+        np.testing.assert_allclose(out.astype(np.float64), ref.astype(np.float64),
+                                   rtol=2 ** -7, atol=1e-5 * scale)
+    else:
+        np.testing.assert_allclose(out, ref, rtol=1e-5, atol=2e-6 * scale)
+
+
+# (lhs dims, rhs dims, lhs_batch, lhs_contracting, rhs_batch, rhs_contracting)
+FAMILIES = [
+    ((1, 1), (1, 1), (), (1,), (), (0,)),
+    ((7, 5), (5, 3), (), (1,), (), (0,)),                 # everything smaller than a block
+    ((13, 33), (33, 17), (), (1,), (), (0,)),             # 12x2 block, odd K
+    ((50, 129), (129, 70), (), (1,), (), (0,)),           # 6x4 block, edge rows and columns
+    ((15, 200), (200, 16), (), (1,), (), (0,)),           # 14x1 block, K past one K block
+    ((31, 195), (195, 130), (), (1,), (), (0,)),          # K = 2 * KC + 3, three groups
+    ((9, 12), (9, 7), (), (0,), (), (0,)),                # lhs transposed
+    ((12, 9), (7, 9), (), (1,), (), (1,)),                # rhs transposed
+    ((9, 12), (7, 9), (), (0,), (), (1,)),                # both transposed
+    ((3, 37, 65), (3, 65, 29), (0,), (2,), (0,), (1,)),   # one batch dim
+    ((2, 3, 20, 16), (2, 3, 16, 45), (0, 1), (3,), (0, 1), (2,)),   # two batch dims
+    ((11, 4, 19), (6, 4, 11), (1,), (0,), (1,), (2,)),    # non-leading batch dims
+    ((5, 6, 7), (6, 7, 8), (), (1, 2), (), (0, 1)),       # two contracting dims
+    ((64,), (64, 10), (), (0,), (), (0,)),                # a vector times a matrix
+]
+
+
+@native
+@pytest.mark.parametrize("out_et", ["f32", "bf16"])
+@pytest.mark.parametrize("ls,rs,lb,lc,rb,rc", FAMILIES)
+def test_kernel_matches_interpreter(ls, rs, lb, lc, rb, rc, out_et, monkeypatch):
+    monkeypatch.delenv(bf16_dot.ENV_SWITCH, raising=False)
+    instr = make_dot(ls, rs, "bf16", lb, lc, rb, rc, out_et=out_et)
+    rng = np.random.default_rng(sum(ls) + 7 * sum(rs))
+    check(instr, bf16_random(ls, rng), bf16_random(rs, rng))
+
+
+@native
+@pytest.mark.parametrize("layout", ["column_major", "every_other"])
+def test_strided_operands(layout, monkeypatch):
+    monkeypatch.delenv(bf16_dot.ENV_SWITCH, raising=False)
+    instr = make_dot((2, 23, 41), (2, 41, 35), "bf16", (0,), (2,), (0,), (1,), out_et="f32")
+    rng = np.random.default_rng(3)
+    lhs, rhs = bf16_random((2, 23, 41), rng), bf16_random((2, 41, 35), rng)
+    if layout == "column_major":
+        lhs, rhs = in_layout(lhs, (1, 2, 0)), in_layout(rhs, (0, 1, 2))
+    else:
+        lhs, rhs = every_other(lhs), every_other(rhs)
+    check(instr, lhs, rhs)
+
+
+@native
+def test_large_product_split_over_threads(monkeypatch):
+    monkeypatch.delenv(bf16_dot.ENV_SWITCH, raising=False)
+    instr = make_dot((301, 257), (257, 190), "bf16", (), (1,), (), (0,), out_et="f32")
+    rng = np.random.default_rng(11)
+    check(instr, bf16_random((301, 257), rng), bf16_random((257, 190), rng))
+    g = bf16_dot._Geometry(1, 301, 257, 190)
+    items = bf16_dot.pieces(g, 2)
+    assert len(items) == 2 and items[0][2] == 0 and items[-1][3] == g.mblocks
+
+
+def test_pieces_cover_every_block_once():
+    for g in (bf16_dot._Geometry(5, 40, 8, 8), bf16_dot._Geometry(1, 100, 8, 100),
+              bf16_dot._Geometry(3, 7, 8, 8)):
+        for threads in (1, 2, 3, 8):
+            seen = [(b, m) for b0, b1, m0, m1 in bf16_dot.pieces(g, threads)
+                    for b in range(b0, b1) for m in range(m0, m1)]
+            assert sorted(seen) == [(b, m) for b in range(g.batch) for m in range(g.mblocks)]
+
+
+@native
+@pytest.mark.filterwarnings("ignore:invalid value encountered")
+def test_special_values_and_empty(monkeypatch):
+    monkeypatch.delenv(bf16_dot.ENV_SWITCH, raising=False)
+    instr = make_dot((4, 6), (6, 5), "bf16", (), (1,), (), (0,), out_et="f32")
+    lhs = np.ones((4, 6), BF16)
+    rhs = np.ones((6, 5), BF16)
+    lhs[1, 2] = np.inf
+    rhs[3, 4] = np.nan
+    out = np.empty((4, 5), np.float32)
+    blas.make_dot_thunk(instr)([lhs, rhs], out)
+    ref = Evaluator().evaluate(instr, [lhs, rhs])
+    np.testing.assert_array_equal(out, ref)           # inf and NaN propagate as in f32
+    empty = make_dot((0, 6), (6, 5), "bf16", (), (1,), (), (0,), out_et="f32")
+    blas.make_dot_thunk(empty)([np.ones((0, 6), BF16), rhs], np.empty((0, 5), np.float32))
+    zero_k = make_dot((3, 0), (0, 5), "bf16", (), (1,), (), (0,), out_et="bf16")
+    out = np.full((3, 5), np.nan, BF16)
+    blas.make_dot_thunk(zero_k)([np.ones((3, 0), BF16), np.ones((0, 5), BF16)], out)
+    assert (out.astype(np.float32) == 0).all()
+
+
+@pytest.mark.parametrize("out_et", ["f32", "bf16"])
+def test_fallback_without_the_kernel(out_et, monkeypatch):
+    monkeypatch.setenv(bf16_dot.ENV_SWITCH, "off")
+    instr = make_dot((3, 37, 65), (3, 65, 29), "bf16", (0,), (2,), (0,), (1,), out_et=out_et)
+    rng = np.random.default_rng(2)
+    check(instr, bf16_random((3, 37, 65), rng), bf16_random((3, 65, 29), rng),
+          expect_native=False)
+
+
+def test_other_dots_keep_the_blas_thunk():
+    for et, out_et in (("f32", "f32"), ("bf16", "f64"), ("f16", "f32")):
+        instr = make_dot((4, 6), (6, 5), et, (), (1,), (), (0,), out_et=out_et)
+        assert not bf16_dot.handles(instr)
+        assert isinstance(blas.make_dot_thunk(instr), blas.DotThunk)
+    mixed = make_dot((4, 6), (6, 5), "bf16", (), (1,), (), (0,), out_et="f32", rhs_et="f32")
+    assert not bf16_dot.handles(mixed)
+
+
+def test_packing_layouts():
+    rng = np.random.default_rng(4)
+    a = bf16_random((2, 5, 7), rng)
+    ap = bf16_dot.pack_lhs(a, 6)
+    assert ap.shape == (2, 6, 4)
+    halves = ap.view(np.uint16).reshape(2, 6, 8)
+    np.testing.assert_array_equal(halves[:, :5, :7], a.view(np.uint16))
+    assert not halves[:, 5:].any() and not halves[:, :, 7].any()
+    b = bf16_random((1, 5, 40), rng)
+    bp = bf16_dot.pack_rhs(b, 2)
+    assert bp.ctypes.data % 64 == 0 and bp.shape == (1, 3, bf16_dot.rhs_stride(40, 2))
+    bits = b.view(np.uint16)
+    assert bp[0, 1, 3] == int(bits[0, 2, 3]) | (int(bits[0, 3, 3]) << 16)
+    assert bp[0, 2, 3] == int(bits[0, 4, 3])          # the odd last row pairs with zero
+    assert not bp[0, :, 40:].any()
+
+
+@native
+def test_scratch_buffers_reused_between_calls(monkeypatch):
+    monkeypatch.delenv(bf16_dot.ENV_SWITCH, raising=False)
+    instr = make_dot((2, 25, 33), (2, 33, 47), "bf16", (0,), (2,), (0,), (1,), out_et="bf16")
+    thunk = blas.make_dot_thunk(instr)
+    rng = np.random.default_rng(9)
+    for _ in range(3):           # odd K, edge rows and columns: the padding must stay zero
+        lhs, rhs = bf16_random((2, 25, 33), rng), bf16_random((2, 33, 47), rng)
+        out = np.full((2, 25, 47), np.nan, BF16)
+        thunk([lhs, rhs], out)
+        ref = Evaluator().evaluate(instr, [lhs, rhs])
+        np.testing.assert_allclose(out.astype(np.float64), ref.astype(np.float64),
+                                   rtol=2 ** -7, atol=1e-4)
+    bufs = thunk.scratch._local.bufs
+    assert set(bufs) == {"a", "b", "c"}
+
+
+def test_k_major_operands_are_packed_as_pairs_of_rows():
+    rng = np.random.default_rng(12)
+    x = bf16_random((1, 9, 12), rng)                 # stored [K, M]: a weight gradient's lhs
+    a = x.transpose(0, 2, 1)
+    assert bf16_dot.k_major(a) and not bf16_dot.k_major(x)
+    packed = bf16_dot.pack_pairs(x, 16, "a")
+    bits = x.view(np.uint16)
+    assert packed[0, 1, 5] == int(bits[0, 2, 5]) | (int(bits[0, 3, 5]) << 16)
+    got = bf16_dot.bf16_matmul(a, bf16_random((1, 9, 7), rng)) if \
+        bf16_dot.host_has_avx512_bf16() else None
+    if got is not None:
+        assert got.shape == (1, 12, 7)

@@ -1,0 +1,508 @@
+"""Convolution kernels generated as LLVM IR (through llvmlite) for one shape each, compiled
+once per process and called through ctypes (which releases the GIL, so the runtime's pool
+runs them on several threads).
+
+Every kernel is specialized to its sizes, strides and padding (all compile-time constants);
+the inner loops keep a register tile of accumulators and do explicit ``llvm.fma`` on
+vectors of ``lanes`` f32 (16 with AVX-512, 8 with AVX2), the output channels in the vector
+lanes. Borders are handled by splitting the loops statically into runs over
+which the same taps read real input, so no padded copy of the input is made and no
+product with a padding zero is done.
+
+- :func:`weight_grad_kernel` -- ``void f(float* x, float* dy, float* acc, i64 n0, i64 n1)``:
+  for images ``[n0, n1)`` adds ``x[n, kh*s + p*d - pad, kw*s + q*d - pad, c] *
+  dy[n, p, q, o]`` over ``n, p, q`` into ``acc[kh, kw, c, o]`` (a weight gradient from
+  NHWC activations ``x[N, H, W, C]`` and output gradients ``dy[N, P, Q, O]``, one reduction
+  over batch x space). The tile is every ``kw`` x a block of channels x a block of output
+  channels; it is loaded from ``acc`` and stored back once per image and kernel row (it
+  stays in registers over the image's gradient rows and columns).
+- :func:`direct_kernel` -- ``void f(float* x, float* w, float* y, i64 r0, i64 r1)``: for
+  output rows ``r = n * P + p`` in ``[r0, r1)`` writes ``y[n, p, q, o] = sum x[n, p*s +
+  kh*d - pad, q*s + kw*d - pad, c] * w[kh, kw, c, o]`` (a forward / input-gradient
+  convolution, NHWC x HWIO). The tile is a run of output columns x a block of output
+  channels; for small ``C`` (a 3-channel first layer) it replaces im2col's short products.
+
+``conv_direct.py`` decides when these run and drives them.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from llvmlite import ir
+
+from ...errors import ExecutionError
+from .kernel_support import carried_loop, for_loop
+
+F32 = ir.FloatType()
+I64 = ir.IntType(64)
+F32P = F32.as_pointer()
+
+#: A border of the forward kernel's output columns up to this many tiles wide is emitted
+#: as static tiles (each tap with the columns it reads); a wider one runs column by column.
+BORDER_TILES = 2
+def lanes() -> int:
+    """f32 lanes of the host's widest vectors with FMA (16 with AVX-512, 8 with AVX2), or 0
+    when the host has no vector FMA (then no kernel here is used: ``llvm.fma`` would be a
+    library call per element)."""
+    from .jit_engine import engine
+    features = engine().host.features
+    if "+fma" not in features and "+avx512f" not in features:
+        return 0
+    if "+avx512f" in features:
+        return 16
+    return 8 if "+avx2" in features else 0
+
+
+def tile_registers(width: int) -> int:
+    """Accumulator registers a tile may use with vectors of ``width`` lanes: 24 of
+    AVX-512's 32 vector registers, 12 of AVX2's 16 (the rest hold the loaded vectors and
+    broadcasts)."""
+    return 24 if width >= 16 else 12
+
+
+def vector_chunks(o: int, width: int, most: int) -> list[tuple[int, list[int]]]:
+    """Output channels ``[0, o)`` cut into blocks of at most ``most`` vectors of ``width``
+    lanes: ``[(first channel, [vector widths])]`` (the last vector may be narrower)."""
+    widths = [width] * (o // width) + ([o % width] if o % width else [])
+    out, start = [], 0
+    for i in range(0, len(widths), most):
+        block = widths[i:i + most]
+        out.append((start, block))
+        start += sum(block)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# IR helpers
+
+class _Emitter:
+    """A function under construction: loops, vector loads/stores, broadcasts, FMAs."""
+
+    def __init__(self, module: ir.Module, name: str, args: list[str]) -> None:
+        self.module = module
+        fnty = ir.FunctionType(ir.VoidType(), [F32P, F32P, F32P, I64, I64])
+        self.fn = ir.Function(module, fnty, name=name)
+        for a, n in zip(self.fn.args, args):
+            a.name = n
+        for a in self.fn.args[:3]:
+            a.add_attribute("noalias")
+        self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
+        self._fma: dict[int, ir.Function] = {}
+
+    def const(self, v: int) -> ir.Constant:
+        return ir.Constant(I64, v)
+
+    def loop(self, start, end, body: Callable[[ir.Value], None], name: str = "i") -> None:
+        """``for i in [start, end): body(i)`` (``start``/``end``: ints or i64 values)."""
+        for_loop(self.b, start, end, body, name)
+
+    def carried(self, start: int, end: int, values: dict, body: Callable[[ir.Value, dict],
+                                                                        dict]) -> dict:
+        """A loop over ``[start, end)`` carrying the tile ``values`` (a dict) through phis:
+        ``body(i, values) -> new values``; returns the values after the loop."""
+        keys = sorted(values)
+
+        def step(i: ir.Value, cur: list) -> list:
+            new = body(i, dict(zip(keys, cur)))
+            return [new[k] for k in keys]
+        return dict(zip(keys, carried_loop(self.b, start, end, [values[k] for k in keys],
+                                           step, "t")))
+
+    def guarded(self, cond: ir.Value, values: dict, body: Callable[[dict], dict]) -> dict:
+        """``if (cond) values = body(values)``; returns the values after it (phis)."""
+        b = self.b
+        before = b.block
+        then = b.append_basic_block("if.then")
+        merge = b.append_basic_block("if.done")
+        b.cbranch(cond, then, merge)
+        b.position_at_end(then)
+        new = body(dict(values))
+        end = b.block
+        b.branch(merge)
+        b.position_at_end(merge)
+        out = {}
+        for k in sorted(values):
+            phi = b.phi(values[k].type)
+            phi.add_incoming(values[k], before)
+            phi.add_incoming(new[k], end)
+            out[k] = phi
+        return out
+
+    def ptr(self, base: ir.Value, offset) -> ir.Value:
+        off = self.const(offset) if isinstance(offset, int) else offset
+        return self.b.gep(base, [off], inbounds=True)
+
+    def off(self, *terms) -> ir.Value:
+        """Sum of ``value * constant`` pairs and plain ints as an i64."""
+        b, total, const = self.b, None, 0
+        for t in terms:
+            if isinstance(t, int):
+                const += t
+                continue
+            v, k = t
+            v = v if k == 1 else b.mul(v, self.const(k))
+            total = v if total is None else b.add(total, v)
+        if total is None:
+            return self.const(const)
+        return b.add(total, self.const(const)) if const else total
+
+    def vload(self, base: ir.Value, offset, width: int) -> ir.Value:
+        p = self.b.bitcast(self.ptr(base, offset), ir.VectorType(F32, width).as_pointer())
+        return self.b.load(p, align=4)
+
+    def vstore(self, value: ir.Value, base: ir.Value, offset, width: int) -> None:
+        p = self.b.bitcast(self.ptr(base, offset), ir.VectorType(F32, width).as_pointer())
+        self.b.store(value, p, align=4)
+
+    def splat(self, scalar: ir.Value, width: int) -> ir.Value:
+        vt = ir.VectorType(F32, width)
+        v = self.b.insert_element(ir.Constant(vt, ir.Undefined), scalar, ir.Constant(I64, 0))
+        mask = ir.Constant(ir.VectorType(ir.IntType(32), width), [0] * width)
+        return self.b.shuffle_vector(v, ir.Constant(vt, ir.Undefined), mask)
+
+    def fma(self, a: ir.Value, b: ir.Value, c: ir.Value, width: int) -> ir.Value:
+        fn = self._fma.get(width)
+        if fn is None:
+            vt = ir.VectorType(F32, width)
+            fn = self._fma[width] = ir.Function(self.module, ir.FunctionType(vt, [vt] * 3),
+                                                name=f"llvm.fma.v{width}f32")
+        return self.b.call(fn, [a, b, c])
+
+    def zero(self, width: int) -> ir.Value:
+        return ir.Constant(ir.VectorType(F32, width), [0.0] * width)
+
+
+def runs(n: int, valid: Callable[[int], tuple]) -> list[tuple[int, int, tuple]]:
+    """``[0, n)`` cut into maximal runs ``[a, b)`` over which ``valid(i)`` is the same:
+    ``[(a, b, valid(a))]``."""
+    out: list[tuple[int, int, tuple]] = []
+    for i in range(n):
+        v = valid(i)
+        if out and out[-1][2] == v and out[-1][1] == i:
+            out[-1] = (out[-1][0], i + 1, v)
+        else:
+            out.append((i, i + 1, v))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# weight gradient
+
+@dataclass(frozen=True)
+class ConvSpec:
+    """Sizes of a 2-D convolution between ``x[N, H, W, C]``, a kernel ``[KH, KW, C, O]``
+    and ``y[N, P, Q, O]`` (a 1-D one has ``H = P = KH = 1``); per spatial dim ``stride`` (the
+    window stride, between output positions), ``dilate`` (between kernel taps) and ``pad``
+    (the low padding); ``lanes`` per vector."""
+
+    h: int
+    w: int
+    c: int
+    p: int
+    q: int
+    o: int
+    kh: int
+    kw: int
+    stride: tuple[int, int]
+    dilate: tuple[int, int]
+    pad: tuple[int, int]
+    lanes: int
+
+
+@dataclass(frozen=True)
+class WeightGradSpec(ConvSpec):
+    """A weight gradient ``acc[KH, KW, C, O] += x[N, H, W, C] * dy[N, P, Q, O]``: here
+    ``P, Q`` are the output gradient's sizes, ``KH, KW`` the weight gradient's, ``stride``
+    is between ``kh`` taps and ``dilate`` between ``p`` rows."""
+
+    def tile(self) -> tuple[int, list[tuple[int, list[int]]]]:
+        """Channels per tile and the output-channel blocks: every ``kw`` x ``cb`` channels x
+        one block of vectors in registers."""
+        regs = tile_registers(self.lanes)
+        most = max(1, regs // self.kw)
+        blocks = vector_chunks(self.o, self.lanes, min(4, most))
+        nv = max(len(v) for _, v in blocks)
+        cb = max(1, min(self.c, regs // (self.kw * nv)))
+        return cb, blocks
+
+
+def weight_grad_kernel(module: ir.Module, name: str, s: WeightGradSpec) -> None:
+    """Emit the weight-gradient kernel ``name`` for ``s`` into ``module`` (module docstring)."""
+    e = _Emitter(module, name, ["x", "dy", "acc", "n0", "n1"])
+    x, dy, acc, n0, n1 = e.fn.args
+    b = e.b
+    cb, blocks = s.tile()
+    (sh, sw), (dh, dw), (ph, pw) = s.stride, s.dilate, s.pad
+    img_x, img_dy = s.h * s.w * s.c, s.p * s.q * s.o
+    c_blocks = [(c0, min(cb, s.c - c0)) for c0 in range(0, s.c, cb)]
+    full = [blk for blk in c_blocks if blk[1] == cb]
+    tail = [blk for blk in c_blocks if blk[1] != cb]
+    # q runs: the kw taps whose column is real
+    qruns = runs(s.q, lambda q: tuple(kw for kw in range(s.kw)
+                                      if 0 <= kw * sw + q * dw - pw < s.w))
+
+    def tile(xi: ir.Value, dyi: ir.Value, kh: int, rows: tuple[int, int], c0, ncb: int) -> None:
+        """One image, kernel row ``kh`` and channel block: every output-channel block's tile
+        stays in registers over the image's gradient rows ``rows`` and columns."""
+        for o0, widths in blocks:
+            base = e.off((c0, s.o), kh * s.kw * s.c * s.o + o0)   # acc[kh, 0, c0, o0]
+            regs = {}
+            for kw in range(s.kw):
+                for ci in range(ncb):
+                    ov0 = 0
+                    for vi, wd in enumerate(widths):
+                        o_ = b.add(base, e.const((kw * s.c + ci) * s.o + ov0))
+                        regs[kw, ci, vi] = e.vload(acc, o_, wd)
+                        ov0 += wd
+
+            def row(p: ir.Value, cur: dict, o0=o0, widths=widths) -> dict:
+                h = e.off((p, dh), kh * sh - ph)
+                xrow = e.ptr(xi, e.off((h, s.w * s.c)))
+                dyrow = e.ptr(dyi, e.off((p, s.q * s.o)))
+                for qa, qb, kws in qruns:
+                    if not kws:
+                        continue
+
+                    def body(q: ir.Value, cur: dict, kws=kws) -> dict:
+                        dyo = e.off((q, s.o), o0)
+                        dys, ov0 = [], 0
+                        for wd in widths:
+                            dys.append(e.vload(dyrow, b.add(dyo, e.const(ov0)), wd))
+                            ov0 += wd
+                        xq = e.off((q, dw * s.c), (c0, 1))
+                        for kw in kws:
+                            for ci in range(ncb):
+                                xv = b.load(e.ptr(xrow, b.add(xq, e.const(
+                                    (kw * sw - pw) * s.c + ci))), align=4)
+                                for vi, wd in enumerate(widths):
+                                    cur[kw, ci, vi] = e.fma(e.splat(xv, wd), dys[vi],
+                                                            cur[kw, ci, vi], wd)
+                        return cur
+                    cur = e.carried(qa, qb, cur, body)
+                return cur
+            regs = e.carried(rows[0], rows[1], regs, row)
+            for kw in range(s.kw):
+                for ci in range(ncb):
+                    ov0 = 0
+                    for vi, wd in enumerate(widths):
+                        o_ = b.add(base, e.const((kw * s.c + ci) * s.o + ov0))
+                        e.vstore(regs[kw, ci, vi], acc, o_, wd)
+                        ov0 += wd
+
+    def image(n: ir.Value) -> None:
+        xi = e.ptr(x, e.off((n, img_x)))
+        dyi = e.ptr(dy, e.off((n, img_dy)))
+        for kh in range(s.kh):
+            prow = [p for p in range(s.p) if 0 <= kh * sh + p * dh - ph < s.h]
+            if not prow:
+                continue
+            rows = (prow[0], prow[-1] + 1)
+            if full:
+                def block(j: ir.Value, kh: int = kh, rows: tuple[int, int] = rows) -> None:
+                    tile(xi, dyi, kh, rows, b.mul(j, e.const(cb)), cb)
+                e.loop(0, len(full), block, "cb")
+            for c0, ncb in tail:
+                tile(xi, dyi, kh, rows, e.const(c0), ncb)
+
+    e.loop(n0, n1, image, "n")
+    b.ret_void()
+
+
+# --------------------------------------------------------------------------------------------
+# forward / input gradient
+
+@dataclass(frozen=True)
+class DirectSpec(ConvSpec):
+    """A convolution ``y[N, P, Q, O] = x[N, H, W, C] * w[KH, KW, C, O]``."""
+
+    def tile(self) -> tuple[int, list[tuple[int, list[int]]]]:
+        """Output columns per tile and the output-channel blocks (vectors in registers)."""
+        blocks = vector_chunks(self.o, self.lanes, 4)
+        nv = max(len(v) for _, v in blocks)
+        return max(1, min(self.q, tile_registers(self.lanes) // nv)), blocks
+
+
+def direct_kernel(module: ir.Module, name: str, s: DirectSpec) -> None:
+    """Emit the direct convolution kernel ``name`` for ``s`` into ``module`` (module
+    docstring): per output row ``r = n * P + p``, block of output columns and block of output
+    channels, a register tile summed over the taps and channels and stored once. Columns
+    whose taps are all real go in tiles of several; the border columns in static tiles
+    that leave out the taps outside the input (a wide border: one column at a time with a
+    branch per tap, so the code does not grow with the padding)."""
+    e = _Emitter(module, name, ["x", "w", "y", "r0", "r1"])
+    x, w, y, n0, n1 = e.fn.args
+    b = e.b
+    qb, blocks = s.tile()
+    (sh, sw), (dh, dw), (ph, pw) = s.stride, s.dilate, s.pad
+    img_x = s.h * s.w * s.c
+
+    # interior columns (every tap real): tiles of qb in a loop and one of the rest; border
+    # columns in static tiles with the taps each reads (a wide border: one at a time)
+    qlo = min(s.q, max(0, -(-pw // sw)))
+    qhi = max(qlo, min(s.q, (s.w - 1 - (s.kw - 1) * dw + pw) // sw + 1))
+    tiles = (qhi - qlo) // qb
+    rest = qhi - qlo - tiles * qb          # interior columns after the tiles: one tile more
+    static, singles = [], []
+    for a, z in ((0, qlo), (qhi, s.q)):
+        if z - a > BORDER_TILES * qb:
+            singles.append((a, z))
+        else:
+            static += [(q0, min(qb, z - q0)) for q0 in range(a, z, qb)]
+
+    def col_ok(q: int, kw: int) -> bool:
+        return 0 <= q * sw + kw * dw - pw < s.w
+
+    def taps(xrow: ir.Value, kh: int, qx: ir.Value, widths: list[int], o0: int,
+             cols: dict[int, list[int]], acc: dict) -> dict:
+        """Add kernel row ``kh``'s products into the tile ``acc`` for taps ``kw`` of
+        ``cols`` at their columns ``cols[kw]`` (offsets in the tile from x offset ``qx``):
+        one loop over the run ``(kw, c)`` when every tap has every column and there is no
+        ``kw`` dilation, else one loop over ``c`` per tap."""
+        nq = 1 + max((qi for v in cols.values() for qi in v), default=0)
+        merged = dw == 1 and len(cols) == s.kw and all(v == list(range(nq))
+                                                       for v in cols.values())
+        groups = [(0, s.kw * s.c, list(range(nq)))] if merged else \
+            [(kw, s.c, v) for kw, v in cols.items() if v]
+        for kw, length, qis in groups:
+            def body(j: ir.Value, cur: dict, kw=kw, qis=qis) -> dict:
+                wo = e.off((j, s.o), (kh * s.kw + kw) * s.c * s.o + o0)
+                wv, ov0 = [], 0
+                for wd in widths:
+                    wv.append(e.vload(w, b.add(wo, e.const(ov0)), wd))
+                    ov0 += wd
+                xo = b.add(qx, j)
+                for qi in qis:
+                    xv = b.load(e.ptr(xrow, b.add(xo, e.const((kw * dw + qi * sw - pw) * s.c))),
+                                align=4)
+                    splats: dict[int, ir.Value] = {}
+                    for vi, wd in enumerate(widths):
+                        if wd not in splats:
+                            splats[wd] = e.splat(xv, wd)
+                        cur[qi, vi] = e.fma(splats[wd], wv[vi], cur[qi, vi], wd)
+                return cur
+            acc = e.carried(0, length, acc, body)
+        return acc
+
+    def tile(xi: ir.Value, yrow: ir.Value, p: ir.Value, q: ir.Value, nq: int,
+             cols: dict[int, list[int]] | None) -> None:
+        """Columns ``[q, q + nq)`` x every output-channel block, the taps ``cols`` (see
+        :func:`taps`; None: a single column whose taps outside the input are skipped by a
+        branch each); kernel rows outside the input are skipped by a branch."""
+        qx = e.off((q, sw * s.c))
+        for o0, widths in blocks:
+            acc = {(qi, vi): e.zero(wd) for qi in range(nq) for vi, wd in enumerate(widths)}
+            for kh in range(s.kh):
+                h = e.off((p, sh), kh * dh - ph)
+
+                def row_taps(cur: dict, h=h, kh=kh) -> dict:
+                    xrow = e.ptr(xi, e.off((h, s.w * s.c)))
+                    if cols is not None:
+                        return taps(xrow, kh, qx, widths, o0, cols, cur)
+                    for kw in range(s.kw):
+                        col = e.off((q, sw), kw * dw - pw)
+
+                        def one_tap(c2: dict, kw: int = kw, xrow: ir.Value = xrow) -> dict:
+                            return taps(xrow, kh, qx, widths, o0, {kw: [0]}, c2)
+                        cur = e.guarded(b.icmp_unsigned("<", col, e.const(s.w)), cur, one_tap)
+                    return cur
+                acc = e.guarded(b.icmp_unsigned("<", h, e.const(s.h)), acc, row_taps)
+            qo = e.off((q, s.o), o0)
+            for qi in range(nq):
+                ov0 = 0
+                for vi, wd in enumerate(widths):
+                    e.vstore(acc[qi, vi], yrow, b.add(qo, e.const(qi * s.o + ov0)), wd)
+                    ov0 += wd
+
+    def every(nq: int) -> dict[int, list[int]]:
+        return {kw: list(range(nq)) for kw in range(s.kw)}
+
+    def row(r: ir.Value) -> None:
+        n = b.udiv(r, e.const(s.p))
+        p = b.urem(r, e.const(s.p))
+        xi = e.ptr(x, e.off((n, img_x)))
+        yrow = e.ptr(y, e.off((r, s.q * s.o)))
+        if tiles:
+            e.loop(0, tiles, lambda j: tile(xi, yrow, p, e.off((j, qb), qlo), qb, every(qb)),
+                   "qt")
+        if rest:
+            tile(xi, yrow, p, e.const(qlo + tiles * qb), rest, every(rest))
+        for q0, nq in static:
+            tile(xi, yrow, p, e.const(q0), nq,
+                 {kw: [qi for qi in range(nq) if col_ok(q0 + qi, kw)] for kw in range(s.kw)})
+        for a, z in singles:
+            e.loop(a, z, lambda q: tile(xi, yrow, p, q, 1, None), "q1")
+
+    e.loop(n0, n1, row, "r")
+    b.ret_void()
+
+
+# --------------------------------------------------------------------------------------------
+# compiling and loading
+
+#: The kernels are emitted vectorized, unrolled and in SSA form: no IR optimization is
+#: needed (code generation still runs at the target machine's O3). The CNN's kernels ran as
+#: fast as after O1 or O3 and compiled faster (docs/performance.md).
+KERNEL_OPT_LEVEL = 0
+#: The disk cache keeps the kernels' object code in this subdirectory of its directory.
+CACHE_SUBDIR = "conv-kernels"
+KernelFn = Callable[[int, int, int, int, int], None]
+Emit = Callable[[ir.Module, str, Any], None]
+_PROTO = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                          ctypes.c_int64, ctypes.c_int64)
+_LOCK = threading.Lock()
+_KERNELS: dict[object, tuple[object, KernelFn]] = {}
+
+
+def compiled(spec: ConvSpec, emit: Emit) -> KernelFn:
+    """The kernel for ``spec`` (a frozen dataclass) emitted by ``emit``, compiled and loaded
+    once per process; its object code is kept in the disk cache (:func:`object_code`)."""
+    with _LOCK:
+        hit = _KERNELS.get(spec)
+        if hit is not None:
+            return hit[1]
+    from .jit_engine import engine
+    digest = hashlib.sha256(f"{emit.__name__} {spec!r}".encode()).hexdigest()
+    name = f"xlapy_conv_{digest[:24]}"
+    obj = object_code(spec, emit, name, digest)
+    loaded = engine().load([obj], [name])
+    fn = _PROTO(loaded.address(name))
+    with _LOCK:
+        _KERNELS.setdefault(spec, (loaded, fn))
+        return _KERNELS[spec][1]
+
+
+def object_code(spec: ConvSpec, emit: Emit, name: str, digest: str) -> bytes:
+    """The object code of kernel ``name``: from the disk cache (``XLAPY_CACHE_DIR``'s
+    :data:`CACHE_SUBDIR`, keyed like a module's entry: the spec, the compiler's source,
+    LLVM and the host) or compiled and stored there."""
+    from ...config import DebugOptions
+    from .cache import CacheEntry, DiskCache, cache_key, default_directory
+    from .jit_engine import deferred_interrupt, engine
+    from .llvm_worker import InvalidIRError, compile_ir
+    eng = engine()
+    disk = DiskCache(os.path.join(default_directory(), CACHE_SUBDIR))
+    key = cache_key(f"{name} {emit.__name__} {spec!r}", eng.host, DebugOptions())
+    entry = disk.load(key)
+    if entry is not None and len(entry.objects) == 1 and entry.kernels[0]["name"] == name:
+        return entry.objects[0]
+    module = eng.new_module(name)
+    emit(module, name, spec)
+    try:
+        with deferred_interrupt():
+            obj = compile_ir(str(module), KERNEL_OPT_LEVEL, False, eng.target_spec)[0]
+    except InvalidIRError as e:
+        raise ExecutionError(f"generated convolution kernel {name} is invalid: {e}") from e
+    record = {"name": name, "computation": type(spec).__name__, "instruction": emit.__name__,
+              "units": 1, "cost": 0}
+    disk.store(key, CacheEntry("", [obj], [record], digest))
+    return obj
+
+
+__all__ = ["ConvSpec", "WeightGradSpec", "weight_grad_kernel", "DirectSpec", "direct_kernel",
+           "compiled", "object_code", "lanes", "tile_registers", "vector_chunks", "runs",
+           "KERNEL_OPT_LEVEL", "CACHE_SUBDIR"]
