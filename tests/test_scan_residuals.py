@@ -13,6 +13,7 @@ import xlapy
 import xlapy.lax as lax
 import xlapy.nn as nn
 import xlapy.numpy as xnp
+from xlapy.errors import InvalidArgumentError
 
 RNG = np.random.default_rng(19)
 
@@ -191,3 +192,18 @@ def test_checkpointed_body_still_recomputes():
         "optimized_hlo")
     dots, _ = _dots_and_loops(text)
     assert dots > 5
+
+
+def test_body_that_traces_differently_each_time_is_a_typed_error():
+    calls = [0]
+
+    def step(c, x):
+        calls[0] += 1
+        return (c * x if calls[0] % 2 else xnp.sin(c) * xnp.cos(x)), c
+
+    def f(w, xs):
+        c, _ = lax.scan(step, w, xs)
+        return c
+
+    with pytest.raises(InvalidArgumentError, match="deterministic"):
+        xlapy.jit(xlapy.grad(f))(np.float32(0.5), np.ones(3, np.float32))
