@@ -230,7 +230,8 @@ def scan_vjp_recompute(scan: Callable[..., Any], cts: list[Array], args: Sequenc
                        n_captures: int, length: int, reverse: bool) -> tuple:
     """Recompute the carries (a forward ``scan``), then a reverse scan of the body's
     vjp. Operands: the ``nc`` carry leaves, the ``nx`` xs leaves, the ``n_captures``
-    values ``f`` closes over, then any other value the loop captured (no gradient: f does not read it)."""
+    values ``f`` closes over, then any other value the loop captured (no gradient: f
+    does not read it)."""
     c0, xs = list(args[:nc]), list(args[nc:nc + nx])
     captures = list(args[nc + nx:nc + nx + n_captures])
     ct_c, ct_ys = list(cts[:nc]), list(cts[nc:])
