@@ -56,13 +56,14 @@ from ...passes.pipeline import PassRecord
 from ..compile import optimize_module, pass_context
 from ..interpreter.host_callbacks import has_host_callbacks
 from . import cache as cache_mod
+from . import conv
 from .canonical import canonical_text
 from .executable import CpuExecutable, value_ref
 from .jit_engine import OPT_LEVEL, SMALL_OPT_LEVEL, CompiledObject, engine
 from .kernel_api import KernelSpec, indexed_leaves
 from .pipeline import TARGET
 from .plan_builder import (FORWARD, NO_OP, PlanBuilder, library_supports,
-                           materialize_constants)
+                           library_target, materialize_constants)
 from .thunks import ThreadPool, shared_pool
 
 log = logging.getLogger("xlapy.cpu")
@@ -425,6 +426,12 @@ class CpuBackend:
     def _build(self, module: HloModule, assignment: BufferAssignment,
                records: list[KernelRecord], objects: list[bytes]) -> CpuExecutable:
         loaded = engine().load(objects, [r.name for r in records]) if records else None
+        native = {(r.computation, r.instruction) for r in records}
+        conv.prepare_direct_kernels(
+            target[0] for comp_name, instr in kernel_candidates(assignment)
+            if (comp_name, instr.name) not in native
+            and (target := library_target(instr)) is not None
+            and target[0].opcode == "convolution")
         exe = self._runtime(module, assignment, records, loaded)
         # a call made while another thread runs this executable runs on a replica
         exe.replicate = functools.partial(self._runtime, module, assignment, records, loaded,

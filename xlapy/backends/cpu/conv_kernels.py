@@ -28,15 +28,18 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import logging
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from llvmlite import ir
 
 from ...errors import ExecutionError
 from .kernel_support import carried_loop, for_loop
+
+log = logging.getLogger("xlapy.cpu")
 
 F32 = ir.FloatType()
 I64 = ir.IntType(64)
@@ -458,38 +461,114 @@ _LOCK = threading.Lock()
 _KERNELS: dict[object, tuple[object, KernelFn]] = {}
 
 
-def compiled(spec: ConvSpec, emit: Emit) -> KernelFn:
-    """The kernel for ``spec`` (a frozen dataclass) emitted by ``emit``, compiled and loaded
-    once per process; its object code is kept in the disk cache (:func:`object_code`)."""
-    with _LOCK:
-        hit = _KERNELS.get(spec)
-        if hit is not None:
-            return hit[1]
-    from .jit_engine import engine
+def _name(spec: ConvSpec, emit: Emit) -> tuple[str, str]:
+    """The digest of ``spec`` emitted by ``emit`` and the kernel's symbol name."""
     digest = hashlib.sha256(f"{emit.__name__} {spec!r}".encode()).hexdigest()
-    name = f"xlapy_conv_{digest[:24]}"
-    obj = object_code(spec, emit, name, digest)
+    return digest, f"xlapy_conv_{digest[:24]}"
+
+
+def _install(spec: ConvSpec, name: str, obj: bytes) -> KernelFn:
+    """Load object code ``obj`` of kernel ``name`` and keep it for ``spec`` in this process."""
+    from .jit_engine import engine
     loaded = engine().load([obj], [name])
     fn = _PROTO(loaded.address(name))
+    fn.code = loaded  # type: ignore[attr-defined]  # the function keeps its code loaded
     with _LOCK:
         _KERNELS.setdefault(spec, (loaded, fn))
         return _KERNELS[spec][1]
 
 
-def object_code(spec: ConvSpec, emit: Emit, name: str, digest: str) -> bytes:
-    """The object code of kernel ``name``: from the disk cache (``XLAPY_CACHE_DIR``'s
-    :data:`CACHE_SUBDIR`, keyed like a module's entry: the spec, the compiler's source,
-    LLVM and the host) or compiled and stored there."""
-    from ...config import DebugOptions
-    from .cache import CacheEntry, DiskCache, cache_key, default_directory
-    from .jit_engine import deferred_interrupt, engine
-    from .llvm_worker import InvalidIRError, compile_ir
+def _loaded(spec: ConvSpec) -> KernelFn | None:
+    with _LOCK:
+        hit = _KERNELS.get(spec)
+    return hit[1] if hit is not None else None
+
+
+def compiled(spec: ConvSpec, emit: Emit) -> KernelFn:
+    """The kernel for ``spec`` (a frozen dataclass) emitted by ``emit``, compiled and loaded
+    once per process; its object code is kept in the disk cache (:func:`object_code`)."""
+    fn = _loaded(spec)
+    if fn is not None:
+        return fn
+    digest, name = _name(spec, emit)
+    return _install(spec, name, object_code(spec, emit, name, digest))
+
+
+def compile_kernels(wanted: Iterable[tuple[ConvSpec, Emit]]) -> None:
+    """Load the kernels of ``wanted`` that this process has not loaded yet: from the disk
+    cache, the others compiled together in one :meth:`~.jit_engine.JitEngine.compile` (a
+    module each, shared out between this process and the engine's helper processes) and
+    stored there. :func:`compiled` then finds them loaded. When the joint compile fails
+    (some kernel's IR is rejected), nothing more is loaded: :func:`compiled` builds each
+    kernel on its own and reports the one that fails."""
+    from .jit_engine import engine
+    missing: list[tuple[ConvSpec, Emit, str, str, ir.Module]] = []
+    seen: set[ConvSpec] = set()
     eng = engine()
+    for spec, emit in wanted:
+        if spec in seen or _loaded(spec) is not None:
+            continue
+        seen.add(spec)
+        digest, name = _name(spec, emit)
+        disk, key = _disk_entry(spec, emit, name)
+        obj = _cached(disk, key, name)
+        if obj is not None:
+            _install(spec, name, obj)
+            continue
+        module = eng.new_module(name)
+        emit(module, name, spec)
+        missing.append((spec, emit, name, digest, module))
+    if not missing:
+        return
+    try:
+        result = eng.compile([m[4] for m in missing], [m[2] for m in missing],
+                             levels=[KERNEL_OPT_LEVEL] * len(missing), count=False)
+    except ExecutionError as e:
+        log.info("compiling %d convolution kernels together failed (%s); each is compiled "
+                 "when first used", len(missing), e)
+        return
+    for (spec, emit, name, digest, _), obj in zip(missing, result.objects):
+        _store(spec, emit, name, digest, obj)
+        _install(spec, name, obj)
+
+
+def _disk_entry(spec: ConvSpec, emit: Emit, name: str) -> tuple[Any, str]:
+    """The disk cache of the kernels (``XLAPY_CACHE_DIR``'s :data:`CACHE_SUBDIR`) and the
+    key of kernel ``name`` there, made like a module's: the spec, the compiler's source,
+    LLVM and the host."""
+    from ...config import DebugOptions
+    from .cache import DiskCache, cache_key, default_directory
+    from .jit_engine import engine
     disk = DiskCache(os.path.join(default_directory(), CACHE_SUBDIR))
-    key = cache_key(f"{name} {emit.__name__} {spec!r}", eng.host, DebugOptions())
+    return disk, cache_key(f"{name} {emit.__name__} {spec!r}", engine().host, DebugOptions())
+
+
+def _cached(disk: Any, key: str, name: str) -> bytes | None:
     entry = disk.load(key)
     if entry is not None and len(entry.objects) == 1 and entry.kernels[0]["name"] == name:
         return entry.objects[0]
+    return None
+
+
+def _store(spec: ConvSpec, emit: Emit, name: str, digest: str, obj: bytes) -> None:
+    """Keep the object code ``obj`` of kernel ``name`` in the disk cache."""
+    from .cache import CacheEntry
+    disk, key = _disk_entry(spec, emit, name)
+    record = {"name": name, "computation": type(spec).__name__, "instruction": emit.__name__,
+              "units": 1, "cost": 0}
+    disk.store(key, CacheEntry("", [obj], [record], digest))
+
+
+def object_code(spec: ConvSpec, emit: Emit, name: str, digest: str) -> bytes:
+    """The object code of kernel ``name``: from the disk cache (:func:`_disk_entry`) or
+    compiled and stored there."""
+    from .jit_engine import deferred_interrupt, engine
+    from .llvm_worker import InvalidIRError, compile_ir
+    eng = engine()
+    disk, key = _disk_entry(spec, emit, name)
+    obj = _cached(disk, key, name)
+    if obj is not None:
+        return obj
     module = eng.new_module(name)
     emit(module, name, spec)
     try:
@@ -497,12 +576,10 @@ def object_code(spec: ConvSpec, emit: Emit, name: str, digest: str) -> bytes:
             obj = compile_ir(str(module), KERNEL_OPT_LEVEL, False, eng.target_spec)[0]
     except InvalidIRError as e:
         raise ExecutionError(f"generated convolution kernel {name} is invalid: {e}") from e
-    record = {"name": name, "computation": type(spec).__name__, "instruction": emit.__name__,
-              "units": 1, "cost": 0}
-    disk.store(key, CacheEntry("", [obj], [record], digest))
+    _store(spec, emit, name, digest, obj)
     return obj
 
 
 __all__ = ["ConvSpec", "WeightGradSpec", "weight_grad_kernel", "DirectSpec", "direct_kernel",
-           "compiled", "object_code", "lanes", "tile_registers", "vector_chunks", "runs",
-           "KERNEL_OPT_LEVEL", "CACHE_SUBDIR"]
+           "compiled", "compile_kernels", "object_code", "lanes", "tile_registers",
+           "vector_chunks", "runs", "KERNEL_OPT_LEVEL", "CACHE_SUBDIR"]

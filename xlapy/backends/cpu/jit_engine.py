@@ -67,7 +67,7 @@ from llvmlite import ir
 
 from ...config import env_llvm_helpers
 from ...errors import ExecutionError
-from .runtime_support import SUPPORT_SYMBOLS, emit_truncdfhf2
+from .runtime_support import emit_truncdfhf2
 from .llvm_worker import (HelperDied, HelperProcess, InvalidIRError, TargetSpec, compile_ir,
                           target_machine)
 
@@ -228,7 +228,8 @@ class JitEngine:
             raise ExecutionError(f"generated LLVM IR is invalid: {e}") from e
 
     def compile(self, modules: Sequence[ir.Module | str], symbols: Sequence[str],
-                keep_text: bool = False, levels: Sequence[int] | None = None) -> CompiledObject:
+                keep_text: bool = False, levels: Sequence[int] | None = None,
+                count: bool = True) -> CompiledObject:
         """Optimize ``modules`` for the host and emit one object file per module.
 
         ``levels`` gives each module's optimization level (default :data:`OPT_LEVEL`).
@@ -236,7 +237,9 @@ class JitEngine:
         ``keep_text`` also returns the IR before/after optimization and the assembly
         (modules concatenated). Several modules with at least :data:`HELPER_MIN_BYTES` of
         IR between them are shared out, largest first, between this process and its
-        helper processes (module docstring).
+        helper processes (module docstring). ``count=False``: not counted in
+        :attr:`compile_count` (which counts HLO modules' compiles), e.g. for the
+        convolution kernels the runtime builds.
         """
         start = time.perf_counter()
         texts = [str(m) for m in modules]
@@ -244,8 +247,9 @@ class JitEngine:
         levels = list(levels) if levels is not None else [OPT_LEVEL] * len(texts)
         jobs = [(t, lvl, keep_text) for t, lvl in zip(texts, levels)]
         results = self._run_jobs(jobs)
-        with self._lock:
-            self.compile_count += 1
+        if count:
+            with self._lock:
+                self.compile_count += 1
         seconds = time.perf_counter() - start
         objects = [r[0] for r in results]
         log.debug("LLVM compiled %d kernels in %d modules in %.3f s (%d bytes of object code)",
