@@ -10,8 +10,7 @@ import pytest
 
 import xlapy
 from xlapy import lax
-from xlapy.backends.cpu import conv, conv_kernels, jit_engine
-from xlapy.client import get_backend
+from xlapy.backends.cpu import CpuBackend, conv, conv_kernels, jit_engine
 from xlapy.errors import ExecutionError
 
 pytestmark = pytest.mark.skipif(not conv_kernels.lanes(), reason="no vector FMA: no kernels")
@@ -59,13 +58,13 @@ def test_kernels_compile_together_and_come_from_the_disk_cache(fresh, monkeypatc
 
     def one_by_one(*args):
         raise AssertionError("a kernel was compiled on its own")
-    monkeypatch.setattr(conv_kernels, "object_code", one_by_one)
+    monkeypatch.setattr(conv_kernels, "compile_one", one_by_one)
     module = xlapy.jit(_model).lower(*_args()).hlo_module
-    exe = get_backend("cpu").compile(module)
+    # one compile: the module's own kernels and both convolution kernels
+    assert len(calls) == 1 and calls[0][0] >= 3 and calls[0][1]
+    exe = CpuBackend(use_disk_cache=False).compile(module)
     thunks = [conv.make_convolution_thunk(i) for i in _convolutions(exe.module)]
     assert [t.strategy for t in thunks] == ["direct", "direct"]
-    # one uncounted compile of both kernels' modules (besides the module's own kernels)
-    assert (2, False) in calls and sum(not c for _, c in calls) == 1
     assert len(conv_kernels._KERNELS) == 2
     assert len(os.listdir(cache_dir / conv_kernels.CACHE_SUBDIR)) >= 2
     want = xlapy.jit(_model, backend="interpreter")(*_args())
@@ -74,21 +73,21 @@ def test_kernels_compile_together_and_come_from_the_disk_cache(fresh, monkeypatc
     # as a new process: the kernels load from the disk cache, nothing is compiled
     monkeypatch.setattr(conv_kernels, "_KERNELS", {})
     calls.clear()
-    conv.prepare_direct_kernels(_convolutions(exe.module))
+    conv_kernels.compile_kernels(conv.direct_kernels(_convolutions(exe.module)))
     assert calls == [] and len(conv_kernels._KERNELS) == 2
 
 
 def test_a_failed_joint_compile_leaves_each_kernel_to_its_thunk(fresh, monkeypatch, caplog):
-    calls, _ = fresh
     real = jit_engine.JitEngine.compile
 
-    def reject_joint(self, modules, symbols, keep_text=False, levels=None, count=True):
-        if not count:
+    def reject_convs(self, modules, symbols, keep_text=False, levels=None, count=True):
+        if any(s.startswith("xlapy_conv_") for s in symbols):
             raise ExecutionError("generated LLVM IR is invalid: test")
         return real(self, modules, symbols, keep_text, levels, count)
-    monkeypatch.setattr(jit_engine.JitEngine, "compile", reject_joint)
+    monkeypatch.setattr(jit_engine.JitEngine, "compile", reject_convs)
     with caplog.at_level("INFO", logger="xlapy.cpu"):
         got = xlapy.jit(_model)(*_args(12))
+    assert "compiling with 2 convolution kernels failed" in caplog.text
     assert "compiling 2 convolution kernels together failed" in caplog.text
     assert len(conv_kernels._KERNELS) == 2        # built one by one by the thunks
     want = xlapy.jit(_model, backend="interpreter")(*_args(12))
@@ -107,3 +106,11 @@ def test_kernels_already_loaded_are_not_compiled_again(fresh):
     conv_kernels.compile_kernels(wanted)
     assert calls == [(1, False)]
     assert conv_kernels.compiled(spec, conv_kernels.direct_kernel) is fn
+
+
+def test_unoptimized_modules_are_shared_out_after_optimized_ones():
+    """In a joint compile the O0 convolution modules (cheap per byte of IR) come after
+    the optimized kernels of the same size or a few times smaller."""
+    small_o3, big_o0 = ("x" * 1000, 3, False), ("x" * 4000, 0, False)
+    assert jit_engine._cost(small_o3) > jit_engine._cost(big_o0)
+    assert jit_engine._cost(("x" * 9000, 0, False)) > jit_engine._cost(small_o3)

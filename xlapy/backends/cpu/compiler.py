@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ...config import DumpConfig, get_debug_options
-from ...errors import InvalidArgumentError
+from ...errors import ExecutionError, InvalidArgumentError
 from ...hlo.ir import HloInstruction, HloModule
 from ...hlo.verifier import verify_module
 from ...passes.buffer_assignment import BufferAssignment
@@ -56,7 +56,7 @@ from ...passes.pipeline import PassRecord
 from ..compile import optimize_module, pass_context
 from ..interpreter.host_callbacks import has_host_callbacks
 from . import cache as cache_mod
-from . import conv
+from . import conv, conv_kernels
 from .canonical import canonical_text
 from .executable import CpuExecutable, value_ref
 from .jit_engine import OPT_LEVEL, SMALL_OPT_LEVEL, CompiledObject, engine
@@ -174,6 +174,18 @@ def kernel_candidates(assignment: BufferAssignment) -> Iterator[tuple[str, HloIn
             if instr.opcode not in NO_OP and instr.opcode not in FORWARD and \
                     instr.opcode not in ("while", "conditional", "call"):
                 yield comp_name, instr
+
+
+def library_convolutions(assignment: BufferAssignment, native: set[tuple[str, str]]
+                         ) -> Iterator[HloInstruction]:
+    """The convolutions that library thunks compute: every kernel candidate not in
+    ``native`` (``(computation, instruction)`` names with kernels) that is a convolution or
+    a kCustom fusion wrapping one (then the convolution inside)."""
+    for comp_name, instr in kernel_candidates(assignment):
+        if (comp_name, instr.name) not in native:
+            target = library_target(instr)
+            if target is not None and target[0].opcode == "convolution":
+                yield target[0]
 
 
 class CpuBackend:
@@ -371,7 +383,9 @@ class CpuBackend:
         optimized at ``SMALL_OPT_LEVEL`` (O3 costs several times the compile time and
         gains nothing measurable on them), the rest at O3. Each group is spread over up
         to ``engine().parallelism`` modules of similar size (fused instruction count),
-        which the engine compiles in parallel processes."""
+        which the engine compiles in parallel processes, with a module for each generated
+        convolution kernel the executable's convolutions need and no cache holds
+        (``conv_kernels.missing``)."""
         emitters = kernel_emitters(assignment)
         names = KernelNames()
         start = time.perf_counter()
@@ -401,17 +415,42 @@ class CpuBackend:
                 specs.append(em.emit(mods[g], names.new(comp_name, instr), instr))
             modules.extend(m for m, n in zip(mods, load) if n)
             levels.extend(level for n in load if n)
+        # the generated convolution kernels the executable will need, compiled with its own
+        # (not when the text is kept: it is the module's kernels' text)
+        convs = [] if keep_text or not specs else conv_kernels.missing(conv.direct_kernels(
+            library_convolutions(assignment, {(c, i.name) for c, i, _ in chosen})))
         timings.emit_ir = time.perf_counter() - start
         if not specs:
             return None, []
-        compiled = engine().compile(modules, [s.name for s in specs], keep_text=keep_text,
-                                    levels=levels)
+        compiled = self._compile(modules, specs, keep_text, levels, convs)
         timings.llvm, timings.llvm_modules = compiled.seconds, len(modules)
         timings.llvm_ir_text = compiled.text_seconds
         timings.llvm_parse = compiled.parse_seconds
         timings.llvm_optimize = compiled.optimize_seconds
         timings.llvm_codegen = compiled.codegen_seconds
         return compiled, specs
+
+    @staticmethod
+    def _compile(modules: list[Any], specs: list[KernelSpec], keep_text: bool,
+                 levels: list[int], convs: list[conv_kernels.Pending]) -> CompiledObject:
+        """``engine().compile`` of the module's kernels and the convolution kernels
+        ``convs`` together (these are cached and loaded, and left out of the result); if
+        that fails, of the module's kernels alone (``_build`` then compiles ``convs``)."""
+        names = [s.name for s in specs]
+        if convs:
+            try:
+                compiled = engine().compile(
+                    modules + [c.module for c in convs], names + [c.name for c in convs],
+                    levels=levels + [conv_kernels.KERNEL_OPT_LEVEL] * len(convs))
+            except ExecutionError as e:
+                log.info("compiling with %d convolution kernels failed (%s); compiling "
+                         "without them", len(convs), e)
+            else:
+                conv_kernels.install(convs, compiled.objects[len(modules):])
+                del compiled.objects[len(modules):]
+                compiled.symbols = names
+                return compiled
+        return engine().compile(modules, names, keep_text=keep_text, levels=levels)
 
     # ----- plan
     def _thread_pool(self) -> ThreadPool | None:
@@ -426,12 +465,8 @@ class CpuBackend:
     def _build(self, module: HloModule, assignment: BufferAssignment,
                records: list[KernelRecord], objects: list[bytes]) -> CpuExecutable:
         loaded = engine().load(objects, [r.name for r in records]) if records else None
-        native = {(r.computation, r.instruction) for r in records}
-        conv.prepare_direct_kernels(
-            target[0] for comp_name, instr in kernel_candidates(assignment)
-            if (comp_name, instr.name) not in native
-            and (target := library_target(instr)) is not None
-            and target[0].opcode == "convolution")
+        conv_kernels.compile_kernels(conv.direct_kernels(library_convolutions(
+            assignment, {(r.computation, r.instruction) for r in records})))
         exe = self._runtime(module, assignment, records, loaded)
         # a call made while another thread runs this executable runs on a replica
         exe.replicate = functools.partial(self._runtime, module, assignment, records, loaded,

@@ -54,7 +54,7 @@ from ...hlo.ir import HloInstruction
 from ..interpreter.evaluator import describe
 from ..interpreter.linalg import convolve
 from ..memory_stats import tracked
-from . import conv_direct, conv_kernels, conv_plan
+from . import conv_direct, conv_plan
 from .blas import compute_dtype, static_arrays, to_result_type
 from .conv_plan import ConvGeometry, conv_geometry
 from .thunks import cores, shared_pool
@@ -92,10 +92,10 @@ def _strategies_apply(instr: HloInstruction, g: ConvGeometry) -> bool:
     return prod(instr.shape.dims) != 0 and prod(g.kernel) != 0 and g.cg != 0
 
 
-def prepare_direct_kernels(instrs: Iterable[HloInstruction]) -> None:
-    """Compile together the generated kernels the thunks of the convolutions ``instrs``
-    will use (``conv_kernels.compile_kernels``), before the thunks are made: one joint
-    compile spread over the JIT engine's helper processes instead of one after another."""
+def direct_kernels(instrs: Iterable[HloInstruction]) -> list[tuple]:
+    """``(spec, emit)`` of the generated kernels the thunks of the convolutions ``instrs``
+    will use (``conv_direct.wanted_kernel``), for ``conv_kernels`` to compile them
+    together before the thunks are made instead of one after another as they are."""
     wanted = []
     for instr in instrs:
         if supports_convolution(instr):
@@ -104,7 +104,7 @@ def prepare_direct_kernels(instrs: Iterable[HloInstruction]) -> None:
                 else None
             if kernel is not None:
                 wanted.append(kernel)
-    conv_kernels.compile_kernels(wanted)
+    return wanted
 
 
 class ConvThunk:
@@ -287,5 +287,5 @@ def make_convolution_thunk(instr: HloInstruction) -> ConvThunk:
     return ConvThunk(instr)
 
 
-__all__ = ["supports_convolution", "make_convolution_thunk", "prepare_direct_kernels",
+__all__ = ["supports_convolution", "make_convolution_thunk", "direct_kernels",
            "ConvThunk", "conv_geometry", "PARALLEL_FLOPS", "parallel_copyto", "copy_contiguous"]

@@ -485,26 +485,46 @@ def _loaded(spec: ConvSpec) -> KernelFn | None:
 
 
 def compiled(spec: ConvSpec, emit: Emit) -> KernelFn:
-    """The kernel for ``spec`` (a frozen dataclass) emitted by ``emit``, compiled and loaded
-    once per process; its object code is kept in the disk cache (:func:`object_code`)."""
+    """The kernel for ``spec`` (a frozen dataclass) emitted by ``emit``, loaded once per
+    process: from the disk cache (:func:`_disk_entry`) or compiled alone
+    (:func:`compile_one`) and stored there."""
     fn = _loaded(spec)
     if fn is not None:
         return fn
-    digest, name = _name(spec, emit)
-    return _install(spec, name, object_code(spec, emit, name, digest))
+    pending = missing([(spec, emit)])
+    install(pending, [compile_one(p) for p in pending])
+    return _KERNELS[spec][1]
 
 
-def compile_kernels(wanted: Iterable[tuple[ConvSpec, Emit]]) -> None:
-    """Load the kernels of ``wanted`` that this process has not loaded yet: from the disk
-    cache, the others compiled together in one :meth:`~.jit_engine.JitEngine.compile` (a
-    module each, shared out between this process and the engine's helper processes) and
-    stored there. :func:`compiled` then finds them loaded. When the joint compile fails
-    (some kernel's IR is rejected), nothing more is loaded: :func:`compiled` builds each
-    kernel on its own and reports the one that fails."""
+def compile_one(p: Pending) -> bytes:
+    """The object code of ``p``'s module, compiled in this process."""
+    from .jit_engine import deferred_interrupt, engine
+    from .llvm_worker import InvalidIRError, compile_ir
+    try:
+        with deferred_interrupt():
+            return compile_ir(str(p.module), KERNEL_OPT_LEVEL, False, engine().target_spec)[0]
+    except InvalidIRError as e:
+        raise ExecutionError(f"generated convolution kernel {p.name} is invalid: {e}") from e
+
+
+@dataclass
+class Pending:
+    """A kernel to compile: its module, to be compiled with others (:func:`missing`), and
+    what :func:`install` needs to cache and load its object code."""
+
+    spec: ConvSpec
+    emit: Emit
+    name: str
+    digest: str
+    module: ir.Module
+
+
+def missing(wanted: Iterable[tuple[ConvSpec, Emit]]) -> list[Pending]:
+    """The kernels of ``wanted`` (``(spec, emit)`` pairs) neither loaded in this process
+    nor in the disk cache, their modules emitted; those in the disk cache are loaded."""
     from .jit_engine import engine
-    missing: list[tuple[ConvSpec, Emit, str, str, ir.Module]] = []
+    out: list[Pending] = []
     seen: set[ConvSpec] = set()
-    eng = engine()
     for spec, emit in wanted:
         if spec in seen or _loaded(spec) is not None:
             continue
@@ -515,21 +535,38 @@ def compile_kernels(wanted: Iterable[tuple[ConvSpec, Emit]]) -> None:
         if obj is not None:
             _install(spec, name, obj)
             continue
-        module = eng.new_module(name)
+        module = engine().new_module(name)
         emit(module, name, spec)
-        missing.append((spec, emit, name, digest, module))
-    if not missing:
+        out.append(Pending(spec, emit, name, digest, module))
+    return out
+
+
+def install(pending: list[Pending], objects: list[bytes]) -> None:
+    """Store the object code of the ``pending`` kernels in the disk cache and load it."""
+    for p, obj in zip(pending, objects, strict=True):
+        _store(p.spec, p.emit, p.name, p.digest, obj)
+        _install(p.spec, p.name, obj)
+
+
+def compile_kernels(wanted: Iterable[tuple[ConvSpec, Emit]]) -> None:
+    """Load the kernels of ``wanted`` that this process has not loaded yet: from the disk
+    cache, the others compiled together in one :meth:`~.jit_engine.JitEngine.compile` (a
+    module each, shared out between this process and the engine's helper processes) and
+    stored there. :func:`compiled` then finds them loaded. When the joint compile fails
+    (some kernel's IR is rejected), nothing more is loaded: :func:`compiled` builds each
+    kernel on its own and reports the one that fails."""
+    from .jit_engine import engine
+    pending = missing(wanted)
+    if not pending:
         return
     try:
-        result = eng.compile([m[4] for m in missing], [m[2] for m in missing],
-                             levels=[KERNEL_OPT_LEVEL] * len(missing), count=False)
+        result = engine().compile([p.module for p in pending], [p.name for p in pending],
+                                  levels=[KERNEL_OPT_LEVEL] * len(pending), count=False)
     except ExecutionError as e:
         log.info("compiling %d convolution kernels together failed (%s); each is compiled "
-                 "when first used", len(missing), e)
+                 "when first used", len(pending), e)
         return
-    for (spec, emit, name, digest, _), obj in zip(missing, result.objects):
-        _store(spec, emit, name, digest, obj)
-        _install(spec, name, obj)
+    install(pending, result.objects)
 
 
 def _disk_entry(spec: ConvSpec, emit: Emit, name: str) -> tuple[Any, str]:
@@ -559,27 +596,6 @@ def _store(spec: ConvSpec, emit: Emit, name: str, digest: str, obj: bytes) -> No
     disk.store(key, CacheEntry("", [obj], [record], digest))
 
 
-def object_code(spec: ConvSpec, emit: Emit, name: str, digest: str) -> bytes:
-    """The object code of kernel ``name``: from the disk cache (:func:`_disk_entry`) or
-    compiled and stored there."""
-    from .jit_engine import deferred_interrupt, engine
-    from .llvm_worker import InvalidIRError, compile_ir
-    eng = engine()
-    disk, key = _disk_entry(spec, emit, name)
-    obj = _cached(disk, key, name)
-    if obj is not None:
-        return obj
-    module = eng.new_module(name)
-    emit(module, name, spec)
-    try:
-        with deferred_interrupt():
-            obj = compile_ir(str(module), KERNEL_OPT_LEVEL, False, eng.target_spec)[0]
-    except InvalidIRError as e:
-        raise ExecutionError(f"generated convolution kernel {name} is invalid: {e}") from e
-    _store(spec, emit, name, digest, obj)
-    return obj
-
-
 __all__ = ["ConvSpec", "WeightGradSpec", "weight_grad_kernel", "DirectSpec", "direct_kernel",
-           "compiled", "compile_kernels", "object_code", "lanes", "tile_registers",
-           "vector_chunks", "runs", "KERNEL_OPT_LEVEL", "CACHE_SUBDIR"]
+           "compiled", "compile_kernels", "missing", "install", "Pending", "compile_one",
+           "lanes", "tile_registers", "vector_chunks", "runs", "KERNEL_OPT_LEVEL", "CACHE_SUBDIR"]

@@ -79,6 +79,10 @@ HELPER_MIN_BYTES = 100_000   # IR text (about 0.1 s of LLVM) worth sharing with 
 MAX_HELPERS = 3
 LIBRARIES_PER_JIT = 256      # libraries linked into one LLJIT before a new one is made
 IN_PROCESS_MODULES = 128     # modules optimized here before LLVM work moves to helpers
+#: LLVM time per byte of IR of a module compiled at O0 (code generation only) relative to
+#: an optimized one: the generated convolution kernels' modules, compiled with a module's
+#: optimized kernels, are shared out after them (docs/performance.md).
+UNOPTIMIZED_COST = 0.125
 
 
 @dataclass(frozen=True)
@@ -352,12 +356,17 @@ def helper_count() -> int:
     return max(0, min(cores, MAX_HELPERS + 1) - 1)
 
 
+def _cost(job: tuple[str, int, bool]) -> float:
+    """A job's expected LLVM time, relative: its IR's size, less without optimization."""
+    return len(job[0]) * (UNOPTIMIZED_COST if job[1] == 0 else 1.0)
+
+
 def _share(jobs: list[tuple[str, int, bool]], results: list, helpers: list[HelperProcess],
            local: Callable[..., tuple], target: TargetSpec) -> list[tuple]:
-    """Run ``jobs`` (largest first) in this thread and, through one thread each, in the
-    ``helpers``; a job whose helper died is done here. The first error is raised once
-    every thread has stopped."""
-    queue = collections.deque(sorted(range(len(jobs)), key=lambda k: -len(jobs[k][0])))
+    """Run ``jobs`` (costliest first, :func:`_cost`) in this thread and, through one
+    thread each, in the ``helpers``; a job whose helper died is done here. The first
+    error is raised once every thread has stopped."""
+    queue = collections.deque(sorted(range(len(jobs)), key=lambda k: -_cost(jobs[k])))
     guard = threading.Lock()
     errors: list[BaseException] = []
 
