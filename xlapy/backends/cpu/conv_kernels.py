@@ -22,7 +22,11 @@ product with a padding zero is done.
   convolution, NHWC x HWIO). The tile is a run of output columns x a block of output
   channels; for small ``C`` (a 3-channel first layer) it replaces im2col's short products.
 
-``conv_direct.py`` decides when these run and drives them.
+``conv_direct.py`` decides when these run and drives them. The CPU compiler emits the
+kernels an executable will need (:func:`missing`) and compiles them with the executable's own
+kernels, spread over the JIT engine's helper processes (:func:`install` caches and loads
+them); :func:`compile_kernels` does the same on its own (an executable from the disk cache),
+and :func:`compiled` builds one kernel when a thunk needs it.
 """
 from __future__ import annotations
 
