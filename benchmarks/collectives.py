@@ -57,14 +57,18 @@ ENTRY e {{
 """
 
 
-def _median(fn, reps: int, comm) -> float:
-    times = []
+def _medians(fns, reps: int, comm) -> list[float]:
+    """The median time of each of ``fns``, their samples interleaved (one of each per
+    round, every sample started together on all processes by a barrier), so load from
+    other jobs spreads over all of them alike."""
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(reps):
-        comm.Barrier()
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        for fn, ts in zip(fns, times):
+            comm.Barrier()
+            t = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t)
+    return [statistics.median(ts) for ts in times]
 
 
 def all_reduce_bandwidth(args: argparse.Namespace) -> None:
@@ -88,13 +92,17 @@ def all_reduce_bandwidth(args: argparse.Namespace) -> None:
         got = xlapy_call()
         assert np.all(got == size * (size + 1) / 2), got[:4]
         reps = max(3, min(args.reps, int(args.reps * 2 ** 20 / nbytes) or 3))
-        raw = _median(lambda: comm.Allreduce(x, out, op=MPI.SUM), reps, comm)
-        ours = _median(xlapy_call, reps, comm)
+        raw, ours = _medians([lambda: comm.Allreduce(x, out, op=MPI.SUM), xlapy_call], reps,
+                             comm)
         bus = nbytes * 2 * (size - 1) / size
         rows.append((nbytes, raw, ours, bus / raw / 1e9, bus / ours / 1e9))
         nbytes *= 4
     if rank == 0:
-        print(f"all-reduce f32 over {size} processes (median of up to {args.reps} runs)")
+        from machine import busy_text, cpu_model, others_busy
+        load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
+        print(f"all-reduce f32 over {size} processes (median of up to {args.reps} "
+              f"interleaved runs); CPU: {cpu_model()}; load average {load}, other processes "
+              f"keep {busy_text(others_busy())} of the cores busy")
         print(f"{'bytes':>10} {'mpi4py us':>10} {'xlapy us':>10} {'mpi GB/s':>9} "
               f"{'xlapy GB/s':>10} {'xlapy/mpi':>9}")
         for nbytes, raw, ours, bw_raw, bw_ours in rows:

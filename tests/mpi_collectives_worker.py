@@ -5,7 +5,9 @@ MODE ``collectives``: every collective on both backends against the NumPy model;
 the same with 2 devices per process (``XLA_FLAGS=--xla_force_host_platform_device_count=2``:
 4 devices, threads within a process, MPI between); ``fail``:
 rank 1 raises before its first collective; ``hang``: rank 1 never arrives; ``disagree``: the
-ranks run programs whose all-reduce operands differ in shape."""
+ranks run programs whose all-reduce operands differ in shape; ``disagree-size`` and
+``disagree-dtype``: the same on the CPU backend (its all-reduce thunk), 4 MiB against 16 bytes,
+and f32 against s32 of the same size; ``disagree-op``: an all-reduce against an all-gather."""
 from __future__ import annotations
 
 import logging
@@ -17,6 +19,13 @@ import numpy as np
 import collective_model as cm
 import xlapy
 import xlapy.distributed
+
+ADDI = """addi {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = s32[] add(a, b)
+}
+"""
 
 MAX = """max {
   a = f32[] parameter(0)
@@ -49,7 +58,41 @@ def check_collectives(rank: int) -> None:
         np.testing.assert_array_equal(aa, cm.all_to_all(xs, [[0, 1]], rank))
         np.testing.assert_array_equal(cp, cm.permute(xs, pairs, rank))
         assert int(rid) == rank
+    check_native_all_reduce(rank)
     print(f"OK {rank}", flush=True)
+
+
+def check_native_all_reduce(rank: int) -> None:
+    """The CPU backend's collective thunks with MPI writing the result buffers: large
+    (pooled) and small outputs, repeated calls, a tuple, an s32 sum, an f32 max (no native
+    MPI op: the portable path), an all-gather in group order {1,0}; and the communicator's
+    in-place all-reduce."""
+    from xlapy.backends.communicator import CollectiveCall, signature_of
+    from xlapy.client.devices import PROCESS
+    n = 100_000
+    text = cm.module(", replica_count=2", f"""  i = s32[{n}] convert(p)
+  t = (f32[{n}], f32[8]) all-reduce(p, q), replica_groups={{}}, to_apply=add
+  s = s32[{n}] all-reduce(i), replica_groups={{}}, to_apply=addi
+  m = f32[8] all-reduce(q), replica_groups={{}}, to_apply=max
+  g = f32[{2 * n}] all-gather(p), replica_groups={{{{1,0}}}}, dimensions={{0}}
+  t0 = f32[{n}] get-tuple-element(t), index=0
+  t1 = f32[8] get-tuple-element(t), index=1
+  ROOT r = (f32[{n}], f32[8], s32[{n}], f32[8], f32[{2 * n}]) tuple(t0, t1, s, m, g)""",
+                     f"p = f32[{n}] parameter(0)\n  q = f32[8] parameter(1)")
+    text = text.replace("ENTRY", MAX + ADDI + "\nENTRY")
+    xs = [np.arange(n, dtype=np.float32) * (d + 1) for d in range(2)]
+    qs = [cm.device_input(d) for d in range(2)]
+    for _ in range(3):
+        (out,) = xlapy.run_hlo(text, [[xs[rank], qs[rank]]], backend="cpu")
+        np.testing.assert_array_equal(out[0], xs[0] + xs[1])
+        np.testing.assert_array_equal(out[1], qs[0] + qs[1])
+        np.testing.assert_array_equal(out[2], xs[0].astype(np.int32) + xs[1].astype(np.int32))
+        np.testing.assert_array_equal(out[3], np.maximum(qs[0], qs[1]))
+        np.testing.assert_array_equal(out[4], np.concatenate([xs[1], xs[0]]))
+    buf = np.full(1000, rank + 1.0)
+    call = CollectiveCall("in-place test", (0, 1), rank, 0, signature_of("in-place", [buf]))
+    PROCESS.communicator.all_reduce_into(call, [buf], [buf], None, "sum")
+    np.testing.assert_array_equal(buf, np.full(1000, 3.0))
 
 
 MIXED = """  ar = f32[8] all-reduce(p), replica_groups={{3,1},{0,2}}, to_apply=add
@@ -79,10 +122,13 @@ def check_mixed(rank: int) -> None:
     print(f"OK {rank}", flush=True)
 
 
-def all_reduce(n: int) -> None:
-    text = cm.module(", replica_count=2", "  ROOT a = f32[%d] all-reduce(p), replica_groups={}, "
-                     "to_apply=add" % n, "p = f32[%d] parameter(0)" % n)
-    xlapy.run_hlo(text, [[np.ones(n, np.float32)]], backend="interpreter")
+def all_reduce(n: int, backend: str = "interpreter", dtype: str = "f32") -> None:
+    text = cm.module(", replica_count=2", f"  ROOT a = {dtype}[{n}] all-reduce(p), "
+                     f"replica_groups={{}}, to_apply={'add' if dtype == 'f32' else 'addi'}",
+                     f"p = {dtype}[{n}] parameter(0)")
+    text = text.replace("ENTRY", ADDI + "\nENTRY")
+    x = np.ones(n, np.float32 if dtype == "f32" else np.int32)
+    xlapy.run_hlo(text, [[x]], backend=backend)
 
 
 def main() -> None:
@@ -107,6 +153,17 @@ def main() -> None:
         all_reduce(8)
     elif mode == "disagree":
         all_reduce(8 if rank == 0 else 4)
+    elif mode == "disagree-size":           # the data calls start with the agreement
+        all_reduce(1 << 20 if rank == 0 else 4, "cpu")
+    elif mode == "disagree-dtype":          # the same bytes: only the agreement tells
+        all_reduce(8, "cpu", "f32" if rank == 0 else "s32")
+    elif mode == "disagree-op":             # MPI's Iallreduce against its Iallgather
+        if rank == 0:
+            all_reduce(8, "cpu")
+        else:
+            text = cm.module(", replica_count=2", "  ROOT a = f32[16] all-gather(p), "
+                             "replica_groups={}, dimensions={0}")
+            xlapy.run_hlo(text, [[np.ones(8, np.float32)]], backend="cpu")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import numpy as np
 
 import xlapy
 import xlapy.distributed
+import xlapy.errors
 import xlapy.numpy as xnp
 from xlapy import lax
 
@@ -44,6 +45,12 @@ def main() -> None:
     whole = np.asarray(xlapy.grad(loss)(w, x.reshape(n * 4, 3)))
     for g in np.asarray(grads):
         np.testing.assert_allclose(g, whole, rtol=1e-5, atol=1e-6)
+    try:            # inside jit the axis would cover this process's slices only: refused
+        xlapy.jit(lambda v: xlapy.pmap(f, "i")(v))(xs[mine])
+    except xlapy.errors.InvalidArgumentError as e:
+        assert "in a run of 2 processes" in str(e), e
+    else:
+        raise AssertionError("pmap inside jit across processes was not refused")
     print(f"OK {rank}", flush=True)
 
 

@@ -50,6 +50,19 @@ def test_ranks_that_disagree_on_shapes_fail_naming_both():
     assert "(8,)" in out and "(4,)" in out
 
 
+@pytest.mark.parametrize("mode, shapes", [("disagree-size", ("(1048576,)", "(4,)")),
+                                          ("disagree-dtype", ("float32", "int32")),
+                                          ("disagree-op", ("(8,)", "all-gather %a"))])
+def test_cpu_all_reduces_that_disagree_fail_naming_both(mode, shapes):
+    """The CPU backend's all-reduce starts its data call together with the agreement: a
+    mismatch must still fail on both ranks, naming both sides, well before the timeout."""
+    rc, out, elapsed = _launch(mode, timeout=30)
+    assert rc != 0
+    assert "participants disagree at all-" in out, out[-3000:]
+    assert all(s in out for s in shapes), out[-3000:]
+    assert elapsed < 30
+
+
 @pytest.mark.parametrize("devices", [1, 2])
 def test_pmap_across_two_processes(devices):
     """``mpi_pmap_worker.py``: each process maps over its own devices, the collectives span

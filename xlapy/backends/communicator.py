@@ -4,7 +4,8 @@ A program with ``replica_count x num_partitions`` > 1 participants runs once per
 run happens inside :func:`participating` with a :class:`Participant`: the device's replica and
 partition, the module's counts, and the :class:`Communicator` that connects it to the others.
 The interpreter's collective handlers (which the CPU backend also runs, as fallback thunks on
-views of its buffers) read it with :func:`current_participant`.
+views of its buffers) and the CPU backend's all-reduce thunk (which hands its buffers to
+:meth:`Communicator.all_reduce_into`) read it with :func:`current_participant`.
 
 A communicator moves the participants' arrays for one collective call, identified by a
 :class:`CollectiveCall` (the op's text for errors, the group as flattened device ids in group
@@ -31,12 +32,11 @@ the participants that never arrived.
 from __future__ import annotations
 
 import abc
-import contextlib
 import contextvars
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -46,12 +46,13 @@ from ..errors import CollectiveError
 Arrays = list  # list[np.ndarray]: one collective operand per entry (tuple forms have several)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CollectiveCall:
     """One participant's view of one collective: ``what`` names it in errors (``all-reduce
     %ar.1``), ``group`` lists the flattened device ids in group order, ``position`` is the
     caller's index in it, ``sequence`` the caller's count of collectives run with this group
-    so far."""
+    so far. Made once per call (on the runtime's per-call path: not frozen, which would make
+    it several times slower to build) and never changed afterwards."""
 
     what: str
     group: tuple[int, ...]
@@ -97,10 +98,26 @@ class Communicator(abc.ABC):
         return self.exchange(call, arrays, lambda members: [
             _fold([m[i] for m in members], combine, a.dtype) for i, a in enumerate(arrays)])
 
+    def all_reduce_into(self, call: CollectiveCall, sources: Arrays, destinations: Arrays,
+                        combine: Callable[[Any, Any], Any], kind: str | None) -> None:
+        """:meth:`all_reduce` of ``sources`` written into ``destinations`` (arrays of the same
+        dtypes and sizes; a destination is either its source itself, the same array object,
+        or memory that overlaps no source). Implementations with a native reduction reduce
+        straight into the destinations."""
+        for out, dst in zip(self.all_reduce(call, sources, combine, kind), destinations):
+            dst[...] = out.reshape(dst.shape)
+
     def all_gather(self, call: CollectiveCall, arrays: Arrays, dim: int) -> Arrays:
         """Each operand concatenated over the group along ``dim`` in group order."""
         return self.exchange(call, arrays, lambda members: [
             np.concatenate([m[i] for m in members], axis=dim) for i in range(len(arrays))])
+
+    def all_gather_into(self, call: CollectiveCall, sources: Arrays, destinations: Arrays
+                        ) -> None:
+        """The members' flat ``sources``, in group order, written one after the other into
+        each flat destination (memory that overlaps no source)."""
+        for out, dst in zip(self.all_gather(call, sources, 0), destinations):
+            dst[...] = out
 
     def reduce_scatter(self, call: CollectiveCall, arrays: Arrays, dim: int,
                        combine: Callable[[Any, Any], Any], kind: str | None) -> Arrays:
@@ -291,19 +308,32 @@ def current_participant() -> Participant | None:
     return getattr(_local, "participant", None)
 
 
-@contextlib.contextmanager
-def participating(participant: Participant) -> Iterator[Participant]:
-    """Run the body as ``participant``; an exception aborts the other participants."""
-    previous = current_participant()
-    _local.participant = participant
-    try:
-        yield participant
-    except BaseException as e:
-        participant.communicator.abort(f"device {participant.device} failed: "
-                                       f"{type(e).__name__}: {e}")
-        raise
-    finally:
-        _local.participant = previous
+class _Participating:
+    """:func:`participating`'s context manager (a class: it is entered on every call of a
+    multi-device program, and a generator-based one costs several times more)."""
+
+    __slots__ = ("participant", "previous")
+
+    def __init__(self, participant: Participant) -> None:
+        self.participant = participant
+        self.previous: Participant | None = None
+
+    def __enter__(self) -> Participant:
+        self.previous = current_participant()
+        _local.participant = self.participant
+        return self.participant
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        _local.participant = self.previous
+        if error is not None:
+            p = self.participant
+            p.communicator.abort(f"device {p.device} failed: {type(error).__name__}: {error}")
+
+
+def participating(participant: Participant) -> _Participating:
+    """Run the body of ``with participating(p):`` as ``participant``; an exception aborts
+    the other participants."""
+    return _Participating(participant)
 
 
 def run_participants(run_one: Callable[[int], Any], count: int,

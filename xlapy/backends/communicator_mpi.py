@@ -12,15 +12,22 @@ Every call moves the arrays themselves with MPI's buffer interface (no pickling)
 for all-to-all, ``Isend``/``Irecv`` pairs for collective-permute, and ``Iallgather`` for
 all-gather, broadcast and any other reducer (then applied in group order on every process).
 
-Before the data, the group agrees on what it runs: an ``Iallgather`` of (sequence number,
-CRC of the op and its operand shapes). A disagreement fails on every member with a
-:class:`~xlapy.errors.CollectiveError` naming the collective and both sides. All waits are
+With the data, the group agrees on what it runs: an ``Iallgather`` of (sequence number,
+CRC of the op, its operand shapes and group) on a duplicate of the group's communicator,
+started just before the data calls and waited for first, so agreeing costs no round trip
+of its own. A disagreement fails on every member with a
+:class:`~xlapy.errors.CollectiveError` naming the collective and both sides, without waiting
+for the (mismatched) data calls, whose requests and buffers are then kept alive for good;
+the failed call's results are never returned. An all-reduce or all-gather the CPU backend
+runs (``all_reduce_into``, ``all_gather_into``) writes straight into the executable's result
+buffer. All waits are
 non-blocking requests polled against the timeout, so a peer that never arrives fails the
 call instead of hanging it; a process that raises is ended by ``xlapy.distributed``'s
 exception hook with ``MPI_Abort``, which ends every other process of the job.
 """
 from __future__ import annotations
 
+import os
 import time
 import zlib
 from typing import Any, Callable
@@ -30,15 +37,29 @@ import numpy as np
 from ..errors import CollectiveError
 from .communicator import Arrays, CollectiveCall, Communicator, default_timeout
 
-# Waiting polls the requests (see poll): spinning for SPIN_SECONDS, then pausing between polls,
-# the pause doubling from MIN_PAUSE to MAX_PAUSE (MPI progresses only while polled; a process
-# that only spins takes the core its peer needs when there are more processes than free cores).
-SPIN_SECONDS = 2e-4
+# Waiting polls the requests (see poll): spinning (yielding the core every POLLS_PER_YIELD
+# tests) for SPIN_SECONDS, plus SPIN_SECONDS_PER_BYTE per byte moved once the group is known
+# to be there, then pausing between polls, the pause doubling from MIN_PAUSE to MAX_PAUSE
+# (MPI progresses only while polled, so a pause delays every stage of MPI's algorithm: only
+# a call whose peers are late, or that takes far longer than its size explains, pauses).
+SPIN_SECONDS = 2e-3
+SPIN_SECONDS_PER_BYTE = 1e-8
+POLLS_PER_YIELD = 64
 MIN_PAUSE = 2e-5
 MAX_PAUSE = 1e-3
 
+_MAX_CHECKS = 4096          # CRCs of (signature, group) kept
 _SUM_TYPES = "iuf"          # dtype kinds MPI sums and multiplies natively
 _MINMAX_TYPES = "iu"        # float min/max must propagate NaN as XLA does: done here instead
+
+
+class _Pending:
+    """A started agreement: the communicator it runs on, its request and both buffers."""
+
+    __slots__ = ("comm", "request", "mine", "everyone")
+
+    def __init__(self, comm: Any, request: Any, mine: np.ndarray, everyone: np.ndarray) -> None:
+        self.comm, self.request, self.mine, self.everyone = comm, request, mine, everyone
 
 
 class MpiCommunicator(Communicator):
@@ -51,109 +72,175 @@ class MpiCommunicator(Communicator):
         self.rank = self.world.Get_rank()
         self.size = self.world.Get_size()
         self.timeout = default_timeout() if timeout is None else float(timeout)
-        self._subcomms: dict[tuple, Any] = {}
+        self._subcomms: dict[tuple, tuple[Any, Any]] = {}
+        self._checks: dict[tuple, int] = {}
+        # requests of calls that failed while MPI could still write their buffers: kept
+        # (with the buffers) so that memory is never reused under MPI
+        self._abandoned: list[tuple[list, Any]] = []
         self._aborted: str | None = None
         self._ops = {"sum": MPI.SUM, "product": MPI.PROD, "min": MPI.MIN, "max": MPI.MAX}
+        self._native: dict[tuple, Any] = {}         # (kind, dtypes...) -> MPI op or None
 
     def abort(self, reason: str) -> None:
         self._aborted = self._aborted or reason
 
     # ----- plumbing
-    def _comm(self, call: CollectiveCall) -> Any:
+    def _comm(self, call: CollectiveCall) -> tuple[Any, Any]:
+        """The group's communicators: one for the data, one for the agreements."""
         key = call.groups or (call.group,)
-        comm = self._subcomms.get(key)
-        if comm is None:
+        comms = self._subcomms.get(key)
+        if comms is None:
             if call.group == tuple(range(self.size)):
                 comm = self.world
             else:
                 comm = self.world.Split(min(call.group), call.position)
-            self._subcomms[key] = comm
-        return comm
+            agree_comm, request = comm.Idup()        # polled: a missing peer times out
+            self._wait(call, [request], "creating the group's communicator")
+            comms = self._subcomms[key] = (comm, agree_comm)
+        return comms
 
-    def _wait(self, call: CollectiveCall, requests: list, stage: str) -> None:
+    def _wait(self, call: CollectiveCall, requests: list, stage: str,
+              spin: float = SPIN_SECONDS) -> None:
         if self._aborted is not None:
             raise CollectiveError(f"{call.what} on process {self.rank}: abandoned because "
                                   f"{self._aborted}")
-        if not poll(self.MPI, requests, self.timeout, time.sleep):
+        try:
+            done = poll(self.MPI, requests, self.timeout, _pause, spin=spin)
+        except self.MPI.Exception as e:
+            reason = f"{call.what} on process {self.rank}: MPI failed while {stage}: {e}"
+            self._aborted = reason
+            raise CollectiveError(reason) from None
+        if not done:
             reason = (f"{call.what} on process {self.rank}: timed out after "
                       f"{self.timeout:g} s waiting for the other processes of group "
                       f"{list(call.group)} ({stage})")
             self._aborted = reason
             raise CollectiveError(reason)
 
-    def _agree(self, call: CollectiveCall, comm: Any) -> None:
-        """Every member runs the same op on the same shapes (else all of them fail)."""
-        text = repr((call.signature, call.group)).encode()
-        mine = np.array([call.sequence, zlib.crc32(text)], dtype=np.int64)
-        everyone = np.empty((comm.Get_size(), 2), dtype=np.int64)
-        self._wait(call, [comm.Iallgather(mine, everyone)], "agreeing on the operation")
-        if (everyone == mine).all():
-            return
-        texts = comm.allgather(f"{call.what} on {list(call.signature[1:])} over "
-                               f"{list(call.group)}")
+    def _begin(self, call: CollectiveCall) -> tuple[Any, _Pending]:
+        """Start the group's agreement on the call (an ``Iallgather`` of its sequence number
+        and a CRC of the op, operand shapes and group, on the agreement communicator) and
+        return the data communicator; the data calls start before the agreement ends."""
+        if self._aborted is not None:
+            raise CollectiveError(f"{call.what} on process {self.rank}: abandoned because "
+                                  f"{self._aborted}")
+        comm, agree_comm = self._comm(call)
+        key = (call.signature, call.group)
+        check = self._checks.get(key)
+        if check is None:
+            if len(self._checks) >= _MAX_CHECKS:         # many programs: start over
+                self._checks.clear()
+            check = self._checks[key] = zlib.crc32(repr(key).encode())
+        mine = np.array([call.sequence, check], dtype=np.int64)
+        everyone = np.empty((agree_comm.Get_size(), 2), dtype=np.int64)
+        return comm, _Pending(agree_comm, agree_comm.Iallgather(mine, everyone), mine, everyone)
+
+    def _finish(self, call: CollectiveCall, pending: _Pending, requests: list, buffers: Any,
+                stage: str, nbytes: int) -> None:
+        """Wait for the agreement, then for the data ``requests`` (which move ``nbytes`` on
+        ``buffers``). A disagreement fails every member, naming the collective, without
+        waiting for the data: mismatched data calls may never complete."""
+        try:
+            self._wait(call, [pending.request], "agreeing on the operation")
+            if pending.everyone.tobytes() != pending.mine.tobytes() * len(pending.everyone):
+                self._disagree(call, pending.comm)
+            self._wait(call, requests, stage, SPIN_SECONDS + nbytes * SPIN_SECONDS_PER_BYTE)
+        except BaseException:
+            self._abandoned.append((requests, buffers))
+            raise
+
+    def _disagree(self, call: CollectiveCall, agree_comm: Any) -> None:
+        """Every member saw the same mismatch: trade descriptions and fail."""
+        texts = agree_comm.allgather(f"{call.what} on {list(call.signature[1:])} over "
+                                     f"{list(call.group)}")
         reason = (f"participants disagree at {call.what}: "
                   + "; ".join(f"device {d} runs {t}" for d, t in zip(call.group, texts)))
         self._aborted = reason
         raise CollectiveError(reason)
 
-    def _start(self, call: CollectiveCall) -> Any:
-        comm = self._comm(call)
-        self._agree(call, comm)
-        return comm
-
     # ----- collectives
     def exchange(self, call: CollectiveCall, arrays: Arrays, compute: Callable[[list], Any]
                  ) -> Any:
-        comm = self._start(call)
+        comm, pending = self._begin(call)
         n = comm.Get_size()
-        gathered, requests = [], []
+        gathered, requests, sources = [], [], []
         for a in arrays:
             src = np.ascontiguousarray(a).reshape(np.shape(a))     # 0-d stays 0-d
             out = np.empty((n,) + src.shape, dtype=src.dtype)
             requests.append(comm.Iallgather(_bytes(src), _bytes(out)))
             gathered.append(out)
-        self._wait(call, requests, "exchanging")
+            sources.append(src)
+        self._finish(call, pending, requests, (sources, gathered), "exchanging",
+                     sum(g.nbytes for g in gathered))
         return compute([[g[k] for g in gathered] for k in range(n)])
 
     def all_reduce(self, call: CollectiveCall, arrays: Arrays,
                    combine: Callable[[Any, Any], Any], kind: str | None) -> Arrays:
-        op = self._native_op(kind, arrays)
-        if op is None:
+        if self._native_op(kind, arrays) is None:
             return super().all_reduce(call, arrays, combine, kind)
-        comm = self._start(call)
-        outs = [np.empty_like(a) for a in arrays]
-        requests = [comm.Iallreduce(np.ascontiguousarray(a), out, op=op)
-                    for a, out in zip(arrays, outs)]
-        self._wait(call, requests, "all-reduce")
+        outs = [np.empty(np.shape(a), dtype=a.dtype) for a in arrays]
+        self.all_reduce_into(call, arrays, outs, combine, kind)
         return outs
+
+    def all_reduce_into(self, call: CollectiveCall, sources: Arrays, destinations: Arrays,
+                        combine: Callable[[Any, Any], Any], kind: str | None) -> None:
+        """``Iallreduce`` from each source straight into its destination (``MPI_IN_PLACE``
+        when the destination is the source itself; otherwise they must not overlap);
+        reducers MPI lacks take the portable path."""
+        op = self._native_op(kind, sources)
+        if op is None or not all(d.flags.c_contiguous and d.flags.writeable
+                                 for d in destinations):
+            return super().all_reduce_into(call, sources, destinations, combine, kind)
+        comm, pending = self._begin(call)
+        requests, sends, nbytes = [], [], 0
+        for src, dst in zip(sources, destinations):
+            send = self.MPI.IN_PLACE if src is dst else np.ascontiguousarray(src)
+            sends.append(send)
+            requests.append(comm.Iallreduce(send, dst, op=op))
+            nbytes += dst.nbytes
+        self._finish(call, pending, requests, (sends, destinations), "all-reduce", nbytes)
+
+    def all_gather_into(self, call: CollectiveCall, sources: Arrays, destinations: Arrays
+                        ) -> None:
+        """``Iallgather`` of each source straight into its destination."""
+        if not all(d.flags.c_contiguous and d.flags.writeable for d in destinations):
+            return super().all_gather_into(call, sources, destinations)
+        comm, pending = self._begin(call)
+        sends = [np.ascontiguousarray(s) for s in sources]
+        requests = [comm.Iallgather(_bytes(s), _bytes(d)) for s, d in zip(sends, destinations)]
+        self._finish(call, pending, requests, (sends, destinations), "all-gather",
+                     sum(d.nbytes for d in destinations))
 
     def reduce_scatter(self, call: CollectiveCall, arrays: Arrays, dim: int,
                        combine: Callable[[Any, Any], Any], kind: str | None) -> Arrays:
         op = self._native_op(kind, arrays)
         if op is None:
             return super().reduce_scatter(call, arrays, dim, combine, kind)
-        comm = self._start(call)
+        comm, pending = self._begin(call)
         n = comm.Get_size()
-        outs, requests = [], []
+        outs, requests, sends = [], [], []
         for a in arrays:
             blocks = np.ascontiguousarray(np.stack(np.split(a, n, axis=dim)))
             out = np.empty(blocks.shape[1:], dtype=a.dtype)
             requests.append(comm.Ireduce_scatter_block(blocks, out, op=op))
             outs.append(out)
-        self._wait(call, requests, "reduce-scatter")
+            sends.append(blocks)
+        self._finish(call, pending, requests, (sends, outs), "reduce-scatter",
+                     sum(b.nbytes for b in sends))
         return outs
 
     def all_to_all(self, call: CollectiveCall, blocks: Arrays) -> Arrays:
-        comm = self._start(call)
+        comm, pending = self._begin(call)
         send = np.ascontiguousarray(np.stack(blocks))
         recv = np.empty_like(send)
-        self._wait(call, [comm.Ialltoall(_bytes(send), _bytes(recv))], "all-to-all")
+        self._finish(call, pending, [comm.Ialltoall(_bytes(send), _bytes(recv))],
+                     (send, recv), "all-to-all", send.nbytes)
         return list(recv)
 
     def permute(self, call: CollectiveCall, arrays: Arrays, source: int | None,
                 target: int | None) -> Arrays | None:
-        comm = self._start(call)
-        requests, received = [], None
+        comm, pending = self._begin(call)
+        requests, received, sends = [], None, []
         if source is not None:
             received = [np.empty_like(a) for a in arrays]
             requests += [comm.Irecv(_bytes(r), source=source, tag=k)
@@ -161,36 +248,62 @@ class MpiCommunicator(Communicator):
         if target is not None:
             sends = [np.ascontiguousarray(a) for a in arrays]
             requests += [comm.Isend(_bytes(s), dest=target, tag=k) for k, s in enumerate(sends)]
-        self._wait(call, requests, "collective-permute")
+        self._finish(call, pending, requests, (sends, received), "collective-permute",
+                     sum(a.nbytes for a in arrays))
         return received
 
     def _native_op(self, kind: str | None, arrays: Arrays) -> Any:
-        if kind is None or kind not in self._ops:
-            return None
-        kinds = _SUM_TYPES if kind in ("sum", "product") else _MINMAX_TYPES
-        if any(a.dtype.kind not in kinds or a.dtype.itemsize < 4 and a.dtype.kind == "f"
-               for a in arrays):
-            return None
-        return self._ops[kind]
+        """The MPI reduction of ``kind`` on ``arrays``' dtypes, None where MPI has none that
+        gives XLA's answer."""
+        key = (kind,) + tuple(a.dtype for a in arrays)
+        op = self._native.get(key, False)
+        if op is False:
+            op = None
+            if kind in self._ops:
+                kinds = _SUM_TYPES if kind in ("sum", "product") else _MINMAX_TYPES
+                if all(a.dtype.kind in kinds and not (a.dtype.itemsize < 4 and
+                                                      a.dtype.kind == "f") for a in arrays):
+                    op = self._ops[kind]
+            self._native[key] = op
+        return op
 
 
 def poll(MPI: Any, requests: list, timeout: float, pause: Callable[[float], Any],
-         check: Callable[[], None] | None = None) -> bool:
-    """Test ``requests`` until all are complete (True) or ``timeout`` seconds passed (False),
-    calling ``pause(seconds)`` between tests (0 while spinning, then backing off) and
-    ``check()`` (which may raise) before each pause."""
+         check: Callable[[], None] | None = None, spin: float = SPIN_SECONDS) -> bool:
+    """Test ``requests`` until all are complete (True) or ``timeout`` seconds passed (False).
+
+    For the first ``spin`` seconds the tests follow each other at once (MPI progresses only
+    while polled: a completion is seen, and the next stage of MPI's algorithm started,
+    without delay), with ``pause(0)`` (a yield of the core) every ``POLLS_PER_YIELD`` tests,
+    as MPICH's own blocking waits do; after that ``pause(seconds)`` separates them, the pause
+    doubling from ``MIN_PAUSE`` to ``MAX_PAUSE`` (a peer is late: leave the core to others).
+    ``check()`` (which may raise) runs before each pause."""
+    if MPI.Request.Testall(requests):
+        return True
     start = time.monotonic()
     seconds = 0.0
+    polls = 0
     while not MPI.Request.Testall(requests):
+        polls += 1
+        if polls % POLLS_PER_YIELD and seconds == 0.0:
+            continue
         elapsed = time.monotonic() - start
         if check is not None:
             check()
         if elapsed > timeout:
             return False
-        if elapsed > SPIN_SECONDS:      # back off: the peer may need this core
+        if elapsed > spin:
             seconds = min(MAX_PAUSE, max(seconds * 2, MIN_PAUSE))
         pause(seconds)
     return True
+
+
+def _pause(seconds: float) -> None:
+    """Between two polls: yield the core (0 s) or sleep."""
+    if seconds:
+        time.sleep(seconds)
+    else:
+        os.sched_yield()
 
 
 def _bytes(a: np.ndarray) -> Any:

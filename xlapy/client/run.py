@@ -26,10 +26,18 @@ from .backends import get_backend
 from .multi_device import participant_count, run_devices
 
 
-def as_module(module_or_text: HloModule | str | bytes) -> HloModule:
-    """An HloModule from a module, HLO or StableHLO text, or a serialized HloModuleProto."""
+def as_module(module_or_text: HloModule | str | bytes,
+              args: Sequence[Any] | None = None) -> HloModule:
+    """An HloModule from a module, HLO or StableHLO text, or a serialized HloModuleProto.
+    StableHLO's unbounded dims (``tensor<?x...>``) are specialized from the shapes of
+    ``args`` when they are arrays or scalars (``xlapy.hlo.stablehlo.dynamic``)."""
     if isinstance(module_or_text, HloModule):
         return module_or_text
+    if isinstance(module_or_text, str) and args is not None and all(
+            isinstance(a, (np.ndarray, np.generic, int, float, complex)) for a in args):
+        from ..hlo.stablehlo import is_stablehlo, to_hlo_module
+        if is_stablehlo(module_or_text):
+            return to_hlo_module(module_or_text, [np.shape(a) for a in args])
     if isinstance(module_or_text, (str, bytes)):
         from ..hlo import parse_module
         return parse_module(module_or_text)
@@ -201,7 +209,7 @@ def run_hlo(module_or_text: HloModule | str | bytes, args: Sequence[Any] = (),
     list per participant. ``timeout`` (seconds) bounds each collective's wait for the other
     participants (default ``--xla_cpu_collective_call_terminate_timeout_seconds``).
     """
-    module = as_module(module_or_text)
+    module = as_module(module_or_text, args)
     entry = module.entry
     if entry is None:
         raise InvalidArgumentError(f"module {module.name} has no entry computation")

@@ -27,28 +27,26 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import enum
-import functools
 import inspect
 import logging
 import re
 import threading
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from ..errors import InvalidArgumentError, XlapyError
 from ..hlo.builder import as_element_type, build_module
-from ..hlo.ir import AliasEntry, HloModule
+from ..hlo.ir import AliasEntry
 from ..hlo.shape import Shape
 from ..threadlocal import PerThreadList
 from . import core
 from . import donation
-from .abstract import ShapeDtypeStruct, abstract_leaf
 from .core import Array, default_backend, to_array
 from .jit_cache import CLOCK, JitCache
 from .jit_reasons import const_text, static_changes, structure_changes
+from .jit_records import (_ALWAYS_STATIC, CacheInfo, CompileRecord, _aval_text, _Args,
+                          _const_value, _Entry, _Key, _leaf_aval)
 from .lowered import Lowered
 from .replicas import executable_for, replica_count
 from .jit_signature import CallBinding, fast_signature, make_binding
@@ -84,109 +82,6 @@ def set_fast_path_enabled(enabled: bool) -> None:
     """Turn the fast path of cached calls on (the default) or off, for every jitted
     function; with it off every call takes the full path (a debugging aid)."""
     _FAST_PATH[0] = bool(enabled)
-
-
-@dataclass(frozen=True)
-class _Key:
-    treedef: TreeDef
-    avals: tuple           # per leaf: (shape, dtype, weak) or ("const", value bytes)
-    statics: tuple         # (name, value) of static arguments
-    replicas: int = 1      # replicas that call it together (``replicas.py``)
-
-
-@dataclass
-class CompileRecord:
-    """One compilation: why it happened and the argument types it was for."""
-
-    reason: str
-    signature: str
-
-
-@dataclass
-class CacheInfo:
-    hits: int = 0
-    misses: int = 0
-    compiles: list[CompileRecord] = field(default_factory=list)
-
-    @property
-    def reasons(self) -> list[str]:
-        return [c.reason for c in self.compiles]
-
-
-@dataclass
-class _Entry:
-    module: HloModule
-    executable: Any
-    out_tree: TreeDef
-    out_weak: list[bool]
-    param_leaves: list[int]      # flat leaf index of each HLO parameter
-    variables: list[Variable] = field(default_factory=list)   # parameters after the leaves
-    assigned: list[Variable] = field(default_factory=list)    # outputs after the results
-    used: int = 0                                             # recency (jit_cache.CLOCK)
-    replicas: int = 1                                         # module's replica_count
-    n_results: int = field(init=False)                        # outputs of the executable
-    unflatten: Callable[[list[Array]], Any] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.n_results = len(self.out_weak) + len(self.assigned)
-        self.unflatten = _unflattener(self.out_tree)
-
-
-def _unflattener(treedef: TreeDef) -> Callable[[list[Array]], Any]:
-    """``tree_unflatten(treedef, ·)``, shortcut for one array and a tuple of arrays."""
-    if treedef.is_leaf:
-        return lambda outs: outs[0]
-    if treedef.kind == "tuple" and all(c.is_leaf for c in treedef.children):
-        return tuple
-    return functools.partial(tree_unflatten, treedef)
-
-
-@dataclass
-class _Args:
-    """One call's arguments split into static values and array leaves."""
-
-    statics: tuple
-    leaves: list[Any]
-    paths: list[str]
-    treedef: TreeDef
-    dyn_names: list[str]
-    binding: CallBinding
-
-
-# Argument values that can never be traced are static without being named so (as in
-# TensorFlow's ``tf.function``): strings, bytes, enum members.
-_ALWAYS_STATIC = (str, bytes, enum.Enum)
-
-
-def _leaf_aval(x: Any, path: str) -> tuple:
-    if isinstance(x, Array):
-        return (x.shape, x.dtype, x.weak_type)
-    if isinstance(x, Variable):
-        return ("var", id(x), x.shape, x.dtype)
-    if isinstance(x, ShapeDtypeStruct):         # lower() on types only
-        return abstract_leaf(x)
-    try:
-        a = to_array(x)
-    except InvalidArgumentError:
-        raise InvalidArgumentError(
-            f"argument {path!r} of type {type(x).__name__} is not an array; mark it static "
-            "with static_argnums / static_argnames") from None
-    return (a.shape, a.dtype, a.weak_type)
-
-
-def _aval_text(aval: tuple) -> str:
-    if aval[0] == "const":
-        return const_text(aval[1])
-    if aval[0] == "var":
-        return f"Variable {as_element_type(aval[3]).name}[{','.join(map(str, aval[2]))}]"
-    shape, dtype, weak = aval
-    return f"{as_element_type(dtype).name}[{','.join(map(str, shape))}]" + (
-        "{weak}" if weak else "")
-
-
-def _const_value(x: Any) -> Any:
-    v = np.asarray(x)
-    return v.item() if v.ndim == 0 else (v.shape, str(v.dtype), v.tobytes())
 
 
 class JitFunction:

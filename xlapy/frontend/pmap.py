@@ -11,6 +11,14 @@ between processes after ``xlapy.distributed.initialize()`` (each process then ma
 local devices, and the axis spans every device of the run, as in JAX). Results come back
 stacked along ``out_axes``.
 
+Called inside a trace -- ``jit(f)`` where ``f`` calls a ``pmap``, or one ``pmap`` inside
+another (both allowed in JAX) -- the mapped function runs as ``vmap`` with the same
+``axis_name`` over the same axis, in the enclosing program: the same values (the named-axis
+collectives have batching rules), on the enclosing program's device rather than on devices
+of its own (``devices`` is then not used). A nested pmap's collectives over the outer axis
+name stay the outer program's HLO collectives. Across processes this is refused: the axis
+would cover only this process's slices.
+
 CPU devices come from ``XLA_FLAGS=--xla_force_host_platform_device_count=N``; the
 interpreter runs any number of participants. Under a tape (``grad`` of ``pmap``) the call is
 one recorded node whose gradient is another ``pmap``: the vjp of ``fn`` on every device,
@@ -65,9 +73,7 @@ class PmapFunction:
 
     def __call__(self, *args: Any) -> Any:
         if core._TRACE_STACK.items:
-            raise InvalidArgumentError(
-                f"pmap({self.__name__}) called inside jit, vmap or a traced body: pmap runs "
-                "only at the top level (call it outside, or use vmap with axis_name)")
+            return self._call_traced(args)
         if isinstance(self.in_axes, tuple) and len(self.in_axes) != len(args):
             raise InvalidArgumentError(f"pmap: in_axes has {len(self.in_axes)} entries for "
                                        f"{len(args)} arguments")
@@ -97,6 +103,27 @@ class PmapFunction:
                                         self._vjp_rule(entry, tree, axes, n_local)),
                             arrays, {}, outs)
         return tree_unflatten(entry.out_tree, outs)
+
+    def _call_traced(self, args: tuple) -> Any:
+        """Inside ``jit``, ``vmap`` or another ``pmap`` (module docstring): ``vmap`` with this
+        axis name over the same axis, in the enclosing program; results as the top-level
+        call gives them (``out_axes`` None: device 0's)."""
+        if PROCESS.count > 1:
+            raise InvalidArgumentError(
+                f"pmap({self.__name__}) inside jit, vmap or pmap in a run of {PROCESS.count} "
+                "processes: its axis would cover this process's slices only; call it at the "
+                "top level")
+        if isinstance(self.in_axes, tuple) and len(self.in_axes) != len(args):
+            raise InvalidArgumentError(f"pmap: in_axes has {len(self.in_axes)} entries for "
+                                       f"{len(args)} arguments")
+        from .batching import vmap
+        out = vmap(self.fun, in_axes=self.in_axes, out_axes=0, axis_name=self.axis_name)(*args)
+        leaves, tree = tree_flatten(out)
+        axes = leaf_axes(self.out_axes, out, "out_axes")
+        moved = [to_array(x)[0] if a is None else
+                 moveaxis(to_array(x), 0, normalize_axis(a, to_array(x).ndim, "out_axes"))
+                 for x, a in zip(leaves, axes)]
+        return tree_unflatten(tree, moved)
 
     # ----- devices, tracing, running
     def _check_devices(self, n: int) -> None:

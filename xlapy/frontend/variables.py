@@ -151,7 +151,10 @@ class Variable:
         return object.__new__(cls)
 
     def __init__(self, initial_value: Any, trainable: bool = True, name: str | None = None,
-                 dtype: Any = None) -> None:
+                 dtype: Any = None, aggregation: Any = None) -> None:
+        """``aggregation``: how a distribution strategy combines the replicas' assignments
+        (``tf.VariableAggregation``; kept here, acted on by ``xlapy.tf.distribute``'s
+        mirrored variables; None for a plain Variable)."""
         if callable(initial_value):
             initial_value = initial_value()
         value = to_array(initial_value, dtype)
@@ -162,6 +165,7 @@ class Variable:
                 "create Variables outside compiled functions (e.g. build the model first)"))
         self._value = Array(value._value)
         self.trainable = bool(trainable)
+        self.aggregation = aggregation
         self.name = name or f"Variable_{next(_NAMES)}"
         self.shape: tuple[int, ...] = value.shape
         self.dtype: np.dtype = value.dtype

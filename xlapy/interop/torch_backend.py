@@ -307,7 +307,18 @@ def xlapy_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
     if unknown:
         raise InvalidArgumentError(f"torch.compile(backend='xlapy'): unknown options "
                                    f"{unknown}; known: {list(_OPTIONS)}")
+    _prepare(options.get("backend"))
     return _aot_backend(options.get("backend"))(gm, example_inputs)
+
+
+def _prepare(name: str | None) -> None:
+    """Let the xlapy backend get ready for the compiles to come (the CPU backend starts
+    its LLVM helper processes, which then load while AOTAutograd traces)."""
+    from ..client import get_backend
+    from ..frontend.core import default_backend
+    prepare = getattr(get_backend(name or default_backend()), "prepare", None)
+    if callable(prepare):
+        prepare()
 
 
 def ensure_registered() -> None:

@@ -130,7 +130,7 @@ class HloPassPipeline(HloPass):
         start = time.perf_counter()
         if ctx.verify:
             _verify(module, "before pipeline " + repr(self.name))
-        with _gc_paused():
+        with gc_paused():
             changed = self._run(module, run)
         result = PipelineResult(changed, run.records, time.perf_counter() - start)
         self.last_result = result
@@ -213,8 +213,9 @@ class HloPassFix(HloPass):
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector (if it runs) for the block (module docstring)."""
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector (if it runs) for the block (module docstring);
+    nested uses are fine (the outermost one enables it again)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -352,4 +353,5 @@ def target_independent_passes() -> list[HloPass]:
 
 
 __all__ = ["HloPassFix", "HloPassPipeline", "PassRecord", "PipelineResult",
-           "format_pass_timings", "simplification_pipeline", "target_independent_passes"]
+           "format_pass_timings", "gc_paused", "simplification_pipeline",
+           "target_independent_passes"]

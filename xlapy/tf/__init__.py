@@ -53,6 +53,7 @@ from ._array_ops import (Unique, argsort, boolean_mask, broadcast_to, cast, clip
                          stop_gradient, tensor_scatter_nd_add, tensor_scatter_nd_update, tile,
                          transpose, unique, unstack, where, zeros, zeros_like)
 from ._function import TensorSpec, cond, function, switch_case, while_loop
+from ._replicas import VariableAggregation
 from ._host_functions import numpy_function, py_function
 from .debugging import print_ as print  # noqa: A001  (TF's name)
 from .dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128, double,  # noqa: A004
@@ -95,6 +96,7 @@ __all__ = [
     "compat", "test", "dtypes", "linalg",
     # core
     "function", "TensorSpec", "GradientTape", "Variable", "Tensor", "UnconnectedGradients",
+    "VariableAggregation",
     "executing_eagerly", "is_tensor", "cond", "switch_case", "while_loop", "print",
     "newaxis", "numpy_function", "py_function",
     # dtypes

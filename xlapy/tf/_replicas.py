@@ -26,16 +26,23 @@ replica. A replica reads and writes its own copy (compiled calls read them as pa
 write them back as outputs, per replica); the cross-replica context reads the first copy and
 writes all of them. Copies stay identical as long as every replica applies the same update,
 which all-reduced gradients guarantee; ``strategy.experimental_local_results(v)`` returns
-them all.
+them all. A variable created with ``aggregation=tf.VariableAggregation.SUM``, ``MEAN`` or
+``ONLY_FIRST_REPLICA`` combines what the replicas assign in the replica context, as TF's
+``MirroredVariable`` does: ``assign(x)`` stores the sum / mean / replica 0's value of ``x``
+over all replicas in every copy, ``assign_add(d)`` / ``assign_sub(d)`` apply the combined
+``d`` (an all-reduce inside the compiled step, or the eager one-instruction program); with
+``NONE`` (the default) each replica writes its own copy.
 """
 from __future__ import annotations
 
 import collections
+import enum
 import threading
 from typing import Any, Callable
 
 import numpy as np
 
+from .. import numpy as xnp
 from ..backends.communicator import Participant, participating, run_participants
 from ..errors import CollectiveError, InvalidArgumentError
 from ..frontend import core
@@ -162,19 +169,45 @@ def _local_index(strategy: Any) -> int | None:
 
 
 # ---------------------------------------------------------------------- mirrored variables
+class VariableAggregation(enum.Enum):
+    """How a mirrored variable combines the replicas' assignments (``tf.VariableAggregation``;
+    the values are TF's)."""
+
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
+
+
+def as_aggregation(value: Any) -> VariableAggregation:
+    """``value`` (a VariableAggregation, its name, its number, or None) as the enum."""
+    if value is None:
+        return VariableAggregation.NONE
+    if isinstance(value, VariableAggregation):
+        return value
+    try:
+        if isinstance(value, str):
+            return VariableAggregation[value.upper()]
+        return VariableAggregation(int(value))
+    except (KeyError, ValueError, TypeError):
+        raise InvalidArgumentError(
+            f"unknown variable aggregation {value!r}; use tf.VariableAggregation.NONE, SUM, "
+            "MEAN or ONLY_FIRST_REPLICA") from None
+
+
 class MirroredVariable(Variable):
     """A Variable with one copy per local replica of the strategy it was created under
     (see the module docstring)."""
 
     def __init__(self, initial_value: Any, trainable: bool = True, name: str | None = None,
-                 dtype: Any = None) -> None:
+                 dtype: Any = None, aggregation: Any = None) -> None:
         strategy = scope_strategy()
         if strategy is None:
             raise InvalidArgumentError("MirroredVariable: create it inside strategy.scope()")
         self._strategy = strategy
         self._copies: list[Any] = [None] * strategy.local_replica_count
         self._ready = False
-        super().__init__(initial_value, trainable, name, dtype)
+        super().__init__(initial_value, trainable, name, dtype, as_aggregation(aggregation))
         self._ready = True
         if strategy.processes > 1 and _local_index(strategy) is None \
                 and core.current_trace() is None:
@@ -193,6 +226,33 @@ class MirroredVariable(Variable):
             self._copies[:] = [value] * len(self._copies)
         else:
             self._copies[i] = value
+
+    def _combined(self, value: Any) -> Any:
+        """``value`` as this variable's aggregation combines it over the replicas (in the
+        replica context of a strategy with several replicas; else ``value`` itself)."""
+        n = self._strategy.num_replicas_in_sync
+        how = self.aggregation
+        if how is VariableAggregation.NONE or n == 1 or _local_index(self._strategy) is None:
+            return value
+        x = core.to_array(value, self.dtype)
+        if how is VariableAggregation.ONLY_FIRST_REPLICA:
+            rid = bind(replica_id_p) if core.current_trace() is not None else \
+                np.int32(current_context().replica_id)
+            x = xnp.where(rid == 0, x, xnp.zeros_like(x))
+        total = all_reduce_sum(x, n)
+        if how is VariableAggregation.MEAN:
+            total = total // n if np.issubdtype(self.dtype, np.integer) else total / n
+        return total
+
+    def assign(self, value: Any) -> "MirroredVariable":
+        """Set every replica's copy (see the module docstring for aggregations)."""
+        return super().assign(self._combined(value))
+
+    def assign_add(self, delta: Any) -> "MirroredVariable":
+        return Variable.assign(self, self.read_value() + self._combined(delta))
+
+    def assign_sub(self, delta: Any) -> "MirroredVariable":
+        return Variable.assign(self, self.read_value() - self._combined(delta))
 
     def replica_values(self) -> tuple[np.ndarray, ...]:
         """Every local replica's copy (NumPy arrays, in replica order)."""
@@ -331,5 +391,6 @@ def run_replicas(strategy: Any, make_context: Callable[[int, Any], Any],
 
 
 __all__ = ["all_reduce_sum", "all_reduce_sum_p", "replica_id_p", "MirroredVariable",
+           "VariableAggregation", "as_aggregation",
            "PerReplica", "local_results", "select_replica", "regroup", "run_replicas", "in_context",
            "current_context", "strategy_scope", "scope_strategy"]

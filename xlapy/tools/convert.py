@@ -16,9 +16,11 @@ from ..errors import InvalidArgumentError, XlapyError
 from ..hlo.ir import HloModule
 
 
-def load_module(path: Path, fill_elided_constants: bool = False) -> HloModule:
+def load_module(path: Path, fill_elided_constants: bool = False,
+                arg_shapes: Sequence[Sequence[int]] | None = None) -> HloModule:
     """A module from a file of any accepted form (by content; ``.pb``/``.pbtxt`` by name);
-    ``fill_elided_constants`` fills HLO text's ``constant({...})`` with zeros."""
+    ``fill_elided_constants`` fills HLO text's ``constant({...})`` with zeros;
+    ``arg_shapes`` specialize StableHLO's unbounded ``tensor<?x...>`` dims."""
     from ..hlo import parse_module
     if path.suffix == ".pb":
         from ..hlo.proto import module_from_proto_bytes
@@ -32,7 +34,22 @@ def load_module(path: Path, fill_elided_constants: bool = False) -> HloModule:
     if path.suffix == ".pbtxt":
         from ..hlo.proto import module_from_proto_text
         return module_from_proto_text(text)
+    if arg_shapes is not None:
+        from ..hlo.stablehlo import is_stablehlo, to_hlo_module
+        if is_stablehlo(text):
+            return to_hlo_module(text, arg_shapes)
     return parse_module(text, fill_elided_constants=fill_elided_constants)
+
+
+def parse_arg_shapes(text: str) -> list[tuple[int, ...]]:
+    """``"3x4,8,"`` -> ``[(3, 4), (8,), ()]`` (``--arg-shapes``: one entry per argument,
+    dims joined by ``x``, an empty entry for a scalar)."""
+    try:
+        return [tuple(int(d) for d in part.split("x")) if part else ()
+                for part in text.split(",")]
+    except ValueError:
+        raise InvalidArgumentError(f"--arg-shapes {text!r}: expected dims such as "
+                                   "'3x4,4' (one entry per argument)") from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -42,9 +59,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--to", default="hlo", choices=["hlo", "pb", "pbtxt"],
                    help="output form (default hlo: XLA's HLO text)")
     p.add_argument("-o", "--output", help="write here instead of standard output")
+    p.add_argument("--arg-shapes", help="StableHLO: the argument shapes that specialize "
+                   "its unbounded tensor<?x...> dims, e.g. 3x4,4")
     opts = p.parse_args(argv)
     try:
-        module = load_module(Path(opts.input))
+        shapes = parse_arg_shapes(opts.arg_shapes) if opts.arg_shapes is not None else None
+        module = load_module(Path(opts.input), arg_shapes=shapes)
         if opts.to == "hlo":
             data: str | bytes = module.to_text()
         else:

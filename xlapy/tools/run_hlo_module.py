@@ -59,6 +59,20 @@ def fake_argument(shape: Shape, rng: np.random.Generator, large_range: bool = Fa
     return np.asarray(vals).astype(shape.dtype)
 
 
+def _input_shapes(path: Path) -> list[tuple[int, ...]] | None:
+    """The shapes of ``arg0..`` in an npz (they specialize StableHLO's unbounded dims);
+    None when it cannot be read (``load_inputs`` then says why)."""
+    try:
+        data = np.load(path, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            return None
+        with data:
+            names = [f"arg{i}" for i in range(len(data.files)) if f"arg{i}" in data.files]
+            return [tuple(data[n].shape) for n in names]
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):
+        return None
+
+
 def load_inputs(path: Path, module: HloModule) -> tuple[list, list | None]:
     """Arguments ``arg0..`` (cast to the parameter types) and expected ``out0..`` from an npz.
 
@@ -121,12 +135,15 @@ def _report(result: list, reference: list, opts: argparse.Namespace, what: str,
 
 def run_file(path: Path, opts: argparse.Namespace) -> int:
     """Run one HLO file per the options; returns the number of failed comparisons."""
-    module = load_module(path, opts.fill_elided_constants)   # HLO/StableHLO text, or a proto
     try:
         text = path.read_text() if path.suffix not in (".pb", ".pbtxt") else None
-    except UnicodeDecodeError:
+    except (UnicodeDecodeError, OSError):
         text = None
-    if text is not None and is_stablehlo(text):
+    mlir = text is not None and is_stablehlo(text)
+    module = load_module(path, opts.fill_elided_constants,   # HLO/StableHLO text, or a proto
+                         _input_shapes(Path(opts.input_data))
+                         if mlir and opts.input_data else None)
+    if mlir:
         text = None
     verify_for_execution(module, text)      # problems name their line:column in the file
     test_backend = get_backend(opts.platform)

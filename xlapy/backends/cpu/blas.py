@@ -69,7 +69,8 @@ from ..interpreter.linalg import wrap_integers
 from .bf16_dot import Bf16DotThunk, make_bf16_dot_thunk
 from .blas_lib import (BLAS_DTYPES, MatmulPlan, VectorCall, dense_geometry, geometry,
                        library, matmul_into, plan_matmul, plan_vector)
-from .thunks import address_of, cores, shared_pool
+from .thread_pool import cores, shared_pool
+from .thunks import address_of
 
 #: Below this many multiply-adds per matrix (M*N*K) numpy.matmul beats the ctypes call.
 SMALL_DOT_FLOPS = 64 * 64 * 64

@@ -344,7 +344,9 @@ def decode(data: bytes, key: str, secret: bytes) -> CacheEntry:
         raise ValueError("bad kernel or object table")
     for k in kernels:
         _check_kernel(k)
-    if len({k["name"] for k in kernels}) != len(kernels) or bool(kernels) != bool(objects):
+    # one kernel per instruction (equal kernels may share a symbol name)
+    if len({(k["computation"], k["instruction"]) for k in kernels}) != len(kernels) or \
+            bool(kernels) != bool(objects):
         raise ValueError("bad kernel table")
     payloads = []
     for size, sha in [_payload_entry(header["hlo"], "hlo")] + \

@@ -52,7 +52,7 @@ from ...hlo.ir import HloInstruction, HloModule
 from ...hlo.verifier import verify_module
 from ...passes.buffer_assignment import BufferAssignment
 from ...passes.dump import dump_text, module_key
-from ...passes.pipeline import PassRecord
+from ...passes.pipeline import PassRecord, gc_paused
 from ..compile import optimize_module, pass_context
 from ..interpreter.host_callbacks import has_host_callbacks
 from . import cache as cache_mod
@@ -139,6 +139,7 @@ class CompileTimings:
     build: float = 0.0              # object loading (LLJIT), thunks, constants
     total: float = 0.0
     kernels: int = 0
+    compiled_kernels: int = 0       # distinct kernels compiled (equal ones share code)
     llvm_modules: int = 0
 
     def pass_seconds(self) -> dict[str, float]:
@@ -212,6 +213,11 @@ class CpuBackend:
         self.last_timings: CompileTimings | None = None
 
     # ----- public
+    def prepare(self) -> None:
+        """Get ready for compiles soon to come (a caller that knows, e.g. the PyTorch
+        backend before AOTAutograd traces): the LLVM helper processes start loading."""
+        engine().start_helpers()
+
     def compile(self, module: HloModule) -> CpuExecutable:
         """Compile ``module`` (not modified) into an executable; :attr:`last_timings`
         tells where the time went."""
@@ -262,7 +268,11 @@ class CpuBackend:
                 exe = self._from_cache(module, key, entry, timings)
         if exe is None:
             timings = CompileTimings(cache_key=timings.cache_key)
-            exe = self._compile_fresh(module, key, options, dump, timings, disk)
+            # The kernel emitters make many short-lived linked IR objects: a full
+            # collection they trigger would walk the caller's whole heap (large in a
+            # PyTorch process) for garbage freed at the end of the compile anyway.
+            with gc_paused():
+                exe = self._compile_fresh(module, key, options, dump, timings, disk)
         timings.total = time.perf_counter() - start
         self.last_timings = timings
         with self._lock:
@@ -381,11 +391,15 @@ class CpuBackend:
 
         Kernels with fewer than :data:`SMALL_KERNEL_ELEMENTS` output elements are
         optimized at ``SMALL_OPT_LEVEL`` (O3 costs several times the compile time and
-        gains nothing measurable on them), the rest at O3. Each group is spread over up
-        to ``engine().parallelism`` modules of similar size (fused instruction count),
-        which the engine compiles in parallel processes, with a module for each generated
-        convolution kernel the executable's convolutions need and no cache holds
-        (``conv_kernels.missing``)."""
+        gains nothing measurable on them), the rest at O3. Each kernel is emitted into
+        an LLVM module of its own and printed; a kernel whose IR is another's but for
+        its name (the same fused computation on the same shapes, as in every layer of a
+        deep model) is not compiled again: its spec names the first one's symbol
+        (:func:`kernel_key`). The distinct kernels of each group are spread over up to
+        ``engine().parallelism`` jobs of similar size (fused instruction count), each
+        linked into one LLVM module that the engine compiles, in parallel processes,
+        with a module for each generated convolution kernel the executable's
+        convolutions need and no cache holds (``conv_kernels.missing``)."""
         emitters = kernel_emitters(assignment)
         names = KernelNames()
         start = time.perf_counter()
@@ -400,30 +414,48 @@ class CpuBackend:
         small = [_is_small(i) for _, i, _ in chosen]
         weights = [len(i.attrs["calls"].instructions) if i.opcode == "fusion" else 1
                    for _, i, _ in chosen]
-        modules: list[Any] = []
+        jobs: list[list[str]] = []
         levels: list[int] = []
         specs: list[KernelSpec] = []
+        first: dict[str, str] = {}          # kernel_key -> the symbol compiled for it
+        text_seconds = 0.0
         for want_small, level in ((True, SMALL_OPT_LEVEL), (False, OPT_LEVEL)):
             group = [(c, w) for c, w, sm in zip(chosen, weights, small) if sm == want_small]
             total = sum(w for _, w in group)
             count = max(1, min(engine().parallelism, total // MIN_SPLIT_WEIGHT))
-            mods = [engine().new_module(f"{module.name}.{level}.{g}") for g in range(count)]
+            parts: list[list[str]] = [[] for _ in range(count)]
             load = [0] * count
             for (comp_name, instr, em), w in sorted(group, key=lambda x: -x[1]):
+                name = names.new(comp_name, instr)
+                llvm_module = engine().new_module(name)
+                spec = em.emit(llvm_module, name, instr)
+                t = time.perf_counter()
+                text = str(llvm_module)
+                text_seconds += time.perf_counter() - t
+                key = kernel_key(text, name)
+                if key is not None and key in first:
+                    specs.append(dataclasses.replace(spec, name=first[key]))
+                    continue
+                if key is not None:
+                    first[key] = name
                 g = load.index(min(load))
                 load[g] += w
-                specs.append(em.emit(mods[g], names.new(comp_name, instr), instr))
-            modules.extend(m for m, n in zip(mods, load) if n)
-            levels.extend(level for n in load if n)
+                parts[g].append(text)
+                specs.append(spec)
+            jobs.extend(p for p in parts if p)
+            levels.extend(level for p in parts if p)
         # the generated convolution kernels the executable will need, compiled with its own
         # (not when the text is kept: it is the module's kernels' text)
         convs = [] if keep_text or not specs else conv_kernels.missing(conv.direct_kernels(
             library_convolutions(assignment, {(c, i.name) for c, i, _ in chosen})))
-        timings.emit_ir = time.perf_counter() - start
+        timings.emit_ir = time.perf_counter() - start - text_seconds
         if not specs:
             return None, []
-        compiled = self._compile(modules, specs, keep_text, levels, convs)
-        timings.llvm, timings.llvm_modules = compiled.seconds, len(modules)
+        symbols = list(dict.fromkeys(s.name for s in specs))
+        compiled = self._compile(jobs, symbols, keep_text, levels, convs)
+        compiled.text_seconds += text_seconds
+        timings.llvm, timings.llvm_modules = compiled.seconds, len(jobs)
+        timings.compiled_kernels = len(symbols)
         timings.llvm_ir_text = compiled.text_seconds
         timings.llvm_parse = compiled.parse_seconds
         timings.llvm_optimize = compiled.optimize_seconds
@@ -431,26 +463,26 @@ class CpuBackend:
         return compiled, specs
 
     @staticmethod
-    def _compile(modules: list[Any], specs: list[KernelSpec], keep_text: bool,
-                 levels: list[int], convs: list[conv_kernels.Pending]) -> CompiledObject:
-        """``engine().compile`` of the module's kernels and the convolution kernels
-        ``convs`` together (these are cached and loaded, and left out of the result); if
-        that fails, of the module's kernels alone (``_build`` then compiles ``convs``)."""
-        names = [s.name for s in specs]
+    def _compile(jobs: list[Any], names: list[str], keep_text: bool, levels: list[int],
+                 convs: list[conv_kernels.Pending]) -> CompiledObject:
+        """``engine().compile`` of the module's kernels (``jobs``, exporting ``names``) and
+        the convolution kernels ``convs`` together (these are cached and loaded, and left
+        out of the result); if that fails, of the module's kernels alone (``_build`` then
+        compiles ``convs``)."""
         if convs:
             try:
                 compiled = engine().compile(
-                    modules + [c.module for c in convs], names + [c.name for c in convs],
+                    jobs + [c.module for c in convs], names + [c.name for c in convs],
                     levels=levels + [conv_kernels.KERNEL_OPT_LEVEL] * len(convs))
             except ExecutionError as e:
                 log.info("compiling with %d convolution kernels failed (%s); compiling "
                          "without them", len(convs), e)
             else:
-                conv_kernels.install(convs, compiled.objects[len(modules):])
-                del compiled.objects[len(modules):]
+                conv_kernels.install(convs, compiled.objects[len(jobs):])
+                del compiled.objects[len(jobs):]
                 compiled.symbols = names
                 return compiled
-        return engine().compile(modules, names, keep_text=keep_text, levels=levels)
+        return engine().compile(jobs, names, keep_text=keep_text, levels=levels)
 
     # ----- plan
     def _thread_pool(self) -> ThreadPool | None:
@@ -513,6 +545,18 @@ def _check_records(module: HloModule, records: list[KernelRecord]) -> None:
                              f"{elements} elements of {r.instruction}")
 
 
+_MUTABLE_GLOBAL = re.compile(r"= (?:private |internal )?(?:unnamed_addr )?global ")
+
+
+def kernel_key(text: str, name: str) -> str | None:
+    """What two kernels must share to be one compiled function: their IR text (a module
+    holding only that kernel) with the kernel's name taken out; None for a kernel with
+    mutable globals (state that two instructions must not share)."""
+    if _MUTABLE_GLOBAL.search(text):
+        return None
+    return text.replace(name, "\0")
+
+
 def _is_small(instr: HloInstruction) -> bool:
     return max((s.num_elements for _, s in indexed_leaves(instr.shape)),
                default=0) < SMALL_KERNEL_ELEMENTS
@@ -542,4 +586,5 @@ def assignment_digest(assignment: BufferAssignment) -> str:
 
 
 __all__ = ["CompileTimings", "CpuBackend", "KernelNames", "KernelRecord", "kernel_candidates",
+           "kernel_key",
            "DEFAULT_PARALLEL_COST"]

@@ -27,6 +27,9 @@ and turns every instruction of the entry computation's schedule into a **thunk**
   are kernels on the calling thread runs its trips in a native driver
   (``native_loop.py``);
 - **copy** (``copy``): forwards an operand into a fresh buffer (``opt-barrier``-like ops);
+- **collective** (``collective``): ``all-reduce`` over row-major buffers (and ``all-gather``
+  whose members' blocks follow each other in memory), handed to the running participant's
+  communicator, which writes the result buffer (``collective_thunk.py``);
 - **no-op**: ``parameter``, ``constant``, ``tuple``, ``get-tuple-element`` and ``bitcast``
   need no work (their values already are in place);
 - **fallback** (``fallback``): the reference interpreter's handler on NumPy views of the
@@ -34,7 +37,7 @@ and turns every instruction of the entry computation's schedule into a **thunk**
 
   * always: ``topk``, ``fft``, ``custom-call`` (the LAPACK targets),
     ``cholesky``, ``triangular-solve``, ``rng``, ``rng-get-and-update-state``,
-    ``map``, the collectives (single-device semantics), ``partition-id``,
+    ``map``, the collectives other than those above, ``partition-id``,
     ``replica-id``, ``get-dimension-size``/``set-dimension-size``,
     ``dynamic-reshape``, ``stochastic-convert``, ``copy-start``/``copy-done``
     (``batch-norm-*`` never get here: the pipeline's ``batchnorm_expander`` expands them);
@@ -219,20 +222,23 @@ class CpuExecutable:
         self._simple = self._plan_simple_call()
 
     def _plan_simple_call(self) -> tuple | None:
-        """``(parameters, output allocation, dims, dtype)`` when a call is the common small
-        case: every parameter one row-major array taken as it is, one array result that
-        fills its own small output allocation, no profiler. :meth:`execute` then binds
+        """``(parameters, output allocation, dims, dtype, allocate)`` when a call is the
+        common simple case: every parameter one row-major array taken as it is, one array
+        result that fills its own output allocation, no profiler. :meth:`execute` then binds
         and returns without its general machinery (one-op eager executables, tiny jitted
-        functions)."""
+        functions, one collective); ``allocate`` makes the result array (from the output
+        pool when it is large)."""
         if self.profiler is not None or not all(p.fast for p in self._params) \
                 or not isinstance(self._result_tree, int) or len(self._outputs) != 1:
             return None
         (r,) = self._results
         alloc, dims, dtype = self._outputs[0]
         if r.mode != "direct" or r.ref.perm is not None or r.ref.alloc != alloc \
-                or r.ref.size >= output_pool.MIN_BYTES or dtype.isbuiltin != 1:
+                or dtype.isbuiltin != 1:
             return None
-        return ([(p.alloc, p.dtype, p.dims) for p in self._params], alloc, dims, dtype)
+        allocate = output_pool.empty if r.ref.size >= output_pool.MIN_BYTES else np.empty
+        return ([(p.alloc, p.dtype, p.dims) for p in self._params], alloc, dims, dtype,
+                allocate)
 
     def _patch_and_run(self, mem: Memory) -> None:
         """Point the kernel tables' per-call slots at this call's buffers and run."""
@@ -244,7 +250,7 @@ class CpuExecutable:
     def _call_simple(self, args: Sequence[Any]) -> Any:
         """:meth:`execute` for :meth:`_plan_simple_call`'s case, with this executable's lock
         held; None when an argument needs the general path (then nothing was run)."""
-        params, alloc, dims, dtype = self._simple
+        params, alloc, dims, dtype, allocate = self._simple
         mem = self.memory
         bases, addrs = mem.bases, mem.addrs
         try:
@@ -254,7 +260,7 @@ class CpuExecutable:
                     return None
                 bases[a] = value
                 addrs[a] = address_of(value)
-            out = np.empty(dims, dtype)
+            out = allocate(dims, dtype)
             bases[alloc] = out
             addrs[alloc] = address_of(out)
             self._patch_and_run(mem)

@@ -5,8 +5,9 @@ One :class:`JitEngine` per process (:func:`engine`) owns
 - the **host target**: process triple, host CPU name and features (``avx2``,
   ``avx512f``, ...) and a target machine at ``opt=3``;
 - :meth:`JitEngine.compile`: ``llvmlite.ir.Module`` s (a compiled HLO module's kernels,
-  split into :attr:`JitEngine.parallelism` modules per optimization level when there is
-  enough work) are parsed, verified, optimized with the new pass manager
+  one module each, split into :attr:`JitEngine.parallelism` jobs per optimization level
+  when there is enough work; a job's modules are linked into one) are parsed, verified,
+  optimized with the new pass manager
   (``PassBuilder`` at O3 with loop vectorization and SLP vectorization on) and lowered to
   **object code**, each in its own LLVM context (``llvm_worker.compile_ir``). The textual
   IR before and after optimization and the assembly are kept when asked (for
@@ -59,7 +60,7 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import llvmlite
 import llvmlite.binding as llvm
@@ -69,7 +70,7 @@ from ...config import env_llvm_helpers
 from ...errors import ExecutionError
 from .runtime_support import emit_truncdfhf2
 from .llvm_worker import (HelperDied, HelperProcess, InvalidIRError, TargetSpec, compile_ir,
-                          target_machine)
+                          target_machine, text_size)
 
 log = logging.getLogger("xlapy.cpu")
 
@@ -210,7 +211,7 @@ class JitEngine:
         """How many LLVM modules can compile at once: this process and its helpers."""
         return 1 + len(self._helpers)
 
-    def _compile_one(self, text: str, level: int, keep_text: bool
+    def _compile_one(self, text: str | list[str], level: int, keep_text: bool
                      ) -> tuple[bytes, str | None, str | None, tuple[float, float, float]]:
         """:func:`~xlapy.backends.cpu.llvm_worker.compile_ir` for this process's share of
         a compile: here for the first :data:`IN_PROCESS_MODULES` modules, then in a
@@ -231,22 +232,24 @@ class JitEngine:
         except InvalidIRError as e:
             raise ExecutionError(f"generated LLVM IR is invalid: {e}") from e
 
-    def compile(self, modules: Sequence[ir.Module | str], symbols: Sequence[str],
-                keep_text: bool = False, levels: Sequence[int] | None = None,
-                count: bool = True) -> CompiledObject:
+    def compile(self, modules: Sequence[ir.Module | str | Sequence[ir.Module | str]],
+                symbols: Sequence[str], keep_text: bool = False,
+                levels: Sequence[int] | None = None, count: bool = True) -> CompiledObject:
         """Optimize ``modules`` for the host and emit one object file per module.
 
+        An entry that is a sequence of modules is linked into one module first.
         ``levels`` gives each module's optimization level (default :data:`OPT_LEVEL`).
         ``symbols`` are the functions the caller will look up after :meth:`load`.
         ``keep_text`` also returns the IR before/after optimization and the assembly
         (modules concatenated). Several modules with at least :data:`HELPER_MIN_BYTES` of
-        IR between them are shared out, largest first, between this process and its
+        IR between them are shared out, costliest first, between this process and its
         helper processes (module docstring). ``count=False``: not counted in
         :attr:`compile_count` (which counts HLO modules' compiles), e.g. for the
         convolution kernels the runtime builds.
         """
         start = time.perf_counter()
-        texts = [str(m) for m in modules]
+        texts = [str(m) if isinstance(m, (str, ir.Module)) else [str(x) for x in m]
+                 for m in modules]
         text_seconds = time.perf_counter() - start
         levels = list(levels) if levels is not None else [OPT_LEVEL] * len(texts)
         jobs = [(t, lvl, keep_text) for t, lvl in zip(texts, levels)]
@@ -259,16 +262,18 @@ class JitEngine:
         log.debug("LLVM compiled %d kernels in %d modules in %.3f s (%d bytes of object code)",
                   len(symbols), len(texts), seconds, sum(map(len, objects)))
         joined = lambda parts: "\n".join(parts) if keep_text else None      # noqa: E731
-        return CompiledObject(objects, list(symbols), seconds, joined(texts),
+        return CompiledObject(objects, list(symbols), seconds,
+                              joined([t if isinstance(t, str) else "\n".join(t)
+                                      for t in texts]),
                               joined([r[1] for r in results]),
                               joined([r[2] for r in results]), text_seconds,
                               *(sum(r[3][k] for r in results) for k in range(3)))
 
-    def _run_jobs(self, jobs: list[tuple[str, int, bool]]) -> list[tuple]:
+    def _run_jobs(self, jobs: list[tuple[Any, int, bool]]) -> list[tuple]:
         """Every job's result, in order: here and, when worth it, in the helpers."""
         results: list[tuple | None] = [None] * len(jobs)
         helpers = [h for h in self._helpers if h.usable]
-        big = sum(len(j[0]) for j in jobs) >= HELPER_MIN_BYTES and len(jobs) > 1
+        big = sum(text_size(j[0]) for j in jobs) >= HELPER_MIN_BYTES and len(jobs) > 1
         if not (helpers and big and self._helper_lock.acquire(blocking=False)):
             return [self._compile_one(*job) for job in jobs]
         try:
@@ -325,6 +330,7 @@ class JitEngine:
                 builder.add_object_img(obj)
             builder.add_object_img(support)
             builder.add_current_process()
+            symbols = list(dict.fromkeys(symbols))     # kernels may share a symbol
             for s in symbols:
                 builder.export_symbol(s)
             jit = self._jit_instance()
@@ -356,12 +362,12 @@ def helper_count() -> int:
     return max(0, min(cores, MAX_HELPERS + 1) - 1)
 
 
-def _cost(job: tuple[str, int, bool]) -> float:
+def _cost(job: tuple[Any, int, bool]) -> float:
     """A job's expected LLVM time, relative: its IR's size, less without optimization."""
-    return len(job[0]) * (UNOPTIMIZED_COST if job[1] == 0 else 1.0)
+    return text_size(job[0]) * (UNOPTIMIZED_COST if job[1] == 0 else 1.0)
 
 
-def _share(jobs: list[tuple[str, int, bool]], results: list, helpers: list[HelperProcess],
+def _share(jobs: list[tuple[Any, int, bool]], results: list, helpers: list[HelperProcess],
            local: Callable[..., tuple], target: TargetSpec) -> list[tuple]:
     """Run ``jobs`` (costliest first, :func:`_cost`) in this thread and, through one
     thread each, in the ``helpers``; a job whose helper died is done here. The first

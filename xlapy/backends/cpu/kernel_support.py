@@ -125,6 +125,30 @@ def carried_loop(b: ir.IRBuilder, lo: ir.Value | int, hi: ir.Value | int, carrie
     return list(phis)
 
 
+# The innermost loops of a nest unrolled in the IR make at most this many copies of the
+# loop body (see :func:`unrolled_from`).
+MAX_UNROLLED_COPIES = 16
+
+
+def unrolled_from(extents: Sequence[Any], limit: int,
+                  max_copies: int = MAX_UNROLLED_COPIES) -> int:
+    """The first level of a loop nest (``extents`` outermost first; an ``int`` is a
+    constant trip count) from which every loop is unrolled in the IR: the longest
+    innermost run of constant trip counts of at most ``limit`` whose product stays within
+    ``max_copies``. Only innermost loops are unrolled: straight-line tiny loops let LLVM's
+    SLP vectorizer combine the copies, while unrolling a tiny loop around an inner loop
+    only copies that loop (and LLVM vectorizes each copy on its own: many times the
+    compile time, no gain when run)."""
+    k, copies = len(extents), 1
+    while k > 0:
+        n = extents[k - 1]
+        if not isinstance(n, int) or n > limit or copies * n > max_copies:
+            break
+        copies *= n
+        k -= 1
+    return k
+
+
 def for_loop(b: ir.IRBuilder, lo: ir.Value | int, hi: ir.Value | int,
              body: Callable[[ir.Value], None], name: str) -> None:
     """``for (i = lo; i < hi; ++i) body(i)`` at the builder's position."""
@@ -455,7 +479,8 @@ def bytes_of(buffers: Sequence[KernelBuffer]) -> int:
 
 
 __all__ = ["c64", "major_to_minor", "element_strides", "linear_offset", "strip_root_bitcasts",
-           "has_register_type", "carried_loop", "for_loop", "PlannedEmitter", "PlanKernelEmitter",
+           "has_register_type", "carried_loop", "for_loop", "unrolled_from", "PlannedEmitter",
+           "PlanKernelEmitter",
            "scalar_computation_supported", "emit_scalar_computation", "find_hero",
            "fused_parameter", "KernelScaffold", "annotate_noalias", "buffer_aliases",
            "bytes_of"]

@@ -19,7 +19,7 @@ import struct
 import subprocess
 import sys
 import time
-from typing import IO, Any
+from typing import IO, Any, Sequence
 
 import llvmlite.binding as llvm
 
@@ -63,11 +63,17 @@ def optimize(mod: "llvm.ModuleRef", tm: "llvm.TargetMachine", level: int) -> Non
                 ref.close()
 
 
-def compile_ir(text: str, level: int, keep_text: bool, target: TargetSpec
+def text_size(text: str | Sequence[str]) -> int:
+    """Characters of IR in a job (one module's text, or the texts to link into one)."""
+    return len(text) if isinstance(text, str) else sum(map(len, text))
+
+
+def compile_ir(text: str | Sequence[str], level: int, keep_text: bool, target: TargetSpec
                ) -> tuple[bytes, str | None, str | None, tuple[float, float, float]]:
-    """Parse, verify, optimize and emit one module in its own LLVM context. Returns the
+    """Parse, verify, optimize and emit one module in its own LLVM context (``text`` a
+    list: those modules, each parsed and verified, linked into the first). Returns the
     object code, the optimized IR and the assembly (when ``keep_text``) and the seconds
-    spent parsing, optimizing and emitting code.
+    spent parsing (and linking), optimizing and emitting code.
 
     Every LLVM object made here is disposed before returning, in dependency order (the
     module before its context), also when an exception (a ``KeyboardInterrupt``) leaves
@@ -80,9 +86,18 @@ def compile_ir(text: str, level: int, keep_text: bool, target: TargetSpec
     tm = mod = None
     try:
         tm = target_machine(target)
+        texts = [text] if isinstance(text, str) else list(text)
         try:
-            mod = llvm.parse_assembly(text, context=context)
+            mod = llvm.parse_assembly(texts[0], context=context)
             mod.verify()
+            for more in texts[1:]:
+                other = llvm.parse_assembly(more, context=context)
+                try:
+                    other.verify()
+                    mod.link_in(other)          # other is consumed
+                finally:
+                    if not other.closed:
+                        other.close()
         except RuntimeError as e:
             raise InvalidIRError(str(e)) from e
         mod.triple = target[0]
@@ -176,7 +191,8 @@ class HelperProcess:
     def usable(self) -> bool:
         return not self.broken and os.getpid() == self._owner
 
-    def compile(self, text: str, level: int, keep_text: bool, target: TargetSpec) -> tuple:
+    def compile(self, text: str | Sequence[str], level: int, keep_text: bool,
+                target: TargetSpec) -> tuple:
         """:func:`compile_ir` in the helper. Raises :class:`InvalidIRError` as it would,
         :class:`HelperDied` when the helper is gone (and marks it broken)."""
         self.start()
@@ -244,4 +260,4 @@ _BOOT = ("import importlib.util, signal, sys; signal.signal(signal.SIGINT, signa
 
 __all__ = ["HelperDied", "HelperProcess", "InvalidIRError", "OPT_LEVEL", "RECYCLE_JOBS",
            "TargetSpec",
-           "compile_ir", "optimize", "serve", "target_machine"]
+           "compile_ir", "optimize", "serve", "target_machine", "text_size"]

@@ -8,8 +8,9 @@ load from the fusion's operand buffers with layout-aware linearization (the buff
 
 The **loop nest** walks the (first) output in its layout's physical order, the
 minor-most dimension innermost, so stores are unit-stride and LLVM's loop vectorizer
-can vectorize the inner loop (loops over dimensions of at most :data:`UNROLL_LIMIT`
-elements are unrolled here; LLVM's own unroller is off, see ``jit_engine``). Work
+can vectorize the inner loop (the innermost loops over dimensions of at most
+:data:`UNROLL_LIMIT` elements are unrolled here, ``kernel_support.unrolled_from``; LLVM's
+own unroller is off, see ``jit_engine``). Work
 **units** partition the nest: the major dimensions before a *unit dimension* ``j``
 times blocks of dimension ``j``, chosen so a unit holds about :data:`UNIT_ELEMENTS`
 elements; ``kernel(buffers, begin, end)`` runs units ``[begin, end)``.
@@ -47,7 +48,8 @@ from .elemental_data import clamp_index, delinearize, index_to_i64
 from .kernel_api import (Generator, KernelBuffer, KernelSpec, buffer_pointer, declare_kernel,
                          kernel_buffers, memoize, operand_slots)
 from .kernel_support import (PlannedEmitter, annotate_noalias, buffer_aliases, c64, for_loop,
-                             linear_offset, major_to_minor, strip_root_bitcasts)
+                             linear_offset, major_to_minor, strip_root_bitcasts,
+                             unrolled_from)
 from .llvm_types import load_element, storage_type, store_element
 from .transpose_emitter import TiledStore, TilePlan, emit_tiled_nest, plan_tiling
 
@@ -325,6 +327,7 @@ class _KernelBuilder:
             # physical indices: the major dims before j from the unit, the rest from loops
             idx_phys: list = delinearize(b, outer, phys[:j]) + [None] * (len(phys) - j)
             lo = b.mul(blk, c(block))
+            unroll = max(j + 1, unrolled_from(phys, UNROLL_LIMIT))
             hi = b.select(b.icmp_signed("<", b.add(lo, c(block)), c(phys[j])),
                           b.add(lo, c(block)), c(phys[j]))
 
@@ -338,7 +341,7 @@ class _KernelBuilder:
                         for pos, d in enumerate(order):
                             index[d] = idx_phys[pos]
                         self._store_all(stores, index)
-                if k > j and phys[k] <= UNROLL_LIMIT:
+                if k >= unroll:
                     for t in range(phys[k]):       # tiny constant trip count: unrolled
                         body(c(t))
                 else:

@@ -30,6 +30,7 @@ import threading
 import numpy as np
 
 from ..memory_stats import STATS
+from .thunks import address_of
 
 #: Arrays this large or larger come from the pool.
 MIN_BYTES = 256 << 10
@@ -90,7 +91,7 @@ class Lease:
     def __init__(self, block: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> None:
         self.block = block
         self.__array_interface__ = {"shape": shape, "typestr": dtype.str,
-                                    "data": (block.ctypes.data, False), "version": 3}
+                                    "data": (address_of(block), False), "version": 3}
 
     def __del__(self) -> None:
         POOL.give_back(self.block)

@@ -21,7 +21,6 @@ from .llvm_types import F16, F64
 I16, I64 = ir.IntType(16), ir.IntType(64)
 
 TRUNC_DF_HF = "__truncdfhf2"
-SUPPORT_SYMBOLS = (TRUNC_DF_HF,)
 
 
 def _c(v: int) -> ir.Constant:
@@ -64,4 +63,4 @@ def emit_truncdfhf2(module: ir.Module) -> ir.Function:
     return fn
 
 
-__all__ = ["emit_truncdfhf2", "SUPPORT_SYMBOLS", "TRUNC_DF_HF"]
+__all__ = ["emit_truncdfhf2", "TRUNC_DF_HF"]

@@ -48,7 +48,7 @@ from ...hlo.opcodes import ELEMENTWISE
 from ...hlo.shape import Shape
 from .elemental_data import common_factors, delinearize
 from .kernel_api import Generator, KernelBuffer, memoize, operand_slots
-from .kernel_support import c64, for_loop, linear_offset, major_to_minor
+from .kernel_support import c64, for_loop, linear_offset, major_to_minor, unrolled_from
 from .llvm_types import load_element, storage_type, store_element
 
 # A kernel is tiled only when its output has at least this many elements (smaller
@@ -67,7 +67,8 @@ TILE_MAX_BYTES = 512
 # buffers would need more stays untiled.
 MAX_TILE_BUFFER_BYTES = 128 * 1024
 
-# Tile loops over a constant trip count this small are unrolled in the IR.
+# Innermost tile loops over a constant trip count this small are unrolled in the IR
+# (``kernel_support.unrolled_from``).
 UNROLL_LIMIT = 4
 
 # Data-movement ops whose array operands are read along the result's dimensions: the
@@ -343,8 +344,10 @@ class TiledStore:
 def _box_loops(b: ir.IRBuilder, order: Sequence[int], extent: dict[int, ir.Value | int],
                body: Callable[[dict[int, ir.Value]], None], name: str) -> None:
     """Nested loops over ``[0, extent[d])`` for ``d`` in ``order`` (outermost first);
-    ``body`` gets the loop variables by dimension. Small constant extents are unrolled."""
+    ``body`` gets the loop variables by dimension. The innermost loops over small
+    constant extents are unrolled (:func:`~.kernel_support.unrolled_from`)."""
     ivs: dict[int, ir.Value] = {}
+    unroll = unrolled_from([extent[d] for d in order], UNROLL_LIMIT)
 
     def level(k: int) -> None:
         if k == len(order):
@@ -356,7 +359,7 @@ def _box_loops(b: ir.IRBuilder, order: Sequence[int], extent: dict[int, ir.Value
             ivs[d] = iv
             level(k + 1)
         n = extent[d]
-        if isinstance(n, int) and n <= UNROLL_LIMIT:
+        if k >= unroll:
             for t in range(n):
                 step(c64(t))
         else:

@@ -71,10 +71,6 @@ def _participant(ev: Evaluator, instr: HloInstruction) -> Participant:
     return Participant(0, 0, 1, 1, _Alone())
 
 
-def _what(instr: HloInstruction) -> str:
-    return f"{instr.opcode} %{instr.name}"
-
-
 def _op_key(instr: HloInstruction) -> str:
     """What the participants must agree on besides the operands: the opcode and the op's
     place among the module's ops of that opcode (computation order, then instruction
@@ -100,9 +96,11 @@ def _op_key(instr: HloInstruction) -> str:
     return instr.opcode if hit is None else f"{instr.opcode} #{hit[1]}"
 
 
-def _group_call(ev: Evaluator, instr: HloInstruction, arrays: list) -> tuple[Participant,
-                                                                            CollectiveCall]:
-    p = _participant(ev, instr)
+def collective_group(instr: HloInstruction, p: Participant
+                     ) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
+    """The group of ``p``'s device for collective ``instr`` (flattened device ids in group
+    order) and every group of the op, by XLA's rules; InvalidArgumentError naming the
+    instruction when the groups are malformed or leave the device out."""
     try:
         mode = group_mode(instr.opcode, instr.attrs)
         groups = as_replica_groups(instr.attrs.get("replica_groups"))
@@ -113,14 +111,32 @@ def _group_call(ev: Evaluator, instr: HloInstruction, arrays: list) -> tuple[Par
     if group is None:
         raise InvalidArgumentError(f"{describe(instr)}: device {p.device} (replica {p.replica}, "
                                    f"partition {p.partition}) is in no replica group")
-    call = CollectiveCall(_what(instr), tuple(group), group.index(p.device),
+    return tuple(group), tuple(tuple(g) for g in all_groups)
+
+
+def collective_what(instr: HloInstruction) -> str:
+    """How errors name collective ``instr`` (``all-reduce %ar.1``)."""
+    return f"{instr.opcode} %{instr.name}"
+
+
+def collective_signature(instr: HloInstruction, arrays: list) -> tuple:
+    """What the participants of ``instr`` must agree on (:func:`signature_of` of its key
+    in the module and its operands)."""
+    return signature_of(_op_key(instr), arrays)
+
+
+def _group_call(ev: Evaluator, instr: HloInstruction, arrays: list) -> tuple[Participant,
+                                                                            CollectiveCall]:
+    p = _participant(ev, instr)
+    group, all_groups = collective_group(instr, p)
+    call = CollectiveCall(collective_what(instr), group, group.index(p.device),
                           p.next_sequence(tuple(sorted(group))),
-                          signature_of(_op_key(instr), arrays),
-                          tuple(tuple(g) for g in all_groups))
+                          collective_signature(instr, arrays), all_groups)
     return p, call
 
 
-def _combine(ev: Evaluator, instr: HloInstruction) -> Callable[[Any, Any], Any]:
+def combiner(ev: Evaluator, instr: HloInstruction) -> Callable[[Any, Any], Any]:
+    """``instr``'s reduction computation (``to_apply``) as an elementwise function."""
     comp = instr.attrs["to_apply"]
     return lambda a, b: ev.call_elementwise(comp, a, b)
 
@@ -143,7 +159,7 @@ def _async(instr: HloInstruction, operands: list, value: Any) -> Any:
 @handler("all-reduce", "all-reduce-start")
 def _all_reduce(ev: Evaluator, instr: HloInstruction, operands: list) -> Any:
     p, call = _group_call(ev, instr, operands)
-    out = p.communicator.all_reduce(call, list(operands), _combine(ev, instr),
+    out = p.communicator.all_reduce(call, list(operands), combiner(ev, instr),
                                     match_reduction(instr.attrs["to_apply"]))
     return _result(instr, out)
 
@@ -173,7 +189,7 @@ def _start_done(ev: Evaluator, instr: HloInstruction, operands: list) -> Any:
 def _reduce_scatter(ev: Evaluator, instr: HloInstruction, operands: list) -> Any:
     p, call = _group_call(ev, instr, operands)
     out = p.communicator.reduce_scatter(call, list(operands), int(instr.attrs["dimensions"][0]),
-                                        _combine(ev, instr),
+                                        combiner(ev, instr),
                                         match_reduction(instr.attrs["to_apply"]))
     return _async(instr, operands, _result(instr, out))
 
@@ -235,8 +251,8 @@ def _collective_permute(ev: Evaluator, instr: HloInstruction, operands: list) ->
     target = next((t for s, t in pairs if s == p.device), None)
     source = next((s for s, t in pairs if t == p.device), None)
     everyone = tuple(range(p.replicas * p.partitions))
-    call = CollectiveCall(_what(instr), everyone, p.device, p.next_sequence(everyone),
-                          signature_of(_op_key(instr), operands), (everyone,))
+    call = CollectiveCall(collective_what(instr), everyone, p.device, p.next_sequence(everyone),
+                          collective_signature(instr, operands), (everyone,))
     received = p.communicator.permute(call, list(operands), source, target)
     shape = instr.shape.tuple_shapes[1] if instr.opcode == "collective-permute-start" \
         else instr.shape

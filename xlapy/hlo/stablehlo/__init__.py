@@ -18,11 +18,13 @@ conversion raises :class:`~xlapy.errors.HloParseError` with the ``line:column``.
 
 Layout: ``syntax.py`` (types, attributes, locations), ``parse.py`` (modules, functions,
 op forms), ``convert.py`` (functions and regions), ``ops.py`` (the op table),
-``chlo.py`` (CHLO decompositions), ``constants.py`` (dense values).
+``chlo.py`` (CHLO decompositions), ``constants.py`` (dense values), ``dynamic.py``
+(bounded and unbounded dynamic dims: the latter specialized from the argument shapes).
 """
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 from ..ir import HloModule
 
@@ -40,12 +42,16 @@ def is_stablehlo(text: str) -> bool:
     return "func.func" in text[:4096] and "HloModule" not in text[:4096]
 
 
-def to_hlo_module(text: str) -> HloModule:
-    """The HloModule of StableHLO MLIR text (raises ``HloParseError`` with line:column)."""
+def to_hlo_module(text: str, arg_shapes: Sequence[Sequence[int]] | None = None
+                  ) -> HloModule:
+    """The HloModule of StableHLO MLIR text (raises ``HloParseError`` with line:column).
+
+    ``arg_shapes`` (the dims of each argument of ``@main``) specialize ``tensor<?x...>``
+    dims without a bound (``dynamic.py``); without them such a dim is an error."""
     from .convert import convert_module
     from .parse import read_module
     try:
-        return convert_module(read_module(text))
+        return convert_module(read_module(text), arg_shapes)
     except RecursionError:
         from ...errors import HloParseError
         raise HloParseError("the MLIR text nests too deeply to convert") from None

@@ -11,7 +11,9 @@ computations. ``tf.aliasing_output`` / ``jax.buffer_donor`` argument attributes 
 the module's ``replica_count`` / ``num_partitions`` when the program has collectives (it is
 then written per device; without them it is one global program, as JAX's HLO text shows);
 ``mhlo.frontend_attributes``, ``mhlo.sharding`` and ``sdy.sharding`` (as the frontend
-attribute ``xla.sdy.sharding``) are kept on the instructions.
+attribute ``xla.sdy.sharding``) are kept on the instructions. Dynamic dims: bounded ones
+become HLO's bounded dynamic dims, unbounded ``?`` ones are specialized from the argument
+shapes (``dynamic.py``).
 
 A ``@main`` that is one ``sdy.manual_computation`` over every mesh axis (``shard_map``,
 ``pmap``) becomes its per-device body (:meth:`Converter.manual_entry`).
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from typing import Any, Sequence
 
 from ...errors import HloParseError, XlapyError
 from ..attrs import OpMetadata, RawAttr
@@ -31,6 +34,7 @@ from ..builder import XlaBuilder
 from ..ir import AliasEntry, HloComputation, HloInstruction, HloModule, computations_post_order
 from ..shape import ProgramShape, Shape
 from ..sharding import HloSharding, ShardingParseError, parse_sharding
+from .dynamic import constant_value, has_unbounded, specialize
 from .registry import HANDLERS, OpContext
 from .syntax import Block, Func, Loc, MlirModule, Op, Opaque, Region
 
@@ -42,8 +46,14 @@ _COLLECTIVES = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all", "col
 class Converter:
     """Converts one parsed module; :meth:`run` returns the HloModule."""
 
-    def __init__(self, mod: MlirModule) -> None:
+    def __init__(self, mod: MlirModule, arg_shapes: Sequence[Sequence[int]] | None = None
+                 ) -> None:
         self.mod = mod
+        self.arg_shapes = None if arg_shapes is None else [tuple(s) for s in arg_shapes]
+        # set once @main's unbounded dims are specialized: values known at conversion
+        # time (dimension sizes) then flow into called functions (``dynamic.py``)
+        self.specializing = False
+        self.known: dict[int, Any] = {}
         self.counter = itertools.count(1)
         self.functions: dict[str, HloComputation] = {}
         self.converting: set[str] = set()
@@ -145,16 +155,59 @@ class Converter:
         return b.build(results[0] if len(results) == 1 else self.tuple(b, results))
 
     # ----- functions and regions
-    def function(self, f: Func, entry: bool = False) -> HloComputation:
-        if f.name in self.functions:
-            return self.functions[f.name]
+    def arg_types(self, f: Func, entry: bool, operands: Sequence[Shape] | None
+                  ) -> list[Shape]:
+        """``f``'s parameter shapes, unbounded dims specialized (``dynamic.py``): @main's
+        from the argument shapes given, a called function's from its call's operands."""
+        shapes = [shape for _, shape, _ in f.args]
+        if not any(has_unbounded(s) for s in shapes):
+            return shapes
+        given = self.arg_shapes if entry else \
+            [o.dims for o in operands] if operands is not None else None
+        if given is None:
+            i = next(i for i, s in enumerate(shapes) if has_unbounded(s))
+            raise self.error(
+                f"argument {i} of @{f.name} has type {shapes[i].to_text(False)} with an "
+                "unbounded dimension (?): give it a bound (#stablehlo.bounds<...>), or the "
+                "argument shapes to specialize it (xlapy.run_hlo and run_hlo_module "
+                "--input_data take them from the arguments; convert --arg-shapes; "
+                "to_hlo_module(text, arg_shapes=...))",
+                f.pos, f.loc)
+        if len(given) != len(shapes):
+            raise self.error(f"@{f.name} takes {len(shapes)} arguments, {len(given)} shapes "
+                             "were given", f.pos, f.loc)
+        try:
+            types = [specialize(s, g) if has_unbounded(s) else s for s, g in zip(shapes, given)]
+        except XlapyError as e:
+            raise self.error(f"@{f.name}: {e}", f.pos, f.loc) from None
+        self.specializing = True
+        return types
+
+    def function(self, f: Func, entry: bool = False,
+                 operands: Sequence[HloInstruction] | None = None) -> HloComputation:
+        """The computation of ``f`` (``operands``: a call's, whose shapes specialize
+        unbounded parameter dims, and whose values, when known now (JAX passes dimension
+        sizes), the function's shape computations may use; one computation per distinct
+        shapes and values)."""
+        types = self.arg_types(f, entry, None if operands is None else
+                               [o.shape for o in operands])
+        key, known = f.name, {}
+        if operands and self.specializing:        # dimension sizes may be passed
+            values = [constant_value(o, dict(self.known)) for o in operands]
+            known = {i: v for i, v in enumerate(values) if v is not None and v.size == 1}
+        if known or types != [shape for _, shape, _ in f.args]:
+            key = f"{f.name}({', '.join(t.to_text(False) for t in types)}; " \
+                  f"{sorted((i, v.item()) for i, v in known.items())})"
+        if key in self.functions:
+            return self.functions[key]
         if f.name in self.converting:
             raise self.error(f"function @{f.name} calls itself (recursion has no HLO form)",
                              f.pos, f.loc)
         self.converting.add(f.name)
         b = XlaBuilder(self.name("main" if entry else f.name))
         env: dict[str, HloInstruction] = {}
-        for i, (key, shape, attrs) in enumerate(f.args):
+        for i, ((key_, _, attrs), shape) in enumerate(zip(f.args, types)):
+            key_arg = key_
             loc = self.loc_of(attrs.get("__loc__"))
             pname = loc.name if loc is not None and loc.name else f"Arg_{i}"
             p = b.parameter(shape, name=self.name(pname))
@@ -164,7 +217,9 @@ class Converter:
             sdy = attrs.get("sdy.sharding")
             if isinstance(sdy, Opaque):         # kept as XLA's export keeps it
                 p.attrs["frontend_attributes"] = {"xla.sdy.sharding": sdy.text}
-            env[key] = p
+            env[key_arg] = p
+            if i in known:
+                self.known[id(p)] = known[i]
         if len(f.body.blocks) != 1:
             raise self.error(f"function @{f.name} has {len(f.body.blocks)} blocks; only "
                              "single-block functions have an HLO form", f.pos, f.loc)
@@ -175,7 +230,7 @@ class Converter:
                              f"type says {len(want)}", f.pos, f.loc)
         comp = b.build(results[0] if len(results) == 1 else self.tuple(b, results))
         self.converting.discard(f.name)
-        self.functions[f.name] = comp
+        self.functions[key] = comp
         return comp
 
     def tuple(self, b: XlaBuilder, values: list[HloInstruction]) -> HloInstruction:
@@ -222,6 +277,11 @@ class Converter:
                     raise self.error(
                         f"{op.name}: result {i} converts to {value.shape.to_text(False)} "
                         f"but its type is {want.to_text(False)}", op.pos, op.loc)
+            if has_unbounded(value.shape):
+                raise self.error(
+                    f"{op.name}: result {i} has type {value.shape.to_text(False)}, whose "
+                    "unbounded dimension (?) does not follow from the operands; xlapy "
+                    "specializes such dims from @main's argument shapes", op.pos, op.loc)
             env[key] = value
 
     def lookup(self, env: dict[str, HloInstruction], key: str, op: Op) -> HloInstruction:
@@ -322,7 +382,9 @@ def _module_name(name: str) -> str:
     return _NAME_CHARS.sub("_", name) or "main"
 
 
-def convert_module(mod: MlirModule) -> HloModule:
-    """The HloModule of a parsed StableHLO module (see the module docstring)."""
-    from . import chlo, collectives, ops, ops_regions  # noqa: F401  (the op handlers)
-    return Converter(mod).run()
+def convert_module(mod: MlirModule, arg_shapes: Sequence[Sequence[int]] | None = None
+                   ) -> HloModule:
+    """The HloModule of a parsed StableHLO module (see the module docstring);
+    ``arg_shapes`` (the dims of each of @main's arguments) specialize unbounded dims."""
+    from . import chlo, collectives, dynamic, ops, ops_regions  # noqa: F401  (the handlers)
+    return Converter(mod, arg_shapes).run()

@@ -11,12 +11,14 @@ a scalar ``select`` predicate) get an explicit ``broadcast``.
 from __future__ import annotations
 
 import re
+from math import prod
 from typing import Any
 
 from ...errors import InvalidArgumentError
 from ..attrs import ConvDimensionNumbers, Window
-from ..shape import Shape
+from ..shape import UNBOUNDED, Shape
 from .constants import dense_array, int_list, pairs
+from .dynamic import broadcast_to, fill_like, has_unbounded, specialize
 from .registry import OpContext, handler
 from .syntax import Dense, Enum, Op, Opaque, Struct
 
@@ -93,34 +95,36 @@ def constant(ctx: OpContext, op: Op) -> list:
 @handler("stablehlo.convert")
 def convert(ctx: OpContext, op: Op) -> list:
     (x,) = ctx.operands()
-    return [ctx.add("convert", [x], declared=ctx.result_type())]
+    return [ctx.add("convert", [x], declared=fill_like(ctx.result_type(), x.shape))]
 
 
 @handler("stablehlo.bitcast_convert")
 def bitcast_convert(ctx: OpContext, op: Op) -> list:
     (x,) = ctx.operands()
-    return [ctx.add("bitcast-convert", [x], declared=ctx.result_type())]
+    return [ctx.add("bitcast-convert", [x], declared=fill_like(ctx.result_type(), x.shape))]
 
 
 @handler("stablehlo.reshape")
 def reshape(ctx: OpContext, op: Op) -> list:
     (x,) = ctx.operands()
-    return [ctx.add("reshape", [x], declared=ctx.result_type())]
+    out = ctx.result_type()
+    if has_unbounded(out) and out.dims.count(UNBOUNDED) == 1 and \
+            not has_unbounded(x.shape):     # one specialized dim: the element count tells
+        known = prod(d for d in out.dims if d != UNBOUNDED)
+        out = specialize(out, [x.shape.num_elements // max(known, 1) if d == UNBOUNDED else d
+                               for d in out.dims])
+    return [ctx.add("reshape", [x], declared=out)]
 
 
 @handler("stablehlo.broadcast_in_dim")
 def broadcast_in_dim(ctx: OpContext, op: Op) -> list:
     (x,) = ctx.operands()
     dims = int_list(op.attrs.get("dims", op.attrs.get("broadcast_dimensions", ())))
-    out = ctx.result_type()
-    bdims = list(dims)
-    stretch = [i for i, d in enumerate(bdims) if x.shape.dims[i] == 1 and out.dims[d] != 1]
-    if stretch:                         # size-1 dims that stretch: reshape them away first
-        keep = [i for i in range(x.shape.rank) if i not in stretch]
-        x = ctx.add("reshape", [x], declared=x.shape.with_dims([x.shape.dims[i] for i in keep]))
-        bdims = [bdims[i] for i in keep]
-    return [ctx.add("broadcast", [x], {"dimensions": tuple(bdims)},
-                    declared=Shape.array(x.shape.element_type, out.dims))]
+    out = list(ctx.result_type().dims)
+    for i, d in enumerate(dims):        # a specialized dim the operand gives
+        if out[d] == UNBOUNDED and x.shape.dims[i] != 1:
+            out[d] = x.shape.dims[i]
+    return [broadcast_to(ctx, x, dims, out)]
 
 
 @handler("stablehlo.broadcast")

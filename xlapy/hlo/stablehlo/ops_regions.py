@@ -12,6 +12,7 @@ from ..attrs import RawAttr, Window
 from ..builder import XlaBuilder, scalar_computation
 from ..shape import Layout, Shape
 from .constants import dense_array, int_list, pairs
+from .dynamic import fold_call, shape_assertion, static_values
 from .registry import OpContext, free_values, handler
 from .syntax import Dense, Enum, Op, Opaque, Struct, Symbol
 
@@ -142,9 +143,11 @@ def scatter(ctx: OpContext, op: Op) -> list:
     return ctx.results(ctx.add("scatter", values, attrs))
 
 
-@handler("stablehlo.gather")
+@handler("stablehlo.gather", "stablehlo.dynamic_gather")
 def gather(ctx: OpContext, op: Op) -> list:
-    operand, indices = ctx.operands()
+    """``gather``; ``dynamic_gather`` takes its slice sizes as a third operand, which must
+    be known now (``dynamic.py``)."""
+    operand, indices, *sizes = ctx.operands()
     f = op.attrs.get("dimension_numbers")
     f = f.fields if isinstance(f, Struct) else {}
     attrs: dict[str, Any] = {"offset_dims": int_list(f.get("offset_dims", ())),
@@ -156,7 +159,8 @@ def gather(ctx: OpContext, op: Op) -> list:
             f.get("start_indices_batching_dims", ()))
     attrs["start_index_map"] = int_list(f.get("start_index_map", ()))
     attrs["index_vector_dim"] = int(f.get("index_vector_dim", 0))
-    attrs["slice_sizes"] = int_list(op.attrs.get("slice_sizes", ()))
+    attrs["slice_sizes"] = static_values(ctx, sizes[0], "slice_sizes") if sizes else \
+        int_list(op.attrs.get("slice_sizes", ()))
     if op.attrs.get("indices_are_sorted"):
         attrs["indices_are_sorted"] = True
     return [ctx.add("gather", [operand, indices], attrs)]
@@ -187,6 +191,9 @@ def _with_layout(shape: Shape, layout: Any) -> Shape:
 def custom_call(ctx: OpContext, op: Op) -> list:
     a = op.attrs
     target = a.get("callee", a.get("call_target_name"))
+    if str(target) == "shape_assertion" or (isinstance(target, Symbol) and
+                                            target.name == "shape_assertion"):
+        return shape_assertion(ctx, op)
     operands = ctx.operands()
     results = list(op.result_types)
     layouts = a.get("result_layouts")
@@ -242,12 +249,14 @@ def _call(ctx: OpContext, op: Op, name: str, extra: dict | None = None) -> list:
     func = ctx.conv.mod.funcs.get(name)
     if func is None:
         raise ctx.fail(f"call to undefined function @{name}")
-    comp = ctx.conv.function(func)
-    instr = ctx.add("call", ctx.operands(), {"to_apply": comp, **(extra or {})})
-    if len(func.results) == 1:
-        return [instr]
-    return [ctx.add("get-tuple-element", [instr], {"index": i})
-            for i in range(len(func.results))]
+    operands = ctx.operands()
+    comp = ctx.conv.function(func, operands=operands)
+    instr = ctx.add("call", operands, {"to_apply": comp, **(extra or {})})
+    outs = [instr] if len(func.results) == 1 else \
+        [ctx.add("get-tuple-element", [instr], {"index": i}) for i in range(len(func.results))]
+    if ctx.conv.specializing:               # a shape computation may call a function
+        fold_call(ctx.conv.known, operands, comp, outs)
+    return outs
 
 
 @handler("func.call", "call")
