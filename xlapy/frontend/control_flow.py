@@ -14,8 +14,9 @@ parameters, the values they capture extra operands), its vjp and, for ``while``,
 jvp rule. Tapes record it through ``bind`` and look its rules up on the primitive.
 While a nested body is traced no tape records; the rules differentiate the branch or
 body instead: ``cond``/``switch`` run a conditional over the branches' vjps, ``scan``
-recomputes each step's carry in a forward pass, then runs the body's reverse pass in a
-reverse scan; ``while`` cannot be reversed (its trip count is only known at run time)
+differentiated under a tape stacks the residuals its body's reverse pass needs as extra
+outputs and its vjp is one reverse scan reading them (``scan_autodiff``); ``while``
+cannot be reversed (its trip count is only known at run time)
 and says so, but has a forward rule (a second loop carries the state and its tangents).
 ``fori_loop`` with static bounds is a ``scan`` and so reversible.
 """
@@ -30,11 +31,13 @@ from ..hlo.builder import as_element_type
 from ..hlo.ir import HloInstruction
 from ..hlo.shape import Shape
 from . import lax
-from .autodiff import Tape, active, paused_recording, vjp_with_captures
+from .autodiff import Tape, active, paused_recording, tracked_by_any, vjp_with_captures
 from .autodiff_forward import propagate
 from .core import Array, LoweringContext, bind, current_trace, new_ref, primitive, to_array
 from .dtypes import is_inexact
 from .pytree import tree_flatten, tree_unflatten
+from .scan_autodiff import forward_with_residuals, plan_residuals, scan_vjp_recompute, \
+    scan_vjp_with_residuals
 from .source_info import located
 from .tracing import Trace, finalize_tuple_computation, trace_context
 
@@ -434,17 +437,30 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
         bufs = [lax.full_like(y, 0, shape=(0,) + y.shape) for y in y_avals]
         return tree_unflatten(c_tree, c_leaves), tree_unflatten(y_tree, bufs)
 
+    plan = None
+    # Under vmap (a batch trace on top) the batching rule re-scans: no residual outputs.
+    if isinstance(trace, Trace) and tracked_by_any(c_leaves + x_leaves + list(probe.captures)):
+        plan = plan_residuals(trace, f, c_leaves, c_tree, x_tree, slice_avals,
+                              probe.captures, x_leaves)
+    res_avals = plan.avals if plan is not None else []
+
     def body(state: Any) -> Any:
         i, (carry, ys) = state
         idx = lax.sub(to_array(np.int32(n - 1)), i) if reverse else i
-        new_carry, y = f(carry, x_at(idx))
-        y_l, _ = _leaves(y)
+        if plan is None:
+            new_carry, y = f(carry, x_at(idx))
+            y_l, _ = _leaves(y)
+        else:
+            c_l, y_l, res = forward_with_residuals(plan, f, c_tree, x_tree, _leaves(carry)[0],
+                                                   _leaves(x_at(idx))[0])
+            new_carry, y_l = tree_unflatten(c_tree, c_l), y_l + res
         ys = [lax.dynamic_update_slice(buf, lax.reshape(v, (1,) + v.shape),
                                        [idx] + [0] * v.ndim) for buf, v in zip(ys, y_l)]
         return lax.add(i, to_array(np.int32(1))), (new_carry, ys)
 
     # The loop state (i, (carry, ys)); only its types matter for tracing the loop.
-    buf_avals = [Array(np.broadcast_to(np.zeros((), y.dtype), (n,) + y.shape)) for y in y_avals]
+    y_types = [(y.dtype, y.shape) for y in y_avals] + res_avals
+    buf_avals = [Array(np.broadcast_to(np.zeros((), dt), (n,) + shape)) for dt, shape in y_types]
     state = (Array(np.zeros((), np.int32)), (tree_unflatten(c_tree, c_leaves), buf_avals))
     s_leaves, s_tree = _leaves(state)
     cond_comp, body_comp, loop_captures = _loop_computations(
@@ -455,9 +471,11 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
     outs = bind(scan_p, *operands, cond_comp=cond_comp, body_comp=body_comp,
                 capture_index=capture_index, nc=len(c_leaves), nx=len(x_leaves),
                 n_captures=len(probe.captures),
-                ys=tuple((y.dtype, (n,) + y.shape) for y in y_avals),
-                f=f, c_tree=c_tree, x_tree=x_tree, length=n, reverse=bool(reverse))
-    carry_leaves, ys = outs[:len(c_leaves)], outs[len(c_leaves):]
+                ys=tuple((dt, (n,) + shape) for dt, shape in y_types),
+                f=f, c_tree=c_tree, x_tree=x_tree, length=n, reverse=bool(reverse),
+                plan=plan, n_res=len(res_avals))
+    carry_leaves = outs[:len(c_leaves)]
+    ys = outs[len(c_leaves):len(c_leaves) + len(y_avals)]
     return tree_unflatten(carry_out_tree, carry_leaves), tree_unflatten(y_tree, ys)
 
 
@@ -507,36 +525,14 @@ def _eager_scan(f: Callable[[Any, Any], tuple[Any, Any]], c_leaves: list[Array],
 @scan_p.def_vjp
 def _scan_vjp(cts: list[Array], outs: list[Array], *args: Array, f: Callable[..., Any],
               c_tree: Any, x_tree: Any, nc: int, nx: int, n_captures: int, length: int,
-              reverse: bool, **lowered: Any) -> tuple:
-    """Recompute the carries, then a reverse scan of the body's vjp. Operands: the
-    ``nc`` carry leaves, the ``nx`` xs leaves, the ``n_captures`` values ``f`` closes
-    over, then any other value the loop captured (no gradient: f does not read it)."""
-    c0, xs = list(args[:nc]), list(args[nc:nc + nx])
-    captures = list(args[nc + nx:nc + nx + n_captures])
-    ct_c, ct_ys = list(cts[:nc]), list(cts[nc:])
-
-    def flat_f(*leaves: Array) -> list[Array]:
-        carry, y = f(tree_unflatten(c_tree, list(leaves[:nc])),
-                     tree_unflatten(x_tree, list(leaves[nc:])))
-        return _leaves(carry)[0] + _leaves(y)[0]
-
-    def forward(c: list[Array], x: list[Array]) -> tuple:
-        return flat_f(*c, *x)[:nc], list(c)
-    _, carries = scan(forward, c0, xs, length=length, reverse=reverse)
-
-    def backward(state: tuple, sl: tuple) -> tuple:
-        ct_c, ct_caps = state
-        c_i, x_i, cty_i = sl
-        grads = vjp_with_captures(flat_f, list(c_i) + list(x_i), captures,
-                                  list(ct_c) + list(cty_i))
-        g_c, g_x, g_caps = grads[:nc], grads[nc:nc + nx], grads[nc + nx:]
-        return (g_c, [lax.add(a, b) for a, b in zip(ct_caps, g_caps)]), g_x
-
-    caps0 = [lax.full_like(c, 0) for c in captures]
-    (g_c0, g_caps), g_xs = scan(backward, (ct_c, caps0), (carries, xs, ct_ys),
-                                reverse=not reverse)
-    others = (None,) * (len(args) - nc - nx - n_captures)
-    return (*g_c0, *(g_xs or []), *g_caps, *others)
+              reverse: bool, plan: Any, n_res: int, **lowered: Any) -> tuple:
+    """A reverse scan over the residuals the forward loop saved (``scan_autodiff``), or,
+    without a residual plan, over the carries a second forward loop recomputes."""
+    if plan is not None:
+        return scan_vjp_with_residuals(scan, cts, outs, args, plan, nc, nx, n_res, length,
+                                       reverse)
+    return scan_vjp_recompute(scan, cts, args, f, c_tree, x_tree, nc, nx, n_captures,
+                              length, reverse)
 
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "while_p", "cond_p",
