@@ -53,23 +53,35 @@ def _convolutions(module):
             if i.opcode == "convolution"]
 
 
+def _module(width: int):
+    """The HLO module of :func:`_model` (traced; compiled by the caller's fresh backend)."""
+    return xlapy.jit(_model).lower(*_args(width)).hlo_module
+
+
+def _check(exe, width: int) -> None:
+    want = np.asarray(xlapy.jit(_model, backend="interpreter")(*_args(width)))
+    got = np.asarray(exe.execute(list(_args(width))))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
 def test_kernels_compile_together_and_come_from_the_disk_cache(fresh, monkeypatch):
     calls, cache_dir = fresh
+    module = _module(11)
+    monkeypatch.setattr(conv_kernels, "_KERNELS", {})
+    monkeypatch.setenv("XLAPY_CACHE_DIR", str(cache_dir / "fresh"))
+    calls.clear()
 
     def one_by_one(*args):
         raise AssertionError("a kernel was compiled on its own")
     monkeypatch.setattr(conv_kernels, "compile_one", one_by_one)
-    module = xlapy.jit(_model).lower(*_args()).hlo_module
+    exe = CpuBackend(use_disk_cache=False).compile(module)
     # one compile: the module's own kernels and both convolution kernels
     assert len(calls) == 1 and calls[0][0] >= 3 and calls[0][1]
-    exe = CpuBackend(use_disk_cache=False).compile(module)
     thunks = [conv.make_convolution_thunk(i) for i in _convolutions(exe.module)]
     assert [t.strategy for t in thunks] == ["direct", "direct"]
     assert len(conv_kernels._KERNELS) == 2
-    assert len(os.listdir(cache_dir / conv_kernels.CACHE_SUBDIR)) >= 2
-    want = xlapy.jit(_model, backend="interpreter")(*_args())
-    np.testing.assert_allclose(np.asarray(xlapy.jit(_model)(*_args())), np.asarray(want),
-                               rtol=1e-4, atol=1e-3)
+    assert len(os.listdir(cache_dir / "fresh" / conv_kernels.CACHE_SUBDIR)) >= 2
+    _check(exe, 11)
     # as a new process: the kernels load from the disk cache, nothing is compiled
     monkeypatch.setattr(conv_kernels, "_KERNELS", {})
     calls.clear()
@@ -78,6 +90,9 @@ def test_kernels_compile_together_and_come_from_the_disk_cache(fresh, monkeypatc
 
 
 def test_a_failed_joint_compile_leaves_each_kernel_to_its_thunk(fresh, monkeypatch, caplog):
+    module = _module(12)
+    monkeypatch.setattr(conv_kernels, "_KERNELS", {})
+    monkeypatch.setenv("XLAPY_CACHE_DIR", str(fresh[1] / "fresh"))
     real = jit_engine.JitEngine.compile
 
     def reject_convs(self, modules, symbols, keep_text=False, levels=None, count=True):
@@ -86,12 +101,11 @@ def test_a_failed_joint_compile_leaves_each_kernel_to_its_thunk(fresh, monkeypat
         return real(self, modules, symbols, keep_text, levels, count)
     monkeypatch.setattr(jit_engine.JitEngine, "compile", reject_convs)
     with caplog.at_level("INFO", logger="xlapy.cpu"):
-        got = xlapy.jit(_model)(*_args(12))
+        exe = CpuBackend(use_disk_cache=False).compile(module)
     assert "compiling with 2 convolution kernels failed" in caplog.text
     assert "compiling 2 convolution kernels together failed" in caplog.text
     assert len(conv_kernels._KERNELS) == 2        # built one by one by the thunks
-    want = xlapy.jit(_model, backend="interpreter")(*_args(12))
-    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-3)
+    _check(exe, 12)
 
 
 def test_kernels_already_loaded_are_not_compiled_again(fresh):
