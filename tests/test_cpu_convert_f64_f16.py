@@ -1,19 +1,43 @@
-"""``convert`` f64 -> f16 on the CPU backend rounds once, as NumPy and XLA do.
+"""``__truncdfhf2``, the compiler-runtime function the CPU backend defines itself
+(``backends/cpu/runtime_support.py``): generated code that LLVM lowers to a double ->
+half truncation loads and rounds once to nearest even, as the runtime function is
+specified (NumPy's ``astype(float16)`` from float64 does the same). HLO's ``convert``
+f64 -> f16 rounds through f32 as XLA:CPU does (``test_cpu_elemental.py``)."""
+import ctypes
 
-x86 has no double -> half instruction before AVX512-FP16, so LLVM calls
-``__truncdfhf2``, which the backend defines itself (``backends/cpu/runtime_support.py``).
-Rounding through ``float`` first would round twice: ``1 + 2^-11 + 2^-40`` would become
-the tie ``1 + 2^-11`` and then ``1.0`` instead of ``1 + 2^-10``.
-"""
 import numpy as np
+from llvmlite import ir
 
-import xlapy
+from xlapy.backends.cpu.jit_engine import engine
+from xlapy.backends.cpu.llvm_types import F16, F64
 
-CONVERT = """HloModule convert_f64_f16
-ENTRY e {
-  p = f64[{n}] parameter(0)
-  ROOT c = f16[{n}] convert(p)
-}"""
+I64 = ir.IntType(64)
+
+
+def _truncate_kernel():
+    """A kernel ``out[i] = (half) in[i]``, ``in`` double: LLVM calls __truncdfhf2."""
+    eng = engine()
+    m = eng.new_module("trunc_df_hf_test")
+    ptr_d, ptr_h = F64.as_pointer(), F16.as_pointer()
+    fn = ir.Function(m, ir.FunctionType(ir.VoidType(), [ptr_d, ptr_h, I64]), "trunc_df_hf")
+    entry, loop, done = (fn.append_basic_block(n) for n in ("entry", "loop", "done"))
+    b = ir.IRBuilder(entry)
+    b.branch(loop)
+    b.position_at_end(loop)
+    i = b.phi(I64)
+    i.add_incoming(ir.Constant(I64, 0), entry)
+    x = b.load(b.gep(fn.args[0], [i]))
+    b.store(b.fptrunc(x, F16), b.gep(fn.args[1], [i]))
+    nxt = b.add(i, ir.Constant(I64, 1))
+    i.add_incoming(nxt, loop)
+    b.cbranch(b.icmp_signed("<", nxt, fn.args[2]), loop, done)
+    b.position_at_end(done)
+    b.ret_void()
+    compiled = eng.compile([m], ["trunc_df_hf"])
+    loaded = eng.load(compiled.objects, ["trunc_df_hf"])
+    cfn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(
+        loaded.address("trunc_df_hf"))
+    return loaded, cfn
 
 
 def _values() -> np.ndarray:
@@ -27,12 +51,15 @@ def _values() -> np.ndarray:
     return np.concatenate([special, near_halves.astype(np.float64) * jitter, wide])
 
 
-def test_f64_to_f16_rounds_once_like_numpy():
+def test_truncdfhf2_rounds_once_to_nearest_even():
+    loaded, fn = _truncate_kernel()
     x = _values()
-    out = xlapy.run_hlo(CONVERT.replace("{n}", str(x.size)), [x], backend="cpu")
-    got = np.asarray(out[0] if isinstance(out, (list, tuple)) else out)
+    got = np.empty(x.size, np.float16)
+    fn(x.ctypes.data, got.ctypes.data, x.size)
     with np.errstate(over="ignore"):
         want = x.astype(np.float16)
     nan = np.isnan(want)
     assert np.array_equal(np.isnan(got), nan)
     np.testing.assert_array_equal(got.view(np.uint16)[~nan], want.view(np.uint16)[~nan])
+    assert got[0] == np.float16(1 + 2**-10)          # above the tie: up, not through f32
+    del loaded

@@ -54,8 +54,6 @@ def _float_to_float(b: ir.IRBuilder, v: ir.Value, frm: ElementType, to: ElementT
     if x.type == F64:
         if to is T.F64:
             return x
-        if to is T.F16:                   # rounded once, as XLA and NumPy do
-            return b.fptrunc(x, F16)
         return _from_f32(b, b.fptrunc(x, F32), to)
     return _from_f32(b, x, to)
 

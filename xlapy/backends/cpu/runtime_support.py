@@ -2,15 +2,16 @@
 
 LLVM lowers a few operations to calls into the compiler runtime (``libgcc`` /
 ``compiler-rt``) when the host has no instruction for them. The one the CPU backend
-meets is ``__truncdfhf2``, ``double`` -> ``half`` rounding (``convert`` f64 -> f16, or a
-float chain LLVM narrows to one truncation): x86 converts ``float`` -> ``half`` in
-hardware (F16C) but not ``double`` -> ``half``, and only libgcc from GCC 12 on exports it.
-Rather than depend on the process happening to have a recent libgcc loaded, the backend
-compiles its own definition once per process (integer operations on the bits, rounding
-to nearest even exactly as IEEE 754 and NumPy's ``astype(float16)`` do: no double
-rounding through ``float``) and every library it loads imports it
-(:meth:`~xlapy.backends.cpu.jit_engine.JitEngine.load`). Ahead-of-time objects leave the
-symbol to the linker: libgcc (GCC 12 on) and compiler-rt define it.
+meets is ``__truncdfhf2``, ``double`` -> ``half`` rounding: x86 converts ``float`` ->
+``half`` in hardware (F16C) but not ``double`` -> ``half``, and LLVM may narrow a float
+chain ending in ``half`` into one such truncation (an f16 ``atan2``, computed in double).
+HLO's own ``convert`` f64 -> f16 rounds through f32 as XLA:CPU does
+(``elemental_convert.py``), so it does not call it. Only libgcc from GCC 12 on exports
+the function; rather than depend on the process having it loaded, the backend compiles
+its own definition once per process (integer operations on the bits, rounding to
+nearest even once, as the runtime function is specified) and links it into every
+library it loads (:meth:`~xlapy.backends.cpu.jit_engine.JitEngine.load`). Ahead-of-time
+objects leave the symbol to the linker: libgcc (GCC 12 on) and compiler-rt define it.
 """
 from __future__ import annotations
 
