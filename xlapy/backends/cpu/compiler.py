@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ...config import DumpConfig, get_debug_options
-from ...errors import InvalidArgumentError
+from ...errors import ExecutionError, InvalidArgumentError
 from ...hlo.ir import HloInstruction, HloModule
 from ...hlo.verifier import verify_module
 from ...passes.buffer_assignment import BufferAssignment
@@ -56,13 +56,14 @@ from ...passes.pipeline import PassRecord, gc_paused
 from ..compile import optimize_module, pass_context
 from ..interpreter.host_callbacks import has_host_callbacks
 from . import cache as cache_mod
+from . import conv, conv_kernels
 from .canonical import canonical_text
 from .executable import CpuExecutable, value_ref
 from .jit_engine import OPT_LEVEL, SMALL_OPT_LEVEL, CompiledObject, engine
 from .kernel_api import KernelSpec, indexed_leaves
 from .pipeline import TARGET
 from .plan_builder import (FORWARD, NO_OP, PlanBuilder, library_supports,
-                           materialize_constants)
+                           library_target, materialize_constants)
 from .thunks import ThreadPool, shared_pool
 
 log = logging.getLogger("xlapy.cpu")
@@ -174,6 +175,18 @@ def kernel_candidates(assignment: BufferAssignment) -> Iterator[tuple[str, HloIn
             if instr.opcode not in NO_OP and instr.opcode not in FORWARD and \
                     instr.opcode not in ("while", "conditional", "call"):
                 yield comp_name, instr
+
+
+def library_convolutions(assignment: BufferAssignment, native: set[tuple[str, str]]
+                         ) -> Iterator[HloInstruction]:
+    """The convolutions that library thunks compute: every kernel candidate not in
+    ``native`` (``(computation, instruction)`` names with kernels) that is a convolution or
+    a kCustom fusion wrapping one (then the convolution inside)."""
+    for comp_name, instr in kernel_candidates(assignment):
+        if (comp_name, instr.name) not in native:
+            target = library_target(instr)
+            if target is not None and target[0].opcode == "convolution":
+                yield target[0]
 
 
 class CpuBackend:
@@ -384,7 +397,9 @@ class CpuBackend:
         deep model) is not compiled again: its spec names the first one's symbol
         (:func:`kernel_key`). The distinct kernels of each group are spread over up to
         ``engine().parallelism`` jobs of similar size (fused instruction count), each
-        linked into one LLVM module that the engine compiles, in parallel processes."""
+        linked into one LLVM module that the engine compiles, in parallel processes,
+        with a module for each generated convolution kernel the executable's
+        convolutions need and no cache holds (``conv_kernels.missing``)."""
         emitters = kernel_emitters(assignment)
         names = KernelNames()
         start = time.perf_counter()
@@ -429,11 +444,15 @@ class CpuBackend:
                 specs.append(spec)
             jobs.extend(p for p in parts if p)
             levels.extend(level for p in parts if p)
+        # the generated convolution kernels the executable will need, compiled with its own
+        # (not when the text is kept: it is the module's kernels' text)
+        convs = [] if keep_text or not specs else conv_kernels.missing(conv.direct_kernels(
+            library_convolutions(assignment, {(c, i.name) for c, i, _ in chosen})))
         timings.emit_ir = time.perf_counter() - start - text_seconds
         if not specs:
             return None, []
         symbols = list(dict.fromkeys(s.name for s in specs))
-        compiled = engine().compile(jobs, symbols, keep_text=keep_text, levels=levels)
+        compiled = self._compile(jobs, symbols, keep_text, levels, convs)
         compiled.text_seconds += text_seconds
         timings.llvm, timings.llvm_modules = compiled.seconds, len(jobs)
         timings.compiled_kernels = len(symbols)
@@ -442,6 +461,28 @@ class CpuBackend:
         timings.llvm_optimize = compiled.optimize_seconds
         timings.llvm_codegen = compiled.codegen_seconds
         return compiled, specs
+
+    @staticmethod
+    def _compile(jobs: list[Any], names: list[str], keep_text: bool, levels: list[int],
+                 convs: list[conv_kernels.Pending]) -> CompiledObject:
+        """``engine().compile`` of the module's kernels (``jobs``, exporting ``names``) and
+        the convolution kernels ``convs`` together (these are cached and loaded, and left
+        out of the result); if that fails, of the module's kernels alone (``_build`` then
+        compiles ``convs``)."""
+        if convs:
+            try:
+                compiled = engine().compile(
+                    jobs + [c.module for c in convs], names + [c.name for c in convs],
+                    levels=levels + [conv_kernels.KERNEL_OPT_LEVEL] * len(convs))
+            except ExecutionError as e:
+                log.info("compiling with %d convolution kernels failed (%s); compiling "
+                         "without them", len(convs), e)
+            else:
+                conv_kernels.install(convs, compiled.objects[len(jobs):])
+                del compiled.objects[len(jobs):]
+                compiled.symbols = names
+                return compiled
+        return engine().compile(jobs, names, keep_text=keep_text, levels=levels)
 
     # ----- plan
     def _thread_pool(self) -> ThreadPool | None:
@@ -456,6 +497,8 @@ class CpuBackend:
     def _build(self, module: HloModule, assignment: BufferAssignment,
                records: list[KernelRecord], objects: list[bytes]) -> CpuExecutable:
         loaded = engine().load(objects, [r.name for r in records]) if records else None
+        conv_kernels.compile_kernels(conv.direct_kernels(library_convolutions(
+            assignment, {(r.computation, r.instruction) for r in records})))
         exe = self._runtime(module, assignment, records, loaded)
         # a call made while another thread runs this executable runs on a replica
         exe.replicate = functools.partial(self._runtime, module, assignment, records, loaded,

@@ -44,7 +44,7 @@ benchmarks/conv_bench.py measures these routines against JAX, NumPy and the inte
 from __future__ import annotations
 
 from math import prod
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -84,6 +84,29 @@ def _fits_blas(g: ConvGeometry) -> bool:
                g.nb * prod(g.out) * g.o) <= _INT32_MAX
 
 
+def _strategies_apply(instr: HloInstruction, g: ConvGeometry) -> bool:
+    """Whether the thunk of ``instr`` chooses a strategy (library or direct): a BLAS type
+    and sizes, a non-empty result and a non-empty sum."""
+    if compute_dtype(instr.shape.element_type) is None or not _fits_blas(g):
+        return False
+    return prod(instr.shape.dims) != 0 and prod(g.kernel) != 0 and g.cg != 0
+
+
+def direct_kernels(instrs: Iterable[HloInstruction]) -> list[tuple]:
+    """``(spec, emit)`` of the generated kernels the thunks of the convolutions ``instrs``
+    will use (``conv_direct.wanted_kernel``), for ``conv_kernels`` to compile them
+    together before the thunks are made instead of one after another as they are."""
+    wanted = []
+    for instr in instrs:
+        if supports_convolution(instr):
+            g = conv_geometry(instr)
+            kernel = conv_direct.wanted_kernel(g, instr) if _strategies_apply(instr, g) \
+                else None
+            if kernel is not None:
+                wanted.append(kernel)
+    return wanted
+
+
 class ConvThunk:
     """``thunk(operands, out)`` for one convolution instruction (see the module docstring)."""
 
@@ -107,7 +130,7 @@ class ConvThunk:
         self.direct = None
         if self.acc is None or not _fits_blas(g):
             self.acc = None
-        elif not (self.empty or self.zero):
+        elif _strategies_apply(instr, g):
             self.strategy = conv_plan.choose_strategy(g, self.acc.itemsize)
             self.plan = conv_plan.make_strategy(self.strategy, g, self.acc, cores())
             self.parallel = (g.flops >= PARALLEL_FLOPS and cores() > 1
@@ -264,5 +287,5 @@ def make_convolution_thunk(instr: HloInstruction) -> ConvThunk:
     return ConvThunk(instr)
 
 
-__all__ = ["supports_convolution", "make_convolution_thunk", "ConvThunk", "conv_geometry",
-           "PARALLEL_FLOPS", "parallel_copyto", "copy_contiguous"]
+__all__ = ["supports_convolution", "make_convolution_thunk", "direct_kernels",
+           "ConvThunk", "conv_geometry", "PARALLEL_FLOPS", "parallel_copyto", "copy_contiguous"]

@@ -29,14 +29,15 @@ from __future__ import annotations
 import abc
 import logging
 from math import prod
+from typing import Callable
 
 import numpy as np
 
 from ...errors import ExecutionError
 from ...hlo.ir import HloInstruction
 from ..interpreter.evaluator import describe
-from .conv_kernels import (DirectSpec, WeightGradSpec, compiled, direct_kernel, lanes,
-                           tile_registers, weight_grad_kernel)
+from .conv_kernels import (ConvSpec, DirectSpec, WeightGradSpec, compiled, direct_kernel,
+                           lanes, tile_registers, weight_grad_kernel)
 from .conv_plan import ConvGeometry, even_split
 from .thunks import cores, shared_pool
 
@@ -114,6 +115,15 @@ class WeightGradDirect(_Direct):
     """A weight gradient by :func:`~.conv_kernels.weight_grad_kernel` (module docstring)."""
 
     name = "direct_wgrad"
+    emit = staticmethod(weight_grad_kernel)
+
+    @classmethod
+    def spec_for(cls, g: ConvGeometry) -> WeightGradSpec:
+        """The kernel's sizes for ``g``."""
+        one = len(g.spatial) == 1
+        return WeightGradSpec(c=g.n, p=1 if one else g.kernel[0], q=g.kernel[-1], o=g.o,
+                              kh=1 if one else g.out[0], kw=g.out[-1], lanes=lanes(),
+                              **cls.as_2d(g))
 
     def __init__(self, g: ConvGeometry, threads: int) -> None:
         dn = g.dn
@@ -121,17 +131,14 @@ class WeightGradDirect(_Direct):
         self.x_perm = [dn.input_feature, *dn.input_spatial, dn.input_batch]
         self.dy_perm = [dn.kernel_input_feature, *dn.kernel_spatial, dn.kernel_output_feature]
         self.y_perm = [*dn.output_spatial, dn.output_batch, dn.output_feature]
-        one = len(g.spatial) == 1
-        self.spec = WeightGradSpec(c=g.n, p=1 if one else g.kernel[0], q=g.kernel[-1], o=g.o,
-                                   kh=1 if one else g.out[0], kw=g.out[-1], lanes=lanes(),
-                                   **self.as_2d(g))
+        self.spec = self.spec_for(g)
         self.shape4 = ((g.c, self.spec.h, self.spec.w, g.n), (g.c, self.spec.p, self.spec.q, g.o),
                        (self.spec.kh, self.spec.kw, g.n, g.o))
         self.plan_items(g, g.c, threads)
         # items of at most WGRAD_ITEM_IMAGES images, each summed apart and then added: a
         # two-level sum, so rounding does not grow with the whole batch
         self.items = even_split(g.c, min(WGRAD_ITEM_IMAGES, max(b - a for a, b in self.items)))
-        self.kernel = compiled(self.spec, weight_grad_kernel)
+        self.kernel = compiled(self.spec, self.emit)
 
     def __call__(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> bool:
         """Compute ``out``; False (``out`` unspecified) when the result is not finite: then
@@ -173,6 +180,15 @@ class ConvDirect(_Direct):
     output rows split over the pool."""
 
     name = "direct"
+    emit = staticmethod(direct_kernel)
+
+    @classmethod
+    def spec_for(cls, g: ConvGeometry) -> DirectSpec:
+        """The kernel's sizes for ``g``."""
+        one = len(g.spatial) == 1
+        return DirectSpec(c=g.c, p=1 if one else g.out[0], q=g.out[-1], o=g.o,
+                          kh=1 if one else g.kernel[0], kw=g.kernel[-1], lanes=lanes(),
+                          **cls.as_2d(g))
 
     def __init__(self, g: ConvGeometry, threads: int) -> None:
         dn = g.dn
@@ -180,11 +196,7 @@ class ConvDirect(_Direct):
         self.x_perm = [dn.input_batch, *dn.input_spatial, dn.input_feature]
         self.w_perm = [*dn.kernel_spatial, dn.kernel_input_feature, dn.kernel_output_feature]
         self.y_perm = [dn.output_batch, *dn.output_spatial, dn.output_feature]
-        one = len(g.spatial) == 1
-        self.spec = DirectSpec(c=g.c, p=1 if one else g.out[0], q=g.out[-1], o=g.o,
-                               kh=1 if one else g.kernel[0], kw=g.kernel[-1], lanes=lanes(),
-                               **self.as_2d(g))
-        sp = self.spec
+        self.spec = sp = self.spec_for(g)
         self.flips = tuple(i for i, w in enumerate(g.window) if w.rhs_reversal)
         self.shape4 = ((g.n, sp.h, sp.w, g.c), (sp.kh, sp.kw, g.c, g.o), (g.n, sp.p, sp.q, g.o))
         self.rows = g.n * sp.p
@@ -194,7 +206,7 @@ class ConvDirect(_Direct):
                                                               (sp.w, sp.q, sp.kw)))
                         for p in (0, outs - 1) for k in (0, ks - 1))
         self.plan_items(g, self.rows, threads)
-        self.kernel = compiled(self.spec, direct_kernel)
+        self.kernel = compiled(self.spec, self.emit)
 
     def __call__(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> bool:
         """Compute ``out``; False (nothing written) when the kernel has a non-finite weight
@@ -262,14 +274,29 @@ def direct_applies(g: ConvGeometry, instr: HloInstruction) -> bool:
                                                  dn.output_feature])
 
 
-def plan_direct(g: ConvGeometry, instr: HloInstruction) -> _Direct | None:
+def _kind(g: ConvGeometry, instr: HloInstruction
+          ) -> type[WeightGradDirect] | type[ConvDirect] | None:
     """The direct strategy for ``instr`` when one applies and beats the library path, else
     None. Only f32 convolutions (operands and result) are considered."""
     if not ENABLED or not lanes() or not (instr.shape.element_type.name == "f32"
             and all(o.shape.element_type.name == "f32" for o in instr.operands)):
         return None
-    kind = WeightGradDirect if weight_grad_applies(g, instr) else \
+    return WeightGradDirect if weight_grad_applies(g, instr) else \
         ConvDirect if direct_applies(g, instr) else None
+
+
+def wanted_kernel(g: ConvGeometry, instr: HloInstruction
+                  ) -> tuple[ConvSpec, Callable[..., None]] | None:
+    """``(spec, emit)`` of the generated kernel :func:`plan_direct` will build for
+    ``instr``, or None (for :func:`~.conv_kernels.compile_kernels`, which compiles an
+    executable's kernels together before its thunks are made)."""
+    kind = _kind(g, instr)
+    return (kind.spec_for(g), kind.emit) if kind is not None else None
+
+
+def plan_direct(g: ConvGeometry, instr: HloInstruction) -> _Direct | None:
+    """The direct strategy for ``instr`` (:func:`_kind`), its kernel built, or None."""
+    kind = _kind(g, instr)
     if kind is None:
         return None
     try:
@@ -280,6 +307,6 @@ def plan_direct(g: ConvGeometry, instr: HloInstruction) -> _Direct | None:
         return None
 
 
-__all__ = ["ENABLED", "WeightGradDirect", "ConvDirect", "plan_direct", "weight_grad_applies",
-           "direct_applies", "lane_use", "DIRECT_MIN_COLUMNS", "DIRECT_MAX_KERNEL_BYTES",
-           "WGRAD_MAX_TAPS", "WGRAD_MIN_INNER", "WGRAD_MIN_LANE_USE"]
+__all__ = ["ENABLED", "WeightGradDirect", "ConvDirect", "plan_direct", "wanted_kernel",
+           "weight_grad_applies", "direct_applies", "lane_use", "DIRECT_MIN_COLUMNS",
+           "DIRECT_MAX_KERNEL_BYTES", "WGRAD_MAX_TAPS", "WGRAD_MIN_INNER", "WGRAD_MIN_LANE_USE"]

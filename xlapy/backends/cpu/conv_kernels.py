@@ -22,21 +22,28 @@ product with a padding zero is done.
   convolution, NHWC x HWIO). The tile is a run of output columns x a block of output
   channels; for small ``C`` (a 3-channel first layer) it replaces im2col's short products.
 
-``conv_direct.py`` decides when these run and drives them.
+``conv_direct.py`` decides when these run and drives them. The CPU compiler emits the
+kernels an executable will need (:func:`missing`) and compiles them with the executable's own
+kernels, spread over the JIT engine's helper processes (:func:`install` caches and loads
+them); :func:`compile_kernels` does the same on its own (an executable from the disk cache),
+and :func:`compiled` builds one kernel when a thunk needs it.
 """
 from __future__ import annotations
 
 import ctypes
 import hashlib
+import logging
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from llvmlite import ir
 
 from ...errors import ExecutionError
 from .kernel_support import carried_loop, for_loop
+
+log = logging.getLogger("xlapy.cpu")
 
 F32 = ir.FloatType()
 I64 = ir.IntType(64)
@@ -458,51 +465,141 @@ _LOCK = threading.Lock()
 _KERNELS: dict[object, tuple[object, KernelFn]] = {}
 
 
-def compiled(spec: ConvSpec, emit: Emit) -> KernelFn:
-    """The kernel for ``spec`` (a frozen dataclass) emitted by ``emit``, compiled and loaded
-    once per process; its object code is kept in the disk cache (:func:`object_code`)."""
-    with _LOCK:
-        hit = _KERNELS.get(spec)
-        if hit is not None:
-            return hit[1]
-    from .jit_engine import engine
+def _name(spec: ConvSpec, emit: Emit) -> tuple[str, str]:
+    """The digest of ``spec`` emitted by ``emit`` and the kernel's symbol name."""
     digest = hashlib.sha256(f"{emit.__name__} {spec!r}".encode()).hexdigest()
-    name = f"xlapy_conv_{digest[:24]}"
-    obj = object_code(spec, emit, name, digest)
+    return digest, f"xlapy_conv_{digest[:24]}"
+
+
+def _install(spec: ConvSpec, name: str, obj: bytes) -> KernelFn:
+    """Load object code ``obj`` of kernel ``name`` and keep it for ``spec`` in this process."""
+    from .jit_engine import engine
     loaded = engine().load([obj], [name])
     fn = _PROTO(loaded.address(name))
+    fn.code = loaded  # type: ignore[attr-defined]  # the function keeps its code loaded
     with _LOCK:
         _KERNELS.setdefault(spec, (loaded, fn))
         return _KERNELS[spec][1]
 
 
-def object_code(spec: ConvSpec, emit: Emit, name: str, digest: str) -> bytes:
-    """The object code of kernel ``name``: from the disk cache (``XLAPY_CACHE_DIR``'s
-    :data:`CACHE_SUBDIR`, keyed like a module's entry: the spec, the compiler's source,
-    LLVM and the host) or compiled and stored there."""
-    from ...config import DebugOptions
-    from .cache import CacheEntry, DiskCache, cache_key, default_directory
+def _loaded(spec: ConvSpec) -> KernelFn | None:
+    with _LOCK:
+        hit = _KERNELS.get(spec)
+    return hit[1] if hit is not None else None
+
+
+def compiled(spec: ConvSpec, emit: Emit) -> KernelFn:
+    """The kernel for ``spec`` (a frozen dataclass) emitted by ``emit``, loaded once per
+    process: from the disk cache (:func:`_disk_entry`) or compiled alone
+    (:func:`compile_one`) and stored there."""
+    fn = _loaded(spec)
+    if fn is not None:
+        return fn
+    pending = missing([(spec, emit)])
+    install(pending, [compile_one(p) for p in pending])
+    return _KERNELS[spec][1]
+
+
+def compile_one(p: Pending) -> bytes:
+    """The object code of ``p``'s module, compiled in this process."""
     from .jit_engine import deferred_interrupt, engine
     from .llvm_worker import InvalidIRError, compile_ir
-    eng = engine()
+    try:
+        with deferred_interrupt():
+            return compile_ir(str(p.module), KERNEL_OPT_LEVEL, False, engine().target_spec)[0]
+    except InvalidIRError as e:
+        raise ExecutionError(f"generated convolution kernel {p.name} is invalid: {e}") from e
+
+
+@dataclass
+class Pending:
+    """A kernel to compile: its module, to be compiled with others (:func:`missing`), and
+    what :func:`install` needs to cache and load its object code."""
+
+    spec: ConvSpec
+    emit: Emit
+    name: str
+    digest: str
+    module: ir.Module
+
+
+def missing(wanted: Iterable[tuple[ConvSpec, Emit]]) -> list[Pending]:
+    """The kernels of ``wanted`` (``(spec, emit)`` pairs) neither loaded in this process
+    nor in the disk cache, their modules emitted; those in the disk cache are loaded."""
+    from .jit_engine import engine
+    out: list[Pending] = []
+    seen: set[ConvSpec] = set()
+    for spec, emit in wanted:
+        if spec in seen or _loaded(spec) is not None:
+            continue
+        seen.add(spec)
+        digest, name = _name(spec, emit)
+        disk, key = _disk_entry(spec, emit, name)
+        obj = _cached(disk, key, name)
+        if obj is not None:
+            _install(spec, name, obj)
+            continue
+        module = engine().new_module(name)
+        emit(module, name, spec)
+        out.append(Pending(spec, emit, name, digest, module))
+    return out
+
+
+def install(pending: list[Pending], objects: list[bytes]) -> None:
+    """Store the object code of the ``pending`` kernels in the disk cache and load it."""
+    for p, obj in zip(pending, objects, strict=True):
+        _store(p.spec, p.emit, p.name, p.digest, obj)
+        _install(p.spec, p.name, obj)
+
+
+def compile_kernels(wanted: Iterable[tuple[ConvSpec, Emit]]) -> None:
+    """Load the kernels of ``wanted`` that this process has not loaded yet: from the disk
+    cache, the others compiled together in one :meth:`~.jit_engine.JitEngine.compile` (a
+    module each, shared out between this process and the engine's helper processes) and
+    stored there. :func:`compiled` then finds them loaded. When the joint compile fails
+    (some kernel's IR is rejected), nothing more is loaded: :func:`compiled` builds each
+    kernel on its own and reports the one that fails."""
+    from .jit_engine import engine
+    pending = missing(wanted)
+    if not pending:
+        return
+    try:
+        result = engine().compile([p.module for p in pending], [p.name for p in pending],
+                                  levels=[KERNEL_OPT_LEVEL] * len(pending), count=False)
+    except ExecutionError as e:
+        log.info("compiling %d convolution kernels together failed (%s); each is compiled "
+                 "when first used", len(pending), e)
+        return
+    install(pending, result.objects)
+
+
+def _disk_entry(spec: ConvSpec, emit: Emit, name: str) -> tuple[Any, str]:
+    """The disk cache of the kernels (``XLAPY_CACHE_DIR``'s :data:`CACHE_SUBDIR`) and the
+    key of kernel ``name`` there, made like a module's: the spec, the compiler's source,
+    LLVM and the host."""
+    from ...config import DebugOptions
+    from .cache import DiskCache, cache_key, default_directory
+    from .jit_engine import engine
     disk = DiskCache(os.path.join(default_directory(), CACHE_SUBDIR))
-    key = cache_key(f"{name} {emit.__name__} {spec!r}", eng.host, DebugOptions())
+    return disk, cache_key(f"{name} {emit.__name__} {spec!r}", engine().host, DebugOptions())
+
+
+def _cached(disk: Any, key: str, name: str) -> bytes | None:
     entry = disk.load(key)
     if entry is not None and len(entry.objects) == 1 and entry.kernels[0]["name"] == name:
         return entry.objects[0]
-    module = eng.new_module(name)
-    emit(module, name, spec)
-    try:
-        with deferred_interrupt():
-            obj = compile_ir(str(module), KERNEL_OPT_LEVEL, False, eng.target_spec)[0]
-    except InvalidIRError as e:
-        raise ExecutionError(f"generated convolution kernel {name} is invalid: {e}") from e
+    return None
+
+
+def _store(spec: ConvSpec, emit: Emit, name: str, digest: str, obj: bytes) -> None:
+    """Keep the object code ``obj`` of kernel ``name`` in the disk cache."""
+    from .cache import CacheEntry
+    disk, key = _disk_entry(spec, emit, name)
     record = {"name": name, "computation": type(spec).__name__, "instruction": emit.__name__,
               "units": 1, "cost": 0}
     disk.store(key, CacheEntry("", [obj], [record], digest))
-    return obj
 
 
 __all__ = ["ConvSpec", "WeightGradSpec", "weight_grad_kernel", "DirectSpec", "direct_kernel",
-           "compiled", "object_code", "lanes", "tile_registers", "vector_chunks", "runs",
-           "KERNEL_OPT_LEVEL", "CACHE_SUBDIR"]
+           "compiled", "compile_kernels", "missing", "install", "Pending", "compile_one",
+           "lanes", "tile_registers", "vector_chunks", "runs", "KERNEL_OPT_LEVEL", "CACHE_SUBDIR"]

@@ -80,6 +80,10 @@ HELPER_MIN_BYTES = 100_000   # IR text (about 0.1 s of LLVM) worth sharing with 
 MAX_HELPERS = 3
 LIBRARIES_PER_JIT = 256      # libraries linked into one LLJIT before a new one is made
 IN_PROCESS_MODULES = 128     # modules optimized here before LLVM work moves to helpers
+#: LLVM time per byte of IR of a module compiled at O0 (code generation only) relative to
+#: an optimized one: the generated convolution kernels' modules, compiled with a module's
+#: optimized kernels, are shared out after them (docs/performance.md).
+UNOPTIMIZED_COST = 0.125
 
 
 @dataclass(frozen=True)
@@ -230,7 +234,7 @@ class JitEngine:
 
     def compile(self, modules: Sequence[ir.Module | str | Sequence[ir.Module | str]],
                 symbols: Sequence[str], keep_text: bool = False,
-                levels: Sequence[int] | None = None) -> CompiledObject:
+                levels: Sequence[int] | None = None, count: bool = True) -> CompiledObject:
         """Optimize ``modules`` for the host and emit one object file per module.
 
         An entry that is a sequence of modules is linked into one module first.
@@ -238,8 +242,10 @@ class JitEngine:
         ``symbols`` are the functions the caller will look up after :meth:`load`.
         ``keep_text`` also returns the IR before/after optimization and the assembly
         (modules concatenated). Several modules with at least :data:`HELPER_MIN_BYTES` of
-        IR between them are shared out, largest first, between this process and its
-        helper processes (module docstring).
+        IR between them are shared out, costliest first, between this process and its
+        helper processes (module docstring). ``count=False``: not counted in
+        :attr:`compile_count` (which counts HLO modules' compiles), e.g. for the
+        convolution kernels the runtime builds.
         """
         start = time.perf_counter()
         texts = [str(m) if isinstance(m, (str, ir.Module)) else [str(x) for x in m]
@@ -248,8 +254,9 @@ class JitEngine:
         levels = list(levels) if levels is not None else [OPT_LEVEL] * len(texts)
         jobs = [(t, lvl, keep_text) for t, lvl in zip(texts, levels)]
         results = self._run_jobs(jobs)
-        with self._lock:
-            self.compile_count += 1
+        if count:
+            with self._lock:
+                self.compile_count += 1
         seconds = time.perf_counter() - start
         objects = [r[0] for r in results]
         log.debug("LLVM compiled %d kernels in %d modules in %.3f s (%d bytes of object code)",
@@ -355,12 +362,17 @@ def helper_count() -> int:
     return max(0, min(cores, MAX_HELPERS + 1) - 1)
 
 
+def _cost(job: tuple[Any, int, bool]) -> float:
+    """A job's expected LLVM time, relative: its IR's size, less without optimization."""
+    return text_size(job[0]) * (UNOPTIMIZED_COST if job[1] == 0 else 1.0)
+
+
 def _share(jobs: list[tuple[Any, int, bool]], results: list, helpers: list[HelperProcess],
            local: Callable[..., tuple], target: TargetSpec) -> list[tuple]:
-    """Run ``jobs`` (largest first) in this thread and, through one thread each, in the
-    ``helpers``; a job whose helper died is done here. The first error is raised once
-    every thread has stopped."""
-    queue = collections.deque(sorted(range(len(jobs)), key=lambda k: -text_size(jobs[k][0])))
+    """Run ``jobs`` (costliest first, :func:`_cost`) in this thread and, through one
+    thread each, in the ``helpers``; a job whose helper died is done here. The first
+    error is raised once every thread has stopped."""
+    queue = collections.deque(sorted(range(len(jobs)), key=lambda k: -_cost(jobs[k])))
     guard = threading.Lock()
     errors: list[BaseException] = []
 
