@@ -1,4 +1,24 @@
+import os
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# Variables the benchmark scripts set for their own process (several tests call their
+# ``main``); restored after every test so no later test of the worker inherits them (a
+# leaked XLAPY_DISABLE_CACHE turns the disk cache off for the cache tests).
+_PROCESS_ENV = ("XLAPY_DISABLE_CACHE", "OMP_WAIT_POLICY", "TF_CPP_MIN_LOG_LEVEL",
+                "KERAS_BACKEND")
+
+
+@pytest.fixture(autouse=True)
+def _restore_process_env():
+    before = {k: os.environ.get(k) for k in _PROCESS_ENV}
+    yield
+    for k, v in before.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
