@@ -2,11 +2,9 @@
 sizes), and the ``--w5`` case list of ``benchmarks/conv_bench.py``."""
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
-import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 if str(BENCH) not in sys.path:
@@ -14,20 +12,6 @@ if str(BENCH) not in sys.path:
 
 import conv_bench  # noqa: E402
 import training  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _restore_env():
-    """The benchmark sets XLAPY_DISABLE_CACHE (and OMP_WAIT_POLICY) for its own process;
-    keep them out of the other tests of this worker (the disk-cache tests need the cache)."""
-    keys = ("OMP_WAIT_POLICY", "XLAPY_DISABLE_CACHE")
-    before = {k: os.environ.get(k) for k in keys}
-    yield
-    for k, v in before.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
 
 
 def test_profile_smoke(capsys):
