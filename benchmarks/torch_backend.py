@@ -28,10 +28,6 @@ import sys
 import tempfile
 import time
 
-_CACHE = tempfile.mkdtemp(prefix="torch-backend-bench-")
-os.environ.setdefault("XLAPY_CACHE_DIR", os.path.join(_CACHE, "xlapy"))
-os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(_CACHE, "inductor"))
-
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -41,6 +37,9 @@ from xlapy.interop.torch_backend import ensure_registered  # noqa: E402
 
 
 class CifarCNN(nn.Module):
+    """The seeds' CIFAR-10 CNN in PyTorch: conv32 same, conv32, pool, conv64 same, conv64,
+    pool, dense512, dense10 (dropout left out: its randomness is PyTorch's)."""
+
     def __init__(self):
         super().__init__()
         self.c1, self.c2 = nn.Conv2d(3, 32, 3, padding=1), nn.Conv2d(32, 32, 3)
@@ -127,6 +126,9 @@ def main(argv=None) -> None:
     ap.add_argument("--allow-openblas-env", action="store_true")
     args = ap.parse_args(argv)
     check_openblas_env(args.allow_openblas_env)
+    cache = tempfile.mkdtemp(prefix="torch-backend-bench-")   # fresh caches, read lazily
+    os.environ.setdefault("XLAPY_CACHE_DIR", os.path.join(cache, "xlapy"))
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(cache, "inductor"))
     if args.threads:
         torch.set_num_threads(args.threads)
     backends = args.backends.split(",")

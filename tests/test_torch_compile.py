@@ -123,26 +123,12 @@ def test_cnn_training_parity(caplog):
     assert not _fell_back(caplog)
 
 
-class SeedCifarCNN(nn.Module):
-    """The seeds' CIFAR-10 CNN in PyTorch: conv32 same, conv32, pool, conv64 same, conv64,
-    pool, dense512, dense10 (dropout left out: its randomness is PyTorch's)."""
-
-    def __init__(self):
-        super().__init__()
-        self.c1, self.c2 = nn.Conv2d(3, 32, 3, padding=1), nn.Conv2d(32, 32, 3)
-        self.c3, self.c4 = nn.Conv2d(32, 64, 3, padding=1), nn.Conv2d(64, 64, 3)
-        self.fc1, self.fc2 = nn.Linear(64 * 6 * 6, 512), nn.Linear(512, 10)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.c2(F.relu(self.c1(x)))), 2)
-        x = F.max_pool2d(F.relu(self.c4(F.relu(self.c3(x)))), 2)
-        return self.fc2(F.relu(self.fc1(x.flatten(1))))
-
-
 @pytest.mark.slow
 def test_seed_cifar_cnn_training_parity(caplog):
     torch.manual_seed(15)
-    _train_step_parity(SeedCifarCNN(), (torch.randn(2, 3, 32, 32),), steps=1)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from torch_backend import CifarCNN      # the model benchmarks/torch_backend.py times
+    _train_step_parity(CifarCNN(), (torch.randn(2, 3, 32, 32),), steps=1)
     assert not _fell_back(caplog)
 
 
