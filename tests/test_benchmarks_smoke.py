@@ -6,7 +6,6 @@ from __future__ import annotations
 import gc
 import importlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -43,20 +42,6 @@ def expected_impls(script: str) -> tuple[str, set[str]]:
     if HAVE_GCC and script not in ("jit_overhead", "training", "loops"):
         names.add("c")
     return jit, names
-
-
-@pytest.fixture(autouse=True)
-def _restore_env():
-    """The scripts set OMP_WAIT_POLICY and XLAPY_DISABLE_CACHE for their own process; keep
-    them out of the other tests that share this worker."""
-    keys = ("OMP_WAIT_POLICY", "XLAPY_DISABLE_CACHE")
-    before = {k: os.environ.get(k) for k in keys}
-    yield
-    for k, v in before.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -17,17 +16,6 @@ if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))
 
 compile_time = importlib.import_module("compile_time")
-
-
-@pytest.fixture(autouse=True)
-def _restore_env():
-    """The script turns the disk cache off for its process; keep that out of other tests."""
-    before = os.environ.get("XLAPY_DISABLE_CACHE")
-    yield
-    if before is None:
-        os.environ.pop("XLAPY_DISABLE_CACHE", None)
-    else:
-        os.environ["XLAPY_DISABLE_CACHE"] = before
 
 
 def test_smoke_run_reports_every_stage(tmp_path, capsys):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -23,20 +22,6 @@ keras_cifar = importlib.import_module("keras_cifar")
 
 HAVE_TF = keras_cifar.tf_available()
 HAVE_JAX = harness.jax_available()
-
-
-@pytest.fixture(autouse=True)
-def _restore_env():
-    """The script sets XLAPY_DISABLE_CACHE (and, with TensorFlow, TF_CPP_MIN_LOG_LEVEL and
-    KERAS_BACKEND) for its own process; keep them out of the other tests of this worker."""
-    keys = ("OMP_WAIT_POLICY", "XLAPY_DISABLE_CACHE", "TF_CPP_MIN_LOG_LEVEL", "KERAS_BACKEND")
-    before = {k: os.environ.get(k) for k in keys}
-    yield
-    for k, v in before.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
 
 
 def test_smoke_run(tmp_path, capsys):
