@@ -78,7 +78,7 @@ def environment():
 
 
 def gpu_tests():
-    say("== GPU tests (tests/test_gpu.py)")
+    say("== GPU tests (tests/test_gpu*.py)")
     try:
         import pytest  # noqa: F401
     except ImportError:
@@ -90,7 +90,8 @@ def gpu_tests():
         r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                             "-m", "not slow", "-k",
                             "device or split or softmax or integer or nan or jit or memory or cublas",
-                            "tests/test_gpu.py"], cwd=ROOT, env=env,
+                            *sorted(str(p) for p in (ROOT / "tests").glob("test_gpu*.py"))],
+                           cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=max(30, min(120, left() - 150)))
         tail = (r.stdout + r.stderr).strip().splitlines()[-15:]
         for line in tail:
@@ -484,6 +485,20 @@ def benchmarks(be):
     models(be, reps)
 
 
+def extra_sections(be) -> list:
+    """The sections of ``benchmarks/gpu_check_*.py``: each module's ``section(ctx, be)``,
+    where ``ctx`` is this module (``say``, ``TABLE``, ``left``, ``ours``, ``row``,
+    ``jax_time``, ``SIM``, ...), run after the built-in benchmarks in name order."""
+    import importlib
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    ctx = sys.modules[__name__]
+    found = []
+    for path in sorted((ROOT / "benchmarks").glob("gpu_check_*.py")):
+        mod = importlib.import_module(path.stem)
+        found.append(lambda mod=mod: mod.section(ctx, be))
+    return found
+
+
 def main() -> int:
     start = time.time()
     try:
@@ -494,7 +509,7 @@ def main() -> int:
         return 1
     for section in (gpu_tests, lambda: conformance(be),
                     lambda: random_programs(40 if not SIM else 10), lambda: benchmarks(be),
-                    oom_check):
+                    *extra_sections(be), oom_check):
         try:
             section()
         except Exception:  # noqa: BLE001 - keep going: every section reports
