@@ -188,6 +188,10 @@ class NvptxTarget(Target):
         # older LLVMs find kernels through this annotation (newer ones upgrade it)
         module.add_named_metadata("nvvm.annotations",
                                   [fn, "kernel", ir.Constant(I32, 1)])
+        # .maxntid: ptxas sizes the registers for the block actually launched (without it,
+        # a 1024-thread block may ask for more registers than a multiprocessor has)
+        module.add_named_metadata("nvvm.annotations",
+                                  [fn, "maxntidx", ir.Constant(I32, block_size)])
         for i, a in enumerate(fn.args):
             a.name = f"b{i}"
         entry = fn.append_basic_block("entry")
