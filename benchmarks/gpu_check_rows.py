@@ -6,7 +6,8 @@ rehearsal) on the backend and on JAX's GPU backend in the same run: xlapy with C
 call + synchronize (wall) and calls back to back (loop); JAX wall and loop. For the first
 shape it also times the looped sweep (row tiling off: each phase re-reads the row) as the
 before figure, and prints ``ptxas -v``'s register and spill lines of the kernels for
-``sm_80`` and ``sm_90``. Run alone::
+``sm_80`` and ``sm_90``; then column sums (bias gradients) at ``[1024, 4096]``,
+``[16384, 1024]`` and ``[65536, 256]``. Run alone::
 
     python3 -c "import sys; sys.path[:0] = ['benchmarks', 'tests']; import gpu_check as g, \\
 gpu_check_rows as r; r.section(g, g.environment())"
@@ -90,6 +91,34 @@ def section(ctx, be) -> None:
             nbytes = 2 * x.nbytes
             ctx.row(f"{name} [{r},{c}] rows", mine, ref,
                     f"[{nbytes / mine[0] / 1e9:.0f} GB/s read+write]")
+    columns(ctx, be, reps)
+
+
+COLUMN_SHAPES = [(1024, 4096), (16384, 1024), (65536, 256)]
+SIM_COLUMN_SHAPES = [(256, 512), (1024, 64)]
+
+
+def column_sum_text(r: int, c: int) -> str:
+    """``sum(x, axis=0)`` of ``f32[r, c]``: a bias gradient."""
+    return ("HloModule colsum\nadd {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+            " ROOT s = f32[] add(a, b)\n}\n"
+            f"ENTRY e {{\n x = f32[{r},{c}] parameter(0)\n z = f32[] constant(0)\n"
+            f" ROOT s = f32[{c}] reduce(x, z), dimensions={{0}}, to_apply=add\n}}\n")
+
+
+def columns(ctx, be, reps: int) -> None:
+    """Column sums (bias gradients, ``column_reduction.py``) against JAX."""
+    rng = np.random.default_rng(4)
+    for r, c in SIM_COLUMN_SHAPES if ctx.SIM else COLUMN_SHAPES:
+        if ctx.left() < 10:
+            ctx.say("  (stopped: time budget)")
+            return
+        x = rng.standard_normal((r, c), dtype=np.float32)
+        mine = ctx.ours(be, column_sum_text(r, c), [x], reps, x.sum(0, dtype=np.float64),
+                        1e-5)
+        ref = ctx.jax_time(lambda a: ctx._jnp().sum(a, axis=0), [x], reps)
+        ctx.row(f"column sum [{r},{c}] axis 0", mine, ref,
+                f"[{x.nbytes / mine[0] / 1e9:.0f} GB/s read]")
 
 
 def _jax_layernorm(ctx):

@@ -3,9 +3,10 @@ grid emulator against the interpreter: softmax, log-softmax, layernorm, RMS norm
 and variadic (argmax-like) row reductions over row lengths that take every path -- the
 per-unit kernel (rows shorter than a warp), a warp per row, a block per row with the row
 cached in registers, reloaded each phase, or swept in a loop (rows too long to tile) --
-with vector and scalar accesses, several element types, NaN and infinities; the kernels'
-PTX assembled by ``ptxas`` for sm_80 and sm_90 without spills. With
-``XLAPY_GPU_TEST_DEVICE=1`` the same programs also run on the GPU.
+with vector and scalar accesses, several element types, NaN and infinities; column
+reductions (``column_reduction.py``), tiled and serial; the kernels' PTX assembled by
+``ptxas`` for sm_80 and sm_90 without spills. With ``XLAPY_GPU_TEST_DEVICE=1`` the same
+programs also run on the GPU.
 """
 from __future__ import annotations
 
@@ -124,6 +125,19 @@ def argmax(r: int, c: int) -> str:
             f"to_apply=am\n}}\n")
 
 
+def columns(shape: tuple, dims: tuple, t: str = "f32") -> str:
+    """Sum and max over ``dims`` keeping the minor dimension, and ``sum - max``."""
+    kept = [shape[d] for d in range(len(shape)) if d not in dims]
+    j = lambda v: ",".join(map(str, v))     # noqa: E731
+    lo = "-inf" if t[0] == "f" else "-7"
+    return (f"HloModule c\n{_reducers(t)}ENTRY e {{\n x = {t}[{j(shape)}] parameter(0)\n"
+            f" z = {t}[] constant(0)\n n = {t}[] constant({lo})\n"
+            f" s = {t}[{j(kept)}] reduce(x, z), dimensions={{{j(dims)}}}, to_apply=add_{t}\n"
+            f" m = {t}[{j(kept)}] reduce(x, n), dimensions={{{j(dims)}}}, to_apply=mx_{t}\n"
+            f" d = {t}[{j(kept)}] subtract(s, m)\n"
+            f" ROOT o = ({t}[{j(kept)}], {t}[{j(kept)}]) tuple(d, m)\n}}\n")
+
+
 # ----------------------------------------------------------------------------- helpers
 def _data(t: str, shape: tuple, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
@@ -152,11 +166,15 @@ def _check(text: str, args: list, rtol: float, backend: str = "gpu_sim") -> None
                                        rtol=rtol, atol=rtol * 1e-2)
 
 
-def _row_notes(text: str) -> list[str]:
+def _kernels(text: str) -> list:
     from xlapy.config import DumpConfig, get_debug_options
     em = gpu.GpuSimBackend()._emit(parse_module(text), get_debug_options(),
                                    DumpConfig(get_debug_options()), need_device=False)
-    return [" ".join(k.notes) for k in em.kernels.values() if k.kind == "row-reduction"]
+    return list(em.kernels.values())
+
+
+def _row_notes(text: str) -> list[str]:
+    return [" ".join(k.notes) for k in _kernels(text) if k.kind == "row-reduction"]
 
 
 # ----------------------------------------------------------------------------- tests
@@ -215,11 +233,11 @@ def test_softmax_of_two_row_inputs_at_every_path():
 
 
 def test_each_row_length_takes_the_expected_path():
-    """The kernels' notes name the path: a warp per row for short rows, a block per row
-    cached in registers, reloaded when the cache would not fit, the looped sweep for rows
-    too long to tile; vector chunks when the row length is a multiple of 4."""
+    """The kernels' notes name the path: part of a warp per row for short rows, a block
+    per row cached in registers, reloaded when the cache would not fit, the looped sweep
+    for rows too long to tile; vector chunks when the row length is a multiple of 4."""
     short, = _row_notes(softmax("f32", 64, 128))
-    assert "8 rows x 32 threads" in short and "chunks of 4" in short and "cached" in short
+    assert "32 rows x 8 threads" in short and "4 chunks of 4" in short and "cached" in short
     mid, = _row_notes(softmax("f32", 16, 4096))
     assert "1 rows x 256 threads" in mid and "4 chunks of 4" in mid and "cached" in mid
     odd, = _row_notes(layernorm("f32", 16, 4099))
@@ -233,11 +251,35 @@ def test_each_row_length_takes_the_expected_path():
     assert len(_row_notes(softmax("f32", 16, 16384))) == 1
 
 
+@pytest.mark.parametrize("shape,dims", [((1024, 512), (0,)), ((300, 130), (0,)),
+                                        ((3, 200, 70), (1,)), ((200, 3, 40), (0, 1)),
+                                        ((129, 33), (0,)), ((64, 130), (0,))])
+def test_column_reductions_tiled_and_serial(shape, dims):
+    """Long column reductions are tiled (32 kept x row groups a block), short ones a
+    thread per kept element; both against the interpreter, NaN included."""
+    x = _data("f32", shape, 4)
+    x.flat[7] = np.nan
+    text = columns(shape, dims)
+    notes = [" ".join(k.notes) for k in _kernels(text) if k.kind == "column-reduction"]
+    length = int(np.prod([shape[d] for d in dims]))
+    assert notes and all(("tiled" in n) == (length >= 128) for n in notes), notes
+    # the sums' order differs from the interpreter's: compare at the sums' scale
+    want = run_hlo(parse_module(text), [x], backend="interpreter")
+    got = run_hlo(parse_module(text), [x], backend="gpu_sim")
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+        ok = ~np.isnan(w)
+        np.testing.assert_allclose(g[ok], w[ok], rtol=1e-5, atol=1e-6 * np.sqrt(length) * 4)
+    xi = _data("s32", shape, 5)
+    _check(columns(shape, dims, "s32"), [xi], 0)
+
+
 PTXAS_PROGRAMS = [softmax("f32", 16384, 4096), layernorm("f32", 16384, 4096),
                   softmax("f32", 4096, 16384), layernorm("f32", 256, 32768),
                   layernorm("f32", 262144, 128, rms=True), softmax_of_sum(64, 20000),
                   softmax("f16", 512, 1000), layernorm("f64", 512, 4096),
-                  int_rows("s64", 512, 1000)]
+                  int_rows("s64", 512, 1000), columns((1024, 4096), (0,)),
+                  columns((64, 300, 96), (0, 1), "f64")]
 
 
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas is not installed")
@@ -265,3 +307,4 @@ def test_row_programs_on_the_device():
     _check(int_rows("s32", 6, 1000), [_data("s32", (6, 1000), 4)], 0, backend="gpu")
     _check(softmax_of_sum(16, 20000), [_data("f32", (16, 20000), 1),
                                        _data("f32", (16, 20000), 2)], 1e-4, backend="gpu")
+    _check(columns((1000, 300), (0,), "s32"), [_data("s32", (1000, 300), 6)], 0, backend="gpu")

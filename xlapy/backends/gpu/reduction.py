@@ -125,6 +125,7 @@ class _Plan:
         # the looped sweep; row_tile.tile_rows may tile the rows instead (its docstring)
         self.per, self.rpb, self.tpr, self.vec, self.cache = 0, 1, self.block, 1, False
         self.sources: list[tuple[int, int]] = []
+        self.kept_operands: list[HloInstruction] = []
         self.vector_outputs: set[int] = set()
         self.stored: list[Shape | None] = []   # each output's stored shape (None: as is)
 

@@ -4,11 +4,11 @@
 thread's share of a row fits an unrolled per-thread array of at most
 :data:`MAX_THREAD_ELEMENTS` elements, and if so how the row is cut:
 
-- ``tpr`` threads per row and ``rpb`` rows per block: a warp per row and
-  :data:`ROWS_PER_BLOCK` rows a block for rows of up to :data:`WARP_ROW_MAX` elements
-  (the warp's shuffles alone combine a row), else a block per row of
-  ``tpr = 2^ceil(log2(rowlen / TARGET_THREAD_ELEMENTS))`` threads (64 to 1024), as XLA
-  sizes its row-reduction tiles;
+- ``tpr`` threads per row and ``rpb`` rows per block: ``tpr`` is the power of two
+  nearest above ``rowlen / TARGET_THREAD_ELEMENTS``; rows of up to :data:`WARP_ROW_MAX`
+  elements get 4 to 32 threads (an aligned group of a warp's lanes, whose shuffles alone
+  combine the row) and as many rows as fill :data:`SHORT_ROW_BLOCK` threads, longer rows
+  a block of 64 to 1024 threads each, as XLA sizes its row-reduction tiles;
 - ``vec`` elements per chunk: thread ``l`` of a row owns the chunks ``l, l + tpr, ...``
   of ``vec`` consecutive elements, loaded (and stored) as one ``<vec x T>`` access --
   ``ld.global.v4.f32`` for f32 -- when the row length is a multiple of ``vec`` and every
@@ -20,7 +20,10 @@ thread's share of a row fits an unrolled per-thread array of at most
   phases. Then softmax reads its input once: the max phase loads it, the exp-sum phase
   and the output phase recompute the fused elementwise producers from the cached values.
   Without the cache (more row-sized parameters than the register budget holds) every
-  phase loads its chunks again.
+  phase loads its chunks again;
+- ``kept_operands``: a reduce's operand that other fused values read too (softmax's
+  ``exp(x - max)``, summed and then divided) is kept per element from the reduce's phase
+  for the later phases, within the same register budget, so it is computed once.
 
 :class:`RowTileBuilder` emits the kernel: per reduce, a phase in which each thread loads
 its chunks (first phase, or every phase without the cache), combines its elements in
@@ -46,8 +49,8 @@ from .simt import I8, WARP
 
 MAX_THREAD_ELEMENTS = 32      # a thread's share of a row, unrolled, at most
 TARGET_THREAD_ELEMENTS = 16   # a block-per-row's size aims at this many elements a thread
-WARP_ROW_MAX = 512            # rows up to this long: a warp per row
-ROWS_PER_BLOCK = 8            # ... and this many rows (warps) per block
+WARP_ROW_MAX = 512            # rows up to this long: a warp or part of one per row
+SHORT_ROW_BLOCK = 256         # ... and as many rows as fill a block of this size
 MAX_TILE_BLOCK = 1024
 TILED_ROW_MAX = MAX_THREAD_ELEMENTS * MAX_TILE_BLOCK   # longer rows: the looped sweep
 REGISTERS = 65536             # 32-bit registers per block (sm_80, sm_90)
@@ -82,7 +85,8 @@ def _bytes(shape: Shape) -> int:
 
 def tile_rows(plan: Any, buffers: list, assignment: Any, stored: list) -> None:
     """Set ``plan.per`` (chunks per thread; 0 keeps the looped sweep), ``tpr``, ``rpb``,
-    ``block``, ``vec``, ``cache``, ``sources`` and ``vector_outputs`` (module docstring)."""
+    ``block``, ``vec``, ``cache``, ``sources``, ``kept_operands`` and ``vector_outputs``
+    (module docstring)."""
     plan.per = 0
     if plan.splits > 1 or plan.rows == 1:
         # one row is one block either way: the looped sweep gives it up to 512 threads
@@ -103,7 +107,8 @@ def tile_rows(plan: Any, buffers: list, assignment: Any, stored: list) -> None:
             _aligned(assignment, buffers[s], VECTOR_BYTES) for _, s in sources):
         vec = 1
     if plan.rowlen <= WARP_ROW_MAX:
-        tpr, rpb = WARP, min(ROWS_PER_BLOCK, _pow2_at_least(plan.rows))
+        tpr = min(WARP, max(4, _pow2_at_least(-(-plan.rowlen // TARGET_THREAD_ELEMENTS))))
+        rpb = min(SHORT_ROW_BLOCK // tpr, _pow2_at_least(plan.rows))
     else:
         tpr = min(MAX_TILE_BLOCK, max(2 * WARP, _pow2_at_least(
             -(-plan.rowlen // TARGET_THREAD_ELEMENTS))))
@@ -118,6 +123,15 @@ def tile_rows(plan: Any, buffers: list, assignment: Any, stored: list) -> None:
     budget = min(255, REGISTERS // plan.block) // 2
     words = sum(per * vec * -(-_bytes(buffers[s].shape) // 4) for _, s in sources)
     plan.cache = words <= budget
+    plan.kept_operands = []
+    for r in plan.reduces if plan.comp is not None else []:
+        op = r.operands[0]
+        size = per * vec * -(-max(1, op.shape.element_type.byte_size) // 4)
+        if op.opcode != "parameter" and any(u is not r for u in op.users) and \
+                all(op is not o for o in plan.kept_operands) and \
+                plan.cache and words + size <= budget:
+            plan.kept_operands.append(op)
+            words += size
     plan.vector_outputs = {k for k, sh in outs if vec > 1 and _row_major(sh)
                            and _aligned(assignment, buffers[nops + k], VECTOR_BYTES)}
 
@@ -134,6 +148,10 @@ class RowTileBuilder(_Builder):
         self.cache = {key: frame.per_thread(ir.ArrayType(
             llvm_type(buffers[s].shape.element_type), p.per * p.vec))
             for key, s in p.sources}
+        for op in p.kept_operands:
+            self.cache[id(op)] = frame.per_thread(ir.ArrayType(
+                llvm_type(op.shape.element_type), p.per * p.vec))
+        self.filled: set[int] = set()     # kept operands stored by an earlier phase
         self.cur: tuple | None = None     # (index, m * vec + e) of the element being computed
 
     # ----- coordinates of the current thread (set at the start of every phase)
@@ -208,7 +226,9 @@ class RowTileBuilder(_Builder):
                 def row_value(index: Any, base: ir.Value = self.values[id(r)]) -> ir.Value:
                     return b.load(b.gep(base, [self.rib]))
                 gens[id(r)] = row_value
-        for key, _ in self.plan.sources:
+        keys = [key for key, _ in self.plan.sources] + \
+            [id(op) for op in self.plan.kept_operands if id(op) in self.filled]
+        for key in keys:
             def cached(index: list, key: int = key, load: Generator = gens[key]) -> ir.Value:
                 cur = self.cur
                 if cur is not None and len(index) == len(cur[0]) and \
@@ -246,10 +266,18 @@ class RowTileBuilder(_Builder):
                         self._load_sources()
                     gens = self.generators()
 
+                    op = id(r.operands[0])
+                    keep = op in self.cache and op not in self.filled and op not in dict(
+                        p.sources)
+
                     def chunk(m: int, c: ir.Value) -> None:
                         def one(e: int, index: list) -> None:
-                            b.store(self.combine(r, b.load(running),
-                                                 gens[id(r.operands[0])](index)), running)
+                            v = gens[op](index)
+                            if keep:
+                                slot = self.cache[op].ptr(self.tid)
+                                b.store(v, b.gep(slot, [c64(0), c64(m * p.vec + e)],
+                                                 inbounds=True))
+                            b.store(self.combine(r, b.load(running), v), running)
                         self._elements(m, c, one)
                     self._each_chunk(chunk)
                 if self.row_ok is not None:
@@ -259,6 +287,8 @@ class RowTileBuilder(_Builder):
                     rows()
                 acc.store(self.tid, b.load(running))
             self._phase(sweep, guard_row=False)
+            if id(r.operands[0]) in self.cache:
+                self.filled.add(id(r.operands[0]))
             self.values[id(r)] = self._row_reduce(r, acc)
         self._write()
 
@@ -268,7 +298,7 @@ class RowTileBuilder(_Builder):
         start = lambda: self.generators()[id(r.operands[1])]([])   # noqa: E731
         if p.rpb == 1:
             return self.block_reduce(r, acc, lambda: identity(r), start)
-        f.warp_reduce(acc, lambda x, y: self.combine(r, x, y))
+        f.warp_reduce(acc, lambda x, y: self.combine(r, x, y), width=p.tpr)
         slots = f.shared(acc.ty, p.rpb)
 
         def final() -> None:
