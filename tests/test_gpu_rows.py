@@ -24,6 +24,9 @@ gpu = pytest.importorskip("xlapy.backends.gpu")
 from xlapy.backends.gpu.ptx import ptxas_check, ptxas_path  # noqa: E402
 
 DEVICE = os.environ.get("XLAPY_GPU_TEST_DEVICE") == "1"
+# the simulator's tests run on every machine; the device check (gpu_check.py, which runs
+# this file whole) keeps to the notes, ptxas and device tests
+SIMULATOR = pytest.mark.skipif(DEVICE, reason="simulator test: run without a GPU")
 LENGTHS = [1, 7, 31, 32, 33, 1000, 4096, 4099, 5000, 20000, 40000]
 ROWS = {1: 9, 7: 9, 31: 9, 32: 9, 33: 11, 1000: 9, 4096: 8, 4099: 8, 5000: 8, 20000: 8,
         40000: 2}
@@ -178,6 +181,7 @@ def _row_notes(text: str) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- tests
+@SIMULATOR
 @pytest.mark.parametrize("c", LENGTHS)
 @pytest.mark.parametrize("prog", ["softmax", "log_softmax", "layernorm", "rms_norm"])
 def test_f32_row_programs_match_the_interpreter(prog, c):
@@ -190,6 +194,7 @@ def test_f32_row_programs_match_the_interpreter(prog, c):
         _check(layernorm("f32", r, c, rms=prog == "rms_norm"), [x, g], 2e-5)
 
 
+@SIMULATOR
 @pytest.mark.parametrize("c", [33, 1000, 4096])
 @pytest.mark.parametrize("t,rtol", [("f16", 2e-3), ("bf16", 1.6e-2), ("f64", 1e-12)])
 def test_other_float_types(t, rtol, c):
@@ -198,6 +203,7 @@ def test_other_float_types(t, rtol, c):
     _check(layernorm(t, r, c), [_data(t, (r, c), 2), _data(t, (c,), 3)], rtol)
 
 
+@SIMULATOR
 @pytest.mark.parametrize("c", [7, 32, 100, 1000, 4099])
 @pytest.mark.parametrize("t", ["s32", "s64", "u32"])
 def test_integer_rows_apply_the_init_value_once(t, c):
@@ -205,12 +211,14 @@ def test_integer_rows_apply_the_init_value_once(t, c):
     _check(int_rows(t, r, c), [_data(t, (r, c), c)], 0)
 
 
+@SIMULATOR
 @pytest.mark.parametrize("c", [1, 31, 128, 1000, 5000])
 def test_variadic_argmax_rows(c):
     r = ROWS.get(c, 6)
     _check(argmax(r, c), [_data("f32", (r, c), 5)], 0)
 
 
+@SIMULATOR
 @pytest.mark.parametrize("c", [33, 128, 1000, 4096, 20000])
 def test_nan_and_infinities_propagate_like_the_interpreter(c):
     x = _data("f32", (5, c), 8)
@@ -223,6 +231,7 @@ def test_nan_and_infinities_propagate_like_the_interpreter(c):
     _check(layernorm("f32", 5, c), [x, _data("f32", (c,), 9)], 2e-5)
 
 
+@SIMULATOR
 def test_softmax_of_two_row_inputs_at_every_path():
     # 16 rows: fewer, long rows are left to the split reduction kernels
     for c in (1000, 20000, 40000):
@@ -251,6 +260,7 @@ def test_each_row_length_takes_the_expected_path():
     assert len(_row_notes(softmax("f32", 16, 16384))) == 1
 
 
+@SIMULATOR
 @pytest.mark.parametrize("shape,dims", [((1024, 512), (0,)), ((300, 130), (0,)),
                                         ((3, 200, 70), (1,)), ((200, 3, 40), (0, 1)),
                                         ((129, 33), (0,)), ((64, 130), (0,))])
