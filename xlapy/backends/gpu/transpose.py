@@ -87,8 +87,12 @@ class TransposePlan:
 
     def describe(self) -> str:
         return (f"tiled transpose: {TILE}x{TILE} tiles of dims ({self.a}, {self.b}) of "
-                f"{list(self.dims)}, {self.grid} blocks, operands {list(self.slots)} read "
+                f"{list(self.dims)}, {self.grid} blocks, operands {self.transposed()} read "
                 f"transposed, shared tiles for {[h.name for h in self.heroes]}")
+
+    def transposed(self) -> list[str]:
+        """The names of the operands read transposed."""
+        return [self.analysis.buffers[s].instruction.name for s in self.slots]
 
 
 def _tile_bytes(heroes: tuple[HloInstruction, ...]) -> int:
