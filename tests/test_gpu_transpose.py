@@ -140,6 +140,22 @@ def test_rank4_batch_dims_lead_the_tiles(sim):
     _check(text)
 
 
+@pytest.mark.parametrize("dims,perm,grid", [((4, 8, 64), (2, 0, 1), 2),    # a = dims 2,1
+                                            ((6, 5, 70), (2, 0, 1), 3),    # a = 5 x 6
+                                            ((64, 4, 8), (1, 2, 0), 2),    # b = dims 1,0
+                                            ((3, 7, 9, 40), (0, 3, 1, 2), 3 * 2 * 2)])
+def test_short_minor_dims_are_collapsed_into_a_tile_axis(sim, dims, perm, grid):
+    """A transpose whose minor dims are short is a ``0-2-1`` transpose of the collapsed
+    dims (XLA's normalization): tiled along the collapsed axis."""
+    out = [dims[p] for p in perm]
+    text = (f"HloModule c3\nENTRY e {{\n x = f32[{','.join(map(str, dims))}] parameter(0)\n"
+            f" ROOT y = f32[{','.join(map(str, out))}] transpose(x), "
+            f"dimensions={{{','.join(map(str, perm))}}}\n}}\n")
+    (k,) = _transposes(sim, text)
+    assert k.grid == grid, k.notes
+    _check(text)
+
+
 @pytest.mark.parametrize("ty,op", [("f32", "exponential"), ("f16", "exponential"),
                                    ("f64", "abs")])   # f64 exp calls libm: host fallback
 def test_fused_elementwise_consumers_read_the_other_operands_in_output_order(sim, ty, op):

@@ -14,16 +14,20 @@ its dimensions follows, through elementwise ops, transposes, broadcasts, reshape
 bitcasts). Let ``a`` be the output's physically minor dimension; an operand buffer whose
 minor dimension follows another output dimension ``b`` is read *transposed*. The ``b``
 with the most bytes of such operands is chosen, and all the operands transposed onto it
-are tiled together. Both ``a`` and ``b`` must span at least :data:`MIN_DIM` elements;
-every other output dimension (leading batch dims of a ``0-2-1`` transpose, a transpose of
-the middle dims of a rank-4 array...) is one index per block.
+are tiled together. Short minor dims are collapsed as XLA normalizes a transpose to
+``0-2-1`` form: the tile's ``a`` axis is the output's minor-most dims (``a`` first) and its
+``b`` axis the largest transposed operand's minor-most dims (as output dims, ``b`` first),
+each grown until it spans a tile side or reaches a dim of the other axis (``[4, 8, 64]``
+transposed by ``{2, 0, 1}`` is a ``[32, 64]`` transpose). Both axes must span at least
+:data:`MIN_DIM` elements; every other output dimension (the leading batch dims of a
+``0-2-1`` transpose...) is one index per block.
 
 **Heroes** (as in XLA and the CPU's tiling, ``transpose_emitter._heroes``): from the
 outputs down through elementwise ops, the first values whose computation reads a tiled
 operand other than elementwise (the transpose, or the parameter itself when its layout
 is the transposed one). The rest of the fusion is elementwise on the heroes.
 
-**Kernel**: a block of ``32 x 8`` threads per ``32 x 32`` tile of dims ``(a, b)``:
+**Kernel**: a block of ``32 x 8`` threads per ``32 x 32`` tile of the axes ``(a, b)``:
 
 1. read phase: thread ``(x, y)`` computes the heroes at ``b = b0 + x``,
    ``a = a0 + y + 8k`` for ``k < 4`` (consecutive threads on consecutive elements of the
@@ -67,36 +71,69 @@ MAX_SHARED_BYTES = 40 * 1024    # the heroes' tiles of one block
 
 @dataclass(frozen=True)
 class TransposePlan:
-    """How a tiled transpose kernel covers its output (module docstring)."""
+    """How a tiled transpose kernel covers its output (module docstring).
+
+    The tile's two axes are dimension *groups*, each listed minor-most first: ``a``, the
+    output's physically minor dims (contiguous in the output), and ``b``, the output dims
+    the transposed operands' minor dims follow (contiguous in those operands); a group of
+    several dims is collapsed into one axis (a ``0-2-1`` transpose after collapsing)."""
 
     analysis: Any                       # the CPU loop emitter's analysis of the instruction
     dims: tuple[int, ...]
-    a: int                              # output dim contiguous in the output
-    b: int                              # output dim contiguous in the tiled operands
+    a: tuple[int, ...]
+    b: tuple[int, ...]
     slots: tuple[int, ...]              # the operand buffers read transposed onto ``b``
     heroes: tuple[HloInstruction, ...]
-    order: tuple[int, ...]              # output dims, major to minor (the block order)
+    order: tuple[int, ...]              # output dims, major to minor
 
-    def blocks_along(self, d: int) -> int:
-        n = self.dims[d]
-        return -(-n // TILE) if d in (self.a, self.b) else n
+    def extent(self, group: tuple[int, ...]) -> int:
+        return prod(self.dims[d] for d in group)
+
+    @property
+    def others(self) -> list[int]:
+        """The output dims outside both groups, major to minor (one index per block)."""
+        return [d for d in self.order if d not in self.a and d not in self.b]
+
+    @property
+    def blocks(self) -> list[int]:
+        """Blocks along the other dims, then the ``b`` tiles, then the ``a`` tiles."""
+        return [self.dims[d] for d in self.others] + \
+            [-(-self.extent(self.b) // TILE), -(-self.extent(self.a) // TILE)]
 
     @property
     def grid(self) -> int:
-        return prod(self.blocks_along(d) for d in self.order)
-
-    def describe(self) -> str:
-        return (f"tiled transpose: {TILE}x{TILE} tiles of dims ({self.a}, {self.b}) of "
-                f"{list(self.dims)}, {self.grid} blocks, operands {self.transposed()} read "
-                f"transposed, shared tiles for {[h.name for h in self.heroes]}")
+        return prod(self.blocks)
 
     def transposed(self) -> list[str]:
         """The names of the operands read transposed."""
         return [self.analysis.buffers[s].instruction.name for s in self.slots]
 
+    def describe(self) -> str:
+        return (f"tiled transpose: {TILE}x{TILE} tiles of dims {list(self.a)} x "
+                f"{list(self.b)} of {list(self.dims)}, {self.grid} blocks, operands "
+                f"{self.transposed()} read transposed, shared tiles for "
+                f"{[h.name for h in self.heroes]}")
+
 
 def _tile_bytes(heroes: tuple[HloInstruction, ...]) -> int:
     return sum(TILE * (TILE + PAD) * max(1, h.shape.element_type.byte_size) for h in heroes)
+
+
+def _groups(dims: tuple[int, ...], out_minor: list[int], src: list[int]
+            ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The tile's dimension groups: prefixes of the output's minor-first dims (``a``) and
+    of the operand's (``src``, as output dims), disjoint, each grown until it spans a
+    tile side or the next dim is the other group's."""
+    a, b = [out_minor[0]], [src[0]]
+    for d in out_minor[1:]:
+        if prod(dims[x] for x in a) >= TILE or d in b:
+            break
+        a.append(d)
+    for d in src[1:]:
+        if prod(dims[x] for x in b) >= TILE or d in a:
+            break
+        b.append(d)
+    return tuple(a), tuple(b)
 
 
 def plan_transpose(analysis: Any) -> TransposePlan | None:
@@ -110,20 +147,29 @@ def plan_transpose(analysis: Any) -> TransposePlan | None:
     out_minor = _minor_first(out_shape)
     if len(out_minor) < 2:
         return None
-    da = out_minor[0]
-    by_dim: dict[int, dict[int, int]] = {}      # b -> {slot: bytes}
+    by_dim: dict[int, dict[int, int]] = {}      # b's minor dim -> {slot: bytes}
+    srcs: dict[int, list[int]] = {}             # b's minor dim -> the largest slot's dims
     for slot, dim_map in operand_reads(a.instr, a.outputs, a.buffers):
         shape = a.buffers[slot].shape
-        minor = _minor_first(shape)
-        if not minor or dim_map[minor[0]] is None or dim_map[minor[0]] == da:
+        src: list[int] = []
+        for d in _minor_first(shape):
+            if dim_map[d] is None:
+                break
+            if dim_map[d] not in src:
+                src.append(dim_map[d])
+        if not src or src[0] == out_minor[0]:
             continue
-        by_dim.setdefault(dim_map[minor[0]], {})[slot] = shape.byte_size
+        group = by_dim.setdefault(src[0], {})
+        if not group or shape.byte_size > max(group.values()):
+            srcs[src[0]] = src
+        group[slot] = shape.byte_size
     if not by_dim:
         return None
-    db = max(by_dim, key=lambda d: sum(by_dim[d].values()))
-    if dims[da] < MIN_DIM or dims[db] < MIN_DIM:
+    first = max(by_dim, key=lambda d: sum(by_dim[d].values()))
+    ga, gb = _groups(dims, out_minor, srcs[first])
+    if prod(dims[d] for d in ga) < MIN_DIM or prod(dims[d] for d in gb) < MIN_DIM:
         return None
-    slots = tuple(sorted(by_dim[db]))
+    slots = tuple(sorted(by_dim[first]))
     heroes: list[HloInstruction] = []
     for s in slots:
         for h in _heroes(a.instr, a.outputs, a.buffers, s):
@@ -134,7 +180,7 @@ def plan_transpose(analysis: Any) -> TransposePlan | None:
         heroes = list(a.outputs)
     if _tile_bytes(tuple(heroes)) > MAX_SHARED_BYTES:
         return None
-    return TransposePlan(a, dims, da, db, slots, tuple(heroes),
+    return TransposePlan(a, dims, ga, gb, slots, tuple(heroes),
                          tuple(major_to_minor(out_shape)))
 
 
@@ -210,31 +256,41 @@ class _Builder:
 
     def build(self) -> None:
         plan, f, b = self.plan, self.f, self.b
-        da, db, dims = plan.a, plan.b, plan.dims
-        order = list(plan.order)
-        coords = delinearize(b, f.block, [plan.blocks_along(d) for d in order])
-        start: list[ir.Value] = [c64(0)] * len(dims)
-        for d, t in zip(order, coords):
-            start[d] = b.mul(t, c64(TILE)) if d in (da, db) else t
+        others = plan.others
+        coords = delinearize(b, f.block, plan.blocks)
+        start: list[ir.Value] = [c64(0)] * len(plan.dims)
+        for d, t in zip(others, coords):
+            start[d] = t
+        tile0 = {plan.a: b.mul(coords[-1], c64(TILE)), plan.b: b.mul(coords[-2], c64(TILE))}
         types = [h.shape.element_type for h in plan.heroes]
         tiles = [f.shared(storage_type(et), TILE * (TILE + PAD)) for et in types]
 
         def tile_slot(tile: ir.Value, ia: ir.Value, ib: ir.Value) -> ir.Value:
             return b.gep(tile, [b.add(b.mul(ia, c64(TILE + PAD)), ib)], inbounds=True)
 
-        def each_row(tid: ir.Value, fixed: int, body) -> None:
-            # thread (x, y): dim ``fixed`` at x, the other tiled dim at y + ROWS * k
+        def place(index: list, group: tuple[int, ...], pos: ir.Value) -> None:
+            # a position along a (collapsed) group: its dims' indices
+            if len(group) == 1:
+                index[group[0]] = pos
+                return
+            major = list(reversed(group))
+            for d, v in zip(major, delinearize(b, pos, [plan.dims[x] for x in major])):
+                index[d] = v
+
+        def each_row(tid: ir.Value, fixed: tuple[int, ...], body) -> None:
+            # thread (x, y): group ``fixed`` at x, the other group at y + ROWS * k
             x, y = b.and_(tid, c64(TILE - 1)), b.lshr(tid, c64(5))
-            other = db if fixed == da else da
-            at = b.add(start[fixed], x)
-            in_fixed = b.icmp_unsigned("<", at, c64(dims[fixed]))
+            other = plan.b if fixed == plan.a else plan.a
+            at = b.add(tile0[fixed], x)
+            in_fixed = b.icmp_unsigned("<", at, c64(plan.extent(fixed)))
             for k in range(TILE // ROWS):
                 local = b.add(y, c64(ROWS * k))
-                pos = b.add(start[other], local)
-                ok = b.and_(in_fixed, b.icmp_unsigned("<", pos, c64(dims[other])))
+                pos = b.add(tile0[other], local)
+                ok = b.and_(in_fixed, b.icmp_unsigned("<", pos, c64(plan.extent(other))))
                 with b.if_then(ok):
                     index = list(start)
-                    index[fixed], index[other] = at, pos
+                    place(index, fixed, at)
+                    place(index, other, pos)
                     body(index, x, local)
 
         def read(tid: ir.Value) -> None:
@@ -242,7 +298,7 @@ class _Builder:
                 gens = self.generators({})
                 for h, tile, et in zip(plan.heroes, tiles, types):
                     store_element(b, gens[id(h)](index), tile_slot(tile, ia, x), et)
-            each_row(tid, db, one)
+            each_row(tid, plan.b, one)
         f.threads(read)
         f.barrier()
 
@@ -250,10 +306,10 @@ class _Builder:
 
         def write(tid: ir.Value) -> None:
             def one(index: list, x: ir.Value, ib: ir.Value) -> None:
+                # a hero is only needed at the element being written (it is in the
+                # elementwise region of the outputs): its tile slot is this thread's
                 def from_tile(tile: ir.Value, et: Any) -> Generator:
-                    return lambda idx: load_element(
-                        b, tile_slot(tile, b.sub(idx[da], start[da]),
-                                     b.sub(idx[db], start[db])), et)
+                    return lambda idx: load_element(b, tile_slot(tile, x, ib), et)
                 gens = self.generators({id(h): from_tile(t, et)
                                         for h, t, et in zip(plan.heroes, tiles, types)})
                 for k, out in enumerate(self.a.outputs):
@@ -261,7 +317,7 @@ class _Builder:
                     where = b.gep(self.ptrs[nops + k], [linear_offset(b, index, shape)],
                                   inbounds=True)
                     store_element(b, gens[id(out)](index), where, shape.element_type)
-            each_row(tid, da, one)
+            each_row(tid, plan.a, one)
         f.threads(write)
 
 
