@@ -58,7 +58,7 @@ from ..cpu.kernel_api import Generator, memoize, operand_slots
 from ..cpu.kernel_support import c64, linear_offset, major_to_minor
 from ..cpu.llvm_types import load_element, storage_type, store_element
 from ..cpu.loop_emitter import LoopEmitter
-from ..cpu.transpose_emitter import _heroes, _minor_first, operand_reads
+from ..cpu.transpose_emitter import _heroes, _minor_first, minor_run, operand_reads
 from .kernels import MAX_GRID, GpuKernel, _external_calls
 from .simt import WARP, KernelFrame, Target
 
@@ -151,12 +151,7 @@ def plan_transpose(analysis: Any) -> TransposePlan | None:
     srcs: dict[int, list[int]] = {}             # b's minor dim -> the largest slot's dims
     for slot, dim_map in operand_reads(a.instr, a.outputs, a.buffers):
         shape = a.buffers[slot].shape
-        src: list[int] = []
-        for d in _minor_first(shape):
-            if dim_map[d] is None:
-                break
-            if dim_map[d] not in src:
-                src.append(dim_map[d])
+        src = minor_run(shape, dim_map)
         if not src or src[0] == out_minor[0]:
             continue
         group = by_dim.setdefault(src[0], {})
