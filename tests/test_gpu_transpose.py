@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -21,8 +22,8 @@ from xlapy.backends.gpu.ptx import ptxas_check, ptxas_path  # noqa: E402
 from xlapy.backends.gpu.transpose import MIN_DIM, TILE  # noqa: E402
 
 DEVICE = os.environ.get("XLAPY_GPU_TEST_DEVICE") == "1"
-NP = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "s32": np.int32,
-      "s8": np.int8, "u16": np.uint16, "pred": np.bool_}
+NP = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
+      "c64": np.complex64, "s32": np.int32, "s8": np.int8, "u16": np.uint16, "pred": np.bool_}
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +51,9 @@ def _args(text: str, seed: int = 0) -> list:
             out.append(rng.integers(0, 2, dims).astype(np.bool_))
         elif name in ("s32", "s8", "u16"):
             out.append(rng.integers(-100 if name != "u16" else 0, 100, dims).astype(NP[name]))
+        elif name == "c64":
+            out.append((rng.standard_normal(dims) + 1j * rng.standard_normal(dims))
+                       .astype(np.complex64))
         else:
             out.append(rng.standard_normal(dims).astype(NP[name]))
     return out
@@ -112,7 +116,8 @@ def test_elementwise_kernels_and_minor_preserving_transposes_are_not_tiled(sim):
 
 
 # ----------------------------------------------------------------------------- numerics
-@pytest.mark.parametrize("ty", ["f32", "f64", "f16", "s32", "s8", "u16", "pred"])
+@pytest.mark.parametrize("ty", ["f32", "f64", "f16", "bf16", "c64", "s32", "s8", "u16",
+                                "pred"])
 @pytest.mark.parametrize("shape", [(37, 45), (64, 96), (33, 100), (129, 17)])
 def test_rank2_transposes_match_the_interpreter(sim, ty, shape):
     text = _transpose2(ty, *shape)
