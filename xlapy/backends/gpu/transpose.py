@@ -47,7 +47,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
-from typing import Any
+from typing import Any, Callable
 
 from llvmlite import ir
 
@@ -272,27 +272,53 @@ class _Builder:
             for d, v in zip(major, delinearize(b, pos, [plan.dims[x] for x in major])):
                 index[d] = v
 
-        def each_row(tid: ir.Value, fixed: tuple[int, ...], body) -> None:
-            # thread (x, y): group ``fixed`` at x, the other group at y + ROWS * k
+        Store = list[tuple[ir.Value, ir.Value, Any]]       # (value, where, element type)
+
+        def each_row(tid: ir.Value, fixed: tuple[int, ...],
+                     compute: Callable[[list, ir.Value, ir.Value], Store]) -> None:
+            # thread (x, y): group ``fixed`` at x, the other group at y + ROWS * k. In a
+            # full tile the rows are computed first and stored after (independent loads
+            # in flight together), else each row is checked and stored on its own.
             x, y = b.and_(tid, c64(TILE - 1)), b.lshr(tid, c64(5))
             other = plan.b if fixed == plan.a else plan.a
             at = b.add(tile0[fixed], x)
             in_fixed = b.icmp_unsigned("<", at, c64(plan.extent(fixed)))
-            for k in range(TILE // ROWS):
+            full = b.icmp_unsigned("<=", b.add(tile0[other], c64(TILE)),
+                                   c64(plan.extent(other)))
+
+            def row(k: int) -> tuple[list, ir.Value, ir.Value]:
                 local = b.add(y, c64(ROWS * k))
                 pos = b.add(tile0[other], local)
-                ok = b.and_(in_fixed, b.icmp_unsigned("<", pos, c64(plan.extent(other))))
-                with b.if_then(ok):
-                    index = list(start)
-                    place(index, fixed, at)
-                    place(index, other, pos)
-                    body(index, x, local)
+                index = list(start)
+                place(index, fixed, at)
+                place(index, other, pos)
+                return index, local, pos
+
+            def commit(stores: Store) -> None:
+                for value, where, et in stores:
+                    store_element(b, value, where, et)
+            with b.if_else(b.and_(full, in_fixed)) as (whole, edge):
+                with whole:
+                    pending = []
+                    for k in range(TILE // ROWS):
+                        index, local, _ = row(k)
+                        pending.append(compute(index, x, local))
+                    for stores in pending:
+                        commit(stores)
+                with edge:
+                    for k in range(TILE // ROWS):
+                        local = b.add(y, c64(ROWS * k))
+                        ok = b.and_(in_fixed, b.icmp_unsigned(
+                            "<", b.add(tile0[other], local), c64(plan.extent(other))))
+                        with b.if_then(ok):
+                            index, local, _ = row(k)
+                            commit(compute(index, x, local))
 
         def read(tid: ir.Value) -> None:
-            def one(index: list, x: ir.Value, ia: ir.Value) -> None:
+            def one(index: list, x: ir.Value, ia: ir.Value) -> Store:
                 gens = self.generators({})
-                for h, tile, et in zip(plan.heroes, tiles, types):
-                    store_element(b, gens[id(h)](index), tile_slot(tile, ia, x), et)
+                return [(gens[id(h)](index), tile_slot(tile, ia, x), et)
+                        for h, tile, et in zip(plan.heroes, tiles, types)]
             each_row(tid, plan.b, one)
         f.threads(read)
         f.barrier()
@@ -300,18 +326,20 @@ class _Builder:
         nops = self.a.num_operand_buffers
 
         def write(tid: ir.Value) -> None:
-            def one(index: list, x: ir.Value, ib: ir.Value) -> None:
+            def one(index: list, x: ir.Value, ib: ir.Value) -> Store:
                 # a hero is only needed at the element being written (it is in the
                 # elementwise region of the outputs): its tile slot is this thread's
                 def from_tile(tile: ir.Value, et: Any) -> Generator:
                     return lambda idx: load_element(b, tile_slot(tile, x, ib), et)
                 gens = self.generators({id(h): from_tile(t, et)
                                         for h, t, et in zip(plan.heroes, tiles, types)})
-                for k, out in enumerate(self.a.outputs):
+                out = []
+                for k, value in enumerate(self.a.outputs):
                     shape = self.a.store_shape(k)
                     where = b.gep(self.ptrs[nops + k], [linear_offset(b, index, shape)],
                                   inbounds=True)
-                    store_element(b, gens[id(out)](index), where, shape.element_type)
+                    out.append((gens[id(value)](index), where, shape.element_type))
+                return out
             each_row(tid, plan.a, one)
         f.threads(write)
 
