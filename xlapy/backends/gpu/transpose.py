@@ -38,10 +38,11 @@ is the transposed one). The rest of the fusion is elementwise on the heroes.
    ``b = b0 + y + 8k`` with the heroes read from the tiles, the other operands read in
    output order, and stores them (coalesced).
 
-Edge tiles are clipped (a bounds check per element). Every value is computed by the same
-elemental generators as in the loop kernel, so results are bit-identical to it. The
-phases are :class:`~xlapy.backends.gpu.simt.KernelFrame` phases, so the same kernel runs
-on the grid emulator.
+In a full tile a thread computes its four rows before storing them (four independent
+loads in flight); edge tiles are clipped (a bounds check per row). Every value is
+computed by the same elemental generators as in the loop kernel, so results are
+bit-identical to it. The phases are :class:`~xlapy.backends.gpu.simt.KernelFrame`
+phases, so the same kernel runs on the grid emulator.
 """
 from __future__ import annotations
 
