@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from conformance import case_params, run_case
-from gpu_programs import ADD, MAX, softmax_text, w1_text
+from gpu_programs import ADD, MAX, gpu_kernels, softmax_text, w1_text
 from xlapy.client.run import run_hlo
 from xlapy.config import debug_options
 from xlapy.errors import DeviceUnavailableError, ResourceExhaustedError
@@ -30,11 +30,7 @@ def sim():
     return gpu.GpuSimBackend()
 
 
-def _kernels(backend, text: str) -> dict:
-    from xlapy.config import DumpConfig, get_debug_options
-    em = backend._emit(parse_module(text), get_debug_options(),
-                       DumpConfig(get_debug_options()), need_device=False)
-    return {k.instruction.name: k for k in em.kernels.values()}
+_kernels = gpu_kernels
 
 
 # ----------------------------------------------------------------------------- conformance

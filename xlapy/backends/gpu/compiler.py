@@ -36,7 +36,8 @@ from .kernels import GpuKernel, UnitKernelEmitter
 from .pipeline import gpu_pipeline
 from .ptx import DEFAULT_SM, compile_ptx
 from .runtime import (Buffers, CallThunk, ConditionalThunk, Copies, CopyThunk, FallbackThunk,
-                      GpuExecutable, LaunchThunk, Plan, Thunk, WhileThunk)
+                      GpuExecutable, LaunchThunk, Plan, SequenceThunk, Thunk,
+                      WhileThunk)
 from .simt import NvptxTarget, SimTarget, Target
 
 log = logging.getLogger("xlapy.gpu")
@@ -154,10 +155,12 @@ class GpuBackend:
 
     def _emit_kernels(self, assignment: BufferAssignment) -> dict[int, GpuKernel]:
         from .column_reduction import ColumnReductionEmitter
+        from .convolution import ConvolutionEmitter
         from .gemm_kernel import GemmKernelEmitter
         from .reduction import RowReductionEmitter
         target = self.target()
         emitters: list[Any] = [GemmKernelEmitter(assignment, target),
+                    ConvolutionEmitter(assignment, target),
                     RowReductionEmitter(assignment, target),
                     ColumnReductionEmitter(assignment, target),
                     UnitKernelEmitter(assignment, target)]
@@ -186,7 +189,7 @@ class GpuBackend:
         # a CUDA device (``load_ptx``); the simulator's compiler overrides this
         if not em.kernels:
             return {}
-        return device.load_ptx(em.texts["ptx"], [k.name for k in em.kernels.values()])
+        return device.load_ptx(em.texts["ptx"], _symbols(em))
 
     # ----- plan
     def _build(self, device: Device, em: Emitted, functions: dict[str, Any]) -> GpuExecutable:
@@ -230,8 +233,7 @@ class GpuSimBackend(GpuBackend):
         kernels = list(em.kernels.values())
         if not kernels:
             return
-        compiled = engine().compile([k.module for k in kernels], [k.name for k in kernels],
-                                    keep_text=True)
+        compiled = engine().compile([k.module for k in kernels], _symbols(em), keep_text=True)
         em.objects = compiled
         em.texts = {"ir-no-opt": compiled.ir_no_opt or "",
                     "ir-with-opt": compiled.ir_with_opt or "", "ptx": compiled.assembly or ""}
@@ -242,12 +244,17 @@ class GpuSimBackend(GpuBackend):
         from ..cpu.jit_engine import engine
         if not em.kernels:
             return {}
-        names = [k.name for k in em.kernels.values()]
+        names = _symbols(em)
         loaded = engine().load(em.objects.objects, names)
         proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
         out: dict[str, Any] = {n: proto(loaded.address(n)) for n in names}
         out["__loaded__"] = loaded
         return out
+
+
+def _symbols(em: Emitted) -> list[str]:
+    """Every kernel function of the emitted kernels (``GpuKernel.symbols``)."""
+    return [s for k in em.kernels.values() for s in k.symbols]
 
 
 def _is_gemm(instr: HloInstruction) -> bool:
@@ -297,8 +304,13 @@ class _PlanBuilder(PlanBuilderBase):
                 addr = self.device.alloc(k.scratch)
                 self.device.memset0(addr, k.scratch)
                 args.append(addr)
-            return LaunchThunk(instr, self.device, self.functions[k.name], k.name, k.grid,
-                               k.block, args)
+            launch = LaunchThunk(instr, self.device, self.functions[k.name], k.name, k.grid,
+                                 k.block, args)
+            if not k.after:
+                return launch
+            return SequenceThunk(instr, Plan(instr.name, [launch] + [
+                LaunchThunk(instr, self.device, self.functions[name], name, grid, block, args)
+                for name, grid, block in k.after]))
         if op in FORWARD:
             return CopyThunk(instr, self.forward_copies(instr))
         if op == "while":

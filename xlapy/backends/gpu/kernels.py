@@ -56,6 +56,14 @@ class GpuKernel:
     module: ir.Module | None = None
     scratch: int = 0                  # bytes of zeroed scratch (the last kernel argument)
     notes: list[str] = field(default_factory=list)
+    #: kernels of the same module launched after this one with the same arguments:
+    #: ``(symbol, grid, block)``
+    after: list[tuple[str, int, int]] = field(default_factory=list)
+
+    @property
+    def symbols(self) -> list[str]:
+        """The kernel functions to load: this one and those of :attr:`after`."""
+        return [self.name] + [a[0] for a in self.after]
 
     @property
     def threads(self) -> int:
