@@ -2,7 +2,8 @@
 ``section(ctx, be)``): CNN convolutions as JAX lowers them -- a ResNet layer (batch 64,
 56x56x64, 3x3 -> 64) and the seed CIFAR CNN's layers (batch 64: 32x32x3 -> 32 same,
 32x32x32 -> 32 valid), each forward, input gradient and weight gradient -- on the backend
-(``xlapy/backends/gpu/convolution.py``: the tiled implicit-GEMM kernel; no cuDNN), checked
+(im2col + cuBLAS where cuBLAS is found, else the implicit-GEMM kernel of
+``xlapy/backends/gpu/conv_gemm.py``; the ResNet layer also on that kernel; no cuDNN), checked
 against JAX on the CPU in float64 and timed against JAX's GPU backend (cuDNN) in the same
 run, both in full f32 (``precision=highest``; JAX's default TF32 time is printed beside).
 The simulator rehearsal (``GPU_CHECK_BACKEND=gpu_sim``) uses batch 2 and 8x8 images.
@@ -43,17 +44,18 @@ def _jobs(batch: int, hw: int, cin: int, cout: int, pad: str, rng) -> list:
 
 def section(ctx, be) -> None:
     """Run the convolutions (module docstring) and add their rows to ``ctx.TABLE``."""
-    ctx.say("== convolutions (xlapy's own kernels, no cuDNN) vs JAX's GPU backend (cuDNN)")
+    ctx.say("== convolutions (xlapy: im2col + cuBLAS where found, else its implicit-GEMM "
+            "kernel; no cuDNN) vs JAX's GPU backend (cuDNN)")
     try:
         import jax  # noqa: F401
     except ImportError:
         ctx.say("  jax is not installed: no convolution programs to lower")
         return
-    from xlapy.backends.gpu import convolution
+    from xlapy.backends.gpu import conv_im2col, convolution
     from xlapy.hlo import parse_module
     rng = np.random.default_rng(5)
     reps = 3 if ctx.SIM else 10
-    for name, batch, hw, cin, cout, pad in (SIM_LAYERS if ctx.SIM else LAYERS):
+    for li, (name, batch, hw, cin, cout, pad) in enumerate(SIM_LAYERS if ctx.SIM else LAYERS):
         for kind, fn, args in _jobs(batch, hw, cin, cout, pad, rng):
             if ctx.left() < 12:
                 ctx.say("  (out of time: the remaining convolutions are skipped)")
@@ -74,11 +76,24 @@ def section(ctx, be) -> None:
             except Exception as e:  # noqa: BLE001
                 ctx.say("  no float64 reference:", type(e).__name__, str(e)[:200])
                 want = None
+            jax = ctx.jax_time(fn, args, reps)
             mine = ctx.ours(be, text, args, reps, want, tol=1e-4)
-            rate = f"[{flops / mine[0] / 1e12:.3f} TFLOP/s]" if flops else ""
-            ctx.row(f"conv {name} {kind} b{batch}", mine, ctx.jax_time(fn, args, reps),
-                    f"full fp32 both {rate}")
-            tf32 = ctx.jax_time(fn, args, reps, "default")
-            if tf32:
-                ctx.say(f"  (jax at its default precision (TF32): {tf32[0] * 1e3:.3f} ms wall,"
-                        f" {tf32[1] * 1e3:.3f} ms loop)")
+            ctx.row(f"conv {name} {kind} b{batch}", mine, jax,
+                    f"full fp32 both {_rate(flops, mine[0])}")
+            if li == 0 and not ctx.SIM:    # the first layer also on the own kernel
+                real = conv_im2col.blas_handle
+                conv_im2col.blas_handle = lambda device: None
+                try:
+                    own = ctx.ours(be, text, args, reps, want, tol=1e-4)
+                finally:
+                    conv_im2col.blas_handle = real
+                ctx.row(f"conv {name} {kind} b{batch} own kernel", own, jax,
+                        f"full fp32 both {_rate(flops, own[0])}")
+                tf32 = ctx.jax_time(fn, args, reps, "default")
+                if tf32:
+                    ctx.say(f"  (jax at its default precision (TF32): {tf32[0] * 1e3:.3f} ms "
+                            f"wall, {tf32[1] * 1e3:.3f} ms loop)")
+
+
+def _rate(flops: float, seconds: float) -> str:
+    return f"[{flops / seconds / 1e12:.3f} TFLOP/s]" if flops and seconds else ""

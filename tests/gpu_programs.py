@@ -1,7 +1,8 @@
 """HLO texts of the programs the GPU tests (``test_gpu*.py``) and the prepared GPU check
 (``benchmarks/gpu_check*.py``) run: ``W1`` ``sum(x + y*z)``, row softmax and layernorm, one
-convolution, and the ``add``/``mx`` reducers they and the tests' own programs use; and
-:func:`gpu_kernels`, the kernels a GPU backend emits for a program."""
+convolution, and the ``add``/``mx`` reducers they and the tests' own programs use;
+:func:`gpu_kernels`, the kernels a GPU backend emits for a program, and
+:class:`ColumnMajorGemm`, a NumPy model of cuBLAS' gemm on simulator memory."""
 from __future__ import annotations
 
 ADD = "add {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b)\n}\n"
@@ -74,3 +75,27 @@ def gpu_kernels(backend, text: str) -> dict:
     em = backend._emit(parse_module(text), get_debug_options(),
                        DumpConfig(get_debug_options()), need_device=False)
     return {k.instruction.name: k for k in em.kernels.values()}
+
+
+class ColumnMajorGemm:
+    """cuBLAS column-major gemm semantics on host memory (the simulator's device memory)."""
+
+    def gemm(self, dt, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, batch=1, sa=0, sb=0, sc=0):
+        import ctypes
+
+        import numpy as np
+        np_t = np.float32 if dt == "f32" else np.float64
+        sz = np.dtype(np_t).itemsize
+
+        def mat(addr, ld, rows, cols, trans):
+            # column-major stored op(X): X is (rows x cols) if not trans else (cols x rows)
+            r, cc = (rows, cols) if not trans else (cols, rows)
+            buf = (ctypes.c_char * (ld * cc * sz)).from_address(addr)
+            arr = np.frombuffer(buf, np_t).reshape(cc, ld).T[:r, :]
+            return arr if not trans else arr.T
+        for i in range(batch):
+            A = mat(a + i * sa * sz, lda, m, k, ta)
+            B = mat(b + i * sb * sz, ldb, k, n, tb)
+            buf = (ctypes.c_char * (ldc * n * sz)).from_address(c + i * sc * sz)
+            out = np.frombuffer(buf, np_t).reshape(n, ldc).T
+            out[:m, :] = A @ B

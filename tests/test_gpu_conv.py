@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 
 from conformance import all_cases, run_case
-from gpu_programs import conv_text, gpu_kernels as _kernels
+from gpu_programs import ColumnMajorGemm, conv_text, gpu_kernels as _kernels
 from xlapy.client.run import run_hlo
+from xlapy.config import debug_options
 from xlapy.hlo import parse_module
 
 gpu = pytest.importorskip("xlapy.backends.gpu")
-from xlapy.backends.gpu import conv_gemm, convolution  # noqa: E402
+from xlapy.backends.gpu import conv_gemm, conv_im2col, convolution  # noqa: E402
 from xlapy.backends.gpu.ptx import ptxas_check, ptxas_path  # noqa: E402
 
 DEVICE = os.environ.get("XLAPY_GPU_TEST_DEVICE") == "1"
@@ -96,7 +97,7 @@ def random_conv(seed: int) -> str:
 
 
 @pytest.mark.parametrize("kernel", ["direct", "tiled"])
-@pytest.mark.parametrize("seed", range(24))
+@pytest.mark.parametrize("seed", range(20))
 def test_random_convolutions_match_the_interpreter(sim, monkeypatch, seed, kernel):
     """Odd seeds: as compiled (the pipeline canonicalizes the labels to NHWC/HWIO with
     transposes); even seeds: without the canonicalization, so the kernels read the random
@@ -114,7 +115,7 @@ def test_random_convolutions_match_the_interpreter(sim, monkeypatch, seed, kerne
 
 
 def test_random_generator_covers_the_features():
-    texts = [random_conv(s) for s in range(24)]
+    texts = [random_conv(s) for s in range(20)]
     joined = "\n".join(texts)
     for feature in ("feature_group_count", "batch_group_count", "f16[", "bf16[", "f64[",
                     "s32[", "_-1", "rhs_reversal=1", "lhs_dilate=2", "rhs_dilate=2"):
@@ -159,6 +160,11 @@ def test_weight_gradient_with_a_long_sum_splits_it_and_adds_the_parts_in_order(s
     first, second = exe.execute(args), exe.execute(args)
     assert np.array_equal(first, second)                  # no atomics: deterministic
     _check("gpu_sim", text, 3)
+    with debug_options(xla_hlo_profile=True):
+        profiled = sim.compile(parse_module(text))
+    np.testing.assert_array_equal(profiled.execute(args), first)
+    rows = profiled.profile_text().splitlines()
+    assert any("launches" in r for r in rows) and any("launch " in r for r in rows)
 
 
 @pytest.mark.parametrize("dt,out_dt", [("bf16", "f32"), ("f16", "f32"), ("f32", "f64")])
@@ -201,15 +207,43 @@ def test_convolutions_stay_their_own_kernels(sim):
     np.testing.assert_allclose(exe.execute(args), want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("form", ["forward", "forward_stride2", "weight_grad", "nchw"])
+def test_im2col_and_the_cublas_call_compute_the_convolution(monkeypatch, form):
+    """With cuBLAS (here a NumPy model of its column-major gemm on the simulator's memory)
+    large f32 convolutions run as the im2col kernel plus one gemm call."""
+    monkeypatch.setattr(conv_im2col, "blas_handle", lambda device: ColumnMajorGemm())
+    monkeypatch.setattr(conv_im2col, "MIN_MACS", 0)
+    text = conv_text(*FORMS[form])
+    exe = gpu.GpuSimBackend().compile(parse_module(text))
+    kinds = {t.kind for t in exe.plan.walk() if t.instruction.opcode == "convolution"}
+    assert kinds == {"im2col-gemm"}
+    args = _args(text, 6)
+    want = run_hlo(parse_module(text), args, backend="interpreter")[0]
+    np.testing.assert_allclose(exe.execute(args), want, rtol=1e-5, atol=1e-4)
+
+
+def test_im2col_declines_what_it_cannot_express():
+    monkeypatch_free = [conv_text(*FORMS[f]) for f in ("input_grad", "depthwise")] + [
+        conv_text((2, 6, 6, 8), (3, 3, 8, 16), "size=3x3", "b01f_01io->b01f", dt="bf16")]
+    for text in monkeypatch_free:
+        conv = parse_module(text).entry.root
+        assert conv_im2col.im2col_plan(convolution.conv_spec(conv)) is None
+
+
 # ----------------------------------------------------------------------------- conformance
 def _conv_cases() -> list:
-    return [pytest.param(c, id=c.name) for c in all_cases()
-            if "convolution(" in c.text("module.hlo")] or [
+    """The conformance cases with convolutions; the training step only in the deep run
+    (test_gpu.py's conformance run checks its numerics and that no convolution falls back)."""
+    return [pytest.param(c, id=c.name, marks=[pytest.mark.slow] if "train" in c.name else [])
+            for c in all_cases() if "convolution(" in c.text("module.hlo")] or [
         pytest.param(None, marks=pytest.mark.skip(reason="no conformance cases"))]
 
 
 @pytest.mark.parametrize("case", _conv_cases())
-def test_conformance_convolutions_run_on_the_gpu_kernels(sim, case):
+def test_conformance_convolutions_run_on_the_gpu_kernels(sim, request, case):
+    if "train" in case.name and "slow" not in (request.config.getoption("markexpr") or "") \
+            and not os.environ.get("XLAPY_SLOW_TESTS"):
+        pytest.skip("deep run: pytest -m slow (or XLAPY_SLOW_TESTS=1)")
     exe, bad = run_case(sim, case)
     assert not bad, "\n".join(m.message for m in bad)
     assert exe.fallback_opcodes() == []

@@ -5,8 +5,9 @@ on a clone, assigns buffers, emits a kernel for every instruction a GPU emitter 
 (``kernels.py``, ``reduction.py``), compiles them -- to PTX for the device's ``sm``
 (``ptx.py``) loaded by the driver, or for the host on the simulator -- and builds the
 plan of thunks (``runtime.py``). Dots go to cuBLAS when it is found (``cublas.py``), else
-to the backend's tiled kernel (``gemm_kernel.py``); everything else without a kernel runs
-in the host fallback.
+to the backend's tiled kernel (``gemm_kernel.py``), convolutions to the backend's own
+kernels (``convolution.py``, ``conv_gemm.py``); everything else without a kernel runs in
+the host fallback.
 
 Platforms: ``"gpu"`` (:class:`GpuBackend` on :class:`~xlapy.backends.gpu.cuda.CudaDevice`;
 its device is opened at the first compile, so :meth:`compiler_ir` works with no GPU) and
@@ -23,7 +24,7 @@ import time
 from typing import Any
 
 from ...config import DumpConfig, get_debug_options
-from ...errors import DeviceUnavailableError, InvalidArgumentError
+from ...errors import DeviceUnavailableError, InvalidArgumentError, ResourceExhaustedError
 from ...hlo.ir import HloInstruction, HloModule
 from ...hlo.verifier import verify_module
 from ...passes.buffer_assignment import BufferAssignment, assign_buffers
@@ -286,6 +287,23 @@ class _PlanBuilder(PlanBuilderBase):
     def copies(self, pairs) -> Copies:
         return Copies(self.buffers, pairs)
 
+    def _im2col_thunk(self, instr: HloInstruction, k: GpuKernel) -> Thunk | None:
+        """A convolution as im2col + cuBLAS (``conv_im2col.py``), None without cuBLAS or
+        device memory for the patches (then its own kernel runs)."""
+        from . import conv_im2col
+        handle = conv_im2col.blas_handle(self.device)
+        if handle is None:
+            return None
+        x, w, y = (self.buffers.address(buffer_ref(self.assignment, kb.instruction, kb.index))
+                   for kb in k.buffers[:3])
+        try:
+            return conv_im2col.Im2colGemmThunk(instr, self.device, self.functions[k.im2col.name],
+                                               k.im2col, handle, x, w, y)
+        except ResourceExhaustedError as e:
+            log.info("%s: no device memory for im2col patches (%s); the kernel runs", instr.name,
+                     e)
+            return None
+
     def thunk(self, instr: HloInstruction) -> Thunk | None:
         op = instr.opcode
         if op in NO_OP:
@@ -297,6 +315,10 @@ class _PlanBuilder(PlanBuilderBase):
                 return GemmThunk(instr, handle, self.buffers,
                                  [self.ref(o) for o in instr.operands], self.ref(instr))
         k = self.em.kernels.get(id(instr))
+        if k is not None and k.im2col is not None:
+            thunk = self._im2col_thunk(instr, k)
+            if thunk is not None:
+                return thunk
         if k is not None:
             args = [self.buffers.address(buffer_ref(self.assignment, kb.instruction, kb.index))
                     for kb in k.buffers]
@@ -308,7 +330,8 @@ class _PlanBuilder(PlanBuilderBase):
                                  k.block, args)
             if not k.after:
                 return launch
-            return SequenceThunk(instr, Plan(instr.name, [launch] + [
+            launches: list[Thunk] = [launch]
+            return SequenceThunk(instr, Plan(instr.name, launches + [
                 LaunchThunk(instr, self.device, self.functions[name], name, grid, block, args)
                 for name, grid, block in k.after]))
         if op in FORWARD:

@@ -6,11 +6,13 @@ order), column ``n`` an output feature of the group, and ``k = (taps..., c)`` ru
 window taps and the group's input features, ``A[m, k]`` being the input element the tap
 reads (zero in padding and dilation holes) and ``B[k, n]`` the kernel element. Neither is
 materialized: block ``(split, q, tile row, tile column)`` of 256 threads computes a
-``64 x 64`` tile of ``C``, thread ``(ty, tx)`` the 4 x 4 elements ``(ty + 16 i, tx + 16 j)``.
+``64 x 64`` tile of ``C``, thread ``(ty, tx)`` the 4 x 4 elements ``(4 ty + i, 4 tx + j)``.
 For each 16-wide slice of ``k`` every thread gathers four elements of the ``A`` tile and
-four of the ``B`` tile into shared memory (converted to the accumulator type), a barrier,
-16 rank-one updates of its 16 accumulators from shared memory, a barrier -- the slice loop
-is uniform over the block, so every thread reaches every barrier.
+four of the ``B`` tile into shared memory (converted to the accumulator type; ``k``-major
+rows padded to ``64 + 4`` elements against bank conflicts), a barrier, 16 rank-one updates
+of its 16 accumulators (``fma``), each reading its 4 ``A`` and 4 ``B`` values with one
+16-byte vector load apiece, a barrier -- the slice loop is uniform over the block, so every
+thread reaches every barrier.
 
 Which tile element a thread gathers follows the operand's layout: consecutive threads take
 consecutive ``k`` when the input features (kernel: its input features) are the operand's
@@ -32,17 +34,19 @@ from llvmlite import ir
 from ..cpu.kernel_api import kernel_buffers
 from ..cpu.kernel_support import c64, for_loop
 from ..cpu.llvm_types import F64
-from .convolution import ConvSpec, Ix, load_acc, multiply_add, store_acc, zero
+from .convolution import I32, ConvSpec, Ix, load_acc, multiply_add, store_acc, zero
 from .kernels import MAX_GRID, GpuKernel, launch_dims
 from .simt import KernelFrame, Target
 
 BM = BN = 64          # tile of C
 BK = 16               # slice of K
+PAD = 4               # shared rows are BM + PAD long: fewer bank conflicts, 16-byte rows
 THREADS = 256
 MICRO = 4             # each thread: MICRO x MICRO elements of the tile
 LOADS = BM * BK // THREADS
-#: Blocks that keep a large GPU busy (about two per SM of an H100/H200).
-FILL_BLOCKS = 256
+#: Blocks that keep a large GPU busy (about four per SM of an H100/H200, the most that fit
+#: one SM's registers at 256 threads each).
+FILL_BLOCKS = 512
 #: Fewest slices of K per split range.
 MIN_SLICES = 8
 
@@ -85,8 +89,8 @@ def emit_tiled(target: Target, name: str, spec: ConvSpec) -> GpuKernel | None:
         b = f.b
         ix = Ix(b, spec.wide)
         xb, wb, yb = f.buffers[:3]
-        a_tile = f.shared(spec.acc, BK * BM)
-        b_tile = f.shared(spec.acc, BK * BN)
+        a_tile = f.shared(spec.acc, BK * (BM + PAD))      # [k][m]
+        b_tile = f.shared(spec.acc, BK * (BN + PAD))      # [k][n]
         accs = [f.per_thread(spec.acc) for _ in range(MICRO * MICRO)]
         val = f.entry_alloca(spec.acc)
         blk = ix.of(f.block)
@@ -140,6 +144,17 @@ def emit_tiled(target: Target, name: str, spec: ConvSpec) -> GpuKernel | None:
                 return b.urem(e, ix.c(rows)), b.udiv(e, ix.c(rows))
             return b.udiv(e, ix.c(cols)), b.urem(e, ix.c(cols))
 
+        vec = ir.VectorType(spec.acc, MICRO)
+        # 16-byte aligned vector loads on the GPU (the shared rows are); the simulator's
+        # per-block arrays are only element-aligned
+        align = 16 if not f.target.simulated else (8 if spec.acc is F64 else 4)
+
+        def micro(tile: ir.Value, first: ir.Value) -> list[ir.Value]:
+            """The MICRO consecutive elements of a shared tile from ``first``: one vector
+            load (``ld.shared.v4``)."""
+            v = b.load(b.bitcast(b.gep(tile, [first]), vec.as_pointer()), align=align)
+            return [b.extract_element(v, ir.Constant(I32, i)) for i in range(MICRO)]
+
         def slice_k(kt64: ir.Value) -> None:
             k0 = ix.mul(ix.of(kt64), BK)
 
@@ -149,10 +164,10 @@ def emit_tiled(target: Target, name: str, spec: ConvSpec) -> GpuKernel | None:
                     e = ix.add(t, j * THREADS)
                     row, col = coords(e, BM, BK, not a_along_k)
                     v = a_element(ix.add(m0, row), ix.add(k0, col))
-                    b.store(v, b.gep(a_tile, [ix.add(ix.mul(col, BM), row)]))
+                    b.store(v, b.gep(a_tile, [ix.add(ix.mul(col, BM + PAD), row)]))
                     kr, col = coords(e, BK, BN, not b_along_n)
                     v = b_element(ix.add(k0, kr), ix.add(n0, col))
-                    b.store(v, b.gep(b_tile, [ix.add(ix.mul(kr, BN), col)]))
+                    b.store(v, b.gep(b_tile, [ix.add(ix.mul(kr, BN + PAD), col)]))
             f.threads(fill)
             f.barrier()
 
@@ -161,10 +176,8 @@ def emit_tiled(target: Target, name: str, spec: ConvSpec) -> GpuKernel | None:
                 ty, tx = b.udiv(t, ix.c(16)), b.urem(t, ix.c(16))
                 sums = [a.load(t64) for a in accs]
                 for kk in range(BK):
-                    xs = [b.load(b.gep(a_tile, [ix.add(ty, kk * BM + 16 * i)]))
-                          for i in range(MICRO)]
-                    ys = [b.load(b.gep(b_tile, [ix.add(tx, kk * BN + 16 * j)]))
-                          for j in range(MICRO)]
+                    xs = micro(a_tile, ix.add(ix.mul(ty, MICRO), kk * (BM + PAD)))
+                    ys = micro(b_tile, ix.add(ix.mul(tx, MICRO), kk * (BN + PAD)))
                     sums = [multiply_add(b, sums[i * MICRO + j], xs[i], ys[j])
                             for i in range(MICRO) for j in range(MICRO)]
                 for a, v in zip(accs, sums):
@@ -180,11 +193,11 @@ def emit_tiled(target: Target, name: str, spec: ConvSpec) -> GpuKernel | None:
             t = ix.of(t64)
             ty, tx = b.udiv(t, ix.c(16)), b.urem(t, ix.c(16))
             for i in range(MICRO):
-                m = ix.add(m0, ty, 16 * i)
+                m = ix.add(m0, ix.mul(ty, MICRO), i)
                 parts = m_parts(m)
                 ym = ix.add(*(ix.mul(parts[r], y_stride[r]) for r, _ in m_dims))
                 for j in range(MICRO):
-                    n = ix.add(n0, tx, 16 * j)
+                    n = ix.add(n0, ix.mul(tx, MICRO), j)
                     ok = b.and_(b.icmp_unsigned("<", m, ix.c(M)),
                                 b.icmp_unsigned("<", n, ix.c(N)))
                     with b.if_then(ok):

@@ -25,6 +25,10 @@ Two kernels (:class:`ConvolutionEmitter` picks one):
   with enough features on both sides (forward, input- and weight-gradient convolutions of
   CNNs).
 
+Where cuBLAS is found (never on the simulator) a large single-group f32/f64 convolution
+runs as im2col + the cuBLAS GEMM instead (``conv_im2col.py`` says when and why); its im2col
+kernel is emitted beside the kernel above, which runs when cuBLAS is not there.
+
 Accumulation as the CPU backend's: ``f32`` for f16/bf16/f32, ``f64`` when an operand or the
 result is f64, ``i64`` for integers (wrapped to the result type); the interpreter sums
 floats in f64, so float results agree with it to rounding.
@@ -45,7 +49,8 @@ from ...hlo.ir import HloInstruction
 from ...hlo.shape import Shape
 from ..cpu.kernel_api import kernel_buffers
 from ..cpu.kernel_support import c64, for_loop
-from ..cpu.llvm_types import F32, F64, I64, from_compute, llvm_type, to_compute
+from ..cpu.llvm_types import (F32, F64, I64, declare_function, from_compute, llvm_type,
+                              to_compute)
 from .kernels import GpuKernel, launch_dims, MAX_GRID
 from .simt import KernelFrame, Target
 
@@ -258,9 +263,13 @@ def store_acc(b: ir.IRBuilder, base: ir.Value, et: T.ElementType, off: ir.Value,
 
 
 def multiply_add(b: ir.IRBuilder, acc: ir.Value, x: ir.Value, y: ir.Value) -> ir.Value:
+    """``acc + x * y``; floats through ``llvm.fmuladd`` (one ``fma`` on the GPU, a multiply
+    and an add on a host without FMA: never a library call)."""
     if acc.type is I64:
         return b.add(acc, b.mul(x, y))
-    return b.fadd(acc, b.fmul(x, y))
+    name = "llvm.fmuladd.f64" if acc.type is F64 else "llvm.fmuladd.f32"
+    fn = declare_function(b.module, name, acc.type, [acc.type] * 3)
+    return b.call(fn, [x, y, acc])
 
 
 def zero(ty: ir.Type) -> ir.Constant:
@@ -349,12 +358,15 @@ class ConvolutionEmitter:
         spec = conv_spec(instr)
         if spec is None:
             return None
+        k = None
         if use_tiled(spec):
             from .conv_gemm import emit_tiled
             k = emit_tiled(self.target, name, spec)
-            if k is not None:
-                return k
-        return emit_direct(self.target, name, spec)
+        k = k or emit_direct(self.target, name, spec)
+        if k is not None and k.module is not None:
+            from .conv_im2col import emit_im2col
+            k.im2col = emit_im2col(self.target, k.module, f"{name}_im2col", spec)
+        return k
 
 
 __all__ = ["ConvSpec", "ConvolutionEmitter", "conv_spec", "emit_direct", "use_tiled", "Ix",

@@ -329,5 +329,5 @@ class GpuExecutable:
             self._run()
 
 
-__all__ = ["GpuExecutable", "Plan", "Buffers", "LaunchThunk", "SequenceThunk", "CopyThunk", "FallbackThunk",
-           "WhileThunk", "ConditionalThunk", "CallThunk", "Copies"]
+__all__ = ["GpuExecutable", "Plan", "Buffers", "LaunchThunk", "SequenceThunk", "CopyThunk",
+           "FallbackThunk", "WhileThunk", "ConditionalThunk", "CallThunk", "Copies"]
