@@ -140,6 +140,10 @@ FORMS = {
 }
 
 
+#: a weight gradient whose sum is split over blocks
+SPLIT_WGRAD = ((16, 12, 12, 8), (16, 12, 12, 16), "size=12x12 pad=1_1x1_1", "f01b_i01o->01bf")
+
+
 @pytest.mark.parametrize("form", sorted(FORMS))
 def test_cnn_forms_choose_their_kernel_and_match(sim, form):
     x, w, window, labels, extra = FORMS[form]
@@ -150,8 +154,7 @@ def test_cnn_forms_choose_their_kernel_and_match(sim, form):
 
 
 def test_weight_gradient_with_a_long_sum_splits_it_and_adds_the_parts_in_order(sim):
-    text = conv_text((16, 12, 12, 8), (16, 12, 12, 16), "size=12x12 pad=1_1x1_1",
-                     "f01b_i01o->01bf")
+    text = conv_text(*SPLIT_WGRAD)
     (k,) = _kernels(sim, text).values()
     assert k.kind == "conv-gemm-tiled" and k.after and k.scratch > 0
     assert k.grid > 1 and k.grid % conv_gemm.split_count(1, -(-16 * 144 // conv_gemm.BK)) == 0
@@ -255,27 +258,38 @@ def test_conformance_convolutions_run_on_the_gpu_kernels(sim, request, case):
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas is not installed")
 @pytest.mark.parametrize("kernel", ["direct", "tiled"])
 def test_convolution_kernels_assemble_with_ptxas(monkeypatch, kernel):
+    """The direct or the tiled kernel, the split-K sum and the im2col kernel (emitted for
+    every eligible convolution here) assemble for both targets."""
     monkeypatch.setattr(convolution, "FORCE", kernel)
+    monkeypatch.setattr(conv_im2col, "MIN_MACS", 0)
     texts = [conv_text(*FORMS[f]) for f in ("forward", "input_grad", "nchw")]
-    texts += [conv_text((16, 12, 12, 8), (16, 12, 12, 16), "size=12x12 pad=1_1x1_1",
-                        "f01b_i01o->01bf"),                               # split + combine
+    texts += [conv_text(*SPLIT_WGRAD),                                  # split + combine
               random_conv(1), conv_text((2, 6, 6, 8), (3, 3, 8, 16), "size=3x3",
                                         "b01f_01io->b01f", dt="bf16", out_dt="f32"),
               conv_text((2, 6, 6, 8), (3, 3, 8, 16), "size=3x3", "b01f_01io->b01f",
                         dt="f64")]
+    im2col = False
     for text in texts:
         ptx = gpu.GpuBackend().compiler_ir(parse_module(text), "ptx")
         assert ".entry" in ptx
+        im2col = im2col or "_im2col" in ptx
         for arch in ("sm_80", "sm_90"):
             ptxas_check(ptx, arch)
+    assert im2col
 
 
 # ----------------------------------------------------------------------------- on a GPU
 @pytest.mark.skipif(not DEVICE, reason="XLAPY_GPU_TEST_DEVICE=1 runs these on a GPU")
-@pytest.mark.parametrize("form", sorted(FORMS))
-def test_cnn_forms_on_the_device(form):
-    x, w, window, labels, extra = FORMS[form]
-    _check("gpu", conv_text(x, w, window, labels, extra))
+@pytest.mark.parametrize("path", ["im2col", "own"])
+@pytest.mark.parametrize("form", sorted(FORMS) + ["split_wgrad"])
+def test_cnn_forms_on_the_device(monkeypatch, form, path):
+    """Each form on the device: through im2col + cuBLAS where it applies (with cuBLAS),
+    and on the backend's own kernels."""
+    if path == "own":
+        monkeypatch.setattr(conv_im2col, "blas_handle", lambda device: None)
+    else:
+        monkeypatch.setattr(conv_im2col, "MIN_MACS", 0)
+    _check("gpu", conv_text(*SPLIT_WGRAD) if form == "split_wgrad" else conv_text(*FORMS[form]))
 
 
 @pytest.mark.skipif(not DEVICE, reason="XLAPY_GPU_TEST_DEVICE=1 runs these on a GPU")

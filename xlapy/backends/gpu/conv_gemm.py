@@ -67,9 +67,11 @@ def emit_tiled(target: Target, name: str, spec: ConvSpec) -> GpuKernel | None:
     tm, tn = -(-M // BM), -(-N // BN)
     base = ng * tm * tn
     slices = -(-K // BK)
-    splits = split_count(base, slices)
-    per = -(-slices // splits)
     total = spec.out_elems
+    # the partials' indices (split x output) stay in the kernel's index type
+    splits = min(split_count(base, slices), max(1, (2 ** 31 - 1) // max(total, 1)))
+    per = -(-slices // splits)
+    splits = -(-slices // per)
     if base * splits > MAX_GRID or (splits > 1 and spec.wide):
         return None
     acc_bytes = 8 if spec.acc is F64 else 4
