@@ -7,12 +7,14 @@ window taps and the group's input features, ``A[m, k]`` being the input element 
 reads (zero in padding and dilation holes) and ``B[k, n]`` the kernel element. Neither is
 materialized: block ``(split, q, tile row, tile column)`` of 256 threads computes a
 ``64 x 64`` tile of ``C``, thread ``(ty, tx)`` the 4 x 4 elements ``(4 ty + i, 4 tx + j)``.
-For each 16-wide slice of ``k`` every thread gathers four elements of the ``A`` tile and
+For each 16-wide slice of ``k`` every thread stores four elements of the ``A`` tile and
 four of the ``B`` tile into shared memory (converted to the accumulator type; ``k``-major
-rows padded to ``64 + 4`` elements against bank conflicts), a barrier, 16 rank-one updates
-of its 16 accumulators (``fma``), each reading its 4 ``A`` and 4 ``B`` values with one
-16-byte vector load apiece, a barrier -- the slice loop is uniform over the block, so every
-thread reaches every barrier.
+rows padded to ``64 + 4`` elements against bank conflicts), a barrier, then gathers its
+eight elements of the next slice from global memory into registers (their latency
+overlapping what follows) and makes 16 rank-one updates of its 16 accumulators (``fma``),
+each reading its 4 ``A`` and 4 ``B`` values with one 16-byte vector load apiece, a barrier
+-- the slice loop and its prefetch condition are uniform over the block, so every thread
+reaches every barrier.
 
 Which tile element a thread gathers follows the operand's layout: consecutive threads take
 consecutive ``k`` when the input features (kernel: its input features) are the operand's
@@ -28,6 +30,8 @@ nothing needs zeroing) and a second kernel adds the ``S`` partials in order and 
 them into the output (deterministic, no atomics).
 """
 from __future__ import annotations
+
+from typing import Callable
 
 from llvmlite import ir
 
@@ -157,23 +161,41 @@ def emit_tiled(target: Target, name: str, spec: ConvSpec) -> GpuKernel | None:
             v = b.load(b.bitcast(b.gep(tile, [first]), vec.as_pointer()), align=align)
             return [b.extract_element(v, ir.Constant(I32, i)) for i in range(MICRO)]
 
-        def slice_k(kt64: ir.Value) -> None:
+        staged = [(f.per_thread(spec.acc), f.per_thread(spec.acc)) for _ in range(LOADS)]
+
+        def slots(t: ir.Value, j: int):
+            """Tile coordinates of thread ``t``'s ``j``-th A and B elements."""
+            e = ix.add(t, j * THREADS)
+            return coords(e, BM, BK, not a_along_k), coords(e, BK, BN, not b_along_n)
+
+        def gather_slice(kt64: ir.Value) -> Callable[[ir.Value], None]:
+            """Read the thread's elements of slice ``kt`` from global memory into registers
+            (issued before the previous slice's multiply-adds, so their latency overlaps)."""
             k0 = ix.mul(ix.of(kt64), BK)
 
+            def body(t64: ir.Value) -> None:
+                for j, ((row, col), (kr, cb)) in enumerate(
+                        slots(ix.of(t64), j) for j in range(LOADS)):
+                    staged[j][0].store(t64, a_element(ix.add(m0, row), ix.add(k0, col)))
+                    staged[j][1].store(t64, b_element(ix.add(k0, kr), ix.add(n0, cb)))
+            return body
+
+        def slice_k(kt64: ir.Value) -> None:
             def fill(t64: ir.Value) -> None:
-                t = ix.of(t64)
-                for j in range(LOADS):
-                    e = ix.add(t, j * THREADS)
-                    row, col = coords(e, BM, BK, not a_along_k)
-                    v = a_element(ix.add(m0, row), ix.add(k0, col))
-                    b.store(v, b.gep(a_tile, [ix.add(ix.mul(col, BM + PAD), row)]))
-                    kr, col = coords(e, BK, BN, not b_along_n)
-                    v = b_element(ix.add(k0, kr), ix.add(n0, col))
-                    b.store(v, b.gep(b_tile, [ix.add(ix.mul(kr, BN + PAD), col)]))
+                for j, ((row, col), (kr, cb)) in enumerate(
+                        slots(ix.of(t64), j) for j in range(LOADS)):
+                    b.store(staged[j][0].load(t64),
+                            b.gep(a_tile, [ix.add(ix.mul(col, BM + PAD), row)]))
+                    b.store(staged[j][1].load(t64),
+                            b.gep(b_tile, [ix.add(ix.mul(kr, BN + PAD), cb)]))
             f.threads(fill)
             f.barrier()
+            nxt = b.add(kt64, c64(1))
+            prefetch = gather_slice(nxt)
 
             def accumulate(t64: ir.Value) -> None:
+                with b.if_then(b.icmp_signed("<", nxt, last)):      # uniform over the block
+                    prefetch(t64)
                 t = ix.of(t64)
                 ty, tx = b.udiv(t, ix.c(16)), b.urem(t, ix.c(16))
                 sums = [a.load(t64) for a in accs]
@@ -189,6 +211,8 @@ def emit_tiled(target: Target, name: str, spec: ConvSpec) -> GpuKernel | None:
         first = b.mul(b.zext(s, ir.IntType(64)) if not spec.wide else s, c64(per))
         last = b.select(b.icmp_signed("<", b.add(first, c64(per)), c64(slices)),
                         b.add(first, c64(per)), c64(slices))
+        with b.if_then(b.icmp_signed("<", first, last)):
+            f.threads(gather_slice(first))
         for_loop(b, first, last, slice_k, "kslice")
 
         def store(t64: ir.Value) -> None:
