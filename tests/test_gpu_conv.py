@@ -192,6 +192,21 @@ def test_empty_input_with_padding_gives_zeros(sim):
     assert got.shape == (2, 2, 5) and not got.any()
 
 
+def test_a_custom_fusion_wrapping_a_convolution_runs_its_kernel(sim):
+    """XLA:CPU's optimized HLO wraps convolutions in kCustom fusions (here with the
+    parameters in the other order)."""
+    text = ("HloModule f\nfc {\n p0 = f32[3,3,4,8] parameter(0)\n p1 = f32[2,6,6,4] "
+            "parameter(1)\n ROOT c = f32[2,6,6,8] convolution(p1, p0), window={size=3x3 "
+            "pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n}\nENTRY e {\n w = f32[3,3,4,8] "
+            "parameter(0)\n x = f32[2,6,6,4] parameter(1)\n ROOT f = f32[2,6,6,8] fusion(w, x),"
+            " kind=kCustom, calls=fc\n}\n")
+    (k,) = _kernels(sim, text).values()
+    assert k.kind == "conv-gemm-tiled" and k.instruction.opcode == "fusion"
+    exe = sim.compile(parse_module(text))
+    assert exe.fallback_opcodes() == []
+    _check("gpu_sim", text, 7)
+
+
 def test_convolutions_stay_their_own_kernels(sim):
     """A bias add and relu after the convolution are a separate loop kernel."""
     text = ("HloModule c\nENTRY e {\n x = f32[2,8,8,4] parameter(0)\n"

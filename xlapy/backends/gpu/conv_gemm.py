@@ -35,7 +35,6 @@ from typing import Callable
 
 from llvmlite import ir
 
-from ..cpu.kernel_api import kernel_buffers
 from ..cpu.kernel_support import c64, for_loop
 from ..cpu.llvm_types import F64
 from .convolution import I32, ConvSpec, Ix, load_acc, multiply_add, store_acc, zero
@@ -80,9 +79,8 @@ def emit_tiled(target: Target, name: str, spec: ConvSpec) -> GpuKernel | None:
         return None
     acc_bytes = 8 if spec.acc is F64 else 4
     scratch = splits * total * acc_bytes if splits > 1 else 0
-    instr = spec.instr
     module = target.new_module(name)
-    buffers = kernel_buffers(instr)
+    buffers = list(spec.buffers)
     nbuf = len(buffers) + (1 if scratch else 0)
     m_dims = spec.m_dims()
     y_stride = {"b": spec.ys[0], **{f"s{i}": spec.ys[2 + i] for i in range(spec.nsp)}}
@@ -239,7 +237,7 @@ def emit_tiled(target: Target, name: str, spec: ConvSpec) -> GpuKernel | None:
     after = []
     if scratch:
         after.append(_emit_combine(target, module, f"{name}_combine", spec, nbuf, splits))
-    return GpuKernel(name, instr, buffers, base * splits, THREADS, "conv-gemm-tiled", module,
+    return GpuKernel(name, spec.owner, buffers, base * splits, THREADS, "conv-gemm-tiled", module,
                      scratch=scratch, after=after,
                      notes=[f"implicit gemm {ng}x[{M}x{K}]x[{K}x{N}], {splits} split(s) of K"])
 

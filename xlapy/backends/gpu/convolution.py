@@ -47,7 +47,7 @@ from ...hlo import types as T
 from ...hlo.attrs import ConvDimensionNumbers, Window, WindowDim
 from ...hlo.ir import HloInstruction
 from ...hlo.shape import Shape
-from ..cpu.kernel_api import kernel_buffers
+from ..cpu.kernel_api import KernelBuffer, kernel_buffers
 from ..cpu.kernel_support import c64, for_loop
 from ..cpu.llvm_types import (F32, F64, I64, declare_function, from_compute, llvm_type,
                               to_compute)
@@ -108,6 +108,8 @@ class ConvSpec:
     y_et: T.ElementType
     acc: ir.Type                   # accumulator: float, double or i64
     wide: bool                     # int32 indices do not suffice
+    owner: HloInstruction          # what the kernel computes: the convolution or its fusion
+    buffers: tuple[KernelBuffer, ...]   # the kernel's buffers: input, kernel, output
 
     @property
     def nsp(self) -> int:
@@ -140,12 +142,22 @@ def _accumulator(ets: list[T.ElementType]) -> ir.Type | None:
     return None
 
 
-def conv_spec(instr: HloInstruction) -> ConvSpec | None:
-    """The :class:`ConvSpec` of a convolution the GPU kernels compute, or None (dynamic
-    shapes, complex/pred/f8 types, or a convolution the shape checks reject)."""
+def conv_spec(owner: HloInstruction) -> ConvSpec | None:
+    """The :class:`ConvSpec` of a convolution the GPU kernels compute -- ``owner`` itself or
+    the convolution a ``kCustom`` fusion wraps (on its parameters, as XLA:CPU's optimized
+    HLO has them) -- or None (dynamic shapes, complex/pred/f8 types, or a convolution the
+    shape checks reject)."""
     from ..cpu.conv_plan import conv_geometry
-    if instr.opcode != "convolution" or len(instr.operands) != 2 or not instr.shape.is_array:
+    from ..cpu.plan_builder import library_target
+    target = library_target(owner)
+    if target is None or target[0].opcode != "convolution":
         return None
+    instr, feeds = target
+    table = kernel_buffers(owner)
+    if len(instr.operands) != 2 or not instr.shape.is_array or \
+            len(table) != len(owner.operands) + 1:
+        return None
+    buffers = (table[feeds[0]], table[feeds[1]], table[-1])
     lhs, rhs = (o.shape for o in instr.operands)
     if not (lhs.is_array and rhs.is_array) or any(
             s.is_dynamic for s in (lhs, rhs, instr.shape)):
@@ -177,7 +189,7 @@ def conv_spec(instr: HloInstruction) -> ConvSpec | None:
         (ys[dn.output_batch], ys[dn.output_feature], *(ys[d] for d in dn.output_spatial)),
         tuple((roles[d], y.dims[d]) for d in physical_order(y)),
         lhs.element_type, rhs.element_type, y.element_type, acc,
-        wide=elems * 4 >= 2 ** 31)
+        wide=elems * 4 >= 2 ** 31, owner=owner, buffers=buffers)
 
 
 # ----------------------------------------------------------------------------- IR helpers
@@ -283,9 +295,8 @@ def emit_direct(target: Target, name: str, spec: ConvSpec) -> GpuKernel | None:
     grid, block = launch_dims(total)
     if grid > MAX_GRID:
         return None
-    instr = spec.instr
     module = target.new_module(name)
-    buffers = kernel_buffers(instr)
+    buffers = list(spec.buffers)
     G, nsp = spec.groups, spec.nsp
 
     def body(f: KernelFrame) -> None:
@@ -333,7 +344,7 @@ def emit_direct(target: Target, name: str, spec: ConvSpec) -> GpuKernel | None:
                 store_acc(b, yb, spec.y_et, u, b.load(acc_slot))
         f.threads(thread)
     target.kernel(module, name, len(buffers), block, body)
-    return GpuKernel(name, instr, buffers, grid, block, "conv-direct", module,
+    return GpuKernel(name, spec.owner, buffers, grid, block, "conv-direct", module,
                      notes=[f"direct convolution, {total} threads"])
 
 
@@ -353,7 +364,7 @@ class ConvolutionEmitter:
         self.target = target
 
     def emit(self, name: str, instr: HloInstruction) -> GpuKernel | None:
-        if instr.opcode != "convolution":
+        if instr.opcode not in ("convolution", "fusion"):
             return None
         spec = conv_spec(instr)
         if spec is None:
