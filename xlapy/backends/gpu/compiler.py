@@ -159,11 +159,13 @@ class GpuBackend:
         from .convolution import ConvolutionEmitter
         from .gemm_kernel import GemmKernelEmitter
         from .reduction import RowReductionEmitter
+        from .transpose import TransposeEmitter
         target = self.target()
         emitters: list[Any] = [GemmKernelEmitter(assignment, target),
                     ConvolutionEmitter(assignment, target),
                     RowReductionEmitter(assignment, target),
                     ColumnReductionEmitter(assignment, target),
+                    TransposeEmitter(assignment, target),
                     UnitKernelEmitter(assignment, target)]
         names: set[str] = set()
         out: dict[int, GpuKernel] = {}
