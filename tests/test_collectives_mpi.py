@@ -43,6 +43,16 @@ def test_a_rank_that_never_arrives_times_out_naming_the_collective():
     assert elapsed < 60
 
 
+@pytest.mark.parametrize("mode, what", [("hang-cpu", "all-reduce %a"),
+                                        ("hang-permute", "collective-permute %a")])
+def test_a_missing_rank_times_out_the_cpu_backends_collectives(mode, what):
+    """The CPU backend's prepared MPI calls poll under the same timeout."""
+    rc, out, elapsed = _launch(mode, timeout=3)
+    assert rc != 0
+    assert f"{what} on process 0: timed out after 3 s" in out, out[-3000:]
+    assert elapsed < 60
+
+
 def test_ranks_that_disagree_on_shapes_fail_naming_both():
     rc, out, _ = _launch("disagree", timeout=30)
     assert rc != 0
