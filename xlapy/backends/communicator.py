@@ -4,8 +4,9 @@ A program with ``replica_count x num_partitions`` > 1 participants runs once per
 run happens inside :func:`participating` with a :class:`Participant`: the device's replica and
 partition, the module's counts, and the :class:`Communicator` that connects it to the others.
 The interpreter's collective handlers (which the CPU backend also runs, as fallback thunks on
-views of its buffers) and the CPU backend's all-reduce thunk (which hands its buffers to
-:meth:`Communicator.all_reduce_into`) read it with :func:`current_participant`.
+views of its buffers) and the CPU backend's collective thunks (which hand their buffers to
+a call prepared once by :meth:`Communicator.bind_all_reduce` and its siblings) read it with
+:func:`current_participant`.
 
 A communicator moves the participants' arrays for one collective call, identified by a
 :class:`CollectiveCall` (the op's text for errors, the group as flattened device ids in group

@@ -18,9 +18,13 @@ started just before the data calls and waited for first, so agreeing costs no ro
 of its own. A disagreement fails on every member with a
 :class:`~xlapy.errors.CollectiveError` naming the collective and both sides, without waiting
 for the (mismatched) data calls, whose requests and buffers are then kept alive for good;
-the failed call's results are never returned. An all-reduce or all-gather the CPU backend
-runs (``all_reduce_into``, ``all_gather_into``) writes straight into the executable's result
-buffer. All waits are
+the failed call's results are never returned.
+
+The CPU backend's collective thunks call a prepared op (``bind_*``: :class:`_Prepared`):
+its communicators, MPI op, agreement buffers and CRC are made on the first call, and every
+call hands MPI the executable's own buffers -- the operand as the send buffer
+(``MPI_IN_PLACE`` when the result lives there), the result as the receive buffer -- so
+nothing is staged or copied around MPI. All waits are
 non-blocking requests polled against the timeout, so a peer that never arrives fails the
 call instead of hanging it; a process that raises is ended by ``xlapy.distributed``'s
 exception hook with ``MPI_Abort``, which ends every other process of the job.
