@@ -64,6 +64,7 @@ def check_collectives(rank: int) -> None:
         assert int(rid) == rank
     check_native_all_reduce(rank)
     check_no_staging_copies(rank)
+    check_interrupted_call_ends_the_communicator(rank)
     print(f"OK {rank}", flush=True)
 
 
@@ -196,6 +197,39 @@ def check_no_staging_copies(rank: int) -> None:
                                           [:n // 2])
     finally:
         comm._comm = original
+
+
+def check_interrupted_call_ends_the_communicator(rank: int) -> None:
+    """A prepared call interrupted while it waits (here a KeyboardInterrupt from the poll)
+    leaves its requests on buffers the next call would reuse: every later call fails
+    instead, naming the interruption."""
+    from mpi4py import MPI
+
+    import xlapy.backends.communicator_mpi as mpi_module
+    from xlapy.backends.communicator import CollectiveCall, signature_of
+    from xlapy.errors import CollectiveError
+    comm = mpi_module.MpiCommunicator(MPI.COMM_WORLD.Dup(), timeout=30)
+    x, out = np.full(8, rank + 1.0, np.float32), np.empty(8, np.float32)
+    call = CollectiveCall("all-reduce %t", (0, 1), rank, 0, signature_of("t", [x]))
+    run = comm.bind_all_reduce(call, [x], [out], None, "sum", [False])
+    run(0, [x], [out])
+    np.testing.assert_array_equal(out, np.full(8, 3.0))
+
+    def interrupted(request):
+        raise KeyboardInterrupt
+    real, mpi_module._spin = mpi_module._spin, interrupted
+    try:
+        run(1, [x], [out])
+        raise AssertionError("the interruption did not reach the caller")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        mpi_module._spin = real
+    try:
+        run(2, [x], [out])
+        raise AssertionError("a call after an interrupted one ran")
+    except CollectiveError as e:
+        assert "all-reduce %t" in str(e) and "interrupted" in str(e), e
 
 
 MIXED = """  ar = f32[8] all-reduce(p), replica_groups={{3,1},{0,2}}, to_apply=add

@@ -346,9 +346,12 @@ class _Prepared:
             if not (_spin(requests[0]) if len(requests) == 1
                     else self.MPI.Request.Testall(requests)):
                 owner._wait(self.call, requests, self.stage, self.spin)
-        except BaseException:
+        except BaseException as e:
             owner._abandoned.append(([agreement] + requests, (buffers, self.mine,
                                                               self.everyone)))
+            # the agreement buffers are reused by the next call: none may follow this one
+            owner.abort(f"{self.call.what} on process {owner.rank} was interrupted: "
+                        f"{type(e).__name__}: {e}")
             raise
 
 
