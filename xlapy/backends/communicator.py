@@ -158,7 +158,6 @@ class Communicator(abc.ABC):
             return [np.array(a, copy=True) for a in members[where[source]]]
         return self.exchange(call, arrays, compute)
 
-
     # ----- prepared collectives (the CPU backend's collective thunks)
     def bind_all_reduce(self, call: CollectiveCall, sources: Arrays, destinations: Arrays,
                         combine: Callable[[Any, Any], Any], kind: str | None,
