@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 import pytest
 
+from gpu_programs import gpu_kernels
 from xlapy.client.run import run_hlo
 from xlapy.hlo import parse_module
 
@@ -170,10 +171,7 @@ def _check(text: str, args: list, rtol: float, backend: str = "gpu_sim") -> None
 
 
 def _kernels(text: str) -> list:
-    from xlapy.config import DumpConfig, get_debug_options
-    em = gpu.GpuSimBackend()._emit(parse_module(text), get_debug_options(),
-                                   DumpConfig(get_debug_options()), need_device=False)
-    return list(em.kernels.values())
+    return list(gpu_kernels(gpu.GpuSimBackend(), text).values())
 
 
 def _row_notes(text: str) -> list[str]:
