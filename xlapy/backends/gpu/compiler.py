@@ -291,14 +291,17 @@ class _PlanBuilder(PlanBuilderBase):
                                  [self.ref(o) for o in instr.operands], self.ref(instr))
         k = self.em.kernels.get(id(instr))
         if k is not None:
-            args = [self.buffers.address(buffer_ref(self.assignment, kb.instruction, kb.index))
-                    for kb in k.buffers]
+            refs = [buffer_ref(self.assignment, kb.instruction, kb.index) for kb in k.buffers]
+            args = [self.buffers.address(r) for r in refs]
             if k.scratch:
                 addr = self.device.alloc(k.scratch)
                 self.device.memset0(addr, k.scratch)
                 args.append(addr)
-            return LaunchThunk(instr, self.device, self.functions[k.name], k.name, k.grid,
-                               k.block, args)
+            launch = LaunchThunk(instr, self.device, self.functions[k.name], k.name, k.grid,
+                                 k.block, args)
+            for i, r in enumerate(refs):        # parameters and outputs are bound per call
+                self.buffers.track(r, launch.packed.slots, i)
+            return launch
         if op in FORWARD:
             return CopyThunk(instr, self.forward_copies(instr))
         if op == "while":
