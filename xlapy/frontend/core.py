@@ -588,6 +588,6 @@ def result_array(value: Any, weak_type: bool = False) -> Array:
     return Array(np.asarray(value), weak_type=weak_type)
 
 
-__all__ = ["Array", "DEVICE_ARRAY", "device_argument", "result_array", "Primitive", "PRIMITIVES", "primitive", "get_primitive", "bind", "to_array",
-           "convert", "new_ref",
+__all__ = ["Array", "DEVICE_ARRAY", "device_argument", "result_array", "Primitive",
+           "PRIMITIVES", "primitive", "get_primitive", "bind", "to_array", "convert", "new_ref",
            "LoweringContext", "current_trace", "set_default_backend", "default_backend"]

@@ -191,5 +191,5 @@ def delete(arrays: Sequence[Array], where: str) -> None:
         x._value = DeletedBuffer(x.shape, x.dtype, where)
 
 
-__all__ = ["DeletedBuffer", "sole_owner", "sole_device_owner", "warn_unusable", "donated_arrays", "has_donated_array",
-           "delete", "plan_of"]
+__all__ = ["DeletedBuffer", "sole_owner", "sole_device_owner", "warn_unusable",
+           "donated_arrays", "has_donated_array", "delete", "plan_of"]
