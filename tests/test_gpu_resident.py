@@ -129,6 +129,18 @@ def test_block_until_ready_and_device_put(dev):
         xlapy.device_put(x["a"], "gpu")
 
 
+def test_pickle_gives_a_host_array_and_deepcopy_a_device_copy(dev):
+    import copy
+    import pickle
+    x = xlapy.device_put(np.arange(5, dtype=np.float32), xlapy.devices("gpu_sim")[0])
+    host = pickle.loads(pickle.dumps(x))
+    assert type(host) is Array
+    np.testing.assert_array_equal(np.asarray(host), np.arange(5))
+    y = copy.deepcopy(x)
+    assert type(y) is DeviceArray and y.device_value.buffer is not x.device_value.buffer
+    np.testing.assert_array_equal(np.asarray(y), np.arange(5))
+
+
 def test_a_dead_array_gives_its_buffer_back_to_the_allocator(dev):
     f = xlapy.jit(lambda a: a * 2.0, backend="gpu_sim")
     a = np.ones(1 << 16, np.float32)

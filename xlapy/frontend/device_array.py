@@ -80,6 +80,16 @@ class DeviceArray(Array):
             d.device.synchronize()
         return self
 
+    def __reduce__(self) -> tuple:
+        # pickled as a host Array (a device buffer does not outlive the process)
+        return (_host_array, (self._value, self.weak_type))
+
+    def __deepcopy__(self, memo: dict) -> Array:
+        d = self._device
+        if d is None:
+            return Array(self._value, weak_type=self.weak_type)
+        return DeviceArray(d.device.copy_value(d), weak_type=self.weak_type)
+
     def fresh_ref(self, weak: bool) -> Array:
         """A new Array of the same value (sharing the device buffer)."""
         d = self._device
@@ -88,6 +98,10 @@ class DeviceArray(Array):
         y = DeviceArray(d, weak_type=weak)
         _HOST.__set__(y, _HOST.__get__(self, DeviceArray))
         return y
+
+
+def _host_array(value: np.ndarray, weak_type: bool) -> Array:
+    return Array(value, weak_type=weak_type)
 
 
 DEVICE_ARRAY.append(DeviceArray)

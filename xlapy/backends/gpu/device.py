@@ -42,7 +42,9 @@ class CachingAllocator:
         self._raw_alloc, self._raw_free = raw_alloc, raw_free
         self._free: dict[int, list[int]] = {}
         self._sizes: dict[int, int] = {}
-        self._lock = threading.Lock()
+        # reentrant: a DeviceBuffer collected by the garbage collector while this thread
+        # holds the lock (in alloc) frees its block from its finalizer
+        self._lock = threading.RLock()
         self.cached_bytes = 0
         self.live_bytes = 0
 
