@@ -107,6 +107,19 @@ def test_device_array_in_a_cpu_computation_is_read_back(dev):
     np.testing.assert_array_equal(np.asarray(x + 1.0), np.arange(6) * 2.0 + 1.0)  # eager
 
 
+def test_a_value_of_another_device_goes_through_the_host(dev):
+    from xlapy.backends.gpu.device import SimDevice
+    from xlapy.hlo import parse_module
+    other = gpu.GpuSimBackend(SimDevice())
+    exe = other.compile(parse_module(
+        "HloModule m\nENTRY e {\n x = f32[4] parameter(0)\n ROOT y = f32[4] negate(x)\n}\n"))
+    a = xlapy.device_put(np.arange(4, dtype=np.float32), xlapy.devices("gpu_sim")[0])
+    before = copies(other.device)
+    np.testing.assert_array_equal(exe.execute([a]), -np.arange(4))
+    np.testing.assert_array_equal(exe.execute([a.device_value]), -np.arange(4))
+    assert moved(before, copies(other.device))["h2d"] == 2       # copied in, not bound
+
+
 def test_results_that_are_parameters_or_constants_get_buffers_of_their_own(dev):
     f = xlapy.jit(lambda a: (a, xnp.asarray(np.full(4, 3.0, np.float32))), backend="gpu_sim")
     a = xlapy.device_put(f32(4), xlapy.devices("gpu_sim")[0])

@@ -163,6 +163,10 @@ class DeviceValue:
         self.buffer.device.d2h(self.address, out)
         return out
 
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        value = self.read()
+        return value if dtype is None else value.astype(dtype, copy=False)
+
     def __repr__(self) -> str:
         return f"<DeviceValue {self.dtype}{list(self.shape)} on {self.device.name}>"
 
