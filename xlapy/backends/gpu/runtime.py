@@ -170,6 +170,19 @@ class LaunchThunk(Thunk):
             self.device.launch(self.fn, self.grid, self.block, self.packed)
 
 
+class SequenceThunk(Thunk):
+    """Several launches computing one instruction (a kernel and its follow-up kernels)."""
+
+    kind = "launches"
+
+    def __init__(self, instr: HloInstruction, plan: "Plan") -> None:
+        self.instruction, self.plan = instr, plan
+        self.subplans = (plan,)
+
+    def run(self) -> None:
+        self.plan.run()
+
+
 class Copies:
     """Device-to-device copies of (source, destination) buffer pairs."""
 
@@ -484,5 +497,5 @@ def _to_host(value: Any) -> Any:
     return value
 
 
-__all__ = ["GpuExecutable", "Plan", "Buffers", "LaunchThunk", "CopyThunk", "FallbackThunk",
-           "WhileThunk", "ConditionalThunk", "CallThunk", "Copies"]
+__all__ = ["GpuExecutable", "Plan", "Buffers", "LaunchThunk", "SequenceThunk", "CopyThunk",
+           "FallbackThunk", "WhileThunk", "ConditionalThunk", "CallThunk", "Copies"]
