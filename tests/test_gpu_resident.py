@@ -120,6 +120,28 @@ def test_a_value_of_another_device_goes_through_the_host(dev):
     assert moved(before, copies(other.device))["h2d"] == 2       # copied in, not bound
 
 
+def test_im2col_convolutions_bind_device_arguments(monkeypatch):
+    # the im2col kernel and its gemm hold parameter and output addresses: rebound per call
+    from gpu_programs import ColumnMajorGemm, conv_text
+    from xlapy.backends.gpu import conv_im2col
+    from xlapy.client.run import run_hlo
+    from xlapy.hlo import parse_module
+    monkeypatch.setattr(conv_im2col, "blas_handle", lambda device: ColumnMajorGemm())
+    monkeypatch.setattr(conv_im2col, "MIN_MACS", 0)
+    text = conv_text((2, 6, 6, 4), (3, 3, 4, 5), "size=3x3 pad=1_1x1_1", "b01f_01io->b01f")
+    be = gpu.GpuSimBackend()
+    exe = be.compile(parse_module(text))
+    assert "im2col-gemm" in {t.kind for t in exe.plan.walk()}
+    for seed in (1, 2):
+        x, w = f32(2, 6, 6, 4), f32(3, 3, 4, 5)
+        want = run_hlo(parse_module(text), [x, w], backend="interpreter")[0]
+        dx, dw = be.device.put(x), be.device.put(w)
+        before = copies(be.device)
+        got = exe.execute_resident([dx, dw])
+        assert moved(before, copies(be.device))["h2d"] == 0
+        np.testing.assert_allclose(got.read(), want, rtol=1e-5, atol=1e-4)
+
+
 def test_results_that_are_parameters_or_constants_get_buffers_of_their_own(dev):
     f = xlapy.jit(lambda a: (a, xnp.asarray(np.full(4, 3.0, np.float32))), backend="gpu_sim")
     a = xlapy.device_put(f32(4), xlapy.devices("gpu_sim")[0])
