@@ -230,10 +230,17 @@ def _emit_pack(module: ir.Module, width: int) -> None:
 
     def n_contiguous() -> None:
         """Two rows interleaved ``width`` columns at a time; a tile of pairs goes through
-        every panel before the next, so the rows' lines are read once."""
+        every panel of a matrix before the next, so the rows' lines are read once."""
         tiles = b.sdiv(b.add(kfull, c64(PACK_TILE - 1)), c64(PACK_TILE))
 
-        def tile(t: ir.Value) -> None:
+        def matrix(bi: ir.Value) -> None:
+            lo = b.mul(bi, groups)
+            lo = b.select(b.icmp_signed(">", u0, lo), u0, lo)
+            hi = b.add(b.mul(bi, groups), groups)
+            hi = b.select(b.icmp_signed("<", u1, hi), u1, hi)
+            for_loop(b, c64(0), tiles, lambda t: tile(t, lo, hi), "tn")
+
+        def tile(t: ir.Value, lo: ir.Value, hi: ir.Value) -> None:
             p0 = b.mul(t, c64(PACK_TILE))
             p1 = b.add(p0, c64(PACK_TILE))
             p1 = b.select(b.icmp_signed("<", p1, kfull), p1, kfull)
@@ -262,8 +269,10 @@ def _emit_pack(module: ir.Module, width: int) -> None:
                         for_loop(b, p0, p1, lambda p: pair(p, True), "pw")
                     with part:
                         for_loop(b, p0, p1, lambda p: pair(p, False), "pn")
-            for_loop(b, u0, u1, panel, "u")
-        for_loop(b, c64(0), tiles, tile, "tn")
+            for_loop(b, lo, hi, panel, "u")
+        with b.if_then(b.icmp_signed("<", u0, u1)):
+            for_loop(b, b.sdiv(u0, groups), b.add(b.sdiv(b.sub(u1, c64(1)), groups), c64(1)),
+                     matrix, "bn")
         for_loop(b, u0, u1, lambda u: generic_pairs(u, kfull, kpairs), "uo")
 
     with b.if_else(b.icmp_signed("==", sk, c64(1))) as (k_contig, other):
