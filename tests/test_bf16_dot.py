@@ -213,6 +213,18 @@ def test_result_in_a_strided_buffer(out_et, monkeypatch):
 
 
 @native
+def test_empty_products_through_the_pool():
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(2) as ex:
+        def parallel(items, work):
+            list(ex.map(work, items))
+        for m, k, n in ((0, 5, 7), (4, 5, 0), (4, 0, 7)):
+            got = bf16_dot.bf16_matmul(np.ones((1, m, k), BF16), np.ones((1, k, n), BF16),
+                                       2, parallel)
+            assert got.shape == (1, m, n) and not got.any()
+
+
+@native
 @pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("bsz,m,k,n", [(1, 97, 300, 130), (5, 40, 66, 33), (2, 29, 17, 70)])
 def test_weight_gradient_layouts_over_threads(bsz, m, k, n, threads):

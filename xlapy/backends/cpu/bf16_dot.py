@@ -229,7 +229,7 @@ def bf16_matmul(a: np.ndarray, bm: np.ndarray, threads: int = 1,
         fn(*fixed, b0, b1, m0, m1, *tail)
 
     items = pieces(g, threads)
-    if parallel is None or len(items) == 1:
+    if parallel is None or len(items) <= 1:
         for item in items:
             work(item)
         return res
