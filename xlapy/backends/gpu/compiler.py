@@ -156,10 +156,12 @@ class GpuBackend:
         from .column_reduction import ColumnReductionEmitter
         from .gemm_kernel import GemmKernelEmitter
         from .reduction import RowReductionEmitter
+        from .transpose import TransposeEmitter
         target = self.target()
         emitters: list[Any] = [GemmKernelEmitter(assignment, target),
                     RowReductionEmitter(assignment, target),
                     ColumnReductionEmitter(assignment, target),
+                    TransposeEmitter(assignment, target),
                     UnitKernelEmitter(assignment, target)]
         names: set[str] = set()
         out: dict[int, GpuKernel] = {}

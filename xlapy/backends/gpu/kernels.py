@@ -14,8 +14,9 @@ Two sources of kernels, tried in order:
    global thread ``u`` runs unit ``[u, u+1)`` computes the same result. The CPU loop
    emitter is asked for one element per unit, so a loop fusion or elementwise op becomes
    XLA's loop kernel (one thread per element, consecutive threads on consecutive
-   elements of the output's physical order: coalesced writes; transposes read strided,
-   the CPU's tiled transpose nest is not used). The CPU emitters' elemental
+   elements of the output's physical order: coalesced writes; the CPU's tiled transpose
+   nest is not used -- kernels that read an operand transposed are ``transpose.py``'s
+   shared-memory tiles, tried first). The CPU emitters' elemental
    generators and inline math (``math_ir``) are target-independent LLVM IR. A CPU kernel
    that calls a function outside LLVM's intrinsics (the C library's double-precision
    math, ``malloc`` in the sort emitter) or keeps state in mutable globals (the CPU's
