@@ -16,9 +16,9 @@ with no contracting dimension gets one of size 1). When the operand's dimensions
 run batch, contracting, non-contracting (or batch, non-contracting, contracting) that
 order is kept, so the operand is only reshaped, never copied by a transpose: a weight
 gradient's ``[B, S, D]`` activations contracted over ``B, S`` become ``[B*S, D]``
-contracted over dim 0, which the dot thunks read transposed in place. Identity transposes and reshapes are
-not emitted. Operand element types, ``precision_config``, ``algorithm`` and the result
-element type (``preferred_element_type``) are kept.
+contracted over dim 0, which the dot thunks read transposed in place. Identity
+transposes and reshapes are not emitted. Operand element types, ``precision_config``,
+``algorithm`` and the result element type (``preferred_element_type``) are kept.
 
 Needs: static shapes (dots with dynamic dimensions are left alone). Guarantees: every dot
 in a non-fusion computation is canonical; results are unchanged (each output element sums
