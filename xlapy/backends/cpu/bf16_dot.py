@@ -45,7 +45,7 @@ import numpy as np
 
 from ...hlo.ir import HloInstruction
 from ...hlo.types import BF16, F32
-from .bf16_kernels import SHAPES, kernels
+from .bf16_kernels import SHAPES, kernel
 
 if TYPE_CHECKING:                      # blas.py imports this module
     from .blas import DotDims
@@ -112,7 +112,7 @@ class _Packed:
 
     def run(self, u0: int, u1: int) -> None:
         if u1 > u0:
-            kernels()[("pack", self.width)](*self.args, u0, u1, 0)
+            kernel(("pack", self.width))(*self.args, u0, u1, 0)
 
 
 def pack_pairs(x: np.ndarray, width: int, name: str = "", scratch: Scratch | None = None
@@ -216,7 +216,7 @@ def bf16_matmul(a: np.ndarray, bm: np.ndarray, threads: int = 1,
     bp = buf("b", (bsz * g.groups, kpairs, 16 * nv))
     pack_a = _Packed(a.transpose(0, 2, 1), mr, ap)
     pack_b = _Packed(bm, 16 * nv, bp)
-    fn = kernels()[(nv, "bf16" if res.dtype == _BF16 else "f32")]
+    fn = kernel((nv, "bf16" if res.dtype == _BF16 else "f32"))
     fixed = (ap.ctypes.data, bp.ctypes.data, res.ctypes.data, g.mblocks * kpairs * mr,
              g.groups * kpairs * nv, kpairs, g.groups)
     tail = (m * n, n, m, n, g.mblocks, 0)

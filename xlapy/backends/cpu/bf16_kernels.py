@@ -1,5 +1,5 @@
 """The generated code of the bf16 GEMM (``bf16_dot.py``): the ``vdpbf16ps`` microkernel
-driver and the pair packer, compiled once per process.
+driver and the pair packer, each variant compiled on first use.
 
 Packed layout (both operands): a matrix ``X[K, W*G]`` (``K`` the contracted dim) becomes
 ``G`` panels, each ``Kp x W`` 32-bit words with ``Kp = ceil(K/2)`` and word ``[p, j]`` the
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from typing import Callable
 
 from llvmlite import ir
 
@@ -34,7 +35,8 @@ GEMM_ARGS = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 14
 PACK_ARGS = [ctypes.c_void_p] * 2 + [ctypes.c_int64] * 9
 
 _lock = threading.Lock()
-_loaded: dict | None = None
+_loaded: dict[tuple, Callable] = {}
+_code: list = []                       # the loaded objects, kept alive
 _F32, _I32, _I16, _I64 = ir.FloatType(), ir.IntType(32), ir.IntType(16), ir.IntType(64)
 
 
@@ -144,13 +146,17 @@ def _store(b: ir.IRBuilder, acc: ir.Value, orow: ir.Value, col: ir.Value, n: ir.
             for_loop(b, c64(0), left, lane, "lane")
 
 
-#: Panel widths the packer is generated for: the ``MR`` of every register block (``A``)
-#: and ``16 * NV`` (``B``).
-WIDTHS = tuple(sorted(set(SHAPES.values()) | {16 * nv for nv in SHAPES}))
-
-
 def pack_name(width: int) -> str:
     return f"xlapy_bf16_pack_pairs_{width}"
+
+
+def _scalar_loop(b: ir.IRBuilder, lo: ir.Value, hi: ir.Value, body, name: str) -> None:
+    """``for_loop`` that LLVM does not vectorize (fallback and zero-filling loops: not
+    worth the compile time of vectorized versions, and strided stores become scatters)."""
+    def step(i: ir.Value, _: list) -> list:
+        body(i)
+        return []
+    carried_loop(b, lo, hi, [], step, name, hints=(("llvm.loop.vectorize.width", 1),))
 
 
 def _emit_pack(module: ir.Module, width: int) -> None:
@@ -201,9 +207,9 @@ def _emit_pack(module: ir.Module, width: int) -> None:
 
         def column(j: ir.Value) -> None:
             scol = b.gep(sbase, [b.mul(j, sn)])
-            for_loop(b, p0, p1, lambda p: put(dbase, p, j, word_at(scol, p)), "pg")
-        for_loop(b, c64(0), cols, column, "jg")
-        for_loop(b, cols, w, lambda j: for_loop(
+            _scalar_loop(b, p0, p1, lambda p: put(dbase, p, j, word_at(scol, p)), "pg")
+        _scalar_loop(b, c64(0), cols, column, "jg")
+        _scalar_loop(b, cols, w, lambda j: _scalar_loop(
             b, p0, p1, lambda p: put(dbase, p, j, ir.Constant(_I32, 0)), "pz"), "jz")
 
     def k_contiguous() -> None:
@@ -215,14 +221,10 @@ def _emit_pack(module: ir.Module, width: int) -> None:
             def column(j: ir.Value) -> None:
                 words = b.bitcast(b.gep(sbase, [b.mul(j, sn)]), i32p)
 
-                def step(p: ir.Value, _: list) -> list:
-                    put(dbase, p, j, b.load(b.gep(words, [p]), align=2))
-                    return []
-                # scalar stores: vectorized, this loop becomes scatters (slow)
-                carried_loop(b, c64(0), kfull, [], step, "pk",
-                             hints=(("llvm.loop.vectorize.width", 1),))
+                _scalar_loop(b, c64(0), kfull, lambda p: put(
+                    dbase, p, j, b.load(b.gep(words, [p]), align=2)), "pk")
             for_loop(b, c64(0), cols, column, "jk")
-            for_loop(b, cols, w, lambda j: for_loop(
+            _scalar_loop(b, cols, w, lambda j: _scalar_loop(
                 b, c64(0), kfull, lambda p: put(dbase, p, j, ir.Constant(_I32, 0)), "pz"),
                 "jz")
             generic_pairs(u, kfull, kpairs)                # the odd last row, if any
@@ -248,27 +250,20 @@ def _emit_pack(module: ir.Module, width: int) -> None:
             def panel(u: ir.Value) -> None:
                 sbase, dbase, cols = where(u)
 
-                def pair(p: ir.Value, whole: bool) -> None:
+                def pair(p: ir.Value) -> None:
                     row0 = b.gep(sbase, [b.mul(b.mul(p, c64(2)), sk)])
                     row1 = b.gep(row0, [sk])
-                    for j in range(width):
-                        def one() -> None:
-                            lo = b.zext(b.load(b.gep(row0, [c64(j)])), _I32)
-                            hi = b.zext(b.load(b.gep(row1, [c64(j)])), _I32)
-                            put(dbase, p, c64(j), b.or_(lo, b.shl(hi, ir.Constant(_I32, 16))))
-                        if whole:
-                            one()
-                        else:
-                            with b.if_else(b.icmp_signed("<", c64(j), cols)) as (yes, no):
-                                with yes:
-                                    one()
-                                with no:
-                                    put(dbase, p, c64(j), ir.Constant(_I32, 0))
+
+                    def column(j: ir.Value) -> None:
+                        lo = b.zext(b.load(b.gep(row0, [j])), _I32)
+                        hi = b.zext(b.load(b.gep(row1, [j])), _I32)
+                        put(dbase, p, j, b.or_(lo, b.shl(hi, ir.Constant(_I32, 16))))
+                    for_loop(b, c64(0), w, column, "jw")
                 with b.if_else(b.icmp_signed("==", cols, w)) as (whole, part):
                     with whole:
-                        for_loop(b, p0, p1, lambda p: pair(p, True), "pw")
-                    with part:
-                        for_loop(b, p0, p1, lambda p: pair(p, False), "pn")
+                        for_loop(b, p0, p1, pair, "pw")
+                    with part:                     # the last panel's columns: any strides
+                        generic_pairs(u, p0, p1)
             for_loop(b, lo, hi, panel, "u")
         with b.if_then(b.icmp_signed("<", u0, u1)):
             for_loop(b, b.sdiv(u0, groups), b.add(b.sdiv(b.sub(u1, c64(1)), groups), c64(1)),
@@ -287,31 +282,28 @@ def _emit_pack(module: ir.Module, width: int) -> None:
     b.ret_void()
 
 
-def kernels() -> dict:
-    """``{(nv, "f32"|"bf16"): gemm, ("pack", width): packer}`` as ctypes functions (compiled
-    once per process)."""
-    global _loaded
+def kernel(key: tuple) -> Callable:
+    """The ctypes function of one generated routine, compiled on first use (once per
+    process): ``(nv, "f32" | "bf16")`` a GEMM (:data:`GEMM_ARGS`), ``("pack", width)`` a
+    packer (:data:`PACK_ARGS`)."""
+    fn = _loaded.get(key)
+    if fn is not None:
+        return fn
     with _lock:
-        if _loaded is None:
+        if key not in _loaded:
             from .jit_engine import engine
             eng = engine()
-            module = eng.new_module("xlapy_bf16_dot")
-            keys = [(nv, out) for nv in SHAPES for out in ("f32", "bf16")]
-            for nv, out in keys:
-                _emit_gemm(module, nv, out == "bf16")
-            for width in WIDTHS:
-                _emit_pack(module, width)
-            names = [gemm_name(nv, out) for nv, out in keys] + [pack_name(w) for w in WIDTHS]
-            code = eng.load(eng.compile([str(module)], names).objects, names)
-            gemm = ctypes.CFUNCTYPE(None, *GEMM_ARGS)
-            pack = ctypes.CFUNCTYPE(None, *PACK_ARGS)
-            loaded: dict = {"code": code}
-            for width in WIDTHS:
-                loaded[("pack", width)] = pack(code.address(pack_name(width)))
-            for key in keys:
-                loaded[key] = gemm(code.address(gemm_name(*key)))
-            _loaded = loaded
-        return _loaded
+            module = eng.new_module(f"xlapy_bf16_{key[0]}_{key[1]}")
+            if key[0] == "pack":
+                _emit_pack(module, key[1])
+                name, args = pack_name(key[1]), PACK_ARGS
+            else:
+                _emit_gemm(module, key[0], key[1] == "bf16")
+                name, args = gemm_name(*key), GEMM_ARGS
+            code = eng.load(eng.compile([str(module)], [name]).objects, [name])
+            _code.append(code)
+            _loaded[key] = ctypes.CFUNCTYPE(None, *args)(code.address(name))
+        return _loaded[key]
 
 
-__all__ = ["SHAPES", "PACK_TILE", "WIDTHS", "kernels", "gemm_name", "pack_name"]
+__all__ = ["SHAPES", "PACK_TILE", "kernel", "gemm_name", "pack_name"]
