@@ -15,6 +15,7 @@ import pytest
 from test_cpu_blas import every_other, in_layout, make_dot
 from xlapy.backends.cpu import bf16_dot, blas
 from xlapy.backends.interpreter import Evaluator
+from xlapy.errors import InvalidArgumentError
 
 native = pytest.mark.skipif(not bf16_dot.host_has_avx512_bf16(),
                             reason="the CPU has no AVX512-BF16")
@@ -208,7 +209,7 @@ def test_result_in_a_strided_buffer(out_et, monkeypatch):
     ref = Evaluator().evaluate(instr, [lhs, rhs])
     np.testing.assert_allclose(out.astype(np.float64), ref.astype(np.float64),
                                rtol=2 ** -7, atol=1e-5)
-    with pytest.raises(ValueError):
+    with pytest.raises(InvalidArgumentError, match="C-contiguous"):
         bf16_dot.bf16_matmul(lhs[None], rhs[None], out=out)
 
 
@@ -248,15 +249,23 @@ def test_weight_gradient_layouts_over_threads(bsz, m, k, n, threads):
                                            atol=tol * np.sqrt(k))
 
 
-def test_k_major_operands_are_packed_as_pairs_of_rows():
+def test_k_major_lhs_packs_as_panels_of_rows():
     rng = np.random.default_rng(12)
     x = bf16_random((1, 9, 12), rng)                 # stored [K, M]: a weight gradient's lhs
-    a = x.transpose(0, 2, 1)
-    assert bf16_dot.k_major(a) and not bf16_dot.k_major(x)
-    packed = bf16_dot.pack_pairs(x, 16, "a")
+    packed = bf16_dot.pack_pairs(x, 6, "a")          # A^T's panels of MR = 6 rows
     bits = x.view(np.uint16)
-    assert packed[0, 1, 5] == int(bits[0, 2, 5]) | (int(bits[0, 3, 5]) << 16)
-    got = bf16_dot.bf16_matmul(a, bf16_random((1, 9, 7), rng)) if \
-        bf16_dot.host_has_avx512_bf16() else None
-    if got is not None:
-        assert got.shape == (1, 12, 7)
+    assert packed.shape == (2, 5, 6)
+    assert packed[1, 1, 5] == int(bits[0, 2, 11]) | (int(bits[0, 3, 11]) << 16)
+    assert packed[0, 4, 2] == int(bits[0, 8, 2])     # the odd last row pairs with zero
+
+
+@native
+def test_rows_shared_without_a_pool():
+    """More threads than matrices but no pool: the row pieces run in turn, after B's
+    panels are packed once."""
+    rng = np.random.default_rng(13)
+    a = bf16_random((1, 9, 40), rng).transpose(0, 2, 1)
+    b = bf16_random((1, 9, 70), rng)
+    got = bf16_dot.bf16_matmul(a, b, threads=2)
+    np.testing.assert_allclose(got, np.matmul(a.astype(np.float64), b.astype(np.float64)),
+                               rtol=1e-5, atol=1e-5)

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import ml_dtypes
 import numpy as np
 
+from ...errors import InvalidArgumentError
 from ...hlo.ir import HloInstruction
 from ...hlo.types import BF16, F32
 from .bf16_kernels import SHAPES, kernel
@@ -127,12 +128,6 @@ def pack_pairs(x: np.ndarray, width: int, name: str = "", scratch: Scratch | Non
     return out
 
 
-def k_major(a: np.ndarray) -> bool:
-    """Whether ``a`` ([B, M, K]) is stored with K outermost (e.g. the transposed
-    activations of a weight gradient)."""
-    return a.shape[1] > 1 and a.shape[2] > 1 and abs(a.strides[2]) > abs(a.strides[1])
-
-
 def aligned_empty(shape: tuple, dtype: Any, align: int = 64) -> np.ndarray:
     """An uninitialized C-contiguous array whose data starts on an ``align``-byte line."""
     dtype = np.dtype(dtype)
@@ -205,9 +200,11 @@ def bf16_matmul(a: np.ndarray, bm: np.ndarray, threads: int = 1,
     kpairs = (k + 1) // 2
     res = _result_view(out, (bsz, m, n))
     if res is None:
-        res = np.empty((bsz, m, n), _F32)
         if out is not None:
-            raise ValueError("bf16_matmul: out must be a C-contiguous f32 or bf16 array")
+            raise InvalidArgumentError(
+                f"bf16_matmul: out must be a C-contiguous f32 or bf16 array of {bsz}x{m}x{n}"
+                f" elements, got {out.dtype} {out.shape} with strides {out.strides}")
+        res = np.empty((bsz, m, n), _F32)
 
     def buf(name: str, shape: tuple) -> np.ndarray:
         return scratch.get(name, shape, np.uint32) if scratch else \
@@ -229,13 +226,17 @@ def bf16_matmul(a: np.ndarray, bm: np.ndarray, threads: int = 1,
         fn(*fixed, b0, b1, m0, m1, *tail)
 
     items = pieces(g, threads)
-    if parallel is None or len(items) <= 1:
+    serial = parallel is None or len(items) <= 1
+    if items and items[0][3] - items[0][2] != g.mblocks:   # rows shared: pack B first
+        if serial:
+            pack_b.run(0, pack_b.units)
+        else:
+            parallel(_split(pack_b.units, threads), lambda it, st=None: pack_b.run(*it))
+    if serial:
         for item in items:
             work(item)
-        return res
-    if items[0][3] - items[0][2] != g.mblocks:        # rows shared: pack B together first
-        parallel(_split(pack_b.units, threads), lambda it, st=None: pack_b.run(*it))
-    parallel(items, work)
+    else:
+        parallel(items, work)
     return res
 
 
@@ -292,5 +293,5 @@ def make_bf16_dot_thunk(instr: HloInstruction, dims: "DotDims") -> Bf16DotThunk 
 
 
 __all__ = ["bf16_matmul", "make_bf16_dot_thunk", "handles", "native_enabled",
-           "host_has_avx512_bf16", "pack_pairs", "k_major", "Bf16DotThunk", "SHAPES",
+           "host_has_avx512_bf16", "pack_pairs", "Bf16DotThunk", "SHAPES",
            "Scratch"]
