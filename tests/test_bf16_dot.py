@@ -227,7 +227,8 @@ def test_empty_products_through_the_pool():
 
 @native
 @pytest.mark.parametrize("threads", [1, 2, 3])
-@pytest.mark.parametrize("bsz,m,k,n", [(1, 97, 300, 130), (5, 40, 66, 33), (2, 29, 17, 70)])
+@pytest.mark.parametrize("bsz,m,k,n", [(1, 97, 300, 130), (5, 40, 66, 33), (2, 29, 17, 70),
+                                        (1, 50, 520, 260)])   # B shared, packed by all
 def test_weight_gradient_layouts_over_threads(bsz, m, k, n, threads):
     """Both operands transposed (a weight gradient: K-major lhs, [N, K] rhs) and plain
     ones, one matrix shared by row blocks or whole matrices per thread."""

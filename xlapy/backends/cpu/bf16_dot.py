@@ -56,6 +56,10 @@ log = logging.getLogger(__name__)
 #: ``XLAPY_BF16_DOT=off`` keeps every bf16 dot on the f32 BLAS path (for comparisons).
 ENV_SWITCH = "XLAPY_BF16_DOT"
 
+#: A shared ``B`` smaller than this (elements) is packed by the calling thread alone: the
+#: pool's hand-off would cost more than the packing it shares.
+SHARED_PACK_ELEMENTS = 1 << 17
+
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _F32 = np.dtype(np.float32)
 
@@ -228,7 +232,7 @@ def bf16_matmul(a: np.ndarray, bm: np.ndarray, threads: int = 1,
     items = pieces(g, threads)
     serial = parallel is None or len(items) <= 1
     if items and items[0][3] - items[0][2] != g.mblocks:   # rows shared: pack B first
-        if serial:
+        if serial or bsz * k * n < SHARED_PACK_ELEMENTS:
             pack_b.run(0, pack_b.units)
         else:
             parallel(_split(pack_b.units, threads), lambda it, st=None: pack_b.run(*it))
