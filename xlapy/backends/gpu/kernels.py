@@ -57,6 +57,19 @@ class GpuKernel:
     module: ir.Module | None = None
     scratch: int = 0                  # bytes of zeroed scratch (the last kernel argument)
     notes: list[str] = field(default_factory=list)
+    #: kernels of the same module launched after this one with the same arguments:
+    #: ``(symbol, grid, block)``
+    after: list[tuple[str, int, int]] = field(default_factory=list)
+    #: a convolution's im2col kernel (``conv_im2col.Im2col``), in the same module, used
+    #: instead of this kernel when cuBLAS is found
+    im2col: Any = None
+
+    @property
+    def symbols(self) -> list[str]:
+        """The kernel functions to load: this one, those of :attr:`after` and the im2col
+        kernel."""
+        return [self.name] + [a[0] for a in self.after] + \
+            ([self.im2col.name] if self.im2col is not None else [])
 
     @property
     def threads(self) -> int:
