@@ -462,10 +462,10 @@ __all__ += ["CacheSettings", "cache_settings", "env_default_backend", "env_cache
 # xlapy's own environment variables (every one is read here)
 
 
-def env_default_backend() -> str:
-    """``XLAPY_DEFAULT_BACKEND``: the backend eager ops and jitted functions run on
-    (``"cpu"`` when unset)."""
-    return os.environ.get("XLAPY_DEFAULT_BACKEND", "cpu")
+def env_default_backend() -> str | None:
+    """``XLAPY_DEFAULT_BACKEND``: the backend eager ops and jitted functions run on (None
+    when unset: ``"gpu"`` when a usable NVIDIA GPU is present, else ``"cpu"``)."""
+    return os.environ.get("XLAPY_DEFAULT_BACKEND") or None
 
 
 def env_cache_dir() -> str | None:
