@@ -127,21 +127,28 @@ def _max_pool2d_with_indices(x: Any, kernel: Sequence[int], stride: Sequence[int
     (kh, kw), (sh, sw), (ph, pw), (oh, ow) = _pool_geometry(x, kernel, stride, padding,
                                                             dilation, ceil_mode)
     w = x.shape[-1]
+    # batched planes are pooled channels-minor ([N, H, W, C]): a convolution's result
+    # is stored that way, so the taps are read along contiguous channels
+    minor = x.ndim == 4
+    xt = xnp.transpose(x, (0, 2, 3, 1)) if minor else x
+    lead = (slice(None),) * (x.ndim - 2 - minor)
+    tail = (slice(None),) * minor
     low = xnp.asarray(-np.inf, x.dtype)
-    cfg = [(0, 0, 0)] * (x.ndim - 2) + [(ph, ph, 0), (pw, pw, 0)]
-    xp = lax.pad(x, low, cfg) if ph or pw else x
-    lead = (slice(None),) * (x.ndim - 2)
+    cfg = [(0, 0, 0)] * (x.ndim - 2 - minor) + [(ph, ph, 0), (pw, pw, 0)] + [(0, 0, 0)] * minor
+    xp = lax.pad(xt, low, cfg) if ph or pw else xt
     best = idx = None
     for i in range(kh):
         for j in range(kw):
             tap = xp[lead + (slice(i, i + sh * (oh - 1) + 1, sh),
-                             slice(j, j + sw * (ow - 1) + 1, sw))]
+                             slice(j, j + sw * (ow - 1) + 1, sw)) + tail]
             if best is None:
                 best, idx = tap, xnp.zeros(tap.shape, np.int32)
                 continue
             take = (tap > best) | (tap != tap)
             best = xnp.where(take, tap, best)
             idx = xnp.where(take, np.int32(i * w + j), idx)
+    if minor:
+        best, idx = xnp.transpose(best, (0, 3, 1, 2)), xnp.transpose(idx, (0, 3, 1, 2))
     return best, _window_base(best.shape, (sh, sw), (ph, pw), w) + idx
 
 
@@ -176,20 +183,25 @@ def _tiled_pool_backward(g: Any, pos: Any, kernel: tuple, size: tuple, zero: Any
     """Non-overlapping windows (stride = kernel, no padding): the gradient of window
     ``(a, b)``'s tap ``(i, j)`` lands at ``(a * kh + i, b * kw + j)``, so the input
     gradient is one ``[.., oh, kh, ow, kw]`` array reshaped to ``[.., oh*kh, ow*kw]``
-    (and padded with zeros to the input's size where the windows leave rows/columns)."""
+    (and padded with zeros to the input's size where the windows leave rows/columns).
+    Batched planes are spread channels-minor, as the forward pooling reads them."""
     (kh, kw), (h, w) = kernel, size
-    lead, (oh, ow) = g.shape[:-2], g.shape[-2:]
-    shape6 = tuple(lead) + (oh, kh, ow, kw)
-    n = len(lead)
-    keep = tuple(range(n)) + (n, n + 2)
+    minor = g.ndim == 4
+    if minor:
+        g, pos = xnp.transpose(g, (0, 2, 3, 1)), xnp.transpose(pos, (0, 2, 3, 1))
+    n = g.ndim - 2 - minor
+    lead, (oh, ow), tail = g.shape[:n], g.shape[n:n + 2], g.shape[n + 2:]
+    shape6 = tuple(lead) + (oh, kh, ow, kw) + tuple(tail)
+    keep = tuple(range(n)) + (n, n + 2) + tuple(range(n + 4, n + 4 + minor))
     tap = (lax.broadcasted_iota(np.int32, shape6, n + 1) * np.int32(w)
            + lax.broadcasted_iota(np.int32, shape6, n + 3))
     hit = lax.broadcast_in_dim(pos, shape6, keep) == tap
     out = xnp.where(hit, lax.broadcast_in_dim(g, shape6, keep), zero)
-    out = xnp.reshape(out, tuple(lead) + (oh * kh, ow * kw))
+    out = xnp.reshape(out, tuple(lead) + (oh * kh, ow * kw) + tuple(tail))
     if (oh * kh, ow * kw) != (h, w):
-        out = lax.pad(out, zero, [(0, 0, 0)] * n + [(0, h - oh * kh, 0), (0, w - ow * kw, 0)])
-    return out
+        out = lax.pad(out, zero, [(0, 0, 0)] * n + [(0, h - oh * kh, 0), (0, w - ow * kw, 0)]
+                      + [(0, 0, 0)] * minor)
+    return xnp.transpose(out, (0, 3, 1, 2)) if minor else out
 
 
 @_reg("aten.native_layer_norm.default")
