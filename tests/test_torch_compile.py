@@ -230,13 +230,15 @@ def test_saved_inputs_views_and_aliases_are_not_copied():
 
     def f(x, w):
         y = aten.relu.default(aten.mm.default(x, aten.permute.default(w, [1, 0])))
-        return y, aten.alias.default(y), aten.permute.default(w, [1, 0]), x, y
+        wt = aten.permute.default(w, [1, 0])
+        return y, aten.alias.default(y), wt, x, y, aten.view.default(y, [-1])
     x, w = torch.randn(4, 3), torch.randn(5, 3)
     fn = compile_graph(make_fx(f, tracing_mode="fake")(x, w), [x, w])
-    y, y_alias, wt, x_out, y_again = fn([x, w])
+    y, y_alias, wt, x_out, y_again, y_flat = fn([x, w])
     assert len(fn.graph_function.plan.computed) == 1
     assert wt.data_ptr() == w.data_ptr() and torch.equal(wt, w.t())
     assert x_out is x and y_again is y and y_alias.data_ptr() == y.data_ptr()
+    assert y_flat.data_ptr() == y.data_ptr() and torch.equal(y_flat, y.reshape(-1))
     torch.testing.assert_close(y, f(x, w)[0])
 
 

@@ -50,7 +50,8 @@ class OutputPlan:
         for node in nodes:              # graph order: a view's source comes before it
             if node not in out_nodes or node in made:
                 continue
-            (self.replayed if self._replayable(node, made) else self.computed).append(node)
+            (self.replayed if self._replayable(node, made, self.computed)
+             else self.computed).append(node)
             made.add(node)
         self.outputs = list(outputs)
         used = [o for o in self.outputs if isinstance(o, torch.fx.Node)]
@@ -59,7 +60,7 @@ class OutputPlan:
         self.inputs = sorted({(slot[n], n) for n in used if n in slot}, key=lambda p: p[0])
 
     @staticmethod
-    def _replayable(node: torch.fx.Node, available: set) -> bool:
+    def _replayable(node: torch.fx.Node, available: set, dense: Sequence) -> bool:
         if node.op != "call_function":
             return False
         name = str(node.target)
@@ -68,7 +69,7 @@ class OutputPlan:
         nodes = node.all_input_nodes
         if not nodes or any(a not in available for a in nodes):
             return False
-        if name in _DENSE_ONLY and node.args[0].op == "placeholder":
+        if name in _DENSE_ONLY and node.args[0] not in dense:    # only the program's results
             return False
         val = node.meta.get("val")
         return isinstance(val, torch.Tensor)
