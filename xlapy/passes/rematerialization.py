@@ -371,6 +371,15 @@ class HloRematerialization(HloPass):
                   result.peak_after)
         return True
 
+    def candidate(self, instr: HloInstruction) -> bool:
+        """Whether the walk may recompute ``instr`` (:func:`rematerializable`)."""
+        return rematerializable(instr)
+
+    def worth(self, tracker: "_Tracker", block: list[HloInstruction], saved: int) -> bool:
+        """Whether recomputing ``block`` (freeing ``saved`` bytes at the current point) is
+        allowed; here any saving is."""
+        return True
+
     def _attempt(self, module: HloModule, comp: HloComputation, target: int,
                  result: RematerializationResult, undo: bool) -> int | None:
         """Rematerialize aiming at ``target`` live bytes; the assigned peak after it (None
@@ -401,7 +410,7 @@ class HloRematerialization(HloPass):
         # instructions ordered by control edges keep their place (and their existence)
         ordered = {id(p) for i in order for p in i.control_predecessors}
         ordered |= {id(i) for i in order if i.control_predecessors}
-        ok = {id(i) for i in order if id(i) not in ordered and rematerializable(i)}
+        ok = {id(i) for i in order if id(i) not in ordered and self.candidate(i)}
         pool: dict[int, HloInstruction] = {}     # placed candidates, in schedule order
         k = 0
         while k < len(sequence):
@@ -417,7 +426,7 @@ class HloRematerialization(HloPass):
                         continue
                     block = tracker.block(cand, ok, self.block_size_limit)
                     saved = tracker.saved_by(block)
-                    if saved <= 0:
+                    if saved <= 0 or not self.worth(tracker, block, saved):
                         continue
                     uses = tracker.remaining[id(cand)]
                     dup = len(uses) - (1 if len(uses) == len(cand.users) else 0)

@@ -21,9 +21,15 @@
 5. ``fusion_merger`` (a GPU pass in XLA), only on request (``merge=True``);
 6. ``multi_output_fusion``, when multi-output fusion is on;
 7. ``copy-insertion``;
-8. ``rematerialization`` (:class:`~xlapy.passes.rematerialization.HloRematerialization`),
-   only when ``--xla_cpu_memory_limit_bytes`` sets a budget: values live across the
-   peak are recomputed before their later readers until the schedule's live bytes fit;
+8. ``elementwise-rematerialization`` (:class:`~xlapy.passes.elementwise_rematerialization.
+   ElementwiseRematerialization`, xlapy's own; off with
+   ``--xla_cpu_elementwise_rematerialization=false``): elementwise values live across the
+   peak (activations kept for the backward pass) are recomputed before their later
+   readers where their operands are live anyway, when that lowers the assigned peak;
+   then ``rematerialization`` (:class:`~xlapy.passes.rematerialization.
+   HloRematerialization`), only when ``--xla_cpu_memory_limit_bytes`` sets a budget:
+   values live across the peak are recomputed before their later readers until the
+   schedule's live bytes fit;
 9. buffer assignment (:meth:`CpuTarget.assign_buffers`), run on the pipeline's result by
    :func:`xlapy.backends.compile.optimize_module`.
 """
@@ -43,6 +49,7 @@ from ...passes.layout_assignment import CpuLayoutAssignment
 from ...passes.multi_output_fusion import CpuMultiOutputFusion
 from ...passes.pipeline import HloPassPipeline, target_independent_passes
 from ...passes.reduction_consumer_fusion import ReductionConsumerFusion
+from ...passes.elementwise_rematerialization import ElementwiseRematerialization
 from ...passes.rematerialization import HloRematerialization
 from ..target import Target
 from .dot_kernel_plan import CpuDotOutputFusionRules
@@ -101,7 +108,9 @@ def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = 
         FusionMerger() if merge else None,                               # 5
         CpuMultiOutputFusion() if multi_output else None,                # 6
         CopyInsertion(),                                                 # 7
-        HloRematerialization(memory_limit)                               # 8
+        ElementwiseRematerialization()                                   # 8
+        if getattr(ctx.options, "xla_cpu_elementwise_rematerialization", True) else None,
+        HloRematerialization(memory_limit)                               # 8b
         if memory_limit > 0 else None,
     ]
     return HloPassPipeline("cpu", [p for p in passes if p is not None], context=ctx)
