@@ -12,6 +12,10 @@
    multi-output fusion is on (``xla_cpu_use_multi_output_fusion`` in
    ``xla_backend_extra_options``); a dot the generated GEMM kernels compute is
    output-fused into its ``add`` (:data:`DOT_OUTPUT_RULES`, ``dot_kernel_plan.py``);
+   then ``conv-output-fusion`` (:class:`~xlapy.passes.conv_output_fusion.ConvOutputFusion`,
+   off with ``--xla_cpu_conv_output_fusion=false``): a convolution the generated forward
+   kernel computes is merged with its bias (+ relu) loop fusion into a ``kOutput`` fusion
+   whose kernel applies them as it stores each tile (:data:`CONV_OUTPUT_RULES`);
 4. ``reduction_consumer_fusion`` (xlapy's own, not an XLA:CPU pass): a row reduction,
    the consumers that read it back along the rows and the reductions that follow over
    the same rows become one ``kInput`` fusion (softmax, layernorm) that the CPU
@@ -41,6 +45,7 @@ from ...config import DebugOptions
 from ...hlo.shape import Shape
 from ...passes.base import HloPass
 from ...passes.bf16_excess_precision import Bf16ExcessPrecision
+from ...passes.conv_output_fusion import ConvOutputFusion
 from ...passes.context import PassContext
 from ...passes.copy_insertion import CopyInsertion
 from ...passes.fusion_merger import FusionMerger
@@ -52,6 +57,7 @@ from ...passes.reduction_consumer_fusion import ReductionConsumerFusion
 from ...passes.elementwise_rematerialization import ElementwiseRematerialization
 from ...passes.rematerialization import HloRematerialization
 from ..target import Target
+from .conv import CpuConvOutputFusionRules
 from .dot_kernel_plan import CpuDotOutputFusionRules
 from .reduction_plan import ROW_CACHE_ELEMENTS
 from .thunks import major_to_minor
@@ -73,6 +79,7 @@ class CpuRowReductionRules:
 
 ROW_REDUCTION_RULES = CpuRowReductionRules()
 DOT_OUTPUT_RULES = CpuDotOutputFusionRules()
+CONV_OUTPUT_RULES = CpuConvOutputFusionRules()
 
 
 def multi_output_enabled(options: DebugOptions | Any) -> bool:
@@ -103,6 +110,8 @@ def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = 
         CpuLayoutAssignment(dot_follows_user=True),                      # 2
         CpuInstructionFusion(may_duplicate=not multi_output,             # 3
                              dot_rules=DOT_OUTPUT_RULES),
+        ConvOutputFusion(CONV_OUTPUT_RULES)                              # 3b
+        if getattr(ctx.options, "xla_cpu_conv_output_fusion", True) else None,
         ReductionConsumerFusion(ROW_REDUCTION_RULES)                     # 4
         if reduction_consumer_fusion else None,
         FusionMerger() if merge else None,                               # 5
