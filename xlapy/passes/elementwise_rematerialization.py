@@ -86,17 +86,32 @@ class ElementwiseRematerialization(HloRematerialization):
         before = assign_buffers(module).peak_memory
         result.peak_before = result.peak_after = before
         best: tuple[int, int] | None = None                # (assigned peak, target)
+        kept = None             # the restore function of the edits left in the module
         for share in TARGET_SHARES:
+            if kept is not None:
+                kept()
+                kept = None
             target = int(live * share)
-            peak = self._attempt(module, comp, target, RematerializationResult(), undo=True)
-            if peak is not None and best is not None and peak > best[0]:
-                break                           # aiming lower recomputes more than helps
-            if peak is not None and (best is None or peak < best[0]):
-                best = (peak, target)
+            trial = RematerializationResult()
+            peak, restore = self._apply(module, comp, target, trial)
+            if peak is None or (best is not None and peak >= best[0]):
+                if restore is not None:
+                    restore()
+                if peak is not None:
+                    break                       # aiming lower recomputes more than helps
+                continue
+            best, kept = (peak, target), restore
+            result.recomputed, result.clones = trial.recomputed, trial.clones
         if best is None or best[0] > before * (1.0 - self.min_saving):
+            if kept is not None:
+                kept()
             return False
-        result.peak_after = self._attempt(module, comp, best[1], result, undo=False) \
-            or before
+        if kept is None:                        # the best walk was undone: walk it again
+            result.recomputed, result.clones = [], 0
+            result.peak_after = self._attempt(module, comp, best[1], result, undo=False) \
+                or before
+        else:
+            result.peak_after = best[0]
         result.kept = True
         log.debug("recomputed %d elementwise values (%d clones) in %s: peak %d -> %d bytes",
                   len(result.recomputed), result.clones, module.name, before,
@@ -108,18 +123,25 @@ class ElementwiseRematerialization(HloRematerialization):
         point whose operands are all live there too): what this pass could free at most."""
         order = best_schedule(comp)
         tracker = _Tracker.of(comp, order)
-        ok = {id(i) for i in order if not i.control_predecessors and self.candidate(i)}
-        peak, free = tracker.usage, 0
-        for instr in order:
+        peak, at = tracker.usage, -1
+        for k, instr in enumerate(order):       # where the peak is
             tracker.begin(instr)
             if tracker.usage > peak:
-                peak, free = tracker.usage, 0
-                for i in order:
-                    if id(i) in ok and id(i) in tracker.placed:
-                        saved = tracker.saved_by([i])
-                        if saved > 0 and saved >= tracker.size[id(i)]:
-                            free += saved
+                peak, at = tracker.usage, k
             tracker.end()
+        if at < 0:
+            return peak, 0
+        tracker = _Tracker.of(comp, order)        # walk again up to it
+        for instr in order[:at]:
+            tracker.begin(instr)
+            tracker.end()
+        tracker.begin(order[at])
+        free = 0
+        for i in order[:at]:
+            if not i.control_predecessors and self.candidate(i):
+                saved = tracker.saved_by([i])
+                if saved > 0 and saved >= tracker.size[id(i)]:
+                    free += saved
         return peak, free
 
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, clone_computation
 from .base import HloPass
@@ -384,22 +385,33 @@ class HloRematerialization(HloPass):
                  result: RematerializationResult, undo: bool) -> int | None:
         """Rematerialize aiming at ``target`` live bytes; the assigned peak after it (None
         when nothing was recomputed). ``undo``: restore the module afterwards."""
+        peak, restore = self._apply(module, comp, target, result)
+        if undo and restore is not None:
+            restore()
+        return peak
+
+    def _apply(self, module: HloModule, comp: HloComputation, target: int,
+               result: RematerializationResult
+               ) -> tuple[int | None, Callable[[], None] | None]:
+        """:meth:`_attempt`, keeping the edits: ``(assigned peak, a function restoring the
+        module)``; ``(None, None)`` when nothing was recomputed."""
         saved = (list(comp.instructions), list(module.computations),
                  [(i, list(i.users)) for i in comp.instructions])
         clones, sequence = self._walk(module, comp, best_schedule(comp), target, result)
         if not clones:
-            return None
+            return None, None
         originals = list({id(o): o for o, _ in reversed(clones)}.values())
         dead = _dead_after(originals)
         _pin(clones, sequence, {id(o) for o in dead})
         removed = [_remove(module, orig) for orig in dead]
         peak = assign_buffers(module).peak_memory
-        if undo:
+
+        def restore() -> None:
             _undo(module, clones, removed)
             comp.instructions, module.computations = saved[0], saved[1]
             for instr, users in saved[2]:
                 instr.users = users
-        return peak
+        return peak, restore
 
     def _walk(self, module: HloModule, comp: HloComputation, order: list[HloInstruction],
               limit: int, result: RematerializationResult
