@@ -86,16 +86,19 @@ def gpu_tests():
         return
     env = dict(os.environ, XLAPY_GPU_TEST_DEVICE="1" if not SIM else "0")
     try:
-        # the device tests and the kernels' own tests (the corpus runs below)
-        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                            "-m", "not slow", "-k",
-                            "device or split or softmax or integer or nan or jit or memory or cublas",
-                            *sorted(str(p) for p in (ROOT / "tests").glob("test_gpu*.py"))],
-                           cwd=ROOT, env=env,
-                           capture_output=True, text=True, timeout=max(30, min(120, left() - 150)))
-        tail = (r.stdout + r.stderr).strip().splitlines()[-15:]
-        for line in tail:
-            say("  " + line)
+        # test_gpu.py: the device tests and the kernels' own tests (the corpus runs below);
+        # each feature's own file (test_gpu_*.py) whole
+        runs = [["-k", "device or split or softmax or integer or nan or jit or memory or cublas",
+                 "tests/test_gpu.py"]]
+        runs += [[str(p.relative_to(ROOT))] for p in sorted(ROOT.glob("tests/test_gpu_*.py"))]
+        for extra in runs:
+            r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                "-m", "not slow", *extra], cwd=ROOT, env=env,
+                               capture_output=True, text=True,
+                               timeout=max(30, min(120, left() - 150)))
+            say(f"  {extra[-1]}:")
+            for line in (r.stdout + r.stderr).strip().splitlines()[-15:]:
+                say("    " + line)
     except subprocess.TimeoutExpired:
         say("  the GPU tests timed out")
 

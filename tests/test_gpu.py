@@ -6,7 +6,6 @@ device itself.
 """
 from __future__ import annotations
 
-import ctypes
 import os
 import warnings
 
@@ -14,7 +13,7 @@ import numpy as np
 import pytest
 
 from conformance import case_params, run_case
-from gpu_programs import ADD, MAX, softmax_text, w1_text
+from gpu_programs import ADD, MAX, ColumnMajorGemm, gpu_kernels, softmax_text, w1_text
 from xlapy.client.run import run_hlo
 from xlapy.config import debug_options
 from xlapy.errors import DeviceUnavailableError, ResourceExhaustedError
@@ -30,18 +29,15 @@ def sim():
     return gpu.GpuSimBackend()
 
 
-def _kernels(backend, text: str) -> dict:
-    from xlapy.config import DumpConfig, get_debug_options
-    em = backend._emit(parse_module(text), get_debug_options(),
-                       DumpConfig(get_debug_options()), need_device=False)
-    return {k.instruction.name: k for k in em.kernels.values()}
+_kernels = gpu_kernels
 
 
 # ----------------------------------------------------------------------------- conformance
 @pytest.mark.parametrize("case,which", case_params(("module.hlo",)))
 def test_conformance_case_on_gpu_sim(sim, case, which):
-    _, bad = run_case(sim, case, which)
+    exe, bad = run_case(sim, case, which)
     assert not bad, f"{case.name}/{which}:\n" + "\n".join(m.message for m in bad)
+    assert "convolution" not in exe.fallback_opcodes()      # test_gpu_conv.py
 
 
 @pytest.mark.skipif(ptxas_path() is None, reason="ptxas is not installed")
@@ -166,23 +162,7 @@ def test_ops_without_kernels_fall_back_and_are_logged(sim, caplog):
 
 
 # ----------------------------------------------------------------------------- cuBLAS arguments
-class _ColumnMajorGemm:
-    """cuBLAS column-major gemm semantics on host memory."""
-    def gemm(self, dt, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, batch=1, sa=0, sb=0, sc=0):
-        np_t = np.float32 if dt == "f32" else np.float64
-        sz = np.dtype(np_t).itemsize
-        def mat(addr, ld, rows, cols, trans):
-            # column-major stored op(X): X is (rows x cols) if not trans else (cols x rows)
-            r, cc = (rows, cols) if not trans else (cols, rows)
-            buf = (ctypes.c_char * (ld * cc * sz)).from_address(addr)
-            arr = np.frombuffer(buf, np_t).reshape(cc, ld).T[:r, :]
-            return arr if not trans else arr.T
-        for i in range(batch):
-            A = mat(a + i*sa*sz, lda, m, k, ta); B = mat(b + i*sb*sz, ldb, k, n, tb)
-            C = A @ B
-            buf = (ctypes.c_char * (ldc * n * sz)).from_address(c + i*sc*sz)
-            out = np.frombuffer(buf, np_t).reshape(n, ldc).T
-            out[:m, :] = C
+_ColumnMajorGemm = ColumnMajorGemm
 
 
 # (lhs dims, rhs dims, batch dims, lhs contracting, rhs contracting, output dims)

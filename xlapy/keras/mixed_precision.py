@@ -16,9 +16,10 @@ variables as the compute dtype inside ``call`` (``xlapy.Variable`` reads in an
 ``autocast_scope``; the gradients come back in float32, so the optimizer updates float32
 variables); normalization layers compute their statistics in float32 and return the
 compute dtype; losses cast predictions to float32 (the loss is computed in float32).
-A ``float16`` model's gradients may underflow: Keras pairs ``mixed_float16`` with a
-``LossScaleOptimizer``, which xlapy does not have (``bfloat16`` has float32's range and
-needs no loss scaling).
+A ``float16`` model's gradients may underflow: as in Keras, ``Model.compile`` wraps the
+optimizer of a ``mixed_float16`` model in a ``LossScaleOptimizer`` (dynamic loss scaling,
+:mod:`xlapy.keras.optimizers.loss_scale`; also importable from here). ``bfloat16`` has
+float32's range and needs no loss scaling.
 """
 from __future__ import annotations
 
@@ -118,5 +119,14 @@ def global_policy() -> DTypePolicy:
 dtype_policy = global_policy
 set_dtype_policy = set_global_policy
 
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LossScaleOptimizer":      # optimizers import layers' modules: imported late
+        from .optimizers.loss_scale import LossScaleOptimizer
+        return LossScaleOptimizer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = ["DTypePolicy", "Policy", "set_global_policy", "global_policy", "get_policy",
-           "dtype_policy", "set_dtype_policy"]
+           "dtype_policy", "set_dtype_policy", "LossScaleOptimizer"]

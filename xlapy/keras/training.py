@@ -120,8 +120,9 @@ class Trainer(TrainingLoops):
         ``steps_per_execution`` is accepted and behaves as 1: one call of the compiled
         step per batch, whose per-call overhead is a few microseconds (the jit fast
         path), while running ``n`` steps per call would mean an ``n`` times longer
-        program to compile. ``auto_scale_loss`` only matters for mixed precision, which
-        xlapy.keras does not have (float32 throughout); it is accepted and ignored.
+        program to compile. ``auto_scale_loss``: a model whose dtype policy is
+        ``mixed_float16`` trains with its optimizer wrapped in a ``LossScaleOptimizer``
+        (dynamic loss scaling), as in Keras 3.
 
         ``shape_buckets`` (xlapy's own; compiled steps only): axes of the input ``x`` whose
         size changes from batch to batch (``1`` or ``{1: "pow2"}``, ``{1: [64, 128,
@@ -137,6 +138,10 @@ class Trainer(TrainingLoops):
                                        f"{steps_per_execution!r}")
         self.steps_per_execution = int(steps_per_execution)
         self.optimizer = optimizers.get(optimizer)
+        policy = getattr(getattr(self, "dtype_policy", None), "name", None)
+        if auto_scale_loss and policy == "mixed_float16" and \
+                not isinstance(self.optimizer, optimizers.LossScaleOptimizer):
+            self.optimizer = optimizers.LossScaleOptimizer(self.optimizer)
         self.loss = loss
         self.loss_fn = losses_mod.get(loss) if loss is not None else None
         self.loss_weight = _single_loss_weight(loss_weights)
@@ -294,8 +299,9 @@ class Trainer(TrainingLoops):
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
+            scaled = self.optimizer.scale_loss(loss)
         variables = self.trainable_variables
-        grads = tape.gradient(loss, variables)
+        grads = tape.gradient(scaled, variables)
         sync = replica_sync(self, self.compiled_metrics + self.compiled_weighted_metrics)
         if sync is None:
             self.optimizer.apply_gradients(zip(grads, variables))

@@ -247,8 +247,9 @@ class _BlasDotPlan:
             b = self.operand(rhs, d.rhs_perm, self.shape3[1], False)
             if self.out_direct:
                 np.matmul(a, b, out=out.reshape(self.shape3[2]))
-            else:
-                np.copyto(out, np.matmul(a, b).reshape(out.shape), casting="unsafe")
+            else:     # IEEE results (inf, nan) as compiled code gives them: no warnings
+                with np.errstate(all="ignore"):
+                    np.copyto(out, np.matmul(a, b).reshape(out.shape), casting="unsafe")
             return
         plan = self.plan
         if plan.copy_a:

@@ -205,6 +205,19 @@ def _minor_first(shape: Shape) -> list[int]:
     return [d for d in reversed(major_to_minor(shape)) if shape.dims[d] > 1]
 
 
+def minor_run(shape: Shape, dim_map: DimMap) -> list[int]:
+    """The output dims that ``shape``'s dims follow (``dim_map``, from
+    :func:`operand_reads`), from its physically minor-most dim outward, up to the first
+    dim that follows none."""
+    src: list[int] = []
+    for d in _minor_first(shape):
+        if dim_map[d] is None:
+            break
+        if dim_map[d] not in src:
+            src.append(dim_map[d])
+    return src
+
+
 def _run_length(element_bytes: int) -> int:
     """Elements per contiguous run of a tile for elements of ``element_bytes``."""
     size = max(element_bytes, 1)
@@ -304,12 +317,7 @@ def plan_tiling(instr: HloInstruction, outputs: Sequence[HloInstruction],
     best: tuple[int, int, list[int]] | None = None
     for slot, dim_map in operand_reads(instr, outputs, buffers):
         shape = buffers[slot].shape
-        src: list[int] = []
-        for d in _minor_first(shape):
-            if dim_map[d] is None:
-                break
-            if dim_map[d] not in src:
-                src.append(dim_map[d])
+        src = minor_run(shape, dim_map)
         if not src or src[0] == out_order[0] or shape.num_elements < MIN_TILED_ELEMENTS:
             continue
         if best is None or shape.byte_size > best[0]:
@@ -442,4 +450,4 @@ def emit_tiled_nest(b: ir.IRBuilder, fn: ir.Function, plan: TilePlan,
 
 
 __all__ = ["MIN_TILED_ELEMENTS", "TILE_ELEMENTS", "TilePlan", "TiledStore", "emit_tiled_nest",
-           "operand_reads", "plan_tiling"]
+           "operand_reads", "plan_tiling", "minor_run"]

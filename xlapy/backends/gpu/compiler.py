@@ -5,8 +5,9 @@ on a clone, assigns buffers, emits a kernel for every instruction a GPU emitter 
 (``kernels.py``, ``reduction.py``), compiles them -- to PTX for the device's ``sm``
 (``ptx.py``) loaded by the driver, or for the host on the simulator -- and builds the
 plan of thunks (``runtime.py``). Dots go to cuBLAS when it is found (``cublas.py``), else
-to the backend's tiled kernel (``gemm_kernel.py``); everything else without a kernel runs
-in the host fallback.
+to the backend's tiled kernel (``gemm_kernel.py``); convolutions to the backend's own
+kernels (``convolution.py``, ``conv_gemm.py``), large ones to im2col + cuBLAS when it is
+found (``conv_im2col.py``); everything else without a kernel runs in the host fallback.
 
 Platforms: ``"gpu"`` (:class:`GpuBackend` on :class:`~xlapy.backends.gpu.cuda.CudaDevice`;
 its device is opened at the first compile, so :meth:`compiler_ir` works with no GPU) and
@@ -23,7 +24,7 @@ import time
 from typing import Any
 
 from ...config import DumpConfig, get_debug_options
-from ...errors import DeviceUnavailableError, InvalidArgumentError
+from ...errors import DeviceUnavailableError, InvalidArgumentError, ResourceExhaustedError
 from ...hlo.ir import HloInstruction, HloModule
 from ...hlo.verifier import verify_module
 from ...passes.buffer_assignment import BufferAssignment, assign_buffers
@@ -36,7 +37,8 @@ from .kernels import GpuKernel, UnitKernelEmitter
 from .pipeline import gpu_pipeline
 from .ptx import DEFAULT_SM, compile_ptx
 from .runtime import (Buffers, CallThunk, ConditionalThunk, Copies, CopyThunk, FallbackThunk,
-                      GpuExecutable, LaunchThunk, Plan, Thunk, WhileThunk)
+                      GpuExecutable, LaunchThunk, Plan, SequenceThunk, Thunk,
+                      WhileThunk)
 from .simt import NvptxTarget, SimTarget, Target
 
 log = logging.getLogger("xlapy.gpu")
@@ -154,12 +156,16 @@ class GpuBackend:
 
     def _emit_kernels(self, assignment: BufferAssignment) -> dict[int, GpuKernel]:
         from .column_reduction import ColumnReductionEmitter
+        from .convolution import ConvolutionEmitter
         from .gemm_kernel import GemmKernelEmitter
         from .reduction import RowReductionEmitter
+        from .transpose import TransposeEmitter
         target = self.target()
         emitters: list[Any] = [GemmKernelEmitter(assignment, target),
+                    ConvolutionEmitter(assignment, target),
                     RowReductionEmitter(assignment, target),
                     ColumnReductionEmitter(assignment, target),
+                    TransposeEmitter(assignment, target),
                     UnitKernelEmitter(assignment, target)]
         names: set[str] = set()
         out: dict[int, GpuKernel] = {}
@@ -186,7 +192,7 @@ class GpuBackend:
         # a CUDA device (``load_ptx``); the simulator's compiler overrides this
         if not em.kernels:
             return {}
-        return device.load_ptx(em.texts["ptx"], [k.name for k in em.kernels.values()])
+        return device.load_ptx(em.texts["ptx"], _symbols(em))
 
     # ----- plan
     def _build(self, device: Device, em: Emitted, functions: dict[str, Any]) -> GpuExecutable:
@@ -230,8 +236,7 @@ class GpuSimBackend(GpuBackend):
         kernels = list(em.kernels.values())
         if not kernels:
             return
-        compiled = engine().compile([k.module for k in kernels], [k.name for k in kernels],
-                                    keep_text=True)
+        compiled = engine().compile([k.module for k in kernels], _symbols(em), keep_text=True)
         em.objects = compiled
         em.texts = {"ir-no-opt": compiled.ir_no_opt or "",
                     "ir-with-opt": compiled.ir_with_opt or "", "ptx": compiled.assembly or ""}
@@ -242,12 +247,17 @@ class GpuSimBackend(GpuBackend):
         from ..cpu.jit_engine import engine
         if not em.kernels:
             return {}
-        names = [k.name for k in em.kernels.values()]
+        names = _symbols(em)
         loaded = engine().load(em.objects.objects, names)
         proto = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
         out: dict[str, Any] = {n: proto(loaded.address(n)) for n in names}
         out["__loaded__"] = loaded
         return out
+
+
+def _symbols(em: Emitted) -> list[str]:
+    """Every kernel function of the emitted kernels (``GpuKernel.symbols``)."""
+    return [s for k in em.kernels.values() for s in k.symbols]
 
 
 def _is_gemm(instr: HloInstruction) -> bool:
@@ -279,6 +289,23 @@ class _PlanBuilder(PlanBuilderBase):
     def copies(self, pairs) -> Copies:
         return Copies(self.buffers, pairs)
 
+    def _im2col_thunk(self, instr: HloInstruction, k: GpuKernel) -> Thunk | None:
+        """A convolution as im2col + cuBLAS (``conv_im2col.py``), None without cuBLAS or
+        device memory for the patches (then its own kernel runs)."""
+        from . import conv_im2col
+        handle = conv_im2col.blas_handle(self.device)
+        if handle is None:
+            return None
+        x, w, y = (self.buffers.address(buffer_ref(self.assignment, kb.instruction, kb.index))
+                   for kb in k.buffers[:3])
+        try:
+            return conv_im2col.Im2colGemmThunk(instr, self.device, self.functions[k.im2col.name],
+                                               k.im2col, handle, x, w, y)
+        except ResourceExhaustedError as e:
+            log.info("%s: no device memory for im2col patches (%s); the kernel runs", instr.name,
+                     e)
+            return None
+
     def thunk(self, instr: HloInstruction) -> Thunk | None:
         op = instr.opcode
         if op in NO_OP:
@@ -290,6 +317,10 @@ class _PlanBuilder(PlanBuilderBase):
                 return GemmThunk(instr, handle, self.buffers,
                                  [self.ref(o) for o in instr.operands], self.ref(instr))
         k = self.em.kernels.get(id(instr))
+        if k is not None and k.im2col is not None:
+            thunk = self._im2col_thunk(instr, k)
+            if thunk is not None:
+                return thunk
         if k is not None:
             args = [self.buffers.address(buffer_ref(self.assignment, kb.instruction, kb.index))
                     for kb in k.buffers]
@@ -297,8 +328,14 @@ class _PlanBuilder(PlanBuilderBase):
                 addr = self.device.alloc(k.scratch)
                 self.device.memset0(addr, k.scratch)
                 args.append(addr)
-            return LaunchThunk(instr, self.device, self.functions[k.name], k.name, k.grid,
-                               k.block, args)
+            launch = LaunchThunk(instr, self.device, self.functions[k.name], k.name, k.grid,
+                                 k.block, args)
+            if not k.after:
+                return launch
+            launches: list[Thunk] = [launch]
+            return SequenceThunk(instr, Plan(instr.name, launches + [
+                LaunchThunk(instr, self.device, self.functions[name], name, grid, block, args)
+                for name, grid, block in k.after]))
         if op in FORWARD:
             return CopyThunk(instr, self.forward_copies(instr))
         if op == "while":

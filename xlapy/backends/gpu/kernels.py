@@ -14,8 +14,9 @@ Two sources of kernels, tried in order:
    global thread ``u`` runs unit ``[u, u+1)`` computes the same result. The CPU loop
    emitter is asked for one element per unit, so a loop fusion or elementwise op becomes
    XLA's loop kernel (one thread per element, consecutive threads on consecutive
-   elements of the output's physical order: coalesced writes; transposes read strided,
-   the CPU's tiled transpose nest is not used). The CPU emitters' elemental
+   elements of the output's physical order: coalesced writes; the CPU's tiled transpose
+   nest is not used -- kernels that read an operand transposed are ``transpose.py``'s
+   shared-memory tiles, tried first). The CPU emitters' elemental
    generators and inline math (``math_ir``) are target-independent LLVM IR. A CPU kernel
    that calls a function outside LLVM's intrinsics (the C library's double-precision
    math, ``malloc`` in the sort emitter) or keeps state in mutable globals (the CPU's
@@ -56,6 +57,19 @@ class GpuKernel:
     module: ir.Module | None = None
     scratch: int = 0                  # bytes of zeroed scratch (the last kernel argument)
     notes: list[str] = field(default_factory=list)
+    #: kernels of the same module launched after this one with the same arguments:
+    #: ``(symbol, grid, block)``
+    after: list[tuple[str, int, int]] = field(default_factory=list)
+    #: a convolution's im2col kernel (``conv_im2col.Im2col``), in the same module, used
+    #: instead of this kernel when cuBLAS is found
+    im2col: Any = None
+
+    @property
+    def symbols(self) -> list[str]:
+        """The kernel functions to load: this one, those of :attr:`after` and the im2col
+        kernel."""
+        return [self.name] + [a[0] for a in self.after] + \
+            ([self.im2col.name] if self.im2col is not None else [])
 
     @property
     def threads(self) -> int:

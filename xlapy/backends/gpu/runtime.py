@@ -130,6 +130,19 @@ class LaunchThunk(Thunk):
             self.device.launch(self.fn, self.grid, self.block, self._packed)
 
 
+class SequenceThunk(Thunk):
+    """Several launches computing one instruction (a kernel and its follow-up kernels)."""
+
+    kind = "launches"
+
+    def __init__(self, instr: HloInstruction, plan: "Plan") -> None:
+        self.instruction, self.plan = instr, plan
+        self.subplans = (plan,)
+
+    def run(self) -> None:
+        self.plan.run()
+
+
 class Copies:
     """Device-to-device copies of (source, destination) buffer pairs."""
 
@@ -316,5 +329,5 @@ class GpuExecutable:
             self._run()
 
 
-__all__ = ["GpuExecutable", "Plan", "Buffers", "LaunchThunk", "CopyThunk", "FallbackThunk",
-           "WhileThunk", "ConditionalThunk", "CallThunk", "Copies"]
+__all__ = ["GpuExecutable", "Plan", "Buffers", "LaunchThunk", "SequenceThunk", "CopyThunk",
+           "FallbackThunk", "WhileThunk", "ConditionalThunk", "CallThunk", "Copies"]

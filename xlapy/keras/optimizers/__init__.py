@@ -1,5 +1,6 @@
-"""Optimizers (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``) and
-``optimizers.schedules``; see :mod:`.base` for state, clipping and the legacy ``decay``."""
+"""Optimizers (``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, ``Adagrad``), the
+``LossScaleOptimizer`` wrapper for float16 training and ``optimizers.schedules``; see
+:mod:`.base` for state, clipping and the legacy ``decay``."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,6 +9,7 @@ from ...errors import InvalidArgumentError
 from . import legacy, schedules
 from .algorithms import SGD, Adagrad, Adam, AdamW, RMSprop
 from .base import Optimizer
+from .loss_scale import LossScaleOptimizer
 
 _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad}
 
@@ -22,5 +24,5 @@ def get(identifier: Any) -> Optimizer:
                                f"{sorted(_BY_NAME)} or an Optimizer")
 
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "schedules", "legacy",
-           "get"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LossScaleOptimizer",
+           "schedules", "legacy", "get"]

@@ -189,6 +189,11 @@ class Optimizer:
         self.iterations.assign(self.iterations.read_value() + 1)
         return self.iterations
 
+    def scale_loss(self, loss: Any) -> Any:
+        """The loss a train step differentiates: ``loss`` itself here; a
+        :class:`~xlapy.keras.optimizers.LossScaleOptimizer` multiplies it by its scale."""
+        return loss
+
     def step_rate(self, learning_rate: Any) -> Any:
         """The rate :meth:`update_step` gets this step, computed once for all variables:
         ``learning_rate`` itself unless the algorithm folds a per-step factor into it
