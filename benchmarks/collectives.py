@@ -10,6 +10,10 @@ Rank 0 prints one row per size: the median time of each, the bus bandwidth
 ``executable.execute`` of a one-all-reduce module on the CPU backend (the all-reduce runs as a
 runtime thunk: the group agrees on the op, then ``Iallreduce`` on the buffer).
 
+``--breakdown`` adds, per size, where xlapy's time goes (same interleaving): MPI's
+``Iallreduce`` polled alone, the communicator's prepared call (``bind_all_reduce``: the
+agreement and the ``Iallreduce`` on the same buffers) and the whole ``execute``.
+
 **Data-parallel MLP training** (``--mlp``, started without mpiexec): a 784-512-512-10 Keras MLP
 trained with Adam (``jit_compile=True``) on random data, the same global batch two ways:
 1 process using 2 cores (the compiled step's kernels run on the runtime's thread pool), and
@@ -77,7 +81,8 @@ def all_reduce_bandwidth(args: argparse.Namespace) -> None:
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
     cpu = get_backend("cpu")
-    rows = []
+    rows: list = []
+    breakdown: list = []
     nbytes = 4096
     while nbytes <= args.max_mib * 2 ** 20:
         n = nbytes // 4
@@ -92,10 +97,13 @@ def all_reduce_bandwidth(args: argparse.Namespace) -> None:
         got = xlapy_call()
         assert np.all(got == size * (size + 1) / 2), got[:4]
         reps = max(3, min(args.reps, int(args.reps * 2 ** 20 / nbytes) or 3))
-        raw, ours = _medians([lambda: comm.Allreduce(x, out, op=MPI.SUM), xlapy_call], reps,
-                             comm)
+        fns = [lambda: comm.Allreduce(x, out, op=MPI.SUM), xlapy_call]
+        if args.breakdown:
+            fns += _layers(comm, me, x, out, nbytes)
+        raw, ours, *layers = _medians(fns, reps, comm)
         bus = nbytes * 2 * (size - 1) / size
         rows.append((nbytes, raw, ours, bus / raw / 1e9, bus / ours / 1e9))
+        breakdown.append((nbytes, raw, *layers, ours))
         nbytes *= 4
     if rank == 0:
         from machine import busy_text, cpu_model, others_busy
@@ -108,6 +116,28 @@ def all_reduce_bandwidth(args: argparse.Namespace) -> None:
         for nbytes, raw, ours, bw_raw, bw_ours in rows:
             print(f"{nbytes:>10} {raw * 1e6:>10.1f} {ours * 1e6:>10.1f} {bw_raw:>9.2f} "
                   f"{bw_ours:>10.2f} {raw / ours:>9.2f}")
+        if args.breakdown:
+            print(f"\nbreakdown, us: {'bytes':>10} {'Allreduce':>10} {'Iallreduce':>10} "
+                  f"{'prepared':>10} {'execute':>10}")
+            for nbytes, *times in breakdown:
+                print(f"{'':15}{nbytes:>10} " + " ".join(f"{t * 1e6:>10.1f}" for t in times))
+
+
+def _layers(comm, me: Participant, x: np.ndarray, out: np.ndarray, nbytes: int) -> list:
+    """``--breakdown``'s calls: MPI's ``Iallreduce`` polled alone (no agreement, no
+    timeout), and the communicator's prepared all-reduce on the same buffers."""
+    from mpi4py import MPI
+    from xlapy.backends.communicator import CollectiveCall, signature_of
+
+    def iallreduce() -> None:
+        request = comm.Iallreduce(x, out, op=MPI.SUM)
+        while not request.Test():
+            pass
+    call = CollectiveCall(f"all-reduce breakdown {nbytes}", tuple(range(me.replicas)),
+                          me.replica, 0, signature_of(f"breakdown {nbytes}", [x]))
+    prepared = me.communicator.bind_all_reduce(call, [x], [out], None, "sum", [False])
+    sequence = iter(range(1 << 62))
+    return [iallreduce, lambda: prepared(next(sequence), [x], [out])]
 
 
 # ------------------------------------------------------------------ data-parallel training
@@ -197,6 +227,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--max-mib", type=float, default=64)
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also time MPI's Iallreduce alone and the communicator's call")
     ap.add_argument("--mlp", action="store_true", help="data-parallel MLP training throughput")
     ap.add_argument("--mlp-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--batch", type=int, default=256, help="global batch (--mlp)")

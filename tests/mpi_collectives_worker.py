@@ -4,7 +4,8 @@
 MODE ``collectives``: every collective on both backends against the NumPy model; ``mixed``:
 the same with 2 devices per process (``XLA_FLAGS=--xla_force_host_platform_device_count=2``:
 4 devices, threads within a process, MPI between); ``fail``:
-rank 1 raises before its first collective; ``hang``: rank 1 never arrives; ``disagree``: the
+rank 1 raises before its first collective; ``hang``: rank 1 never arrives (``hang-cpu``,
+``hang-permute``: at the CPU backend's all-reduce / collective-permute); ``disagree``: the
 ranks run programs whose all-reduce operands differ in shape; ``disagree-size`` and
 ``disagree-dtype``: the same on the CPU backend (its all-reduce thunk), 4 MiB against 16 bytes,
 and f32 against s32 of the same size; ``disagree-op``: an all-reduce against an all-gather."""
@@ -19,6 +20,9 @@ import numpy as np
 import collective_model as cm
 import xlapy
 import xlapy.distributed
+from xlapy.client import get_backend
+from xlapy.hlo import parse_module
+from xlapy.backends.communicator import Participant, participating
 
 ADDI = """addi {
   a = s32[] parameter(0)
@@ -59,6 +63,8 @@ def check_collectives(rank: int) -> None:
         np.testing.assert_array_equal(cp, cm.permute(xs, pairs, rank))
         assert int(rid) == rank
     check_native_all_reduce(rank)
+    check_no_staging_copies(rank)
+    check_interrupted_call_ends_the_communicator(rank)
     print(f"OK {rank}", flush=True)
 
 
@@ -93,6 +99,137 @@ def check_native_all_reduce(rank: int) -> None:
     call = CollectiveCall("in-place test", (0, 1), rank, 0, signature_of("in-place", [buf]))
     PROCESS.communicator.all_reduce_into(call, [buf], [buf], None, "sum")
     np.testing.assert_array_equal(buf, np.full(1000, 3.0))
+
+
+class _Recorder:
+    """An mpi4py communicator whose data calls record the buffers MPI gets (their data
+    addresses, or ``IN_PLACE``) before running."""
+
+    def __init__(self, comm, log: list) -> None:
+        self.comm, self.log = comm, log
+
+    def __getattr__(self, name):
+        attr = getattr(self.comm, name)
+        if name not in ("Iallreduce", "Iallgather", "Ireduce_scatter_block", "Ialltoall",
+                        "Isend", "Irecv"):
+            return attr
+
+        def call(*args, **kwargs):
+            self.log.append((name,) + tuple(_address(a) for a in args[:2]))
+            return attr(*args, **kwargs)
+        return call
+
+
+def _address(buf) -> object:
+    from mpi4py import MPI
+    if buf is MPI.IN_PLACE:
+        return "IN_PLACE"
+    if isinstance(buf, list):                       # [array, datatype]
+        buf = buf[0]
+    return buf.ctypes.data if isinstance(buf, np.ndarray) else None
+
+
+def check_no_staging_copies(rank: int) -> None:
+    """The CPU backend's collectives hand MPI the executable's own buffers: the caller's
+    argument is what MPI sends, the returned result arrays are what MPI wrote (no staging
+    array on either side, no copy after), an all-reduce whose operand dies there runs
+    ``MPI_IN_PLACE``; bf16 moves as bytes; a max reduce-scatter (no native MPI op) takes
+    the portable path. Answers against NumPy."""
+    import ml_dtypes
+    from xlapy.client.devices import PROCESS
+    n = 4096
+    body = f"""  h = bf16[{n}] convert(p)
+  ar = f32[{n}] all-reduce(p), replica_groups={{}}, to_apply=add
+  a = f32[{n}] add(p, p)
+  ai = f32[{n}] all-reduce(a), replica_groups={{}}, to_apply=add
+  m = f32[{n}] multiply(ai, ai)
+  ag = f32[{2 * n}] all-gather(p), replica_groups={{}}, dimensions={{0}}
+  rs = f32[{n // 2}] reduce-scatter(p), replica_groups={{{{1,0}}}}, dimensions={{0}}, to_apply=add
+  aa = f32[{n}] all-to-all(p), replica_groups={{}}, dimensions={{0}}
+  cp = f32[{n}] collective-permute(p), source_target_pairs={{{{0,1}},{{1,0}}}}
+  hb = bf16[{n}] all-to-all(h), replica_groups={{{{1,0}}}}, dimensions={{0}}
+  mx = f32[{n // 2}] reduce-scatter(p), replica_groups={{}}, dimensions={{0}}, to_apply=max
+  ROOT t = (f32[{n}], f32[{n}], f32[{2 * n}], f32[{n // 2}], f32[{n}], f32[{n}], bf16[{n}], f32[{n // 2}]) tuple(ar, m, ag, rs, aa, cp, hb, mx)"""
+    text = cm.module(", replica_count=2", body, f"p = f32[{n}] parameter(0)")
+    text = text.replace("ENTRY", MAX + "\nENTRY")
+    log: list = []
+    comm = PROCESS.communicator
+    original = comm._comm
+
+    def recording(call):
+        data, agree = original(call)
+        return _Recorder(data, log), agree
+    comm._comm = recording
+    try:
+        exe = get_backend("cpu").compile(parse_module(text))
+        xs = [np.arange(n, dtype=np.float32) * (d + 1) - d for d in range(2)]
+        x = xs[rank]
+        for _ in range(2):
+            log.clear()
+            with participating(Participant(rank, 0, 2, 1, comm)):
+                out = exe.execute([x])
+            ar, m, ag, rs, aa, cp, hb, mx = out
+            addr = [o.ctypes.data for o in out]
+            xa = x.ctypes.data
+            other = 1 - rank
+            assert ("Iallreduce", xa, addr[0]) in log, log
+            assert any(e[:2] == ("Iallreduce", "IN_PLACE") for e in log), log
+            assert ("Iallgather", xa, addr[2]) in log, log
+            assert ("Ireduce_scatter_block", xa, addr[3]) in log, log
+            assert ("Ialltoall", xa, addr[4]) in log, log
+            assert ("Irecv", addr[5]) in [e[:2] for e in log], log
+            assert ("Isend", xa) in [e[:2] for e in log], log
+            # 9 data calls: the f32 collectives (2 for the permute) and the bf16 all-to-all;
+            # the max reduce-scatter's portable path gathers through exchange()
+            assert len(log) == 9, log
+            np.testing.assert_array_equal(ar, xs[0] + xs[1])
+            np.testing.assert_array_equal(m, (2 * xs[0] + 2 * xs[1]) ** 2)
+            np.testing.assert_array_equal(ag, np.concatenate(xs))
+            np.testing.assert_array_equal(rs, (xs[0] + xs[1])[(1 - rank) * n // 2:][:n // 2])
+            np.testing.assert_array_equal(aa, np.concatenate([xs[0][rank * n // 2:][:n // 2],
+                                                              xs[1][rank * n // 2:][:n // 2]]))
+            np.testing.assert_array_equal(cp, xs[other])
+            hs = [v.astype(ml_dtypes.bfloat16) for v in xs]
+            k = 1 - rank                                # the position in group {1,0}
+            np.testing.assert_array_equal(hb, np.concatenate([hs[1][k * n // 2:][:n // 2],
+                                                              hs[0][k * n // 2:][:n // 2]]))
+            np.testing.assert_array_equal(mx, np.maximum(xs[0], xs[1])[rank * n // 2:]
+                                          [:n // 2])
+    finally:
+        comm._comm = original
+
+
+def check_interrupted_call_ends_the_communicator(rank: int) -> None:
+    """A prepared call interrupted while it waits (here a KeyboardInterrupt from the poll)
+    leaves its requests on buffers the next call would reuse: every later call fails
+    instead, naming the interruption."""
+    from mpi4py import MPI
+
+    import xlapy.backends.communicator_mpi as mpi_module
+    from xlapy.backends.communicator import CollectiveCall, signature_of
+    from xlapy.errors import CollectiveError
+    comm = mpi_module.MpiCommunicator(MPI.COMM_WORLD.Dup(), timeout=30)
+    x, out = np.full(8, rank + 1.0, np.float32), np.empty(8, np.float32)
+    call = CollectiveCall("all-reduce %t", (0, 1), rank, 0, signature_of("t", [x]))
+    run = comm.bind_all_reduce(call, [x], [out], None, "sum", [False])
+    run(0, [x], [out])
+    np.testing.assert_array_equal(out, np.full(8, 3.0))
+
+    def interrupted(request):
+        raise KeyboardInterrupt
+    real, mpi_module._spin = mpi_module._spin, interrupted
+    try:
+        run(1, [x], [out])
+        raise AssertionError("the interruption did not reach the caller")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        mpi_module._spin = real
+    try:
+        run(2, [x], [out])
+        raise AssertionError("a call after an interrupted one ran")
+    except CollectiveError as e:
+        assert "all-reduce %t" in str(e) and "interrupted" in str(e), e
 
 
 MIXED = """  ar = f32[8] all-reduce(p), replica_groups={{3,1},{0,2}}, to_apply=add
@@ -151,6 +288,15 @@ def main() -> None:
         if rank == 1:
             time.sleep(600)
         all_reduce(8)
+    elif mode in ("hang-cpu", "hang-permute"):    # the CPU backend's prepared calls
+        if rank == 1:
+            time.sleep(600)
+        if mode == "hang-cpu":
+            all_reduce(8, "cpu")
+        else:
+            text = cm.module(", replica_count=2", "  ROOT a = f32[8] collective-permute(p), "
+                             "source_target_pairs={{1,0}}")
+            xlapy.run_hlo(text, [[np.ones(8, np.float32)]], backend="cpu")
     elif mode == "disagree":
         all_reduce(8 if rank == 0 else 4)
     elif mode == "disagree-size":           # the data calls start with the agreement

@@ -79,6 +79,35 @@ ENTRY main {
     assert ("a", "x") not in ba.in_place_shares
 
 
+def test_an_array_all_reduce_reduces_in_its_dying_operands_buffer():
+    """All-reduce is elementwise across the participants: its result may take its dying
+    operand's buffer (the runtime then passes MPI_IN_PLACE); a tuple all-reduce, or one
+    whose operand lives on, gets its own."""
+    m = module("""
+ENTRY main {
+  x = f32[64] parameter(0)
+  a = f32[64] exponential(x)
+  r = f32[64] all-reduce(a), replica_groups={}, to_apply=add_f32
+  b = f32[64] exponential(x)
+  c = f32[64] exponential(x)
+  t = (f32[64], f32[64]) all-reduce(b, c), replica_groups={}, to_apply=add_f32
+  t0 = f32[64] get-tuple-element(t), index=0
+  t1 = f32[64] get-tuple-element(t), index=1
+  d = f32[64] exponential(x)
+  k = f32[64] all-reduce(d), replica_groups={}, to_apply=add_f32
+  s1 = f32[64] add(r, t0)
+  s2 = f32[64] add(s1, t1)
+  s3 = f32[64] add(s2, k)
+  ROOT s = f32[64] add(s3, d)
+}
+""", ", replica_count=2")
+    ba = assign_buffers(m)
+    assert ("r", "a") in ba.in_place_shares
+    assert ba.slice(m.entry.instruction("r")) == ba.slice(m.entry.instruction("a"))
+    assert ("t", "b") not in ba.in_place_shares and ("t", "c") not in ba.in_place_shares
+    assert ("k", "d") not in ba.in_place_shares             # d is read after k
+
+
 def test_no_in_place_reuse_when_operand_is_still_live():
     m = module("""
 ENTRY main {

@@ -43,6 +43,16 @@ def test_a_rank_that_never_arrives_times_out_naming_the_collective():
     assert elapsed < 60
 
 
+@pytest.mark.parametrize("mode, what", [("hang-cpu", "all-reduce %a"),
+                                        ("hang-permute", "collective-permute %a")])
+def test_a_missing_rank_times_out_the_cpu_backends_collectives(mode, what):
+    """The CPU backend's prepared MPI calls poll under the same timeout."""
+    rc, out, elapsed = _launch(mode, timeout=3)
+    assert rc != 0
+    assert f"{what} on process 0: timed out after 3 s" in out, out[-3000:]
+    assert elapsed < 60
+
+
 def test_ranks_that_disagree_on_shapes_fail_naming_both():
     rc, out, _ = _launch("disagree", timeout=30)
     assert rc != 0
@@ -70,3 +80,25 @@ def test_pmap_across_two_processes(devices):
     rc, out, _ = launch("mpi_pmap_worker.py", [], devices)
     assert rc == 0, out[-4000:]
     assert "OK 0" in out and "OK 1" in out
+
+
+def test_the_all_reduce_benchmark_runs_with_its_breakdown():
+    """``benchmarks/collectives.py --breakdown`` under ``mpiexec -n 2``: the table and the
+    per-layer rows for one small size (its own check: xlapy's all-reduce sums right)."""
+    import os
+    import subprocess
+    import sys
+
+    from mpi_launch import MPIEXEC, TESTS
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS.parent),
+                                                        os.environ.get("PYTHONPATH", "")]),
+               XLA_FLAGS="--xla_force_host_platform_device_count=1")
+    proc = subprocess.run([str(MPIEXEC), "-n", "2", sys.executable,
+                           str(TESTS.parent / "benchmarks" / "collectives.py"), "--max-mib",
+                           "0.004", "--reps", "3", "--breakdown"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [line.split() for line in proc.stdout.splitlines()]
+    assert any(r[:1] == ["4096"] and len(r) == 6 for r in rows), proc.stdout
+    breakdown = [r for r in rows if r[:1] == ["4096"] and len(r) == 5]
+    assert breakdown and all(float(t) > 0 for t in breakdown[0][1:]), proc.stdout

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 
 from xlapy.client.run import run_hlo
-from xlapy.config import DumpConfig, get_debug_options
 from xlapy.hlo import parse_module
 
 gpu = pytest.importorskip("xlapy.backends.gpu")
 from xlapy.backends.gpu.ptx import ptxas_check, ptxas_path  # noqa: E402
 from xlapy.backends.gpu.transpose import MIN_DIM, TILE  # noqa: E402
+from gpu_programs import gpu_kernels  # noqa: E402  (in tests/)
 
 DEVICE = os.environ.get("XLAPY_GPU_TEST_DEVICE") == "1"
 NP = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
@@ -31,14 +31,8 @@ def sim():
     return gpu.GpuSimBackend()
 
 
-def _kernels(backend, text: str) -> dict:
-    opts = get_debug_options()
-    em = backend._emit(parse_module(text), opts, DumpConfig(opts), need_device=False)
-    return {k.instruction.name: k for k in em.kernels.values()}
-
-
 def _transposes(backend, text: str) -> list:
-    return [k for k in _kernels(backend, text).values() if k.kind == "transpose"]
+    return [k for k in gpu_kernels(backend, text).values() if k.kind == "transpose"]
 
 
 def _args(text: str, seed: int = 0) -> list:
@@ -87,7 +81,7 @@ def _transpose2(ty: str, r: int, c: int) -> str:
 
 # ----------------------------------------------------------------------------- detection
 def test_a_bare_transpose_is_one_tiled_kernel_with_a_tile_per_block(sim):
-    (k,) = _kernels(sim, _transpose2("f32", 37, 45)).values()
+    (k,) = gpu_kernels(sim, _transpose2("f32", 37, 45)).values()
     assert k.kind == "transpose" and k.block == TILE * 8
     assert k.grid == 2 * 2            # ceil(45/32) x ceil(37/32) tiles
     assert "shared tiles for ['y']" in k.notes[0]
@@ -100,7 +94,7 @@ def test_the_ptx_uses_shared_memory_and_a_barrier():
 
 
 @pytest.mark.parametrize("shape", [(MIN_DIM - 1, 200), (200, MIN_DIM - 1), (1, 64)])
-def test_short_dimensions_stay_loop_kernels(sim, shape):
+def test_short_dimensions_stay_loopgpu_kernels(sim, shape):
     r, c = shape
     assert not _transposes(sim, _transpose2("f32", r, c))
     _check(_transpose2("f32", r, c))
@@ -170,7 +164,7 @@ def test_fused_elementwise_consumers_read_the_other_operands_in_output_order(sim
             f" bb = {ty}[45,70] broadcast(b), dimensions={{1}}\n"
             f" s = {ty}[45,70] add(t, y)\n m = {ty}[45,70] multiply(s, bb)\n"
             f" ROOT o = {ty}[45,70] {op}(m)\n}}\n")
-    (k,) = _kernels(sim, text).values()
+    (k,) = gpu_kernels(sim, text).values()
     assert k.kind == "transpose" and "operands ['x'] read transposed" in k.notes[0]
     _check(text, exact=False)
 
@@ -181,7 +175,7 @@ def test_several_transposed_operands_are_tiled_together(sim):
             " tx = f32[65,50] transpose(x), dimensions={1,0}\n"
             " tz = f32[65,50] transpose(z), dimensions={1,0}\n"
             " p = f32[65,50] multiply(tz, y)\n ROOT o = f32[65,50] subtract(tx, p)\n}\n")
-    (k,) = _kernels(sim, text).values()
+    (k,) = gpu_kernels(sim, text).values()
     assert k.kind == "transpose" and "operands ['z', 'x'] read transposed" in k.notes[0]
     _check(text)
 
@@ -217,7 +211,7 @@ def test_the_mlp_weight_update_is_one_tiled_kernel(sim, alias):
     """``w - 0.01 * transpose(g)`` (an MLP step's ``copy_subtract_fusion``), also with the
     weight donated (the output in the weight's buffer)."""
     text = _weight_update(100, 67, alias)
-    (k,) = _kernels(sim, text).values()
+    (k,) = gpu_kernels(sim, text).values()
     assert k.kind == "transpose" and "operands ['g'] read transposed" in k.notes[0]
     _check(text)
 

@@ -4,8 +4,9 @@ A program with ``replica_count x num_partitions`` > 1 participants runs once per
 run happens inside :func:`participating` with a :class:`Participant`: the device's replica and
 partition, the module's counts, and the :class:`Communicator` that connects it to the others.
 The interpreter's collective handlers (which the CPU backend also runs, as fallback thunks on
-views of its buffers) and the CPU backend's all-reduce thunk (which hands its buffers to
-:meth:`Communicator.all_reduce_into`) read it with :func:`current_participant`.
+views of its buffers) and the CPU backend's collective thunks (which hand their buffers to
+a call prepared once by :meth:`Communicator.bind_all_reduce` and its siblings) read it with
+:func:`current_participant`.
 
 A communicator moves the participants' arrays for one collective call, identified by a
 :class:`CollectiveCall` (the op's text for errors, the group as flattened device ids in group
@@ -157,6 +158,70 @@ class Communicator(abc.ABC):
             return [np.array(a, copy=True) for a in members[where[source]]]
         return self.exchange(call, arrays, compute)
 
+    # ----- prepared collectives (the CPU backend's collective thunks)
+    def bind_all_reduce(self, call: CollectiveCall, sources: Arrays, destinations: Arrays,
+                        combine: Callable[[Any, Any], Any], kind: str | None,
+                        in_place: Sequence[bool]) -> Bound:
+        """:meth:`all_reduce_into` for the calls of one op (``call`` with any sequence
+        number), prepared once: the returned ``run(sequence, sources, destinations)`` runs
+        the op's call of that sequence number on flat arrays like ``sources`` and
+        ``destinations`` (same dtypes and sizes on every call; ``in_place[i]``: destination
+        ``i`` is source ``i`` itself). Communicators with native collectives prepare the
+        call's fixed parts here; this portable one calls :meth:`all_reduce_into`."""
+        return lambda sequence, sources, destinations: self.all_reduce_into(
+            _numbered(call, sequence), sources, destinations, combine, kind)
+
+    def bind_all_gather(self, call: CollectiveCall, sources: Arrays, destinations: Arrays
+                        ) -> Bound:
+        """:meth:`all_gather_into` prepared for the calls of one op (see
+        :meth:`bind_all_reduce`)."""
+        return lambda sequence, sources, destinations: self.all_gather_into(
+            _numbered(call, sequence), sources, destinations)
+
+    def bind_reduce_scatter(self, call: CollectiveCall, sources: Arrays, destinations: Arrays,
+                            combine: Callable[[Any, Any], Any], kind: str | None) -> Bound:
+        """Reduce-scatter of flat sources (each the group's blocks one after the other in
+        memory) into flat destinations (block ``position`` of the reduction), prepared for
+        the calls of one op (see :meth:`bind_all_reduce`)."""
+        def run(sequence: int, sources: Arrays, destinations: Arrays) -> None:
+            outs = self.reduce_scatter(_numbered(call, sequence), sources, 0, combine, kind)
+            for out, dst in zip(outs, destinations):
+                dst[...] = out
+        return run
+
+    def bind_all_to_all(self, call: CollectiveCall, sources: Arrays, destinations: Arrays
+                        ) -> Bound:
+        """All-to-all of one flat source (the group's blocks one after the other: block j
+        goes to position j) into one flat destination (the blocks received, in group
+        order), prepared for the calls of one op (see :meth:`bind_all_reduce`)."""
+        n = len(call.group)
+
+        def run(sequence: int, sources: Arrays, destinations: Arrays) -> None:
+            received = self.all_to_all(_numbered(call, sequence), np.split(sources[0], n))
+            np.concatenate(received, out=destinations[0])
+        return run
+
+    def bind_permute(self, call: CollectiveCall, sources: Arrays, destinations: Arrays,
+                     source: int | None, target: int | None) -> Bound:
+        """collective-permute of flat sources (sent to device ``target``) into flat
+        destinations (received from device ``source``; zeros when None), prepared for the
+        calls of one op (see :meth:`bind_all_reduce`)."""
+        def run(sequence: int, sources: Arrays, destinations: Arrays) -> None:
+            received = self.permute(_numbered(call, sequence), sources, source, target)
+            for k, dst in enumerate(destinations):
+                dst[...] = 0 if received is None else received[k]
+        return run
+
+
+#: A prepared collective: ``run(sequence, sources, destinations)`` (``Communicator.bind_*``).
+Bound = Callable[[int, list, list], None]
+
+
+def _numbered(call: CollectiveCall, sequence: int) -> CollectiveCall:
+    """``call`` with sequence number ``sequence``."""
+    return CollectiveCall(call.what, call.group, call.position, sequence, call.signature,
+                          call.groups)
+
 
 def _fold(parts: list, combine: Callable[[Any, Any], Any], dtype: np.dtype) -> np.ndarray:
     """``combine`` folded over the members' ``parts`` in group order (so every member gets the
@@ -286,6 +351,11 @@ class Participant:
     partitions: int
     communicator: Communicator
     sequences: dict = field(default_factory=dict)
+    #: ``(replicas, partitions, device)``: what a compiled collective's plan depends on
+    key: tuple = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.key = (self.replicas, self.partitions, self.device)
 
     @property
     def device(self) -> int:
@@ -373,6 +443,6 @@ def signature_of(what: str, arrays: Sequence[np.ndarray]) -> tuple:
     return (what,) + tuple((str(a.dtype), tuple(a.shape)) for a in arrays)
 
 
-__all__ = ["Communicator", "InProcessCommunicator", "CollectiveCall", "Participant",
+__all__ = ["Communicator", "InProcessCommunicator", "CollectiveCall", "Participant", "Bound",
            "current_participant", "participating", "run_participants", "signature_of",
            "default_timeout"]

@@ -18,9 +18,13 @@ started just before the data calls and waited for first, so agreeing costs no ro
 of its own. A disagreement fails on every member with a
 :class:`~xlapy.errors.CollectiveError` naming the collective and both sides, without waiting
 for the (mismatched) data calls, whose requests and buffers are then kept alive for good;
-the failed call's results are never returned. An all-reduce or all-gather the CPU backend
-runs (``all_reduce_into``, ``all_gather_into``) writes straight into the executable's result
-buffer. All waits are
+the failed call's results are never returned.
+
+The CPU backend's collective thunks call a prepared op (``bind_*``: :class:`_Prepared`):
+its communicators, MPI op, agreement buffers and CRC are made on the first call, and every
+call hands MPI the executable's own buffers -- the operand as the send buffer
+(``MPI_IN_PLACE`` when the result lives there), the result as the receive buffer -- so
+nothing is staged or copied around MPI. All waits are
 non-blocking requests polled against the timeout, so a peer that never arrives fails the
 call instead of hanging it; a process that raises is ended by ``xlapy.distributed``'s
 exception hook with ``MPI_Abort``, which ends every other process of the job.
@@ -30,12 +34,12 @@ from __future__ import annotations
 import os
 import time
 import zlib
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..errors import CollectiveError
-from .communicator import Arrays, CollectiveCall, Communicator, default_timeout
+from .communicator import Arrays, Bound, CollectiveCall, Communicator, default_timeout
 
 # Waiting polls the requests (see poll): spinning (yielding the core every POLLS_PER_YIELD
 # tests) for SPIN_SECONDS, plus SPIN_SECONDS_PER_BYTE per byte moved once the group is known
@@ -102,8 +106,7 @@ class MpiCommunicator(Communicator):
     def _wait(self, call: CollectiveCall, requests: list, stage: str,
               spin: float = SPIN_SECONDS) -> None:
         if self._aborted is not None:
-            raise CollectiveError(f"{call.what} on process {self.rank}: abandoned because "
-                                  f"{self._aborted}")
+            self._refuse(call)
         try:
             done = poll(self.MPI, requests, self.timeout, _pause, spin=spin)
         except self.MPI.Exception as e:
@@ -117,21 +120,29 @@ class MpiCommunicator(Communicator):
             self._aborted = reason
             raise CollectiveError(reason)
 
-    def _begin(self, call: CollectiveCall) -> tuple[Any, _Pending]:
-        """Start the group's agreement on the call (an ``Iallgather`` of its sequence number
-        and a CRC of the op, operand shapes and group, on the agreement communicator) and
-        return the data communicator; the data calls start before the agreement ends."""
-        if self._aborted is not None:
-            raise CollectiveError(f"{call.what} on process {self.rank}: abandoned because "
-                                  f"{self._aborted}")
-        comm, agree_comm = self._comm(call)
+    def _refuse(self, call: CollectiveCall) -> None:
+        """Fail ``call`` because an earlier collective failed."""
+        raise CollectiveError(f"{call.what} on process {self.rank}: abandoned because "
+                              f"{self._aborted}")
+
+    def _check(self, call: CollectiveCall) -> int:
+        """The agreement's CRC of the op, its operand shapes and its group."""
         key = (call.signature, call.group)
         check = self._checks.get(key)
         if check is None:
             if len(self._checks) >= _MAX_CHECKS:         # many programs: start over
                 self._checks.clear()
             check = self._checks[key] = zlib.crc32(repr(key).encode())
-        mine = np.array([call.sequence, check], dtype=np.int64)
+        return check
+
+    def _begin(self, call: CollectiveCall) -> tuple[Any, _Pending]:
+        """Start the group's agreement on the call (an ``Iallgather`` of its sequence number
+        and a CRC of the op, operand shapes and group, on the agreement communicator) and
+        return the data communicator; the data calls start before the agreement ends."""
+        if self._aborted is not None:
+            self._refuse(call)
+        comm, agree_comm = self._comm(call)
+        mine = np.array([call.sequence, self._check(call)], dtype=np.int64)
         everyone = np.empty((agree_comm.Get_size(), 2), dtype=np.int64)
         return comm, _Pending(agree_comm, agree_comm.Iallgather(mine, everyone), mine, everyone)
 
@@ -252,6 +263,34 @@ class MpiCommunicator(Communicator):
                      sum(a.nbytes for a in arrays))
         return received
 
+    # ----- prepared collectives (the CPU backend's thunks): see _Prepared
+    def bind_all_reduce(self, call: CollectiveCall, sources: Arrays, destinations: Arrays,
+                        combine: Callable[[Any, Any], Any], kind: str | None,
+                        in_place: Sequence[bool]) -> Bound:
+        op = self._native_op(kind, sources)
+        if op is None:
+            return super().bind_all_reduce(call, sources, destinations, combine, kind, in_place)
+        return _AllReduce(self, call, destinations, op, in_place)
+
+    def bind_all_gather(self, call: CollectiveCall, sources: Arrays, destinations: Arrays
+                        ) -> Bound:
+        return _AllGather(self, call, destinations)
+
+    def bind_reduce_scatter(self, call: CollectiveCall, sources: Arrays, destinations: Arrays,
+                            combine: Callable[[Any, Any], Any], kind: str | None) -> Bound:
+        op = self._native_op(kind, sources)
+        if op is None:
+            return super().bind_reduce_scatter(call, sources, destinations, combine, kind)
+        return _ReduceScatter(self, call, sources, op)
+
+    def bind_all_to_all(self, call: CollectiveCall, sources: Arrays, destinations: Arrays
+                        ) -> Bound:
+        return _AllToAll(self, call, destinations)
+
+    def bind_permute(self, call: CollectiveCall, sources: Arrays, destinations: Arrays,
+                     source: int | None, target: int | None) -> Bound:
+        return _Permute(self, call, destinations, source, target)
+
     def _native_op(self, kind: str | None, arrays: Arrays) -> Any:
         """The MPI reduction of ``kind`` on ``arrays``' dtypes, None where MPI has none that
         gives XLA's answer."""
@@ -266,6 +305,160 @@ class MpiCommunicator(Communicator):
                     op = self._ops[kind]
             self._native[key] = op
         return op
+
+
+class _Prepared:
+    """One collective op of this process, its fixed parts made once (``bind_*``): the
+    group's communicators, the agreement's buffers (the CRC word set here, the sequence
+    number written per call), how long a wait spins. A call is :meth:`agree`, the data
+    requests (subclasses' ``__call__``), then :meth:`settle` -- the same protocol as
+    ``_begin``/``_finish``, without rebuilding anything per call."""
+
+    __slots__ = ("owner", "call", "comm", "agree_comm", "size", "mine", "everyone", "spin",
+                 "MPI")
+    stage = ""              # what the data requests do, for errors
+
+    def __init__(self, owner: MpiCommunicator, call: CollectiveCall, arrays: Arrays) -> None:
+        """``arrays``: the buffers the call moves (how long a wait spins)."""
+        self.owner, self.call, self.MPI = owner, call, owner.MPI
+        self.comm, self.agree_comm = owner._comm(call)
+        self.size = self.comm.Get_size()
+        self.mine = np.array([0, owner._check(call)], dtype=np.int64)
+        self.everyone = np.empty((self.size, 2), dtype=np.int64)
+        self.spin = SPIN_SECONDS + sum(a.nbytes for a in arrays) * SPIN_SECONDS_PER_BYTE
+
+    def agree(self, sequence: int) -> Any:
+        """Start the group's agreement on call ``sequence`` (before its data requests)."""
+        if self.owner._aborted is not None:
+            self.owner._refuse(self.call)
+        self.mine[0] = sequence
+        return self.agree_comm.Iallgather(self.mine, self.everyone)
+
+    def settle(self, agreement: Any, requests: list, buffers: Any) -> None:
+        """Wait for the agreement, then for the data ``requests`` (on ``buffers``); a
+        failure keeps both alive for good (MPI may still write them)."""
+        owner = self.owner
+        try:
+            if not _spin(agreement):
+                owner._wait(self.call, [agreement], "agreeing on the operation")
+            if self.everyone.tobytes() != self.mine.tobytes() * self.size:
+                owner._disagree(self.call, self.agree_comm)
+            if not (_spin(requests[0]) if len(requests) == 1
+                    else self.MPI.Request.Testall(requests)):
+                owner._wait(self.call, requests, self.stage, self.spin)
+        except BaseException as e:
+            owner._abandoned.append(([agreement] + requests, (buffers, self.mine,
+                                                              self.everyone)))
+            # the agreement buffers are reused by the next call: none may follow this one
+            owner.abort(f"{self.call.what} on process {owner.rank} was interrupted: "
+                        f"{type(e).__name__}: {e}")
+            raise
+
+
+def _spin(request: Any) -> bool:
+    """Whether ``request`` completes within ``POLLS_PER_YIELD`` tests in a row (a small
+    message's wait ends here, before :func:`poll`'s clock and pauses)."""
+    test = request.Test
+    for _ in range(POLLS_PER_YIELD):
+        if test():
+            return True
+    return False
+
+
+class _AllReduce(_Prepared):
+    """``Iallreduce`` from each source into its destination (``MPI_IN_PLACE`` where the
+    destination is the source)."""
+
+    __slots__ = ("op", "in_place")
+    stage = "all-reduce"
+
+    def __init__(self, owner: MpiCommunicator, call: CollectiveCall, destinations: Arrays,
+                 op: Any, in_place: Sequence[bool]) -> None:
+        super().__init__(owner, call, destinations)
+        self.op, self.in_place = op, tuple(in_place)
+
+    def __call__(self, sequence: int, sources: Arrays, destinations: Arrays) -> None:
+        agreement = self.agree(sequence)
+        comm, op, in_place = self.comm, self.op, self.MPI.IN_PLACE
+        self.settle(agreement, [comm.Iallreduce(in_place if same else s, d, op)
+                                for s, d, same in zip(sources, destinations, self.in_place)],
+                    (sources, destinations))
+
+
+class _AllGather(_Prepared):
+    """``Iallgather`` of each source's bytes into its destination."""
+
+    __slots__ = ()
+    stage = "all-gather"
+
+    def __call__(self, sequence: int, sources: Arrays, destinations: Arrays) -> None:
+        agreement = self.agree(sequence)
+        comm, byte = self.comm, self.MPI.BYTE
+        self.settle(agreement, [comm.Iallgather([s, byte], [d, byte])
+                                for s, d in zip(sources, destinations)],
+                    (sources, destinations))
+
+
+class _ReduceScatter(_Prepared):
+    """``Ireduce_scatter_block`` from each source (the group's blocks in order) into its
+    destination."""
+
+    __slots__ = ("op",)
+    stage = "reduce-scatter"
+
+    def __init__(self, owner: MpiCommunicator, call: CollectiveCall, sources: Arrays,
+                 op: Any) -> None:
+        super().__init__(owner, call, sources)
+        self.op = op
+
+    def __call__(self, sequence: int, sources: Arrays, destinations: Arrays) -> None:
+        agreement = self.agree(sequence)
+        comm, op = self.comm, self.op
+        self.settle(agreement, [comm.Ireduce_scatter_block(s, d, op)
+                                for s, d in zip(sources, destinations)],
+                    (sources, destinations))
+
+
+class _AllToAll(_Prepared):
+    """``Ialltoall`` of the source's bytes (block j to position j) into the destination."""
+
+    __slots__ = ()
+    stage = "all-to-all"
+
+    def __call__(self, sequence: int, sources: Arrays, destinations: Arrays) -> None:
+        agreement = self.agree(sequence)
+        byte = self.MPI.BYTE
+        self.settle(agreement, [self.comm.Ialltoall([sources[0], byte],
+                                                    [destinations[0], byte])],
+                    (sources, destinations))
+
+
+class _Permute(_Prepared):
+    """``Irecv`` into the destinations from device ``source``, ``Isend`` of the sources to
+    device ``target`` (ranks of the group's communicator: the group is every device, in
+    order); no source: the destinations are zeroed."""
+
+    __slots__ = ("source", "target")
+    stage = "collective-permute"
+
+    def __init__(self, owner: MpiCommunicator, call: CollectiveCall, destinations: Arrays,
+                 source: int | None, target: int | None) -> None:
+        super().__init__(owner, call, destinations)
+        self.source, self.target = source, target
+
+    def __call__(self, sequence: int, sources: Arrays, destinations: Arrays) -> None:
+        agreement = self.agree(sequence)
+        comm, byte, requests = self.comm, self.MPI.BYTE, []
+        if self.source is not None:
+            requests += [comm.Irecv([d, byte], source=self.source, tag=k)
+                         for k, d in enumerate(destinations)]
+        else:
+            for d in destinations:
+                d[...] = 0
+        if self.target is not None:
+            requests += [comm.Isend([s, byte], dest=self.target, tag=k)
+                         for k, s in enumerate(sources)]
+        self.settle(agreement, requests, (sources, destinations))
 
 
 def poll(MPI: Any, requests: list, timeout: float, pause: Callable[[float], Any],

@@ -18,7 +18,8 @@ share one buffer per leaf, and so do a ``conditional``'s (or ``call``'s) result 
 branches' roots, and each branch's parameter and operand, unless that could change a
 value (then the runtime copies that leaf across the call). In-place reuse: an
 elementwise op (or a loop fusion that is elementwise on that operand, or a
-dynamic-update-slice on operand 0, alone or as a fusion root) whose operand buffer dies
+dynamic-update-slice on operand 0, alone or as a fusion root, or an array all-reduce)
+whose operand buffer dies
 at that op and has the same byte size writes its result into the operand's buffer,
 inside loop bodies too. A set spanning several computations is a temp of the outermost
 one, an output, a parameter's or a constant's memory as any of its members is.
@@ -126,6 +127,10 @@ def can_share_operand_buffer(instr: HloInstruction, operand_index: int,
     if instr.opcode == "fusion":
         return not instr.shape.is_tuple and is_elementwise_on_operand(instr, operand_index) \
             and out.dims == operand.shape.dims
+    if instr.opcode in ("all-reduce", "all-reduce-start"):
+        # elementwise across the participants: reduced in the operand's buffer
+        # (MPI_IN_PLACE; the portable path writes its result after the group read it)
+        return out.dims == operand.shape.dims
     return is_elementwise(instr) and out.dims == operand.shape.dims
 
 

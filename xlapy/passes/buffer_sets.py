@@ -10,8 +10,8 @@ buffers one slice. A set grows two ways:
   branch's parameter leaf and the operand it receives. The runtime then copies nothing
   between them (its copies of a pair in one set are dropped);
 - **in place**: an instruction whose output may be written into a dying operand's
-  buffer (``can_share_operand_buffer``: elementwise ops, ``dynamic-update-slice`` and
-  in-place fusions) joins the operand's set.
+  buffer (``can_share_operand_buffer``: elementwise ops, ``dynamic-update-slice``,
+  in-place fusions and array all-reduces) joins the operand's set.
 
 Each set remembers, per computation, the hull ``[start, end]`` of its members' live
 ranges in that computation's schedule. A join is refused when it could change a value:

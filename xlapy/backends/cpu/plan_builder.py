@@ -7,8 +7,9 @@ thunk when the compiler emitted a kernel for it (``kernels``: ``id(instr)`` -> (
 record, address)), a copy for forwarding ops, ``while``/``conditional``/``call`` thunks
 with sub-plans of the called computations, a library thunk for dots and convolutions
 the libraries support, a host-callback thunk for ``custom-call``s into Python
-(``callback_thunk.py``), all-reduce and all-gather thunks that hand their buffers to the
-running participant's communicator (``collective_thunk.py``), and a fallback thunk (the
+(``callback_thunk.py``), collective thunks (all-reduce, all-gather, reduce-scatter,
+all-to-all, collective-permute) that hand their buffers to the running participant's
+communicator (``collective_thunk.py``), and a fallback thunk (the
 reference interpreter) for the rest.
 Its base, :class:`PlanBuilderBase`, is what the GPU's builder (``backends/gpu/compiler.py``)
 shares with it: plans, leaf pairs and the copies and sub-plans of the control-flow thunks.
@@ -267,7 +268,8 @@ class PlanBuilder(PlanBuilderBase):
         if fn is not None:
             return LibraryThunk(instr, fn, [self.ref(o) for o in instr.operands], self.ref(instr))
         operands, output = [self.ref(o) for o in instr.operands], self.ref(instr)
-        if op in ("all-reduce", "all-reduce-start", "all-gather"):
+        if op in ("all-reduce", "all-reduce-start", "all-gather", "reduce-scatter", "all-to-all",
+                  "collective-permute"):
             from .collective_thunk import collective_thunk
             thunk = collective_thunk(instr, self.fallback_evaluator(), operands, output)
             if thunk is not None:

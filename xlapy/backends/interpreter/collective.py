@@ -234,12 +234,9 @@ def _collective_broadcast(ev: Evaluator, instr: HloInstruction, operands: list) 
                                                                            list(operands))))
 
 
-@handler("collective-permute", "collective-permute-start")
-def _collective_permute(ev: Evaluator, instr: HloInstruction, operands: list) -> Any:
-    if len(operands) == 4:
-        raise UnimplementedError("the in-place form of collective-permute (input, output, "
-                                 f"send/recv offsets) is not supported: {describe(instr)}")
-    p = _participant(ev, instr)
+def permute_peers(instr: HloInstruction, p: Participant) -> tuple[int | None, int | None]:
+    """``(source, target)``: the devices collective-permute ``instr`` receives ``p``'s
+    result from and sends ``p``'s operand to (None: none)."""
     mode = GroupMode.CROSS_PARTITION if instr.attrs.get("channel_id") is not None \
         else GroupMode.CROSS_REPLICA
     count = id_count(mode, p.replicas, p.partitions)
@@ -248,8 +245,17 @@ def _collective_permute(ev: Evaluator, instr: HloInstruction, operands: list) ->
     named = [(s, t) for s, t in instr.attrs.get("source_target_pairs") or ()
              if 0 <= s < count and 0 <= t < count]
     pairs = permute_pairs(mode, named, p.replicas, p.partitions)
-    target = next((t for s, t in pairs if s == p.device), None)
-    source = next((s for s, t in pairs if t == p.device), None)
+    return (next((s for s, t in pairs if t == p.device), None),
+            next((t for s, t in pairs if s == p.device), None))
+
+
+@handler("collective-permute", "collective-permute-start")
+def _collective_permute(ev: Evaluator, instr: HloInstruction, operands: list) -> Any:
+    if len(operands) == 4:
+        raise UnimplementedError("the in-place form of collective-permute (input, output, "
+                                 f"send/recv offsets) is not supported: {describe(instr)}")
+    p = _participant(ev, instr)
+    source, target = permute_peers(instr, p)
     everyone = tuple(range(p.replicas * p.partitions))
     call = CollectiveCall(collective_what(instr), everyone, p.device, p.next_sequence(everyone),
                           collective_signature(instr, operands), (everyone,))
