@@ -206,7 +206,9 @@ def test_cpu_pipeline_order():
                      "dot_decomposer", "batchnorm_expander",
                      "convolution-canonicalization", "simplification", "transpose-folding", "cse",
                      "tuple-simplifier", "dce", "bf16-excess-precision", "layout-assignment",
-                     "fusion", "reduction_consumer_fusion", "copy-insertion"]
+                     "fusion", "conv-output-fusion", "reduction_consumer_fusion",
+                     "copy-insertion",
+                     "elementwise-rematerialization"]
     m = H.parse_module(TEXT)
     pipe.run(m)
     assert m.entry.root.shape.dims == (4,)
