@@ -21,28 +21,39 @@ import numpy as np
 
 from machine import check_openblas_env, machine_header
 
-# (what, batch, M, K, N): the step's forward, input-gradient and weight-gradient products
-SHAPES = [("qkv projection", 1, 2048, 256, 768), ("ffn up", 1, 2048, 256, 1024),
-          ("ffn down", 1, 2048, 1024, 256), ("ffn up, weight grad", 1, 256, 2048, 1024),
-          ("mlm head", 1, 2048, 256, 1024), ("attention scores", 64, 128, 64, 128),
-          ("attention context", 64, 128, 128, 64)]
+# (what, batch, M, K, N, layout): the step's forward, input-gradient and weight-gradient
+# products; layout "nn" row-major operands, "tn" the lhs stored [K, M] (a weight
+# gradient's activations), "nt" the rhs stored [N, K] (an input gradient's weights)
+SHAPES = [("qkv projection", 1, 2048, 256, 768, "nn"), ("ffn up", 1, 2048, 256, 1024, "nn"),
+          ("ffn down", 1, 2048, 1024, 256, "nn"),
+          ("ffn up, weight grad", 1, 256, 2048, 1024, "tn"),
+          ("ffn down, input grad", 1, 2048, 256, 1024, "nt"),
+          ("ffn up, input grad", 1, 2048, 1024, 256, "nt"),
+          ("mlm head", 1, 2048, 256, 1024, "nn"), ("attention scores", 64, 128, 64, 128, "nt"),
+          ("attention context", 64, 128, 128, 64, "nn"),
+          ("attention, value grad", 64, 128, 128, 64, "tn")]
 
 
-def thunks(batch: int, m: int, k: int, n: int) -> tuple[Callable, Callable]:
-    """(f32 call, bf16 call) running the two dot thunks on random operands."""
+def thunks(batch: int, m: int, k: int, n: int, layout: str = "nn"
+           ) -> tuple[Callable, Callable]:
+    """(f32 call, bf16 call) running the two dot thunks on random operands stored as
+    ``layout`` says (see :data:`SHAPES`)."""
     from xlapy.backends.cpu import bf16_dot, blas
     from xlapy.hlo.ir import HloInstruction
     from xlapy.hlo.shape import Shape
+    lt, rt = layout[0] == "t", layout[1] == "t"
+    lshape = (batch, k, m) if lt else (batch, m, k)
+    rshape = (batch, n, k) if rt else (batch, k, n)
 
     def dot(et: str) -> HloInstruction:
-        p0 = HloInstruction("parameter", Shape.array(et, (batch, m, k)), parameter_number=0)
-        p1 = HloInstruction("parameter", Shape.array(et, (batch, k, n)), parameter_number=1)
+        p0 = HloInstruction("parameter", Shape.array(et, lshape), parameter_number=0)
+        p1 = HloInstruction("parameter", Shape.array(et, rshape), parameter_number=1)
         return HloInstruction("dot", Shape.array("f32", (batch, m, n)), [p0, p1], dict(
-            lhs_batch_dims=(0,), lhs_contracting_dims=(2,), rhs_batch_dims=(0,),
-            rhs_contracting_dims=(1,)))
+            lhs_batch_dims=(0,), lhs_contracting_dims=(1 if lt else 2,), rhs_batch_dims=(0,),
+            rhs_contracting_dims=(2 if rt else 1,)))
     rng = np.random.default_rng(0)
-    a = rng.standard_normal((batch, m, k)).astype(np.float32)
-    b = rng.standard_normal((batch, k, n)).astype(np.float32)
+    a = rng.standard_normal(lshape).astype(np.float32)
+    b = rng.standard_normal(rshape).astype(np.float32)
     ab, bb = a.astype(ml_dtypes.bfloat16), b.astype(ml_dtypes.bfloat16)
     out32, out16 = np.empty((batch, m, n), np.float32), np.empty((batch, m, n), np.float32)
     f32 = blas.DotThunk(dot("f32"))
@@ -69,10 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     h = machine_header(measure_busy=False)
     load = ", ".join(f"{v:.2f}" for v in h["load_average"])
     print(f"# {h['cpu']} (LLVM: {h['llvm_host_cpu']}), {h['cores']} cores; load average {load}")
-    print("| product | B x M x K x N | f32 BLAS thunk | bf16 vdpbf16ps thunk | speed-up |")
+    print("| product | B x M x K x N, layout | f32 BLAS thunk | bf16 vdpbf16ps thunk | "
+          "speed-up |")
     print("|---|---|---|---|---|")
-    for what, batch, m, k, n in SHAPES:
-        f32, bf16 = thunks(batch, m, k, n)
+    for what, batch, m, k, n, layout in SHAPES:
+        f32, bf16 = thunks(batch, m, k, n, layout)
         f32(), bf16()
         times: dict[str, list[float]] = {"f32": [], "bf16": []}
         for _ in range(args.repeat):
@@ -80,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             times["bf16"].append(sample(bf16, args.number))
         flops = 2.0 * batch * m * k * n
         t32, t16 = (statistics.median(times[x]) for x in ("f32", "bf16"))
-        print(f"| {what} | {batch}x{m}x{k}x{n} | {t32 * 1e3:.2f} ms ({flops / t32 / 1e9:.0f} "
+        print(f"| {what} | {batch}x{m}x{k}x{n} {layout} | {t32 * 1e3:.2f} ms ({flops / t32 / 1e9:.0f} "
               f"GFLOP/s) | {t16 * 1e3:.2f} ms ({flops / t16 / 1e9:.0f} GFLOP/s) | "
               f"{t32 / t16:.2f} |")
     return 0

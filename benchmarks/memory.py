@@ -23,6 +23,11 @@ and runs ``--steps`` steps. Columns:
   ``compiled.memory_analysis()`` (temp + argument + output bytes); TensorFlow keeps no
   count for the CPU (``get_memory_info('CPU:0')`` stays 0), so "n/a".
 
+With ``--warm-up`` each child first compiles and runs a tiny unrelated program in its
+framework before reading the base, so the libraries a framework's first compile loads (for
+xlapy LLVM and OpenBLAS, which TensorFlow has loaded by the time its model is built) are
+not counted as the workload's; the first compile of the workload itself still is.
+
 ``--fit`` then searches, per framework, the largest batch whose RSS growth stays within
 ``--budget`` (default 2 GiB): the batch doubles from the workload's batch until a run goes
 over (the parent kills a child as soon as its resident set passes the budget, so no run
@@ -62,6 +67,8 @@ FRAMEWORKS = ("xlapy", "xlapy+remat", "jax", "tf")
 WORKLOADS = {"W5": 256, "W7s": 16}
 SMOKE = {"W5": 4, "W7s": 2}
 TF_PYTHON = "/work/tfvenv/bin/python"
+#: ``--warm-up`` (set once by ``main``): children warm their framework up before the base.
+WARM_UP = [False]
 
 
 # ---------------------------------------------------------------------------- the child
@@ -206,8 +213,30 @@ def _tf_step(workload: str, batch: int, smoke: bool) -> tuple:
     return run_tf, no_counter
 
 
-def child_main(framework: str, workload: str, batch: int, steps: int, smoke: bool) -> None:
+def warm_up(framework: str) -> None:
+    """Compile and run a tiny unrelated program in ``framework`` (a product, a reduction, a
+    transcendental), so that the libraries its first compile loads (LLVM, OpenBLAS, XLA's
+    compiler, TensorFlow's graph runtime) are resident before the base is read."""
+    a = np.ones((8, 8), np.float32)
+    if framework == "tf":
+        import tensorflow as tf
+        float(tf.function(lambda t: tf.reduce_sum(tf.sin(t @ t)))(tf.constant(a)))
+        return
+    if framework == "jax":
+        import jax
+        import jax.numpy as jnp
+        float(jax.jit(lambda t: jnp.sum(jnp.sin(t @ t)))(a))
+        return
+    import xlapy
+    import xlapy.numpy as xnp
+    float(np.asarray(xlapy.jit(lambda t: xnp.sum(xnp.sin(t @ t)))(a)))
+
+
+def child_main(framework: str, workload: str, batch: int, steps: int, smoke: bool,
+               warm: bool = False) -> None:
     run, counter = child_step(framework, workload, batch, smoke)
+    if warm:
+        warm_up(framework)
     base = rss_bytes()
     print(json.dumps({"base": base}), flush=True)
     times, losses = [], []
@@ -241,7 +270,8 @@ def run_child(python: str, framework: str, workload: str, batch: int, steps: int
     resident set grows past it (then ``{"over": True}``); ``limit``: xlapy's
     ``--xla_cpu_memory_limit_bytes``."""
     cmd = [python, str(Path(__file__).resolve()), "--child", framework, workload, str(batch),
-           "--steps", str(steps)] + (["--smoke"] if smoke else [])
+           "--steps", str(steps)] + (["--smoke"] if smoke else []) + \
+        (["--warm-up"] if WARM_UP[0] else [])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(HERE.parent), str(HERE),
                                                     env.get("PYTHONPATH", "")) if p)
@@ -402,11 +432,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--remat-share", type=float, default=0.6,
                    help="xlapy+remat's limit as a share of --budget (--fit)")
     p.add_argument("--tf-python", default=TF_PYTHON)
+    p.add_argument("--warm-up", action="store_true",
+                   help="run a tiny program in the framework before reading the base, so "
+                        "its libraries' first load is not counted as the workload's")
     args = p.parse_args(argv)
     if args.child:
         fw, workload, batch = args.child
-        child_main(fw.replace("+remat", ""), workload, int(batch), args.steps, args.smoke)
+        child_main(fw.replace("+remat", ""), workload, int(batch), args.steps, args.smoke,
+                   args.warm_up)
         return 0
+    WARM_UP[0] = args.warm_up
     args.frameworks = [f for f in args.frameworks.split(",") if f]
     args.budget = int(args.budget * GIB)
     sys.path.insert(0, str(HERE))

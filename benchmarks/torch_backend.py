@@ -13,7 +13,11 @@ SGD step (the optimizer runs eagerly for every backend).
 - step ms: the median (and interquartile range) of ``--repeat`` samples, taken
   round-robin over the backends after ``--warmup`` untimed steps;
 - every backend starts from the same parameters; the losses of its first step must agree
-  with eager's (rtol 1e-4) or the row says WRONG.
+  with eager's (rtol 1e-4) or the row says WRONG;
+- ``--cpu-time``: the samples are the process's CPU time per step instead of wall time
+  (with ``taskset -c 0`` and ``--threads 1``: each backend's work, which other load on
+  the machine barely changes; compile s stays the first step's wall time less the
+  median step).
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/torch_backend.py
 """
@@ -86,7 +90,7 @@ def _stepper(model, backend):
     return step
 
 
-def _bench(name, model, x, y, backends, repeat, warmup):
+def _bench(name, model, x, y, backends, repeat, warmup, clock=time.perf_counter):
     steppers, first, rows = {}, {}, {}
     for b in backends:
         m = copy.deepcopy(model)
@@ -100,9 +104,9 @@ def _bench(name, model, x, y, backends, repeat, warmup):
     for _ in range(repeat):
         for b in backends:
             time.sleep(0.05)
-            t = time.perf_counter()
+            t = clock()
             steppers[b](x, y)
-            samples[b].append(time.perf_counter() - t)
+            samples[b].append(clock() - t)
     ref_loss = first["eager"][0] if "eager" in first else None
     eager_ms = statistics.median(samples["eager"]) if "eager" in samples else 0.0
     for b in backends:
@@ -122,6 +126,8 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: leave)")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time steps by the process's CPU time instead of wall time")
     ap.add_argument("--json", help="write the results here too")
     ap.add_argument("--allow-openblas-env", action="store_true")
     args = ap.parse_args(argv)
@@ -135,11 +141,14 @@ def main(argv=None) -> None:
     ensure_registered()     # only needed when this source tree is not the installed xlapy
     print(f"cpu: {cpu_model()}; torch {torch.__version__}, {torch.get_num_threads()} threads; "
           f"load average {os.getloadavg()[0]:.2f}")
+    if args.cpu_time:
+        print("step ms: process CPU time per step")
     print(f"{'model':12} {'backend':9} {'step ms':>9} {'(q1-q3)':>15} {'compile s':>10}  loss")
     models, results = _models(), {}
     for name in args.models.split(","):
         model, x, y = models[name]
-        results[name] = rows = _bench(name, model, x, y, backends, args.repeat, args.warmup)
+        results[name] = rows = _bench(name, model, x, y, backends, args.repeat, args.warmup,
+                                      time.process_time if args.cpu_time else time.perf_counter)
         for b, r in rows.items():
             flag = "" if r["ok"] else "  WRONG (loss differs from eager)"
             print(f"{name:12} {b:9} {r['step_ms']:9.2f} {r['q1_ms']:7.2f}-{r['q3_ms']:<7.2f} "

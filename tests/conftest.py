@@ -6,6 +6,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# The suite checks the CPU backend's semantics by default, also on a machine with a GPU
+# (where "gpu" would be the default backend); the GPU tests name their backend.
+os.environ.setdefault("XLAPY_DEFAULT_BACKEND", "cpu")
+
 # Variables the benchmark scripts set for their own process (several tests call their
 # ``main``); restored after every test so no later test of the worker inherits them (a
 # leaked XLAPY_DISABLE_CACHE turns the disk cache off for the cache tests).

@@ -15,6 +15,7 @@ import pytest
 from test_cpu_blas import every_other, in_layout, make_dot
 from xlapy.backends.cpu import bf16_dot, blas
 from xlapy.backends.interpreter import Evaluator
+from xlapy.errors import InvalidArgumentError
 
 native = pytest.mark.skipif(not bf16_dot.host_has_avx512_bf16(),
                             reason="the CPU has no AVX512-BF16")
@@ -147,21 +148,35 @@ def test_other_dots_keep_the_blas_thunk():
     assert not bf16_dot.handles(mixed)
 
 
-def test_packing_layouts():
-    rng = np.random.default_rng(4)
-    a = bf16_random((2, 5, 7), rng)
-    ap = bf16_dot.pack_lhs(a, 6)
-    assert ap.shape == (2, 6, 4)
-    halves = ap.view(np.uint16).reshape(2, 6, 8)
-    np.testing.assert_array_equal(halves[:, :5, :7], a.view(np.uint16))
-    assert not halves[:, 5:].any() and not halves[:, :, 7].any()
-    b = bf16_random((1, 5, 40), rng)
-    bp = bf16_dot.pack_rhs(b, 2)
-    assert bp.ctypes.data % 64 == 0 and bp.shape == (1, 3, bf16_dot.rhs_stride(40, 2))
-    bits = b.view(np.uint16)
-    assert bp[0, 1, 3] == int(bits[0, 2, 3]) | (int(bits[0, 3, 3]) << 16)
-    assert bp[0, 2, 3] == int(bits[0, 4, 3])          # the odd last row pairs with zero
-    assert not bp[0, :, 40:].any()
+def reference_pack(x: np.ndarray, width: int) -> np.ndarray:
+    """bf16_kernels.py's packed layout, built with NumPy: [B*G, ceil(K/2), width] words."""
+    bsz, k, n = x.shape
+    groups, kp = -(-n // width), (k + 1) // 2
+    bits = np.zeros((bsz, 2 * kp, groups * width), np.uint32)
+    bits[:, :k, :n] = x.view(np.uint16)
+    words = bits[:, 0::2] | (bits[:, 1::2] << 16)
+    return words.reshape(bsz, kp, groups, width).transpose(0, 2, 1, 3).reshape(-1, kp, width)
+
+
+@native
+@pytest.mark.parametrize("layout", ["k_contiguous", "n_contiguous", "strided"])
+@pytest.mark.parametrize("width", [6, 12, 14, 16, 32, 64])
+def test_packing_layouts(layout, width):
+    """Every source layout the packer has a loop nest for, odd K, a partial last panel
+    and more than one tile of pairs."""
+    rng = np.random.default_rng(width)
+    for bsz, k, n in ((2, 7, 5), (1, 2 * 64 * 2 + 3, 3 * width + 1), (3, 130, width)):
+        x = bf16_random((bsz, k, n), rng)
+        if layout == "k_contiguous":
+            src = np.ascontiguousarray(x.transpose(0, 2, 1)).transpose(0, 2, 1)
+        elif layout == "n_contiguous":
+            src = x
+        else:
+            src = every_other(x)
+        assert np.array_equal(src, x)
+        out = bf16_dot.pack_pairs(src, width)
+        assert out.ctypes.data % 64 == 0
+        np.testing.assert_array_equal(out, reference_pack(x, width))
 
 
 @native
@@ -178,18 +193,80 @@ def test_scratch_buffers_reused_between_calls(monkeypatch):
         np.testing.assert_allclose(out.astype(np.float64), ref.astype(np.float64),
                                    rtol=2 ** -7, atol=1e-4)
     bufs = thunk.scratch._local.bufs
-    assert set(bufs) == {"a", "b", "c"}
+    assert set(bufs) == {"a", "b"}        # the result is written in place
 
 
-def test_k_major_operands_are_packed_as_pairs_of_rows():
+@native
+@pytest.mark.parametrize("out_et", ["f32", "bf16"])
+def test_result_in_a_strided_buffer(out_et, monkeypatch):
+    """A result buffer the kernel cannot write directly goes through an f32 scratch."""
+    monkeypatch.delenv(bf16_dot.ENV_SWITCH, raising=False)
+    instr = make_dot((21, 35), (35, 40), "bf16", (), (1,), (), (0,), out_et=out_et)
+    rng = np.random.default_rng(5)
+    lhs, rhs = bf16_random((21, 35), rng), bf16_random((35, 40), rng)
+    out = np.full((40, 21), np.nan, instr.shape.dtype).T
+    blas.make_dot_thunk(instr)([lhs, rhs], out)
+    ref = Evaluator().evaluate(instr, [lhs, rhs])
+    np.testing.assert_allclose(out.astype(np.float64), ref.astype(np.float64),
+                               rtol=2 ** -7, atol=1e-5)
+    with pytest.raises(InvalidArgumentError, match="C-contiguous"):
+        bf16_dot.bf16_matmul(lhs[None], rhs[None], out=out)
+
+
+@native
+def test_empty_products_through_the_pool():
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(2) as ex:
+        def parallel(items, work):
+            list(ex.map(work, items))
+        for m, k, n in ((0, 5, 7), (4, 5, 0), (4, 0, 7)):
+            got = bf16_dot.bf16_matmul(np.ones((1, m, k), BF16), np.ones((1, k, n), BF16),
+                                       2, parallel)
+            assert got.shape == (1, m, n) and not got.any()
+
+
+@native
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("bsz,m,k,n", [(1, 97, 300, 130), (5, 40, 66, 33), (2, 29, 17, 70),
+                                        (1, 50, 520, 260)])   # B shared, packed by all
+def test_weight_gradient_layouts_over_threads(bsz, m, k, n, threads):
+    """Both operands transposed (a weight gradient: K-major lhs, [N, K] rhs) and plain
+    ones, one matrix shared by row blocks or whole matrices per thread."""
+    from concurrent.futures import ThreadPoolExecutor
+    rng = np.random.default_rng(bsz * m + k)
+    a = bf16_random((bsz, k, m), rng).transpose(0, 2, 1)
+    b = bf16_random((bsz, n, k), rng).transpose(0, 2, 1)
+    ref = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    with ThreadPoolExecutor(threads) as ex:
+        def parallel(items, work):
+            list(ex.map(work, items))
+        for x, y in ((a, b), (np.ascontiguousarray(a), np.ascontiguousarray(b))):
+            for dtype in (np.float32, BF16):
+                out = np.full((bsz, m, n), np.nan, dtype)
+                got = bf16_dot.bf16_matmul(x, y, threads, parallel, bf16_dot.Scratch(), out)
+                assert got.base is not None and np.shares_memory(got, out)
+                tol = 2 ** -7 if dtype == BF16 else 1e-5
+                np.testing.assert_allclose(out.astype(np.float64), ref, rtol=tol,
+                                           atol=tol * np.sqrt(k))
+
+
+def test_k_major_lhs_packs_as_panels_of_rows():
     rng = np.random.default_rng(12)
     x = bf16_random((1, 9, 12), rng)                 # stored [K, M]: a weight gradient's lhs
-    a = x.transpose(0, 2, 1)
-    assert bf16_dot.k_major(a) and not bf16_dot.k_major(x)
-    packed = bf16_dot.pack_pairs(x, 16, "a")
+    packed = bf16_dot.pack_pairs(x, 6, "a")          # A^T's panels of MR = 6 rows
     bits = x.view(np.uint16)
-    assert packed[0, 1, 5] == int(bits[0, 2, 5]) | (int(bits[0, 3, 5]) << 16)
-    got = bf16_dot.bf16_matmul(a, bf16_random((1, 9, 7), rng)) if \
-        bf16_dot.host_has_avx512_bf16() else None
-    if got is not None:
-        assert got.shape == (1, 12, 7)
+    assert packed.shape == (2, 5, 6)
+    assert packed[1, 1, 5] == int(bits[0, 2, 11]) | (int(bits[0, 3, 11]) << 16)
+    assert packed[0, 4, 2] == int(bits[0, 8, 2])     # the odd last row pairs with zero
+
+
+@native
+def test_rows_shared_without_a_pool():
+    """More threads than matrices but no pool: the row pieces run in turn, after B's
+    panels are packed once."""
+    rng = np.random.default_rng(13)
+    a = bf16_random((1, 9, 40), rng).transpose(0, 2, 1)
+    b = bf16_random((1, 9, 70), rng)
+    got = bf16_dot.bf16_matmul(a, b, threads=2)
+    np.testing.assert_allclose(got, np.matmul(a.astype(np.float64), b.astype(np.float64)),
+                               rtol=1e-5, atol=1e-5)

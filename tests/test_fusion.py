@@ -490,11 +490,14 @@ ENTRY main {
 
 def test_fusion_passes_follow_cpu_pipeline_order():
     names = [p.name for p in fusion_passes()]
-    assert names == ["layout-assignment", "fusion", "reduction_consumer_fusion",
-                     "copy-insertion"]
+    assert names == ["layout-assignment", "fusion", "conv-output-fusion",
+                     "reduction_consumer_fusion", "copy-insertion",
+                     "elementwise-rematerialization"]
     mof = fusion_passes(multi_output=True)
-    assert [p.name for p in mof] == ["layout-assignment", "fusion", "reduction_consumer_fusion",
-                                     "multi_output_fusion", "copy-insertion"]
+    assert [p.name for p in mof] == ["layout-assignment", "fusion", "conv-output-fusion",
+                                     "reduction_consumer_fusion",
+                                     "multi_output_fusion", "copy-insertion",
+                                     "elementwise-rematerialization"]
     assert mof[1].may_duplicate is False
 
 

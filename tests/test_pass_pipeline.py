@@ -205,8 +205,10 @@ def test_cpu_pipeline_order():
                      "zero_sized_hlo_elimination", "comparison-expander", "call-inliner",
                      "dot_decomposer", "batchnorm_expander",
                      "convolution-canonicalization", "simplification", "transpose-folding", "cse",
-                     "tuple-simplifier", "bf16-excess-precision", "layout-assignment",
-                     "fusion", "reduction_consumer_fusion", "copy-insertion"]
+                     "tuple-simplifier", "dce", "bf16-excess-precision", "layout-assignment",
+                     "fusion", "conv-output-fusion", "reduction_consumer_fusion",
+                     "copy-insertion",
+                     "elementwise-rematerialization"]
     m = H.parse_module(TEXT)
     pipe.run(m)
     assert m.entry.root.shape.dims == (4,)
@@ -215,3 +217,20 @@ def test_cpu_pipeline_order():
     from xlapy.passes.context import PassContext
     budget = PassContext(get_debug_options().replace(xla_cpu_memory_limit_bytes=1 << 20))
     assert cpu_pipeline(budget).pass_names == names + ["rematerialization"]
+
+
+def test_transposes_folded_into_several_dots_are_removed():
+    """A transpose read by two dots is folded into both and then removed (it would
+    otherwise run on every call, its result unused)."""
+    m = H.parse_module("""HloModule m
+ENTRY main {
+  a = f32[5,3] parameter(0)
+  b = f32[5,4] parameter(1)
+  c = f32[5,2] parameter(2)
+  ta = f32[3,5] transpose(a), dimensions={1,0}
+  d = f32[3,4] dot(ta, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  e = f32[3,2] dot(ta, c), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT r = (f32[3,4], f32[3,2]) tuple(d, e)
+}""")
+    cpu_pipeline().run(m)
+    assert "transpose" not in [i.opcode for i in m.entry.instructions]

@@ -275,6 +275,31 @@ def test_dot_decomposer_canonicalizes(et, lhs, rhs, out, dims):
 
 
 @pytest.mark.parametrize("lhs,rhs,out,dims", [
+    # a weight gradient: [B, S, D] x [B, S, F] over B, S -> [D, F]
+    ("[2,3,4]", "[2,3,5]", "[4,5]", "lhs_contracting_dims={0,1}, rhs_contracting_dims={0,1}"),
+    # the input gradient's shape: free dims first, contracting dims last on both sides
+    ("[4,2,3]", "[5,2,3]", "[4,5]", "lhs_contracting_dims={1,2}, rhs_contracting_dims={1,2}"),
+    # with a leading batch dim
+    ("[6,2,3,4]", "[6,2,3,5]", "[6,4,5]", "lhs_batch_dims={0}, lhs_contracting_dims={1,2}, "
+                                          "rhs_batch_dims={0}, rhs_contracting_dims={1,2}"),
+])
+def test_dot_decomposer_reshapes_without_transposing(lhs, rhs, out, dims):
+    """Operands whose dimensions already run (batch, contracting, free) or (batch, free,
+    contracting) are only reshaped: no transpose (a copy) is added."""
+    text = DOT.format(et="f32", lhs=lhs, rhs=rhs, out=out, dims=dims)
+    module = H.parse_module(text)
+    args = random_args(module)
+    before = evaluate_module(module, args)
+    m, changed = run_passes(text, [DotDecomposer()], args=args, compare=False)
+    assert changed
+    ops = [i.opcode for i in m.entry.instructions]
+    assert "transpose" not in ops and ops.count("dot") == 1
+    dot = next(i for i in m.entry.instructions if i.opcode == "dot")
+    assert is_canonical_dot(dot)
+    np.testing.assert_allclose(evaluate_module(m, args), before, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("lhs,rhs,out,dims", [
     ("[2,4,3]", "[2,3,6]", "[2,4,6]", "lhs_batch_dims={0}, lhs_contracting_dims={2}, "
                                       "rhs_batch_dims={0}, rhs_contracting_dims={1}"),
     # [batch, contracting, free] x [batch, free, contracting] is canonical too

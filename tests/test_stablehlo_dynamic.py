@@ -207,3 +207,35 @@ def test_static_modules_convert_the_same_with_argument_shapes():
         plain = to_hlo_module(text)
         shapes = [p.shape.dims for p in plain.entry.parameters]
         assert canonical_text(to_hlo_module(text, shapes)) == canonical_text(plain), path.name
+
+
+DYNAMIC_CONV = """module @m {
+  func.func public @main(%arg0: tensor<1x5x6x2xf32>, %arg1: tensor<3x3x2x4xf32>, %arg2: tensor<2x2xi64>) -> tensor<1x3x3x4xf32> {
+    %pad = stablehlo.constant dense<[[1, 1], [0, 1]]> : tensor<2x2xi64>
+    %0 = "stablehlo.dynamic_conv"(%arg0, %arg1, PADDING) <{batch_group_count = 1 : i64, dimension_numbers = #stablehlo.conv<[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>, feature_group_count = 1 : i64, window_strides = array<i64: 2, 2>}> : (tensor<1x5x6x2xf32>, tensor<3x3x2x4xf32>, tensor<2x2xi64>) -> tensor<1x3x3x4xf32>
+    return %0 : tensor<1x3x3x4xf32>
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_dynamic_conv_with_known_padding_is_a_convolution(backend):
+    """``dynamic_conv`` (generic form, ``#stablehlo.conv`` dimension numbers) whose padding
+    operand is a constant converts to HLO's convolution and runs with JAX's result."""
+    jax = pytest.importorskip("jax")
+    text = DYNAMIC_CONV.replace("PADDING", "%pad")
+    assert "pad=1_1x0_1" in parse_module(text).to_text()
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 5, 6, 2)).astype(np.float32)
+    w = rng.standard_normal((3, 3, 2, 4)).astype(np.float32)
+    (got,) = xlapy.run_hlo(text, [x, w, np.zeros((2, 2), np.int64)], backend=backend)
+    want = jax.lax.conv_general_dilated(x, w, (2, 2), [(1, 1), (0, 1)],
+                                        dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)
+
+
+def test_dynamic_conv_with_data_dependent_padding_is_an_error_at_the_op():
+    with pytest.raises(HloParseError, match="padding operand is not known") as e:
+        parse_module(DYNAMIC_CONV.replace("PADDING", "%arg2"))
+    assert str(e.value).startswith("4:5:")

@@ -197,6 +197,51 @@ def test_max_pool_indices_match_pytorch():
     assert idx.dtype == torch.int64 and torch.equal(idx, ref_idx)
 
 
+@pytest.mark.parametrize("kernel,stride,padding,hw", [
+    (2, 2, 0, (13, 13)), (3, 2, 1, (9, 7)), (3, 1, 1, (8, 8)), ((2, 3), (1, 2), (1, 1), (7, 9))])
+def test_max_pool_values_indices_and_gradients_match_pytorch(kernel, stride, padding, hw):
+    """Tiled (stride = kernel) and overlapping windows, ties, zeros and a NaN: the same
+    values and indices as PyTorch, and the gradient lands where PyTorch puts it."""
+    torch._dynamo.reset()
+
+    def f(x):
+        out, idx = F.max_pool2d(x, kernel, stride, padding, return_indices=True)
+        return out, idx, (out * torch.arange(out.numel()).reshape(out.shape)).sum()
+    x = torch.randn(2, 3, *hw)
+    x[0, 0, :3, :3] = 1.0
+    x[1, 1, :4, :4] = 0.0
+    x[1, 2, 1, 1] = float("nan")
+    xa, xb = x.clone().requires_grad_(), x.clone().requires_grad_()
+    out, idx, loss = torch.compile(f, backend=xlapy_backend)(xa)
+    ref, ref_idx, ref_loss = f(xb)
+    torch.testing.assert_close(out, ref, equal_nan=True)
+    assert torch.equal(idx, ref_idx)
+    loss.backward()
+    ref_loss.backward()
+    torch.testing.assert_close(xa.grad, xb.grad)
+
+
+def test_saved_inputs_views_and_aliases_are_not_copied():
+    """Outputs that are graph inputs, views of them or aliases of another output come
+    from PyTorch views, not from copies made by the compiled program."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from xlapy.interop.torch_backend import compile_graph
+    aten = torch.ops.aten
+
+    def f(x, w):
+        y = aten.relu.default(aten.mm.default(x, aten.permute.default(w, [1, 0])))
+        wt = aten.permute.default(w, [1, 0])
+        return y, aten.alias.default(y), wt, x, y, aten.view.default(y, [-1])
+    x, w = torch.randn(4, 3), torch.randn(5, 3)
+    fn = compile_graph(make_fx(f, tracing_mode="fake")(x, w), [x, w])
+    y, y_alias, wt, x_out, y_again, y_flat = fn([x, w])
+    assert len(fn.graph_function.plan.computed) == 1
+    assert wt.data_ptr() == w.data_ptr() and torch.equal(wt, w.t())
+    assert x_out is x and y_again is y and y_alias.data_ptr() == y.data_ptr()
+    assert y_flat.data_ptr() == y.data_ptr() and torch.equal(y_flat, y.reshape(-1))
+    torch.testing.assert_close(y, f(x, w)[0])
+
+
 def test_unsupported_op_falls_back_with_one_info_line(caplog):
     def f(x):
         return torch.special.bessel_j0(x) + 1.0

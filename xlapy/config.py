@@ -107,6 +107,12 @@ class DebugOptions:
     # temps); over it the rematerialization pass recomputes values (0: no limit). XLA:CPU
     # has no such flag; XLA:GPU derives the limit from the device's memory
     xla_cpu_memory_limit_bytes: int = 0
+    # xlapy's own: recompute elementwise values live across the peak (an activation kept
+    # for the backward pass) where that lowers the peak without extending other values
+    xla_cpu_elementwise_rematerialization: bool = True
+    # xlapy's own: a convolution is fused with its bias (+ relu) into a kOutput fusion whose
+    # kernel applies them as it stores its output
+    xla_cpu_conv_output_fusion: bool = True
 
     def replace(self, **changes: Any) -> "DebugOptions":
         """A copy with some fields changed (names checked, lists given as tuples or strings)."""
@@ -462,10 +468,10 @@ __all__ += ["CacheSettings", "cache_settings", "env_default_backend", "env_cache
 # xlapy's own environment variables (every one is read here)
 
 
-def env_default_backend() -> str:
-    """``XLAPY_DEFAULT_BACKEND``: the backend eager ops and jitted functions run on
-    (``"cpu"`` when unset)."""
-    return os.environ.get("XLAPY_DEFAULT_BACKEND", "cpu")
+def env_default_backend() -> str | None:
+    """``XLAPY_DEFAULT_BACKEND``: the backend eager ops and jitted functions run on (None
+    when unset: ``"gpu"`` when a usable NVIDIA GPU is present, else ``"cpu"``)."""
+    return os.environ.get("XLAPY_DEFAULT_BACKEND") or None
 
 
 def env_cache_dir() -> str | None:

@@ -1,4 +1,5 @@
-"""Devices: the CPU devices of this process and of the other processes of a distributed run.
+"""Devices: the CPU devices of this process and of the other processes of a distributed run,
+and the GPU of the ``gpu`` / ``gpu_sim`` backends (``devices("gpu")``).
 
 As in XLA, ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` gives this process N CPU
 devices (default 1). After :func:`xlapy.distributed.initialize` in an MPI launch
@@ -70,8 +71,43 @@ def device_count() -> int:
     return local_device_count() * process_count()
 
 
-def devices() -> list[Device]:
-    """Every device of the run, in global id order."""
+@dataclass(frozen=True)
+class GpuDevice:
+    """A GPU of this process: ``platform`` ``"gpu"`` (an NVIDIA GPU through the CUDA driver)
+    or ``"gpu_sim"`` (the simulator). ``xlapy.device_put(x, device)`` puts a value on it."""
+
+    id: int
+    platform: str = "gpu"
+    process_index: int = 0
+    local_index: int = 0
+
+    @property
+    def device_kind(self) -> str:
+        return getattr(self.runtime(), "device_name", self.platform)
+
+    def runtime(self) -> Any:
+        """The backend's runtime device (``xlapy.backends.gpu.device.Device``); opening it
+        raises ``DeviceUnavailableError`` when there is no usable GPU."""
+        from .backends import get_backend
+        return get_backend(self.platform).device
+
+    def __repr__(self) -> str:
+        kind = "GpuSimDevice" if self.platform == "gpu_sim" else "CudaDevice"
+        return f"{kind}(id={self.id})"
+
+
+_GPU_PLATFORMS = ("gpu", "gpu_sim", "cuda")
+
+
+def devices(backend: str | None = None) -> list[Any]:
+    """Every device of the run, in global id order: the CPU devices, or with ``backend``
+    ``"gpu"`` (``"cuda"``) / ``"gpu_sim"`` that backend's GPU (DeviceUnavailableError
+    naming what is missing when there is none)."""
+    if backend is not None and backend.lower() in _GPU_PLATFORMS:
+        platform = "gpu_sim" if backend.lower() == "gpu_sim" else "gpu"
+        device = GpuDevice(0, platform)
+        device.runtime()                 # no usable GPU: the error names what is missing
+        return [device]
     n = local_device_count()
     return [Device(p * n + i, p, i) for p in range(process_count()) for i in range(n)]
 
@@ -82,5 +118,5 @@ def local_devices() -> list[Device]:
     return [Device(process_index() * n + i, process_index(), i) for i in range(n)]
 
 
-__all__ = ["Device", "devices", "local_devices", "device_count", "local_device_count",
+__all__ = ["Device", "GpuDevice", "devices", "local_devices", "device_count", "local_device_count",
            "process_index", "process_count"]

@@ -43,6 +43,7 @@ from .batching import vmap
 from .checkpoint import checkpoint, checkpoint_name, checkpoint_policies, remat
 from .pmap import pmap
 from .core import Array, default_backend, set_default_backend
+from .device_array import DeviceArray  # noqa: F401  (installs core.DEVICE_ARRAY)
 from .custom_derivatives import custom_jvp, custom_vjp
 from .jacobians import hessian, jacfwd, jacrev
 from .jit import CacheInfo, JitFunction, disable_jit, jit, set_recompile_warning_threshold

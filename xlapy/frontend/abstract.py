@@ -137,8 +137,8 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
 
 
 def block_until_ready(x: Any) -> Any:
-    """Wait for every array of the pytree ``x`` and return ``x`` (results are complete
-    when a call returns, so this only checks the leaves)."""
+    """Wait for every array of the pytree ``x`` and return ``x`` (host results are
+    complete when a call returns; a device Array waits for its device's queued work)."""
     def wait(leaf: Any) -> Any:
         ready = getattr(leaf, "block_until_ready", None)
         return ready() if callable(ready) else leaf

@@ -32,8 +32,10 @@ from ..threadlocal import PerThreadList
 from . import dtypes
 from .source_info import located
 
-# The backend eager ops and jitted functions run on: ``XLAPY_DEFAULT_BACKEND`` or "cpu".
-_DEFAULT_BACKEND = [env_default_backend()]
+# The backend eager ops and jitted functions run on: ``XLAPY_DEFAULT_BACKEND``, else "gpu"
+# when a usable NVIDIA GPU is present, else "cpu" -- decided at the first use (None until
+# then), so importing xlapy never touches the GPU driver.
+_DEFAULT_BACKEND: list[str | None] = [None]
 
 
 def set_default_backend(name: str) -> None:
@@ -44,7 +46,15 @@ def set_default_backend(name: str) -> None:
 
 
 def default_backend() -> str:
-    return _DEFAULT_BACKEND[0]
+    """The backend eager ops and jitted functions run on (see ``_DEFAULT_BACKEND``)."""
+    name = _DEFAULT_BACKEND[0]
+    if name is None:
+        name = env_default_backend()
+        if name is None:
+            from ..backends.cuda_probe import usable_gpu
+            name = "gpu" if usable_gpu() else "cpu"
+        _DEFAULT_BACKEND[0] = name
+    return name
 
 
 # ---------------------------------------------------------------------------------- Array
@@ -110,6 +120,7 @@ class Array:
         return f"{as_element_type(self.dtype).name}[{','.join(map(str, self.shape))}]"
 
     def block_until_ready(self) -> "Array":
+        """Wait until the value is computed (host values always are); returns ``self``."""
         return self
 
     # ----- conversions to Python / NumPy
@@ -497,9 +508,8 @@ def plain_eager() -> bool:
 
 
 def _eager(prim: Primitive, args: Sequence[Array], params: dict) -> list[Array]:
-    values = [a._value for a in args]
-    for a, v in zip(args, values):
-        if v is None:
+    for a in args:
+        if a._instr is not None and _HOST_SLOT.__get__(a, Array) is None:
             raise InvalidArgumentError(located(
                 f"{prim.name}: a traced value escaped from the function that was being "
                 f"compiled ({a.type_text()})",
@@ -509,8 +519,10 @@ def _eager(prim: Primitive, args: Sequence[Array], params: dict) -> list[Array]:
            tuple((a.shape, a.dtype, a.weak_type) for a in args), backend)
     entry = _EAGER_CACHE.get(key)
     if entry is None:
-        # [executable, weak type of each result (known after the first run)]
-        entry = [_compile_eager(prim, args, params, backend), None]
+        # [executable, weak type of each result (known after the first run), whether its
+        #  results stay on a device]
+        exe = _compile_eager(prim, args, params, backend)
+        entry = [exe, None, hasattr(exe, "execute_resident")]
         _EAGER_CACHE[key] = entry
         limit = cache_settings().eager_ops
         while len(_EAGER_CACHE) > limit:
@@ -520,18 +532,22 @@ def _eager(prim: Primitive, args: Sequence[Array], params: dict) -> list[Array]:
             _EAGER_CACHE.move_to_end(key)
         except KeyError:                    # evicted meanwhile by another thread
             pass
-    result = entry[0].execute(values)
+    if entry[2]:
+        result = entry[0].execute_resident([device_argument(a) for a in args])
+    else:
+        result = entry[0].execute([a._value for a in args])
     if not prim.multiple_results:
         weak = entry[1]
         if weak is None:
             weak = entry[1] = result_weak_types(prim, args, params, 1)
-        return [Array(result if type(result) is np.ndarray else np.asarray(result),
-                      weak_type=weak[0])]
+        if type(result) is np.ndarray:
+            return [Array(result, weak_type=weak[0])]
+        return [result_array(result, weak[0])]
     outs = list(result)
     weak = entry[1]
     if weak is None:
         weak = entry[1] = result_weak_types(prim, args, params, len(outs))
-    return [Array(np.asarray(v), weak_type=w) for v, w in zip(outs, weak)]
+    return [result_array(v, w) for v, w in zip(outs, weak)]
 
 
 def _compile_eager(prim: Primitive, args: Sequence[Array], params: dict, backend: str) -> Any:
@@ -549,6 +565,29 @@ def eager_cache_size() -> int:
     return len(_EAGER_CACHE)
 
 
-__all__ = ["Array", "Primitive", "PRIMITIVES", "primitive", "get_primitive", "bind", "to_array",
-           "convert", "new_ref",
+_HOST_SLOT = Array._value      # the slot itself (a DeviceArray's ``_value`` is a property)
+
+#: The class of device Arrays (``device_array.DeviceArray``, installed when the front end
+#: is imported): a device executable's results are wrapped in it.
+DEVICE_ARRAY: list[type] = []
+
+
+def device_argument(a: Array) -> Any:
+    """What a device executable takes for ``a``: the device Array itself while its value
+    is on a device (the executable binds its buffer), else the host value."""
+    return a if type(a) is not Array and getattr(a, "_device", None) is not None \
+        else a._value
+
+
+def result_array(value: Any, weak_type: bool = False) -> Array:
+    """An Array of an executable's result leaf: a host array, or a device value."""
+    if type(value) is np.ndarray:
+        return Array(value, weak_type=weak_type)
+    if hasattr(value, "buffer"):                    # a GPU backend's DeviceValue
+        return DEVICE_ARRAY[0](value, weak_type=weak_type)
+    return Array(np.asarray(value), weak_type=weak_type)
+
+
+__all__ = ["Array", "DEVICE_ARRAY", "device_argument", "result_array", "Primitive",
+           "PRIMITIVES", "primitive", "get_primitive", "bind", "to_array", "convert", "new_ref",
            "LoweringContext", "current_trace", "set_default_backend", "default_backend"]

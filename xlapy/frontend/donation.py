@@ -25,16 +25,23 @@ misaligned, read-only, overlapping another argument; see ``executable.py``).
 
 A donated Array that was handed over is deleted even when the call fails or is
 interrupted: the program may have written part of it.
+
+A **device Array** (``DeviceArray``, a GPU backend's result) donated to a GPU computation
+hands over its device buffer when no other Array shares it (:func:`sole_device_owner`):
+the aliased output is written into it and the result Array owns it; otherwise the
+executable copies it on the device first. Either way the donated Array is deleted.
 """
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
 
 from ..errors import InvalidArgumentError
 from .core import Array
+from .device_array import DeviceArray
 
 
 class DeletedBuffer:
@@ -70,6 +77,23 @@ _SOLE_BASE = sys.getrefcount(_VIEW.base)             # references of a base only
 del _HOLDER, _VIEW
 
 
+class _Holder:
+    __slots__ = ("v",)
+
+
+_H = _Holder()
+_H.v = object()
+_SOLE_SLOT = sys.getrefcount(_H.v)      # references of an object one slot holds
+del _H
+
+
+def sole_device_owner(holder: DeviceArray) -> bool:
+    """Whether ``holder``'s device value and its buffer are referenced by ``holder`` alone
+    (no other Array shares them): then the buffer may become an output's."""
+    return sys.getrefcount(holder._device) <= _SOLE_SLOT and \
+        sys.getrefcount(holder._device.buffer) <= _SOLE_SLOT
+
+
 def sole_owner(holder: Array) -> bool:
     """Whether ``holder``'s NumPy array is referenced by ``holder`` alone (no other Array,
     view, NumPy name or exported buffer): then writing it changes no other value."""
@@ -93,9 +117,10 @@ class DonationPlan:
     """Per compiled entry: donated argument parameters, and those the executable can
     take in place."""
 
-    __slots__ = ("arguments", "in_place")
+    __slots__ = ("arguments", "in_place", "warned")
 
     def __init__(self, entry: Any) -> None:
+        self.warned = False         # a host argument donated on a device backend
         n = len(entry.param_leaves)
         aliased = {a.param_number for a in entry.module.input_output_alias}
         take = getattr(entry.executable, "donatable_parameters", None)
@@ -127,6 +152,17 @@ def donated_arrays(entry: Any, leaves: Sequence[Any],
             arrays.append(x)
             if p in plan.in_place and sole_owner(x):
                 owned.append(p)
+        elif type(x) is DeviceArray and inputs[p] is x and x._device is not None:
+            arrays.append(x)        # on a device backend its buffer becomes the output's
+            if entry.resident and p in plan.in_place and sole_device_owner(x):
+                owned.append(p)
+            continue
+        if entry.resident and not plan.warned and not (
+                isinstance(x, Array) and isinstance(x._value, DeletedBuffer)):
+            plan.warned = True      # as JAX: the call runs on a copy made on the device
+            warnings.warn(f"donated argument {p} of {entry.module.name} is not on the "
+                          f"device: it is copied to a new device buffer (device_put it, "
+                          f"or pass the result of a previous call)", stacklevel=4)
     return owned, arrays
 
 
@@ -137,11 +173,23 @@ def has_donated_array(entry: Any, leaves: Sequence[Any]) -> bool:
     return any(isinstance(leaves[entry.param_leaves[p]], Array) for p in plan.arguments)
 
 
+def warn_unusable(name: str, donate_names: set[str], paths: Sequence[str],
+                  param_leaves: Sequence[int], aliases: Sequence[Any]) -> None:
+    """On a GPU backend, as JAX: a donated argument that no output can take (no output of
+    its type) is a warning; the call runs and only reads it."""
+    aliased = {e.param_number for e in aliases}
+    unused = [paths[leaf] for p, leaf in enumerate(param_leaves)
+              if paths[leaf].split("[")[0].split(".")[0] in donate_names and p not in aliased]
+    if unused:
+        warnings.warn(f"Some donated buffers were not usable in jit({name}): no output has "
+                      f"the type of {', '.join(unused)}", stacklevel=7)
+
+
 def delete(arrays: Sequence[Array], where: str) -> None:
     """Mark donated Arrays deleted (their value becomes a :class:`DeletedBuffer`)."""
     for x in arrays:
         x._value = DeletedBuffer(x.shape, x.dtype, where)
 
 
-__all__ = ["DeletedBuffer", "sole_owner", "donated_arrays", "has_donated_array",
-           "delete", "plan_of"]
+__all__ = ["DeletedBuffer", "sole_owner", "sole_device_owner", "warn_unusable",
+           "donated_arrays", "has_donated_array", "delete", "plan_of"]

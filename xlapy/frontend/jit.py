@@ -41,7 +41,7 @@ from ..hlo.ir import AliasEntry
 from ..hlo.shape import Shape
 from ..threadlocal import PerThreadList
 from . import core
-from . import donation
+from . import donation, resident
 from .core import Array, default_backend, to_array
 from .jit_cache import CLOCK, JitCache
 from .jit_reasons import const_text, static_changes, structure_changes
@@ -139,6 +139,9 @@ class JitFunction:
                 self._info.hits += 1
                 entry.used = next(CLOCK)
                 try:
+                    if entry.donates:       # device Arrays donated (remembered only so)
+                        return entry.unflatten(resident.donating_call(
+                            entry, found[1], f"jit({self.__name__})"))
                     return entry.unflatten(self._execute(entry, found[1]))
                 except XlapyError as e:
                     e.with_traceback(filter_traceback(e.__traceback__))
@@ -165,7 +168,8 @@ class JitFunction:
         owned, donated = ([], []) if tapes else \
             donation.donated_arrays(entry, a.leaves, inputs)
         try:
-            outs = self._execute(entry, [np.asarray(x._value) for x in inputs], owned)
+            outs = self._execute(entry, [core.device_argument(x) if entry.resident
+                                         else np.asarray(x._value) for x in inputs], owned)
         except BaseException:       # the arrays handed over may be half written
             donation.delete([inputs[p] for p in owned], f"jit({self.__name__})")
             raise
@@ -181,6 +185,8 @@ class JitFunction:
         """Run ``entry`` on its parameters' NumPy values (the Variables' values are added
         here); store assigned Variables; return the results as Arrays. ``owned``: donated
         parameters whose arrays are handed over (``donation.py``)."""
+        if entry.resident:
+            return resident.execute(entry, values, owned)
         if entry.variables:     # never handed over: a Variable's array is never written
             values = values + [v._value._value for v in entry.variables]
         exe = entry.executable if entry.replicas == 1 else executable_for(entry.executable)
@@ -193,9 +199,12 @@ class JitFunction:
 
     def _remember_fast(self, a: _Args, entry: _Entry, args: tuple, kwargs: dict) -> None:
         """Let later calls with this call's fast signature go straight to ``entry``."""
-        if not _FAST_PATH[0] or self._constant_leaves.get(a.treedef) or entry.replicas > 1 \
-                or donation.has_donated_array(entry, a.leaves):     # they must be deleted
+        if not _FAST_PATH[0] or self._constant_leaves.get(a.treedef) or entry.replicas > 1:
             return
+        if donation.has_donated_array(entry, a.leaves):     # they must be deleted
+            if not resident.fast_donation(entry, a.leaves):
+                return
+            entry.donates = True
         found = fast_signature(a.binding, args, kwargs)
         if found is not None and len(found[1]) == len(entry.param_leaves):
             a.binding.calls[found[0]] = entry
@@ -467,6 +476,9 @@ class JitFunction:
         if aliases:
             module.attributes["input_output_alias"] = aliases
         backend = self._backend or default_backend()
+        if self._donate_names and backend.startswith("gpu"):
+            donation.warn_unusable(self.__name__, self._donate_names, a.paths,
+                                   param_leaves, aliases)
         from ..client import get_backend
         spmd = getattr(trace, "spmd_partitions", 0)
         if spmd:                    # the partition count, as XLA's compiled module has it

@@ -61,10 +61,13 @@ class _Entry:
     replicas: int = 1                                         # module's replica_count
     n_results: int = field(init=False)                        # outputs of the executable
     unflatten: Callable[[list[Array]], Any] = field(init=False)
+    resident: bool = field(init=False)      # results stay on a device (execute_resident)
+    donates: bool = False       # its fast-path calls donate device Arrays (resident.py)
 
     def __post_init__(self) -> None:
         self.n_results = len(self.out_weak) + len(self.assigned)
         self.unflatten = _unflattener(self.out_tree)
+        self.resident = hasattr(self.executable, "execute_resident")
 
 
 def _unflattener(treedef: TreeDef) -> Callable[[list[Array]], Any]:

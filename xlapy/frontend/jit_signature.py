@@ -10,7 +10,8 @@ call does not bind its arguments again; a call shape the signature rejects raise
 
 **Fast signatures.** :func:`fast_signature` makes in one pass over a call's arguments a
 cheap, hashable key of everything the full cache key depends on -- per leaf its Python
-type with shape and dtype (and weak type for xlapy Arrays), the structure of tuples,
+type with shape and dtype (and weak type for xlapy Arrays; a device Array's value is the
+Array itself, whose buffer a GPU executable binds), the structure of tuples,
 lists, dicts and namedtuples, Variables by identity, static values by value -- and the
 NumPy values the executable takes for the array leaves, converted exactly as the full
 path converts them (64-bit types to 32-bit, Python scalars to their weak default types).
@@ -33,6 +34,7 @@ import numpy as np
 
 from . import dtypes
 from .core import Array
+from .device_array import DeviceArray
 from .pytree import _REGISTRY, _sort_key
 from .variables import Variable
 
@@ -142,6 +144,10 @@ def _walk(x: Any, sig: list[Any], values: list[Any]) -> bool:
             return False
         sig += (t, x.shape, x.dtype, x.weak_type)
         values.append(x._value if type(x._value) is np.ndarray else np.asarray(x._value))
+        return True
+    if t is DeviceArray:        # the executable binds its buffer (or reads it: CPU)
+        sig += (t, x.shape, x.dtype, x.weak_type)
+        values.append(x if x._device is not None else np.asarray(x._value))
         return True
     scalar_dtype = _SCALAR_DTYPES.get(t)
     if scalar_dtype is not None:

@@ -233,10 +233,17 @@ class ShardedArray:
         return f"ShardedArray(shape={self.shape}, dtype={self.dtype}, {self.hlo_sharding})"
 
 
-def device_put(x: Any, sharding: NamedSharding) -> ShardedArray:
-    """``x`` cut into the shards ``sharding`` gives each device of its mesh; in a
-    multi-process run only this process's devices' shards are kept (the mesh's partitions
-    are numbered over the processes' devices in order, process 0's first)."""
+def device_put(x: Any, sharding: Any = None) -> Any:
+    """``x`` cut into the shards a :class:`NamedSharding` gives each device of its mesh;
+    in a multi-process run only this process's devices' shards are kept (the mesh's
+    partitions are numbered over the processes' devices in order, process 0's first).
+
+    With a GPU device (``xlapy.devices("gpu")[0]``) the arrays of the pytree ``x`` are
+    copied to it and stay there (device Arrays); with a CPU device (or None) they come
+    back to the host."""
+    from .resident import put_on_device, is_single_device
+    if sharding is None or is_single_device(sharding):
+        return put_on_device(x, sharding)
     if not isinstance(sharding, NamedSharding):
         raise InvalidArgumentError(f"device_put takes a NamedSharding, got "
                                    f"{type(sharding).__name__}{_where()}")

@@ -6,7 +6,9 @@ down); each graph is interpreted op by op with the lowerings of
 ``xlapy.interop.torch_ops`` on arrays traced under ``xlapy.jit``, so it gets xlapy's HLO
 passes, fusion and CPU code generation, and is compiled once per input shape (dynamic
 shapes are specialized). Tensors cross without copies: inputs are viewed as NumPy arrays
-(``Tensor.numpy()``), outputs are wrapped with ``torch.from_numpy``.
+(``Tensor.numpy()``), outputs are wrapped with ``torch.from_numpy``; outputs that are
+inputs, views of inputs or aliases of other outputs (what AOTAutograd saves for the
+backward) are made by PyTorch without copies (``xlapy.interop.torch_outputs``).
 
 In a graph with ops that have no lowering (or dtypes xlapy does not compute, such as
 float64) those ops run in PyTorch between xlapy-compiled pieces
@@ -21,7 +23,6 @@ import functools
 import logging
 from typing import Any, Callable, Sequence
 
-import numpy as np
 import torch
 from torch._dynamo.backends.common import aot_autograd
 from torch._decomp import core_aten_decompositions
@@ -34,6 +35,7 @@ from .. import numpy as xnp
 from ..frontend.dtypes import canonicalize as canonicalize_dtype
 from . import torch_ops
 from .torch_dtypes import SUPPORTED, to_numpy_dtype
+from .torch_outputs import SMALL_INT64, OutputPlan
 from .torch_partition import split_unsupported
 
 log = logging.getLogger("xlapy.interop.torch")
@@ -123,6 +125,7 @@ class _GraphFunction:
         out = next(n for n in self.nodes if n.op == "output")
         self.outputs = list(out.args[0]) if isinstance(out.args[0], (list, tuple)) \
             else [out.args[0]]
+        self.plan = OutputPlan(self.nodes, self.placeholders, self.outputs)
         self._jits: dict[tuple, Callable[..., Any]] = {}
         self._eager_reason: str | None = None
 
@@ -143,11 +146,8 @@ class _GraphFunction:
             kwargs = map_arg(node.kwargs, env.__getitem__)
             result = torch_ops.LOWERINGS[_op_name(node)](*args, **kwargs)
             env[node] = self._conform(node, result)
-        outs = []
-        for o in self.outputs:
-            v = env[o] if isinstance(o, torch.fx.Node) else o
-            outs.append(v if hasattr(v, "shape") else None)
-        return outs
+        return [v if hasattr(v, "shape") else None
+                for v in (env[o] for o in self.plan.computed)]
 
     @staticmethod
     def _conform(node: torch.fx.Node, result: Any) -> Any:
@@ -206,25 +206,15 @@ class _GraphFunction:
             if isinstance(a, torch.Tensor):
                 if a.device.type != "cpu":
                     raise torch_ops.Unsupported(f"a tensor on {a.device} (xlapy runs on the CPU)")
-                if a.dtype == torch.int64 and a.numel() and bool(a.abs().max() >= _INT32):
+                if a.dtype == torch.int64 and a.numel() and not hasattr(a, SMALL_INT64) \
+                        and bool(a.abs().max() >= _INT32):
                     raise torch_ops.Unsupported("an int64 input beyond the 32-bit range")
                 tensor_slots.append(i)
                 arrays.append(a.detach().resolve_conj().numpy())
             else:
                 statics.append(a)
         outs = self._jit_for(tuple(tensor_slots), tuple(statics))(*arrays)
-        results = []
-        for node, v in zip(self.outputs, outs):
-            if isinstance(node, torch.fx.Node) and node.op == "placeholder":
-                results.append(args[self.placeholders.index(node)])   # no copy, same alias
-                continue
-            if v is None:
-                results.append(None)
-                continue
-            t = torch.from_numpy(np.asarray(v))
-            want = node.meta["val"].dtype
-            results.append(t if t.dtype == want else t.to(want))
-        return results
+        return self.plan.results(args, outs)
 
 
 def compile_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],

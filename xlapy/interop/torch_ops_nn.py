@@ -78,6 +78,9 @@ def _convolution_backward(g: Any, x: Any, w: Any, bias_sizes: Any, stride: Seque
                           output_padding: Sequence[int], groups: int,
                           output_mask: Sequence[bool]) -> tuple:
     _check_conv(transposed, x)
+    # ``g`` feeds three consumers (the input and weight gradients in the convolution's
+    # layouts, and the bias sum): computed once, not fused into each of them
+    g = lax.optimization_barrier(g)
     _, pullback = vjp(lambda a, b: _conv_any(a, b, stride, padding, dilation, transposed,
                                              output_padding, groups), x, w)
     gx, gw = pullback(g)
@@ -98,37 +101,107 @@ def _pool_params(x: Any, kernel: Sequence[int], stride: Sequence[int], padding: 
     return kernel, stride, padding
 
 
+def _pool_geometry(x: Any, kernel: Sequence[int], stride: Sequence[int], padding: Any,
+                   dilation: Any, ceil_mode: bool) -> tuple:
+    """``(kernel, stride, padding, output size)`` of a 2-D max pooling of ``x``."""
+    (kh, kw), (sh, sw), (ph, pw) = _pool_params(x, kernel, stride, padding, dilation, ceil_mode)
+    h, w = x.shape[-2:]
+    return (kh, kw), (sh, sw), (ph, pw), ((h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1)
+
+
+def _window_base(shape: tuple, stride: tuple, padding: tuple, width: int) -> Any:
+    """The flat input index (``row * width + col``) of each window's top-left tap."""
+    nd = len(shape)
+    rows = lax.broadcasted_iota(np.int32, shape, nd - 2) * stride[0] - padding[0]
+    cols = lax.broadcasted_iota(np.int32, shape, nd - 1) * stride[1] - padding[1]
+    return rows * width + cols
+
+
 @_reg("aten.max_pool2d_with_indices.default")
 def _max_pool2d_with_indices(x: Any, kernel: Sequence[int], stride: Sequence[int] = (),
                              padding: Any = 0, dilation: Any = 1,
                              ceil_mode: bool = False) -> tuple:
-    (kh, kw), (sh, sw), (ph, pw) = _pool_params(x, kernel, stride, padding, dilation, ceil_mode)
-    h, w = x.shape[-2:]
-    oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    """The taps of each window compared in PyTorch's order (row-major), one elementwise
+    pass: a tap replaces the running maximum when it is greater or NaN (as PyTorch's CPU
+    kernel), and its flat input index replaces the running index."""
+    (kh, kw), (sh, sw), (ph, pw), (oh, ow) = _pool_geometry(x, kernel, stride, padding,
+                                                            dilation, ceil_mode)
+    w = x.shape[-1]
+    # batched planes are pooled channels-minor ([N, H, W, C]): a convolution's result
+    # is stored that way, so the taps are read along contiguous channels
+    minor = x.ndim == 4
+    xt = xnp.transpose(x, (0, 2, 3, 1)) if minor else x
+    lead = (slice(None),) * (x.ndim - 2 - minor)
+    tail = (slice(None),) * minor
     low = xnp.asarray(-np.inf, x.dtype)
-    cfg = [(0, 0, 0)] * (x.ndim - 2) + [(ph, ph, 0), (pw, pw, 0)]
-    xp = lax.pad(x, low, cfg) if ph or pw else x
-    lead = (slice(None),) * (x.ndim - 2)
-    taps = [xp[lead + (slice(i, i + sh * (oh - 1) + 1, sh), slice(j, j + sw * (ow - 1) + 1, sw))]
-            for i in range(kh) for j in range(kw)]
-    stack = xnp.stack(taps, axis=0)
-    arg = xnp.argmax(stack, axis=0).astype(np.int32)   # the first maximum, as PyTorch
-    rows = lax.broadcasted_iota(np.int32, arg.shape, arg.ndim - 2) * sh + arg // kw - ph
-    cols = lax.broadcasted_iota(np.int32, arg.shape, arg.ndim - 1) * sw + arg % kw - pw
-    return xnp.max(stack, axis=0), rows * w + cols
+    cfg = [(0, 0, 0)] * (x.ndim - 2 - minor) + [(ph, ph, 0), (pw, pw, 0)] + [(0, 0, 0)] * minor
+    xp = lax.pad(xt, low, cfg) if ph or pw else xt
+    best = idx = None
+    for i in range(kh):
+        for j in range(kw):
+            tap = xp[lead + (slice(i, i + sh * (oh - 1) + 1, sh),
+                             slice(j, j + sw * (ow - 1) + 1, sw)) + tail]
+            if best is None:
+                best, idx = tap, xnp.zeros(tap.shape, np.int32)
+                continue
+            take = (tap > best) | (tap != tap)
+            best = xnp.where(take, tap, best)
+            idx = xnp.where(take, np.int32(i * w + j), idx)
+    if minor:
+        best, idx = xnp.transpose(best, (0, 3, 1, 2)), xnp.transpose(idx, (0, 3, 1, 2))
+    return best, _window_base(best.shape, (sh, sw), (ph, pw), w) + idx
 
 
 @_reg("aten.max_pool2d_with_indices_backward.default")
 def _max_pool2d_backward(g: Any, x: Any, kernel: Sequence[int], stride: Sequence[int],
                          padding: Any, dilation: Any, ceil_mode: bool, indices: Any) -> Any:
-    _pool_params(x, kernel, stride, padding, dilation, ceil_mode)
-    planes = int(np.prod(x.shape[:-2]))
-    hw = x.shape[-2] * x.shape[-1]
-    flat_idx = xnp.reshape(indices, (planes, -1))
-    plane = lax.broadcasted_iota(np.int32, flat_idx.shape, 0)
-    out = xnp.zeros((planes, hw), g.dtype).at[plane, flat_idx].add(
-        xnp.reshape(g, (planes, -1)))
-    return xnp.reshape(out, x.shape)
+    """Each tap ``(i, j)`` of the windows passes the gradient where the window's maximum
+    was that tap, spread back onto the input grid by a strided (interior-padded) pad;
+    the taps' contributions are summed (overlapping windows add, as PyTorch's scatter
+    does). Elementwise work only: no scatter."""
+    (kh, kw), (sh, sw), (ph, pw), (oh, ow) = _pool_geometry(x, kernel, stride, padding,
+                                                            dilation, ceil_mode)
+    h, w = x.shape[-2:]
+    pos = indices.astype(np.int32) - _window_base(g.shape, (sh, sw), (ph, pw), w)
+    zero = xnp.asarray(0, g.dtype)
+    if (sh, sw) == (kh, kw) and not ph and not pw:
+        return _tiled_pool_backward(g, pos, (kh, kw), (h, w), zero)
+    total = None
+    for i in range(kh):
+        for j in range(kw):
+            part = xnp.where(pos == np.int32(i * w + j), g, zero)
+            lo_h, lo_w = i - ph, j - pw
+            cfg = [(0, 0, 0)] * (g.ndim - 2) + [
+                (lo_h, h - lo_h - (oh - 1) * sh - 1, sh - 1),
+                (lo_w, w - lo_w - (ow - 1) * sw - 1, sw - 1)]
+            part = lax.pad(part, zero, cfg)
+            total = part if total is None else total + part
+    return total
+
+
+def _tiled_pool_backward(g: Any, pos: Any, kernel: tuple, size: tuple, zero: Any) -> Any:
+    """Non-overlapping windows (stride = kernel, no padding): the gradient of window
+    ``(a, b)``'s tap ``(i, j)`` lands at ``(a * kh + i, b * kw + j)``, so the input
+    gradient is one ``[.., oh, kh, ow, kw]`` array reshaped to ``[.., oh*kh, ow*kw]``
+    (and padded with zeros to the input's size where the windows leave rows/columns).
+    Batched planes are spread channels-minor, as the forward pooling reads them."""
+    (kh, kw), (h, w) = kernel, size
+    minor = g.ndim == 4
+    if minor:
+        g, pos = xnp.transpose(g, (0, 2, 3, 1)), xnp.transpose(pos, (0, 2, 3, 1))
+    n = g.ndim - 2 - minor
+    lead, (oh, ow), tail = g.shape[:n], g.shape[n:n + 2], g.shape[n + 2:]
+    shape6 = tuple(lead) + (oh, kh, ow, kw) + tuple(tail)
+    keep = tuple(range(n)) + (n, n + 2) + tuple(range(n + 4, n + 4 + minor))
+    tap = (lax.broadcasted_iota(np.int32, shape6, n + 1) * np.int32(w)
+           + lax.broadcasted_iota(np.int32, shape6, n + 3))
+    hit = lax.broadcast_in_dim(pos, shape6, keep) == tap
+    out = xnp.where(hit, lax.broadcast_in_dim(g, shape6, keep), zero)
+    out = xnp.reshape(out, tuple(lead) + (oh * kh, ow * kw) + tuple(tail))
+    if (oh * kh, ow * kw) != (h, w):
+        out = lax.pad(out, zero, [(0, 0, 0)] * n + [(0, h - oh * kh, 0), (0, w - ow * kw, 0)]
+                      + [(0, 0, 0)] * minor)
+    return xnp.transpose(out, (0, 3, 1, 2)) if minor else out
 
 
 @_reg("aten.native_layer_norm.default")

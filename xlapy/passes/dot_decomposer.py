@@ -12,9 +12,13 @@ dimension, at most one non-contracting dimension, and its batch dimensions (if a
     reshape(dot(lhs', rhs'), original result shape)
 
 where ``K`` collapses the contracting dimensions in the order the dot lists them (so a dot
-with no contracting dimension gets one of size 1). Identity transposes and reshapes are
-not emitted. Operand element types, ``precision_config``, ``algorithm`` and the result
-element type (``preferred_element_type``) are kept.
+with no contracting dimension gets one of size 1). When the operand's dimensions already
+run batch, contracting, non-contracting (or batch, non-contracting, contracting) that
+order is kept, so the operand is only reshaped, never copied by a transpose: a weight
+gradient's ``[B, S, D]`` activations contracted over ``B, S`` become ``[B*S, D]``
+contracted over dim 0, which the dot thunks read transposed in place. Identity
+transposes and reshapes are not emitted. Operand element types, ``precision_config``,
+``algorithm`` and the result element type (``preferred_element_type``) are kept.
 
 Needs: static shapes (dots with dynamic dimensions are left alone). Guarantees: every dot
 in a non-fusion computation is canonical; results are unchanged (each output element sums
@@ -81,10 +85,14 @@ def _canonical_operand(comp: HloComputation, operand: HloInstruction, batch: Seq
     """(operand transposed and reshaped to canonical form, its contracting dimension)."""
     dims = operand.shape.dims
     non_contracting = [d for d in range(len(dims)) if d not in batch and d not in contracting]
-    if contracting_last:
-        perm = list(batch) + non_contracting + list(contracting)
-    else:
-        perm = list(batch) + list(contracting) + non_contracting
+    last = list(batch) + non_contracting + list(contracting)
+    first = list(batch) + list(contracting) + non_contracting
+    identity = list(range(len(dims)))
+    if first == identity and last != identity:   # a reshape alone: no transposed copy
+        contracting_last = False                 # (the dot kernels read either order)
+    elif last == identity and first != identity:
+        contracting_last = True
+    perm = last if contracting_last else first
     value = operand
     if perm != list(range(len(dims))):
         value = add_instruction(comp, "transpose",

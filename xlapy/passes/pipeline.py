@@ -349,6 +349,7 @@ def target_independent_passes() -> list[HloPass]:
         TransposeFolding(),
         HloCSE(),
         TupleSimplifier(),
+        HloDCE(),                         # the transposes that folding left unused
     ]
 
 

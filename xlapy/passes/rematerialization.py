@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Callable
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, clone_computation
 from .base import HloPass
@@ -371,26 +372,46 @@ class HloRematerialization(HloPass):
                   result.peak_after)
         return True
 
+    def candidate(self, instr: HloInstruction) -> bool:
+        """Whether the walk may recompute ``instr`` (:func:`rematerializable`)."""
+        return rematerializable(instr)
+
+    def worth(self, tracker: "_Tracker", block: list[HloInstruction], saved: int) -> bool:
+        """Whether recomputing ``block`` (freeing ``saved`` bytes at the current point) is
+        allowed; here any saving is."""
+        return True
+
     def _attempt(self, module: HloModule, comp: HloComputation, target: int,
                  result: RematerializationResult, undo: bool) -> int | None:
         """Rematerialize aiming at ``target`` live bytes; the assigned peak after it (None
         when nothing was recomputed). ``undo``: restore the module afterwards."""
+        peak, restore = self._apply(module, comp, target, result)
+        if undo and restore is not None:
+            restore()
+        return peak
+
+    def _apply(self, module: HloModule, comp: HloComputation, target: int,
+               result: RematerializationResult
+               ) -> tuple[int | None, Callable[[], None] | None]:
+        """:meth:`_attempt`, keeping the edits: ``(assigned peak, a function restoring the
+        module)``; ``(None, None)`` when nothing was recomputed."""
         saved = (list(comp.instructions), list(module.computations),
                  [(i, list(i.users)) for i in comp.instructions])
         clones, sequence = self._walk(module, comp, best_schedule(comp), target, result)
         if not clones:
-            return None
+            return None, None
         originals = list({id(o): o for o, _ in reversed(clones)}.values())
         dead = _dead_after(originals)
         _pin(clones, sequence, {id(o) for o in dead})
         removed = [_remove(module, orig) for orig in dead]
         peak = assign_buffers(module).peak_memory
-        if undo:
+
+        def restore() -> None:
             _undo(module, clones, removed)
             comp.instructions, module.computations = saved[0], saved[1]
             for instr, users in saved[2]:
                 instr.users = users
-        return peak
+        return peak, restore
 
     def _walk(self, module: HloModule, comp: HloComputation, order: list[HloInstruction],
               limit: int, result: RematerializationResult
@@ -401,7 +422,7 @@ class HloRematerialization(HloPass):
         # instructions ordered by control edges keep their place (and their existence)
         ordered = {id(p) for i in order for p in i.control_predecessors}
         ordered |= {id(i) for i in order if i.control_predecessors}
-        ok = {id(i) for i in order if id(i) not in ordered and rematerializable(i)}
+        ok = {id(i) for i in order if id(i) not in ordered and self.candidate(i)}
         pool: dict[int, HloInstruction] = {}     # placed candidates, in schedule order
         k = 0
         while k < len(sequence):
@@ -417,7 +438,7 @@ class HloRematerialization(HloPass):
                         continue
                     block = tracker.block(cand, ok, self.block_size_limit)
                     saved = tracker.saved_by(block)
-                    if saved <= 0:
+                    if saved <= 0 or not self.worth(tracker, block, saved):
                         continue
                     uses = tracker.remaining[id(cand)]
                     dup = len(uses) - (1 if len(uses) == len(cand.users) else 0)

@@ -11,29 +11,28 @@ its own thunk. That is the only hook in the dot dispatch (``blas.make_dot_thunk`
 The kernel
 ----------
 ``vdpbf16ps acc, a, b`` adds, in each of its 16 f32 lanes ``i``, ``a[2i]*b[2i] +
-a[2i+1]*b[2i+1]`` to ``acc[i]``. The GEMM ``C[M,N] = A[M,K] B[K,N]`` therefore takes
+a[2i+1]*b[2i+1]`` to ``acc[i]``. The GEMM ``C[M,N] = A[M,K] B[K,N]`` therefore packs
+both operands as pairs along K (``bf16_kernels.py`` has the layout and the generated
+code): ``B`` in panels of ``16*NV`` columns, one 64-byte load per pair row and zmm word;
+``A`` (as ``A^T``) in panels of ``MR`` rows, one broadcast 32-bit word per row. The
+packer is generated too and reads any layout, so a transposed operand (the K-major
+activations or the ``[N, K]`` gradients of a weight-gradient product) costs no more to
+pack than a row-major one. The microkernel keeps an ``MR x NV`` block of 16-lane
+accumulators in registers (:data:`SHAPES`: 6x4, 12x2 or 14x1 zmm, chosen by N) over
+all of K and stores it, rounded to bf16 when the result is bf16, straight into the
+result buffer.
 
-- ``A`` row-major with K padded to even: each 32-bit word is a pair ``(A[m,2p],
-  A[m,2p+1])``, broadcast to all lanes (an ``A`` stored K-major, as the transposed
-  activations of a weight gradient, is packed like ``B`` instead: rows of pairs);
-- ``B`` packed by pairs of rows: ``Bp[p, n] = (B[2p, n], B[2p+1, n])`` as 32-bit words,
-  so one 64-byte load is the pair row of 16 columns (rows padded past a power of two);
-- ``C`` as an f32 ``[Mp, Np]`` scratch, M padded to the register block, N to the group.
-
-The microkernel keeps an ``MR x NV`` block of 16-lane f32 accumulators in registers
-(:data:`SHAPES`: 6x4, 12x2 or 14x1 zmm, chosen by N) over a block of :data:`KC` pairs,
-so a ``KC x 16*NV`` panel of ``B`` stays in L1 while all row blocks stream past it. The
-driver loops (batch, column group, K block, row block) are generated too; the work is
-split over the runtime's pool by batch or by row blocks. Packing and the final copy (or
-rounding to bf16) are NumPy.
+Threads: a product with several matrices in its batch gives each thread whole matrices
+(packing included); a single matrix is shared by row blocks, after the threads have
+packed ``B``'s panels together (each thread then packs the ``A`` panels of its own rows).
 
 Numerics: ``vdpbf16ps`` treats bf16 denormal inputs as zero and flushes f32 denormal
-results (oneDNN's and XLA's bf16 paths on these CPUs do the same); the sum order differs
-from ``sgemm``'s, so results agree with the interpreter to f32 rounding, not bitwise.
+results, and ``vcvtneps2bf16`` does the same when rounding to bf16 (oneDNN's and XLA's
+bf16 paths on these CPUs do the same); the sum order differs from ``sgemm``'s, so
+results agree with the interpreter to f32 rounding, not bitwise.
 """
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
 import threading
@@ -43,29 +42,26 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import ml_dtypes
 import numpy as np
-from llvmlite import ir
 
+from ...errors import InvalidArgumentError
 from ...hlo.ir import HloInstruction
 from ...hlo.types import BF16, F32
-from .kernel_support import c64, carried_loop, for_loop
+from .bf16_kernels import SHAPES, kernel
 
 if TYPE_CHECKING:                      # blas.py imports this module
     from .blas import DotDims
 
 log = logging.getLogger(__name__)
 
-#: Pairs of K per block: a ``KC x 64`` bf16 panel of B (``KC * 256`` bytes) fits L1.
-KC = 96
-#: ``NV -> MR``: zmm columns per register block and the rows that fill the registers.
-SHAPES = {4: 6, 2: 12, 1: 14}
 #: ``XLAPY_BF16_DOT=off`` keeps every bf16 dot on the f32 BLAS path (for comparisons).
 ENV_SWITCH = "XLAPY_BF16_DOT"
 
+#: A shared ``B`` smaller than this (elements) is packed by the calling thread alone: the
+#: pool's hand-off would cost more than the packing it shares.
+SHARED_PACK_ELEMENTS = 1 << 17
+
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _F32 = np.dtype(np.float32)
-_ARGS = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 14
-_lock = threading.Lock()
-_loaded: dict | None = None
 
 
 # --------------------------------------------------------------------------- availability
@@ -81,118 +77,6 @@ def native_enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "").lower() != "off" and host_has_avx512_bf16()
 
 
-# ------------------------------------------------------------------------------ the code
-class _BFloat(ir.Type):
-    """LLVM's ``bfloat`` (llvmlite has no class for it); only used in vector types."""
-
-    def _to_string(self) -> str:
-        return "bfloat"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _BFloat)
-
-    def __hash__(self) -> int:
-        return hash("bfloat")
-
-
-def kernel_name(nv: int) -> str:
-    return f"xlapy_bf16_gemm_{SHAPES[nv]}x{nv}"
-
-
-def _emit_gemm(module: ir.Module, nv: int) -> None:
-    """``void name(a, bp, c, sa, sb, ldb, sc, lda, aps, kpairs, ldc, groups, b0, b1, m0, m1,
-    kc)``.
-
-    For batches ``[b0, b1)`` and row blocks ``[m0, m1)``: ``c[b] = a[b] @ b[b]`` with
-    ``a`` as i32 pairs (row stride ``lda``, pair stride ``aps``: row-major pairs or, for
-    a K-major operand, rows of pairs like ``bp``'s), ``bp`` packed pair rows (stride
-    ``ldb`` zmm words; module docstring), ``c`` f32 (row stride ``ldc``); ``sa``, ``sb``,
-    ``sc`` are batch strides in elements of those types (pairs, zmm words, floats)."""
-    mr = SHAPES[nv]
-    f32, i32 = ir.FloatType(), ir.IntType(32)
-    v16f, v16i = ir.VectorType(f32, 16), ir.VectorType(i32, 16)
-    v32b = ir.VectorType(_BFloat(), 32)
-    dp_name = "llvm.x86.avx512bf16.dpbf16ps.512"
-    dp = module.globals.get(dp_name) or ir.Function(
-        module, ir.FunctionType(v16f, [v16f, v32b, v32b]), name=dp_name)
-    i64 = ir.IntType(64)
-    fnty = ir.FunctionType(ir.VoidType(), [i32.as_pointer(), v16i.as_pointer(),
-                                           f32.as_pointer()] + [i64] * 14)
-    fn = ir.Function(module, fnty, name=kernel_name(nv))
-    (a, bp, c, sa, sb, ldb, sc, lda, aps, kpairs, ldc, groups, b0, b1, m0, m1, kc) = fn.args
-    for arg in (a, bp, c):
-        arg.add_attribute("noalias")
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    zero = ir.Constant(v16f, [0.0] * 16)
-    undef_i = ir.Constant(v16i, None)
-    splat = ir.Constant(ir.VectorType(i32, 16), [0] * 16)
-    nkb = b.sdiv(b.add(kpairs, b.sub(kc, c64(1))), kc)
-
-    def batch(bi: ir.Value) -> None:
-        ab = b.gep(a, [b.mul(bi, sa)])
-        bb = b.gep(bp, [b.mul(bi, sb)])
-        cb = b.gep(c, [b.mul(bi, sc)])
-
-        def group(g: ir.Value) -> None:
-            panel = b.gep(bb, [b.mul(g, c64(nv))])
-            col0 = b.mul(g, c64(16 * nv))
-
-            def kblock(kbi: ir.Value) -> None:
-                p0 = b.mul(kbi, kc)
-                p1 = b.select(b.icmp_signed("<", b.add(p0, kc), kpairs), b.add(p0, kc), kpairs)
-                first = b.icmp_signed("==", kbi, c64(0))
-
-                def rows(mb: ir.Value) -> None:
-                    row0 = b.mul(mb, c64(mr))
-                    cptr = [[b.bitcast(b.gep(cb, [b.add(b.mul(b.add(row0, c64(r)), ldc),
-                                                         b.add(col0, c64(16 * v)))]),
-                                       v16f.as_pointer()) for v in range(nv)]
-                            for r in range(mr)]
-                    init = [b.select(first, zero, b.load(cptr[r][v], align=4))
-                            for r in range(mr) for v in range(nv)]
-                    arow = [b.gep(ab, [b.mul(b.add(row0, c64(r)), lda)]) for r in range(mr)]
-
-                    def step(p: ir.Value, acc: list) -> list:
-                        bv = [b.bitcast(b.load(b.gep(panel, [b.add(b.mul(p, ldb), c64(v))]),
-                                               align=64), v32b) for v in range(nv)]
-                        out = list(acc)
-                        for r in range(mr):
-                            word = b.load(b.gep(arow[r], [b.mul(p, aps)]), align=4)
-                            av = b.bitcast(b.shuffle_vector(b.insert_element(undef_i, word,
-                                                                             c64(0)),
-                                                            undef_i, splat), v32b)
-                            for v in range(nv):
-                                out[r * nv + v] = b.call(dp, [acc[r * nv + v], av, bv[v]])
-                        return out
-                    final = carried_loop(b, p0, p1, init, step, "p")
-                    for r in range(mr):
-                        for v in range(nv):
-                            b.store(final[r * nv + v], cptr[r][v], align=4)
-                for_loop(b, m0, m1, rows, "mb")
-            for_loop(b, c64(0), nkb, kblock, "kb")
-        for_loop(b, c64(0), groups, group, "g")
-    for_loop(b, b0, b1, batch, "b")
-    b.ret_void()
-
-
-def _kernels() -> dict[int, Callable]:
-    """``NV -> ctypes function`` of the compiled GEMMs (compiled once per process)."""
-    global _loaded
-    with _lock:
-        if _loaded is None:
-            from .jit_engine import engine
-            eng = engine()
-            module = eng.new_module("xlapy_bf16_dot")
-            for nv in SHAPES:
-                _emit_gemm(module, nv)
-            names = [kernel_name(nv) for nv in SHAPES]
-            code = eng.load(eng.compile([str(module)], names).objects, names)
-            proto = ctypes.CFUNCTYPE(None, *_ARGS)
-            _loaded = {"code": code,
-                       **{nv: proto(code.address(kernel_name(nv))) for nv in SHAPES}}
-        return {nv: _loaded[nv] for nv in SHAPES}
-
-
 # ------------------------------------------------------------------------------ packing
 def columns_per_group(n: int) -> int:
     """``NV`` for ``n`` output columns: the widest register block that is not mostly
@@ -202,13 +86,13 @@ def columns_per_group(n: int) -> int:
 
 class Scratch:
     """Packing and result buffers kept between calls (per thread): no page faults on
-    fresh memory each call, and the zero padding, never written, is filled only once."""
+    fresh memory each call."""
 
     def __init__(self) -> None:
         self._local = threading.local()
 
     def get(self, name: str, shape: tuple, dtype: Any) -> np.ndarray:
-        """A zero-filled 64-byte aligned ``shape`` array the first time, then the same."""
+        """A 64-byte aligned ``shape`` array (zero-filled when new), the same each call."""
         bufs = self._local.__dict__.setdefault("bufs", {})
         buf = bufs.get(name)
         if buf is None or buf.shape != shape or buf.dtype != dtype:
@@ -217,51 +101,35 @@ class Scratch:
         return buf
 
 
-def pack_lhs(a: np.ndarray, mp: int, scratch: Scratch | None = None) -> np.ndarray:
-    """``a`` ([B, M, K] bf16, any strides) as [B, Mp, Kp/2] uint32 pairs, zero-padded."""
-    bsz, m, k = a.shape
-    shape = (bsz, mp, k + (k & 1))
-    out = scratch.get("a", shape, np.uint16) if scratch else np.zeros(shape, np.uint16)
-    out[:, :m, :k] = a.view(np.uint16)
-    return out.view(np.uint32)
+class _Packed:
+    """One operand ready for the packer: ``x`` ([B, K, W*G] bf16 view, any strides) and
+    the panels' width ``W``; :meth:`run` packs panels ``[u0, u1)`` into ``out``."""
+
+    def __init__(self, x: np.ndarray, width: int, out: np.ndarray) -> None:
+        if any(st % 2 for st in x.strides):        # not on bf16 boundaries: copy once
+            x = np.ascontiguousarray(x)
+        self.x, self.out, self.width = x, out, width
+        bsz, k, n = x.shape
+        self.groups = -(-n // width)
+        self.units = bsz * self.groups
+        self.args = (x.ctypes.data, out.ctypes.data, *(st // 2 for st in x.strides), k, n,
+                     (k + 1) // 2)
+
+    def run(self, u0: int, u1: int) -> None:
+        if u1 > u0:
+            kernel(("pack", self.width))(*self.args, u0, u1, 0)
 
 
-def rhs_stride(n: int, nv: int) -> int:
-    """Words per packed pair row of B: the columns padded to whole groups, plus one
-    cache line when there are several groups (a power-of-two stride would map the rows
-    of a panel to the same L1 sets)."""
-    groups = -(-n // (16 * nv))
-    return groups * 16 * nv + (16 if groups > 1 else 0)
-
-
-def pack_pairs(x: np.ndarray, width: int, name: str, scratch: Scratch | None = None
+def pack_pairs(x: np.ndarray, width: int, name: str = "", scratch: Scratch | None = None
                ) -> np.ndarray:
-    """``x`` ([B, K, N] bf16, any strides) as [B, Kp/2, width] uint32 pairs (the low half
-    from row ``2p``, the high half from row ``2p+1``), zero-padded, 64-byte aligned."""
+    """``x`` ([B, K, N] bf16, any strides) as ``[B * ceil(N/width), ceil(K/2), width]``
+    uint32 pair panels (``bf16_kernels.py``'s layout), zero-padded, 64-byte aligned."""
     bsz, k, n = x.shape
-    kp = (k + 1) // 2
-    bits = x.view(np.uint16)
-    shape = (bsz, kp, width)
-    if scratch is not None:
-        out = scratch.get(name, shape, np.uint32)
-    else:
-        out = aligned_empty(shape, np.uint32)
-        out.fill(0)
-    halves = out.view(np.uint16).reshape(bsz, kp, -1, 2)
-    halves[:, :, :n, 0] = bits[:, 0::2, :]
-    halves[:, :k // 2, :n, 1] = bits[:, 1::2, :]
+    shape = (bsz * -(-n // width), (k + 1) // 2, width)
+    out = scratch.get(name, shape, np.uint32) if scratch else aligned_empty(shape, np.uint32)
+    job = _Packed(x, width, out)
+    job.run(0, job.units)
     return out
-
-
-def pack_rhs(bm: np.ndarray, nv: int, scratch: Scratch | None = None) -> np.ndarray:
-    """``bm`` ([B, K, N] bf16) as [B, Kp/2, stride] uint32 pairs (:func:`pack_pairs`)."""
-    return pack_pairs(bm, rhs_stride(bm.shape[2], nv), "b", scratch)
-
-
-def k_major(a: np.ndarray) -> bool:
-    """Whether ``a`` ([B, M, K]) is stored with K outermost (e.g. the transposed
-    activations of a weight gradient): then it is packed as K pairs of rows."""
-    return a.shape[1] > 1 and a.shape[2] > 1 and abs(a.strides[2]) > abs(a.strides[1])
 
 
 def aligned_empty(shape: tuple, dtype: Any, align: int = 64) -> np.ndarray:
@@ -309,42 +177,71 @@ def pieces(g: _Geometry, threads: int) -> list[tuple[int, int, int, int]]:
             for b in range(g.batch) for m in range(0, g.mblocks, per)]
 
 
+def _split(units: int, parts: int) -> list[tuple[int, int]]:
+    step = -(-units // max(1, parts))
+    return [(u, min(u + step, units)) for u in range(0, units, step)]
+
+
+def _result_view(out: np.ndarray | None, shape: tuple) -> np.ndarray | None:
+    """``out`` as the kernel's ``[B, M, N]`` result (f32 or bf16, contiguous columns), or
+    None when it cannot be written directly."""
+    if out is None or out.dtype not in (_F32, _BF16) or not out.flags.c_contiguous:
+        return None
+    return out.reshape(shape)
+
+
 def bf16_matmul(a: np.ndarray, bm: np.ndarray, threads: int = 1,
-                parallel: Callable | None = None, scratch: Scratch | None = None
-                ) -> np.ndarray:
-    """``a @ bm`` for bf16 ``[B, M, K]`` and ``[B, K, N]``, summed in f32: an f32
-    ``[B, M, N]`` array (a view of ``scratch``'s buffer when given: valid until the next
-    call). ``parallel(items, work)`` runs work items on threads."""
+                parallel: Callable | None = None, scratch: Scratch | None = None,
+                out: np.ndarray | None = None) -> np.ndarray:
+    """``a @ bm`` for bf16 ``[B, M, K]`` and ``[B, K, N]``, summed in f32. The result is
+    written into ``out`` (f32 or bf16, C-contiguous, ``B*M*N`` elements) when given and
+    returned as ``[B, M, N]``; else a new f32 array. ``parallel(items, work)`` runs work
+    items on threads (``threads`` of them)."""
     bsz, m, k = a.shape
     n = bm.shape[2]
     g = _Geometry(bsz, m, k, n)
     nv, mr = g.nv, g.mr
-    mp = g.mblocks * mr
     kpairs = (k + 1) // 2
-    if k_major(a):                   # [B, Kp/2, Mp] pairs: rows at stride 1, pairs at Mp
-        ap = pack_pairs(a.transpose(0, 2, 1), mp, "a", scratch)
-        lda, aps = 1, mp
-    else:
-        ap = pack_lhs(a, mp, scratch)
-        lda, aps = kpairs, 1
-    bpk = pack_rhs(bm, nv, scratch)
-    width = g.groups * 16 * nv
-    cshape = (bsz, g.mblocks * mr, width)
-    c = scratch.get("c", cshape, _F32) if scratch else np.empty(cshape, _F32)
-    fn = _kernels()[nv]
-    pa, pb, pc = ap.ctypes.data, bpk.ctypes.data, c.ctypes.data
-    fixed = (ap[0].size, bpk[0].size // 16, bpk.shape[2] // 16, c[0].size, lda, aps, kpairs,
-             width, g.groups)
+    res = _result_view(out, (bsz, m, n))
+    if res is None:
+        if out is not None:
+            raise InvalidArgumentError(
+                f"bf16_matmul: out must be a C-contiguous f32 or bf16 array of {bsz}x{m}x{n}"
+                f" elements, got {out.dtype} {out.shape} with strides {out.strides}")
+        res = np.empty((bsz, m, n), _F32)
+
+    def buf(name: str, shape: tuple) -> np.ndarray:
+        return scratch.get(name, shape, np.uint32) if scratch else \
+            aligned_empty(shape, np.uint32)
+    ap = buf("a", (bsz * g.mblocks, kpairs, mr))
+    bp = buf("b", (bsz * g.groups, kpairs, 16 * nv))
+    pack_a = _Packed(a.transpose(0, 2, 1), mr, ap)
+    pack_b = _Packed(bm, 16 * nv, bp)
+    fn = kernel((nv, "bf16" if res.dtype == _BF16 else "f32"))
+    fixed = (ap.ctypes.data, bp.ctypes.data, res.ctypes.data, g.mblocks * kpairs * mr,
+             g.groups * kpairs * nv, kpairs, g.groups)
+    tail = (m * n, n, m, n, g.mblocks, 0)
 
     def work(item: tuple, state: dict | None = None) -> None:
-        fn(pa, pb, pc, *fixed, *item, KC)
+        b0, b1, m0, m1 = item
+        if b1 - b0 > 1 or m1 - m0 == g.mblocks:       # whole matrices: pack B here too
+            pack_b.run(b0 * g.groups, b1 * g.groups)
+        pack_a.run(b0 * g.mblocks + m0, (b1 - 1) * g.mblocks + m1)
+        fn(*fixed, b0, b1, m0, m1, *tail)
+
     items = pieces(g, threads)
-    if parallel is None or len(items) == 1:
+    serial = parallel is None or len(items) <= 1
+    if items and items[0][3] - items[0][2] != g.mblocks:   # rows shared: pack B first
+        if serial or bsz * k * n < SHARED_PACK_ELEMENTS:
+            pack_b.run(0, pack_b.units)
+        else:
+            parallel(_split(pack_b.units, threads), lambda it, st=None: pack_b.run(*it))
+    if serial:
         for item in items:
             work(item)
     else:
         parallel(items, work)
-    return c[:, :m, :n]
+    return res
 
 
 # ------------------------------------------------------------------------------ the hook
@@ -382,9 +279,12 @@ class Bf16DotThunk:
         a = lhs.transpose(d.lhs_perm).reshape(bsz, m, k)      # views where they can be
         bm = rhs.transpose(d.rhs_perm).reshape(bsz, k, n)
         threads = cores() if 2 * bsz * m * n * k >= 2 * 64**3 else 1
-        c = bf16_matmul(a, bm, threads, shared_pool().parallel_for if threads > 1 else None,
-                        self.scratch)
-        np.copyto(out, c.reshape(out.shape), casting="unsafe")
+        direct = _result_view(out, (bsz, m, n)) is not None
+        target = out if direct else self.scratch.get("c", (bsz, m, n), _F32)
+        bf16_matmul(a, bm, threads, shared_pool().parallel_for if threads > 1 else None,
+                    self.scratch, target)
+        if not direct:
+            np.copyto(out, target.reshape(out.shape), casting="unsafe")
 
 
 def make_bf16_dot_thunk(instr: HloInstruction, dims: "DotDims") -> Bf16DotThunk | None:
@@ -397,5 +297,5 @@ def make_bf16_dot_thunk(instr: HloInstruction, dims: "DotDims") -> Bf16DotThunk 
 
 
 __all__ = ["bf16_matmul", "make_bf16_dot_thunk", "handles", "native_enabled",
-           "host_has_avx512_bf16", "pack_lhs", "pack_rhs", "pack_pairs", "k_major",
-           "Bf16DotThunk", "KC", "SHAPES", "Scratch"]
+           "host_has_avx512_bf16", "pack_pairs", "Bf16DotThunk", "SHAPES",
+           "Scratch"]

@@ -51,6 +51,7 @@ from ...errors import ExecutionError, InvalidArgumentError
 from ...hlo.ir import HloInstruction, HloModule
 from ...hlo.verifier import verify_module
 from ...passes.buffer_assignment import BufferAssignment
+from ...passes.conv_output_fusion import conv_output_fusion_parts
 from ...passes.dump import dump_text, module_key
 from ...passes.pipeline import PassRecord, gc_paused
 from ..compile import optimize_module, pass_context
@@ -180,13 +181,15 @@ def kernel_candidates(assignment: BufferAssignment) -> Iterator[tuple[str, HloIn
 def library_convolutions(assignment: BufferAssignment, native: set[tuple[str, str]]
                          ) -> Iterator[HloInstruction]:
     """The convolutions that library thunks compute: every kernel candidate not in
-    ``native`` (``(computation, instruction)`` names with kernels) that is a convolution or
-    a kCustom fusion wrapping one (then the convolution inside)."""
+    ``native`` (``(computation, instruction)`` names with kernels) that is a convolution, a
+    kCustom fusion wrapping one (then the convolution inside) or a convolution output
+    fusion (itself: ``conv.direct_kernels`` reads its epilogue)."""
     for comp_name, instr in kernel_candidates(assignment):
         if (comp_name, instr.name) not in native:
             target = library_target(instr)
             if target is not None and target[0].opcode == "convolution":
-                yield target[0]
+                # a convolution output fusion itself: its kernel has the epilogue
+                yield instr if conv_output_fusion_parts(instr) is not None else target[0]
 
 
 class CpuBackend:

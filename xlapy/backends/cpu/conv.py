@@ -51,6 +51,7 @@ import numpy as np
 from ...errors import ExecutionError, InvalidArgumentError, UnimplementedError
 from ...hlo.attrs import Window, WindowDim
 from ...hlo.ir import HloInstruction
+from ...passes.conv_output_fusion import conv_output_fusion_parts
 from ..interpreter.evaluator import describe
 from ..interpreter.linalg import convolve
 from ..memory_stats import tracked
@@ -98,26 +99,47 @@ def direct_kernels(instrs: Iterable[HloInstruction]) -> list[tuple]:
     together before the thunks are made instead of one after another as they are."""
     wanted = []
     for instr in instrs:
+        fused = conv_output_fusion_parts(instr)
+        bias, relu = fused is not None, fused is not None and fused[2]
+        instr = fused[0] if fused is not None else instr
         if supports_convolution(instr):
             g = conv_geometry(instr)
-            kernel = conv_direct.wanted_kernel(g, instr) if _strategies_apply(instr, g) \
-                else None
+            kernel = conv_direct.wanted_kernel(g, instr, bias, relu) \
+                if _strategies_apply(instr, g) else None
             if kernel is not None:
                 wanted.append(kernel)
     return wanted
 
 
+class CpuConvOutputFusionRules:
+    """The question of ``passes/conv_output_fusion.py`` (a
+    :class:`~xlapy.passes.conv_output_fusion.ConvOutputFusionRules`): a convolution is
+    fused with its bias and relu when the generated forward kernel computes it (it applies
+    them to each tile as it stores it; the library strategies would need a pass more)."""
+
+    def output_fusible(self, conv: HloInstruction) -> bool:
+        if not supports_convolution(conv):
+            return False
+        g = conv_geometry(conv)
+        return _strategies_apply(conv, g) and conv_direct.epilogue_fusible(g, conv)
+
+
 class ConvThunk:
     """``thunk(operands, out)`` for one convolution instruction (see the module docstring)."""
 
-    def __init__(self, instr: HloInstruction) -> None:
+    def __init__(self, instr: HloInstruction, bias: bool = False, relu: bool = False) -> None:
         self.where = describe(instr)
         self.instr = instr
         self.geo = g = conv_geometry(instr)
         self.et = instr.shape.element_type
         self.acc = compute_dtype(self.et)
         dn = g.dn
-        self.expect = [o.shape.dims for o in instr.operands] + [instr.shape.dims]
+        self.bias, self.relu = bias, relu
+        self.expect = [o.shape.dims for o in instr.operands] + ([(g.o,)] if bias else []) + \
+            [instr.shape.dims]
+        bias_dims = [1] * instr.shape.rank
+        bias_dims[dn.output_feature] = g.o
+        self.bias_dims = tuple(bias_dims)
         self.lhs_perm = [dn.input_batch, *dn.input_spatial, dn.input_feature]
         self.rhs_perm = [*dn.kernel_spatial, dn.kernel_input_feature, dn.kernel_output_feature]
         self.out_perm = [dn.output_batch, *dn.output_spatial, dn.output_feature]
@@ -136,27 +158,44 @@ class ConvThunk:
             self.parallel = (g.flops >= PARALLEL_FLOPS and cores() > 1
                              and len(self.plan.items) > 1)
             self._pad_index = self._interior_index()
-            self.direct = conv_direct.plan_direct(g, instr)
+            self.direct = conv_direct.plan_direct(g, instr, bias, relu)
             if self.direct is not None:
                 self.strategy = self.direct.name
+        # the direct forward kernel, which applies the fused bias/relu itself
+        self.direct_fused = self.direct if isinstance(self.direct, conv_direct.ConvDirect) \
+            else None
+        self.direct_epilogue = self.direct_fused is not None
 
     # ----- call
     def __call__(self, operands: Sequence[np.ndarray], out: np.ndarray) -> None:
-        lhs, rhs = operands
-        got = [lhs.shape, rhs.shape, out.shape]
+        got = [o.shape for o in operands] + [out.shape]
         if got != self.expect or out.dtype != self.et.dtype:
             raise ExecutionError(f"{self.where}: convolution thunk got arrays of dims {got} and "
                                  f"output dtype {out.dtype}, expected {self.expect} and "
                                  f"{self.et.dtype}")
         if self.empty:
             return
+        lhs, rhs = operands[0], operands[1]
+        bias = operands[2] if self.bias else None
+        if self.direct_fused is not None and not self.zero and self.acc is not None and \
+                self.direct_fused(lhs, rhs, out, bias):
+            return
+        self._convolve(lhs, rhs, out)
+        if bias is not None:        # the fused epilogue, when no kernel applied it
+            out += to_result_type(bias, self.et).reshape(self.bias_dims)
+        if self.relu:
+            np.maximum(out, 0, out=out)
+
+    def _convolve(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> None:
+        """The convolution alone into ``out``."""
         if self.zero:
             out.fill(0)
             return
         if self.acc is None:
             self._interpret(lhs, rhs, out)
             return
-        if self.direct is not None and self.direct(lhs, rhs, out):
+        if self.direct is not None and not self.direct_epilogue and \
+                self.direct(lhs, rhs, out):
             return
         g, acc, plan = self.geo, self.acc, self.plan
         x = to_result_type(lhs, self.et).transpose(self.lhs_perm).reshape(
@@ -278,14 +317,18 @@ def copy_contiguous(x: np.ndarray, dtype: np.dtype, parallel: bool = True) -> np
     return out
 
 
-def make_convolution_thunk(instr: HloInstruction) -> ConvThunk:
-    """A thunk computing ``instr`` (an HLO convolution) from operand views into ``out``."""
+def make_convolution_thunk(instr: HloInstruction, bias: bool = False,
+                           relu: bool = False) -> ConvThunk:
+    """A thunk computing ``instr`` (an HLO convolution) from operand views into ``out``;
+    with ``bias`` a third operand (a vector along the output feature dim) is added to the
+    result, with ``relu`` then ``maximum(y, 0)`` is taken (a convolution output fusion)."""
     if not supports_convolution(instr):
         conv_geometry(instr)     # raises the precise error when the instruction is invalid
         raise UnimplementedError(f"{describe(instr)}: the convolution thunk does not handle "
                                  f"dynamic shapes")
-    return ConvThunk(instr)
+    return ConvThunk(instr, bias, relu)
 
 
 __all__ = ["supports_convolution", "make_convolution_thunk", "direct_kernels",
+           "CpuConvOutputFusionRules",
            "ConvThunk", "conv_geometry", "PARALLEL_FLOPS", "parallel_copyto", "copy_contiguous"]

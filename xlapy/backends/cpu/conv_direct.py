@@ -111,6 +111,12 @@ class _Direct(abc.ABC):
         self.items = even_split(units, most)
 
 
+def epilogue_fusible(g: ConvGeometry, instr: HloInstruction) -> bool:
+    """Whether the forward kernel (:class:`ConvDirect`, which can add a bias and take the
+    relu as it stores its tiles) computes ``instr``."""
+    return _kind(g, instr) is ConvDirect
+
+
 class WeightGradDirect(_Direct):
     """A weight gradient by :func:`~.conv_kernels.weight_grad_kernel` (module docstring)."""
 
@@ -183,20 +189,21 @@ class ConvDirect(_Direct):
     emit = staticmethod(direct_kernel)
 
     @classmethod
-    def spec_for(cls, g: ConvGeometry) -> DirectSpec:
-        """The kernel's sizes for ``g``."""
+    def spec_for(cls, g: ConvGeometry, bias: bool = False, relu: bool = False) -> DirectSpec:
+        """The kernel's sizes for ``g`` (with the fused epilogue ``bias``/``relu``)."""
         one = len(g.spatial) == 1
         return DirectSpec(c=g.c, p=1 if one else g.out[0], q=g.out[-1], o=g.o,
                           kh=1 if one else g.kernel[0], kw=g.kernel[-1], lanes=lanes(),
-                          **cls.as_2d(g))
+                          bias=bias, relu=relu, **cls.as_2d(g))
 
-    def __init__(self, g: ConvGeometry, threads: int) -> None:
+    def __init__(self, g: ConvGeometry, threads: int, bias: bool = False,
+                 relu: bool = False) -> None:
         dn = g.dn
         self.g = g
         self.x_perm = [dn.input_batch, *dn.input_spatial, dn.input_feature]
         self.w_perm = [*dn.kernel_spatial, dn.kernel_input_feature, dn.kernel_output_feature]
         self.y_perm = [dn.output_batch, *dn.output_spatial, dn.output_feature]
-        self.spec = sp = self.spec_for(g)
+        self.spec = sp = self.spec_for(g, bias, relu)
         self.flips = tuple(i for i, w in enumerate(g.window) if w.rhs_reversal)
         self.shape4 = ((g.n, sp.h, sp.w, g.c), (sp.kh, sp.kw, g.c, g.o), (g.n, sp.p, sp.q, g.o))
         self.rows = g.n * sp.p
@@ -208,15 +215,23 @@ class ConvDirect(_Direct):
         self.plan_items(g, self.rows, threads)
         self.kernel = compiled(self.spec, self.emit)
 
-    def __call__(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> bool:
-        """Compute ``out``; False (nothing written) when the kernel has a non-finite weight
-        and products with padding are left out: the caller computes it the library way."""
+    def __call__(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray,
+                 bias: np.ndarray | None = None) -> bool:
+        """Compute ``out`` (with the spec's epilogue: ``bias`` added, relu); False (nothing
+        written) when the kernel has a non-finite weight and products with padding are left
+        out: the caller computes it the library way."""
         w = rhs.transpose(self.w_perm)
         if self.flips:
             w = np.flip(w, axis=self.flips)
-        w = np.ascontiguousarray(w, np.float32).reshape(self.shape4[1])
         if self.pads and not np.isfinite(w).all():
             return False
+        if self.spec.bias:             # the kernel reads the bias right after the weights
+            wb = np.empty(w.size + self.g.o, np.float32)
+            wb[:w.size].reshape(w.shape)[...] = w
+            wb[w.size:] = bias
+            w = wb
+        else:
+            w = np.ascontiguousarray(w, np.float32).reshape(self.shape4[1])
         x = np.ascontiguousarray(lhs.transpose(self.x_perm), np.float32).reshape(self.shape4[0])
         y = out.transpose(self.y_perm).reshape(self.shape4[2])
         target = y if y.flags.c_contiguous else np.empty(self.shape4[2], np.float32)
@@ -285,22 +300,27 @@ def _kind(g: ConvGeometry, instr: HloInstruction
         ConvDirect if direct_applies(g, instr) else None
 
 
-def wanted_kernel(g: ConvGeometry, instr: HloInstruction
-                  ) -> tuple[ConvSpec, Callable[..., None]] | None:
+def wanted_kernel(g: ConvGeometry, instr: HloInstruction, bias: bool = False,
+                  relu: bool = False) -> tuple[ConvSpec, Callable[..., None]] | None:
     """``(spec, emit)`` of the generated kernel :func:`plan_direct` will build for
-    ``instr``, or None (for :func:`~.conv_kernels.compile_kernels`, which compiles an
-    executable's kernels together before its thunks are made)."""
+    ``instr`` (with a fused ``bias``/``relu``), or None (for
+    :func:`~.conv_kernels.compile_kernels`, which compiles an executable's kernels together
+    before its thunks are made)."""
     kind = _kind(g, instr)
+    if kind is ConvDirect:
+        return kind.spec_for(g, bias, relu), kind.emit
     return (kind.spec_for(g), kind.emit) if kind is not None else None
 
 
-def plan_direct(g: ConvGeometry, instr: HloInstruction) -> _Direct | None:
-    """The direct strategy for ``instr`` (:func:`_kind`), its kernel built, or None."""
+def plan_direct(g: ConvGeometry, instr: HloInstruction, bias: bool = False,
+                relu: bool = False) -> _Direct | None:
+    """The direct strategy for ``instr`` (:func:`_kind`), its kernel built (a forward
+    kernel with the fused ``bias``/``relu``), or None."""
     kind = _kind(g, instr)
     if kind is None:
         return None
     try:
-        return kind(g, cores())
+        return ConvDirect(g, cores(), bias, relu) if kind is ConvDirect else kind(g, cores())
     except ExecutionError as e:       # LLVM rejected the kernel: the library path computes it
         log.warning("%s: the generated %s kernel failed to build (%s); using the library "
                     "strategy", describe(instr), kind.name, e)
@@ -308,5 +328,6 @@ def plan_direct(g: ConvGeometry, instr: HloInstruction) -> _Direct | None:
 
 
 __all__ = ["ENABLED", "WeightGradDirect", "ConvDirect", "plan_direct", "wanted_kernel",
+           "epilogue_fusible",
            "weight_grad_applies", "direct_applies", "lane_use", "DIRECT_MIN_COLUMNS",
            "DIRECT_MAX_KERNEL_BYTES", "WGRAD_MAX_TAPS", "WGRAD_MIN_INNER", "WGRAD_MIN_LANE_USE"]

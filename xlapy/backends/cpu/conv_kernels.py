@@ -21,6 +21,8 @@ product with a padding zero is done.
   kh*d - pad, q*s + kw*d - pad, c] * w[kh, kw, c, o]`` (a forward / input-gradient
   convolution, NHWC x HWIO). The tile is a run of output columns x a block of output
   channels; for small ``C`` (a 3-channel first layer) it replaces im2col's short products.
+  A fused bias (``DirectSpec.bias``, read after the weights in ``w``) and relu are applied
+  to the register tile as it is stored, so the output is written once.
 
 ``conv_direct.py`` decides when these run and drives them. The CPU compiler emits the
 kernels an executable will need (:func:`missing`) and compiles them with the executable's own
@@ -41,160 +43,13 @@ from typing import Any, Callable, Iterable
 from llvmlite import ir
 
 from ...errors import ExecutionError
-from .kernel_support import carried_loop, for_loop
+from .conv_emitter import Emitter, lanes, runs, tile_registers, vector_chunks
 
 log = logging.getLogger("xlapy.cpu")
-
-F32 = ir.FloatType()
-I64 = ir.IntType(64)
-F32P = F32.as_pointer()
 
 #: A border of the forward kernel's output columns up to this many tiles wide is emitted
 #: as static tiles (each tap with the columns it reads); a wider one runs column by column.
 BORDER_TILES = 2
-def lanes() -> int:
-    """f32 lanes of the host's widest vectors with FMA (16 with AVX-512, 8 with AVX2), or 0
-    when the host has no vector FMA (then no kernel here is used: ``llvm.fma`` would be a
-    library call per element)."""
-    from .jit_engine import engine
-    features = engine().host.features
-    if "+fma" not in features and "+avx512f" not in features:
-        return 0
-    if "+avx512f" in features:
-        return 16
-    return 8 if "+avx2" in features else 0
-
-
-def tile_registers(width: int) -> int:
-    """Accumulator registers a tile may use with vectors of ``width`` lanes: 24 of
-    AVX-512's 32 vector registers, 12 of AVX2's 16 (the rest hold the loaded vectors and
-    broadcasts)."""
-    return 24 if width >= 16 else 12
-
-
-def vector_chunks(o: int, width: int, most: int) -> list[tuple[int, list[int]]]:
-    """Output channels ``[0, o)`` cut into blocks of at most ``most`` vectors of ``width``
-    lanes: ``[(first channel, [vector widths])]`` (the last vector may be narrower)."""
-    widths = [width] * (o // width) + ([o % width] if o % width else [])
-    out, start = [], 0
-    for i in range(0, len(widths), most):
-        block = widths[i:i + most]
-        out.append((start, block))
-        start += sum(block)
-    return out
-
-
-# --------------------------------------------------------------------------------------------
-# IR helpers
-
-class _Emitter:
-    """A function under construction: loops, vector loads/stores, broadcasts, FMAs."""
-
-    def __init__(self, module: ir.Module, name: str, args: list[str]) -> None:
-        self.module = module
-        fnty = ir.FunctionType(ir.VoidType(), [F32P, F32P, F32P, I64, I64])
-        self.fn = ir.Function(module, fnty, name=name)
-        for a, n in zip(self.fn.args, args):
-            a.name = n
-        for a in self.fn.args[:3]:
-            a.add_attribute("noalias")
-        self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
-        self._fma: dict[int, ir.Function] = {}
-
-    def const(self, v: int) -> ir.Constant:
-        return ir.Constant(I64, v)
-
-    def loop(self, start, end, body: Callable[[ir.Value], None], name: str = "i") -> None:
-        """``for i in [start, end): body(i)`` (``start``/``end``: ints or i64 values)."""
-        for_loop(self.b, start, end, body, name)
-
-    def carried(self, start: int, end: int, values: dict, body: Callable[[ir.Value, dict],
-                                                                        dict]) -> dict:
-        """A loop over ``[start, end)`` carrying the tile ``values`` (a dict) through phis:
-        ``body(i, values) -> new values``; returns the values after the loop."""
-        keys = sorted(values)
-
-        def step(i: ir.Value, cur: list) -> list:
-            new = body(i, dict(zip(keys, cur)))
-            return [new[k] for k in keys]
-        return dict(zip(keys, carried_loop(self.b, start, end, [values[k] for k in keys],
-                                           step, "t")))
-
-    def guarded(self, cond: ir.Value, values: dict, body: Callable[[dict], dict]) -> dict:
-        """``if (cond) values = body(values)``; returns the values after it (phis)."""
-        b = self.b
-        before = b.block
-        then = b.append_basic_block("if.then")
-        merge = b.append_basic_block("if.done")
-        b.cbranch(cond, then, merge)
-        b.position_at_end(then)
-        new = body(dict(values))
-        end = b.block
-        b.branch(merge)
-        b.position_at_end(merge)
-        out = {}
-        for k in sorted(values):
-            phi = b.phi(values[k].type)
-            phi.add_incoming(values[k], before)
-            phi.add_incoming(new[k], end)
-            out[k] = phi
-        return out
-
-    def ptr(self, base: ir.Value, offset) -> ir.Value:
-        off = self.const(offset) if isinstance(offset, int) else offset
-        return self.b.gep(base, [off], inbounds=True)
-
-    def off(self, *terms) -> ir.Value:
-        """Sum of ``value * constant`` pairs and plain ints as an i64."""
-        b, total, const = self.b, None, 0
-        for t in terms:
-            if isinstance(t, int):
-                const += t
-                continue
-            v, k = t
-            v = v if k == 1 else b.mul(v, self.const(k))
-            total = v if total is None else b.add(total, v)
-        if total is None:
-            return self.const(const)
-        return b.add(total, self.const(const)) if const else total
-
-    def vload(self, base: ir.Value, offset, width: int) -> ir.Value:
-        p = self.b.bitcast(self.ptr(base, offset), ir.VectorType(F32, width).as_pointer())
-        return self.b.load(p, align=4)
-
-    def vstore(self, value: ir.Value, base: ir.Value, offset, width: int) -> None:
-        p = self.b.bitcast(self.ptr(base, offset), ir.VectorType(F32, width).as_pointer())
-        self.b.store(value, p, align=4)
-
-    def splat(self, scalar: ir.Value, width: int) -> ir.Value:
-        vt = ir.VectorType(F32, width)
-        v = self.b.insert_element(ir.Constant(vt, ir.Undefined), scalar, ir.Constant(I64, 0))
-        mask = ir.Constant(ir.VectorType(ir.IntType(32), width), [0] * width)
-        return self.b.shuffle_vector(v, ir.Constant(vt, ir.Undefined), mask)
-
-    def fma(self, a: ir.Value, b: ir.Value, c: ir.Value, width: int) -> ir.Value:
-        fn = self._fma.get(width)
-        if fn is None:
-            vt = ir.VectorType(F32, width)
-            fn = self._fma[width] = ir.Function(self.module, ir.FunctionType(vt, [vt] * 3),
-                                                name=f"llvm.fma.v{width}f32")
-        return self.b.call(fn, [a, b, c])
-
-    def zero(self, width: int) -> ir.Value:
-        return ir.Constant(ir.VectorType(F32, width), [0.0] * width)
-
-
-def runs(n: int, valid: Callable[[int], tuple]) -> list[tuple[int, int, tuple]]:
-    """``[0, n)`` cut into maximal runs ``[a, b)`` over which ``valid(i)`` is the same:
-    ``[(a, b, valid(a))]``."""
-    out: list[tuple[int, int, tuple]] = []
-    for i in range(n):
-        v = valid(i)
-        if out and out[-1][2] == v and out[-1][1] == i:
-            out[-1] = (out[-1][0], i + 1, v)
-        else:
-            out.append((i, i + 1, v))
-    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -240,7 +95,7 @@ class WeightGradSpec(ConvSpec):
 
 def weight_grad_kernel(module: ir.Module, name: str, s: WeightGradSpec) -> None:
     """Emit the weight-gradient kernel ``name`` for ``s`` into ``module`` (module docstring)."""
-    e = _Emitter(module, name, ["x", "dy", "acc", "n0", "n1"])
+    e = Emitter(module, name, ["x", "dy", "acc", "n0", "n1"])
     x, dy, acc, n0, n1 = e.fn.args
     b = e.b
     cb, blocks = s.tile()
@@ -325,7 +180,13 @@ def weight_grad_kernel(module: ir.Module, name: str, s: WeightGradSpec) -> None:
 
 @dataclass(frozen=True)
 class DirectSpec(ConvSpec):
-    """A convolution ``y[N, P, Q, O] = x[N, H, W, C] * w[KH, KW, C, O]``."""
+    """A convolution ``y[N, P, Q, O] = x[N, H, W, C] * w[KH, KW, C, O]``; with ``bias``
+    the kernel adds ``b[O]`` (stored right after the kernel's weights: ``w[KH*KW*C*O +
+    o]``) to each output as it stores it, with ``relu`` then takes ``maximum(y, 0)`` (the
+    fusion pass's convolution + bias + relu, ``passes/conv_output_fusion.py``)."""
+
+    bias: bool = False
+    relu: bool = False
 
     def tile(self) -> tuple[int, list[tuple[int, list[int]]]]:
         """Output columns per tile and the output-channel blocks (vectors in registers)."""
@@ -341,12 +202,13 @@ def direct_kernel(module: ir.Module, name: str, s: DirectSpec) -> None:
     whose taps are all real go in tiles of several; the border columns in static tiles
     that leave out the taps outside the input (a wide border: one column at a time with a
     branch per tap, so the code does not grow with the padding)."""
-    e = _Emitter(module, name, ["x", "w", "y", "r0", "r1"])
+    e = Emitter(module, name, ["x", "w", "y", "r0", "r1"])
     x, w, y, n0, n1 = e.fn.args
     b = e.b
     qb, blocks = s.tile()
     (sh, sw), (dh, dw), (ph, pw) = s.stride, s.dilate, s.pad
     img_x = s.h * s.w * s.c
+    bias_at = s.kh * s.kw * s.c * s.o           # where the bias follows the weights
 
     # interior columns (every tap real): tiles of qb in a loop and one of the rest; border
     # columns in static tiles with the taps each reads (a wide border: one at a time)
@@ -419,11 +281,13 @@ def direct_kernel(module: ir.Module, name: str, s: DirectSpec) -> None:
                     return cur
                 acc = e.guarded(b.icmp_unsigned("<", h, e.const(s.h)), acc, row_taps)
             qo = e.off((q, s.o), o0)
+            starts = [o0 + sum(widths[:vi]) for vi in range(len(widths))]
+            bias = [e.vload(w, e.const(bias_at + o), wd) for o, wd in zip(starts, widths)] \
+                if s.bias else [None] * len(widths)
             for qi in range(nq):
-                ov0 = 0
                 for vi, wd in enumerate(widths):
-                    e.vstore(acc[qi, vi], yrow, b.add(qo, e.const(qi * s.o + ov0)), wd)
-                    ov0 += wd
+                    value = e.epilogue(acc[qi, vi], bias[vi], s.relu, wd)
+                    e.vstore(value, yrow, b.add(qo, e.const(qi * s.o + starts[vi] - o0)), wd)
 
     def every(nq: int) -> dict[int, list[int]]:
         return {kw: list(range(nq)) for kw in range(s.kw)}

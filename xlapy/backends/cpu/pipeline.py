@@ -12,6 +12,10 @@
    multi-output fusion is on (``xla_cpu_use_multi_output_fusion`` in
    ``xla_backend_extra_options``); a dot the generated GEMM kernels compute is
    output-fused into its ``add`` (:data:`DOT_OUTPUT_RULES`, ``dot_kernel_plan.py``);
+   then ``conv-output-fusion`` (:class:`~xlapy.passes.conv_output_fusion.ConvOutputFusion`,
+   off with ``--xla_cpu_conv_output_fusion=false``): a convolution the generated forward
+   kernel computes is merged with its bias (+ relu) loop fusion into a ``kOutput`` fusion
+   whose kernel applies them as it stores each tile (:data:`CONV_OUTPUT_RULES`);
 4. ``reduction_consumer_fusion`` (xlapy's own, not an XLA:CPU pass): a row reduction,
    the consumers that read it back along the rows and the reductions that follow over
    the same rows become one ``kInput`` fusion (softmax, layernorm) that the CPU
@@ -21,9 +25,15 @@
 5. ``fusion_merger`` (a GPU pass in XLA), only on request (``merge=True``);
 6. ``multi_output_fusion``, when multi-output fusion is on;
 7. ``copy-insertion``;
-8. ``rematerialization`` (:class:`~xlapy.passes.rematerialization.HloRematerialization`),
-   only when ``--xla_cpu_memory_limit_bytes`` sets a budget: values live across the
-   peak are recomputed before their later readers until the schedule's live bytes fit;
+8. ``elementwise-rematerialization`` (:class:`~xlapy.passes.elementwise_rematerialization.
+   ElementwiseRematerialization`, xlapy's own; off with
+   ``--xla_cpu_elementwise_rematerialization=false``): elementwise values live across the
+   peak (activations kept for the backward pass) are recomputed before their later
+   readers where their operands are live anyway, when that lowers the assigned peak;
+   then ``rematerialization`` (:class:`~xlapy.passes.rematerialization.
+   HloRematerialization`), only when ``--xla_cpu_memory_limit_bytes`` sets a budget:
+   values live across the peak are recomputed before their later readers until the
+   schedule's live bytes fit;
 9. buffer assignment (:meth:`CpuTarget.assign_buffers`), run on the pipeline's result by
    :func:`xlapy.backends.compile.optimize_module`.
 """
@@ -35,6 +45,7 @@ from ...config import DebugOptions
 from ...hlo.shape import Shape
 from ...passes.base import HloPass
 from ...passes.bf16_excess_precision import Bf16ExcessPrecision
+from ...passes.conv_output_fusion import ConvOutputFusion
 from ...passes.context import PassContext
 from ...passes.copy_insertion import CopyInsertion
 from ...passes.fusion_merger import FusionMerger
@@ -43,8 +54,10 @@ from ...passes.layout_assignment import CpuLayoutAssignment
 from ...passes.multi_output_fusion import CpuMultiOutputFusion
 from ...passes.pipeline import HloPassPipeline, target_independent_passes
 from ...passes.reduction_consumer_fusion import ReductionConsumerFusion
+from ...passes.elementwise_rematerialization import ElementwiseRematerialization
 from ...passes.rematerialization import HloRematerialization
 from ..target import Target
+from .conv import CpuConvOutputFusionRules
 from .dot_kernel_plan import CpuDotOutputFusionRules
 from .reduction_plan import ROW_CACHE_ELEMENTS
 from .thunks import major_to_minor
@@ -66,6 +79,7 @@ class CpuRowReductionRules:
 
 ROW_REDUCTION_RULES = CpuRowReductionRules()
 DOT_OUTPUT_RULES = CpuDotOutputFusionRules()
+CONV_OUTPUT_RULES = CpuConvOutputFusionRules()
 
 
 def multi_output_enabled(options: DebugOptions | Any) -> bool:
@@ -96,12 +110,16 @@ def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = 
         CpuLayoutAssignment(dot_follows_user=True),                      # 2
         CpuInstructionFusion(may_duplicate=not multi_output,             # 3
                              dot_rules=DOT_OUTPUT_RULES),
+        ConvOutputFusion(CONV_OUTPUT_RULES)                              # 3b
+        if getattr(ctx.options, "xla_cpu_conv_output_fusion", True) else None,
         ReductionConsumerFusion(ROW_REDUCTION_RULES)                     # 4
         if reduction_consumer_fusion else None,
         FusionMerger() if merge else None,                               # 5
         CpuMultiOutputFusion() if multi_output else None,                # 6
         CopyInsertion(),                                                 # 7
-        HloRematerialization(memory_limit)                               # 8
+        ElementwiseRematerialization()                                   # 8
+        if getattr(ctx.options, "xla_cpu_elementwise_rematerialization", True) else None,
+        HloRematerialization(memory_limit)                               # 8b
         if memory_limit > 0 else None,
     ]
     return HloPassPipeline("cpu", [p for p in passes if p is not None], context=ctx)

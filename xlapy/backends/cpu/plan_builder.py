@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator
 
 from ...hlo.ir import HloComputation, HloInstruction, HloModule
 from ...passes.buffer_assignment import BufferAssignment
+from ...passes.conv_output_fusion import conv_output_fusion_parts
 from ..interpreter.host_callbacks import is_host_callback
 from . import blas, conv
 from .callback_thunk import HostCallbackThunk
@@ -39,9 +40,13 @@ FORWARD = frozenset({"opt-barrier", "add-dependency", "domain"})
 def library_target(instr: HloInstruction) -> tuple[HloInstruction, list[int]] | None:
     """The dot/convolution a library routine computes for ``instr`` and, per operand of
     that op, which of ``instr``'s operands feeds it (a ``kCustom`` fusion wrapping one op
-    on its parameters counts as that op)."""
+    on its parameters counts as that op; a convolution output fusion's third feed is its
+    bias)."""
     if instr.opcode in ("dot", "convolution"):
         return instr, list(range(len(instr.operands)))
+    fused = conv_output_fusion_parts(instr)     # convolution + bias (+ relu)
+    if fused is not None:
+        return fused[0], fused[1]
     if instr.opcode == "fusion" and instr.attrs.get("kind") == "kCustom":
         root = instr.attrs["calls"].root
         if root.opcode in ("dot", "convolution") and \
@@ -68,7 +73,9 @@ def library_routine(instr: HloInstruction) -> Callable[[list, Any], None] | None
     if not library_supports(instr):
         return None
     op, feeds = library_target(instr)
-    fn = _LIBRARY[op.opcode][1](op)
+    fused = conv_output_fusion_parts(instr)
+    fn = conv.make_convolution_thunk(op, True, fused[2]) if fused is not None else \
+        _LIBRARY[op.opcode][1](op)
     if feeds == list(range(len(instr.operands))):
         return fn
     return lambda operands, out: fn([operands[k] for k in feeds], out)

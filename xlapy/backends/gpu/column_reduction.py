@@ -17,6 +17,12 @@ order after the init value and write the outputs. ``groups`` (8 to 32) grows whi
 grid is small, so a ``[1024, 4096]`` bias gradient runs 128 blocks of 1024 threads, each
 thread summing 32 rows, instead of 16 blocks of threads summing 1024 rows each. The
 order differs from the interpreter's (floating-point sums differ in the last bits).
+
+The output may be written over an operand's buffer (an in-place update such as a donated
+bias, ``b - lr * sum(g, axis=0)``) when that operand is read only elementwise at the
+thread's own kept element and not by any reduce: each thread reads its element before
+it writes it, and no other thread reads it (tiled: the thread of the first row group
+that writes the element is the only one that reads it, in the output phase).
 """
 from __future__ import annotations
 
@@ -26,8 +32,10 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from ...passes.fusion_utils import is_elementwise
 from ..cpu.elemental_data import delinearize
-from ..cpu.kernel_support import c64, linear_offset
+from ..cpu.kernel_api import kernel_buffers
+from ..cpu.kernel_support import buffer_aliases, c64, linear_offset
 from ..cpu.llvm_types import llvm_type, store_element
+from .fusion import computed_from
 from .kernels import launch_dims
 from .reduction import ReductionEmitterBase, _Builder, _Parts, buffers_usable, identity
 from .simt import WARP, KernelFrame
@@ -73,6 +81,12 @@ def _reads_a_reduce(value: HloInstruction) -> bool:
     return False
 
 
+def _elementwise_only(start: HloInstruction) -> bool:
+    """Whether every value computed from ``start`` (in its fused computation) is
+    elementwise, so it is read at the output's own element, and none is a reduce."""
+    return all(is_elementwise(u) for u in computed_from(start))
+
+
 class ColumnReductionEmitter(ReductionEmitterBase):
     """GPU kernels for reductions that keep the minor dimension (module docstring)."""
 
@@ -101,9 +115,28 @@ class ColumnReductionEmitter(ReductionEmitterBase):
             root = comp.root
             if root.opcode != "tuple" and root.opcode != "reduce" and not is_elementwise(root):
                 return None
-        if not buffers_usable(self.assignment, instr, outputs):
+        if not buffers_usable(self.assignment, instr, outputs) and \
+                not self._in_place_usable(plan):
             return None
         return plan
+
+    def _in_place_usable(self, plan: _ColumnPlan) -> bool:
+        """One output written over operands read only elementwise at its own element
+        (module docstring)."""
+        instr, comp = plan.instr, plan.comp
+        buffers = kernel_buffers(instr)
+        aliases = buffer_aliases(self.assignment, instr, buffers)
+        if not aliases or comp is None or len(plan.outputs) != 1 \
+                or sum(1 for b in buffers if b.role == "output") != 1:
+            return False
+        for slot in aliases:
+            kb = buffers[slot]
+            if kb.index != () or tuple(kb.shape.dims) != plan.kept:
+                return False
+            params = [p for p in comp.parameters if p.parameter_number == kb.operand]
+            if not params or not all(_elementwise_only(p) for p in params):
+                return False
+        return True
 
     def launch(self, plan: _ColumnPlan) -> tuple[int, int, list[str]]:
         tiles = f", tiled: 32 kept x {plan.groups} row groups a block" if plan.groups else ""

@@ -296,11 +296,14 @@ class _PlanBuilder(PlanBuilderBase):
         handle = conv_im2col.blas_handle(self.device)
         if handle is None:
             return None
-        x, w, y = (self.buffers.address(buffer_ref(self.assignment, kb.instruction, kb.index))
-                   for kb in k.buffers[:3])
+        refs = [buffer_ref(self.assignment, kb.instruction, kb.index) for kb in k.buffers[:3]]
+        x, w, y = (self.buffers.address(r) for r in refs)
         try:
-            return conv_im2col.Im2colGemmThunk(instr, self.device, self.functions[k.im2col.name],
-                                               k.im2col, handle, x, w, y)
+            thunk = conv_im2col.Im2colGemmThunk(instr, self.device,
+                                                self.functions[k.im2col.name], k.im2col,
+                                                handle, x, w, y)
+            thunk.relocate(self.buffers, *refs)
+            return thunk
         except ResourceExhaustedError as e:
             log.info("%s: no device memory for im2col patches (%s); the kernel runs", instr.name,
                      e)
@@ -322,20 +325,26 @@ class _PlanBuilder(PlanBuilderBase):
             if thunk is not None:
                 return thunk
         if k is not None:
-            args = [self.buffers.address(buffer_ref(self.assignment, kb.instruction, kb.index))
-                    for kb in k.buffers]
+            refs = [buffer_ref(self.assignment, kb.instruction, kb.index) for kb in k.buffers]
+            args = [self.buffers.address(r) for r in refs]
             if k.scratch:
                 addr = self.device.alloc(k.scratch)
                 self.device.memset0(addr, k.scratch)
                 args.append(addr)
             launch = LaunchThunk(instr, self.device, self.functions[k.name], k.name, k.grid,
                                  k.block, args)
+            for i, r in enumerate(refs):        # parameters and outputs are bound per call
+                self.buffers.track(r, launch.packed.slots, i)
             if not k.after:
                 return launch
             launches: list[Thunk] = [launch]
-            return SequenceThunk(instr, Plan(instr.name, launches + [
-                LaunchThunk(instr, self.device, self.functions[name], name, grid, block, args)
-                for name, grid, block in k.after]))
+            for name, grid, block in k.after:
+                after = LaunchThunk(instr, self.device, self.functions[name], name, grid, block,
+                                    args)
+                for i, r in enumerate(refs):
+                    self.buffers.track(r, after.packed.slots, i)
+                launches.append(after)
+            return SequenceThunk(instr, Plan(instr.name, launches))
         if op in FORWARD:
             return CopyThunk(instr, self.forward_copies(instr))
         if op == "while":

@@ -159,8 +159,17 @@ class Im2colGemmThunk(Thunk):
         self.launch = LaunchThunk(instr, device, fn, plan.name, plan.grid, plan.block,
                                   [x, w, y, self.patches])
         # row-major C[M, N] = P[M, R] B[R, N]  <=>  column-major C^T = B^T P^T
-        self.args = (plan.dtype, 0, 0, plan.n, plan.m, plan.r, w, plan.n, self.patches,
-                     plan.r, y, plan.n)
+        self.args: list[Any] = [plan.dtype, 0, 0, plan.n, plan.m, plan.r, w, plan.n,
+                                self.patches, plan.r, y, plan.n]
+
+    def relocate(self, buffers: Any, x: Any, w: Any, y: Any) -> None:
+        """Register the places holding the addresses of ``x``, ``w`` and ``y`` (buffer
+        refs) with ``buffers``, so a call that rebinds them (parameters, outputs) moves
+        them (``runtime.Buffers.track``)."""
+        for i, ref in enumerate((x, w, y)):
+            buffers.track(ref, self.launch.packed.slots, i)
+        buffers.track(w, self.args, 6)
+        buffers.track(y, self.args, 10)
 
     def run(self) -> None:
         self.launch.run()

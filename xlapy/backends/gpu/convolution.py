@@ -150,7 +150,8 @@ def conv_spec(owner: HloInstruction) -> ConvSpec | None:
     from ..cpu.conv_plan import conv_geometry
     from ..cpu.plan_builder import library_target
     target = library_target(owner)
-    if target is None or target[0].opcode != "convolution":
+    # (a CPU convolution output fusion has a third feed, its bias: not computed here)
+    if target is None or target[0].opcode != "convolution" or len(target[1]) != 2:
         return None
     instr, feeds = target
     table = kernel_buffers(owner)

@@ -175,9 +175,12 @@ class GemmThunk(Thunk):
         tb, ldb = (_OP_N, n) if g.rhs_k_first else (_OP_T, k)
         ta, lda = (_OP_T, m) if g.lhs_k_first else (_OP_N, k)
         self.dtype = instr.shape.element_type.name
-        self.args = (self.dtype, tb, ta, n, m, k, buffers.address(operands[1]), ldb,
-                     buffers.address(operands[0]), lda, buffers.address(output), n, g.batch,
-                     k * n, m * k, m * n)
+        self.args: list[Any] = [
+            self.dtype, tb, ta, n, m, k, buffers.address(operands[1]), ldb,
+            buffers.address(operands[0]), lda, buffers.address(output), n, g.batch,
+            k * n, m * k, m * n]
+        for i, ref in ((6, operands[1]), (8, operands[0]), (10, output)):
+            buffers.track(ref, self.args, i)    # parameters and outputs are bound per call
 
     def run(self) -> None:
         (dt, ta, tb, m, n, k, a, lda, b, ldb, c, ldc, batch, sa, sb, sc) = self.args

@@ -1,7 +1,9 @@
 """The CUDA driver API through ctypes on ``libcuda.so.1``: :class:`CudaDevice`.
 
 The device's primary context, one stream (the legacy default stream: copies to the host
-wait for the kernels before them), memory through a :class:`CachingAllocator`, PTX
+wait for the kernels before them; copies to the device are queued on it with
+``cuMemcpyHtoDAsync``, which for pageable host memory returns once the data is staged,
+so the caller may reuse its array at once), memory through a :class:`CachingAllocator`, PTX
 modules loaded with the driver's JIT (``cuModuleLoadDataEx``, its error log in the
 exception) and launches with ``cuLaunchKernel``. Failures raise
 :class:`~xlapy.errors.DeviceUnavailableError` naming what is missing (no driver library,
@@ -19,7 +21,7 @@ import numpy as np
 
 from ...errors import DeviceUnavailableError, ExecutionError, ResourceExhaustedError
 from ..cpu.thunks import address_of
-from .device import CachingAllocator, Device, KernelArgs
+from .device import CachingAllocator, CopyCounters, Device, KernelArgs
 
 log = logging.getLogger("xlapy.gpu")
 
@@ -75,6 +77,7 @@ class CudaDevice(Device):
         self.lib.cuLaunchKernel.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + \
             [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
         self.allocator = CachingAllocator(self._raw_alloc, self._raw_free)
+        self.copies = CopyCounters()
         self._modules: list[ctypes.c_void_p] = []
         log.info("CUDA device %d: %s (compute capability %d.%d)", ordinal, self.device_name,
                  major.value, minor.value)
@@ -130,19 +133,31 @@ class CudaDevice(Device):
                                                ctypes.c_size_t(nbytes)), "cuMemsetD8")
 
     def h2d(self, addr: int, data: np.ndarray) -> None:
+        # queued on the legacy stream (ordered with the kernels); pageable memory is
+        # staged before the call returns, so ``data`` may change afterwards
         if data.nbytes:
-            self._check(self.lib.cuMemcpyHtoD_v2(ctypes.c_uint64(addr),
-                                                 ctypes.c_void_p(address_of(data)),
-                                                 ctypes.c_size_t(data.nbytes)), "cuMemcpyHtoD")
+            c = self.copies
+            c.h2d += 1
+            c.h2d_bytes += data.nbytes
+            self._check(self.lib.cuMemcpyHtoDAsync_v2(ctypes.c_uint64(addr),
+                                                      ctypes.c_void_p(address_of(data)),
+                                                      ctypes.c_size_t(data.nbytes), None),
+                        "cuMemcpyHtoDAsync")
 
     def d2h(self, addr: int, out: np.ndarray) -> None:
         if out.nbytes:
+            c = self.copies
+            c.d2h += 1
+            c.d2h_bytes += out.nbytes
             self._check(self.lib.cuMemcpyDtoH_v2(ctypes.c_void_p(address_of(out)),
                                                  ctypes.c_uint64(addr),
                                                  ctypes.c_size_t(out.nbytes)), "cuMemcpyDtoH")
 
     def d2d(self, dst: int, src: int, nbytes: int) -> None:
         if nbytes:
+            c = self.copies
+            c.d2d += 1
+            c.d2d_bytes += nbytes
             self._check(self.lib.cuMemcpyDtoDAsync_v2(ctypes.c_uint64(dst), ctypes.c_uint64(src),
                                                       ctypes.c_size_t(nbytes), None),
                         "cuMemcpyDtoD")
@@ -175,7 +190,7 @@ class CudaDevice(Device):
         values = (ctypes.c_uint64 * n)(*args)
         base = ctypes.addressof(values)
         params = (ctypes.c_void_p * n)(*[base + 8 * i for i in range(n)])
-        return KernelArgs(ctypes.addressof(params), values, params)
+        return KernelArgs(ctypes.addressof(params), values, values, params)
 
     def launch(self, fn: Any, grid: int, block: int, args: KernelArgs, shared: int = 0
                ) -> None:

@@ -6,6 +6,12 @@ loading a compiled module's kernels and launching them on a grid. Two implementa
 :class:`~xlapy.backends.gpu.cuda.CudaDevice` (the CUDA driver API) and
 :class:`SimDevice` (host memory; kernels are host functions emulating the grid, see
 ``simt.py``). Addresses are plain integers on both.
+
+Values that stay on the device between calls are :class:`DeviceValue` s: an array's
+shape and dtype at an offset of a :class:`DeviceBuffer` (a block of the device's
+caching allocator, given back when the last value holding it is collected). Every
+device counts its copies (:class:`CopyCounters`: host to device, device to host, device
+to device), so tests and benchmarks can see what a call moved.
 """
 from __future__ import annotations
 
@@ -36,7 +42,9 @@ class CachingAllocator:
         self._raw_alloc, self._raw_free = raw_alloc, raw_free
         self._free: dict[int, list[int]] = {}
         self._sizes: dict[int, int] = {}
-        self._lock = threading.Lock()
+        # reentrant: a DeviceBuffer collected by the garbage collector while this thread
+        # holds the lock (in alloc) frees its block from its finalizer
+        self._lock = threading.RLock()
         self.cached_bytes = 0
         self.live_bytes = 0
 
@@ -80,13 +88,87 @@ class CachingAllocator:
 
 
 class KernelArgs:
-    """A kernel's packed arguments: the ``address`` a launch passes, and the host memory
-    behind it (kept alive with this object)."""
+    """A kernel's packed arguments: the ``address`` a launch passes, the host memory
+    behind it (kept alive with this object) and ``slots``: the array whose item ``i`` is
+    argument ``i``'s device address (the runtime rewrites it when a buffer is rebound)."""
 
-    __slots__ = ("address", "_keep")
+    __slots__ = ("address", "slots", "_keep")
 
-    def __init__(self, address: int, *keep: Any) -> None:
-        self.address, self._keep = address, keep
+    def __init__(self, address: int, slots: Any, *keep: Any) -> None:
+        self.address, self.slots, self._keep = address, slots, keep
+
+
+class CopyCounters:
+    """How many copies (and bytes) a device made, per direction."""
+
+    __slots__ = ("h2d", "d2h", "d2d", "h2d_bytes", "d2h_bytes", "d2d_bytes")
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Set every counter to zero."""
+        self.h2d = self.d2h = self.d2d = 0
+        self.h2d_bytes = self.d2h_bytes = self.d2d_bytes = 0
+
+    def snapshot(self) -> dict[str, int]:
+        """The counters as a dict (subtract two snapshots for one call's copies)."""
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+class DeviceBuffer:
+    """``nbytes`` of device memory at ``address``, from ``device``'s caching allocator;
+    given back to it when this object is collected (its finalizer)."""
+
+    __slots__ = ("device", "address", "nbytes", "__weakref__")
+
+    def __init__(self, device: "Device", address: int, nbytes: int) -> None:
+        self.device, self.address, self.nbytes = device, address, nbytes
+
+    def __del__(self) -> None:
+        try:
+            self.device.free(self.address)
+        except Exception:       # interpreter shutdown: the device may be gone already
+            pass
+
+    def __repr__(self) -> str:
+        return f"<DeviceBuffer {self.nbytes} bytes at {self.address:#x} on {self.device.name}>"
+
+
+class DeviceValue:
+    """An array that lives on a device: ``shape`` and ``dtype``, row-major at ``offset``
+    of ``buffer``. :meth:`read` copies it to the host."""
+
+    __slots__ = ("buffer", "offset", "shape", "dtype", "__weakref__")
+
+    def __init__(self, buffer: DeviceBuffer, offset: int, shape: tuple[int, ...],
+                 dtype: np.dtype) -> None:
+        self.buffer, self.offset, self.shape, self.dtype = buffer, offset, shape, dtype
+
+    @property
+    def device(self) -> "Device":
+        return self.buffer.device
+
+    @property
+    def address(self) -> int:
+        return self.buffer.address + self.offset
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def read(self) -> np.ndarray:
+        """A new host array with the value (waits for the work queued before it)."""
+        out = np.empty(self.shape, self.dtype)
+        self.buffer.device.d2h(self.address, out)
+        return out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        value = self.read()
+        return value if dtype is None else value.astype(dtype, copy=False)
+
+    def __repr__(self) -> str:
+        return f"<DeviceValue {self.dtype}{list(self.shape)} on {self.device.name}>"
 
 
 class Device(abc.ABC):
@@ -95,6 +177,25 @@ class Device(abc.ABC):
     name = "device"
     simulated = False
     sm = "sm_80"
+    copies: CopyCounters
+
+    def buffer(self, nbytes: int) -> DeviceBuffer:
+        """A :class:`DeviceBuffer` of ``nbytes`` (freed when collected)."""
+        return DeviceBuffer(self, self.alloc(nbytes), nbytes)
+
+    def put(self, value: np.ndarray) -> DeviceValue:
+        """A host array copied to a new :class:`DeviceValue` (C order)."""
+        value = np.ascontiguousarray(value)
+        buf = self.buffer(value.nbytes)
+        self.h2d(buf.address, value)
+        return DeviceValue(buf, 0, tuple(value.shape), value.dtype)
+
+    def copy_value(self, value: DeviceValue) -> DeviceValue:
+        """A copy of ``value`` in a new buffer of this device (device to device)."""
+        n = value.nbytes
+        buf = self.buffer(n)
+        self.d2d(buf.address, value.address, n)
+        return DeviceValue(buf, 0, value.shape, value.dtype)
 
     @abc.abstractmethod
     def alloc(self, nbytes: int) -> int:
@@ -149,6 +250,7 @@ class SimDevice(Device):
         self.memory_limit = memory_limit
         self.allocator = CachingAllocator(self._raw_alloc, self._raw_free)
         self.launches = 0
+        self.copies = CopyCounters()
 
     def _raw_alloc(self, nbytes: int) -> int:
         in_use = sum(a.nbytes for a in self._arrays.values())
@@ -175,20 +277,29 @@ class SimDevice(Device):
 
     def h2d(self, addr: int, data: np.ndarray) -> None:
         if data.nbytes:
+            c = self.copies
+            c.h2d += 1
+            c.h2d_bytes += data.nbytes
             ctypes.memmove(addr, address_of(data), data.nbytes)
 
     def d2h(self, addr: int, out: np.ndarray) -> None:
         if out.nbytes:
+            c = self.copies
+            c.d2h += 1
+            c.d2h_bytes += out.nbytes
             ctypes.memmove(address_of(out), addr, out.nbytes)
 
     def d2d(self, dst: int, src: int, nbytes: int) -> None:
         if nbytes:
+            c = self.copies
+            c.d2d += 1
+            c.d2d_bytes += nbytes
             ctypes.memmove(dst, src, nbytes)
 
     def kernel_args(self, args: Sequence[int]) -> KernelArgs:
         # the kernel's buffer table: a void* per argument
         table = (ctypes.c_void_p * max(1, len(args)))(*args)
-        return KernelArgs(ctypes.addressof(table), table)
+        return KernelArgs(ctypes.addressof(table), table, table)
 
     def launch(self, fn: Any, grid: int, block: int, args: KernelArgs, shared: int = 0
                ) -> None:
@@ -199,4 +310,5 @@ class SimDevice(Device):
         return None
 
 
-__all__ = ["Device", "KernelArgs", "SimDevice", "CachingAllocator", "align", "ALIGNMENT"]
+__all__ = ["Device", "KernelArgs", "SimDevice", "CachingAllocator", "CopyCounters",
+           "DeviceBuffer", "DeviceValue", "align", "ALIGNMENT"]

@@ -10,13 +10,16 @@ or column reduction with the whole grid busy) and the outer reduce reads its res
 """
 from __future__ import annotations
 
+from typing import Iterator
+
 from ...hlo.ir import HloInstruction
 from ...passes.fusion_utils import FusionDecision, fused_computation
 from ...passes.instruction_fusion import CpuInstructionFusion
 
 
-def _feeds_a_reduce(start: HloInstruction) -> bool:
-    """Whether a value computed from ``start`` (``start`` included) is a reduce's operand."""
+def computed_from(start: HloInstruction) -> Iterator[HloInstruction]:
+    """Every instruction that uses a value computed from ``start`` (its users, their
+    users, ...), each once, in its computation."""
     stack, seen = [start], set()
     while stack:
         i = stack.pop()
@@ -24,10 +27,13 @@ def _feeds_a_reduce(start: HloInstruction) -> bool:
             continue
         seen.add(id(i))
         for u in i.users:
-            if u.opcode == "reduce":
-                return True
+            yield u
             stack.append(u)
-    return False
+
+
+def _feeds_a_reduce(start: HloInstruction) -> bool:
+    """Whether a value computed from ``start`` (``start`` included) is a reduce's operand."""
+    return any(u.opcode == "reduce" for u in computed_from(start))
 
 
 def reduce_into_reduce(consumer: HloInstruction, index: int) -> bool:
@@ -52,4 +58,4 @@ class GpuInstructionFusion(CpuInstructionFusion):
         return super().should_fuse(consumer, index)
 
 
-__all__ = ["GpuInstructionFusion", "reduce_into_reduce"]
+__all__ = ["GpuInstructionFusion", "reduce_into_reduce", "computed_from"]

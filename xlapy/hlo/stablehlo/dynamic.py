@@ -14,7 +14,8 @@ arg_shapes=...)``), puts them on ``@main``'s parameters, and every result shape 
 from its operands as the HLO builder infers it. A private function called with
 specialized operands is converted once per distinct operand shapes. Ops that take their
 result shape as an operand (``dynamic_broadcast_in_dim``, ``dynamic_reshape``,
-``dynamic_iota``, ``dynamic_pad``, ``real_dynamic_slice``) need that operand's value at
+``dynamic_iota``, ``dynamic_pad``, ``real_dynamic_slice``, and ``dynamic_conv``'s padding,
+converted in ``ops.py``) need that operand's value at
 conversion time: :func:`constant_value` evaluates it when it is computed from constants
 and static dimension sizes (``get_dimension_size`` of a specialized dim is one), as JAX's
 shape computations are. JAX's ``shape_assertion`` custom calls are checked then too: a

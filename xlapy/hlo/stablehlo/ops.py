@@ -18,7 +18,7 @@ from ...errors import InvalidArgumentError
 from ..attrs import ConvDimensionNumbers, Window
 from ..shape import UNBOUNDED, Shape
 from .constants import dense_array, int_list, pairs
-from .dynamic import broadcast_to, fill_like, has_unbounded, specialize
+from .dynamic import broadcast_to, fill_like, has_unbounded, specialize, static_values
 from .registry import OpContext, handler
 from .syntax import Dense, Enum, Op, Opaque, Struct
 
@@ -338,6 +338,22 @@ def _conv_labels(text: str) -> ConvDimensionNumbers:
 @handler("stablehlo.convolution")
 def convolution(ctx: OpContext, op: Op) -> list:
     lhs, rhs = ctx.operands()
+    return [_convolution(ctx, op, lhs, rhs, op.attrs.get("padding"))]
+
+
+@handler("stablehlo.dynamic_conv")
+def dynamic_conv(ctx: OpContext, op: Op) -> list:
+    """``convolution`` whose padding is an operand (``tensor<Nx2xi64>``): the padding
+    must be known at conversion time (constants, specialized dimension sizes)."""
+    operands = ctx.operands()
+    if len(operands) != 3:
+        raise ctx.fail(f"dynamic_conv takes lhs, rhs and padding, got {len(operands)} operands")
+    lhs, rhs, padding = operands
+    flat = static_values(ctx, padding, "padding")
+    return [_convolution(ctx, op, lhs, rhs, [flat[i:i + 2] for i in range(0, len(flat), 2)])]
+
+
+def _convolution(ctx: OpContext, op: Op, lhs: Any, rhs: Any, padding_attr: Any) -> Any:
     a = op.attrs
     dn_text = a.get("dim_numbers")
     if dn_text is None and isinstance(a.get("dimension_numbers"), Opaque):
@@ -348,7 +364,9 @@ def convolution(ctx: OpContext, op: Op) -> list:
     n = len(dn.kernel_spatial)
     w = a.get("window") if isinstance(a.get("window"), dict) else {}
     stride = int_list(w.get("stride", a.get("window_strides", (1,) * n)))
-    padding = pairs(w.get("pad", a.get("padding", [[0, 0]] * n)), n)
+    padding = pairs(w.get("pad", [[0, 0]] * n if padding_attr is None else padding_attr), n)
+    if len(padding) != n:
+        raise ctx.fail(f"padding for {len(padding)} spatial dims, the kernel has {n}")
     lhs_dil = int_list(w.get("lhs_dilate", a.get("lhs_dilation", (1,) * n)))
     rhs_dil = int_list(w.get("rhs_dilate", a.get("rhs_dilation", (1,) * n)))
     reverse = tuple(bool(v) for v in w.get("reverse", a.get("window_reversal", (False,) * n)))
@@ -365,7 +383,7 @@ def convolution(ctx: OpContext, op: Op) -> list:
     if precision:
         attrs["operand_precision"] = precision
     et = ctx.result_type().element_type
-    return [ctx.add("convolution", [lhs, rhs], attrs, declared=Shape.array(et, ()))]
+    return ctx.add("convolution", [lhs, rhs], attrs, declared=Shape.array(et, ()))
 
 
 @handler("stablehlo.fft")

@@ -437,6 +437,12 @@ class MlirReader:
             value = self.ident("an enum value")
             sc.expect(">", "closing the enum attribute")
             return Enum(kind, value)
+        if name in ("stablehlo.conv", "mhlo.conv"):   # <[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]>
+            end = sc.text.find(">", sc.text.find("->", sc.pos) + 2)
+            if end < 0 or sc.text.find("->", sc.pos) < 0:
+                self.fail(f"expected '[..]x[..]->[..]>' closing #{name}<...>", sc.pos)
+            text, sc.pos = sc.text[sc.pos:end + 1], end + 1
+            return Opaque(text)
         if name.startswith(("stablehlo.", "mhlo.", "chlo.")):
             kind = name.split(".", 1)[1]
             sc.expect("<")
