@@ -141,7 +141,8 @@ def test_a_reduce_of_a_reduce_is_not_one_thread(sim):
             f" ROOT n = f32[] negate(m)\n}}\n")
     kernels = list(_kernels(sim, text).values())
     assert all(k.threads > 32 for k in kernels), [(k.name, k.grid, k.block) for k in kernels]
-    assert any(k.kind == "row-reduction" and k.grid == 64 for k in kernels)
+    # a group of threads per row of 256
+    assert any(k.kind == "row-reduction" and k.threads >= 64 * 4 for k in kernels)
     rng = np.random.default_rng(9)
     x, y = (rng.standard_normal((64, 256), dtype=np.float32) for _ in range(2))
     b = rng.standard_normal(256, dtype=np.float32)

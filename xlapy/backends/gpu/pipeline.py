@@ -9,7 +9,10 @@
    the inner reduce's work);
 4. ``reduction_consumer_fusion``: softmax / layernorm rows become one kernel (a block per
    row, ``reduction.py``), with the row rules the CPU uses (the fusions the GPU's row
-   emitter is tested on);
+   emitter is tested on), except the row-cache length: rows up to
+   ``row_tile.TILED_ROW_MAX`` keep a thread's elements in registers (``row_tile.py``),
+   and recomputing a fused elementwise value in each phase costs the GPU no memory
+   traffic;
 5. ``copy-insertion``; then buffer assignment.
 """
 from __future__ import annotations
@@ -21,9 +24,19 @@ from ...passes.copy_insertion import CopyInsertion
 from ...passes.layout_assignment import CpuLayoutAssignment
 from ...passes.pipeline import HloPassPipeline, target_independent_passes
 from ...passes.reduction_consumer_fusion import ReductionConsumerFusion
-from ..cpu.pipeline import ROW_REDUCTION_RULES
+from ..cpu.pipeline import CpuRowReductionRules
 from ..target import Target
 from .fusion import GpuInstructionFusion
+from .row_tile import TILED_ROW_MAX
+
+
+class GpuRowReductionRules(CpuRowReductionRules):
+    """The CPU's row rules with the GPU row tiles' cache length (module docstring)."""
+
+    row_cache_elements = TILED_ROW_MAX
+
+
+ROW_REDUCTION_RULES = GpuRowReductionRules()
 
 
 def gpu_pipeline(ctx: PassContext | None = None, *, reduction_consumer_fusion: bool = True
@@ -65,4 +78,5 @@ class GpuSimTarget(GpuTarget):
 
 TARGETS = {"gpu": GpuTarget(), "gpu_sim": GpuSimTarget()}
 
-__all__ = ["GpuTarget", "GpuSimTarget", "TARGETS", "gpu_pipeline"]
+__all__ = ["GpuRowReductionRules", "ROW_REDUCTION_RULES", "GpuTarget", "GpuSimTarget", "TARGETS",
+           "gpu_pipeline"]

@@ -52,8 +52,8 @@ from .simt import I32, WARP, KernelFrame, Target
 _TYPES = frozenset({"f32", "f64", "s32", "s64", "u32", "u64"})
 MAX_BLOCK = 512
 # Shorter rows are left to the per-unit kernel (a thread per row, summing in order):
-# a block would idle most of its threads, and the sequential order matches the CPU's.
-MIN_ROW = 64
+# a warp would idle most of its lanes, and the sequential order matches the CPU's.
+MIN_ROW = 32
 SPLIT_MIN_ROW = 32768          # rows at least this long may be split over blocks
 TARGET_BLOCKS = 2048           # about this many blocks when splitting
 MIN_CHUNK_PER_THREAD = 16      # elements per thread per chunk, at least
@@ -122,6 +122,11 @@ class _Plan:
             self.splits = max(1, min(-(-self.rowlen // per_block),
                                      TARGET_BLOCKS // max(1, self.rows)))
         self.chunk = -(-self.rowlen // self.splits)
+        # the looped sweep; row_tile.tile_rows may tile the rows instead (its docstring)
+        self.per, self.rpb, self.tpr, self.vec, self.cache = 0, 1, self.block, 1, False
+        self.sources: list[tuple[int, int]] = []
+        self.kept_operands: list[HloInstruction] = []
+        self.vector_outputs: set[int] = set()
         self.stored: list[Shape | None] = []   # each output's stored shape (None: as is)
 
 
@@ -249,6 +254,8 @@ class RowReductionEmitter(ReductionEmitterBase):
             return None
         if plan.rows * plan.splits >= 2 ** 31:
             return None
+        from .row_tile import tile_rows
+        tile_rows(plan, kernel_buffers(instr), self.assignment, parts.stored)
         return plan
 
     def launch(self, plan: _Plan) -> tuple[int, int, list[str]]:
@@ -260,10 +267,18 @@ class RowReductionEmitter(ReductionEmitterBase):
             scratch = -(-part // 16) * 16 + 4 * plan.rows
         notes = [f"row reduction: {plan.rows} rows of {plan.rowlen}, block {plan.block}, "
                  f"{plan.splits} splits, {len(plan.reduces)} reduces"]
-        return plan.rows * plan.splits, scratch, notes
+        if plan.per:
+            notes.append(f"row tiles: {plan.rpb} rows x {plan.tpr} threads a block, "
+                         f"{plan.per} chunks of {plan.vec} a thread, "
+                         f"{'cached' if plan.cache else 'reloaded'} across phases")
+        return -(-plan.rows // plan.rpb) * plan.splits, scratch, notes
 
     def build(self, frame: KernelFrame, plan: _Plan, buffers: list) -> None:
-        _Builder(frame, plan, buffers).build()
+        if plan.per:
+            from .row_tile import RowTileBuilder
+            RowTileBuilder(frame, plan, buffers).build()
+        else:
+            _Builder(frame, plan, buffers).build()
 
 
 class _Builder:

@@ -107,12 +107,17 @@ class KernelFrame:
         first = self.b.gep(g, [c64(0), c64(0)], inbounds=True)
         return self.b.addrspacecast(first, ty.as_pointer())
 
-    def warp_reduce(self, var: PerThread, combine: Callable[[ir.Value, ir.Value], ir.Value]
-                    ) -> None:
+    def warp_reduce(self, var: PerThread, combine: Callable[[ir.Value, ir.Value], ir.Value],
+                    width: int = WARP) -> None:
         """Lane 0 of each warp ends with the combination of its warp's 32 values of ``var``
-        (other lanes hold partial combinations)."""
+        (other lanes hold partial combinations). With ``width`` (a power of two below 32),
+        the first lane of each aligned group of ``width`` lanes ends with its group's
+        combination: the shuffles start at ``width / 2``, so that lane reads only lanes
+        of its group."""
         b = self.b
         for off in (16, 8, 4, 2, 1):
+            if off >= width:
+                continue
             if self.target.simulated:
                 def body(tid: ir.Value, off: int = off) -> None:
                     lane = b.and_(tid, c64(WARP - 1))
@@ -188,6 +193,10 @@ class NvptxTarget(Target):
         # older LLVMs find kernels through this annotation (newer ones upgrade it)
         module.add_named_metadata("nvvm.annotations",
                                   [fn, "kernel", ir.Constant(I32, 1)])
+        # .maxntid: ptxas sizes the registers for the block actually launched (without it,
+        # a 1024-thread block may ask for more registers than a multiprocessor has)
+        module.add_named_metadata("nvvm.annotations",
+                                  [fn, "maxntidx", ir.Constant(I32, block_size)])
         for i, a in enumerate(fn.args):
             a.name = f"b{i}"
         entry = fn.append_basic_block("entry")
