@@ -22,7 +22,10 @@ from xlapy.hlo import parse_module
 from xlapy.hlo.ir import HloComputation, HloModule
 from xlapy.backends.compile import pass_context
 from xlapy.backends.cpu.pipeline import cpu_pipeline
+from xlapy.config import debug_options
 from xlapy.passes.buffer_assignment import assign_buffers
+from xlapy.passes.elementwise_rematerialization import TARGET_SHARES
+from xlapy.passes.liveness import best_schedule
 from xlapy.passes.context import PassContext
 from xlapy.passes.instruction_fusion import CpuInstructionFusion
 from xlapy.passes.pipeline import HloPassPipeline
@@ -192,11 +195,36 @@ def _entry_walks(module: HloModule, reference: bool = False) -> Counter:
 @pytest.mark.parametrize("program", ["blocks-grad", "mlp-train"])
 def test_entry_walks_do_not_grow_with_the_program(program):
     """Doubling the program doubles the length of every walk over the entry computation,
-    never their number: no pass walks or rebuilds it once per rewrite."""
-    small, large = _entry_walks(_traced(program, 6)), _entry_walks(_traced(program, 12))
+    never their number: no pass walks or rebuilds it once per rewrite. The elementwise
+    rematerialization tries a fixed number of targets, each one schedule and one buffer
+    assignment, however many values it recomputes: its walks are bounded apart."""
+    with debug_options(xla_cpu_elementwise_rematerialization=False):
+        small, large = _entry_walks(_traced(program, 6)), _entry_walks(_traced(program, 12))
     assert small["post_order"] > 0
     assert large == small
     assert large["remove_instruction"] == 0
+    on = _entry_walks(_traced(program, 12))
+    assert on["remove_instruction"] == 0
+    module = _traced(program, 12)
+    run_cpu_pipeline(module, False)
+    per_try = _walks_of(lambda: (best_schedule(module.entry), assign_buffers(module)), module)
+    assert on["post_order"] - large["post_order"] <= (len(TARGET_SHARES) + 2) * per_try
+
+
+def _walks_of(fn, module: HloModule) -> int:
+    """How many times ``fn()`` walks ``module``'s entry computation."""
+    calls = [0]
+    post_order, entry = HloComputation.post_order, module.entry
+
+    def counting(self):
+        calls[0] += self is entry
+        return post_order(self)
+    HloComputation.post_order = counting
+    try:
+        fn()
+    finally:
+        HloComputation.post_order = post_order
+    return calls[0]
 
 
 def _copy_insertion_walks(module: HloModule, monkeypatch, reference: bool = False) -> int:

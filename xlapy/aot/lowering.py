@@ -23,6 +23,7 @@ from llvmlite import ir
 from ..backends.cpu.compiler import KernelNames, kernel_candidates, kernel_emitters
 from ..backends.cpu.plan_builder import PlanBuilder, library_supports
 from ..backends.cpu.thunks import Plan
+from ..config import debug_options
 from ..errors import UnimplementedError
 from ..hlo.ir import HloInstruction, HloModule
 from ..hlo.shape import ProgramShape
@@ -63,7 +64,10 @@ def lower(source: HloModule, llvm_module: ir.Module, prefix: str,
     module.attributes["entry_computation_layout"] = ProgramShape(
         [p.shape.without_layout().with_default_layout() for p in entry.parameters],
         entry.root.shape.without_layout().with_default_layout())
-    optimized = optimize_module(module, get_target("cpu"))
+    # the object's own convolution kernels store the bare convolution: no bias/relu output
+    # fusion (the JIT's generated kernel applies it as it stores a tile)
+    with debug_options(xla_cpu_conv_output_fusion=False):
+        optimized = optimize_module(module, get_target("cpu"))
     module, assignment = optimized.module, optimized.buffers
     own: list[Any] = ([BlasDotEmitter(), BlasConvEmitter()] if blas else []) + [
         DotKernelEmitter(), ConvKernelEmitter()]

@@ -46,6 +46,7 @@ from typing import Callable
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, clone_computation
 from .base import HloPass
+from .computation_edits import remove_instructions
 from .buffer_assignment import assign_buffers
 from .context import PassContext, context_or_default
 from .hlo_utils import has_side_effect
@@ -403,7 +404,7 @@ class HloRematerialization(HloPass):
         originals = list({id(o): o for o, _ in reversed(clones)}.values())
         dead = _dead_after(originals)
         _pin(clones, sequence, {id(o) for o in dead})
-        removed = [_remove(module, orig) for orig in dead]
+        removed = _remove_all(module, dead)
         peak = assign_buffers(module).peak_memory
 
         def restore() -> None:
@@ -505,17 +506,17 @@ def _pin(clones: list[tuple[HloInstruction, HloInstruction]],
 _Removed = tuple[HloInstruction, list[HloInstruction], list[HloComputation]]
 
 
-def _remove(module: HloModule, instr: HloInstruction) -> _Removed:
-    """Remove a dead instruction (and a fusion's body); returns what :func:`_undo` needs
-    to put it back."""
-    comp = instr.parent
-    assert comp is not None
-    operands = list(instr.operands)
-    called = instr.called_computations if instr.opcode == "fusion" else []
-    comp.remove_instruction(instr)
-    for body in called:
-        module.remove_computation(body)
-    return instr, operands, called
+def _remove_all(module: HloModule, instrs: list[HloInstruction]) -> list[_Removed]:
+    """Remove dead entry instructions (and fusions' bodies) in one sweep, each listed before
+    its operands; returns what :func:`_undo` needs to put them back."""
+    removed = [(i, list(i.operands), i.called_computations if i.opcode == "fusion" else [])
+               for i in instrs]
+    if instrs:
+        remove_instructions(module.entry, instrs)
+    for _, _, called in removed:
+        for body in called:
+            module.remove_computation(body)
+    return removed
 
 
 def _undo(module: HloModule, clones: list[tuple[HloInstruction, HloInstruction]],
@@ -535,7 +536,7 @@ def _undo(module: HloModule, clones: list[tuple[HloInstruction, HloInstruction]]
     for orig, clone in reversed(clones):
         for use in list(clone.users):
             use.replace_operands(clone, orig)
-        _remove(module, clone)
+    _remove_all(module, [clone for _, clone in reversed(clones)])
 
 
 __all__ = ["HloRematerialization", "RematerializationResult", "flop_estimate", "peak_bytes",
