@@ -192,6 +192,20 @@ def test_empty_input_with_padding_gives_zeros(sim):
     assert got.shape == (2, 2, 5) and not got.any()
 
 
+@pytest.mark.parametrize("kernel", ["direct", "tiled"])
+def test_padding_and_dilation_holes_multiply_zeros(sim, monkeypatch, kernel):
+    """A tap on padding or between base-dilated inputs multiplies a zero, as the
+    interpreter's padded input does: an inf or nan weight there makes the output nan."""
+    monkeypatch.setattr(convolution, "FORCE", kernel)
+    text = conv_text((2, 5, 8), (3, 8, 8), "size=3 pad=2_1 lhs_dilate=2", "b0f_0io->b0f")
+    x, w = _args(text, 3)
+    w[0, 1, 2], w[2, 0, 5], w[1, 3, 7] = np.inf, -np.inf, np.nan
+    got = run_hlo(parse_module(text), [x, w], backend="gpu_sim")[0]
+    want = run_hlo(parse_module(text), [x, w], backend="interpreter")[0]
+    assert np.isnan(want).any() and not np.isnan(want).all()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
 def test_a_custom_fusion_wrapping_a_convolution_runs_its_kernel(sim):
     """XLA:CPU's optimized HLO wraps convolutions in kCustom fusions (here with the
     parameters in the other order)."""

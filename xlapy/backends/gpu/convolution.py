@@ -320,12 +320,16 @@ def emit_direct(target: Target, name: str, spec: ConvSpec) -> GpuKernel | None:
                 wbase = ix.mul(of, spec.ws[0])
                 b.store(zero(spec.acc), acc_slot)
 
-                def level(i: int, xo: ir.Value, wo: ir.Value) -> None:
+                # a tap on padding or between dilated input elements multiplies a zero (as
+                # the interpreter's padded input does: inf or nan weights there give nan),
+                # so it is read at a clamped in-bounds index and the value replaced by 0
+                def level(i: int, xo: ir.Value, wo: ir.Value, inside: ir.Value) -> None:
                     if i == nsp:
                         def feature(ci64: ir.Value) -> None:
                             ci = ix.of(ci64)
                             xv = load_acc(b, xb, spec.x_et,
                                           ix.add(xo, ix.mul(ci, spec.xs[1])), spec.acc)
+                            xv = b.select(inside, xv, zero(spec.acc))
                             wv = load_acc(b, wb, spec.w_et,
                                           ix.add(wo, ix.mul(ci, spec.ws[1])), spec.acc)
                             b.store(multiply_add(b, b.load(acc_slot), xv, wv), acc_slot)
@@ -336,12 +340,12 @@ def emit_direct(target: Target, name: str, spec: ConvSpec) -> GpuKernel | None:
                     def taps(k64: ir.Value) -> None:
                         k = ix.of(k64)
                         ok, d = ix.tap(wd, size, digits[f"s{i}"], k)
+                        d = b.select(ok, d, ix.c(0))
                         kk = b.sub(ix.c(spec.kernel[i] - 1), k) if wd.rhs_reversal else k
-                        with b.if_then(ok):
-                            level(i + 1, ix.add(xo, ix.mul(d, spec.xs[2 + i])),
-                                  ix.add(wo, ix.mul(kk, spec.ws[2 + i])))
+                        level(i + 1, ix.add(xo, ix.mul(d, spec.xs[2 + i])),
+                              ix.add(wo, ix.mul(kk, spec.ws[2 + i])), b.and_(inside, ok))
                     for_loop(b, 0, spec.kernel[i], taps, f"k{i}")
-                level(0, xbase, wbase)
+                level(0, xbase, wbase, ir.Constant(ir.IntType(1), 1))
                 store_acc(b, yb, spec.y_et, u, b.load(acc_slot))
         f.threads(thread)
     target.kernel(module, name, len(buffers), block, body)
