@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import get_debug_options
+from ..errors import InvalidArgumentError
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,20 @@ PROCESS = _ProcessState()
 def local_device_count() -> int:
     """CPU devices in this process (``--xla_force_host_platform_device_count``)."""
     return max(1, int(get_debug_options().xla_force_host_platform_device_count))
+
+
+def this_process_devices(total: int, what: str, hint: str = "") -> list[int]:
+    """The ids, among ``total`` devices of the run, of this process's devices (all of them
+    in a single process). ``what`` opens the error raised when the run's processes x local
+    devices do not make ``total`` (e.g. ``"the mesh has 8 devices"``); ``hint`` ends it."""
+    if PROCESS.count == 1:
+        return list(range(total))
+    local = local_device_count()
+    if local * PROCESS.count != total:
+        raise InvalidArgumentError(
+            f"{what}, but this run has {PROCESS.count} processes x {local} device(s) = "
+            f"{PROCESS.count * local}{hint}")
+    return list(range(PROCESS.index * local, (PROCESS.index + 1) * local))
 
 
 def process_index() -> int:

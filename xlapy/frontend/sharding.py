@@ -288,16 +288,11 @@ def make_array_from_callback(shape: Sequence[int], sharding: NamedSharding,
 
 def _this_process_partitions(n: int) -> list[int] | None:
     """The partitions of an ``n``-device mesh this process runs (None: all of them)."""
-    from ..client.devices import PROCESS, local_device_count
+    from ..client.devices import PROCESS, this_process_devices
     if PROCESS.count == 1:
         return None
-    local = local_device_count()
-    if local * PROCESS.count != n:
-        raise InvalidArgumentError(
-            f"the mesh has {n} devices, but this run has {PROCESS.count} processes x {local} "
-            f"device(s) = {PROCESS.count * local}: make the mesh of all the run's devices"
-            f"{_where()}")
-    return list(range(PROCESS.index * local, (PROCESS.index + 1) * local))
+    return this_process_devices(n, f"the mesh has {n} devices",
+                                f": make the mesh of all the run's devices{_where()}")
 
 
 # ----------------------------------------------------------------------------- constraint
