@@ -138,7 +138,7 @@ class ElementwiseRematerialization(HloRematerialization):
         for i in order[:at]:
             if not i.control_predecessors and self.candidate(i):
                 saved = tracker.saved_by([i])
-                if saved > 0 and saved >= tracker.size[id(i)]:
+                if saved > 0 and self.worth(tracker, [i], saved):
                     free += saved
         return peak, free
 
