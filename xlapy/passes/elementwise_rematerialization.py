@@ -29,7 +29,7 @@ import logging
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from .buffer_assignment import assign_buffers
-from .context import PassContext, context_or_default
+from .context import PassContext
 from .fusion_utils import is_elementwise
 from .liveness import best_schedule
 from .rematerialization import (HloRematerialization, RematerializationResult, _Tracker,
@@ -73,10 +73,8 @@ class ElementwiseRematerialization(HloRematerialization):
         return saved >= tracker.size[id(block[-1])]
 
     def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
-        ctx = context_or_default(ctx)
         comp = module.entry
-        if comp is None or not getattr(ctx.options, "xla_cpu_elementwise_rematerialization",
-                                       True):
+        if comp is None:
             return False
         result = RematerializationResult()
         self.last = result
@@ -140,7 +138,7 @@ class ElementwiseRematerialization(HloRematerialization):
         for i in order[:at]:
             if not i.control_predecessors and self.candidate(i):
                 saved = tracker.saved_by([i])
-                if saved > 0 and saved >= tracker.size[id(i)]:
+                if saved > 0 and self.worth(tracker, [i], saved):
                     free += saved
         return peak, free
 

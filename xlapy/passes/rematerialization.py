@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule, clone_computation
+from ..hlo.opcodes import ops_with
 from .base import HloPass
 from .computation_edits import remove_instructions
 from .buffer_assignment import assign_buffers
@@ -56,16 +57,10 @@ log = logging.getLogger("xlapy.passes")
 
 NAME = "rematerialization"
 _ALIASING = frozenset({"bitcast", "get-tuple-element", "tuple"})
-_NEVER = frozenset({"parameter", "constant", "while", "call", "conditional", "custom-call",
-                    "rng", "rng-bit-generator", "rng-get-and-update-state", "iota-rng",
-                    "infeed", "outfeed", "send", "recv", "send-done", "recv-done",
-                    "after-all", "opt-barrier", "optimization-barrier", "copy-start",
-                    "copy-done", "partition-id", "replica-id", "domain",
-                    "add-dependency", "all-reduce", "all-gather", "reduce-scatter",
-                    "all-to-all", "collective-permute", "collective-broadcast",
-                    "all-reduce-start", "all-reduce-done", "all-gather-start",
-                    "all-gather-done", "collective-permute-start",
-                    "collective-permute-done"})
+_NEVER = ops_with(family="collective") | ops_with(family="io") | frozenset({
+    "parameter", "constant", "while", "call", "conditional", "custom-call", "rng",
+    "rng-bit-generator", "rng-get-and-update-state", "iota-rng", "after-all", "opt-barrier",
+    "optimization-barrier", "copy-start", "copy-done", "domain", "add-dependency"})
 _FREE_IN_FUSION = frozenset({"parameter", "constant", "bitcast", "reshape", "broadcast",
                              "get-tuple-element", "tuple"})
 

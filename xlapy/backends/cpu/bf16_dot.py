@@ -47,6 +47,8 @@ from ...errors import InvalidArgumentError
 from ...hlo.ir import HloInstruction
 from ...hlo.types import BF16, F32
 from .bf16_kernels import SHAPES, kernel
+from .thread_pool import cores, shared_pool
+from .thunks import aligned_empty
 
 if TYPE_CHECKING:                      # blas.py imports this module
     from .blas import DotDims
@@ -96,8 +98,7 @@ class Scratch:
         bufs = self._local.__dict__.setdefault("bufs", {})
         buf = bufs.get(name)
         if buf is None or buf.shape != shape or buf.dtype != dtype:
-            buf = bufs[name] = aligned_empty(shape, dtype)
-            buf.fill(0)
+            buf = bufs[name] = _aligned(shape, dtype, zero=True)
         return buf
 
 
@@ -126,19 +127,16 @@ def pack_pairs(x: np.ndarray, width: int, name: str = "", scratch: Scratch | Non
     uint32 pair panels (``bf16_kernels.py``'s layout), zero-padded, 64-byte aligned."""
     bsz, k, n = x.shape
     shape = (bsz * -(-n // width), (k + 1) // 2, width)
-    out = scratch.get(name, shape, np.uint32) if scratch else aligned_empty(shape, np.uint32)
+    out = scratch.get(name, shape, np.uint32) if scratch else _aligned(shape, np.uint32)
     job = _Packed(x, width, out)
     job.run(0, job.units)
     return out
 
 
-def aligned_empty(shape: tuple, dtype: Any, align: int = 64) -> np.ndarray:
-    """An uninitialized C-contiguous array whose data starts on an ``align``-byte line."""
+def _aligned(shape: tuple, dtype: Any, zero: bool = False) -> np.ndarray:
+    """A C-contiguous ``shape`` array whose data starts on a 64-byte line."""
     dtype = np.dtype(dtype)
-    nbytes = prod(shape) * dtype.itemsize
-    raw = np.empty(nbytes + align, np.uint8)
-    start = -raw.ctypes.data % align
-    return raw[start:start + nbytes].view(dtype).reshape(shape)
+    return aligned_empty(prod(shape) * dtype.itemsize, zero=zero).view(dtype).reshape(shape)
 
 
 # -------------------------------------------------------------------------------- thunk
@@ -212,7 +210,7 @@ def bf16_matmul(a: np.ndarray, bm: np.ndarray, threads: int = 1,
 
     def buf(name: str, shape: tuple) -> np.ndarray:
         return scratch.get(name, shape, np.uint32) if scratch else \
-            aligned_empty(shape, np.uint32)
+            _aligned(shape, np.uint32)
     ap = buf("a", (bsz * g.mblocks, kpairs, mr))
     bp = buf("b", (bsz * g.groups, kpairs, 16 * nv))
     pack_a = _Packed(a.transpose(0, 2, 1), mr, ap)
@@ -264,7 +262,6 @@ class Bf16DotThunk:
         self.scratch = Scratch()
 
     def __call__(self, operands: Sequence[np.ndarray], out: np.ndarray) -> None:
-        from .thunks import cores, shared_pool
         lhs, rhs = operands
         d = self.dims
         bsz = prod(lhs.shape[i] for i in d.lhs_batch)

@@ -161,10 +161,15 @@ class ConvThunk:
             self.direct = conv_direct.plan_direct(g, instr, bias, relu)
             if self.direct is not None:
                 self.strategy = self.direct.name
-        # the direct forward kernel, which applies the fused bias/relu itself
+        # the direct forward kernel, which applies the fused bias/relu itself (only planned
+        # for a non-empty, non-zero convolution in a BLAS type)
         self.direct_fused = self.direct if isinstance(self.direct, conv_direct.ConvDirect) \
             else None
-        self.direct_epilogue = self.direct_fused is not None
+
+    @property
+    def direct_epilogue(self) -> bool:
+        """Whether the direct kernel applies the bias/relu epilogue itself."""
+        return self.direct_fused is not None
 
     # ----- call
     def __call__(self, operands: Sequence[np.ndarray], out: np.ndarray) -> None:
@@ -177,8 +182,7 @@ class ConvThunk:
             return
         lhs, rhs = operands[0], operands[1]
         bias = operands[2] if self.bias else None
-        if self.direct_fused is not None and not self.zero and self.acc is not None and \
-                self.direct_fused(lhs, rhs, out, bias):
+        if self.direct_fused is not None and self.direct_fused(lhs, rhs, out, bias):
             return
         self._convolve(lhs, rhs, out)
         if bias is not None:        # the fused epilogue, when no kernel applied it
@@ -194,7 +198,7 @@ class ConvThunk:
         if self.acc is None:
             self._interpret(lhs, rhs, out)
             return
-        if self.direct is not None and not self.direct_epilogue and \
+        if self.direct is not None and self.direct_fused is None and \
                 self.direct(lhs, rhs, out):
             return
         g, acc, plan = self.geo, self.acc, self.plan

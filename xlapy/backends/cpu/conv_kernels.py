@@ -378,13 +378,16 @@ def compile_one(p: Pending) -> bytes:
 @dataclass
 class Pending:
     """A kernel to compile: its module, to be compiled with others (:func:`missing`), and
-    what :func:`install` needs to cache and load its object code."""
+    what :func:`install` needs to cache and load its object code (the disk cache and the
+    kernel's key there, :func:`_disk_entry`)."""
 
     spec: ConvSpec
     emit: Emit
     name: str
     digest: str
     module: ir.Module
+    disk: Any
+    key: str
 
 
 def missing(wanted: Iterable[tuple[ConvSpec, Emit]]) -> list[Pending]:
@@ -405,14 +408,14 @@ def missing(wanted: Iterable[tuple[ConvSpec, Emit]]) -> list[Pending]:
             continue
         module = engine().new_module(name)
         emit(module, name, spec)
-        out.append(Pending(spec, emit, name, digest, module))
+        out.append(Pending(spec, emit, name, digest, module, disk, key))
     return out
 
 
 def install(pending: list[Pending], objects: list[bytes]) -> None:
     """Store the object code of the ``pending`` kernels in the disk cache and load it."""
     for p, obj in zip(pending, objects, strict=True):
-        _store(p.spec, p.emit, p.name, p.digest, obj)
+        _store(p, obj)
         _install(p.spec, p.name, obj)
 
 
@@ -455,13 +458,12 @@ def _cached(disk: Any, key: str, name: str) -> bytes | None:
     return None
 
 
-def _store(spec: ConvSpec, emit: Emit, name: str, digest: str, obj: bytes) -> None:
-    """Keep the object code ``obj`` of kernel ``name`` in the disk cache."""
+def _store(p: Pending, obj: bytes) -> None:
+    """Keep the object code ``obj`` of kernel ``p`` in the disk cache."""
     from .cache import CacheEntry
-    disk, key = _disk_entry(spec, emit, name)
-    record = {"name": name, "computation": type(spec).__name__, "instruction": emit.__name__,
-              "units": 1, "cost": 0}
-    disk.store(key, CacheEntry("", [obj], [record], digest))
+    record = {"name": p.name, "computation": type(p.spec).__name__,
+              "instruction": p.emit.__name__, "units": 1, "cost": 0}
+    p.disk.store(p.key, CacheEntry("", [obj], [record], p.digest))
 
 
 __all__ = ["ConvSpec", "WeightGradSpec", "weight_grad_kernel", "DirectSpec", "direct_kernel",
