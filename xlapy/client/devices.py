@@ -10,9 +10,10 @@ num_partitions`` participants runs participant (flattened id) d on device d.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ..config import get_debug_options
+from ..errors import InvalidArgumentError
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,19 @@ def device_count() -> int:
     return local_device_count() * process_count()
 
 
+def process_device_ids(total: int, mismatch: Callable[[int], str]) -> list[int] | None:
+    """The global ids of this process's devices in a run over ``total`` devices (process i
+    owns ``i*N .. i*N+N-1``); None in a single-process run (all ``total`` are its own).
+    When the run's processes x N devices are not ``total``, raises
+    ``InvalidArgumentError(mismatch(N))``."""
+    if PROCESS.count == 1:
+        return None
+    local = local_device_count()
+    if local * PROCESS.count != total:
+        raise InvalidArgumentError(mismatch(local))
+    return list(range(PROCESS.index * local, (PROCESS.index + 1) * local))
+
+
 @dataclass(frozen=True)
 class GpuDevice:
     """A GPU of this process: ``platform`` ``"gpu"`` (an NVIDIA GPU through the CUDA driver)
@@ -119,4 +133,4 @@ def local_devices() -> list[Device]:
 
 
 __all__ = ["Device", "GpuDevice", "devices", "local_devices", "device_count", "local_device_count",
-           "process_index", "process_count"]
+           "process_index", "process_count", "process_device_ids"]

@@ -23,7 +23,7 @@ from ..backends.communicator import (InProcessCommunicator, Participant, partici
 from ..errors import InvalidArgumentError
 from ..hlo.ir import HloModule
 from ..hlo.replica_groups import participant_count
-from .devices import PROCESS, local_device_count
+from .devices import PROCESS, local_device_count, process_device_ids
 
 log = logging.getLogger("xlapy.collectives")
 
@@ -48,15 +48,11 @@ def local_participants(module: HloModule) -> list[int]:
     multi-process run, the ids of this process's devices."""
     replicas, partitions = participant_count(module)
     total = replicas * partitions
-    if PROCESS.count == 1:
-        return list(range(total))
-    local = local_device_count()
-    if local * PROCESS.count != total:
-        raise InvalidArgumentError(
-            f"module {module.name} has {total} participants ({replicas} replica(s) x "
-            f"{partitions} partition(s)), but the run has {PROCESS.count} processes x {local} "
-            f"device(s)")
-    return [PROCESS.index * local + i for i in range(local)]
+    ids = process_device_ids(total, lambda local: (
+        f"module {module.name} has {total} participants ({replicas} replica(s) x "
+        f"{partitions} partition(s)), but the run has {PROCESS.count} processes x {local} "
+        f"device(s)"))
+    return list(range(total)) if ids is None else ids
 
 
 def run_devices(module: HloModule, executable: Any, per_device_args: Sequence[Sequence[Any]],

@@ -288,16 +288,11 @@ def make_array_from_callback(shape: Sequence[int], sharding: NamedSharding,
 
 def _this_process_partitions(n: int) -> list[int] | None:
     """The partitions of an ``n``-device mesh this process runs (None: all of them)."""
-    from ..client.devices import PROCESS, local_device_count
-    if PROCESS.count == 1:
-        return None
-    local = local_device_count()
-    if local * PROCESS.count != n:
-        raise InvalidArgumentError(
-            f"the mesh has {n} devices, but this run has {PROCESS.count} processes x {local} "
-            f"device(s) = {PROCESS.count * local}: make the mesh of all the run's devices"
-            f"{_where()}")
-    return list(range(PROCESS.index * local, (PROCESS.index + 1) * local))
+    from ..client.devices import PROCESS, process_device_ids
+    return process_device_ids(n, lambda local: (
+        f"the mesh has {n} devices, but this run has {PROCESS.count} processes x {local} "
+        f"device(s) = {PROCESS.count * local}: make the mesh of all the run's devices"
+        f"{_where()}"))
 
 
 # ----------------------------------------------------------------------------- constraint
