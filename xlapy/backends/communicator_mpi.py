@@ -310,9 +310,9 @@ class MpiCommunicator(Communicator):
 class _Prepared:
     """One collective op of this process, its fixed parts made once (``bind_*``): the
     group's communicators, the agreement's buffers (the CRC word set here, the sequence
-    number written per call), how long a wait spins. A call is :meth:`agree`, the data
-    requests (subclasses' ``__call__``), then :meth:`settle` -- the same protocol as
-    ``_begin``/``_finish``, without rebuilding anything per call."""
+    number written per call), how long a wait spins. A call (:meth:`__call__`) is
+    :meth:`agree`, the data requests (subclasses' :meth:`requests`), then :meth:`settle` --
+    the same protocol as ``_begin``/``_finish``, without rebuilding anything per call."""
 
     __slots__ = ("owner", "call", "comm", "agree_comm", "size", "mine", "everyone", "spin",
                  "MPI")
@@ -326,6 +326,14 @@ class _Prepared:
         self.mine = np.array([0, owner._check(call)], dtype=np.int64)
         self.everyone = np.empty((self.size, 2), dtype=np.int64)
         self.spin = SPIN_SECONDS + sum(a.nbytes for a in arrays) * SPIN_SECONDS_PER_BYTE
+
+    def __call__(self, sequence: int, sources: Arrays, destinations: Arrays) -> None:
+        agreement = self.agree(sequence)
+        self.settle(agreement, self.requests(sources, destinations), (sources, destinations))
+
+    def requests(self, sources: Arrays, destinations: Arrays) -> list:
+        """Start the op's data requests from ``sources`` into ``destinations``."""
+        raise NotImplementedError
 
     def agree(self, sequence: int) -> Any:
         """Start the group's agreement on call ``sequence`` (before its data requests)."""
@@ -377,12 +385,10 @@ class _AllReduce(_Prepared):
         super().__init__(owner, call, destinations)
         self.op, self.in_place = op, tuple(in_place)
 
-    def __call__(self, sequence: int, sources: Arrays, destinations: Arrays) -> None:
-        agreement = self.agree(sequence)
+    def requests(self, sources: Arrays, destinations: Arrays) -> list:
         comm, op, in_place = self.comm, self.op, self.MPI.IN_PLACE
-        self.settle(agreement, [comm.Iallreduce(in_place if same else s, d, op)
-                                for s, d, same in zip(sources, destinations, self.in_place)],
-                    (sources, destinations))
+        return [comm.Iallreduce(in_place if same else s, d, op)
+                for s, d, same in zip(sources, destinations, self.in_place)]
 
 
 class _AllGather(_Prepared):
@@ -391,12 +397,9 @@ class _AllGather(_Prepared):
     __slots__ = ()
     stage = "all-gather"
 
-    def __call__(self, sequence: int, sources: Arrays, destinations: Arrays) -> None:
-        agreement = self.agree(sequence)
+    def requests(self, sources: Arrays, destinations: Arrays) -> list:
         comm, byte = self.comm, self.MPI.BYTE
-        self.settle(agreement, [comm.Iallgather([s, byte], [d, byte])
-                                for s, d in zip(sources, destinations)],
-                    (sources, destinations))
+        return [comm.Iallgather([s, byte], [d, byte]) for s, d in zip(sources, destinations)]
 
 
 class _ReduceScatter(_Prepared):
@@ -411,12 +414,9 @@ class _ReduceScatter(_Prepared):
         super().__init__(owner, call, sources)
         self.op = op
 
-    def __call__(self, sequence: int, sources: Arrays, destinations: Arrays) -> None:
-        agreement = self.agree(sequence)
+    def requests(self, sources: Arrays, destinations: Arrays) -> list:
         comm, op = self.comm, self.op
-        self.settle(agreement, [comm.Ireduce_scatter_block(s, d, op)
-                                for s, d in zip(sources, destinations)],
-                    (sources, destinations))
+        return [comm.Ireduce_scatter_block(s, d, op) for s, d in zip(sources, destinations)]
 
 
 class _AllToAll(_Prepared):
@@ -425,12 +425,9 @@ class _AllToAll(_Prepared):
     __slots__ = ()
     stage = "all-to-all"
 
-    def __call__(self, sequence: int, sources: Arrays, destinations: Arrays) -> None:
-        agreement = self.agree(sequence)
+    def requests(self, sources: Arrays, destinations: Arrays) -> list:
         byte = self.MPI.BYTE
-        self.settle(agreement, [self.comm.Ialltoall([sources[0], byte],
-                                                    [destinations[0], byte])],
-                    (sources, destinations))
+        return [self.comm.Ialltoall([sources[0], byte], [destinations[0], byte])]
 
 
 class _Permute(_Prepared):
@@ -446,8 +443,7 @@ class _Permute(_Prepared):
         super().__init__(owner, call, destinations)
         self.source, self.target = source, target
 
-    def __call__(self, sequence: int, sources: Arrays, destinations: Arrays) -> None:
-        agreement = self.agree(sequence)
+    def requests(self, sources: Arrays, destinations: Arrays) -> list:
         comm, byte, requests = self.comm, self.MPI.BYTE, []
         if self.source is not None:
             requests += [comm.Irecv([d, byte], source=self.source, tag=k)
@@ -458,7 +454,7 @@ class _Permute(_Prepared):
         if self.target is not None:
             requests += [comm.Isend([s, byte], dest=self.target, tag=k)
                          for k, s in enumerate(sources)]
-        self.settle(agreement, requests, (sources, destinations))
+        return requests
 
 
 def poll(MPI: Any, requests: list, timeout: float, pause: Callable[[float], Any],

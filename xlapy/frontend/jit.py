@@ -168,8 +168,9 @@ class JitFunction:
         owned, donated = ([], []) if tapes else \
             donation.donated_arrays(entry, a.leaves, inputs)
         try:
-            outs = self._execute(entry, [core.device_argument(x) if entry.resident
-                                         else np.asarray(x._value) for x in inputs], owned)
+            outs = self._execute(entry, [core.device_argument(x) for x in inputs]
+                                 if entry.resident else [np.asarray(x._value) for x in inputs],
+                                 owned)
         except BaseException:       # the arrays handed over may be half written
             donation.delete([inputs[p] for p in owned], f"jit({self.__name__})")
             raise
