@@ -203,6 +203,42 @@ class LoopEmitter(PlannedEmitter):
         return base.opcode == "parameter" and base.parameter_number == j and \
             len(base.users) == 1 and all(p.shape.is_array for p in comp.parameters)
 
+
+def fused_generators(a: _Analysis, b: ir.IRBuilder, em: ElementalEmitter,
+                     ptrs: list[ir.Value],
+                     given: dict[int, Generator] | None = None) -> dict[int, Generator]:
+    """Generators of every value of an analysis' fused computation (or of its operands),
+    reading the operand buffers at ``ptrs`` (by slot); ``given`` fixes the generators of
+    some values (by id)."""
+    slot = operand_slots(a.buffers)
+    gens: dict[int, Generator] = dict(given or {})
+
+    def load(s: int) -> Generator:
+        ptr, shape = ptrs[s], a.buffers[s].shape
+        return memoize(b, lambda index: load_element(
+            b, b.gep(ptr, [linear_offset(b, index, shape)], inbounds=True), shape.element_type))
+    if a.comp is None:
+        for n, op in enumerate(a.instr.operands):
+            if id(op) not in gens:
+                gens[id(op)] = load(slot[(n, ())])
+        if not a.in_place_dus and id(a.instr) not in gens:
+            gens[id(a.instr)] = em.generator(a.instr, [gens[id(op)] for op in a.instr.operands])
+        return gens
+    for i in a.needed():
+        if id(i) in gens:
+            continue
+        if i.opcode in ("parameter", "get-tuple-element"):
+            path: list[int] = []
+            base = i
+            while base.opcode == "get-tuple-element":
+                path.insert(0, base.attrs["index"])
+                base = base.operands[0]
+            gens[id(i)] = load(slot[(base.parameter_number, tuple(path))])
+        else:
+            gens[id(i)] = em.generator(i, [gens[id(o)] for o in i.operands])
+    return gens
+
+
 class _KernelBuilder:
     """Builds one kernel function from an analysis."""
 
@@ -221,49 +257,10 @@ class _KernelBuilder:
             ptrs[j] = self.b.bitcast(ptrs[k], ptrs[j].type)
         return ptrs
 
-    def _load(self, ptr: ir.Value, shape: Shape) -> Generator:
-        b = self.b
-
-        def gen(index: list) -> ir.Value:
-            where = b.gep(ptr, [linear_offset(b, index, shape)], inbounds=True)
-            return load_element(b, where, shape.element_type)
-        return memoize(b, gen)
-
-    def _generators(self, ptrs: list[ir.Value],
-                    given: dict[int, Generator] | None = None) -> dict[int, Generator]:
-        """Generators of every value of the fused computation (or of the operands);
-        ``given`` fixes the generators of some values (by id)."""
-        a = self.a
-        slot = operand_slots(a.buffers)
-        gens: dict[int, Generator] = dict(given or {})
-        if a.comp is None:
-            for n, op in enumerate(a.instr.operands):
-                s = slot[(n, ())]
-                if id(op) not in gens:
-                    gens[id(op)] = self._load(ptrs[s], a.buffers[s].shape)
-            if not a.in_place_dus and id(a.instr) not in gens:
-                gens[id(a.instr)] = self.em.generator(
-                    a.instr, [gens[id(op)] for op in a.instr.operands])
-            return gens
-        for i in a.needed():
-            if id(i) in gens:
-                continue
-            if i.opcode in ("parameter", "get-tuple-element"):
-                path: list[int] = []
-                base = i
-                while base.opcode == "get-tuple-element":
-                    path.insert(0, base.attrs["index"])
-                    base = base.operands[0]
-                s = slot[(base.parameter_number, tuple(path))]
-                gens[id(i)] = self._load(ptrs[s], a.buffers[s].shape)
-            else:
-                gens[id(i)] = self.em.generator(i, [gens[id(o)] for o in i.operands])
-        return gens
-
     def build(self) -> KernelSpec:
         a, b = self.a, self.b
         ptrs = self._pointers()
-        gens = self._generators(ptrs)
+        gens = fused_generators(self.a, self.b, self.em, ptrs)
         out_bufs = [(ptrs[a.num_operand_buffers + k], a.buffers[a.num_operand_buffers + k])
                     for k in range(len(a.outputs))]
         notes = []
@@ -274,7 +271,7 @@ class _KernelBuilder:
 
             def outputs_with(loads: list[Generator]) -> list[TiledStore]:
                 given = {id(h): g for h, g in zip(heroes, loads)}
-                out_gens = self._generators(ptrs, given)
+                out_gens = fused_generators(self.a, self.b, self.em, ptrs, given)
                 return [TiledStore(out_gens[id(out)], out_bufs[k][0], a.store_shape(k))
                         for k, out in enumerate(a.outputs)]
             emit_tiled_nest(b, self.fn, a.tiling, [gens[id(h)] for h in heroes], outputs_with)

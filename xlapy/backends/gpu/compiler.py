@@ -331,19 +331,15 @@ class _PlanBuilder(PlanBuilderBase):
                 addr = self.device.alloc(k.scratch)
                 self.device.memset0(addr, k.scratch)
                 args.append(addr)
-            launch = LaunchThunk(instr, self.device, self.functions[k.name], k.name, k.grid,
-                                 k.block, args)
-            for i, r in enumerate(refs):        # parameters and outputs are bound per call
-                self.buffers.track(r, launch.packed.slots, i)
-            if not k.after:
-                return launch
-            launches: list[Thunk] = [launch]
-            for name, grid, block in k.after:
-                after = LaunchThunk(instr, self.device, self.functions[name], name, grid, block,
-                                    args)
-                for i, r in enumerate(refs):
-                    self.buffers.track(r, after.packed.slots, i)
-                launches.append(after)
+            launches: list[Thunk] = []
+            for name, grid, block in [(k.name, k.grid, k.block), *k.after]:
+                launch = LaunchThunk(instr, self.device, self.functions[name], name, grid,
+                                     block, args)
+                for i, r in enumerate(refs):    # parameters and outputs are bound per call
+                    self.buffers.track(r, launch.packed.slots, i)
+                launches.append(launch)
+            if len(launches) == 1:
+                return launches[0]
             return SequenceThunk(instr, Plan(instr.name, launches))
         if op in FORWARD:
             return CopyThunk(instr, self.forward_copies(instr))

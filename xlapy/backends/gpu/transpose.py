@@ -55,10 +55,10 @@ from llvmlite import ir
 from ...hlo.ir import HloInstruction
 from ..cpu.elemental import ElementalEmitter
 from ..cpu.elemental_data import delinearize
-from ..cpu.kernel_api import Generator, memoize, operand_slots
+from ..cpu.kernel_api import Generator
 from ..cpu.kernel_support import c64, linear_offset, major_to_minor
 from ..cpu.llvm_types import load_element, storage_type, store_element
-from ..cpu.loop_emitter import LoopEmitter
+from ..cpu.loop_emitter import LoopEmitter, fused_generators
 from ..cpu.transpose_emitter import _heroes, _minor_first, minor_run, operand_reads
 from .kernels import MAX_GRID, GpuKernel, _external_calls
 from .simt import WARP, KernelFrame, Target
@@ -220,35 +220,7 @@ class _Builder:
 
     def generators(self, given: dict[int, Generator]) -> dict[int, Generator]:
         """Generators of the values the kernel computes; ``given`` fixes some (by id)."""
-        a, b = self.a, self.b
-        slot = operand_slots(a.buffers)
-        gens = dict(given)
-
-        def load(s: int) -> Generator:
-            shape = a.buffers[s].shape
-            return memoize(b, lambda index: load_element(
-                b, b.gep(self.ptrs[s], [linear_offset(b, index, shape)], inbounds=True),
-                shape.element_type))
-        if a.comp is None:
-            for n, op in enumerate(a.instr.operands):
-                gens.setdefault(id(op), load(slot[(n, ())]))
-            if id(a.instr) not in gens:
-                gens[id(a.instr)] = self.em.generator(
-                    a.instr, [gens[id(op)] for op in a.instr.operands])
-            return gens
-        for i in a.needed():
-            if id(i) in gens:
-                continue
-            if i.opcode in ("parameter", "get-tuple-element"):
-                path: list[int] = []
-                base = i
-                while base.opcode == "get-tuple-element":
-                    path.insert(0, base.attrs["index"])
-                    base = base.operands[0]
-                gens[id(i)] = load(slot[(base.parameter_number, tuple(path))])
-            else:
-                gens[id(i)] = self.em.generator(i, [gens[id(o)] for o in i.operands])
-        return gens
+        return fused_generators(self.a, self.b, self.em, self.ptrs, given)
 
     def build(self) -> None:
         plan, f, b = self.plan, self.f, self.b
