@@ -31,6 +31,8 @@ exception hook with ``MPI_Abort``, which ends every other process of the job.
 """
 from __future__ import annotations
 
+import abc
+
 import os
 import time
 import zlib
@@ -307,7 +309,7 @@ class MpiCommunicator(Communicator):
         return op
 
 
-class _Prepared:
+class _Prepared(abc.ABC):
     """One collective op of this process, its fixed parts made once (``bind_*``): the
     group's communicators, the agreement's buffers (the CRC word set here, the sequence
     number written per call), how long a wait spins. A call (:meth:`__call__`) is
@@ -331,9 +333,9 @@ class _Prepared:
         agreement = self.agree(sequence)
         self.settle(agreement, self.requests(sources, destinations), (sources, destinations))
 
+    @abc.abstractmethod
     def requests(self, sources: Arrays, destinations: Arrays) -> list:
         """Start the op's data requests from ``sources`` into ``destinations``."""
-        raise NotImplementedError
 
     def agree(self, sequence: int) -> Any:
         """Start the group's agreement on call ``sequence`` (before its data requests)."""
