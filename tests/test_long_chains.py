@@ -91,3 +91,54 @@ def test_emitter_iterates_over_a_deep_fused_computation():
     x = np.linspace(-3, 3, 16, dtype=np.float32)
     (out,) = xlapy.run_hlo(text, [x], backend="cpu")
     np.testing.assert_allclose(out, _chain_reference(x, steps), rtol=1e-6)
+
+
+def _array_fusions(exe) -> list:
+    """The entry's fusions with an array result of more than one element."""
+    return [i for i in exe.module.entry.instructions
+            if i.opcode == "fusion" and i.shape.is_array and i.shape.num_elements > 1]
+
+
+def test_dropout_mask_and_its_select_are_one_kernel():
+    """A dropout mask's threefry bits (~190 cheap integer ops) fuse with the select that
+    applies them: no intermediate bits array is materialized."""
+    from xlapy.backends.cpu import CpuBackend
+    import xlapy.random as xr
+
+    def dropout(key, x):
+        keep = xr.bernoulli(key, 0.75, x.shape)
+        return xnp.where(keep, x / 0.75, 0.0)
+    key = xr.PRNGKey(3)
+    x = np.linspace(-1, 1, 4 * 257, dtype=np.float32).reshape(4, 257)
+    module = xlapy.jit(dropout).lower(key, x).hlo_module
+    exe = CpuBackend(use_disk_cache=False).compile(module)
+    fusions = _array_fusions(exe)
+    assert len(fusions) == 1, [f.name for f in fusions]
+    assert not any(i.opcode in ("broadcast", "iota") and i.shape.num_elements > 1
+                   for i in exe.module.entry.instructions)
+    (want,) = xlapy.run_hlo(module, [np.asarray(key), x], backend="interpreter")
+    got = exe.execute([np.asarray(key), x])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_transcendentals_count_more_toward_the_fusion_size():
+    """A chain of sines is cut into kernels of at most MAX_FUSION_SIZE in fusion_size,
+    each sine counting TRANSCENDENTAL_SIZE."""
+    from xlapy.backends.cpu import CpuBackend
+    from xlapy.passes.instruction_fusion import TRANSCENDENTAL_SIZE, fusion_size
+
+    def f(x):
+        for _ in range(120):
+            x = xnp.sin(x) + 1
+        return x
+    x = np.linspace(-2, 2, 16, dtype=np.float32)
+    exe = CpuBackend(use_disk_cache=False).compile(xlapy.jit(f).lower(x).hlo_module)
+    fusions = _array_fusions(exe)
+    sizes = [fusion_size(i) for i in fusions]
+    assert max(sizes) <= MAX_FUSION_SIZE + TRANSCENDENTAL_SIZE, sizes
+    assert len(fusions) >= 120 * (TRANSCENDENTAL_SIZE + 1) // (MAX_FUSION_SIZE
+                                                               + TRANSCENDENTAL_SIZE), sizes
+    want = x.astype(np.float64)
+    for _ in range(120):
+        want = np.sin(want) + 1
+    np.testing.assert_allclose(exe.execute([x]), want, rtol=1e-4, atol=1e-4)

@@ -16,8 +16,8 @@ increase memory traffic (plus XLA:CPU's stable-softmax guard).
 Every refusal is a :class:`FusionDecision` with XLA's reason, logged at debug
 level and appended to :attr:`CpuInstructionFusion.refusals`.
 
-Time is linear in the module (fusions hold at most :data:`MAX_FUSION_SIZE`
-instructions, an xlapy limit): answers that need a walk of
+Time is linear in the module (fusions are at most :data:`MAX_FUSION_SIZE` in size,
+:func:`fusion_size`, an xlapy limit): answers that need a walk of
 a fused body (which operands it reads more than once, how often the emitter would
 re-emit a producer, how many reduces it holds) are kept per fusion until the pass
 changes that fusion (:class:`FusionAnalysisCache`);
@@ -33,6 +33,7 @@ import logging
 from typing import Any, Callable
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
+from ..hlo.opcodes import OPCODES
 from .backend_rules import DotOutputFusionRules
 from .base import HloPass
 from .context import PassContext
@@ -50,11 +51,18 @@ FUSION_THRESHOLD_BYTES = 16 * 1024      # matrix-vector dot fusion: vector opera
 MAX_CONCATENATE_ARGUMENTS = 8
 MAX_REDUCTIONS_IN_FUSION = 5
 ALLOWED_CODE_DUPLICATION = 15           # FusionNodeIndexingEvaluation::kAllowedCodeDuplication
-# xlapy's own bound on a fusion's size (instructions in the fused computation): LLVM's
-# optimizer takes superlinear time in the size of one kernel, and the analyses here walk
-# a fusion per decision, so a chain of N elementwise ops becomes N / MAX_FUSION_SIZE
-# kernels and compiles in time linear in N (docs/performance.md has the measurements).
-MAX_FUSION_SIZE = 96
+# xlapy's own bound on a fusion's size (:func:`fusion_size`: instructions in the fused
+# computation, a transcendental counting TRANSCENDENTAL_SIZE): LLVM's optimizer takes
+# superlinear time in the size of one kernel, and the analyses here walk a fusion per
+# decision, so a chain of N elementwise ops becomes about N / MAX_FUSION_SIZE kernels and
+# compiles in time linear in N (docs/performance.md has the measurements). A math
+# function expands to a polynomial of tens of IR instructions where an integer add or
+# xor is one, so a chain of sines is cut about as short as it was under a plain count of
+# 96, while a chain of cheap ops (the ~190 integer ops of a dropout mask's threefry
+# bits and the select that applies them) stays one kernel instead of materializing its
+# intermediate bits.
+MAX_FUSION_SIZE = 256
+TRANSCENDENTAL_SIZE = 4
 _OPS_INVALIDATING_CACHE = frozenset({"concatenate", "dot", "dynamic-update-slice", "pad",
                                      "reduce", "reduce-window"})
 
@@ -396,8 +404,8 @@ class CpuInstructionFusion(HloPass):
         if producer.opcode == "fusion":
             return FusionDecision.forbid("Not fusing: producer is itself a fusion node.")
         if (consumer.opcode == "fusion"
-                and len(fused_computation(consumer).instructions) >= MAX_FUSION_SIZE):
-            return FusionDecision.forbid(f"Fusion too large: {MAX_FUSION_SIZE} instructions")
+                and self._analysis.get("size", consumer, fusion_size) >= MAX_FUSION_SIZE):
+            return FusionDecision.forbid(f"Fusion too large: size {MAX_FUSION_SIZE}")
         if (self.may_duplicate and consumer.opcode == "fusion"
                 and code_duplication_too_high(consumer, producer, self._analysis)):
             return FusionDecision.forbid("Code duplication too high")
@@ -572,6 +580,17 @@ class CpuInstructionFusion(HloPass):
         fuse_instruction(fusion, producer, edits)
         self._analysis.invalidate(fusion)
         return fusion
+
+
+def fusion_size(fusion: HloInstruction) -> int:
+    """The size :data:`MAX_FUSION_SIZE` bounds: the fused computation's instructions, each
+    transcendental (a math function: ``OpInfo.transcendental``) counting
+    :data:`TRANSCENDENTAL_SIZE`."""
+    size = 0
+    for i in fused_computation(fusion).instructions:
+        info = OPCODES.get(i.opcode)
+        size += TRANSCENDENTAL_SIZE if info is not None and info.transcendental else 1
+    return size
 
 
 def _fused_reduce_count(fusion: HloInstruction) -> int:
