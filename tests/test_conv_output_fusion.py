@@ -209,3 +209,71 @@ def test_rules_follow_the_direct_kernel_choice(monkeypatch):
 
 if __name__ == "__main__":
     pytest.main([__file__, "-q"])
+
+
+@pytest.mark.parametrize("n,h,w,c,o,stride,padding", [
+    (2, 7, 9, 3, 17, (1, 1), "SAME"),
+    (1, 9, 13, 7, 32, (1, 2), "VALID"),
+])
+def test_nn_relu_select_form_is_fused(n, h, w, c, o, stride, padding):
+    """``xlapy.nn.relu`` is ``select(y <= 0, 0, y)``: the same epilogue as ``maximum``
+    (a NaN kept), fused alike."""
+    x, k, b = _data(n, h, w, c, o)
+    x[0, 2, 3, 0] = np.nan
+
+    def f(x, w, b):
+        y = lax.conv_general_dilated(x, w, stride, padding, dimension_numbers=NHWC)
+        return xlapy.nn.relu(y + b)
+    jitted = xlapy.jit(f)
+    fused = _fusions(jitted, x, k, b)
+    assert len(fused) == 1 and conv_output_fusion_parts(fused[0])[2]
+    got = np.asarray(jitted(x, k, b))
+    want = np.asarray(xlapy.jit(f, backend="interpreter")(x, k, b))
+    assert np.isnan(got).sum() == np.isnan(want).sum() > 0
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
+def test_a_select_that_zeroes_nan_is_not_taken_for_relu():
+    """``select(y > 0, y, 0)`` turns a NaN into 0, which the kernel's relu does not: the
+    bias alone may fuse, the select stays a loop of its own, and NaN becomes 0."""
+    x, k, b = _data(2, 7, 9, 3, 17)
+    x[1, 3, 4, 0] = np.nan
+
+    def f(x, w, b):
+        y = lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=NHWC) + b
+        return lax.select(y > 0, y, xnp.zeros_like(y))
+    jitted = xlapy.jit(f)
+    assert not any(conv_output_fusion_parts(i)[2] for i in _fusions(jitted, x, k, b))
+    got = np.asarray(jitted(x, k, b))
+    want = np.asarray(xlapy.jit(f, backend="interpreter")(x, k, b))
+    assert not np.isnan(got).any() and not np.isnan(want).any()
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
+def test_training_step_fuses_the_forward_convolutions():
+    """The relu gradient masks with the relu's output, so a training step's forward
+    convolutions store ``relu(conv + b)`` directly; loss and gradients match the
+    interpreter."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 9, 9, 3)).astype(np.float32)
+    w1 = (rng.standard_normal((3, 3, 3, 8)) / 5).astype(np.float32)
+    w2 = (rng.standard_normal((3, 3, 8, 16)) / 8).astype(np.float32)
+    b1, b2 = rng.standard_normal(8).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    v = (rng.standard_normal((2 * 2 * 16, 5)) / 8).astype(np.float32)
+
+    def loss(params, x):
+        w1, b1, w2, b2, v = params
+        h = xlapy.nn.relu(lax.conv_general_dilated(x, w1, (1, 1), "SAME",
+                                                   dimension_numbers=NHWC) + b1)
+        h = xlapy.nn.relu(lax.conv_general_dilated(h, w2, (2, 2), "VALID",
+                                                   dimension_numbers=NHWC) + b2)
+        h = lax.reduce_window(h, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        return xnp.sum(xnp.square(h.reshape(3, -1) @ v))
+    step = xlapy.jit(xlapy.value_and_grad(loss))
+    params = (w1, b1, w2, b2, v)
+    fused = _fusions(step, params, x)
+    assert len(fused) == 2 and all(conv_output_fusion_parts(i)[2] for i in fused)
+    got = step(params, x)
+    want = xlapy.jit(xlapy.value_and_grad(loss), backend="interpreter")(params, x)
+    for g, w in zip(xlapy.tree_flatten(got)[0], xlapy.tree_flatten(want)[0]):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-4, atol=1e-4)

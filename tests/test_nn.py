@@ -63,6 +63,12 @@ def test_gelu_exact_and_kinks_and_nan():
     assert xnn.relu(np.array([3, -2], np.int32)).dtype == np.int32
     g = xlapy.grad(lambda a: xnn.relu(a).sum())(np.array([-1.0, 0.0, 2.0], np.float32))
     np.testing.assert_array_equal(np.asarray(g), [0.0, 0.0, 1.0])
+    # the mask comes from the output: the same at -0, NaN, tiny and huge values, jit or not
+    a = np.array([-0.0, np.nan, 1e-45, -1e-45, 3e38, -np.inf, np.inf], np.float32)
+    want = [0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0]
+    for grad in (xlapy.grad(lambda a: xnn.relu(a).sum()),
+                 xlapy.jit(xlapy.grad(lambda a: xnn.relu(a).sum()))):
+        np.testing.assert_array_equal(np.asarray(grad(a)), want)
     g = xlapy.grad(lambda a: xnn.relu6(a).sum())(np.array([0.0, 3.0, 6.0, 7.0], np.float32))
     np.testing.assert_array_equal(np.asarray(g), [0.0, 1.0, 0.0, 0.0])
 

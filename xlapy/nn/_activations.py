@@ -52,7 +52,11 @@ def relu(x: Any) -> Array:
     return _where(lax.le(x, zero), zero, x)
 
 
-relu.defjvps(lambda g, ans, x: _where(lax.gt(x, _const(0, x)), g, lax.full_like(g, 0)))
+# The mask is taken from the output: ``relu(x) > 0`` exactly where ``x > 0`` (NaN: both
+# false), so a training step keeps only the activation for its backward pass, and the
+# pre-activation ``x`` dies in the forward pass (a convolution can then store
+# ``relu(conv + b)`` directly: the CPU backend's convolution output fusion).
+relu.defjvps(lambda g, ans, x: _where(lax.gt(ans, _const(0, ans)), g, lax.full_like(g, 0)))
 
 
 def relu6(x: Any) -> Array:

@@ -1,16 +1,18 @@
 """Output fusion of a convolution with its bias and relu (XLA:CPU's output fusion of a
 convolution + bias + relu, as oneDNN's post-ops): run after the fusion pass, it merges a
 convolution into the loop fusion that is its only user when that fusion computes exactly
-``add(conv, broadcast(b))`` or ``maximum(add(conv, broadcast(b)), broadcast(0))`` with
+``add(conv, broadcast(b))`` or ``maximum(add(conv, broadcast(b)), broadcast(0))`` (or the
+same relu as ``select(add(...) <= 0, 0, add(...))``) with
 ``b`` a vector along the convolution's output feature dim. The result is a ``kOutput``
 fusion (:func:`conv_output_fusion_parts` reads it) whose backend kernel adds the bias and
 takes the relu while it stores each output tile: the convolution's own result is never
 written, and there is no separate pass over it.
 
 Only convolutions the backend's :class:`ConvOutputFusionRules` accept are fused (on the
-CPU: those its generated direct kernels compute). A training step's convolution usually
-keeps its own user list longer (autodiff's relu gradient reads ``conv + b``), so the pass
-applies to inference and to convolutions whose pre-activation nothing else reads.
+CPU: those its generated direct kernels compute). The pass applies where nothing else reads
+the pre-activation ``conv + b``: inference, and training steps whose relu gradient masks
+with the relu's output (``xlapy.nn.relu``'s does; a gradient that reads ``conv + b`` keeps
+the convolution and its epilogue apart).
 """
 from __future__ import annotations
 
@@ -46,17 +48,38 @@ def _is_zero_splat(instr: HloInstruction) -> bool:
         float(instr.literal) == 0.0
 
 
-def _epilogue(root: HloInstruction) -> tuple[HloInstruction, HloInstruction, bool] | None:
-    """``(value, bias vector, relu)`` when ``root`` is ``add(value, broadcast(bias))`` or
-    ``maximum`` of that with zero (either operand order), the bias broadcast along one dim
-    of a rank-1 operand."""
-    relu = False
+def _relu_operand(root: HloInstruction) -> HloInstruction | None:
+    """``a`` when ``root`` computes HLO's ``maximum(a, 0)`` and nothing else reads ``a``:
+    ``maximum`` with a zero splat (either order), or ``select(compare(a, 0, LE), 0, a)``
+    (``compare(0, a, GE)`` alike; ``xlapy.nn.relu``'s form, which keeps a NaN as the
+    maximum does)."""
     if root.opcode == "maximum":
         a, z = root.operands
         if not _is_zero_splat(z):
             a, z = z, a
-        if not _is_zero_splat(z) or len(a.users) != 1:
-            return None
+        return a if _is_zero_splat(z) and len(a.users) == 1 else None
+    if root.opcode != "select":
+        return None
+    pred, z, a = root.operands
+    if not _is_zero_splat(z) or pred.opcode != "compare":
+        return None
+    direction = pred.attrs.get("direction")
+    x, y = pred.operands
+    if not ((direction == "LE" and x is a and _is_zero_splat(y))
+            or (direction == "GE" and y is a and _is_zero_splat(x))):
+        return None
+    if len(pred.users) != 1 or {id(u) for u in a.users} != {id(pred), id(root)}:
+        return None
+    return a
+
+
+def _epilogue(root: HloInstruction) -> tuple[HloInstruction, HloInstruction, bool] | None:
+    """``(value, bias vector, relu)`` when ``root`` is ``add(value, broadcast(bias))`` or
+    the relu of that (:func:`_relu_operand`), the bias broadcast along one dim of a rank-1
+    operand."""
+    relu = False
+    a = _relu_operand(root)
+    if a is not None:
         root, relu = a, True
     if root.opcode != "add":
         return None
@@ -109,7 +132,7 @@ def _loop_epilogue(user: HloInstruction, conv: HloInstruction) -> bool:
             bc.operands[0].opcode != "parameter" or not _feature_bias(conv, bc):
         return False
     computed = [i for i in body.instructions if i.opcode != "parameter"]
-    return len(computed) <= (5 if relu else 2) and len(value.users) == 1
+    return len(computed) <= (6 if relu else 2) and len(value.users) == 1
 
 
 class ConvOutputFusion(HloPass):
@@ -139,7 +162,7 @@ class ConvOutputFusion(HloPass):
             user.attrs["kind"] = "kOutput"
             self.fused.append(user.name)
             log.debug("%s: %s fused with its bias%s", user.name, conv.name,
-                      " and relu" if fused_computation(user).root.opcode == "maximum" else "")
+                      " and relu" if _relu_operand(fused_computation(user).root) else "")
 
 
 __all__ = ["ConvOutputFusion", "ConvOutputFusionRules", "conv_output_fusion_parts", "NAME"]
