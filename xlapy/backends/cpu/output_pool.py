@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -102,10 +103,10 @@ class Lease:
         POOL.give_back(self.block)
 
 
-_lease_types: dict[int, type] = {}
+_lease_types: dict[int, Any] = {}
 
 
-def lease_type(nbytes: int) -> type:
+def lease_type(nbytes: int) -> Any:
     """The :class:`Lease` type of ``nbytes``-byte blocks (a ctypes byte array)."""
     kind = _lease_types.get(nbytes)
     if kind is None:
