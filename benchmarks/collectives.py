@@ -8,7 +8,7 @@
 Rank 0 prints one row per size: the median time of each, the bus bandwidth
 (``bytes * 2 * (n - 1) / n / time``, NCCL's convention) and xlapy / raw MPI. xlapy's time is
 ``executable.execute`` of a one-all-reduce module on the CPU backend (the all-reduce runs as a
-runtime thunk: the group agrees on the op, then ``Iallreduce`` on the buffer).
+runtime thunk: ``Iallreduce`` on the buffers, the group's agreement on the op beside it).
 
 ``--breakdown`` adds, per size, where xlapy's time goes (same interleaving): MPI's
 ``Iallreduce`` polled alone, the communicator's prepared call (``bind_all_reduce``: the
