@@ -43,6 +43,15 @@ def test_a_rank_that_never_arrives_times_out_naming_the_collective():
     assert elapsed < 60
 
 
+def test_a_killed_rank_ends_the_other_before_the_timeout():
+    """MPI's launcher ends the job when a process dies: rank 0, waiting in a 4 MiB
+    all-reduce for rank 1, does not wait out the 30 s timeout."""
+    rc, out, elapsed = _launch("killed", timeout=30)
+    assert rc != 0
+    assert "rank 1 is killed" in out, out[-3000:]
+    assert elapsed < 30
+
+
 @pytest.mark.parametrize("mode, what", [("hang-cpu", "all-reduce %a"),
                                         ("hang-large", "all-reduce %a"),
                                         ("hang-permute", "collective-permute %a")])
