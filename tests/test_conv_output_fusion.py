@@ -277,3 +277,20 @@ def test_training_step_fuses_the_forward_convolutions():
     want = xlapy.jit(xlapy.value_and_grad(loss), backend="interpreter")(params, x)
     for g, w in zip(xlapy.tree_flatten(got)[0], xlapy.tree_flatten(want)[0]):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-4, atol=1e-4)
+
+
+def test_a_relu_to_negative_zero_is_not_fused():
+    """``select(y <= -0, -0, y)`` stores -0 where the kernel's relu would store +0: the
+    convolution keeps its own store, and the signs match the interpreter."""
+    x, k, b = _data(2, 7, 9, 3, 17)
+
+    def f(x, w, b):
+        y = lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=NHWC) + b
+        nz = xnp.full_like(y, -0.0)
+        return lax.select(y <= nz, nz, y)
+    jitted = xlapy.jit(f)
+    assert not any(conv_output_fusion_parts(i)[2] for i in _fusions(jitted, x, k, b))
+    got = np.asarray(jitted(x, k, b))
+    want = np.asarray(xlapy.jit(f, backend="interpreter")(x, k, b))
+    assert (np.signbit(got) == np.signbit(want)).all() and np.signbit(got[got == 0]).all()
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)

@@ -17,6 +17,7 @@ the convolution and its epilogue apart).
 from __future__ import annotations
 
 import logging
+import math
 from typing import Protocol
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
@@ -41,11 +42,14 @@ class ConvOutputFusionRules(Protocol):
 
 
 def _is_zero_splat(instr: HloInstruction) -> bool:
-    """``broadcast`` of a scalar constant 0 (or that constant itself)."""
+    """``broadcast`` of a scalar constant +0 (or that constant itself; not -0, which the
+    kernel's relu would store as +0)."""
     if instr.opcode == "broadcast":
         instr = instr.operands[0]
-    return instr.opcode == "constant" and instr.shape.is_scalar and \
-        float(instr.literal) == 0.0
+    if instr.opcode != "constant" or not instr.shape.is_scalar:
+        return False
+    value = float(instr.literal)
+    return value == 0.0 and math.copysign(1.0, value) > 0
 
 
 def _relu_operand(root: HloInstruction) -> HloInstruction | None:
