@@ -37,6 +37,10 @@ Paths (benchmarks/dot_crossover.py; 2 cores, OpenBLAS 0.3.34 SkylakeX kernel):
   is cut into one block of C's columns (rows when M > N) per core, each a ``?gemm`` on the
   runtime's pool (``GemmCall.pieces``). OpenBLAS itself runs one thread (``blas_lib``'s
   docstring says why).
+- f32 products from ``PARALLEL_GEMM_FLOPS`` with ``K <= 1024`` on hosts with AVX-512:
+  the generated packed GEMM (``packed_gemm.py``), whose threads share one packing of
+  ``B`` and take row blocks of ``A`` as work units, instead of split OpenBLAS calls that
+  each pack the shared operand again.
 - ``M == 1`` or ``N == 1``: ``?gemv``; ``M == N == 1``: ``?dot`` (both faster than
   ``sgemm`` on such shapes).
 
@@ -69,11 +73,13 @@ from ..interpreter.linalg import wrap_integers
 from .bf16_dot import Bf16DotThunk, make_bf16_dot_thunk
 from .blas_lib import (BLAS_DTYPES, MatmulPlan, VectorCall, dense_geometry, geometry,
                        library, matmul_into, plan_matmul, plan_vector)
+from .packed_gemm import F32Gemm, f32_wanted
 from .thread_pool import cores, shared_pool
 from .thunks import address_of
 
 #: Below this many multiply-adds per matrix (M*N*K) numpy.matmul beats the ctypes call.
 SMALL_DOT_FLOPS = 64 * 64 * 64
+_F32 = np.dtype(np.float32)
 
 
 # --------------------------------------------------------------------------------------------
@@ -190,7 +196,13 @@ class _BlasDotPlan:
         self.plan: MatmulPlan | None = None
         self.vector: VectorCall | None = None
         self.pieces: list[tuple] | None = None
+        self.packed: F32Gemm | None = None
         if self.empty or self.zero or self.small:
+            return
+        if (acc == _F32 and lhs.dtype == rhs.dtype == acc and et.dtype == acc
+                and f32_wanted(self.batch, self.m, self.k, self.n)):
+            self.packed = F32Gemm()
+            self.out_direct = out.flags.c_contiguous
             return
         nb, nlf = len(d.lhs_batch), len(d.lhs_free)
         def usable(x: np.ndarray) -> bool:
@@ -220,6 +232,8 @@ class _BlasDotPlan:
             return "empty" if self.empty else "zeros"
         if self.small:
             return "numpy"
+        if self.packed is not None:
+            return f"packed f32 batch={self.batch} copies={'none' if self.out_direct else 'out'}"
         p = self.plan
         kind = ("dot" if self.vector.rows == 0 else "gemv") if self.vector else "gemm"
         if self.pieces is not None:
@@ -242,6 +256,9 @@ class _BlasDotPlan:
             out.fill(0)
             return
         d = self.dims
+        if self.packed is not None:
+            self._packed(lhs, rhs, out)
+            return
         if self.small:
             a = self.operand(lhs, d.lhs_perm, self.shape3[0], False)
             b = self.operand(rhs, d.rhs_perm, self.shape3[1], False)
@@ -267,6 +284,19 @@ class _BlasDotPlan:
         if plan.temp_c:
             np.copyto(out, target.reshape(out.shape), casting="unsafe")
 
+
+    def _packed(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> None:
+        """The generated f32 GEMM on views of the operands (copied only where their dims
+        do not collapse), into ``out`` or a temporary copied out."""
+        d = self.dims
+        a = lhs.transpose(d.lhs_perm).reshape(self.shape3[0])
+        b = rhs.transpose(d.rhs_perm).reshape(self.shape3[1])
+        target = out if self.out_direct else self.packed.scratch.get("c", self.shape3[2],
+                                                                      self.acc)
+        threads = cores()
+        self.packed(a, b, target, threads, shared_pool().parallel_for)
+        if not self.out_direct:
+            np.copyto(out, target.reshape(out.shape))
 
     def _gemm(self, pa: int, pb: int, pc: int) -> None:
         if self.pieces is None:

@@ -1,5 +1,6 @@
-"""The generated code of the bf16 GEMM (``bf16_dot.py``): the ``vdpbf16ps`` microkernel
-driver and the pair packer, each variant compiled on first use.
+"""The generated code of the packed GEMMs (``packed_gemm.py``): the bf16 ``vdpbf16ps``
+microkernel driver and the pair packer, and the same two for f32 operands (FMA), each
+variant compiled on first use.
 
 Packed layout (both operands): a matrix ``X[K, W*G]`` (``K`` the contracted dim) becomes
 ``G`` panels, each ``Kp x W`` 32-bit words with ``Kp = ceil(K/2)`` and word ``[p, j]`` the
@@ -14,6 +15,10 @@ The GEMM keeps an ``MR x NV`` block of f32 accumulators in registers over the wh
 ``K`` (one ``A`` panel against one ``B`` panel, both read in order), then rounds and
 stores the block straight into the result (f32 or bf16: ``vcvtneps2bf16``, round to
 nearest even), the rows and columns past ``M`` and ``N`` left out.
+
+f32 operands use the same layout and loops with one element per word (``Kp = K``): the
+packer copies (or transposes) 32-bit elements, and the microkernel's step is a
+broadcast ``A`` element times a ``B`` panel row, added with ``vfmadd231ps``.
 """
 from __future__ import annotations
 
@@ -54,32 +59,41 @@ class _BFloat(ir.Type):
 
 
 def gemm_name(nv: int, out: str) -> str:
-    return f"xlapy_bf16_gemm_{SHAPES[nv]}x{nv}_{out}"
+    """The symbol of a GEMM: ``out`` is ``"f32"``/``"bf16"`` (bf16 operands, that result)
+    or ``"f32xf32"`` (f32 operands and result)."""
+    return f"xlapy_packed_gemm_{SHAPES[nv]}x{nv}_{out}"
 
 
-def _emit_gemm(module: ir.Module, nv: int, out_bf16: bool) -> None:
+def _emit_gemm(module: ir.Module, nv: int, out_bf16: bool, f32: bool = False
+               ) -> ir.Function:
     """``void name(a, bp, out, sa, sb, kpairs, groups, b0, b1, m0, m1, so, ldo, m, n,
     mblocks, unused)``: ``out[b] = a[b] @ b[b]`` for batches ``[b0, b1)`` and row blocks
     ``[m0, m1)``; ``a``/``bp`` packed (module docstring; batch strides ``sa``/``sb`` in
     words), ``out`` f32 or bf16 with batch stride ``so`` and row stride ``ldo`` elements,
-    its columns contiguous."""
+    its columns contiguous. ``f32``: f32 operands (one element a word; FMA)."""
     mr = SHAPES[nv]
     v16f, v16i = ir.VectorType(_F32, 16), ir.VectorType(_I32, 16)
     v32b = ir.VectorType(_BFloat(), 32)
     dp_name = "llvm.x86.avx512bf16.dpbf16ps.512"
     dp = module.globals.get(dp_name) or ir.Function(
         module, ir.FunctionType(v16f, [v16f, v32b, v32b]), name=dp_name)
+    if f32:
+        dp_name = "llvm.fma.v16f32"
+        dp = module.globals.get(dp_name) or ir.Function(
+            module, ir.FunctionType(v16f, [v16f, v16f, v16f]), name=dp_name)
     elem = _I16 if out_bf16 else _F32
-    fnty = ir.FunctionType(ir.VoidType(), [_I32.as_pointer(), v16i.as_pointer(),
+    word, vword = (_F32, v16f) if f32 else (_I32, v16i)
+    fnty = ir.FunctionType(ir.VoidType(), [word.as_pointer(), vword.as_pointer(),
                                            elem.as_pointer()] + [_I64] * 14)
-    fn = ir.Function(module, fnty, name=gemm_name(nv, "bf16" if out_bf16 else "f32"))
+    fn = ir.Function(module, fnty, name=gemm_name(
+        nv, "f32xf32" if f32 else "bf16" if out_bf16 else "f32"))
     (a, bp, out, sa, sb, kpairs, groups, b0, b1, m0, m1, so, ldo, m, n, mblocks,
      _unused) = fn.args
     for arg in (a, bp, out):
         arg.add_attribute("noalias")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     zero = ir.Constant(v16f, [0.0] * 16)
-    undef_i = ir.Constant(v16i, None)
+    undef_i = ir.Constant(vword, None)
     splat = ir.Constant(v16i, [0] * 16)
     vout = ir.VectorType(elem, 16)
 
@@ -97,16 +111,19 @@ def _emit_gemm(module: ir.Module, nv: int, out_bf16: bool) -> None:
 
                 def step(p: ir.Value, acc: list) -> list:
                     brow = b.gep(panel, [b.mul(p, c64(nv))])
-                    bv = [b.bitcast(b.load(b.gep(brow, [c64(v)]), align=64), v32b)
-                          for v in range(nv)]
+                    bv = [b.load(b.gep(brow, [c64(v)]), align=64) for v in range(nv)]
+                    if not f32:
+                        bv = [b.bitcast(x, v32b) for x in bv]
                     arow = b.gep(apanel, [b.mul(p, c64(mr))])
                     new = list(acc)
                     for r in range(mr):
-                        word = b.load(b.gep(arow, [c64(r)]), align=4)
-                        av = b.bitcast(b.shuffle_vector(
-                            b.insert_element(undef_i, word, c64(0)), undef_i, splat), v32b)
+                        av = b.shuffle_vector(b.insert_element(
+                            undef_i, b.load(b.gep(arow, [c64(r)]), align=4), c64(0)),
+                            undef_i, splat)
                         for v in range(nv):
-                            new[r * nv + v] = b.call(dp, [acc[r * nv + v], av, bv[v]])
+                            i = r * nv + v
+                            new[i] = (b.call(dp, [av, bv[v], acc[i]]) if f32 else
+                                      b.call(dp, [acc[i], b.bitcast(av, v32b), bv[v]]))
                     return new
                 final = carried_loop(b, c64(0), kpairs, [zero] * (mr * nv), step, "p")
                 row0 = b.mul(mb, c64(mr))
@@ -121,6 +138,7 @@ def _emit_gemm(module: ir.Module, nv: int, out_bf16: bool) -> None:
         for_loop(b, c64(0), groups, group, "g")
     for_loop(b, b0, b1, batch, "b")
     b.ret_void()
+    return fn
 
 
 def _store(b: ir.IRBuilder, acc: ir.Value, orow: ir.Value, col: ir.Value, n: ir.Value,
@@ -146,8 +164,8 @@ def _store(b: ir.IRBuilder, acc: ir.Value, orow: ir.Value, col: ir.Value, n: ir.
             for_loop(b, c64(0), left, lane, "lane")
 
 
-def pack_name(width: int) -> str:
-    return f"xlapy_bf16_pack_pairs_{width}"
+def pack_name(width: int, f32: bool = False) -> str:
+    return f"xlapy_pack_{'f32' if f32 else 'bf16_pairs'}_{width}"
 
 
 def _scalar_loop(b: ir.IRBuilder, lo: ir.Value, hi: ir.Value, body, name: str) -> None:
@@ -159,28 +177,34 @@ def _scalar_loop(b: ir.IRBuilder, lo: ir.Value, hi: ir.Value, body, name: str) -
     carried_loop(b, lo, hi, [], step, name, hints=(("llvm.loop.vectorize.width", 1),))
 
 
-def _emit_pack(module: ir.Module, width: int) -> None:
+def _emit_pack(module: ir.Module, width: int, f32: bool = False) -> ir.Function:
     """``void name(src, dst, sbs, sk, sn, k, n, kpairs, u0, u1, unused)``: panels ``u`` in
     ``[u0, u1)`` of ``src`` (bf16 bits, element strides ``sbs`` per batch, ``sk`` along K,
     ``sn`` along the columns; ``ceil(n / width)`` panels per batch) into ``dst`` (module
     docstring: panel ``u`` at ``u * kpairs * width`` words). Three loop nests, chosen by
     the strides: K contiguous (a pair is one 32-bit load: tiles of :data:`PACK_TILE`
     pairs, read along K), columns contiguous (two rows interleaved, ``width`` words at a
-    time), and any other strides."""
-    fnty = ir.FunctionType(ir.VoidType(), [_I16.as_pointer(), _I32.as_pointer()] + [_I64] * 9)
-    fn = ir.Function(module, fnty, name=pack_name(width))
+    time), and any other strides. ``f32``: f32 source and words (a word is one element,
+    ``kpairs == k``)."""
+    word = _F32 if f32 else _I32
+    fnty = ir.FunctionType(ir.VoidType(), [word.as_pointer() if f32 else _I16.as_pointer(),
+                                           word.as_pointer()] + [_I64] * 9)
+    fn = ir.Function(module, fnty, name=pack_name(width, f32))
     src, dst, sbs, sk, sn, k, n, kpairs, u0, u1, _unused = fn.args
     src.add_attribute("noalias")
     dst.add_attribute("noalias")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     w = c64(width)
     groups = b.sdiv(b.add(n, c64(width - 1)), w)
-    kfull = b.sdiv(k, c64(2))
+    kfull = k if f32 else b.sdiv(k, c64(2))
     last = b.sub(k, c64(1))
-    i32p = _I32.as_pointer()
+    wordp = word.as_pointer()
+    nothing = ir.Constant(word, 0)
 
     def word_at(scol: ir.Value, p: ir.Value) -> ir.Value:
         """The pair ``p`` of one source column, any strides (zero past K)."""
+        if f32:
+            return b.load(b.gep(scol, [b.mul(p, sk)]))
         k0 = b.mul(p, c64(2))
         lo = b.zext(b.load(b.gep(scol, [b.mul(k0, sk)])), _I32)
         k1 = b.add(k0, c64(1))
@@ -210,7 +234,7 @@ def _emit_pack(module: ir.Module, width: int) -> None:
             _scalar_loop(b, p0, p1, lambda p: put(dbase, p, j, word_at(scol, p)), "pg")
         _scalar_loop(b, c64(0), cols, column, "jg")
         _scalar_loop(b, cols, w, lambda j: _scalar_loop(
-            b, p0, p1, lambda p: put(dbase, p, j, ir.Constant(_I32, 0)), "pz"), "jz")
+            b, p0, p1, lambda p: put(dbase, p, j, nothing), "pz"), "jz")
 
     def k_contiguous() -> None:
         """A pair is one 32-bit word: each column read along K from start to end (the
@@ -219,13 +243,13 @@ def _emit_pack(module: ir.Module, width: int) -> None:
             sbase, dbase, cols = where(u)
 
             def column(j: ir.Value) -> None:
-                words = b.bitcast(b.gep(sbase, [b.mul(j, sn)]), i32p)
+                words = b.bitcast(b.gep(sbase, [b.mul(j, sn)]), wordp)
 
                 _scalar_loop(b, c64(0), kfull, lambda p: put(
-                    dbase, p, j, b.load(b.gep(words, [p]), align=2)), "pk")
+                    dbase, p, j, b.load(b.gep(words, [p]), align=4 if f32 else 2)), "pk")
             for_loop(b, c64(0), cols, column, "jk")
             _scalar_loop(b, cols, w, lambda j: _scalar_loop(
-                b, c64(0), kfull, lambda p: put(dbase, p, j, ir.Constant(_I32, 0)), "pz"),
+                b, c64(0), kfull, lambda p: put(dbase, p, j, nothing), "pz"),
                 "jz")
             generic_pairs(u, kfull, kpairs)                # the odd last row, if any
         for_loop(b, u0, u1, panel, "u")
@@ -251,10 +275,13 @@ def _emit_pack(module: ir.Module, width: int) -> None:
                 sbase, dbase, cols = where(u)
 
                 def pair(p: ir.Value) -> None:
-                    row0 = b.gep(sbase, [b.mul(b.mul(p, c64(2)), sk)])
+                    row0 = b.gep(sbase, [b.mul(b.mul(p, c64(1 if f32 else 2)), sk)])
                     row1 = b.gep(row0, [sk])
 
                     def column(j: ir.Value) -> None:
+                        if f32:
+                            put(dbase, p, j, b.load(b.gep(row0, [j])))
+                            return
                         lo = b.zext(b.load(b.gep(row0, [j])), _I32)
                         hi = b.zext(b.load(b.gep(row1, [j])), _I32)
                         put(dbase, p, j, b.or_(lo, b.shl(hi, ir.Constant(_I32, 16))))
@@ -280,12 +307,102 @@ def _emit_pack(module: ir.Module, width: int) -> None:
                 with strided:
                     for_loop(b, u0, u1, lambda u: generic_pairs(u, c64(0), kpairs), "ug")
     b.ret_void()
+    return fn
+
+
+#: The dynamic driver's parameter block: one i64 word per name, in this order.
+DRIVER_SLOTS = ("a_src", "a_sbs", "a_sk", "a_sn", "b_src", "b_sbs", "b_sk", "b_sn", "ap",
+                "bp", "out", "k", "m", "n", "kw", "groups", "mblocks", "batch", "chunk",
+                "counter", "flags", "so", "ldo")
+DRIVER_ARGS = [ctypes.c_void_p]
+
+
+def driver_name(nv: int, out: str) -> str:
+    """The symbol of a whole packed product (:func:`_emit_driver`); ``out`` as for
+    :func:`gemm_name`."""
+    return f"xlapy_packed_run_{SHAPES[nv]}x{nv}_{out}"
+
+
+def _emit_driver(module: ir.Module, nv: int, out: str) -> None:
+    """``void name(i64 *params)`` (:data:`DRIVER_SLOTS`): a whole product ``out[b] = A[b]
+    @ B[b]``, packing included, as work units taken from a shared counter, so any number
+    of threads may call it at once with the same ``params`` and each takes units until
+    none are left. Units ``[0, batch*groups)`` pack one ``B`` panel each and then set its
+    flag (``flags[u] = 1``, release); the others each pack one chunk of ``chunk`` row
+    blocks of ``A`` (into its own place in ``ap``), wait until every ``B`` panel of its
+    matrix is flagged (acquire) and multiply its rows by all of ``B``. The packing units
+    come first, so a unit only waits for panels that threads are already packing. The
+    caller zeroes ``counter`` and ``flags`` before the threads start."""
+    f32 = out == "f32xf32"
+    mr = SHAPES[nv]
+    pack_a = _emit_pack(module, mr, f32)
+    pack_b = _emit_pack(module, 16 * nv, f32)
+    gemm = _emit_gemm(module, nv, out == "bf16", f32)
+    for callee in (pack_a, pack_b, gemm):       # copies private to this module
+        callee.linkage = "internal"
+    i64p = _I64.as_pointer()
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [i64p]), name=driver_name(nv, out))
+    pause = ir.Function(module, ir.FunctionType(ir.VoidType(), []), name="llvm.x86.sse2.pause")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    params = fn.args[0]
+    p = {name: b.load(b.gep(params, [c64(i)])) for i, name in enumerate(DRIVER_SLOTS)}
+
+    def cast(name: str, callee: ir.Function, arg: int) -> ir.Value:
+        return b.inttoptr(p[name], callee.args[arg].type)
+    counter, flags = b.inttoptr(p["counter"], i64p), b.inttoptr(p["flags"], i64p)
+    packs = b.mul(p["batch"], p["groups"])
+    chunks = b.sdiv(b.add(p["mblocks"], b.sub(p["chunk"], c64(1))), p["chunk"])
+    total = b.add(packs, b.mul(p["batch"], chunks))
+    one, zero = c64(1), c64(0)
+    head, body, done = (fn.append_basic_block(n) for n in ("unit", "unit.body", "exit"))
+    b.branch(head)
+    b.position_at_end(head)
+    t = b.atomic_rmw("add", counter, one, "monotonic")
+    b.cbranch(b.icmp_signed("<", t, total), body, done)
+    b.position_at_end(body)
+    with b.if_else(b.icmp_signed("<", t, packs)) as (pack, rows):
+        with pack:
+            b.call(pack_b, [cast("b_src", pack_b, 0), cast("bp", pack_b, 1), p["b_sbs"],
+                            p["b_sk"], p["b_sn"], p["k"], p["n"], p["kw"], t, b.add(t, one),
+                            zero])
+            b.store_atomic(one, b.gep(flags, [t]), "release", 8)
+        with rows:
+            u = b.sub(t, packs)
+            bi, c = b.sdiv(u, chunks), b.srem(u, chunks)
+            m0 = b.mul(c, p["chunk"])
+            m1 = b.add(m0, p["chunk"])
+            m1 = b.select(b.icmp_signed("<", m1, p["mblocks"]), m1, p["mblocks"])
+            base = b.mul(bi, p["mblocks"])
+            b.call(pack_a, [cast("a_src", pack_a, 0), cast("ap", pack_a, 1), p["a_sbs"],
+                            p["a_sk"], p["a_sn"], p["k"], p["m"], p["kw"], b.add(base, m0),
+                            b.add(base, m1), zero])
+
+            def wait(g: ir.Value) -> None:
+                flag = b.gep(flags, [b.add(b.mul(bi, p["groups"]), g)])
+                spin, ready = fn.append_basic_block("spin"), fn.append_basic_block("ready")
+                b.branch(spin)
+                b.position_at_end(spin)
+                seen = b.load_atomic(flag, "acquire", 8)
+                with b.if_then(b.icmp_signed("==", seen, zero)):
+                    b.call(pause, [])
+                b.cbranch(b.icmp_signed("!=", seen, zero), ready, spin)
+                b.position_at_end(ready)
+            for_loop(b, zero, p["groups"], wait, "wait")
+            b.call(gemm, [cast("ap", gemm, 0), cast("bp", gemm, 1), cast("out", gemm, 2),
+                          b.mul(b.mul(p["mblocks"], p["kw"]), c64(mr)),
+                          b.mul(b.mul(p["groups"], p["kw"]), c64(nv)), p["kw"], p["groups"],
+                          bi, b.add(bi, one), m0, m1, p["so"], p["ldo"], p["m"], p["n"],
+                          p["mblocks"], zero])
+    b.branch(head)
+    b.position_at_end(done)
+    b.ret_void()
 
 
 def kernel(key: tuple) -> Callable:
     """The ctypes function of one generated routine, compiled on first use (once per
-    process): ``(nv, "f32" | "bf16")`` a GEMM (:data:`GEMM_ARGS`), ``("pack", width)`` a
-    packer (:data:`PACK_ARGS`)."""
+    process): ``(nv, "f32" | "bf16" | "f32xf32")`` a GEMM (:data:`GEMM_ARGS`; ``gemm_name``),
+    ``("pack" | "pack_f32", width)`` a packer (:data:`PACK_ARGS`), ``("run", nv, out)`` a
+    whole product's driver (:data:`DRIVER_ARGS`, :func:`_emit_driver`)."""
     fn = _loaded.get(key)
     if fn is not None:
         return fn
@@ -293,12 +410,16 @@ def kernel(key: tuple) -> Callable:
         if key not in _loaded:
             from .jit_engine import engine
             eng = engine()
-            module = eng.new_module(f"xlapy_bf16_{key[0]}_{key[1]}")
-            if key[0] == "pack":
-                _emit_pack(module, key[1])
-                name, args = pack_name(key[1]), PACK_ARGS
+            module = eng.new_module("xlapy_packed_" + "_".join(map(str, key)))
+            if key[0] == "run":
+                _emit_driver(module, key[1], key[2])
+                name, args = driver_name(key[1], key[2]), DRIVER_ARGS
+            elif key[0] in ("pack", "pack_f32"):
+                f32 = key[0] == "pack_f32"
+                _emit_pack(module, key[1], f32)
+                name, args = pack_name(key[1], f32), PACK_ARGS
             else:
-                _emit_gemm(module, key[0], key[1] == "bf16")
+                _emit_gemm(module, key[0], key[1] == "bf16", key[1] == "f32xf32")
                 name, args = gemm_name(*key), GEMM_ARGS
             code = eng.load(eng.compile([str(module)], [name]).objects, [name])
             _code.append(code)
@@ -306,4 +427,5 @@ def kernel(key: tuple) -> Callable:
         return _loaded[key]
 
 
-__all__ = ["SHAPES", "PACK_TILE", "kernel", "gemm_name", "pack_name"]
+__all__ = ["SHAPES", "PACK_TILE", "kernel", "gemm_name", "pack_name", "driver_name",
+           "DRIVER_SLOTS"]
