@@ -129,6 +129,32 @@ def test_threads_share_one_call():
                 assert_f32_close(got, ref, 90)
 
 
+@native
+def test_row_units_pack_panels_whose_packer_never_runs():
+    """Packing units taken but never done (a thread the host does not run): every row
+    unit stops waiting after its polls and packs the ``B`` panels itself."""
+    rng = np.random.default_rng(7)
+    for bsz, m, k, n in ((1, 50, 70, 130), (3, 20, 33, 40)):
+        a, b = f32((bsz, m, k), rng), f32((bsz, k, n), rng).transpose(0, 2, 1).copy()
+        b = b.transpose(0, 2, 1)                       # K-contiguous: the transposing packer
+        g = packed_gemm.Geometry(bsz, m, k, n)
+        kw = packed_gemm.k_words(k, "f32")
+        ap = packed_gemm.aligned((bsz * g.mblocks, kw, g.mr), np.uint32)
+        bp = packed_gemm.aligned((bsz * g.groups, kw, 16 * g.nv), np.uint32)
+        pack_a = packed_gemm.Packed(a.transpose(0, 2, 1), g.mr, ap, "f32")
+        pack_b = packed_gemm.Packed(b, 16 * g.nv, bp, "f32")
+        out = np.full((bsz, m, n), np.nan, np.float32)
+        scratch = packed_gemm.Scratch()
+        call = packed_gemm.DriverCall(g, pack_a, pack_b, "f32xf32", out, 1,
+                                      lambda name, shape: scratch.get(name, shape, np.uint32))
+        call.reset()
+        call.state[0] = call.packs            # the packing units are "taken"
+        call()
+        assert call.state[0] >= call.units
+        assert (call.state[1:1 + call.packs] == 1).all()
+        assert_f32_close(out, expect(a, b), k)
+
+
 def test_chunks_and_units():
     assert packed_gemm.chunk_blocks(43, 2) == 4
     assert packed_gemm.chunk_blocks(10, 2) == 2

@@ -154,3 +154,40 @@ class CpuMultiOutputFusion(HloPass):
                     fuse_into_multi_output(self._as_fusion(a), b)
                     return True
         return False
+
+
+class CpuResultMultiOutputFusion(CpuMultiOutputFusion):
+    """The default CPU pipeline's multi-output fusion (after the duplicating instruction
+    fusion): only a loop producer whose other users are all the computation's root tuple
+    is fused into its consumer as an extra output. That is a value the program returns
+    and a later loop of the same shape reads: an optimizer's new ``m`` and ``v`` and the
+    parameter update that reads them become one loop, which reads the gradient, ``m``
+    and ``v`` once and writes the three results, instead of three loops that write ``m``
+    and ``v`` and read them back. Candidates come from one walk of each computation, so
+    the pass costs one fusion edit per merged value, not one walk."""
+
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
+        changed = False
+        for comp in fusible_computations(module):
+            root = comp.root
+            if root is None or root.opcode != "tuple":
+                continue
+            pairs = []
+            for consumer in comp.post_order():
+                if consumer is root:
+                    continue
+                for producer in unique_operands(consumer):
+                    if (producer.opcode not in ("parameter", "constant")
+                            and len(producer.users) >= 2
+                            and all(u is consumer or u is root for u in producer.users)):
+                        pairs.append((producer, consumer))
+            for producer, consumer in pairs:
+                if producer.parent is not comp or consumer.parent is not comp:
+                    continue        # merged away by an earlier pair
+                d = self.legal(producer, consumer, sibling=False)
+                if not d:
+                    self._refuse(producer, consumer, d.reason)
+                    continue
+                fuse_into_multi_output(self._as_fusion(consumer), producer)
+                changed = True
+        return changed

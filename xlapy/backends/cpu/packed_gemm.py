@@ -243,31 +243,50 @@ def packed_matmul(a: np.ndarray, bm: np.ndarray, operand: str, threads: int = 1,
     return res
 
 
+class DriverCall:
+    """One product's call of the native driver (``packed_kernels._emit_driver``): its
+    parameter block, its counter and flags (``state``; zeroed by :meth:`reset`), and
+    how many units it has."""
+
+    def __init__(self, g: Geometry, pack_a: Packed, pack_b: Packed, out_kind: str,
+                 res: np.ndarray, threads: int, buf: Callable[[str, tuple], np.ndarray]
+                 ) -> None:
+        chunk = chunk_blocks(g.mblocks, threads)
+        self.packs = g.batch * g.groups
+        self.units = self.packs + g.batch * -(-g.mblocks // chunk)
+        state = buf("state", (1 + self.packs, 2))          # the counter, then the flags
+        self.state = state.view(np.int64).reshape(-1)
+        values = {
+            "a_src": pack_a.args[0], "a_sbs": pack_a.args[2], "a_sk": pack_a.args[3],
+            "a_sn": pack_a.args[4], "b_src": pack_b.args[0], "b_sbs": pack_b.args[2],
+            "b_sk": pack_b.args[3], "b_sn": pack_b.args[4], "ap": pack_a.args[1],
+            "bp": pack_b.args[1], "out": res.ctypes.data, "k": g.k, "m": g.m, "n": g.n,
+            "kw": pack_a.args[7], "groups": g.groups, "mblocks": g.mblocks,
+            "batch": g.batch, "chunk": chunk, "counter": self.state.ctypes.data,
+            "flags": self.state.ctypes.data + 8, "so": g.m * g.n, "ldo": g.n}
+        self.params = buf("params", (len(DRIVER_SLOTS), 2)).view(np.int64).reshape(-1)
+        self.params[:] = [values[name] for name in DRIVER_SLOTS]
+        self.fn = kernel(("run", g.nv, out_kind))
+        self.address = self.params.ctypes.data
+
+    def reset(self) -> None:
+        self.state[:] = 0
+
+    def __call__(self, item: Any = None, state: dict | None = None) -> None:
+        self.fn(self.address)
+
+
 def _run_dynamic(g: Geometry, pack_a: Packed, pack_b: Packed, out_kind: str,
                  res: np.ndarray, threads: int, parallel: Callable | None,
                  buf: Callable[[str, tuple], np.ndarray]) -> None:
     """The product through the native driver, one call per thread (``packed_matmul``)."""
     threads = threads if parallel is not None else 1
-    chunk = chunk_blocks(g.mblocks, threads)
-    state = buf("state", (1 + g.batch * g.groups, 2))        # counter, then the flags
-    state[:] = 0
-    words = state.view(np.int64).reshape(-1)
-    values = {
-        "a_src": pack_a.args[0], "a_sbs": pack_a.args[2], "a_sk": pack_a.args[3],
-        "a_sn": pack_a.args[4], "b_src": pack_b.args[0], "b_sbs": pack_b.args[2],
-        "b_sk": pack_b.args[3], "b_sn": pack_b.args[4], "ap": pack_a.args[1],
-        "bp": pack_b.args[1], "out": res.ctypes.data, "k": g.k, "m": g.m, "n": g.n,
-        "kw": pack_a.args[7], "groups": g.groups, "mblocks": g.mblocks, "batch": g.batch,
-        "chunk": chunk, "counter": words.ctypes.data, "flags": words.ctypes.data + 8,
-        "so": g.m * g.n, "ldo": g.n}
-    params = buf("params", (len(DRIVER_SLOTS), 2)).view(np.int64).reshape(-1)
-    params[:] = [values[name] for name in DRIVER_SLOTS]
-    fn, address = kernel(("run", g.nv, out_kind)), params.ctypes.data
-    units = g.batch * (g.groups + -(-g.mblocks // chunk))
-    if threads <= 1 or units <= 1:
-        fn(address)
+    call = DriverCall(g, pack_a, pack_b, out_kind, res, threads, buf)
+    call.reset()
+    if threads <= 1 or call.units <= 1:
+        call()
     else:
-        parallel(list(range(min(threads, units))), lambda item, st=None: fn(address))
+        parallel(list(range(min(threads, call.units))), call)
 
 
 # ----------------------------------------------------------------------------- f32 path
@@ -309,4 +328,5 @@ class F32Gemm:
 __all__ = ["packed_matmul", "pack_panels", "pieces", "Geometry", "Scratch", "Packed",
            "columns_per_group", "k_words", "result_view", "aligned", "f32_wanted",
            "f32_enabled", "host_has_avx512", "F32Gemm", "F32_ENV_SWITCH",
-           "SHARED_PACK_ELEMENTS", "MAX_CHUNK_BLOCKS", "chunk_blocks", "F32_MAX_K"]
+           "SHARED_PACK_ELEMENTS", "MAX_CHUNK_BLOCKS", "chunk_blocks", "F32_MAX_K",
+           "DriverCall"]

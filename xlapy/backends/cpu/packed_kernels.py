@@ -297,6 +297,16 @@ def _emit_pack(module: ir.Module, width: int, f32: bool = False) -> ir.Function:
                      matrix, "bn")
         for_loop(b, u0, u1, lambda u: generic_pairs(u, kfull, kpairs), "uo")
 
+    if f32:         # vector forms of the two common layouts (_F32Rows)
+        rows = _F32Rows(module, b, width)
+
+        def k_contiguous() -> None:
+            for_loop(b, u0, u1, lambda u: rows.transposed(*where(u), sn, k), "ut")
+
+        if width < 16:
+            def n_contiguous() -> None:
+                for_loop(b, u0, u1, lambda u: rows.narrow(*where(u), sk, k), "un")
+
     with b.if_else(b.icmp_signed("==", sk, c64(1))) as (k_contig, other):
         with k_contig:
             k_contiguous()
@@ -310,11 +320,110 @@ def _emit_pack(module: ir.Module, width: int, f32: bool = False) -> ir.Function:
     return fn
 
 
+class _F32Rows:
+    """Vector code for the f32 packer (16-lane masked loads and stores, AVX-512): a
+    K-contiguous source is transposed 16 x 16 elements at a time in registers, and a
+    narrow panel (``width < 16``: ``A``'s ``MR`` rows) of a column-contiguous source is
+    copied a whole panel row per masked load and store."""
+
+    def __init__(self, module: ir.Module, b: ir.IRBuilder, width: int) -> None:
+        self.b, self.width = b, width
+        self.v16 = ir.VectorType(_F32, 16)
+        mask = ir.VectorType(ir.IntType(1), 16)
+        vp = self.v16.as_pointer()
+        self.load = _intrinsic(module, "llvm.masked.load.v16f32.p0v16f32",
+                               ir.FunctionType(self.v16, [vp, _I32, mask, self.v16]))
+        self.store = _intrinsic(module, "llvm.masked.store.v16f32.p0v16f32",
+                                ir.FunctionType(ir.VoidType(), [self.v16, vp, _I32, mask]))
+        self.lanes = ir.Constant(ir.VectorType(_I64, 16), list(range(16)))
+        self.zero = ir.Constant(self.v16, [0.0] * 16)
+
+    def mask(self, count: ir.Value) -> ir.Value:
+        """Lanes ``[0, count)``."""
+        b = self.b
+        splat = b.shuffle_vector(b.insert_element(ir.Constant(ir.VectorType(_I64, 16), None),
+                                                  count, c64(0)),
+                                 ir.Constant(ir.VectorType(_I64, 16), None),
+                                 ir.Constant(ir.VectorType(_I32, 16), [0] * 16))
+        return b.icmp_signed("<", self.lanes, splat)
+
+    def _io(self, fn: ir.Function, ptr: ir.Value, mask: ir.Value, value=None) -> ir.Value:
+        b = self.b
+        vptr = b.bitcast(ptr, self.v16.as_pointer())
+        if value is None:
+            return b.call(fn, [vptr, ir.Constant(_I32, 4), mask, self.zero])
+        return b.call(fn, [value, vptr, ir.Constant(_I32, 4), mask])
+
+    def transposed(self, sbase: ir.Value, dbase: ir.Value, cols: ir.Value, sn: ir.Value,
+                   k: ir.Value) -> None:
+        """One panel from a K-contiguous source: per tile of 16 rows of K and 16 panel
+        columns, 16 masked column loads, a 16 x 16 transpose (four rounds of pairwise
+        interleaves) and 16 masked row stores; columns past ``cols`` are zero."""
+        b, w = self.b, self.width
+
+        def tile(t: ir.Value) -> None:
+            k0 = b.mul(t, c64(16))
+            left = b.sub(k, k0)
+            left = b.select(b.icmp_signed("<", left, c64(16)), left, c64(16))
+            kmask = self.mask(left)
+            for c in range(0, w, 16):
+                vecs = []
+                for r in range(16):
+                    j = c + r
+                    if j >= w:
+                        vecs.append(self.zero)
+                        continue
+                    has = b.icmp_signed("<", c64(j), cols)
+                    mask = b.select(has, kmask, ir.Constant(kmask.type, [0] * 16))
+                    vecs.append(self._io(self.load, b.gep(sbase, [b.add(b.mul(c64(j), sn),
+                                                                         k0)]), mask))
+                out = _transpose16(b, vecs)
+                wmask = self.mask(c64(min(16, w - c)))
+                for i in range(16):
+                    with b.if_then(b.icmp_signed("<", c64(i), left)):
+                        row = b.gep(dbase, [b.add(b.mul(b.add(k0, c64(i)), c64(w)), c64(c))])
+                        self._io(self.store, row, wmask, out[i])
+        for_loop(self.b, c64(0), b.sdiv(b.add(k, c64(15)), c64(16)), tile, "kt")
+
+    def narrow(self, sbase: ir.Value, dbase: ir.Value, cols: ir.Value, sk: ir.Value,
+               k: ir.Value) -> None:
+        """One panel narrower than a vector from a column-contiguous source: each of its
+        ``k`` rows one masked load (``cols`` lanes, zero past) and one masked store."""
+        b, w = self.b, self.width
+        rmask, wmask = self.mask(cols), self.mask(c64(w))
+
+        def row(p: ir.Value) -> None:
+            v = self._io(self.load, b.gep(sbase, [b.mul(p, sk)]), rmask)
+            self._io(self.store, b.gep(dbase, [b.mul(p, c64(w))]), wmask, v)
+        for_loop(b, c64(0), k, row, "kr")
+
+
+def _intrinsic(module: ir.Module, name: str, fnty: ir.FunctionType) -> ir.Function:
+    return module.globals.get(name) or ir.Function(module, fnty, name=name)
+
+
+def _transpose16(b: ir.IRBuilder, rows: list) -> list:
+    """The 16 columns of 16 rows of 16 lanes: four rounds of interleaving row ``i`` with
+    row ``i + 8`` (low halves into ``2i``, high halves into ``2i + 1``)."""
+    lo = ir.Constant(ir.VectorType(_I32, 16), [x for i in range(8) for x in (i, 16 + i)])
+    hi = ir.Constant(ir.VectorType(_I32, 16), [x for i in range(8, 16) for x in (i, 16 + i)])
+    for _ in range(4):
+        new = [None] * 16
+        for i in range(8):
+            new[2 * i] = b.shuffle_vector(rows[i], rows[i + 8], lo)
+            new[2 * i + 1] = b.shuffle_vector(rows[i], rows[i + 8], hi)
+        rows = new
+    return rows
+
+
 #: The dynamic driver's parameter block: one i64 word per name, in this order.
 DRIVER_SLOTS = ("a_src", "a_sbs", "a_sk", "a_sn", "b_src", "b_sbs", "b_sk", "b_sn", "ap",
                 "bp", "out", "k", "m", "n", "kw", "groups", "mblocks", "batch", "chunk",
                 "counter", "flags", "so", "ldo")
 DRIVER_ARGS = [ctypes.c_void_p]
+#: Polls of a ``B`` panel's flag (each one ``pause``) before a row unit packs the panel
+#: itself: a few times the time a thread takes to pack one.
+SPIN_LIMIT = 4096
 
 
 def driver_name(nv: int, out: str) -> str:
@@ -331,8 +440,10 @@ def _emit_driver(module: ir.Module, nv: int, out: str) -> None:
     flag (``flags[u] = 1``, release); the others each pack one chunk of ``chunk`` row
     blocks of ``A`` (into its own place in ``ap``), wait until every ``B`` panel of its
     matrix is flagged (acquire) and multiply its rows by all of ``B``. The packing units
-    come first, so a unit only waits for panels that threads are already packing. The
-    caller zeroes ``counter`` and ``flags`` before the threads start."""
+    come first, so a unit only waits for panels that threads are already packing; after
+    :data:`SPIN_LIMIT` polls it packs the panel itself (the host may have taken the
+    packing thread's core: the same values are written twice rather than waited for).
+    The caller zeroes ``counter`` and ``flags`` before the threads start."""
     f32 = out == "f32xf32"
     mr = SHAPES[nv]
     pack_a = _emit_pack(module, mr, f32)
@@ -344,6 +455,7 @@ def _emit_driver(module: ir.Module, nv: int, out: str) -> None:
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [i64p]), name=driver_name(nv, out))
     pause = ir.Function(module, ir.FunctionType(ir.VoidType(), []), name="llvm.x86.sse2.pause")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
+    spins = b.alloca(_I64)
     params = fn.args[0]
     p = {name: b.load(b.gep(params, [c64(i)])) for i, name in enumerate(DRIVER_SLOTS)}
 
@@ -360,11 +472,14 @@ def _emit_driver(module: ir.Module, nv: int, out: str) -> None:
     t = b.atomic_rmw("add", counter, one, "monotonic")
     b.cbranch(b.icmp_signed("<", t, total), body, done)
     b.position_at_end(body)
+    def pack_panel(unit: ir.Value) -> None:
+        b.call(pack_b, [cast("b_src", pack_b, 0), cast("bp", pack_b, 1), p["b_sbs"],
+                        p["b_sk"], p["b_sn"], p["k"], p["n"], p["kw"], unit, b.add(unit, one),
+                        zero])
+
     with b.if_else(b.icmp_signed("<", t, packs)) as (pack, rows):
         with pack:
-            b.call(pack_b, [cast("b_src", pack_b, 0), cast("bp", pack_b, 1), p["b_sbs"],
-                            p["b_sk"], p["b_sn"], p["k"], p["n"], p["kw"], t, b.add(t, one),
-                            zero])
+            pack_panel(t)
             b.store_atomic(one, b.gep(flags, [t]), "release", 8)
         with rows:
             u = b.sub(t, packs)
@@ -378,14 +493,24 @@ def _emit_driver(module: ir.Module, nv: int, out: str) -> None:
                             b.add(base, m1), zero])
 
             def wait(g: ir.Value) -> None:
-                flag = b.gep(flags, [b.add(b.mul(bi, p["groups"]), g)])
+                unit = b.add(b.mul(bi, p["groups"]), g)
+                flag = b.gep(flags, [unit])
+                b.store(zero, spins)
                 spin, ready = fn.append_basic_block("spin"), fn.append_basic_block("ready")
                 b.branch(spin)
                 b.position_at_end(spin)
                 seen = b.load_atomic(flag, "acquire", 8)
                 with b.if_then(b.icmp_signed("==", seen, zero)):
-                    b.call(pause, [])
-                b.cbranch(b.icmp_signed("!=", seen, zero), ready, spin)
+                    count = b.add(b.load(spins), one)
+                    b.store(count, spins)
+                    with b.if_else(b.icmp_signed("<", count, c64(SPIN_LIMIT))) as (poll, own):
+                        with poll:
+                            b.call(pause, [])
+                        with own:       # its packer is not running: pack the panel here
+                            pack_panel(unit)
+                            b.store_atomic(one, flag, "release", 8)
+                b.cbranch(b.icmp_signed("!=", b.load_atomic(flag, "acquire", 8), zero),
+                          ready, spin)
                 b.position_at_end(ready)
             for_loop(b, zero, p["groups"], wait, "wait")
             b.call(gemm, [cast("ap", gemm, 0), cast("bp", gemm, 1), cast("out", gemm, 2),
