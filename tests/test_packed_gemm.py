@@ -169,9 +169,9 @@ DOTS = [
     ((250, 270), (250, 260), (), (0,), (), (0,)),         # a weight gradient: x^T @ g
     ((270, 250), (260, 250), (), (1,), (), (1,)),         # g @ w^T
     ((250, 270), (260, 250), (), (0,), (), (1,)),         # both transposed
-    ((4, 101, 130), (4, 130, 99), (0,), (2,), (0,), (1,)),          # batched
-    ((101, 3, 130), (99, 130, 3), (1,), (2,), (2,), (1,)),         # batch dims elsewhere
-    ((2, 2, 61, 40, 3), (3, 2, 40, 2, 70), (0, 1), (3, 4), (3, 1), (2, 0)),  # 2 batch/2 K
+    ((1, 101, 130), (1, 130, 99), (0,), (2,), (0,), (1,)),          # a batch dim
+    ((101, 1, 130), (99, 130, 1), (1,), (2,), (2,), (1,)),         # batch dims elsewhere
+    ((1, 1, 61, 40, 3), (3, 1, 40, 1, 70), (0, 1), (3, 4), (3, 1), (2, 0)),  # 2 batch/2 K
 ]
 
 
@@ -213,18 +213,20 @@ def test_dot_thunk_keeps_openblas_when_asked(monkeypatch):
     assert plan.summary().startswith("gemm")
 
 
-@pytest.mark.parametrize("m,k,n,flops,wanted", [
-    (256, 784, 512, 2 * 256**3, True),
-    (256, 2048, 512, 2 * 256**3, False),      # K past F32_MAX_K: OpenBLAS blocks K
-    (1, 784, 512, 0, False),                  # a vector side: gemv
-    (64, 64, 64, 2 * 256**3, False),          # below the parallel size
+@pytest.mark.parametrize("batch,m,k,n,flops,wanted", [
+    (1, 256, 784, 512, 2 * 256**3, True),
+    (64, 128, 64, 128, 2 * 256**3, False),    # many matrices: whole ones per thread
+    (1, 256, 2048, 512, 2 * 256**3, False),   # K past F32_MAX_K: OpenBLAS blocks K
+    (1, 1, 784, 512, 0, False),               # a vector side: gemv
+    (1, 64, 64, 64, 2 * 256**3, False),       # below the parallel size
 ])
-def test_f32_wanted(m, k, n, flops, wanted, monkeypatch):
+def test_f32_wanted(batch, m, k, n, flops, wanted, monkeypatch):
     monkeypatch.delenv(packed_gemm.F32_ENV_SWITCH, raising=False)
     monkeypatch.setattr(blas_lib, "PARALLEL_GEMM_FLOPS", flops)
-    assert packed_gemm.f32_wanted(1, m, k, n) == (wanted and packed_gemm.host_has_avx512())
+    monkeypatch.setattr(packed_gemm, "cores", lambda: 2)
+    assert packed_gemm.f32_wanted(batch, m, k, n) == (wanted and packed_gemm.host_has_avx512())
     monkeypatch.setenv(packed_gemm.F32_ENV_SWITCH, "blas")
-    assert not packed_gemm.f32_wanted(1, m, k, n)
+    assert not packed_gemm.f32_wanted(batch, m, k, n)
 
 
 @native

@@ -36,6 +36,7 @@ import numpy as np
 from ...errors import InvalidArgumentError
 from . import blas_lib
 from .packed_kernels import DRIVER_SLOTS, SHAPES, kernel
+from .thread_pool import cores
 from .thunks import aligned_empty
 
 #: ``XLAPY_F32_GEMM=blas`` keeps every f32 product on the OpenBLAS path.
@@ -305,9 +306,10 @@ def f32_enabled() -> bool:
 def f32_wanted(batch: int, m: int, k: int, n: int) -> bool:
     """Whether an f32 product of ``batch`` ``[M, K] @ [K, N]`` matrices runs here rather
     than in OpenBLAS: products of at least ``blas_lib.PARALLEL_GEMM_FLOPS`` (from which
-    OpenBLAS calls are split over the pool), with no vector side (``gemv`` handles those)
-    and at most :data:`F32_MAX_K` contracted elements."""
-    return (min(m, n) > 1 and k <= F32_MAX_K
+    OpenBLAS calls are split over the pool) with fewer matrices than threads (a larger
+    batch goes to OpenBLAS in whole matrices per thread, nothing packed twice), no vector
+    side (``gemv`` handles those) and at most :data:`F32_MAX_K` contracted elements."""
+    return (min(m, n) > 1 and k <= F32_MAX_K and batch < max(2, cores())
             and 2 * batch * m * n * k >= blas_lib.PARALLEL_GEMM_FLOPS and f32_enabled())
 
 
