@@ -208,7 +208,6 @@ def test_batched_parallel_and_whole(mode, dtype, monkeypatch):
     ``?gemm`` per matrix)."""
     monkeypatch.setattr(blas, "SMALL_DOT_FLOPS", 0)
     monkeypatch.setattr(blas_lib, "PARALLEL_GEMM_FLOPS", 0 if mode == "parallel" else float("inf"))
-    monkeypatch.setenv("XLAPY_F32_GEMM", "blas")     # f32 on OpenBLAS (test_packed_gemm.py)
     instr = make_dot((8, 12, 9), (9, 8, 7), dtype, (0,), (2,), (1,), (0,))
     rng = np.random.default_rng(11)
     lhs = random((8, 12, 9), instr.shape.dtype, rng)

@@ -5,8 +5,8 @@ Shape families: odd sizes around the register blocks (6x64, 12x32, 14x16) and th
 units of the native driver, transposed operands (K-major lhs, ``[N, K]`` rhs), strided
 views, batch dims, column-major outputs (computed in a scratch and copied out), one to
 three threads, the driver run by several threads at once with the same parameters, and
-the dot thunk's choice between this kernel and OpenBLAS. The kernel needs AVX-512; the
-tests of the kernel skip without it.
+the dot thunk's choice between this kernel and OpenBLAS (``XLAPY_F32_GEMM=packed``; the
+default is OpenBLAS). The kernel needs AVX-512; the tests of the kernel skip without it.
 """
 from __future__ import annotations
 
@@ -179,7 +179,7 @@ DOTS = [
 @pytest.mark.parametrize("case", DOTS, ids=lambda c: f"{c[0]}x{c[1]}")
 @pytest.mark.parametrize("out_layout", ["row", "column"])
 def test_dot_thunk_takes_the_packed_path(case, out_layout, monkeypatch):
-    monkeypatch.delenv(packed_gemm.F32_ENV_SWITCH, raising=False)
+    monkeypatch.setenv(packed_gemm.F32_ENV_SWITCH, "packed")
     monkeypatch.setattr(blas_lib, "PARALLEL_GEMM_FLOPS", 2 * 40**3)
     ls, rs, lb, lc, rb, rc = case
     instr = make_dot(ls, rs, "f32", lb, lc, rb, rc)
@@ -200,8 +200,8 @@ def test_dot_thunk_takes_the_packed_path(case, out_layout, monkeypatch):
     np.testing.assert_array_equal(got2, got)
 
 
-def test_dot_thunk_keeps_openblas_when_asked(monkeypatch):
-    monkeypatch.setenv(packed_gemm.F32_ENV_SWITCH, "blas")
+def test_dot_thunk_keeps_openblas_by_default(monkeypatch):
+    monkeypatch.delenv(packed_gemm.F32_ENV_SWITCH, raising=False)
     monkeypatch.setattr(blas_lib, "PARALLEL_GEMM_FLOPS", 0)
     monkeypatch.setattr(blas, "SMALL_DOT_FLOPS", 0)
     instr = make_dot((70, 50), (50, 60), "f32", (), (1,), (), (0,))
@@ -221,18 +221,18 @@ def test_dot_thunk_keeps_openblas_when_asked(monkeypatch):
     (1, 64, 64, 64, 2 * 256**3, False),       # below the parallel size
 ])
 def test_f32_wanted(batch, m, k, n, flops, wanted, monkeypatch):
-    monkeypatch.delenv(packed_gemm.F32_ENV_SWITCH, raising=False)
+    monkeypatch.setenv(packed_gemm.F32_ENV_SWITCH, "packed")
     monkeypatch.setattr(blas_lib, "PARALLEL_GEMM_FLOPS", flops)
     monkeypatch.setattr(packed_gemm, "cores", lambda: 2)
     assert packed_gemm.f32_wanted(batch, m, k, n) == (wanted and packed_gemm.host_has_avx512())
-    monkeypatch.setenv(packed_gemm.F32_ENV_SWITCH, "blas")
+    monkeypatch.delenv(packed_gemm.F32_ENV_SWITCH)
     assert not packed_gemm.f32_wanted(batch, m, k, n)
 
 
 @native
 def test_nonfinite_values_propagate(monkeypatch):
     """inf and NaN reach the result as in the interpreter (no flushing, no skipping)."""
-    monkeypatch.delenv(packed_gemm.F32_ENV_SWITCH, raising=False)
+    monkeypatch.setenv(packed_gemm.F32_ENV_SWITCH, "packed")
     monkeypatch.setattr(blas_lib, "PARALLEL_GEMM_FLOPS", 0)
     monkeypatch.setattr(blas, "SMALL_DOT_FLOPS", 0)
     instr = make_dot((30, 20), (20, 40), "f32", (), (1,), (), (0,))

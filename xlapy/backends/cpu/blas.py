@@ -37,10 +37,11 @@ Paths (benchmarks/dot_crossover.py; 2 cores, OpenBLAS 0.3.34 SkylakeX kernel):
   is cut into one block of C's columns (rows when M > N) per core, each a ``?gemm`` on the
   runtime's pool (``GemmCall.pieces``). OpenBLAS itself runs one thread (``blas_lib``'s
   docstring says why).
-- f32 products from ``PARALLEL_GEMM_FLOPS`` with ``K <= 1024`` and fewer matrices than
-  cores, on hosts with AVX-512: the generated packed GEMM (``packed_gemm.py``), whose
-  threads share one packing of ``B`` and take row blocks of ``A`` as work units, instead
-  of split OpenBLAS calls that each pack the shared operand again.
+- with ``XLAPY_F32_GEMM=packed``, f32 products from ``PARALLEL_GEMM_FLOPS`` with ``K <=
+  1024`` and fewer matrices than cores, on hosts with AVX-512: the generated packed GEMM
+  (``packed_gemm.py``), whose threads share one packing of ``B`` and take row blocks of
+  ``A`` as work units, instead of split OpenBLAS calls that each pack the shared operand
+  again (not the default: it measured no faster on 2 cores).
 - ``M == 1`` or ``N == 1``: ``?gemv``; ``M == N == 1``: ``?dot`` (both faster than
   ``sgemm`` on such shapes).
 

@@ -17,11 +17,13 @@ items left, instead of holding up the product with a fixed half of it (OpenBLAS 
 split over the pool each pack the shared operand again, so they are cut once per
 thread).
 
-The f32 path (:func:`f32_wanted`, used by ``blas.py``'s dot plans): f32 products that
-would be split over the pool (at least ``PARALLEL_GEMM_FLOPS``) run here on hosts with
-AVX-512; ``XLAPY_F32_GEMM=blas`` keeps them on the split OpenBLAS calls (for
-comparisons). The sum order differs from ``sgemm``'s (one FMA chain along K per
-element), so results agree with BLAS and the interpreter to f32 rounding, not bitwise.
+The f32 path (:func:`f32_wanted`, used by ``blas.py``'s dot plans), on request
+(``XLAPY_F32_GEMM=packed``): f32 products that would be split over the pool (at least
+``PARALLEL_GEMM_FLOPS``) run here on hosts with AVX-512. It is not the default: on the
+2-core AVX-512 hosts measured, two OpenBLAS calls split over the pool were as fast or a
+few percent faster on W4b's products (docs/performance.md, "Packed f32 GEMM"). The sum
+order differs from ``sgemm``'s (one FMA chain along K per element), so results agree
+with BLAS and the interpreter to f32 rounding, not bitwise.
 """
 from __future__ import annotations
 
@@ -39,7 +41,8 @@ from .packed_kernels import DRIVER_SLOTS, SHAPES, kernel
 from .thread_pool import cores
 from .thunks import aligned_empty
 
-#: ``XLAPY_F32_GEMM=blas`` keeps every f32 product on the OpenBLAS path.
+#: ``XLAPY_F32_GEMM=packed`` sends the f32 products :func:`f32_wanted` names here (default:
+#: OpenBLAS).
 F32_ENV_SWITCH = "XLAPY_F32_GEMM"
 
 #: A shared ``B`` smaller than this (elements) is packed by the calling thread alone: the
@@ -298,9 +301,9 @@ def host_has_avx512() -> bool:
 
 
 def f32_enabled() -> bool:
-    """The generated f32 GEMM is used: the CPU has AVX-512 and ``XLAPY_F32_GEMM`` is not
-    ``blas``."""
-    return os.environ.get(F32_ENV_SWITCH, "").lower() != "blas" and host_has_avx512()
+    """The generated f32 GEMM is used: ``XLAPY_F32_GEMM=packed`` and the CPU has
+    AVX-512."""
+    return os.environ.get(F32_ENV_SWITCH, "").lower() == "packed" and host_has_avx512()
 
 
 def f32_wanted(batch: int, m: int, k: int, n: int) -> bool:

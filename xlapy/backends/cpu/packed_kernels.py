@@ -438,8 +438,8 @@ def _emit_driver(module: ir.Module, nv: int, out: str) -> None:
     of threads may call it at once with the same ``params`` and each takes units until
     none are left. Units ``[0, batch*groups)`` pack one ``B`` panel each and then set its
     flag (``flags[u] = 1``, release); the others each pack one chunk of ``chunk`` row
-    blocks of ``A`` (into its own place in ``ap``), wait until every ``B`` panel of its
-    matrix is flagged (acquire) and multiply its rows by all of ``B``. The packing units
+    blocks of ``A`` (into its own place in ``ap``) and multiply its rows by each ``B``
+    panel of its matrix in turn, once that panel is flagged (acquire). The packing units
     come first, so a unit only waits for panels that threads are already packing; after
     :data:`SPIN_LIMIT` polls it packs the panel itself (the host may have taken the
     packing thread's core: the same values are written twice rather than waited for).
@@ -512,12 +512,18 @@ def _emit_driver(module: ir.Module, nv: int, out: str) -> None:
                 b.cbranch(b.icmp_signed("!=", b.load_atomic(flag, "acquire", 8), zero),
                           ready, spin)
                 b.position_at_end(ready)
-            for_loop(b, zero, p["groups"], wait, "wait")
-            b.call(gemm, [cast("ap", gemm, 0), cast("bp", gemm, 1), cast("out", gemm, 2),
-                          b.mul(b.mul(p["mblocks"], p["kw"]), c64(mr)),
-                          b.mul(b.mul(p["groups"], p["kw"]), c64(nv)), p["kw"], p["groups"],
-                          bi, b.add(bi, one), m0, m1, p["so"], p["ldo"], p["m"], p["n"],
-                          p["mblocks"], zero])
+            def panel(g: ir.Value) -> None:
+                """The rows times ``B``'s panel ``g``, as soon as that one is packed."""
+                wait(g)
+                col0 = b.mul(g, c64(16 * nv))
+                b.call(gemm, [cast("ap", gemm, 0),
+                              b.gep(cast("bp", gemm, 1), [b.mul(b.mul(g, p["kw"]), c64(nv))]),
+                              b.gep(cast("out", gemm, 2), [col0]),
+                              b.mul(b.mul(p["mblocks"], p["kw"]), c64(mr)),
+                              b.mul(b.mul(p["groups"], p["kw"]), c64(nv)), p["kw"], one,
+                              bi, b.add(bi, one), m0, m1, p["so"], p["ldo"], p["m"],
+                              b.sub(p["n"], col0), p["mblocks"], zero])
+            for_loop(b, zero, p["groups"], panel, "panel")
     b.branch(head)
     b.position_at_end(done)
     b.ret_void()
