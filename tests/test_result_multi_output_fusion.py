@@ -127,5 +127,8 @@ def test_modes():
     assert mode("xla_cpu_use_multi_output_fusion=false") == "off"
     names = [type(p).__name__ for p in fusion_passes()]
     assert "CpuResultMultiOutputFusion" in names
+    budget = DebugOptions(xla_cpu_memory_limit_bytes=1 << 20)
+    assert "CpuResultMultiOutputFusion" not in [type(p).__name__
+                                                for p in fusion_passes(budget)]
     assert "CpuResultMultiOutputFusion" not in [type(p).__name__
                                                 for p in fusion_passes(multi_output=False)]

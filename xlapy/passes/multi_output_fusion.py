@@ -27,7 +27,8 @@ from .base import HloPass
 from .context import PassContext
 from .fusion_utils import (
     FusionDecision, FusionRefusal, can_be_loop_fused, create_fusion, fuse_into_multi_output,
-    fused_computation, fusion_kind, is_multi_output_fusion, reachable_from, unique_operands)
+    fused_computation, fusion_kind, is_multi_output_fusion, reachable_from, sort_topologically,
+    unique_operands)
 from .instruction_fusion import fusible_computations
 
 log = logging.getLogger(__name__)
@@ -163,8 +164,9 @@ class CpuResultMultiOutputFusion(CpuMultiOutputFusion):
     and a later loop of the same shape reads: an optimizer's new ``m`` and ``v`` and the
     parameter update that reads them become one loop, which reads the gradient, ``m``
     and ``v`` once and writes the three results, instead of three loops that write ``m``
-    and ``v`` and read them back. Candidates come from one walk of each computation, so
-    the pass costs one fusion edit per merged value, not one walk."""
+    and ``v`` and read them back. Candidates come from one walk of each computation and
+    the computation is put in order once after its merges, so the pass costs one fusion
+    edit per merged value, not one walk."""
 
     def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
         changed = False
@@ -172,7 +174,7 @@ class CpuResultMultiOutputFusion(CpuMultiOutputFusion):
             root = comp.root
             if root is None or root.opcode != "tuple":
                 continue
-            pairs = []
+            pairs, merged = [], False
             for consumer in comp.post_order():
                 if consumer is root:
                     continue
@@ -188,6 +190,9 @@ class CpuResultMultiOutputFusion(CpuMultiOutputFusion):
                 if not d:
                     self._refuse(producer, consumer, d.reason)
                     continue
-                fuse_into_multi_output(self._as_fusion(consumer), producer)
+                fuse_into_multi_output(self._as_fusion(consumer), producer, sort_parent=False)
+                merged = True
+            if merged:
+                sort_topologically(comp)          # once, after all of this computation's
                 changed = True
         return changed

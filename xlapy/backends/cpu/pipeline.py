@@ -25,7 +25,8 @@
 5. ``fusion_merger`` (a GPU pass in XLA), only on request (``merge=True``);
 6. ``multi_output_fusion``: XLA:CPU's (producers and siblings) when multi-output fusion
    is on; by default only returned loop values merged into the loop that reads them
-   (:func:`multi_output_mode`);
+   (:func:`multi_output_mode`), except under ``--xla_cpu_memory_limit_bytes`` (a merged
+   loop holds all its inputs and outputs at once, which the budget pass cannot shrink);
 7. ``copy-insertion``;
 8. ``elementwise-rematerialization`` (:class:`~xlapy.passes.elementwise_rematerialization.
    ElementwiseRematerialization`, xlapy's own; off with
@@ -115,10 +116,12 @@ def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = 
     ``ctx.options``, :func:`multi_output_mode`), ``merge`` and
     ``reduction_consumer_fusion`` select the optional fusion passes."""
     ctx = ctx if ctx is not None else PassContext()
+    memory_limit = int(getattr(ctx.options, "xla_cpu_memory_limit_bytes", 0) or 0)
     mode = (multi_output_mode(ctx.options) if multi_output is None
             else "xla" if multi_output else "off")
+    if mode == "after" and memory_limit > 0:
+        mode = "off"        # a merged loop holds all its inputs and outputs at once
     multi_output = mode == "xla"
-    memory_limit = int(getattr(ctx.options, "xla_cpu_memory_limit_bytes", 0) or 0)
     passes: list[HloPass | None] = [
         *target_independent_passes(),                                    # 1
         Bf16ExcessPrecision()                                            # 1b
