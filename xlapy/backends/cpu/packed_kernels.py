@@ -36,8 +36,8 @@ SHAPES = {4: 6, 2: 12, 1: 14}
 #: pass through every panel before the next tile.
 PACK_TILE = 64
 #: Arguments: GEMM (pointers a, bp, out; 14 sizes), packer (pointers src, dst; 9 sizes).
-GEMM_ARGS = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 14
-PACK_ARGS = [ctypes.c_void_p] * 2 + [ctypes.c_int64] * 9
+GEMM_ARGS: list[type] = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 14
+PACK_ARGS: list[type] = [ctypes.c_void_p] * 2 + [ctypes.c_int64] * 9
 
 _lock = threading.Lock()
 _loaded: dict[tuple, Callable] = {}
@@ -301,11 +301,17 @@ def _emit_pack(module: ir.Module, width: int, f32: bool = False) -> ir.Function:
         rows = _F32Rows(module, b, width)
 
         def k_contiguous() -> None:
-            for_loop(b, u0, u1, lambda u: rows.transposed(*where(u), sn, k), "ut")
+            def panel(u: ir.Value) -> None:
+                sbase, dbase, cols = where(u)
+                rows.transposed(sbase, dbase, cols, sn, k)
+            for_loop(b, u0, u1, panel, "ut")
 
         if width < 16:
             def n_contiguous() -> None:
-                for_loop(b, u0, u1, lambda u: rows.narrow(*where(u), sk, k), "un")
+                def panel(u: ir.Value) -> None:
+                    sbase, dbase, cols = where(u)
+                    rows.narrow(sbase, dbase, cols, sk, k)
+                for_loop(b, u0, u1, panel, "un")
 
     with b.if_else(b.icmp_signed("==", sk, c64(1))) as (k_contig, other):
         with k_contig:
@@ -420,7 +426,7 @@ def _transpose16(b: ir.IRBuilder, rows: list) -> list:
 DRIVER_SLOTS = ("a_src", "a_sbs", "a_sk", "a_sn", "b_src", "b_sbs", "b_sk", "b_sn", "ap",
                 "bp", "out", "k", "m", "n", "kw", "groups", "mblocks", "batch", "chunk",
                 "counter", "flags", "so", "ldo")
-DRIVER_ARGS = [ctypes.c_void_p]
+DRIVER_ARGS: list[type] = [ctypes.c_void_p]
 #: Polls of a ``B`` panel's flag (each one ``pause``) before a row unit packs the panel
 #: itself: a few times the time a thread takes to pack one.
 SPIN_LIMIT = 4096
