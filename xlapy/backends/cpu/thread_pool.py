@@ -1,11 +1,30 @@
 """The CPU runtime's one thread pool: persistent workers that run native kernels split into
 unit ranges and loops of library calls (:class:`ThreadPool`), shared by the whole process
-(:func:`shared_pool`)."""
+(:func:`shared_pool`).
+
+In a process where another library runs its own parallel work on an OpenMP runtime
+(PyTorch: its operators and oneDNN/MKL on the GNU ``libgomp``), that runtime's idle
+threads spin for a while after each parallel region before they sleep; the pool's own
+workers then share the cores with spinning threads, and a step that alternates between
+PyTorch's operators and xlapy's programs (``torch.compile(backend="xlapy")``) lost most
+of its parallel speed-up. :func:`share_openmp_threads` makes the shared pool run its
+jobs' shares on that runtime's threads instead (``GOMP_parallel``: the threads that spin
+take the shares at once); the pool's semantics (one job at a time, the calling thread
+takes a share, every share finishes before an error is raised) stay the same.
+``XLAPY_CPU_OPENMP=0`` keeps the pool's own workers.
+"""
 from __future__ import annotations
 
+import ctypes
+import logging
 import os
 import threading
 from typing import Any, Callable, Sequence
+
+from ...config import env_cpu_openmp
+
+log = logging.getLogger("xlapy.cpu")
+
 
 def cores() -> int:
     """CPUs this process may run on."""
@@ -44,6 +63,63 @@ class _Job:
             raise interrupt
 
 
+class OpenMPRuntime:
+    """An OpenMP runtime (GNU ``libgomp``) already loaded into the process, running a
+    pool job's shares on its threads (see the module docstring)."""
+
+    _SHARE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+    def __init__(self, lib: ctypes.CDLL) -> None:
+        self._parallel = lib.GOMP_parallel
+        self._parallel.argtypes = [self._SHARE, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint]
+        self._parallel.restype = None
+        self._thread_num = lib.omp_get_thread_num
+        self._num_threads = lib.omp_get_num_threads
+        self._thread_num.restype = self._num_threads.restype = ctypes.c_int
+        self._job: tuple[Callable[..., None], Sequence[tuple], list[BaseException]] | None = None
+        self._callback = self._SHARE(self._shares)     # kept alive as long as the runtime
+
+    @classmethod
+    def loaded(cls) -> "OpenMPRuntime | None":
+        """The ``libgomp`` another library loaded into this process, or None (none loaded,
+        or a platform without ``RTLD_NOLOAD``). Never loads one itself."""
+        noload = getattr(os, "RTLD_NOLOAD", None)
+        if noload is None:
+            return None
+        try:
+            lib = ctypes.CDLL("libgomp.so.1", mode=noload)
+        except OSError:
+            return None
+        if not all(hasattr(lib, f) for f in ("GOMP_parallel", "omp_get_thread_num",
+                                             "omp_get_num_threads")):
+            return None
+        return cls(lib)
+
+    def _shares(self, _data: int | None) -> None:
+        job = self._job
+        if job is None:
+            return
+        fn, shares, errors = job
+        k, n = self._thread_num(), max(1, self._num_threads())
+        for args in shares[k::n]:      # thread k of n: every n-th share from the k-th
+            try:
+                fn(*args)
+            except BaseException as e:      # noqa: BLE001 - raised once all shares are done
+                errors.append(e)
+
+    def run(self, fn: Callable[..., None], shares: Sequence[tuple]) -> list[BaseException]:
+        """``fn(*share)`` for every share, one thread of the runtime's team per share (the
+        calling thread is thread 0); returns when all are done, with the errors raised.
+        The caller holds the pool's lock: one job at a time."""
+        errors: list[BaseException] = []
+        self._job = (fn, shares, errors)
+        try:
+            self._parallel(self._callback, None, len(shares), 0)
+        finally:
+            self._job = None
+        return errors
+
+
 class ThreadPool:
     """Persistent workers for the runtime's parallel work: native kernels split into unit
     ranges (:meth:`run`) and loops of library calls (:meth:`parallel_for`).
@@ -65,6 +141,7 @@ class ThreadPool:
         self._work: list[Any] = [None] * self.size
         self._start = [threading.Semaphore(0) for _ in range(self.size)]
         self._lock = threading.Lock()
+        self.openmp: OpenMPRuntime | None = None     # shares run on its threads when set
         self._threads = []
         for i in range(1, self.size):
             t = threading.Thread(target=self._worker, args=(i,), daemon=True,
@@ -90,6 +167,14 @@ class ThreadPool:
         if len(shares) <= 1 or not self._lock.acquire(blocking=False):
             for args in shares:
                 fn(*args)
+            return
+        if self.openmp is not None:
+            try:
+                errors = self.openmp.run(fn, shares)
+            finally:
+                self._lock.release()
+            if errors:
+                raise errors[0]
             return
         try:
             job = _Job(len(shares))
@@ -143,4 +228,23 @@ def shared_pool() -> ThreadPool:
     return _POOL
 
 
-__all__ = ["ThreadPool", "shared_pool", "cores"]
+def share_openmp_threads() -> bool:
+    """Let the shared pool run its jobs on the threads of the OpenMP runtime already in
+    the process (see the module docstring); whether it now does. Called by a front end
+    that knows such a runtime works beside xlapy (the PyTorch backend); nothing changes
+    with ``XLAPY_CPU_OPENMP=0``, without such a runtime, or for a pool of one thread."""
+    pool = shared_pool()
+    if pool.openmp is not None:
+        return True
+    if not env_cpu_openmp() or pool.size <= 1:
+        return False
+    runtime = OpenMPRuntime.loaded()
+    if runtime is None:
+        return False
+    with pool._lock:                  # not while a job runs on the pool's own workers
+        pool.openmp = runtime
+    log.debug("xlapy: the CPU pool runs its shares on the OpenMP runtime's threads")
+    return True
+
+
+__all__ = ["ThreadPool", "OpenMPRuntime", "shared_pool", "share_openmp_threads", "cores"]
