@@ -85,6 +85,43 @@ def test_parallel_for_nests_inline(openmp_pool):
     assert sorted(done) == sorted(list(range(4)) + [10 * i + k for i in range(4) for k in (0, 1)])
 
 
+def test_a_team_that_keeps_coming_late_sends_jobs_back_to_the_own_workers(runtime,
+                                                                          monkeypatch):
+    pool = tp.ThreadPool(2)
+    pool.openmp = runtime
+    names = []
+
+    def share(tag, begin, end):
+        names.append(threading.current_thread().name)
+        if begin == 1:                  # the other thread's share: late every time
+            time.sleep(0.003)
+    for _ in range(3):
+        pool.run(share, 0, 2)
+    assert runtime.backoffs == 1 and not runtime.usable()
+    names.clear()
+    pool.run(share, 0, 2)               # now on the pool's own worker
+    assert "xlapy-cpu-1" in names
+    monkeypatch.setattr(runtime, "_backoff_until", time.perf_counter() - 1)
+    assert runtime.usable()
+    names.clear()
+    pool.run(lambda t, b, e: names.append(threading.current_thread().name), 0, 2)
+    assert "xlapy-cpu-1" not in names   # back on the OpenMP team
+
+
+def test_waits_within_the_callers_share_time_keep_the_team(runtime):
+    t = 100.0
+    for wait in (0.0001, 0.0004, 0.0009, 0.0002) * 10:     # own share 1 ms each
+        runtime._caller_done = t + 0.001
+        runtime._observe(t, t + 0.001 + wait)
+        t += 0.01
+    assert runtime.backoffs == 0
+    for _ in range(3):                                     # 2 ms waits on 1 ms shares
+        runtime._caller_done = t + 0.001
+        runtime._observe(t, t + 0.003)
+        t += 0.01
+    assert runtime.backoffs == 1
+
+
 def test_share_openmp_threads_respects_the_variable(monkeypatch, runtime):
     pool = tp.shared_pool()
     saved = pool.openmp

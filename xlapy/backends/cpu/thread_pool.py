@@ -12,6 +12,14 @@ jobs' shares on that runtime's threads instead (``GOMP_parallel``: the threads t
 take the shares at once); the pool's semantics (one job at a time, the calling thread
 takes a share, every share finishes before an error is raised) stay the same.
 ``XLAPY_CPU_OPENMP=0`` keeps the pool's own workers.
+
+On a machine whose cores other processes keep busy, a team thread that is not running
+makes the others spin at the end of the region, and jobs on the OpenMP threads became
+many times slower than on the pool's own (sleeping) workers. So the runtime watches how
+long the calling thread waits for the others after its own shares
+(:meth:`OpenMPRuntime.run`): when that wait keeps exceeding its own share's time (and
+:data:`SLOW_WAIT_S`), the pool goes back to its own workers for :data:`BACKOFF_S`, then
+tries again.
 """
 from __future__ import annotations
 
@@ -19,6 +27,7 @@ import ctypes
 import logging
 import os
 import threading
+import time
 from typing import Any, Callable, Sequence
 
 from ...config import env_cpu_openmp
@@ -63,6 +72,14 @@ class _Job:
             raise interrupt
 
 
+#: A wait for the team after the calling thread's shares below this is never "slow".
+SLOW_WAIT_S = 0.0005
+#: How long the pool uses its own workers after the OpenMP team kept coming late.
+BACKOFF_S = 1.0
+# the decaying count of slow jobs at which the pool backs off (about 3 of the last 8 jobs)
+_SLOW_SCORE = 2.0
+
+
 class OpenMPRuntime:
     """An OpenMP runtime (GNU ``libgomp``) already loaded into the process, running a
     pool job's shares on its threads (see the module docstring)."""
@@ -78,6 +95,26 @@ class OpenMPRuntime:
         self._thread_num.restype = self._num_threads.restype = ctypes.c_int
         self._job: tuple[Callable[..., None], Sequence[tuple], list[BaseException]] | None = None
         self._callback = self._SHARE(self._shares)     # kept alive as long as the runtime
+        self._caller_done = 0.0          # when the calling thread finished its shares
+        self._slow_score = 0.0
+        self._backoff_until = 0.0
+        self.backoffs = 0                # times the team came late so often the pool backed off
+
+    def usable(self) -> bool:
+        """Whether jobs go to the OpenMP team now (not while backing off: see the module
+        docstring)."""
+        return self._backoff_until == 0.0 or time.perf_counter() >= self._backoff_until
+
+    def _observe(self, start: float, end: float) -> None:
+        own, wait = self._caller_done - start, end - self._caller_done
+        slow = wait > max(SLOW_WAIT_S, own)
+        self._slow_score = 0.75 * self._slow_score + (1.0 if slow else 0.0)
+        if self._slow_score >= _SLOW_SCORE:
+            self._slow_score = 0.0
+            self._backoff_until = end + BACKOFF_S
+            self.backoffs += 1
+            log.debug("xlapy: the OpenMP team keeps coming late; the CPU pool uses its own "
+                      "workers for %.1f s", BACKOFF_S)
 
     @classmethod
     def loaded(cls) -> "OpenMPRuntime | None":
@@ -106,6 +143,8 @@ class OpenMPRuntime:
                 fn(*args)
             except BaseException as e:      # noqa: BLE001 - raised once all shares are done
                 errors.append(e)
+        if k == 0:
+            self._caller_done = time.perf_counter()
 
     def run(self, fn: Callable[..., None], shares: Sequence[tuple]) -> list[BaseException]:
         """``fn(*share)`` for every share, one thread of the runtime's team per share (the
@@ -113,10 +152,12 @@ class OpenMPRuntime:
         The caller holds the pool's lock: one job at a time."""
         errors: list[BaseException] = []
         self._job = (fn, shares, errors)
+        start = self._caller_done = time.perf_counter()
         try:
             self._parallel(self._callback, None, len(shares), 0)
         finally:
             self._job = None
+        self._observe(start, time.perf_counter())
         return errors
 
 
@@ -168,7 +209,7 @@ class ThreadPool:
             for args in shares:
                 fn(*args)
             return
-        if self.openmp is not None:
+        if self.openmp is not None and self.openmp.usable():
             try:
                 errors = self.openmp.run(fn, shares)
             finally:
