@@ -20,7 +20,10 @@ SGD step (the optimizer runs eagerly for every backend).
   ``--cache-dir DIR`` uses (and keeps) DIR instead: run the command twice with the same
   DIR and the second run's compile s is the warm-cache compile;
 - step ms: the median (and interquartile range) of ``--repeat`` samples, taken
-  round-robin over the backends after ``--warmup`` untimed steps;
+  round-robin over the backends after ``--warmup`` untimed steps; each sample is one step
+  taken ``--gap`` seconds after the previous backend's (0.05 s: a step after a pause);
+  ``--gap 0 --untimed 1`` times a step that follows one of its own, as in a training loop
+  (PyTorch's OpenMP threads still spinning from it);
 - every backend starts from the same parameters; the losses of its first step must agree
   with eager's (rtol 1e-4) or the row says WRONG;
 - ``--cpu-time``: the samples are the process's CPU time per step instead of wall time
@@ -136,7 +139,8 @@ def _cache_hits(backend):
     return 0
 
 
-def _bench(name, model, x, y, backends, repeat, warmup, clock=time.perf_counter):
+def _bench(name, model, x, y, backends, repeat, warmup, clock=time.perf_counter, gap=0.05,
+           untimed=0):
     steppers, first, rows, hits = {}, {}, {}, {}
     for b in backends:
         m = copy.deepcopy(model)
@@ -151,7 +155,9 @@ def _bench(name, model, x, y, backends, repeat, warmup, clock=time.perf_counter)
     samples = {b: [] for b in backends}
     for _ in range(repeat):
         for b in backends:
-            time.sleep(0.05)
+            time.sleep(gap)
+            for _ in range(untimed):
+                steppers[b](x, y)
             t = clock()
             steppers[b](x, y)
             samples[b].append(clock() - t)
@@ -175,6 +181,10 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: leave)")
+    ap.add_argument("--gap", type=float, default=0.05,
+                    help="seconds of pause before each sample (0.05)")
+    ap.add_argument("--untimed", type=int, default=0,
+                    help="untimed steps of the same backend right before each sample (0)")
     ap.add_argument("--cpu-time", action="store_true",
                     help="time steps by the process's CPU time instead of wall time")
     ap.add_argument("--json", help="write the results here too")
@@ -205,7 +215,8 @@ def main(argv=None) -> None:
     for name in args.models.split(","):
         model, x, y = models[name]
         results[name] = rows = _bench(name, model, x, y, backends, args.repeat, args.warmup,
-                                      time.process_time if args.cpu_time else time.perf_counter)
+                                      time.process_time if args.cpu_time else time.perf_counter,
+                                      args.gap, args.untimed)
         for b, r in rows.items():
             flag = "" if r["ok"] else "  WRONG (loss differs from eager)"
             print(f"{name:12} {b:9} {r['step_ms']:9.2f} {r['q1_ms']:7.2f}-{r['q3_ms']:<7.2f} "

@@ -94,7 +94,7 @@ def test_a_team_that_keeps_coming_late_sends_jobs_back_to_the_own_workers(runtim
     def share(tag, begin, end):
         names.append(threading.current_thread().name)
         if begin == 1:                  # the other thread's share: late every time
-            time.sleep(0.003)
+            time.sleep(2 * tp.SLOW_WAIT_S)
     for _ in range(3):
         pool.run(share, 0, 2)
     assert runtime.backoffs == 1 and not runtime.usable()
@@ -110,14 +110,15 @@ def test_a_team_that_keeps_coming_late_sends_jobs_back_to_the_own_workers(runtim
 
 def test_waits_within_the_callers_share_time_keep_the_team(runtime):
     t = 100.0
-    for wait in (0.0001, 0.0004, 0.0009, 0.0002) * 10:     # own share 1 ms each
-        runtime._caller_done = t + 0.001
-        runtime._observe(t, t + 0.001 + wait)
+    slow = tp.SLOW_WAIT_S
+    for wait in (0.1 * slow, 0.9 * slow, 1.5 * slow, 0.2 * slow) * 10:
+        runtime._caller_done = t + 2 * slow             # waits below the own share's time
+        runtime._observe(t, t + 2 * slow + wait)
         t += 0.01
     assert runtime.backoffs == 0
-    for _ in range(3):                                     # 2 ms waits on 1 ms shares
-        runtime._caller_done = t + 0.001
-        runtime._observe(t, t + 0.003)
+    for _ in range(3):                                  # waits above both
+        runtime._caller_done = t + slow / 2
+        runtime._observe(t, t + slow / 2 + 2 * slow)
         t += 0.01
     assert runtime.backoffs == 1
 

@@ -72,8 +72,9 @@ class _Job:
             raise interrupt
 
 
-#: A wait for the team after the calling thread's shares below this is never "slow".
-SLOW_WAIT_S = 0.0005
+#: A wait for the team after the calling thread's shares below this is never "slow" (waking
+#: sleeping team threads takes well under it; a descheduled one costs a time slice).
+SLOW_WAIT_S = 0.002
 #: How long the pool uses its own workers after the OpenMP team kept coming late.
 BACKOFF_S = 1.0
 # the decaying count of slow jobs at which the pool backs off (about 3 of the last 8 jobs)
