@@ -8,7 +8,7 @@
 Rank 0 prints one row per size: the median time of each, the bus bandwidth
 (``bytes * 2 * (n - 1) / n / time``, NCCL's convention) and xlapy / raw MPI. xlapy's time is
 ``executable.execute`` of a one-all-reduce module on the CPU backend (the all-reduce runs as a
-runtime thunk: the group agrees on the op, then ``Iallreduce`` on the buffer).
+runtime thunk: ``Iallreduce`` on the buffers, the group's agreement on the op beside it).
 
 ``--breakdown`` adds, per size, where xlapy's time goes (same interleaving): MPI's
 ``Iallreduce`` polled alone, the communicator's prepared call (``bind_all_reduce``: the
@@ -61,6 +61,12 @@ ENTRY e {{
 """
 
 
+#: Samples of each implementation at every size, however large: on a shared machine the
+#: samples of one size often fall into two clusters (a core taken by another job or not),
+#: and the median of a handful then lands in either.
+MIN_SAMPLES = 15
+
+
 def _medians(fns, reps: int, comm) -> list[float]:
     """The median time of each of ``fns``, their samples interleaved (one of each per
     round, every sample started together on all processes by a barrier), so load from
@@ -101,7 +107,7 @@ def all_reduce_bandwidth(args: argparse.Namespace) -> None:
         got = xlapy_call()
         assert np.all(got == size * (size + 1) / 2), got[:4]
         del got         # its pooled block is the next call's output, as in a loop
-        reps = max(7, min(args.reps, int(args.reps * 2 ** 20 / nbytes)))
+        reps = max(MIN_SAMPLES, min(args.reps, int(args.reps * 2 ** 20 / nbytes)))
         fns = [lambda: comm.Allreduce(x, out, op=MPI.SUM), xlapy_call]
         if args.breakdown:
             fns += _layers(comm, me, x, out, nbytes)

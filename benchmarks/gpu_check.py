@@ -37,7 +37,7 @@ SIM = BACKEND != "gpu"
 OUT = os.environ.get("OUT")
 LINES: list[str] = []
 TABLE: list[tuple[str, str, str, str]] = []
-DEADLINE = time.time() + float(os.environ.get("GPU_CHECK_SECONDS", "280"))
+DEADLINE = time.time() + float(os.environ.get("GPU_CHECK_SECONDS", "330"))
 
 
 def say(*parts) -> None:

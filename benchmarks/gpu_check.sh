@@ -13,4 +13,4 @@ if [ -z "${XLAPY_CONFORMANCE_DIR:-}" ] && [ ! -d ../shared/conformance/cases ] \
     export XLAPY_CONFORMANCE_DIR="$PWD/shared/conformance/cases"
 fi
 PY="${PYTHON:-python3}"
-exec timeout 295 "$PY" benchmarks/gpu_check.py "$@"
+exec timeout 345 "$PY" benchmarks/gpu_check.py "$@"

@@ -8,10 +8,15 @@ rank 1 raises before its first collective; ``hang``: rank 1 never arrives (``han
 ``hang-permute``: at the CPU backend's all-reduce / collective-permute); ``disagree``: the
 ranks run programs whose all-reduce operands differ in shape; ``disagree-size`` and
 ``disagree-dtype``: the same on the CPU backend (its all-reduce thunk), 4 MiB against 16 bytes,
-and f32 against s32 of the same size; ``disagree-op``: an all-reduce against an all-gather."""
+and f32 against s32 of the same size; ``disagree-op``: an all-reduce against an all-gather;
+``disagree-dtype-large`` and ``hang-large``: f32 against s32 and a rank that never arrives
+at a 4 MiB CPU all-reduce (its result pooled, its data call started with the agreement);
+``killed``: rank 1 is killed (SIGKILL) while rank 0 waits in that all-reduce."""
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import sys
 import time
 
@@ -303,6 +308,19 @@ def main() -> None:
         all_reduce(1 << 20 if rank == 0 else 4, "cpu")
     elif mode == "disagree-dtype":          # the same bytes: only the agreement tells
         all_reduce(8, "cpu", "f32" if rank == 0 else "s32")
+    elif mode == "disagree-dtype-large":
+        all_reduce(1 << 20, "cpu", "f32" if rank == 0 else "s32")
+    elif mode == "hang-large":
+        if rank == 1:
+            time.sleep(600)
+        all_reduce(1 << 20, "cpu")
+    elif mode == "killed":
+        all_reduce(8, "cpu")                # both ranks are here: rank 0 goes on at once
+        if rank == 1:
+            print("rank 1 is killed", flush=True)
+            time.sleep(2)                   # rank 0 is waiting in the all-reduce by now
+            os.kill(os.getpid(), signal.SIGKILL)
+        all_reduce(1 << 20, "cpu")
     elif mode == "disagree-op":             # MPI's Iallreduce against its Iallgather
         if rank == 0:
             all_reduce(8, "cpu")

@@ -43,7 +43,17 @@ def test_a_rank_that_never_arrives_times_out_naming_the_collective():
     assert elapsed < 60
 
 
+def test_a_killed_rank_ends_the_other_before_the_timeout():
+    """MPI's launcher ends the job when a process dies: rank 0, waiting in a 4 MiB
+    all-reduce for rank 1, does not wait out the 30 s timeout."""
+    rc, out, elapsed = _launch("killed", timeout=30)
+    assert rc != 0
+    assert "rank 1 is killed" in out, out[-3000:]
+    assert elapsed < 30
+
+
 @pytest.mark.parametrize("mode, what", [("hang-cpu", "all-reduce %a"),
+                                        ("hang-large", "all-reduce %a"),
                                         ("hang-permute", "collective-permute %a")])
 def test_a_missing_rank_times_out_the_cpu_backends_collectives(mode, what):
     """The CPU backend's prepared MPI calls poll under the same timeout."""
@@ -62,6 +72,7 @@ def test_ranks_that_disagree_on_shapes_fail_naming_both():
 
 @pytest.mark.parametrize("mode, shapes", [("disagree-size", ("(1048576,)", "(4,)")),
                                           ("disagree-dtype", ("float32", "int32")),
+                                          ("disagree-dtype-large", ("float32", "int32")),
                                           ("disagree-op", ("(8,)", "all-gather %a"))])
 def test_cpu_all_reduces_that_disagree_fail_naming_both(mode, shapes):
     """The CPU backend's all-reduce starts its data call together with the agreement: a

@@ -21,7 +21,7 @@ def data_address(a) -> int:
 
 def test_pool_reuses_a_released_block_and_never_a_live_one():
     a = output_pool.empty((N,), np.float32)
-    assert type(a.base) is output_pool.Lease
+    assert isinstance(a.base, output_pool.Lease)
     assert a.flags.c_contiguous and a.flags.writeable and a.ctypes.data % 64 == 0
     first = a.ctypes.data
     view = a[10:]
@@ -34,6 +34,19 @@ def test_pool_reuses_a_released_block_and_never_a_live_one():
     small = output_pool.empty((16,), np.float32)
     assert small.base is None                            # small arrays: plain malloc
     assert output_pool.empty((N,), ml_dtypes.bfloat16).dtype == ml_dtypes.bfloat16
+
+
+def test_a_lease_exports_its_block_to_numpy_through_the_buffer_protocol():
+    """Each block size has one ctypes lease type; the array is made on the lease itself
+    (its base), at the block's address, writable, with the shape asked for."""
+    a = output_pool.empty((512, 2, 256), np.float32)
+    lease = a.base
+    assert isinstance(lease, output_pool.Lease) and lease.memory_lease
+    assert type(lease) is output_pool.lease_type(a.nbytes)
+    assert a.ctypes.data == lease.block.ctypes.data
+    assert a.shape == (512, 2, 256) and a.flags.writeable and a.flags.c_contiguous
+    a[...] = 3.0
+    assert np.all(lease.block.view(np.float32) == 3.0)
 
 
 def test_calls_write_large_outputs_into_mapped_memory():

@@ -245,6 +245,7 @@ def test_im2col_and_the_cublas_call_compute_the_convolution(monkeypatch, form):
     large f32 convolutions run as the im2col kernel plus one gemm call."""
     monkeypatch.setattr(conv_im2col, "blas_handle", lambda device: ColumnMajorGemm())
     monkeypatch.setattr(conv_im2col, "MIN_MACS", 0)
+    monkeypatch.setattr(conv_im2col, "OVER_TILED", True)
     text = conv_text(*FORMS[form])
     exe = gpu.GpuSimBackend().compile(parse_module(text))
     kinds = {t.kind for t in exe.plan.walk() if t.instruction.opcode == "convolution"}
@@ -252,6 +253,22 @@ def test_im2col_and_the_cublas_call_compute_the_convolution(monkeypatch, form):
     args = _args(text, 6)
     want = run_hlo(parse_module(text), args, backend="interpreter")[0]
     np.testing.assert_allclose(exe.execute(args), want, rtol=1e-5, atol=1e-4)
+
+
+def test_the_tiled_kernel_is_preferred_to_im2col_where_it_applies(monkeypatch):
+    """With cuBLAS present, a convolution the tiled kernel takes stays on it (faster on the
+    card); one it does not take (a single output feature) goes to im2col + the gemm."""
+    monkeypatch.setattr(conv_im2col, "blas_handle", lambda device: ColumnMajorGemm())
+    monkeypatch.setattr(conv_im2col, "MIN_MACS", 0)
+    for out_features, kind in ((16, "launch"), (1, "im2col-gemm")):
+        text = conv_text((2, 8, 8, 8), (3, 3, 8, out_features), "size=3x3 pad=1_1x1_1",
+                         "b01f_01io->b01f")
+        exe = gpu.GpuSimBackend().compile(parse_module(text))
+        kinds = {t.kind for t in exe.plan.walk() if t.instruction.opcode == "convolution"}
+        assert kinds == {kind}, (out_features, kinds)
+        args = _args(text, 7)
+        want = run_hlo(parse_module(text), args, backend="interpreter")[0]
+        np.testing.assert_allclose(exe.execute(args), want, rtol=1e-5, atol=1e-4)
 
 
 def test_im2col_declines_what_it_cannot_express():
@@ -291,6 +308,7 @@ def test_convolution_kernels_assemble_with_ptxas(monkeypatch, kernel):
     every eligible convolution here) assemble for both targets."""
     monkeypatch.setattr(convolution, "FORCE", kernel)
     monkeypatch.setattr(conv_im2col, "MIN_MACS", 0)
+    monkeypatch.setattr(conv_im2col, "OVER_TILED", True)
     texts = [conv_text(*FORMS[f]) for f in ("forward", "input_grad", "nchw")]
     texts += [conv_text(*SPLIT_WGRAD),                                  # split + combine
               random_conv(1), conv_text((2, 6, 6, 8), (3, 3, 8, 16), "size=3x3",
@@ -318,6 +336,7 @@ def test_cnn_forms_on_the_device(monkeypatch, form, path):
         monkeypatch.setattr(conv_im2col, "blas_handle", lambda device: None)
     else:
         monkeypatch.setattr(conv_im2col, "MIN_MACS", 0)
+        monkeypatch.setattr(conv_im2col, "OVER_TILED", True)
     _check("gpu", conv_text(*SPLIT_WGRAD) if form == "split_wgrad" else conv_text(*FORMS[form]))
 
 

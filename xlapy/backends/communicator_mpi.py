@@ -14,11 +14,12 @@ all-gather, broadcast and any other reducer (then applied in group order on ever
 
 With the data, the group agrees on what it runs: an ``Iallgather`` of (sequence number,
 CRC of the op, its operand shapes and group) on a duplicate of the group's communicator,
-started just before the data calls and waited for first, so agreeing costs no round trip
-of its own. A disagreement fails on every member with a
-:class:`~xlapy.errors.CollectiveError` naming the collective and both sides, without waiting
-for the (mismatched) data calls, whose requests and buffers are then kept alive for good;
-the failed call's results are never returned.
+started next to the data calls (just before them; in the CPU backend's prepared calls just
+after them) and waited for first, so agreeing costs no round trip of its own. A
+disagreement fails on every member with a :class:`~xlapy.errors.CollectiveError` naming
+the collective and both sides, without waiting for the (mismatched) data calls, whose
+requests and buffers are then kept alive for good; the failed call's results are never
+returned.
 
 The CPU backend's collective thunks call a prepared op (``bind_*``: :class:`_Prepared`):
 its communicators, MPI op, agreement buffers and CRC are made on the first call, and every
@@ -312,9 +313,11 @@ class MpiCommunicator(Communicator):
 class _Prepared(abc.ABC):
     """One collective op of this process, its fixed parts made once (``bind_*``): the
     group's communicators, the agreement's buffers (the CRC word set here, the sequence
-    number written per call), how long a wait spins. A call (:meth:`__call__`) is
-    :meth:`agree`, the data requests (subclasses' :meth:`requests`), then :meth:`settle` --
-    the same protocol as ``_begin``/``_finish``, without rebuilding anything per call."""
+    number written per call), how long a wait spins. A call (:meth:`__call__`) is the data
+    requests (subclasses' :meth:`requests`), :meth:`agree`, then :meth:`settle` -- the
+    protocol of ``_begin``/``_finish`` without rebuilding anything per call, except that
+    the data requests are posted first (MPI starts moving the data one agreement post
+    earlier; the agreement is still waited for first)."""
 
     __slots__ = ("owner", "call", "comm", "agree_comm", "size", "mine", "everyone", "spin",
                  "MPI")
@@ -330,17 +333,25 @@ class _Prepared(abc.ABC):
         self.spin = SPIN_SECONDS + sum(a.nbytes for a in arrays) * SPIN_SECONDS_PER_BYTE
 
     def __call__(self, sequence: int, sources: Arrays, destinations: Arrays) -> None:
-        agreement = self.agree(sequence)
-        self.settle(agreement, self.requests(sources, destinations), (sources, destinations))
+        owner = self.owner
+        if owner._aborted is not None:          # before any request touches the buffers
+            owner._refuse(self.call)
+        requests = self.requests(sources, destinations)
+        try:
+            agreement = self.agree(sequence)
+        except BaseException:
+            owner._abandoned.append((requests, (sources, destinations)))
+            owner.abort(f"{self.call.what} on process {owner.rank}: its agreement could "
+                        f"not start")
+            raise
+        self.settle(agreement, requests, (sources, destinations))
 
     @abc.abstractmethod
     def requests(self, sources: Arrays, destinations: Arrays) -> list:
         """Start the op's data requests from ``sources`` into ``destinations``."""
 
     def agree(self, sequence: int) -> Any:
-        """Start the group's agreement on call ``sequence`` (before its data requests)."""
-        if self.owner._aborted is not None:
-            self.owner._refuse(self.call)
+        """Start the group's agreement on call ``sequence`` (after its data requests)."""
         self.mine[0] = sequence
         return self.agree_comm.Iallgather(self.mine, self.everyone)
 

@@ -105,7 +105,7 @@ def sole_owner(holder: Array) -> bool:
     base = value.base
     if base is None:
         return True
-    if type(base) is not np.ndarray and not hasattr(base, "__array_interface__"):
+    if type(base) is not np.ndarray and not getattr(base, "memory_lease", False):
         return False        # a base that is neither an array nor a memory lease (see below)
     # an ndarray owning its data, or a backend's memory lease (the CPU backend's recycled
     # output memory): unshared when only this array refers to it

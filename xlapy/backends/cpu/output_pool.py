@@ -11,7 +11,10 @@ array's ``base`` is a :class:`Lease`; when the last array or view using the leas
 the lease's ``__del__`` puts the block back in the pool, so the next call of the same
 program (or any other program needing the same size) writes into pages that are
 already mapped. Nothing changes for the caller: the array is an ordinary, writable,
-C-contiguous ndarray that owns nothing else.
+C-contiguous ndarray that owns nothing else. A lease is a ctypes byte array at the block's
+address (one ctypes type per block size, made once), so the array is made on it through
+the buffer protocol: NumPy builds an array from an ``__array_interface__`` dict several
+times slower, and every large output of every call pays it.
 
 Blocks are pooled by exact byte size (one program's outputs come back with the same
 sizes), 64-byte aligned, and only for arrays of :data:`MIN_BYTES` or more (smaller ones
@@ -25,7 +28,9 @@ to the next call is still written in place.
 """
 from __future__ import annotations
 
+import ctypes
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +42,7 @@ MIN_BYTES = 256 << 10
 #: The most bytes kept in free blocks.
 MAX_POOLED_BYTES = 1 << 30
 _ALIGNMENT = 64
+_MAX_LEASE_TYPES = 4096     # lease types kept (one per block size)
 
 
 class _Pool:
@@ -83,18 +89,32 @@ POOL = _Pool()
 
 
 class Lease:
-    """The ``base`` of an array made by :func:`empty`: holds one pooled block and returns
-    it to the pool when no array uses it any more."""
+    """The ``base`` of an array made by :func:`empty`: holds one pooled block (``block``)
+    and returns it to the pool when no array uses it any more. Each lease is an instance
+    of :func:`lease_type`'s ctypes byte array type of its block's size, made at the
+    block's address (the module docstring says why)."""
 
-    __slots__ = ("block", "__array_interface__")
-
-    def __init__(self, block: np.ndarray, shape: tuple[int, ...], dtype: np.dtype) -> None:
-        self.block = block
-        self.__array_interface__ = {"shape": shape, "typestr": dtype.str,
-                                    "data": (address_of(block), False), "version": 3}
+    __slots__ = ()
+    #: marks recycled memory for the front end's donation check (``frontend/donation.py``)
+    memory_lease = True
+    block: np.ndarray
 
     def __del__(self) -> None:
         POOL.give_back(self.block)
+
+
+_lease_types: dict[int, Any] = {}
+
+
+def lease_type(nbytes: int) -> Any:
+    """The :class:`Lease` type of ``nbytes``-byte blocks (a ctypes byte array)."""
+    kind = _lease_types.get(nbytes)
+    if kind is None:
+        if len(_lease_types) >= _MAX_LEASE_TYPES:       # many sizes: start over
+            _lease_types.clear()
+        kind = _lease_types[nbytes] = type(f"Lease{nbytes}", (Lease, ctypes.c_char * nbytes),
+                                           {})
+    return kind
 
 
 def empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -103,9 +123,12 @@ def empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     nbytes = dtype.itemsize
     for d in shape:
         nbytes *= d
-    if nbytes < MIN_BYTES or dtype.isbuiltin != 1:   # ml_dtypes types have no typestr
+    if nbytes < MIN_BYTES or dtype.isbuiltin != 1:   # ml_dtypes' types: not pooled
         return np.empty(shape, dtype)
-    return np.asarray(Lease(POOL.take(nbytes), tuple(shape), dtype))
+    block = POOL.take(nbytes)
+    lease = lease_type(nbytes).from_address(address_of(block))
+    lease.block = block
+    return np.ndarray(shape, dtype, lease)
 
 
 def copy(a: np.ndarray) -> np.ndarray:
@@ -115,4 +138,4 @@ def copy(a: np.ndarray) -> np.ndarray:
     return out
 
 
-__all__ = ["empty", "copy", "Lease", "POOL", "MIN_BYTES", "MAX_POOLED_BYTES"]
+__all__ = ["empty", "copy", "Lease", "lease_type", "POOL", "MIN_BYTES", "MAX_POOLED_BYTES"]

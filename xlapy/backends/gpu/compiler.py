@@ -6,8 +6,9 @@ on a clone, assigns buffers, emits a kernel for every instruction a GPU emitter 
 (``ptx.py``) loaded by the driver, or for the host on the simulator -- and builds the
 plan of thunks (``runtime.py``). Dots go to cuBLAS when it is found (``cublas.py``), else
 to the backend's tiled kernel (``gemm_kernel.py``); convolutions to the backend's own
-kernels (``convolution.py``, ``conv_gemm.py``), large ones to im2col + cuBLAS when it is
-found (``conv_im2col.py``); everything else without a kernel runs in the host fallback.
+kernels (``convolution.py``, ``conv_gemm.py``), large ones the tiled kernel does not take
+to im2col + cuBLAS when it is found (``conv_im2col.py``); everything else without a kernel
+runs in the host fallback.
 
 Platforms: ``"gpu"`` (:class:`GpuBackend` on :class:`~xlapy.backends.gpu.cuda.CudaDevice`;
 its device is opened at the first compile, so :meth:`compiler_ir` works with no GPU) and

@@ -1,14 +1,12 @@
 """Convolutions as im2col + the cuBLAS GEMM, when cuBLAS is found (on the device only).
 
-Bytes and FLOPs: the ResNet layer ``64x56x56x64 * 3x3x64x64`` is 14.8 GFLOP; its patch
-matrix is 9x the activations, 462 MB, so writing and reading it costs about 0.2 ms at an
-H200's ~4.3 TB/s, while the GEMM's 14.8 GFLOP at cuBLAS' full-fp32 rate (tens of TFLOP/s,
-most of the card's peak) takes about as long again; the backend's own implicit GEMM
-(``conv_gemm.py``: no register double buffering, 4x4 outputs per thread, index arithmetic
-per gathered element) reaches a fraction of cuBLAS' rate, so on big layers the copy is the
-cheaper price. Without cuBLAS, on the simulator, for groups, f16/bf16, reversed windows,
-other layouts, or when the patch matrix would pass :data:`MAX_PATCH_BYTES`, the implicit
-GEMM runs instead.
+Where it runs: a large single-group f32/f64 convolution that the tiled implicit-GEMM kernel
+(``conv_gemm.py``) does not take, i.e. one that would otherwise run on the direct kernel
+(one thread per output). The patch matrix costs memory traffic (9x the activations for a
+3x3 window) on top of the GEMM, and on an H200 the tiled kernel beat im2col + cuBLAS on
+every CNN layer the GPU check times (:data:`OVER_TILED` turns the comparison back on).
+Without cuBLAS, on the simulator, for groups, f16/bf16, reversed windows, other layouts,
+or when the patch matrix would pass :data:`MAX_PATCH_BYTES`, the backend's kernels run.
 
 :func:`im2col_plan` accepts a convolution with one group (``G = Bg = 1``), one float type
 (f32/f64) for operands and result, the kernel stored as a row-major ``B[R, N]`` (its output
@@ -41,6 +39,10 @@ from .simt import KernelFrame, Target
 MAX_PATCH_BYTES = 1 << 30
 #: Fewer multiply-adds than this: the own kernel (one launch) beats a launch and a gemm call.
 MIN_MACS = 1 << 24
+#: Whether im2col + cuBLAS also replaces the tiled implicit-GEMM kernel. Off: on an H200
+#: the tiled kernel measured faster on every CNN layer of ``benchmarks/gpu_check_conv.py``
+#: (``docs/performance.md``), so im2col + cuBLAS runs where only the direct kernel applies.
+OVER_TILED = False
 
 
 @dataclass(frozen=True)
@@ -177,4 +179,4 @@ class Im2colGemmThunk(Thunk):
 
 
 __all__ = ["Im2col", "Im2colGemmThunk", "blas_handle", "emit_im2col", "im2col_plan",
-           "MAX_PATCH_BYTES", "MIN_MACS"]
+           "MAX_PATCH_BYTES", "MIN_MACS", "OVER_TILED"]

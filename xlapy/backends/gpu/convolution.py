@@ -26,8 +26,9 @@ Two kernels (:class:`ConvolutionEmitter` picks one):
   CNNs).
 
 Where cuBLAS is found (never on the simulator) a large single-group f32/f64 convolution
-runs as im2col + the cuBLAS GEMM instead (``conv_im2col.py`` says when and why); its im2col
-kernel is emitted beside the kernel above, which runs when cuBLAS is not there.
+that the tiled kernel does not take runs as im2col + the cuBLAS GEMM instead of the direct
+kernel (``conv_im2col.py`` says when and why); its im2col kernel is emitted beside the
+direct kernel, which runs when cuBLAS is not there.
 
 Accumulation as the CPU backend's: ``f32`` for f16/bf16/f32, ``f64`` when an operand or the
 result is f64, ``i64`` for integers (wrapped to the result type); the interpreter sums
@@ -380,8 +381,10 @@ class ConvolutionEmitter:
             k = emit_tiled(self.target, name, spec)
         k = k or emit_direct(self.target, name, spec)
         if k is not None and k.module is not None:
-            from .conv_im2col import emit_im2col
-            k.im2col = emit_im2col(self.target, k.module, f"{name}_im2col", spec)
+            from . import conv_im2col
+            if k.kind != "conv-gemm-tiled" or conv_im2col.OVER_TILED:
+                k.im2col = conv_im2col.emit_im2col(self.target, k.module, f"{name}_im2col",
+                                                   spec)
         return k
 
 

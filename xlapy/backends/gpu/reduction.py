@@ -58,6 +58,10 @@ SPLIT_MIN_ROW = 32768          # rows at least this long may be split over block
 TARGET_BLOCKS = 2048           # about this many blocks when splitting
 MIN_CHUNK_PER_THREAD = 16      # elements per thread per chunk, at least
 UNROLL = 4                     # elements per trip of a thread's sweep
+# A split row's thread reads GROUP consecutive elements a stripe (LLVM merges them into one
+# 128-bit load where the buffer is aligned), SPLIT_UNROLL stripes a trip.
+GROUP = 4
+SPLIT_UNROLL = 1
 
 
 _IDENTITY_OPS = frozenset({"add", "multiply", "maximum", "minimum", "and", "or", "xor"})
@@ -185,6 +189,18 @@ def buffers_usable(assignment: Any, instr: HloInstruction, outputs: list) -> boo
     return aliases == {} and sum(1 for b in buffers if b.role == "output") == len(outputs)
 
 
+def split_groups(plan: Any, buffers: list, assignment: Any) -> None:
+    """Set a split row plan's ``group`` (:data:`GROUP` consecutive elements a thread reads
+    per stripe; the chunks rounded up to whole groups) and ``aligned_slots``: the operand
+    buffers that start 16-byte aligned, whose kernel arguments say so, so that LLVM can
+    merge a group's loads into one vector load."""
+    from .row_tile import VECTOR_BYTES, aligned
+    plan.group = GROUP
+    plan.chunk = -(-plan.chunk // GROUP) * GROUP
+    plan.aligned_slots = [i for i, kb in enumerate(buffers) if kb.role == "operand"
+                          and aligned(assignment, kb, VECTOR_BYTES)]
+
+
 class ReductionEmitterBase:
     """What the reduction emitters share: the buffer assignment, the target and
     :meth:`emit` (a subclass's ``analyze``, ``launch`` and ``build``)."""
@@ -256,6 +272,8 @@ class RowReductionEmitter(ReductionEmitterBase):
             return None
         from .row_tile import tile_rows
         tile_rows(plan, kernel_buffers(instr), self.assignment, parts.stored)
+        if plan.splits > 1:
+            split_groups(plan, kernel_buffers(instr), self.assignment)
         return plan
 
     def launch(self, plan: _Plan) -> tuple[int, int, list[str]]:
@@ -425,6 +443,10 @@ class _Builder:
         lo = b.mul(part, c64(plan.chunk))
         hi_raw = b.add(lo, c64(plan.chunk))
         hi = b.select(b.icmp_unsigned("<", hi_raw, c64(plan.rowlen)), hi_raw, c64(plan.rowlen))
+        group = getattr(plan, "group", 1)
+        if not f.target.simulated:
+            for slot in getattr(plan, "aligned_slots", ()):
+                f.fn.args[slot].attributes.align = 16
         for r in plan.reduces:
             gens = self.generators()
             ty = llvm_type(r.shape.element_type)
@@ -433,6 +455,9 @@ class _Builder:
             init = lambda r=r: identity(r)   # noqa: E731
 
             def sweep(tid: ir.Value, r=r, gens=gens, acc=acc, init=init) -> None:
+                if group > 1:
+                    acc.store(tid, self._grouped_sweep(r, gens, kept, tid, lo, hi, init()))
+                    return
                 a = init()
                 step = f.block_size
                 # UNROLL elements a trip (their loads are independent), then the rest
@@ -452,6 +477,29 @@ class _Builder:
                 return
             self.values[id(r)] = slot
         self.write_outputs(kept)
+
+    def _grouped_sweep(self, r: HloInstruction, gens: dict, kept: list, tid: ir.Value,
+                       lo: ir.Value, hi: ir.Value, a: ir.Value) -> ir.Value:
+        """A split row's sweep: the thread's groups of ``plan.group`` consecutive elements,
+        one per stripe of ``block x group`` elements (:data:`SPLIT_UNROLL` stripes a trip,
+        then single stripes), then the part of a group that the chunk's end cuts."""
+        b, g = self.b, self.plan.group
+        step = self.f.block_size * g
+        load = gens[id(r.operands[0])]
+
+        def groups(j: ir.Value, a: list, stripes: int) -> list:
+            return [self._combine_many(r, a[0], [
+                load(self.full_index(kept, b.add(j, c64(s * step + e))))
+                for s in range(stripes) for e in range(g)])]
+        start = b.add(lo, b.mul(tid, c64(g)))
+        (a,), j = self._strided(start, b.sub(hi, c64(step * (SPLIT_UNROLL - 1) + g - 1)),
+                                step * SPLIT_UNROLL, [a],
+                                lambda j, a: groups(j, a, SPLIT_UNROLL), signed=True)
+        (a,), j = self._strided(j, b.sub(hi, c64(g - 1)), step, [a],
+                                lambda j, a: groups(j, a, 1), signed=True)
+        (a,), _ = self._strided(j, hi, 1, [a], lambda j, a: [self.combine(
+            r, a[0], load(self.full_index(kept, j)))], signed=True)
+        return a
 
     def _combine_splits(self, r: HloInstruction, row, part, slot, acc, init, start
                         ) -> None:

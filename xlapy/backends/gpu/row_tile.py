@@ -67,7 +67,7 @@ def _pow2_at_least(n: int) -> int:
     return 1 << max(0, (n - 1).bit_length())
 
 
-def _aligned(assignment: Any, kb: Any, nbytes: int) -> bool:
+def aligned(assignment: Any, kb: Any, nbytes: int) -> bool:
     """Whether buffer ``kb`` starts at a multiple of ``nbytes`` of its allocation (whose
     base the runtime aligns to 256 bytes)."""
     if assignment is None:
@@ -104,7 +104,7 @@ def tile_rows(plan: Any, buffers: list, assignment: Any, stored: list) -> None:
     sizes = [_bytes(buffers[s].shape) for _, s in sources] + [_bytes(sh) for _, sh in outs]
     vec = 4 if max(sizes, default=4) <= 4 else VECTOR_BYTES // max(sizes)
     if vec < 2 or plan.rowlen % vec or not all(
-            _aligned(assignment, buffers[s], VECTOR_BYTES) for _, s in sources):
+            aligned(assignment, buffers[s], VECTOR_BYTES) for _, s in sources):
         vec = 1
     if plan.rowlen <= WARP_ROW_MAX:
         tpr = min(WARP, max(4, _pow2_at_least(-(-plan.rowlen // TARGET_THREAD_ELEMENTS))))
@@ -133,7 +133,7 @@ def tile_rows(plan: Any, buffers: list, assignment: Any, stored: list) -> None:
             plan.kept_operands.append(op)
             words += size
     plan.vector_outputs = {k for k, sh in outs if vec > 1 and _row_major(sh)
-                           and _aligned(assignment, buffers[nops + k], VECTOR_BYTES)}
+                           and aligned(assignment, buffers[nops + k], VECTOR_BYTES)}
 
 
 class RowTileBuilder(_Builder):
