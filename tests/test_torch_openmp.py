@@ -195,3 +195,22 @@ def test_training_steps_match_eager_on_openmp_threads(runtime):
     assert tp.shared_pool().openmp is not None or tp.shared_pool().size == 1
     for pe, px in zip(models["eager"].parameters(), models["xlapy"].parameters()):
         torch.testing.assert_close(px, pe, rtol=1e-4, atol=1e-5)
+
+
+def test_a_forked_child_uses_the_pools_own_workers(runtime):
+    import multiprocessing
+    pool = tp.shared_pool()
+    saved = pool.openmp
+    if not tp.share_openmp_threads():
+        pytest.skip("the shared pool does not use the OpenMP team here")
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(1) as workers:
+            assert workers.apply(_child_uses_openmp, ()) is False
+    finally:
+        pool.openmp = saved
+
+
+def _child_uses_openmp():
+    return tp.shared_pool().openmp is not None
+

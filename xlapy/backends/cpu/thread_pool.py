@@ -24,6 +24,7 @@ tries again.
 from __future__ import annotations
 
 import ctypes
+import functools
 import logging
 import os
 import threading
@@ -270,6 +271,10 @@ def shared_pool() -> ThreadPool:
     return _POOL
 
 
+def _forget_openmp(pool: ThreadPool) -> None:
+    pool.openmp = None
+
+
 def share_openmp_threads() -> bool:
     """Let the shared pool run its jobs on the threads of the OpenMP runtime already in
     the process (see the module docstring); whether it now does. Called by a front end
@@ -285,6 +290,8 @@ def share_openmp_threads() -> bool:
         return False
     with pool._lock:                  # not while a job runs on the pool's own workers
         pool.openmp = runtime
+    # libgomp's team does not survive fork(): a child process uses the pool's own workers
+    os.register_at_fork(after_in_child=functools.partial(_forget_openmp, pool))
     log.debug("xlapy: the CPU pool runs its shares on the OpenMP runtime's threads")
     return True
 
