@@ -7,21 +7,21 @@ layout), ``B`` in panels of ``16*NV`` columns and ``A`` (as ``A^T``) in panels o
 rows, and the microkernel keeps an ``MR x NV`` block of 16-lane f32 accumulators in
 registers over all of K, storing it straight into the result.
 
-Threads: a product with several matrices in its batch gives each thread whole matrices
-(packing included). A single matrix is shared by row blocks: the threads first pack
-``B``'s panels together (each panel once, for every thread), then take the work items,
-each a range of ``A``'s row blocks that its thread packs and multiplies against all of
-the packed ``B``. Nothing is packed twice, so a product can be cut into more items than
-threads (``items_per_thread``): a thread that the host gives its core late finds fewer
-items left, instead of holding up the product with a fixed half of it (OpenBLAS calls
-split over the pool each pack the shared operand again, so they are cut once per
-thread).
+Threads, two ways. Work items from Python (:func:`pieces`, the bf16 thunk): a product
+with several matrices in its batch gives each thread whole matrices (packing included);
+a single matrix is shared by row blocks, after the threads have packed ``B``'s panels
+together. The native driver (``dynamic=True``, the f32 path; :class:`DriverCall`): one
+call per thread, the threads taking ``B``-panel packing units and then row-block units
+from one atomic counter, so nothing is packed twice and a product is cut into more units
+than threads: a thread that the host gives its core late finds fewer units left, instead
+of holding up the product with a fixed half of it (OpenBLAS calls split over the pool
+each pack the shared operand again, so they are cut once per thread).
 
 The f32 path (:func:`f32_wanted`, used by ``blas.py``'s dot plans), on request
 (``XLAPY_F32_GEMM=packed``): f32 products that would be split over the pool (at least
 ``PARALLEL_GEMM_FLOPS``) run here on hosts with AVX-512. It is not the default: on the
-2-core AVX-512 hosts measured, two OpenBLAS calls split over the pool were as fast or a
-few percent faster on W4b's products (docs/performance.md, "Packed f32 GEMM"). The sum
+2-core AVX-512 host measured, two OpenBLAS calls split over the pool were a few percent
+faster on W4b's products (docs/performance.md, "W4b: Adam's updates in one loop"). The sum
 order differs from ``sgemm``'s (one FMA chain along K per element), so results agree
 with BLAS and the interpreter to f32 rounding, not bitwise.
 """
