@@ -411,6 +411,9 @@ class _AllReduce(_Prepared):
 
     def requests(self, sources: Arrays, destinations: Arrays) -> list:
         comm, op, in_place = self.comm, self.op, self.MPI.IN_PLACE
+        if len(sources) == 1:                   # the common case, without a comprehension
+            return [comm.Iallreduce(in_place if self.in_place[0] else sources[0],
+                                    destinations[0], op)]
         return [comm.Iallreduce(in_place if same else s, d, op)
                 for s, d, same in zip(sources, destinations, self.in_place)]
 

@@ -262,10 +262,9 @@ class CpuExecutable:
             out = allocate()
             bases[alloc] = out
             addrs[alloc] = address_of(out)
-            if self._dynamic_slots:
-                self._patch_and_run(mem)
-            else:
-                run(mem)
+            for table, slot, a, offset in self._dynamic_slots:     # _patch_and_run, inline
+                table[slot] = addrs[a] + offset
+            run(mem)
             STATS.record_call(self.step_memory, self._transient)
             return out
         finally:
