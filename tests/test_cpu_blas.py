@@ -219,6 +219,33 @@ def test_batched_parallel_and_whole(mode, dtype, monkeypatch):
     assert ("parallel=" in plan.summary()) == (mode == "parallel" and blas.cores() > 1)
 
 
+@pytest.mark.parametrize("batch", [2, 5, 64])
+@pytest.mark.parametrize("dtype", ["f32", "f64", "c64"])
+def test_small_products_batch_split_over_the_pool(batch, dtype, monkeypatch):
+    """A batch of small products (attention's per-head ``[64,32]x[32,64]``) cut along the
+    batch, one ``numpy.matmul`` slice per core, the batch dim not the leading one."""
+    monkeypatch.setattr(blas, "PARALLEL_SMALL_BATCH_FLOPS", 0)
+    instr = make_dot((16, batch, 32), (batch, 32, 16), dtype, (1,), (2,), (0,), (1,))
+    rng = np.random.default_rng(batch)
+    lhs = random((16, batch, 32), instr.shape.dtype, rng)
+    rhs = in_layout(random((batch, 32, 16), instr.shape.dtype, rng), (1, 2, 0))
+    out = np.empty((batch, 16, 16), instr.shape.dtype)
+    got, ref, thunk = run(instr, lhs, rhs, out)
+    assert_close(got, ref, 32)
+    (plan,) = thunk.plans.values()
+    parts = min(batch, blas.cores())
+    assert plan.summary() == (f"numpy parallel={parts}" if parts > 1 else "numpy")
+
+
+def test_small_products_below_the_batch_threshold_run_whole():
+    instr = make_dot((4, 8, 8), (4, 8, 8), "f32", (0,), (2,), (0,), (1,))
+    rng = np.random.default_rng(2)
+    got, ref, thunk = run(instr, random((4, 8, 8), np.float32, rng),
+                          random((4, 8, 8), np.float32, rng), np.empty((4, 8, 8), np.float32))
+    assert_close(got, ref, 8)
+    assert [p.summary() for p in thunk.plans.values()] == ["numpy"]
+
+
 @pytest.mark.parametrize("shape", [((64, 48), (48,)), ((48,), (48, 64)), ((300,), (300,))])
 @pytest.mark.parametrize("dtype", ["f32", "f64", "c64", "c128"])
 @pytest.mark.parametrize("layout", ["row", "col", "every_other"])

@@ -497,6 +497,13 @@ def env_llvm_helpers() -> int | None:
         return 0
 
 
+def env_cpu_openmp() -> bool:
+    """``XLAPY_CPU_OPENMP=0`` (or ``false``/``no``) keeps the CPU runtime's parallel work on
+    its own threads even where it may share an OpenMP runtime already in the process
+    (PyTorch's: ``backends/cpu/thread_pool.py``); on by default."""
+    return os.environ.get("XLAPY_CPU_OPENMP", "").strip().lower() not in ("0", "false", "no")
+
+
 # --------------------------------------------------------------------------------------------
 # TensorFlow's auto-clustering flags (``TF_XLA_FLAGS``), for ``xlapy.tf``
 

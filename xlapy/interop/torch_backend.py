@@ -303,12 +303,18 @@ def xlapy_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
 
 def _prepare(name: str | None) -> None:
     """Let the xlapy backend get ready for the compiles to come (the CPU backend starts
-    its LLVM helper processes, which then load while AOTAutograd traces)."""
+    its LLVM helper processes, which then load while AOTAutograd traces), and let the CPU
+    runtime's parallel work run on PyTorch's OpenMP threads (``thread_pool``'s docstring:
+    its own workers would share the cores with them while they spin)."""
+    from ..backends.cpu.thread_pool import share_openmp_threads
     from ..client import get_backend
     from ..frontend.core import default_backend
-    prepare = getattr(get_backend(name or default_backend()), "prepare", None)
+    backend = get_backend(name or default_backend())
+    prepare = getattr(backend, "prepare", None)
     if callable(prepare):
         prepare()
+    if getattr(backend, "name", None) == "cpu":
+        share_openmp_threads()
 
 
 def ensure_registered() -> None:

@@ -33,6 +33,9 @@ Paths (benchmarks/dot_crossover.py; 2 cores, OpenBLAS 0.3.34 SkylakeX kernel):
 - ``M*N*K < SMALL_DOT_FLOPS`` (64^3) per matrix: ``numpy.matmul`` into ``out``, cheaper
   through the thunk than the BLAS path (the ctypes call and the one-thread switch below).
   Below 64^3 NumPy's own OpenBLAS stays single-threaded, so its thread pool does not wake up.
+  A batch of such products of at least ``PARALLEL_SMALL_BATCH_FLOPS`` in all (attention's
+  per-head products) is cut along the batch into one slice per core, each a
+  ``numpy.matmul`` on the runtime's pool (NumPy releases the GIL in it).
 - one product: ``?gemm`` straight on the arrays; from ``PARALLEL_GEMM_FLOPS`` (256^3) it
   is cut into one block of C's columns (rows when M > N) per core, each a ``?gemm`` on the
   runtime's pool (``GemmCall.pieces``). OpenBLAS itself runs one thread (``blas_lib``'s
@@ -74,6 +77,9 @@ from .thunks import address_of
 
 #: Below this many multiply-adds per matrix (M*N*K) numpy.matmul beats the ctypes call.
 SMALL_DOT_FLOPS = 64 * 64 * 64
+#: A batch of small products (below SMALL_DOT_FLOPS each) with at least this many flops in
+#: all is cut along the batch over the pool's threads.
+PARALLEL_SMALL_BATCH_FLOPS = 2 * 128 ** 3
 
 
 # --------------------------------------------------------------------------------------------
@@ -190,6 +196,7 @@ class _BlasDotPlan:
         self.plan: MatmulPlan | None = None
         self.vector: VectorCall | None = None
         self.pieces: list[tuple] | None = None
+        self.batch_slices = self._batch_slices()
         if self.empty or self.zero or self.small:
             return
         nb, nlf = len(d.lhs_batch), len(d.lhs_free)
@@ -214,12 +221,23 @@ class _BlasDotPlan:
         if self.vector is None:
             self.pieces = self.plan.call.pieces(cores())
 
+    def _batch_slices(self) -> list[slice] | None:
+        """The batch cut into one slice per core for a batch of small products written
+        straight into the output, or None (one ``numpy.matmul``)."""
+        workers = min(cores(), self.batch)
+        if not (self.small and self.out_direct and not self.empty and not self.zero) or \
+                workers <= 1 or \
+                2 * self.batch * self.m * self.n * self.k < PARALLEL_SMALL_BATCH_FLOPS:
+            return None
+        return [slice(self.batch * i // workers, self.batch * (i + 1) // workers)
+                for i in range(workers)]
+
     def summary(self) -> str:
         """One line: the path this plan takes (for tests and debugging)."""
         if self.empty or self.zero:
             return "empty" if self.empty else "zeros"
         if self.small:
-            return "numpy"
+            return f"numpy parallel={len(self.batch_slices)}" if self.batch_slices else "numpy"
         p = self.plan
         kind = ("dot" if self.vector.rows == 0 else "gemv") if self.vector else "gemm"
         if self.pieces is not None:
@@ -245,7 +263,9 @@ class _BlasDotPlan:
         if self.small:
             a = self.operand(lhs, d.lhs_perm, self.shape3[0], False)
             b = self.operand(rhs, d.rhs_perm, self.shape3[1], False)
-            if self.out_direct:
+            if self.batch_slices is not None:
+                self._small_batch(a, b, out.reshape(self.shape3[2]))
+            elif self.out_direct:
                 np.matmul(a, b, out=out.reshape(self.shape3[2]))
             else:     # IEEE results (inf, nan) as compiled code gives them: no warnings
                 with np.errstate(all="ignore"):
@@ -267,6 +287,11 @@ class _BlasDotPlan:
         if plan.temp_c:
             np.copyto(out, target.reshape(out.shape), casting="unsafe")
 
+
+    def _small_batch(self, a: np.ndarray, b: np.ndarray, out3: np.ndarray) -> None:
+        def work(part: slice, state: dict) -> None:
+            np.matmul(a[part], b[part], out=out3[part])
+        shared_pool().parallel_for(self.batch_slices, work)
 
     def _gemm(self, pa: int, pb: int, pc: int) -> None:
         if self.pieces is None:
@@ -347,4 +372,5 @@ def make_dot_thunk(instr: HloInstruction) -> "DotThunk | Bf16DotThunk":
 
 
 __all__ = ["supports_dot", "make_dot_thunk", "DotThunk", "dot_dims", "DotDims", "compute_dtype",
-           "to_result_type", "SMALL_DOT_FLOPS", "library", "matmul_into", "BLAS_DTYPES"]
+           "to_result_type", "SMALL_DOT_FLOPS", "PARALLEL_SMALL_BATCH_FLOPS", "library",
+           "matmul_into", "BLAS_DTYPES"]

@@ -1,11 +1,40 @@
 """The CPU runtime's one thread pool: persistent workers that run native kernels split into
 unit ranges and loops of library calls (:class:`ThreadPool`), shared by the whole process
-(:func:`shared_pool`)."""
+(:func:`shared_pool`).
+
+In a process where another library runs its own parallel work on an OpenMP runtime
+(PyTorch: its operators and oneDNN/MKL on the GNU ``libgomp``), that runtime's idle
+threads spin for a while after each parallel region before they sleep; the pool's own
+workers then share the cores with spinning threads, and a step that alternates between
+PyTorch's operators and xlapy's programs (``torch.compile(backend="xlapy")``) lost most
+of its parallel speed-up. :func:`share_openmp_threads` makes the shared pool run its
+jobs' shares on that runtime's threads instead (``GOMP_parallel``: the threads that spin
+take the shares at once); the pool's semantics (one job at a time, the calling thread
+takes a share, every share finishes before an error is raised) stay the same.
+``XLAPY_CPU_OPENMP=0`` keeps the pool's own workers.
+
+On a machine whose cores other processes keep busy, a team thread that is not running
+makes the others spin at the end of the region, and jobs on the OpenMP threads became
+many times slower than on the pool's own (sleeping) workers. So the runtime watches how
+long the calling thread waits for the others after its own shares
+(:meth:`OpenMPRuntime.run`): when that wait keeps exceeding its own share's time (and
+:data:`SLOW_WAIT_S`), the pool goes back to its own workers for :data:`BACKOFF_S`, then
+tries again.
+"""
 from __future__ import annotations
 
+import ctypes
+import functools
+import logging
 import os
 import threading
+import time
 from typing import Any, Callable, Sequence
+
+from ...config import env_cpu_openmp
+
+log = logging.getLogger("xlapy.cpu")
+
 
 def cores() -> int:
     """CPUs this process may run on."""
@@ -44,6 +73,96 @@ class _Job:
             raise interrupt
 
 
+#: A wait for the team after the calling thread's shares below this is never "slow" (waking
+#: sleeping team threads takes well under it; a descheduled one costs a time slice).
+SLOW_WAIT_S = 0.002
+#: How long the pool uses its own workers after the OpenMP team kept coming late.
+BACKOFF_S = 1.0
+# the decaying count of slow jobs at which the pool backs off (about 3 of the last 8 jobs)
+_SLOW_SCORE = 2.0
+
+
+class OpenMPRuntime:
+    """An OpenMP runtime (GNU ``libgomp``) already loaded into the process, running a
+    pool job's shares on its threads (see the module docstring)."""
+
+    _SHARE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+    def __init__(self, lib: ctypes.CDLL) -> None:
+        self._parallel = lib.GOMP_parallel
+        self._parallel.argtypes = [self._SHARE, ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint]
+        self._parallel.restype = None
+        self._thread_num = lib.omp_get_thread_num
+        self._num_threads = lib.omp_get_num_threads
+        self._thread_num.restype = self._num_threads.restype = ctypes.c_int
+        self._job: tuple[Callable[..., None], Sequence[tuple], list[BaseException]] | None = None
+        self._callback = self._SHARE(self._shares)     # kept alive as long as the runtime
+        self._caller_done = 0.0          # when the calling thread finished its shares
+        self._slow_score = 0.0
+        self._backoff_until = 0.0
+        self.backoffs = 0                # times the team came late so often the pool backed off
+
+    def usable(self) -> bool:
+        """Whether jobs go to the OpenMP team now (not while backing off: see the module
+        docstring)."""
+        return self._backoff_until == 0.0 or time.perf_counter() >= self._backoff_until
+
+    def _observe(self, start: float, end: float) -> None:
+        own, wait = self._caller_done - start, end - self._caller_done
+        slow = wait > max(SLOW_WAIT_S, own)
+        self._slow_score = 0.75 * self._slow_score + (1.0 if slow else 0.0)
+        if self._slow_score >= _SLOW_SCORE:
+            self._slow_score = 0.0
+            self._backoff_until = end + BACKOFF_S
+            self.backoffs += 1
+            log.debug("xlapy: the OpenMP team keeps coming late; the CPU pool uses its own "
+                      "workers for %.1f s", BACKOFF_S)
+
+    @classmethod
+    def loaded(cls) -> "OpenMPRuntime | None":
+        """The ``libgomp`` another library loaded into this process, or None (none loaded,
+        or a platform without ``RTLD_NOLOAD``). Never loads one itself."""
+        noload = getattr(os, "RTLD_NOLOAD", None)
+        if noload is None:
+            return None
+        try:
+            lib = ctypes.CDLL("libgomp.so.1", mode=noload)
+        except OSError:
+            return None
+        if not all(hasattr(lib, f) for f in ("GOMP_parallel", "omp_get_thread_num",
+                                             "omp_get_num_threads")):
+            return None
+        return cls(lib)
+
+    def _shares(self, _data: int | None) -> None:
+        job = self._job
+        if job is None:
+            return
+        fn, shares, errors = job
+        k, n = self._thread_num(), max(1, self._num_threads())
+        for args in shares[k::n]:      # thread k of n: every n-th share from the k-th
+            try:
+                fn(*args)
+            except BaseException as e:      # noqa: BLE001 - raised once all shares are done
+                errors.append(e)
+        if k == 0:
+            self._caller_done = time.perf_counter()
+
+    def run(self, fn: Callable[..., None], shares: Sequence[tuple]) -> list[BaseException]:
+        """``fn(*share)`` for every share, one thread of the runtime's team per share (the
+        calling thread is thread 0); returns when all are done, with the errors raised.
+        The caller holds the pool's lock: one job at a time."""
+        errors: list[BaseException] = []
+        self._job = (fn, shares, errors)
+        start = self._caller_done = time.perf_counter()
+        try:
+            self._parallel(self._callback, None, len(shares), 0)
+        finally:
+            self._job = None
+        self._observe(start, time.perf_counter())
+        return errors
+
+
 class ThreadPool:
     """Persistent workers for the runtime's parallel work: native kernels split into unit
     ranges (:meth:`run`) and loops of library calls (:meth:`parallel_for`).
@@ -65,6 +184,7 @@ class ThreadPool:
         self._work: list[Any] = [None] * self.size
         self._start = [threading.Semaphore(0) for _ in range(self.size)]
         self._lock = threading.Lock()
+        self.openmp: OpenMPRuntime | None = None     # shares run on its threads when set
         self._threads = []
         for i in range(1, self.size):
             t = threading.Thread(target=self._worker, args=(i,), daemon=True,
@@ -90,6 +210,14 @@ class ThreadPool:
         if len(shares) <= 1 or not self._lock.acquire(blocking=False):
             for args in shares:
                 fn(*args)
+            return
+        if self.openmp is not None and self.openmp.usable():
+            try:
+                errors = self.openmp.run(fn, shares)
+            finally:
+                self._lock.release()
+            if errors:
+                raise errors[0]
             return
         try:
             job = _Job(len(shares))
@@ -143,4 +271,29 @@ def shared_pool() -> ThreadPool:
     return _POOL
 
 
-__all__ = ["ThreadPool", "shared_pool", "cores"]
+def _forget_openmp(pool: ThreadPool) -> None:
+    pool.openmp = None
+
+
+def share_openmp_threads() -> bool:
+    """Let the shared pool run its jobs on the threads of the OpenMP runtime already in
+    the process (see the module docstring); whether it now does. Called by a front end
+    that knows such a runtime works beside xlapy (the PyTorch backend); nothing changes
+    with ``XLAPY_CPU_OPENMP=0``, without such a runtime, or for a pool of one thread."""
+    pool = shared_pool()
+    if pool.openmp is not None:
+        return True
+    if not env_cpu_openmp() or pool.size <= 1:
+        return False
+    runtime = OpenMPRuntime.loaded()
+    if runtime is None:
+        return False
+    with pool._lock:                  # not while a job runs on the pool's own workers
+        pool.openmp = runtime
+    # libgomp's team does not survive fork(): a child process uses the pool's own workers
+    os.register_at_fork(after_in_child=functools.partial(_forget_openmp, pool))
+    log.debug("xlapy: the CPU pool runs its shares on the OpenMP runtime's threads")
+    return True
+
+
+__all__ = ["ThreadPool", "OpenMPRuntime", "shared_pool", "share_openmp_threads", "cores"]
