@@ -71,15 +71,23 @@ def sample(call: Callable, number: int) -> float:
     return (time.perf_counter() - t0) / number
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def start(description: str, argv: Sequence[str] | None) -> argparse.Namespace:
+    """``--repeat``/``--number`` of an alternating-samples benchmark, after the OpenBLAS
+    environment check; prints the machine line."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("--repeat", type=int, default=9)
     p.add_argument("--number", type=int, default=5, help="calls per sample")
     args = p.parse_args(argv)
     check_openblas_env(allow=False)
     h = machine_header(measure_busy=False)
     load = ", ".join(f"{v:.2f}" for v in h["load_average"])
-    print(f"# {h['cpu']} (LLVM: {h['llvm_host_cpu']}), {h['cores']} cores; load average {load}")
+    print(f"# {h['cpu']} (LLVM: {h['llvm_host_cpu']}), {h['cores']} cores; load average "
+          f"{load}; {args.repeat} alternating samples of {args.number} calls, medians")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = start(__doc__.splitlines()[0], argv)
     print("| product | B x M x K x N, layout | f32 BLAS thunk | bf16 vdpbf16ps thunk | "
           "speed-up |")
     print("|---|---|---|---|---|")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from test_cpu_blas import every_other, in_layout, make_dot
-from xlapy.backends.cpu import bf16_dot, blas
+from xlapy.backends.cpu import bf16_dot, blas, packed_gemm
 from xlapy.backends.interpreter import Evaluator
 from xlapy.errors import InvalidArgumentError
 
@@ -95,16 +95,16 @@ def test_large_product_split_over_threads(monkeypatch):
     instr = make_dot((301, 257), (257, 190), "bf16", (), (1,), (), (0,), out_et="f32")
     rng = np.random.default_rng(11)
     check(instr, bf16_random((301, 257), rng), bf16_random((257, 190), rng))
-    g = bf16_dot._Geometry(1, 301, 257, 190)
-    items = bf16_dot.pieces(g, 2)
+    g = packed_gemm.Geometry(1, 301, 257, 190)
+    items = packed_gemm.pieces(g, 2)
     assert len(items) == 2 and items[0][2] == 0 and items[-1][3] == g.mblocks
 
 
 def test_pieces_cover_every_block_once():
-    for g in (bf16_dot._Geometry(5, 40, 8, 8), bf16_dot._Geometry(1, 100, 8, 100),
-              bf16_dot._Geometry(3, 7, 8, 8)):
+    for g in (packed_gemm.Geometry(5, 40, 8, 8), packed_gemm.Geometry(1, 100, 8, 100),
+              packed_gemm.Geometry(3, 7, 8, 8)):
         for threads in (1, 2, 3, 8):
-            seen = [(b, m) for b0, b1, m0, m1 in bf16_dot.pieces(g, threads)
+            seen = [(b, m) for b0, b1, m0, m1 in packed_gemm.pieces(g, threads)
                     for b in range(b0, b1) for m in range(m0, m1)]
             assert sorted(seen) == [(b, m) for b in range(g.batch) for m in range(g.mblocks)]
 
@@ -149,13 +149,21 @@ def test_other_dots_keep_the_blas_thunk():
 
 
 def reference_pack(x: np.ndarray, width: int) -> np.ndarray:
-    """bf16_kernels.py's packed layout, built with NumPy: [B*G, ceil(K/2), width] words."""
+    """packed_kernels.py's packed layout, built with NumPy: [B*G, ceil(K/2), width] words."""
     bsz, k, n = x.shape
     groups, kp = -(-n // width), (k + 1) // 2
     bits = np.zeros((bsz, 2 * kp, groups * width), np.uint32)
     bits[:, :k, :n] = x.view(np.uint16)
     words = bits[:, 0::2] | (bits[:, 1::2] << 16)
     return words.reshape(bsz, kp, groups, width).transpose(0, 2, 1, 3).reshape(-1, kp, width)
+
+
+def source_layout(x: np.ndarray, layout: str) -> np.ndarray:
+    """``x`` ([B, K, N]) stored for one of the packer's loop nests: K contiguous, N
+    contiguous, or strided (no unit stride)."""
+    if layout == "k_contiguous":
+        return np.ascontiguousarray(x.transpose(0, 2, 1)).transpose(0, 2, 1)
+    return x if layout == "n_contiguous" else every_other(x)
 
 
 @native
@@ -167,12 +175,7 @@ def test_packing_layouts(layout, width):
     rng = np.random.default_rng(width)
     for bsz, k, n in ((2, 7, 5), (1, 2 * 64 * 2 + 3, 3 * width + 1), (3, 130, width)):
         x = bf16_random((bsz, k, n), rng)
-        if layout == "k_contiguous":
-            src = np.ascontiguousarray(x.transpose(0, 2, 1)).transpose(0, 2, 1)
-        elif layout == "n_contiguous":
-            src = x
-        else:
-            src = every_other(x)
+        src = source_layout(x, layout)
         assert np.array_equal(src, x)
         out = bf16_dot.pack_pairs(src, width)
         assert out.ctypes.data % 64 == 0

@@ -45,7 +45,7 @@ def _refusals(pipeline: HloPassPipeline) -> list:
     return out
 
 
-def optimize(module: HloModule, reference: bool, multi_output: bool = False
+def optimize(module: HloModule, reference: bool, multi_output: bool | None = None
              ) -> tuple[str, str, list]:
     """Module text, buffer assignment text and fusion refusals after the CPU pipeline."""
     m = module.clone()
@@ -55,7 +55,7 @@ def optimize(module: HloModule, reference: bool, multi_output: bool = False
 
 
 def run_cpu_pipeline(module: HloModule, reference: bool = False,
-                     multi_output: bool = False) -> HloPassPipeline:
+                     multi_output: bool | None = None) -> HloPassPipeline:
     """Run the CPU pipeline on ``module`` as a compilation does (the interpreter folds
     constants), in reference mode or not; returns the pipeline."""
     ctx = pass_context(reference_mode=reference)
@@ -64,7 +64,7 @@ def run_cpu_pipeline(module: HloModule, reference: bool = False,
     return pipeline
 
 
-def assert_same_both_ways(module: HloModule, multi_output: bool = False) -> None:
+def assert_same_both_ways(module: HloModule, multi_output: bool | None = None) -> None:
     fast = optimize(module, reference=False, multi_output=multi_output)
     ref = optimize(module, reference=True, multi_output=multi_output)
     assert fast[0] == ref[0], "optimized HLO differs"

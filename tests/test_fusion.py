@@ -489,10 +489,16 @@ ENTRY main {
 
 
 def test_fusion_passes_follow_cpu_pipeline_order():
-    names = [p.name for p in fusion_passes()]
+    names = [p.name for p in fusion_passes(multi_output=False)]
     assert names == ["layout-assignment", "fusion", "conv-output-fusion",
                      "reduction_consumer_fusion", "copy-insertion",
                      "elementwise-rematerialization"]
+    default = fusion_passes()          # multi-output fusion after the duplicating fusion
+    assert [p.name for p in default] == ["layout-assignment", "fusion", "conv-output-fusion",
+                                         "reduction_consumer_fusion",
+                                         "multi_output_fusion", "copy-insertion",
+                                         "elementwise-rematerialization"]
+    assert default[1].may_duplicate is True
     mof = fusion_passes(multi_output=True)
     assert [p.name for p in mof] == ["layout-assignment", "fusion", "conv-output-fusion",
                                      "reduction_consumer_fusion",
@@ -503,11 +509,11 @@ def test_fusion_passes_follow_cpu_pipeline_order():
 
 # ----------------------------------------------------------------------------- conformance
 @pytest.mark.parametrize("case,which", case_params(files=("module.hlo",)))
-@pytest.mark.parametrize("multi_output", [False, True], ids=["default", "mof"])
+@pytest.mark.parametrize("multi_output", [None, False, True], ids=["default", "off", "mof"])
 def test_conformance_modules_compute_the_same_after_fusion(case, which, multi_output):
     m = parse_module(case.text(which))
     args, expected = case.inputs_and_outputs([p.shape for p in m.entry.parameters])
-    for p in fusion_passes(multi_output=multi_output, merge=multi_output):
+    for p in fusion_passes(multi_output=multi_output, merge=multi_output is True):
         p.run(m)
     verify_module(m)
     assign_buffers(m)

@@ -207,7 +207,7 @@ def test_cpu_pipeline_order():
                      "convolution-canonicalization", "simplification", "transpose-folding", "cse",
                      "tuple-simplifier", "dce", "bf16-excess-precision", "layout-assignment",
                      "fusion", "conv-output-fusion", "reduction_consumer_fusion",
-                     "copy-insertion",
+                     "multi_output_fusion", "copy-insertion",
                      "elementwise-rematerialization"]
     m = H.parse_module(TEXT)
     pipe.run(m)
@@ -216,7 +216,10 @@ def test_cpu_pipeline_order():
     from xlapy.config import get_debug_options
     from xlapy.passes.context import PassContext
     budget = PassContext(get_debug_options().replace(xla_cpu_memory_limit_bytes=1 << 20))
-    assert cpu_pipeline(budget).pass_names == names + ["rematerialization"]
+    # (and leaves returned loop values unmerged: a merged loop holds all its inputs and
+    # outputs at once)
+    assert cpu_pipeline(budget).pass_names == \
+        [n for n in names if n != "multi_output_fusion"] + ["rematerialization"]
 
 
 def test_transposes_folded_into_several_dots_are_removed():

@@ -219,7 +219,12 @@ def test_conformance_training_steps_keep_xla_answers_under_a_budget(case):
 
     from xlapy.backends.cpu.compiler import CpuBackend
     from xlapy.config import debug_options
-    base = optimize_with_report(parse_module(case.text()), "cpu").buffers
+    # under a budget the pipeline leaves returned loop values unmerged (pipeline.py): the
+    # base is the same pipeline without the budget
+    unmerged = get_debug_options().replace(
+        xla_backend_extra_options="xla_cpu_use_multi_output_fusion=false")
+    base = optimize_with_report(parse_module(case.text()), "cpu",
+                                debug_options=unmerged).buffers
     budget = base.peak_memory - base.total_temp_bytes // 3
     with debug_options(xla_cpu_memory_limit_bytes=budget):
         exe, mismatches = run_case(CpuBackend(), case)

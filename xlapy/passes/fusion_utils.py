@@ -461,13 +461,15 @@ def _make_tuple_root(fusion: HloInstruction) -> None:
         fusion.parent.root = gte
 
 
-def fuse_into_multi_output(fusion: HloInstruction, producer: HloInstruction) -> HloInstruction:
+def fuse_into_multi_output(fusion: HloInstruction, producer: HloInstruction,
+                           sort_parent: bool = True) -> HloInstruction:
     """Fuse ``producer`` into ``fusion`` and export its value as an extra tuple output.
 
     ``producer`` is either an operand of ``fusion`` (producer-consumer MOF: its other
     users now read ``get-tuple-element`` of the fusion) or a sibling sharing operands
     (sibling MOF). A fusion producer's outputs are all appended (one per tuple
-    element when it is itself multi-output). Returns the fusion.
+    element when it is itself multi-output). Returns the fusion. ``sort_parent=False``
+    leaves the parent computation's order to the caller (one sort after many fusions).
     """
     module = _module_of(fusion)
     fcomp = fused_computation(fusion)
@@ -514,7 +516,8 @@ def fuse_into_multi_output(fusion: HloInstruction, producer: HloInstruction) -> 
             user.replace_operands(producer, replacements[None])
     if producer.is_root and None in replacements:
         comp.root = replacements[None]
-    sort_topologically(comp)
+    if sort_parent:
+        sort_topologically(comp)
     _drop_dead_producer(producer)
     return fusion
 

@@ -27,7 +27,8 @@ from .base import HloPass
 from .context import PassContext
 from .fusion_utils import (
     FusionDecision, FusionRefusal, can_be_loop_fused, create_fusion, fuse_into_multi_output,
-    fused_computation, fusion_kind, is_multi_output_fusion, reachable_from, unique_operands)
+    fused_computation, fusion_kind, is_multi_output_fusion, reachable_from, sort_topologically,
+    unique_operands)
 from .instruction_fusion import fusible_computations
 
 log = logging.getLogger(__name__)
@@ -154,3 +155,44 @@ class CpuMultiOutputFusion(HloPass):
                     fuse_into_multi_output(self._as_fusion(a), b)
                     return True
         return False
+
+
+class CpuResultMultiOutputFusion(CpuMultiOutputFusion):
+    """The default CPU pipeline's multi-output fusion (after the duplicating instruction
+    fusion): only a loop producer whose other users are all the computation's root tuple
+    is fused into its consumer as an extra output. That is a value the program returns
+    and a later loop of the same shape reads: an optimizer's new ``m`` and ``v`` and the
+    parameter update that reads them become one loop, which reads the gradient, ``m``
+    and ``v`` once and writes the three results, instead of three loops that write ``m``
+    and ``v`` and read them back. Candidates come from one walk of each computation and
+    the computation is put in order once after its merges, so the pass costs one fusion
+    edit per merged value, not one walk."""
+
+    def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
+        changed = False
+        for comp in fusible_computations(module):
+            root = comp.root
+            if root is None or root.opcode != "tuple":
+                continue
+            pairs, merged = [], False
+            for consumer in comp.post_order():
+                if consumer is root:
+                    continue
+                for producer in unique_operands(consumer):
+                    if (producer.opcode not in ("parameter", "constant")
+                            and len(producer.users) >= 2
+                            and all(u is consumer or u is root for u in producer.users)):
+                        pairs.append((producer, consumer))
+            for producer, consumer in pairs:
+                if producer.parent is not comp or consumer.parent is not comp:
+                    continue        # merged away by an earlier pair
+                d = self.legal(producer, consumer, sibling=False)
+                if not d:
+                    self._refuse(producer, consumer, d.reason)
+                    continue
+                fuse_into_multi_output(self._as_fusion(consumer), producer, sort_parent=False)
+                merged = True
+            if merged:
+                sort_topologically(comp)          # once, after all of this computation's
+                changed = True
+        return changed

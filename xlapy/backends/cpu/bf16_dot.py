@@ -12,7 +12,7 @@ The kernel
 ----------
 ``vdpbf16ps acc, a, b`` adds, in each of its 16 f32 lanes ``i``, ``a[2i]*b[2i] +
 a[2i+1]*b[2i+1]`` to ``acc[i]``. The GEMM ``C[M,N] = A[M,K] B[K,N]`` therefore packs
-both operands as pairs along K (``bf16_kernels.py`` has the layout and the generated
+both operands as pairs along K (``packed_kernels.py`` has the layout and the generated
 code): ``B`` in panels of ``16*NV`` columns, one 64-byte load per pair row and zmm word;
 ``A`` (as ``A^T``) in panels of ``MR`` rows, one broadcast 32-bit word per row. The
 packer is generated too and reads any layout, so a transposed operand (the K-major
@@ -35,20 +35,17 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
-from dataclasses import dataclass
 from math import prod
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import ml_dtypes
 import numpy as np
 
-from ...errors import InvalidArgumentError
 from ...hlo.ir import HloInstruction
 from ...hlo.types import BF16, F32
-from .bf16_kernels import SHAPES, kernel
+from .packed_kernels import SHAPES
+from .packed_gemm import Scratch, pack_panels, packed_matmul, result_view
 from .thread_pool import cores, shared_pool
-from .thunks import aligned_empty
 
 if TYPE_CHECKING:                      # blas.py imports this module
     from .blas import DotDims
@@ -57,10 +54,6 @@ log = logging.getLogger(__name__)
 
 #: ``XLAPY_BF16_DOT=off`` keeps every bf16 dot on the f32 BLAS path (for comparisons).
 ENV_SWITCH = "XLAPY_BF16_DOT"
-
-#: A shared ``B`` smaller than this (elements) is packed by the calling thread alone: the
-#: pool's hand-off would cost more than the packing it shares.
-SHARED_PACK_ELEMENTS = 1 << 17
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _F32 = np.dtype(np.float32)
@@ -79,113 +72,11 @@ def native_enabled() -> bool:
     return os.environ.get(ENV_SWITCH, "").lower() != "off" and host_has_avx512_bf16()
 
 
-# ------------------------------------------------------------------------------ packing
-def columns_per_group(n: int) -> int:
-    """``NV`` for ``n`` output columns: the widest register block that is not mostly
-    padding."""
-    return 4 if n > 40 else 2 if n > 16 else 1
-
-
-class Scratch:
-    """Packing and result buffers kept between calls (per thread): no page faults on
-    fresh memory each call."""
-
-    def __init__(self) -> None:
-        self._local = threading.local()
-
-    def get(self, name: str, shape: tuple, dtype: Any) -> np.ndarray:
-        """A 64-byte aligned ``shape`` array (zero-filled when new), the same each call."""
-        bufs = self._local.__dict__.setdefault("bufs", {})
-        buf = bufs.get(name)
-        if buf is None or buf.shape != shape or buf.dtype != dtype:
-            buf = bufs[name] = _aligned(shape, dtype, zero=True)
-        return buf
-
-
-class _Packed:
-    """One operand ready for the packer: ``x`` ([B, K, W*G] bf16 view, any strides) and
-    the panels' width ``W``; :meth:`run` packs panels ``[u0, u1)`` into ``out``."""
-
-    def __init__(self, x: np.ndarray, width: int, out: np.ndarray) -> None:
-        if any(st % 2 for st in x.strides):        # not on bf16 boundaries: copy once
-            x = np.ascontiguousarray(x)
-        self.x, self.out, self.width = x, out, width
-        bsz, k, n = x.shape
-        self.groups = -(-n // width)
-        self.units = bsz * self.groups
-        self.args = (x.ctypes.data, out.ctypes.data, *(st // 2 for st in x.strides), k, n,
-                     (k + 1) // 2)
-
-    def run(self, u0: int, u1: int) -> None:
-        if u1 > u0:
-            kernel(("pack", self.width))(*self.args, u0, u1, 0)
-
-
 def pack_pairs(x: np.ndarray, width: int, name: str = "", scratch: Scratch | None = None
                ) -> np.ndarray:
     """``x`` ([B, K, N] bf16, any strides) as ``[B * ceil(N/width), ceil(K/2), width]``
-    uint32 pair panels (``bf16_kernels.py``'s layout), zero-padded, 64-byte aligned."""
-    bsz, k, n = x.shape
-    shape = (bsz * -(-n // width), (k + 1) // 2, width)
-    out = scratch.get(name, shape, np.uint32) if scratch else _aligned(shape, np.uint32)
-    job = _Packed(x, width, out)
-    job.run(0, job.units)
-    return out
-
-
-def _aligned(shape: tuple, dtype: Any, zero: bool = False) -> np.ndarray:
-    """A C-contiguous ``shape`` array whose data starts on a 64-byte line."""
-    dtype = np.dtype(dtype)
-    return aligned_empty(prod(shape) * dtype.itemsize, zero=zero).view(dtype).reshape(shape)
-
-
-# -------------------------------------------------------------------------------- thunk
-@dataclass(frozen=True)
-class _Geometry:
-    batch: int
-    m: int
-    k: int
-    n: int
-
-    @property
-    def nv(self) -> int:
-        return columns_per_group(self.n)
-
-    @property
-    def mr(self) -> int:
-        return SHAPES[self.nv]
-
-    @property
-    def mblocks(self) -> int:
-        return -(-self.m // self.mr)
-
-    @property
-    def groups(self) -> int:
-        return -(-self.n // (16 * self.nv))
-
-
-def pieces(g: _Geometry, threads: int) -> list[tuple[int, int, int, int]]:
-    """``(b0, b1, m0, m1)`` work items: batches shared out when there are enough of them,
-    else each matrix's row blocks."""
-    if g.batch >= threads:
-        step = -(-g.batch // threads)
-        return [(b, min(b + step, g.batch), 0, g.mblocks) for b in range(0, g.batch, step)]
-    per = max(1, -(-g.mblocks // max(1, threads // g.batch)))
-    return [(b, b + 1, m, min(m + per, g.mblocks))
-            for b in range(g.batch) for m in range(0, g.mblocks, per)]
-
-
-def _split(units: int, parts: int) -> list[tuple[int, int]]:
-    step = -(-units // max(1, parts))
-    return [(u, min(u + step, units)) for u in range(0, units, step)]
-
-
-def _result_view(out: np.ndarray | None, shape: tuple) -> np.ndarray | None:
-    """``out`` as the kernel's ``[B, M, N]`` result (f32 or bf16, contiguous columns), or
-    None when it cannot be written directly."""
-    if out is None or out.dtype not in (_F32, _BF16) or not out.flags.c_contiguous:
-        return None
-    return out.reshape(shape)
+    uint32 pair panels (``packed_kernels.py``'s layout), zero-padded, 64-byte aligned."""
+    return pack_panels(x, width, "bf16", name, scratch)
 
 
 def bf16_matmul(a: np.ndarray, bm: np.ndarray, threads: int = 1,
@@ -195,51 +86,7 @@ def bf16_matmul(a: np.ndarray, bm: np.ndarray, threads: int = 1,
     written into ``out`` (f32 or bf16, C-contiguous, ``B*M*N`` elements) when given and
     returned as ``[B, M, N]``; else a new f32 array. ``parallel(items, work)`` runs work
     items on threads (``threads`` of them)."""
-    bsz, m, k = a.shape
-    n = bm.shape[2]
-    g = _Geometry(bsz, m, k, n)
-    nv, mr = g.nv, g.mr
-    kpairs = (k + 1) // 2
-    res = _result_view(out, (bsz, m, n))
-    if res is None:
-        if out is not None:
-            raise InvalidArgumentError(
-                f"bf16_matmul: out must be a C-contiguous f32 or bf16 array of {bsz}x{m}x{n}"
-                f" elements, got {out.dtype} {out.shape} with strides {out.strides}")
-        res = np.empty((bsz, m, n), _F32)
-
-    def buf(name: str, shape: tuple) -> np.ndarray:
-        return scratch.get(name, shape, np.uint32) if scratch else \
-            _aligned(shape, np.uint32)
-    ap = buf("a", (bsz * g.mblocks, kpairs, mr))
-    bp = buf("b", (bsz * g.groups, kpairs, 16 * nv))
-    pack_a = _Packed(a.transpose(0, 2, 1), mr, ap)
-    pack_b = _Packed(bm, 16 * nv, bp)
-    fn = kernel((nv, "bf16" if res.dtype == _BF16 else "f32"))
-    fixed = (ap.ctypes.data, bp.ctypes.data, res.ctypes.data, g.mblocks * kpairs * mr,
-             g.groups * kpairs * nv, kpairs, g.groups)
-    tail = (m * n, n, m, n, g.mblocks, 0)
-
-    def work(item: tuple, state: dict | None = None) -> None:
-        b0, b1, m0, m1 = item
-        if b1 - b0 > 1 or m1 - m0 == g.mblocks:       # whole matrices: pack B here too
-            pack_b.run(b0 * g.groups, b1 * g.groups)
-        pack_a.run(b0 * g.mblocks + m0, (b1 - 1) * g.mblocks + m1)
-        fn(*fixed, b0, b1, m0, m1, *tail)
-
-    items = pieces(g, threads)
-    serial = parallel is None or len(items) <= 1
-    if items and items[0][3] - items[0][2] != g.mblocks:   # rows shared: pack B first
-        if serial or bsz * k * n < SHARED_PACK_ELEMENTS:
-            pack_b.run(0, pack_b.units)
-        else:
-            parallel(_split(pack_b.units, threads), lambda it, st=None: pack_b.run(*it))
-    if serial:
-        for item in items:
-            work(item)
-    else:
-        parallel(items, work)
-    return res
+    return packed_matmul(a, bm, "bf16", threads, parallel, scratch, out)
 
 
 # ------------------------------------------------------------------------------ the hook
@@ -276,7 +123,7 @@ class Bf16DotThunk:
         a = lhs.transpose(d.lhs_perm).reshape(bsz, m, k)      # views where they can be
         bm = rhs.transpose(d.rhs_perm).reshape(bsz, k, n)
         threads = cores() if 2 * bsz * m * n * k >= 2 * 64**3 else 1
-        direct = _result_view(out, (bsz, m, n)) is not None
+        direct = result_view(out, (bsz, m, n), (_F32, _BF16)) is not None
         target = out if direct else self.scratch.get("c", (bsz, m, n), _F32)
         bf16_matmul(a, bm, threads, shared_pool().parallel_for if threads > 1 else None,
                     self.scratch, target)

@@ -40,6 +40,11 @@ Paths (benchmarks/dot_crossover.py; 2 cores, OpenBLAS 0.3.34 SkylakeX kernel):
   is cut into one block of C's columns (rows when M > N) per core, each a ``?gemm`` on the
   runtime's pool (``GemmCall.pieces``). OpenBLAS itself runs one thread (``blas_lib``'s
   docstring says why).
+- with ``XLAPY_F32_GEMM=packed``, f32 products from ``PARALLEL_GEMM_FLOPS`` with ``K <=
+  1024`` and fewer matrices than cores, on hosts with AVX-512: the generated packed GEMM
+  (``packed_gemm.py``), whose threads share one packing of ``B`` and take row blocks of
+  ``A`` as work units, instead of split OpenBLAS calls that each pack the shared operand
+  again (not the default: it measured no faster on 2 cores).
 - ``M == 1`` or ``N == 1``: ``?gemv``; ``M == N == 1``: ``?dot`` (both faster than
   ``sgemm`` on such shapes).
 
@@ -72,6 +77,7 @@ from ..interpreter.linalg import wrap_integers
 from .bf16_dot import Bf16DotThunk, make_bf16_dot_thunk
 from .blas_lib import (BLAS_DTYPES, MatmulPlan, VectorCall, dense_geometry, geometry,
                        library, matmul_into, plan_matmul, plan_vector)
+from .packed_gemm import F32Gemm, f32_wanted
 from .thread_pool import cores, shared_pool
 from .thunks import address_of
 
@@ -80,6 +86,7 @@ SMALL_DOT_FLOPS = 64 * 64 * 64
 #: A batch of small products (below SMALL_DOT_FLOPS each) with at least this many flops in
 #: all is cut along the batch over the pool's threads.
 PARALLEL_SMALL_BATCH_FLOPS = 2 * 128 ** 3
+_F32 = np.dtype(np.float32)
 
 
 # --------------------------------------------------------------------------------------------
@@ -196,8 +203,14 @@ class _BlasDotPlan:
         self.plan: MatmulPlan | None = None
         self.vector: VectorCall | None = None
         self.pieces: list[tuple] | None = None
+        self.packed: F32Gemm | None = None
         self.batch_slices = self._batch_slices()
         if self.empty or self.zero or self.small:
+            return
+        if (acc == _F32 and lhs.dtype == rhs.dtype == acc and et.dtype == acc
+                and f32_wanted(self.batch, self.m, self.k, self.n)):
+            self.packed = F32Gemm()
+            self.out_direct = out.flags.c_contiguous
             return
         nb, nlf = len(d.lhs_batch), len(d.lhs_free)
         def usable(x: np.ndarray) -> bool:
@@ -238,6 +251,8 @@ class _BlasDotPlan:
             return "empty" if self.empty else "zeros"
         if self.small:
             return f"numpy parallel={len(self.batch_slices)}" if self.batch_slices else "numpy"
+        if self.packed is not None:
+            return f"packed f32 batch={self.batch} copies={'none' if self.out_direct else 'out'}"
         p = self.plan
         kind = ("dot" if self.vector.rows == 0 else "gemv") if self.vector else "gemm"
         if self.pieces is not None:
@@ -260,6 +275,9 @@ class _BlasDotPlan:
             out.fill(0)
             return
         d = self.dims
+        if self.packed is not None:
+            self._packed(lhs, rhs, out)
+            return
         if self.small:
             a = self.operand(lhs, d.lhs_perm, self.shape3[0], False)
             b = self.operand(rhs, d.rhs_perm, self.shape3[1], False)
@@ -287,6 +305,19 @@ class _BlasDotPlan:
         if plan.temp_c:
             np.copyto(out, target.reshape(out.shape), casting="unsafe")
 
+
+    def _packed(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> None:
+        """The generated f32 GEMM on views of the operands (copied only where their dims
+        do not collapse), into ``out`` or a temporary copied out."""
+        d = self.dims
+        a = lhs.transpose(d.lhs_perm).reshape(self.shape3[0])
+        b = rhs.transpose(d.rhs_perm).reshape(self.shape3[1])
+        target = out if self.out_direct else self.packed.scratch.get("c", self.shape3[2],
+                                                                      self.acc)
+        threads = cores()
+        self.packed(a, b, target, threads, shared_pool().parallel_for)
+        if not self.out_direct:
+            np.copyto(out, target.reshape(out.shape))
 
     def _small_batch(self, a: np.ndarray, b: np.ndarray, out3: np.ndarray) -> None:
         def work(part: slice, state: dict) -> None:

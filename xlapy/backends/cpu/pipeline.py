@@ -23,7 +23,10 @@
    (:data:`ROW_REDUCTION_RULES`). ``--xla_disable_hlo_passes=reduction_consumer_fusion``
    leaves it out;
 5. ``fusion_merger`` (a GPU pass in XLA), only on request (``merge=True``);
-6. ``multi_output_fusion``, when multi-output fusion is on;
+6. ``multi_output_fusion``: XLA:CPU's (producers and siblings) when multi-output fusion
+   is on; by default only returned loop values merged into the loop that reads them
+   (:func:`multi_output_mode`), except under ``--xla_cpu_memory_limit_bytes`` (a merged
+   loop holds all its inputs and outputs at once, which the budget pass cannot shrink);
 7. ``copy-insertion``;
 8. ``elementwise-rematerialization`` (:class:`~xlapy.passes.elementwise_rematerialization.
    ElementwiseRematerialization`, xlapy's own; off with
@@ -51,7 +54,7 @@ from ...passes.copy_insertion import CopyInsertion
 from ...passes.fusion_merger import FusionMerger
 from ...passes.instruction_fusion import CpuInstructionFusion
 from ...passes.layout_assignment import CpuLayoutAssignment
-from ...passes.multi_output_fusion import CpuMultiOutputFusion
+from ...passes.multi_output_fusion import CpuMultiOutputFusion, CpuResultMultiOutputFusion
 from ...passes.pipeline import HloPassPipeline, target_independent_passes
 from ...passes.reduction_consumer_fusion import ReductionConsumerFusion
 from ...passes.elementwise_rematerialization import ElementwiseRematerialization
@@ -82,14 +85,26 @@ DOT_OUTPUT_RULES = CpuDotOutputFusionRules()
 CONV_OUTPUT_RULES = CpuConvOutputFusionRules()
 
 
-def multi_output_enabled(options: DebugOptions | Any) -> bool:
-    """Whether ``xla_backend_extra_options`` turns multi-output fusion on."""
+def multi_output_mode(options: DebugOptions | Any) -> str:
+    """Multi-output fusion as ``xla_backend_extra_options`` asks for it: ``"xla"``
+    (``xla_cpu_use_multi_output_fusion`` or ``=true``: XLA:CPU's pairing, instruction
+    fusion without duplication), ``"off"`` (``=false``), or by default ``"after"``:
+    after the default (duplicating) instruction fusion,
+    :class:`~xlapy.passes.multi_output_fusion.CpuResultMultiOutputFusion` merges a
+    returned loop value into the loop that reads it (an optimizer's updates of ``m``,
+    ``v`` and the parameter: one loop instead of three)."""
     text = str(getattr(options, "xla_backend_extra_options", "") or "")
     for item in text.split(","):
         name, _, value = item.strip().partition("=")
         if name == MULTI_OUTPUT_OPTION:
-            return value.strip().lower() not in ("0", "false")
-    return False
+            return "off" if value.strip().lower() in ("0", "false") else "xla"
+    return "after"
+
+
+def multi_output_enabled(options: DebugOptions | Any) -> bool:
+    """Whether ``xla_backend_extra_options`` asks for XLA:CPU's multi-output fusion
+    (:func:`multi_output_mode` ``"xla"``)."""
+    return multi_output_mode(options) == "xla"
 
 
 def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = None,
@@ -97,12 +112,16 @@ def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = 
                  ) -> HloPassPipeline:
     """The CPU compiler's pass list (module docstring) for a compilation with ``ctx``.
 
-    ``multi_output`` (default: from ``ctx.options``), ``merge`` and
+    ``multi_output`` (True: XLA:CPU's multi-output fusion, False: none; default: from
+    ``ctx.options``, :func:`multi_output_mode`), ``merge`` and
     ``reduction_consumer_fusion`` select the optional fusion passes."""
     ctx = ctx if ctx is not None else PassContext()
-    if multi_output is None:
-        multi_output = multi_output_enabled(ctx.options)
     memory_limit = int(getattr(ctx.options, "xla_cpu_memory_limit_bytes", 0) or 0)
+    mode = (multi_output_mode(ctx.options) if multi_output is None
+            else "xla" if multi_output else "off")
+    if mode == "after" and memory_limit > 0:
+        mode = "off"        # a merged loop holds all its inputs and outputs at once
+    multi_output = mode == "xla"
     passes: list[HloPass | None] = [
         *target_independent_passes(),                                    # 1
         Bf16ExcessPrecision()                                            # 1b
@@ -115,7 +134,8 @@ def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = 
         ReductionConsumerFusion(ROW_REDUCTION_RULES)                     # 4
         if reduction_consumer_fusion else None,
         FusionMerger() if merge else None,                               # 5
-        CpuMultiOutputFusion() if multi_output else None,                # 6
+        CpuMultiOutputFusion() if mode == "xla" else                     # 6
+        CpuResultMultiOutputFusion() if mode == "after" else None,
         CopyInsertion(),                                                 # 7
         ElementwiseRematerialization()                                   # 8
         if getattr(ctx.options, "xla_cpu_elementwise_rematerialization", True) else None,
@@ -152,4 +172,4 @@ class CpuTarget(Target):
 TARGET = CpuTarget()
 
 __all__ = ["CpuRowReductionRules", "CpuTarget", "ROW_REDUCTION_RULES", "TARGET", "cpu_pipeline",
-           "fusion_passes", "multi_output_enabled"]
+           "fusion_passes", "multi_output_enabled", "multi_output_mode"]
