@@ -36,6 +36,24 @@ def test_pool_reuses_a_released_block_and_never_a_live_one():
     assert output_pool.empty((N,), ml_dtypes.bfloat16).dtype == ml_dtypes.bfloat16
 
 
+def test_an_allocator_makes_what_empty_makes():
+    """``allocator(shape, dtype)()``: pooled blocks for large builtin dtypes (a released
+    one reused), plain arrays for small ones and ml_dtypes' types."""
+    make = output_pool.allocator((512, 512), np.float32)
+    a = make()
+    assert isinstance(a.base, output_pool.Lease) and a.shape == (512, 512)
+    assert a.dtype == np.float32 and a.flags.c_contiguous and a.ctypes.data % 64 == 0
+    first = a.ctypes.data
+    b = make()
+    assert b.ctypes.data != first                       # a is alive: never its block
+    del a
+    assert make().ctypes.data == first
+    small = output_pool.allocator((16,), np.float32)()
+    assert small.base is None and small.shape == (16,)
+    half = output_pool.allocator((N,), ml_dtypes.bfloat16)()
+    assert half.base is None and half.dtype == ml_dtypes.bfloat16
+
+
 def test_a_lease_exports_its_block_to_numpy_through_the_buffer_protocol():
     """Each block size has one ctypes lease type; the array is made on the lease itself
     (its base), at the block's address, writable, with the shape asked for."""

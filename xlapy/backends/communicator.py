@@ -389,7 +389,7 @@ class _Participating:
         self.previous: Participant | None = None
 
     def __enter__(self) -> Participant:
-        self.previous = current_participant()
+        self.previous = getattr(_local, "participant", None)      # current_participant()
         _local.participant = self.participant
         return self.participant
 

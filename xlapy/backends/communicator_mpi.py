@@ -15,7 +15,8 @@ all-gather, broadcast and any other reducer (then applied in group order on ever
 With the data, the group agrees on what it runs: an ``Iallgather`` of (sequence number,
 CRC of the op, its operand shapes and group) on a duplicate of the group's communicator,
 started next to the data calls (just before them; in the CPU backend's prepared calls just
-after them) and waited for first, so agreeing costs no round trip of its own. A
+after them, and there a persistent ``Allgather_init`` made once per op and restarted) and
+waited for first, so agreeing costs no round trip of its own. A
 disagreement fails on every member with a :class:`~xlapy.errors.CollectiveError` naming
 the collective and both sides, without waiting for the (mismatched) data calls, whose
 requests and buffers are then kept alive for good; the failed call's results are never
@@ -33,7 +34,7 @@ exception hook with ``MPI_Abort``, which ends every other process of the job.
 from __future__ import annotations
 
 import abc
-
+import functools
 import os
 import time
 import zlib
@@ -312,15 +313,16 @@ class MpiCommunicator(Communicator):
 
 class _Prepared(abc.ABC):
     """One collective op of this process, its fixed parts made once (``bind_*``): the
-    group's communicators, the agreement's buffers (the CRC word set here, the sequence
-    number written per call), how long a wait spins. A call (:meth:`__call__`) is the data
-    requests (subclasses' :meth:`requests`), :meth:`agree`, then :meth:`settle` -- the
-    protocol of ``_begin``/``_finish`` without rebuilding anything per call, except that
-    the data requests are posted first (MPI starts moving the data one agreement post
-    earlier; the agreement is still waited for first)."""
+    group's communicators, the agreement -- a persistent ``Allgather_init`` on the
+    agreement communicator over buffers made here (the CRC word set once, the sequence
+    number written per call) -- and how long a wait spins. A call (:meth:`__call__`) posts
+    the data requests (subclasses' :meth:`requests`), starts the agreement, waits for it,
+    then for the data -- the protocol of ``_begin``/``_finish`` without rebuilding anything
+    per call, except that the data requests are posted first (MPI starts moving the data
+    one agreement post earlier; the agreement is still waited for first)."""
 
     __slots__ = ("owner", "call", "comm", "agree_comm", "size", "mine", "everyone", "spin",
-                 "MPI")
+                 "MPI", "agreement")
     stage = ""              # what the data requests do, for errors
 
     def __init__(self, owner: MpiCommunicator, call: CollectiveCall, arrays: Arrays) -> None:
@@ -331,49 +333,58 @@ class _Prepared(abc.ABC):
         self.mine = np.array([0, owner._check(call)], dtype=np.int64)
         self.everyone = np.empty((self.size, 2), dtype=np.int64)
         self.spin = SPIN_SECONDS + sum(a.nbytes for a in arrays) * SPIN_SECONDS_PER_BYTE
+        # every member prepares the op at the same call (its first), as MPI's persistent
+        # collectives need (the init is local: a missing member does not block it)
+        self.agreement: Any = self.agree_comm.Allgather_init(self.mine, self.everyone)
 
     def __call__(self, sequence: int, sources: Arrays, destinations: Arrays) -> None:
         owner = self.owner
         if owner._aborted is not None:          # before any request touches the buffers
             owner._refuse(self.call)
         requests = self.requests(sources, destinations)
+        agreement, mine = self.agreement, self.mine
         try:
-            agreement = self.agree(sequence)
+            mine[0] = sequence
+            agreement.Start()
         except BaseException:
-            owner._abandoned.append((requests, (sources, destinations)))
-            owner.abort(f"{self.call.what} on process {owner.rank}: its agreement could "
-                        f"not start")
+            self._abandon([agreement] + requests, (sources, destinations),
+                          f"{self.call.what} on process {owner.rank}: its agreement could "
+                          f"not start")
             raise
-        self.settle(agreement, requests, (sources, destinations))
-
-    @abc.abstractmethod
-    def requests(self, sources: Arrays, destinations: Arrays) -> list:
-        """Start the op's data requests from ``sources`` into ``destinations``."""
-
-    def agree(self, sequence: int) -> Any:
-        """Start the group's agreement on call ``sequence`` (after its data requests)."""
-        self.mine[0] = sequence
-        return self.agree_comm.Iallgather(self.mine, self.everyone)
-
-    def settle(self, agreement: Any, requests: list, buffers: Any) -> None:
-        """Wait for the agreement, then for the data ``requests`` (on ``buffers``); a
-        failure keeps both alive for good (MPI may still write them)."""
-        owner = self.owner
         try:
             if not _spin(agreement):
                 owner._wait(self.call, [agreement], "agreeing on the operation")
-            if self.everyone.tobytes() != self.mine.tobytes() * self.size:
+            if self.everyone.tobytes() != mine.tobytes() * self.size:
                 owner._disagree(self.call, self.agree_comm)
             if not (_spin(requests[0]) if len(requests) == 1
                     else self.MPI.Request.Testall(requests)):
                 owner._wait(self.call, requests, self.stage, self.spin)
         except BaseException as e:
-            owner._abandoned.append(([agreement] + requests, (buffers, self.mine,
-                                                              self.everyone)))
             # the agreement buffers are reused by the next call: none may follow this one
-            owner.abort(f"{self.call.what} on process {owner.rank} was interrupted: "
-                        f"{type(e).__name__}: {e}")
+            self._abandon([agreement] + requests, (sources, destinations),
+                          f"{self.call.what} on process {owner.rank} was interrupted: "
+                          f"{type(e).__name__}: {e}")
             raise
+
+    def _abandon(self, requests: list, buffers: Any, reason: str) -> None:
+        """Keep ``requests`` and their buffers (MPI may still write them) alive for good,
+        and refuse every later call of the communicator with ``reason``."""
+        owner = self.owner
+        owner._abandoned.append((requests, (buffers, self.mine, self.everyone)))
+        self.agreement = None               # may still be active: never freed
+        owner.abort(reason)
+
+    @abc.abstractmethod
+    def requests(self, sources: Arrays, destinations: Arrays) -> list:
+        """Start the op's data requests from ``sources`` into ``destinations``."""
+
+    def __del__(self) -> None:
+        """Free the persistent agreement (inactive between calls; an abandoned one is kept
+        by the communicator) while MPI still runs."""
+        agreement = getattr(self, "agreement", None)      # None: __init__ failed first
+        self.agreement = None
+        if agreement is not None and not self.MPI.Is_finalized():
+            agreement.Free()
 
 
 def _spin(request: Any) -> bool:
@@ -400,6 +411,9 @@ class _AllReduce(_Prepared):
 
     def requests(self, sources: Arrays, destinations: Arrays) -> list:
         comm, op, in_place = self.comm, self.op, self.MPI.IN_PLACE
+        if len(sources) == 1:                   # the common case, without a comprehension
+            return [comm.Iallreduce(in_place if self.in_place[0] else sources[0],
+                                    destinations[0], op)]
         return [comm.Iallreduce(in_place if same else s, d, op)
                 for s, d, same in zip(sources, destinations, self.in_place)]
 
@@ -479,13 +493,17 @@ def poll(MPI: Any, requests: list, timeout: float, pause: Callable[[float], Any]
     without delay), with ``pause(0)`` (a yield of the core) every ``POLLS_PER_YIELD`` tests,
     as MPICH's own blocking waits do; after that ``pause(seconds)`` separates them, the pause
     doubling from ``MIN_PAUSE`` to ``MAX_PAUSE`` (a peer is late: leave the core to others).
-    ``check()`` (which may raise) runs before each pause."""
-    if MPI.Request.Testall(requests):
+    ``check()`` (which may raise) runs before each pause. One request is tested alone
+    (``Test``: MPICH's ``Testall`` fails a persistent collective that is not complete with
+    ``MPI_ERR_IN_STATUS``)."""
+    test = requests[0].Test if len(requests) == 1 else functools.partial(MPI.Request.Testall,
+                                                                         requests)
+    if test():
         return True
     start = time.monotonic()
     seconds = 0.0
     polls = 0
-    while not MPI.Request.Testall(requests):
+    while not test():
         polls += 1
         if polls % POLLS_PER_YIELD and seconds == 0.0:
             continue

@@ -116,7 +116,9 @@ class _Flat:
         if self.view is not None:
             return self.view
         base = bases[self.alloc]
-        if self.begin == 0 and base.nbytes == self.end and base.dtype == self.dtype:
+        dtype = base.dtype
+        if self.begin == 0 and base.nbytes == self.end and (dtype is self.dtype
+                                                            or dtype == self.dtype):
             view = base if base.ndim == 1 else base.reshape(-1)       # the whole base
         else:
             view = as_bytes(base)[self.begin:self.end].view(self.dtype)
@@ -153,6 +155,7 @@ class _CollectiveThunk(Thunk):
         plan = self._plans.get(p.key)
         if plan is None or plan[0] is not p.communicator:
             plan = self._plan(p, mem)
+        communicator, group, bound = plan
         bases = mem.bases
         if self._single:
             source = self._sources[0](bases)
@@ -162,7 +165,11 @@ class _CollectiveThunk(Thunk):
             sources = [f(bases) for f in self._sources]
             destinations = [s if same else f(bases)
                             for s, f, same in zip(sources, self._destinations, self._in_place)]
-        plan[2](p.next_sequence(plan[1]), sources, destinations)
+        # Participant.next_sequence, inline (this runs on every call of the collective)
+        sequences = p.sequences
+        sequence = sequences.get(group, 0)
+        sequences[group] = sequence + 1
+        bound(sequence, sources, destinations)
 
     def _plan(self, p: Participant, mem: Memory) -> tuple[Communicator, tuple, Bound]:
         group, groups = self._group(p)

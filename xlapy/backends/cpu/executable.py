@@ -222,12 +222,14 @@ class CpuExecutable:
         self._simple = self._plan_simple_call()
 
     def _plan_simple_call(self) -> tuple | None:
-        """``(parameters, output allocation, dims, dtype, allocate)`` when a call is the
+        """``(parameters, output allocation, allocate, run, addressed)`` when a call is the
         common simple case: every parameter one row-major array taken as it is, one array
         result that fills its own output allocation, no profiler. :meth:`execute` then binds
         and returns without its general machinery (one-op eager executables, tiny jitted
-        functions, one collective); ``allocate`` makes the result array (from the output
-        pool when it is large)."""
+        functions, one collective); ``allocate()`` makes the result array (from the output
+        pool when it is large), ``run(mem)`` runs the plan (its only step when it has one);
+        ``addressed``: some thunk reads buffer addresses (``Memory.addrs``) -- a plan of
+        collectives alone reads only the arrays, so its call records no addresses."""
         if self.profiler is not None or not all(p.fast for p in self._params) \
                 or not isinstance(self._result_tree, int) or len(self._outputs) != 1:
             return None
@@ -236,9 +238,10 @@ class CpuExecutable:
         if r.mode != "direct" or r.ref.perm is not None or r.ref.alloc != alloc \
                 or dtype.isbuiltin != 1:
             return None
-        allocate = output_pool.empty if r.ref.size >= output_pool.MIN_BYTES else np.empty
-        return ([(p.alloc, p.dtype, p.dims) for p in self._params], alloc, dims, dtype,
-                allocate)
+        addressed = bool(self._dynamic_slots) or any(t.kind != "collective"
+                                                     for t in self.plan.walk())
+        return ([(p.alloc, p.dtype, p.dims) for p in self._params], alloc,
+                output_pool.allocator(dims, dtype), self.plan.runner(), addressed)
 
     def _patch_and_run(self, mem: Memory) -> None:
         """Point the kernel tables' per-call slots at this call's buffers and run."""
@@ -250,7 +253,7 @@ class CpuExecutable:
     def _call_simple(self, args: Sequence[Any]) -> Any:
         """:meth:`execute` for :meth:`_plan_simple_call`'s case, with this executable's lock
         held; None when an argument needs the general path (then nothing was run)."""
-        params, alloc, dims, dtype, allocate = self._simple
+        params, alloc, allocate, run, addressed = self._simple
         mem = self.memory
         bases, addrs = mem.bases, mem.addrs
         try:
@@ -259,11 +262,15 @@ class CpuExecutable:
                         or not value.flags.c_contiguous:
                     return None
                 bases[a] = value
-                addrs[a] = address_of(value)
-            out = allocate(dims, dtype)
+                if addressed:
+                    addrs[a] = address_of(value)
+            out = allocate()
             bases[alloc] = out
-            addrs[alloc] = address_of(out)
-            self._patch_and_run(mem)
+            if addressed:
+                addrs[alloc] = address_of(out)
+            for table, slot, a, offset in self._dynamic_slots:     # _patch_and_run, inline
+                table[slot] = addrs[a] + offset
+            run(mem)
             STATS.record_call(self.step_memory, self._transient)
             return out
         finally:

@@ -29,8 +29,9 @@ to the next call is still written in place.
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -125,10 +126,26 @@ def empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         nbytes *= d
     if nbytes < MIN_BYTES or dtype.isbuiltin != 1:   # ml_dtypes' types: not pooled
         return np.empty(shape, dtype)
+    return _leased(shape, dtype, nbytes, lease_type(nbytes))
+
+
+def _leased(shape: tuple[int, ...], dtype: np.dtype, nbytes: int, kind: Any) -> np.ndarray:
+    """An array of ``shape`` on a pooled block of ``nbytes`` under a lease of type ``kind``."""
     block = POOL.take(nbytes)
-    lease = lease_type(nbytes).from_address(address_of(block))
+    lease = kind.from_address(address_of(block))
     lease.block = block
     return np.ndarray(shape, dtype, lease)
+
+
+def allocator(shape: tuple[int, ...], dtype: np.dtype) -> Callable[[], np.ndarray]:
+    """``empty(shape, dtype)`` as a function of no arguments, its size, pooling decision
+    and lease type worked out once (an executable's per-call output)."""
+    dtype = np.dtype(dtype)
+    shape = tuple(shape)
+    nbytes = dtype.itemsize * int(np.prod(shape, dtype=np.int64))
+    if nbytes < MIN_BYTES or dtype.isbuiltin != 1:
+        return functools.partial(np.empty, shape, dtype)
+    return functools.partial(_leased, shape, dtype, nbytes, lease_type(nbytes))
 
 
 def copy(a: np.ndarray) -> np.ndarray:
@@ -138,4 +155,5 @@ def copy(a: np.ndarray) -> np.ndarray:
     return out
 
 
-__all__ = ["empty", "copy", "Lease", "lease_type", "POOL", "MIN_BYTES", "MAX_POOLED_BYTES"]
+__all__ = ["empty", "allocator", "copy", "Lease", "lease_type", "POOL", "MIN_BYTES",
+           "MAX_POOLED_BYTES"]
