@@ -27,15 +27,32 @@ pytest.importorskip("xlapy.backends.cpu")
 LONG = 200_000_000          # iterations no test lets finish
 
 
-def _interrupt_after(seconds: float, how: str) -> threading.Timer:
-    main = threading.main_thread().ident
+class _Interrupter(threading.Thread):
+    """Interrupts the main thread after ``seconds``, then again every second until
+    cancelled: Python drops a KeyboardInterrupt that lands while a weakref finalizer runs
+    (printed as "Exception ignored"), as a user's second Ctrl-C would repeat it."""
 
-    def fire() -> None:
-        if how == "signal":
-            signal.pthread_kill(main, signal.SIGINT)
-        else:
-            _thread.interrupt_main()
-    t = threading.Timer(seconds, fire)
+    def __init__(self, seconds: float, how: str) -> None:
+        super().__init__(daemon=True)
+        self.seconds, self.how = seconds, how
+        self.cancelled = threading.Event()
+
+    def run(self) -> None:
+        main = threading.main_thread().ident
+        wait = self.seconds
+        while not self.cancelled.wait(wait):
+            if self.how == "signal":
+                signal.pthread_kill(main, signal.SIGINT)
+            else:
+                _thread.interrupt_main()
+            wait = 1.0
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+
+
+def _interrupt_after(seconds: float, how: str) -> _Interrupter:
+    t = _Interrupter(seconds, how)
     t.start()
     return t
 
