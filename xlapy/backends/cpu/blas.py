@@ -210,6 +210,7 @@ class _BlasDotPlan:
         if (acc == _F32 and lhs.dtype == rhs.dtype == acc and et.dtype == acc
                 and f32_wanted(self.batch, self.m, self.k, self.n)):
             self.packed = F32Gemm()
+            self.threads = cores()
             self.out_direct = out.flags.c_contiguous
             return
         nb, nlf = len(d.lhs_batch), len(d.lhs_free)
@@ -314,8 +315,7 @@ class _BlasDotPlan:
         b = rhs.transpose(d.rhs_perm).reshape(self.shape3[1])
         target = out if self.out_direct else self.packed.scratch.get("c", self.shape3[2],
                                                                       self.acc)
-        threads = cores()
-        self.packed(a, b, target, threads, shared_pool().parallel_for)
+        self.packed(a, b, target, self.threads, shared_pool().parallel_for)
         if not self.out_direct:
             np.copyto(out, target.reshape(out.shape))
 
