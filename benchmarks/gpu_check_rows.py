@@ -100,9 +100,9 @@ SIM_COLUMN_SHAPES = [(256, 512), (1024, 64)]
 
 def column_sum_text(r: int, c: int) -> str:
     """``sum(x, axis=0)`` of ``f32[r, c]``: a bias gradient."""
-    return ("HloModule colsum\nadd {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
-            " ROOT s = f32[] add(a, b)\n}\n"
-            f"ENTRY e {{\n x = f32[{r},{c}] parameter(0)\n z = f32[] constant(0)\n"
+    from gpu_programs import ADD
+    return (f"HloModule colsum\n{ADD}ENTRY e {{\n x = f32[{r},{c}] parameter(0)\n"
+            f" z = f32[] constant(0)\n"
             f" ROOT s = f32[{c}] reduce(x, z), dimensions={{0}}, to_apply=add\n}}\n")
 
 
