@@ -74,9 +74,9 @@ def storage_type(et: ElementType) -> ir.Type:
     return llvm_type(et)
 
 
-def load_element(builder: ir.IRBuilder, ptr: ir.Value, et: ElementType) -> ir.Value:
-    """Load one element of ``et`` from ``ptr`` (a pointer to its storage type)."""
-    raw = builder.load(ptr)
+def from_storage(builder: ir.IRBuilder, raw: ir.Value, et: ElementType) -> ir.Value:
+    """A value loaded from ``et``'s storage type as its register value (pred: i1; narrow
+    integers: their own width)."""
     if et.is_pred:
         return builder.icmp_unsigned("!=", raw, ir.Constant(I8, 0))
     if et.is_integral and et.bits < 8:
@@ -84,12 +84,22 @@ def load_element(builder: ir.IRBuilder, ptr: ir.Value, et: ElementType) -> ir.Va
     return raw
 
 
+def to_storage(builder: ir.IRBuilder, value: ir.Value, et: ElementType) -> ir.Value:
+    """A register value of ``et`` as its storage value (:func:`from_storage` undone)."""
+    if et.is_pred or (et.is_integral and et.bits < 8):
+        return builder.zext(value, I8)
+    return value
+
+
+def load_element(builder: ir.IRBuilder, ptr: ir.Value, et: ElementType) -> ir.Value:
+    """Load one element of ``et`` from ``ptr`` (a pointer to its storage type)."""
+    return from_storage(builder, builder.load(ptr), et)
+
+
 def store_element(builder: ir.IRBuilder, value: ir.Value, ptr: ir.Value,
                   et: ElementType) -> None:
     """Store a register value of ``et`` at ``ptr`` (a pointer to its storage type)."""
-    if et.is_pred or (et.is_integral and et.bits < 8):
-        value = builder.zext(value, I8)
-    builder.store(value, ptr)
+    builder.store(to_storage(builder, value, et), ptr)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -242,7 +252,7 @@ def call_intrinsic(builder: ir.IRBuilder, name: str, args: Sequence[ir.Value],
     return builder.call(fn, list(args) + list(extra))
 
 
-__all__ = ["llvm_type", "storage_type", "load_element", "store_element",
-           "constant", "int_constant", "array_bytes_global", "compute_type", "to_compute",
-           "from_compute", "bf16_to_f32", "f32_to_bf16",
+__all__ = ["llvm_type", "storage_type", "load_element", "store_element", "from_storage",
+           "to_storage", "constant", "int_constant", "array_bytes_global", "compute_type",
+           "to_compute", "from_compute", "bf16_to_f32", "f32_to_bf16",
            "declare_function", "call_intrinsic"]

@@ -43,7 +43,8 @@ from ...hlo.shape import Shape
 from ..cpu.elemental_data import delinearize
 from ..cpu.kernel_api import Generator, operand_slots
 from ..cpu.kernel_support import c64, linear_offset
-from ..cpu.llvm_types import llvm_type, load_element, storage_type, store_element
+from ..cpu.llvm_types import (from_storage, llvm_type, load_element, storage_type, store_element,
+                              to_storage)
 from .reduction import _Builder, identity
 from .simt import I8, WARP
 
@@ -212,7 +213,7 @@ class RowTileBuilder(_Builder):
                     vty = ir.VectorType(st, p.vec)
                     raw = b.load(b.bitcast(ptr, vty.as_pointer()),
                                  align=_bytes(self.buffers[s].shape) * p.vec)
-                    values = [_from_storage(b, b.extract_element(raw, ir.Constant(
+                    values = [from_storage(b, b.extract_element(raw, ir.Constant(
                         ir.IntType(32), e)), et) for e in range(p.vec)]
                 for e, v in enumerate(values):
                     b.store(v, b.gep(slot, [c64(0), c64(m * p.vec + e)], inbounds=True))
@@ -344,7 +345,7 @@ class RowTileBuilder(_Builder):
                 if k in p.vector_outputs:
                     st = storage_type(et)
                     vec = vectors.get(k, ir.Constant(ir.VectorType(st, p.vec), ir.Undefined))
-                    vectors[k] = b.insert_element(vec, _to_storage(b, v, et),
+                    vectors[k] = b.insert_element(vec, to_storage(b, v, et),
                                                   ir.Constant(ir.IntType(32), e))
                 else:
                     store_element(b, v, b.gep(self._ptr(nops + k),
@@ -355,22 +356,6 @@ class RowTileBuilder(_Builder):
             ptr = b.gep(self._ptr(nops + k), [start], inbounds=True)
             size = _bytes(self.store_shape(k)) * p.vec
             b.store(vec, b.bitcast(ptr, vec.type.as_pointer()), align=size)
-
-
-def _from_storage(b: ir.IRBuilder, raw: ir.Value, et: Any) -> ir.Value:
-    """A loaded storage value as the element's register value (``load_element``'s rule)."""
-    if et.is_pred:
-        return b.icmp_unsigned("!=", raw, ir.Constant(I8, 0))
-    if et.is_integral and et.bits < 8:
-        return b.trunc(raw, ir.IntType(et.bits))
-    return raw
-
-
-def _to_storage(b: ir.IRBuilder, v: ir.Value, et: Any) -> ir.Value:
-    """A register value as its storage value (``store_element``'s rule)."""
-    if et.is_pred or (et.is_integral and et.bits < 8):
-        return b.zext(v, I8)
-    return v
 
 
 __all__ = ["tile_rows", "RowTileBuilder", "MAX_THREAD_ELEMENTS", "WARP_ROW_MAX",
