@@ -126,6 +126,10 @@ class _Plan:
             self.splits = max(1, min(-(-self.rowlen // per_block),
                                      TARGET_BLOCKS // max(1, self.rows)))
         self.chunk = -(-self.rowlen // self.splits)
+        # a split row's sweep: consecutive elements a thread reads a stripe, and the operand
+        # slots marked 16-byte aligned (split_groups sets both)
+        self.group = 1
+        self.aligned_slots: list[int] = []
         # the looped sweep; row_tile.tile_rows may tile the rows instead (its docstring)
         self.per, self.rpb, self.tpr, self.vec, self.cache = 0, 1, self.block, 1, False
         self.sources: list[tuple[int, int]] = []
@@ -443,9 +447,9 @@ class _Builder:
         lo = b.mul(part, c64(plan.chunk))
         hi_raw = b.add(lo, c64(plan.chunk))
         hi = b.select(b.icmp_unsigned("<", hi_raw, c64(plan.rowlen)), hi_raw, c64(plan.rowlen))
-        group = getattr(plan, "group", 1)
+        group = plan.group
         if not f.target.simulated:
-            for slot in getattr(plan, "aligned_slots", ()):
+            for slot in plan.aligned_slots:
                 f.fn.args[slot].attributes.align = 16
         for r in plan.reduces:
             gens = self.generators()
