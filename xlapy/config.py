@@ -504,6 +504,14 @@ def env_cpu_openmp() -> bool:
     return os.environ.get("XLAPY_CPU_OPENMP", "").strip().lower() not in ("0", "false", "no")
 
 
+def env_cpu_process_blas() -> bool:
+    """``XLAPY_CPU_PROCESS_BLAS=0`` (or ``false``/``no``) keeps the CPU runtime's products on
+    OpenBLAS even where a front end offers a BLAS already loaded into the process
+    (PyTorch's MKL: ``backends/cpu/process_blas.py``); on by default."""
+    return os.environ.get("XLAPY_CPU_PROCESS_BLAS", "").strip().lower() not in (
+        "0", "false", "no")
+
+
 # --------------------------------------------------------------------------------------------
 # TensorFlow's auto-clustering flags (``TF_XLA_FLAGS``), for ``xlapy.tf``
 

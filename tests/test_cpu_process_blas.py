@@ -1,0 +1,140 @@
+"""The CPU runtime's products on a BLAS already loaded into the process
+(``backends/cpu/process_blas.py``: PyTorch's MKL under ``torch.compile``): results equal
+the interpreter's for plain, transposed, strided, batched, f32 and f64 products; the
+library is only taken when already loaded and exporting the routines; the switch
+``XLAPY_CPU_PROCESS_BLAS=0`` keeps OpenBLAS."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from xlapy.backends.cpu import blas, process_blas  # noqa: E402
+from test_cpu_blas import make_dot, padded, random, run  # noqa: E402
+
+TORCH_LIB = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+
+
+def assert_close(got: np.ndarray, ref: np.ndarray, k: int) -> None:
+    """Within the rounding of another summation order (the library blocks K its own way)."""
+    assert got.shape == ref.shape and got.dtype == ref.dtype
+    eps = float(np.finfo(got.dtype).eps)
+    np.testing.assert_allclose(got, ref, rtol=64 * eps, atol=64 * eps * np.sqrt(k))
+
+
+@pytest.fixture
+def mkl():
+    process_blas.stop_process_blas()
+    if not process_blas.use_process_blas(TORCH_LIB):
+        pytest.skip("PyTorch's library exports no sgemm_/sgemm_batch_ (not an MKL build)")
+    yield
+    process_blas.stop_process_blas()
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("lc,rc", [((1,), (0,)), ((0,), (0,)), ((1,), (1,)), ((0,), (1,))])
+def test_products_match_the_interpreter(mkl, dtype, lc, rc):
+    m, k, n = 300, 257, 190
+    ls = (m, k) if lc == (1,) else (k, m)
+    rs = (k, n) if rc == (0,) else (n, k)
+    instr = make_dot(ls, rs, dtype, (), lc, (), rc)
+    rng = np.random.default_rng(0)
+    got, ref, thunk = run(instr, random(ls, instr.shape.dtype, rng),
+                          random(rs, instr.shape.dtype, rng))
+    assert_close(got, ref, k)
+    (plan,) = thunk.plans.values()
+    assert plan.summary() == "gemm process-blas batch=1 copies=none"
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+def test_batches_of_small_products_are_one_call(mkl, dtype):
+    # the attention products of a transformer: [B, H, S, D] x [B, H, S, D] over D and S
+    instr = make_dot((3, 4, 16, 8), (3, 4, 16, 8), dtype, (0, 1), (3,), (0, 1), (3,))
+    rng = np.random.default_rng(1)
+    got, ref, thunk = run(instr, random((3, 4, 16, 8), instr.shape.dtype, rng),
+                          random((3, 4, 16, 8), instr.shape.dtype, rng))
+    assert_close(got, ref, 8)
+    (plan,) = thunk.plans.values()
+    assert plan.summary() == "gemm process-blas batch=12 copies=none"
+    instr = make_dot((12, 16, 16), (12, 16, 8), dtype, (0,), (1,), (0,), (1,))
+    got, ref, _ = run(instr, random((12, 16, 16), instr.shape.dtype, rng),
+                      random((12, 16, 8), instr.shape.dtype, rng))
+    assert_close(got, ref, 16)
+
+
+def test_padded_rows_and_outputs(mkl):
+    instr = make_dot((3, 20, 30), (3, 30, 17), "f32", (0,), (2,), (0,), (1,))
+    rng = np.random.default_rng(2)
+    out = padded(np.empty((3, 20, 17), np.float32))
+    got, ref, thunk = run(instr, padded(random((3, 20, 30), np.float32, rng)),
+                          padded(random((3, 30, 17), np.float32, rng)), out)
+    assert got is out
+    assert_close(out, ref, 30)
+    assert "process-blas" in next(iter(thunk.plans.values())).summary()
+
+
+def test_batches_that_need_copies_stay_with_numpy(mkl):
+    instr = make_dot((4, 8, 6), (4, 6, 5), "f32", (0,), (2,), (0,), (1,))
+    rng = np.random.default_rng(3)
+    lhs = random((4, 8, 12), np.float32, rng)[:, :, ::2]      # no unit stride: a copy
+    got, ref, thunk = run(instr, lhs, random((4, 6, 5), np.float32, rng))
+    assert_close(got, ref, 6)
+    assert next(iter(thunk.plans.values())).summary() == "numpy"
+
+
+def test_complex_and_vector_products_stay_with_openblas(mkl):
+    instr = make_dot((64, 80), (80, 70), "c64", (), (1,), (), (0,))
+    rng = np.random.default_rng(4)
+    got, ref, thunk = run(instr, random((64, 80), np.complex64, rng),
+                          random((80, 70), np.complex64, rng))
+    assert_close(got, ref, 80)
+    assert "process-blas" not in next(iter(thunk.plans.values())).summary()
+    instr = make_dot((600, 700), (700,), "f32", (), (1,), (), (0,))
+    got, ref, thunk = run(instr, random((600, 700), np.float32, rng),
+                          random((700,), np.float32, rng))
+    assert_close(got, ref, 700)
+    assert next(iter(thunk.plans.values())).summary().startswith("gemv")
+
+
+def test_only_a_loaded_library_exporting_the_routines_is_taken(tmp_path):
+    process_blas.stop_process_blas()
+    try:
+        assert not process_blas.use_process_blas(str(tmp_path / "libnone.so"))
+        libc = next((p for p in ("/lib/x86_64-linux-gnu/libc.so.6", "/lib64/libc.so.6")
+                     if os.path.exists(p)), None)
+        if libc is not None:        # loaded, but no ?gemm_
+            assert not process_blas.use_process_blas(libc)
+        assert process_blas.process_blas_path() is None
+        instr = make_dot((300, 257), (257, 190), "f32", (), (1,), (), (0,))
+        rng = np.random.default_rng(5)
+        got, ref, thunk = run(instr, random((300, 257), np.float32, rng),
+                              random((257, 190), np.float32, rng))
+        assert_close(got, ref, 257)
+        assert "process-blas" not in next(iter(thunk.plans.values())).summary()
+    finally:
+        process_blas.stop_process_blas()
+
+
+def test_switch_keeps_openblas(monkeypatch):
+    process_blas.stop_process_blas()
+    monkeypatch.setenv("XLAPY_CPU_PROCESS_BLAS", "0")
+    assert not process_blas.use_process_blas(TORCH_LIB)
+    assert process_blas.process_blas_path() is None
+
+
+def test_torch_compile_uses_the_process_blas(mkl):
+    process_blas.stop_process_blas()
+    model = torch.nn.Sequential(torch.nn.Linear(64, 300), torch.nn.ReLU(),
+                                torch.nn.Linear(300, 10))
+    x = torch.randn(256, 64)
+    want = model(x)
+    got = torch.compile(model, backend="xlapy")(x)
+    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    from xlapy.backends.cpu import thread_pool
+    if thread_pool.shared_pool().openmp is not None:
+        assert process_blas.process_blas_path() == TORCH_LIB
+
+
