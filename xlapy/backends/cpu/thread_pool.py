@@ -11,7 +11,10 @@ of its parallel speed-up. :func:`share_openmp_threads` makes the shared pool run
 jobs' shares on that runtime's threads instead (``GOMP_parallel``: the threads that spin
 take the shares at once); the pool's semantics (one job at a time, the calling thread
 takes a share, every share finishes before an error is raised) stay the same.
-``XLAPY_CPU_OPENMP=0`` keeps the pool's own workers.
+``XLAPY_CPU_OPENMP=0`` keeps the pool's own workers. A generated kernel's shares run there
+without Python (:meth:`OpenMPRuntime.run_kernel`: every team thread runs the native
+``native_loop.TeamShares`` trampoline), so no team thread waits for the GIL; other jobs'
+shares (library calls, Python work) go through a ctypes callback per thread.
 
 On a machine whose cores other processes keep busy, a team thread that is not running
 makes the others spin at the end of the region, and jobs on the OpenMP threads became
@@ -97,6 +100,11 @@ class OpenMPRuntime:
         self._thread_num.restype = self._num_threads.restype = ctypes.c_int
         self._job: tuple[Callable[..., None], Sequence[tuple], list[BaseException]] | None = None
         self._callback = self._SHARE(self._shares)     # kept alive as long as the runtime
+        # native kernels' jobs (run_kernel): the shares' descriptor, made on first use
+        self._team: Any = None
+        self._team_fn: Any = None
+        self._team_address = 0
+        self._bounds: dict[tuple[int, ...], Any] = {}
         self._caller_done = 0.0          # when the calling thread finished its shares
         self._slow_score = 0.0
         self._backoff_until = 0.0
@@ -147,6 +155,35 @@ class OpenMPRuntime:
                 errors.append(e)
         if k == 0:
             self._caller_done = time.perf_counter()
+
+    def run_kernel(self, kernel: int, table: int, bounds: Sequence[int]) -> None:
+        """The native kernel at address ``kernel`` over ``bounds`` (share ``i``: ``kernel(
+        table, bounds[i], bounds[i + 1])``), each team thread running its shares in native
+        code (``native_loop.TeamShares``): no team thread takes the GIL, which the calling
+        thread releases for the whole job. The caller holds the pool's lock."""
+        desc = self._team
+        if desc is None:
+            from .native_loop import TeamShares, team_shares
+            libc = ctypes.CDLL(None)
+            desc = self._team = TeamShares(
+                0, 0, 0, 0, ctypes.cast(self._thread_num, ctypes.c_void_p).value,
+                ctypes.cast(self._num_threads, ctypes.c_void_p).value,
+                ctypes.cast(libc.clock_gettime, ctypes.c_void_p).value, 0, 0)
+            self._team_fn = self._SHARE(team_shares())
+            self._team_address = ctypes.addressof(desc)
+        arr = self._bounds.get(tuple(bounds))
+        if arr is None:
+            if len(self._bounds) >= 1024:       # kernels of many sizes: start again
+                self._bounds.clear()
+            arr = self._bounds[tuple(bounds)] = (ctypes.c_int64 * len(bounds))(*bounds)
+        desc.fn, desc.table, desc.n, desc.bounds = kernel, table, len(bounds) - 1, \
+            ctypes.addressof(arr)
+        desc.sec = 0
+        start = time.perf_counter()
+        self._parallel(self._team_fn, self._team_address, len(bounds) - 1, 0)
+        end = time.perf_counter()
+        self._caller_done = desc.sec + desc.nsec * 1e-9 if desc.sec else end
+        self._observe(start, end)
 
     def run(self, fn: Callable[..., None], shares: Sequence[tuple]) -> list[BaseException]:
         """``fn(*share)`` for every share, one thread of the runtime's team per share (the
@@ -233,11 +270,20 @@ class ThreadPool:
         if job.errors:
             raise job.errors[0]
 
-    def run(self, fn: Any, table: int, units: int) -> None:
+    def run(self, fn: Any, table: int, units: int, native: int = 0) -> None:
         """Run kernel ``fn(table, begin, end)`` over ``[0, units)`` cut into up to ``size``
-        ranges."""
+        ranges. ``native``: the address of ``fn``'s native code (a generated kernel, which
+        never raises): on an OpenMP team its shares then run without Python
+        (:meth:`OpenMPRuntime.run_kernel`)."""
         parts = min(self.size, units)
         bounds = [units * k // parts for k in range(parts + 1)]
+        if native and parts > 1 and self.openmp is not None and self.openmp.usable() \
+                and self._lock.acquire(blocking=False):
+            try:
+                self.openmp.run_kernel(native, table, bounds)
+            finally:
+                self._lock.release()
+            return
         self._dispatch(fn, [(table, bounds[k], bounds[k + 1]) for k in range(parts)])
 
     def parallel_for(self, items: Sequence[Any], work: Callable[[Any, dict], None]) -> None:
