@@ -138,3 +138,26 @@ def test_torch_compile_uses_the_process_blas(mkl):
         assert process_blas.process_blas_path() == TORCH_LIB
 
 
+
+
+def test_plans_made_on_the_process_blas_run_on_openblas_once_it_is_gone(mkl):
+    rng = np.random.default_rng(6)
+    for lshape, rshape, lb, lc, rb, rc in (((300, 257), (257, 190), (), (1,), (), (0,)),
+                                           ((12, 16, 8), (12, 8, 16), (0,), (2,), (0,), (1,))):
+        instr = make_dot(lshape, rshape, "f32", lb, lc, rb, rc)
+        lhs, rhs = random(lshape, np.float32, rng), random(rshape, np.float32, rng)
+        got, ref, thunk = run(instr, lhs, rhs)
+        assert "process-blas" in next(iter(thunk.plans.values())).summary()
+        process_blas.stop_process_blas()        # as in a forked child
+        out = np.full(instr.shape.dims, np.nan, np.float32)
+        thunk([lhs, rhs], out)
+        assert_close(out, ref, lshape[-1])
+        assert process_blas.use_process_blas(TORCH_LIB)
+
+
+def test_a_forked_child_plans_on_openblas(mkl):
+    import multiprocessing
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as p:
+        assert p.apply(process_blas.in_use) is False
+    assert process_blas.in_use()

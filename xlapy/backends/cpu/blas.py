@@ -78,7 +78,7 @@ from .bf16_dot import Bf16DotThunk, make_bf16_dot_thunk
 from .blas_lib import (BLAS_DTYPES, MatmulPlan, VectorCall, dense_geometry, geometry,
                        library, matmul_into, plan_matmul, plan_vector)
 from .packed_gemm import F32Gemm, f32_wanted
-from .process_blas import process_gemm
+from .process_blas import in_use as process_blas_in_use, process_gemm
 from .thread_pool import cores, shared_pool
 from .thunks import address_of
 
@@ -351,7 +351,7 @@ class _BlasDotPlan:
         shared_pool().parallel_for(self.batch_slices, work)
 
     def _gemm(self, pa: int, pb: int, pc: int) -> None:
-        if self.external is not None:
+        if self.external is not None and process_blas_in_use():
             self.external(pa, pb, pc)
             return
         if self.pieces is None:

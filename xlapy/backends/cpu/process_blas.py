@@ -62,6 +62,7 @@ _ROUTINES = ("sgemm_", "dgemm_", "sgemm_batch_", "dgemm_batch_")
 
 _BLAS: _ProcessBlas | None = None
 _LOCK = threading.Lock()
+_FORK_HOOK: list[bool] = []          # the at-fork hook, registered once
 
 
 def use_process_blas(path: str) -> bool:
@@ -84,6 +85,10 @@ def use_process_blas(path: str) -> bool:
     with _LOCK:
         if _BLAS is None:
             _BLAS = _ProcessBlas(lib, path)
+            if not _FORK_HOOK:
+                # the library's OpenMP team does not survive fork(): a child uses OpenBLAS
+                os.register_at_fork(after_in_child=stop_process_blas)
+                _FORK_HOOK.append(True)
     log.debug("xlapy: the CPU runtime's products run on the BLAS of %s", path)
     return _BLAS.path == path
 
@@ -93,6 +98,13 @@ def stop_process_blas() -> None:
     global _BLAS
     with _LOCK:
         _BLAS = None
+
+
+def in_use() -> bool:
+    """Whether products run on the process's BLAS now (a plan made while one was in use
+    runs its product on OpenBLAS, unsplit, once it is not: after fork(), or
+    :func:`stop_process_blas`)."""
+    return _BLAS is not None
 
 
 def process_blas_path() -> str | None:
@@ -117,7 +129,7 @@ def process_gemm(call: GemmCall, beta: int = 0) -> Callable[[int, int, int], Non
     alpha, beta_v = scalar(1.0), scalar(float(beta))
     head = (trans_b, trans_a, ref(n), ref(m), ref(k), ref(alpha))
     r_ldb, r_lda, r_beta, r_ldc = ref(ldb), ref(lda), ref(beta_v), ref(ldc)
-    keep = (n, m, k, ldb, lda, ldc, alpha, beta_v)
+    keep: tuple = (n, m, k, ldb, lda, ldc, alpha, beta_v)
     if call.batch == 1:
         def run(a_ptr: int, b_ptr: int, c_ptr: int, _keep: tuple = keep) -> None:
             gemm(*head, b_ptr, r_ldb, a_ptr, r_lda, r_beta, c_ptr, r_ldc)
@@ -137,4 +149,5 @@ def process_gemm(call: GemmCall, beta: int = 0) -> Callable[[int, int, int], Non
     return run_batch
 
 
-__all__ = ["use_process_blas", "stop_process_blas", "process_blas_path", "process_gemm"]
+__all__ = ["use_process_blas", "stop_process_blas", "in_use", "process_blas_path",
+           "process_gemm"]
