@@ -12,7 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from xlapy.backends.cpu import blas, process_blas  # noqa: E402
+from xlapy.backends.cpu import blas, process_blas, thread_pool  # noqa: E402
 from test_cpu_blas import make_dot, padded, random, run  # noqa: E402
 
 TORCH_LIB = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
@@ -27,11 +27,18 @@ def assert_close(got: np.ndarray, ref: np.ndarray, k: int) -> None:
 
 @pytest.fixture
 def mkl():
+    """The process's BLAS in use, and the shared pool on PyTorch's OpenMP team (as under
+    ``torch.compile``)."""
+    pool = thread_pool.shared_pool()
+    saved = pool.openmp
     process_blas.stop_process_blas()
     if not process_blas.use_process_blas(TORCH_LIB):
         pytest.skip("PyTorch's library exports no sgemm_/sgemm_batch_ (not an MKL build)")
+    if not thread_pool.share_openmp_threads():
+        pytest.skip("no OpenMP team to share (one CPU, or XLAPY_CPU_OPENMP=0)")
     yield
     process_blas.stop_process_blas()
+    pool.openmp = saved
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
@@ -161,3 +168,24 @@ def test_a_forked_child_plans_on_openblas(mkl):
     with ctx.Pool(1) as p:
         assert p.apply(process_blas.in_use) is False
     assert process_blas.in_use()
+
+
+def test_products_go_back_to_openblas_while_the_pool_backs_off(mkl, monkeypatch):
+    instr = make_dot((600, 300), (300, 500), "f32", (), (1,), (), (0,))
+    rng = np.random.default_rng(7)
+    lhs, rhs = random((600, 300), np.float32, rng), random((300, 500), np.float32, rng)
+    got, ref, thunk = run(instr, lhs, rhs)
+    (plan,) = thunk.plans.values()
+    calls = []
+    external = plan.external
+    plan.external = lambda *a: (calls.append(a), external(*a))
+    out = np.full((600, 500), np.nan, np.float32)
+    thunk([lhs, rhs], out)
+    assert len(calls) == 1
+    runtime = thread_pool.shared_pool().openmp
+    monkeypatch.setattr(runtime, "_backoff_until", 1e300)      # the team keeps coming late
+    out[...] = np.nan
+    thunk([lhs, rhs], out)
+    assert len(calls) == 1                                       # OpenBLAS pieces instead
+    assert_close(out, ref, 300)
+    assert "parallel=" in plan.summary()

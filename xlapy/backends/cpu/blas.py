@@ -79,7 +79,7 @@ from .blas_lib import (BLAS_DTYPES, MatmulPlan, VectorCall, dense_geometry, geom
                        library, matmul_into, plan_matmul, plan_vector)
 from .packed_gemm import F32Gemm, f32_wanted
 from .process_blas import in_use as process_blas_in_use, process_gemm
-from .thread_pool import cores, shared_pool
+from .thread_pool import cores, shared_pool, team_usable
 from .thunks import address_of
 
 #: Below this many multiply-adds per matrix (M*N*K) numpy.matmul beats the ctypes call.
@@ -236,9 +236,10 @@ class _BlasDotPlan:
                      ((p.copy_a, ga, (self.m, self.k)), (p.copy_b, gb, (self.k, self.n)),
                       (p.temp_c, gc, (self.m, self.n)))]
             self.vector = plan_vector(acc, *final)
-        # one call on the process's BLAS (threaded by itself), else OpenBLAS pieces
-        self.external = process_gemm(self.plan.call) if self.vector is None else None
-        if self.vector is None and self.external is None:
+        # one call on the process's BLAS (threaded by itself on the OpenMP team), or
+        # OpenBLAS pieces while the pool backs off from that team
+        if self.vector is None:
+            self.external = process_gemm(self.plan.call)
             self.pieces = self.plan.call.pieces(cores())
 
     def _process_batch(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> bool:
@@ -258,6 +259,7 @@ class _BlasDotPlan:
         if self.external is None:
             return False
         self.plan, self.small, self.batch_slices, self.out_direct = plan, False, None, True
+        self.pieces = plan.call.pieces(cores())
         return True
 
     def _batch_slices(self) -> list[slice] | None:
@@ -351,7 +353,7 @@ class _BlasDotPlan:
         shared_pool().parallel_for(self.batch_slices, work)
 
     def _gemm(self, pa: int, pb: int, pc: int) -> None:
-        if self.external is not None and process_blas_in_use():
+        if self.external is not None and process_blas_in_use() and team_usable():
             self.external(pa, pb, pc)
             return
         if self.pieces is None:

@@ -9,7 +9,9 @@ on that runtime's threads, they go as fast as in eager PyTorch, where the OpenBL
 split over the runtime's pool (``blas_lib.GemmCall.pieces``) were slower on the same
 shapes (docs/performance.md). A front end that knows such a library is loaded (the
 PyTorch backend) calls :func:`use_process_blas`; ``XLAPY_CPU_PROCESS_BLAS=0`` keeps
-OpenBLAS. Real (f32, f64) products and batches of them go there (a batch as one
+OpenBLAS, and so does the pool's back-off: while it keeps its jobs off a team that keeps
+coming late (``thread_pool``), the products are OpenBLAS pieces on its own workers again.
+Real (f32, f64) products and batches of them go there (a batch as one
 ``?gemm_batch_`` call, which the library threads over the batch); vectors and complex
 products stay with OpenBLAS.
 
@@ -102,7 +104,7 @@ def stop_process_blas() -> None:
 
 def in_use() -> bool:
     """Whether products run on the process's BLAS now (a plan made while one was in use
-    runs its product on OpenBLAS, unsplit, once it is not: after fork(), or
+    runs its product on OpenBLAS once it is not: after fork(), or
     :func:`stop_process_blas`)."""
     return _BLAS is not None
 

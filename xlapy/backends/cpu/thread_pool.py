@@ -317,6 +317,14 @@ def shared_pool() -> ThreadPool:
     return _POOL
 
 
+def team_usable() -> bool:
+    """Whether the shared pool runs its jobs on an OpenMP team now (shared, and not
+    backing off from a team that keeps coming late: see the module docstring)."""
+    pool = _POOL
+    runtime = None if pool is None else pool.openmp
+    return runtime is not None and runtime.usable()
+
+
 def _forget_openmp(pool: ThreadPool) -> None:
     pool.openmp = None
 
@@ -342,4 +350,5 @@ def share_openmp_threads() -> bool:
     return True
 
 
-__all__ = ["ThreadPool", "OpenMPRuntime", "shared_pool", "share_openmp_threads", "cores"]
+__all__ = ["ThreadPool", "OpenMPRuntime", "shared_pool", "share_openmp_threads", "cores",
+           "team_usable"]
