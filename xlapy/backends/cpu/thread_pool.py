@@ -92,6 +92,12 @@ BACKOFF_S = 1.0
 #: How long (time-stamp-counter ticks, about 60 us) an idle worker polls the job number
 #: before it sleeps on its semaphore, and the calling thread polls between yields.
 SPIN_TICKS = 200_000
+#: How long the calling thread polls for the other threads' last ranges of a native job
+#: (ticks, about 10 us) before it blocks: a host that runs both of the process's CPUs on
+#: one core would otherwise give the polling thread the time the last range needs.
+FINISH_SPIN_TICKS = 30_000
+#: The blocked caller re-reads the count of finished ranges at least this often (s).
+FINISH_WAIT_S = 0.001
 # the decaying count of slow jobs at which the pool backs off (about 3 of the last 8 jobs)
 _SLOW_SCORE = 2.0
 
@@ -199,17 +205,30 @@ class ThreadPool:
         self._start = [threading.Semaphore(0) for _ in range(self.size)]
         self._lock = threading.Lock()
         self.openmp: OpenMPRuntime | None = None     # shares run on its threads when set
-        self._words = JobWords(self.size) if self.size > 1 else None
         #: native jobs on (``run`` of ctypes kernels; the dot thunk's OpenBLAS pieces):
         #: ``XLAPY_CPU_NATIVE_POOL=0`` turns them off
-        self.native = self._words is not None and env_cpu_native_pool()
+        self.native = self.size > 1 and env_cpu_native_pool()
         self._gen = 0
-        self._threads = []
-        for i in range(1, self.size):
-            t = threading.Thread(target=self._worker, args=(i,), daemon=True,
-                                 name=f"xlapy-cpu-{i}")
-            t.start()
-            self._threads.append(t)
+        self._done = threading.Semaphore(0)       # a worker finished a job's last range
+        self._threads: list[threading.Thread] = []
+        # the job block and the workers come with the first job (compiling the native
+        # routines is not part of compiling a program)
+        self._words_box: list[JobWords] = []
+        self._start_lock = threading.Lock()
+
+    @property
+    def _words(self) -> JobWords:
+        """The job block, with the workers started on first use."""
+        if not self._words_box:
+            with self._start_lock:
+                if not self._words_box:
+                    self._words_box.append(JobWords(self.size))
+                    for i in range(1, self.size):
+                        t = threading.Thread(target=self._worker, args=(i,), daemon=True,
+                                             name=f"xlapy-cpu-{i}")
+                        t.start()
+                        self._threads.append(t)
+        return self._words_box[0]
 
     def _worker(self, i: int) -> None:
         """Worker ``i``: waits on the job number (natively, without the GIL, for
@@ -229,6 +248,9 @@ class ThreadPool:
             seen = g
             if words.words[KIND] == NATIVE:
                 words.work(words.address, g)
+                block = words.words
+                if block[FINISHED] == block[PARTS] and block[GEN] == g:
+                    self._done.release()       # the caller may be blocked on the last range
                 continue
             task, self._work[i] = self._work[i], None
             if task is None:            # a Python job without a share for this worker
@@ -253,6 +275,8 @@ class ThreadPool:
                 os.sched_yield()
         for word, value in fields:
             block[word] = value
+        while self._done.acquire(blocking=False):       # releases no caller waited for
+            pass
         block[COUNTER] = block[FINISHED] = 0
         block[KIND] = kind
         self._gen += 1
@@ -306,8 +330,9 @@ class ThreadPool:
             interrupt: BaseException | None = None
             while True:       # the ranges other threads took write the caller's buffers
                 try:
-                    while not words.until(words.addr(FINISHED), parts, SPIN_TICKS):
-                        os.sched_yield()
+                    if not words.until(words.addr(FINISHED), parts, FINISH_SPIN_TICKS):
+                        while words.words[FINISHED] != parts:
+                            self._done.acquire(timeout=FINISH_WAIT_S)
                     break
                 except BaseException as e:      # noqa: BLE001 - raised once all are done
                     interrupt = interrupt or e
