@@ -89,11 +89,11 @@ class _Job:
 SLOW_WAIT_S = 0.002
 #: How long the pool uses its own workers after the OpenMP team kept coming late.
 BACKOFF_S = 1.0
-#: How long (time-stamp-counter ticks, about 60 us) an idle worker polls the job number
-#: before it sleeps on its semaphore, and the calling thread polls between yields.
+#: How long (time-stamp-counter ticks: tens of microseconds) an idle worker polls the job
+#: number before it sleeps on its semaphore.
 SPIN_TICKS = 200_000
 #: How long the calling thread polls for the other threads' last ranges of a native job
-#: (ticks, about 10 us) before it blocks: a host that runs both of the process's CPUs on
+#: (ticks: about ten microseconds) before it blocks: a host that runs both of the process's CPUs on
 #: one core would otherwise give the polling thread the time the last range needs.
 FINISH_SPIN_TICKS = 30_000
 #: The blocked caller re-reads the count of finished ranges at least this often (s).
