@@ -89,9 +89,11 @@ class _Job:
 SLOW_WAIT_S = 0.002
 #: How long the pool uses its own workers after the OpenMP team kept coming late.
 BACKOFF_S = 1.0
-#: How long (time-stamp-counter ticks: tens of microseconds) an idle worker polls the job
-#: number before it sleeps on its semaphore.
-SPIN_TICKS = 200_000
+#: How long (time-stamp-counter ticks: several microseconds) an idle worker polls the job
+#: number before it sleeps on its semaphore. Kept short: on a loaded machine a polling
+#: worker takes the time other threads need (longer polls made the W4b and W7 steps
+#: slower there; docs/performance.md).
+SPIN_TICKS = 20_000
 #: How long the calling thread polls for the other threads' last ranges of a native job
 #: (ticks: about ten microseconds) before it blocks: a host that runs both of the process's CPUs on
 #: one core would otherwise give the polling thread the time the last range needs.
