@@ -17,8 +17,9 @@ process with the backend's modules already imported (their import time is a colu
 its own).
 
 ``--profile`` prints XLA's per-instruction execution profile (``--xla_hlo_profile``) of the
-xlapy W5 step instead: the step compiled with profiling, ``--warmup`` untimed calls, then
-``--repeat`` profiled calls; ``--profile-rows N`` limits the table to the slowest N rows.
+xlapy W5 step (or of the first workload ``--only`` names, e.g. ``--only W4b``) instead: the
+step compiled with profiling, ``--warmup`` untimed calls, then ``--repeat`` profiled calls;
+``--profile-rows N`` limits the table to the slowest N rows.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/training.py
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/training.py --compile
