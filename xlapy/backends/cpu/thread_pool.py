@@ -7,8 +7,8 @@ thunk's split OpenBLAS products) run as native jobs (``native_pool.py``): every 
 the calling one included, takes ranges from a shared counter in native code, so no
 thread needs the GIL between ranges and a worker that the host runs late leaves its
 ranges to the others instead of holding up the job. Between jobs a worker polls the job
-number for :data:`SPIN_TICKS` (without the GIL) before it sleeps on its semaphore, so the
-jobs of one step find it awake. Python callables (:meth:`ThreadPool.parallel_for`) keep
+number briefly (:data:`SPIN_TICKS`, without the GIL) before it sleeps on its semaphore, so
+a job that follows at once finds it awake. Python callables (:meth:`ThreadPool.parallel_for`) keep
 one share per thread. ``XLAPY_CPU_NATIVE_POOL=0`` runs native kernels as Python shares too.
 
 In a process where another library runs its own parallel work on an OpenMP runtime
@@ -95,8 +95,8 @@ BACKOFF_S = 1.0
 #: slower there; docs/performance.md).
 SPIN_TICKS = 20_000
 #: How long the calling thread polls for the other threads' last ranges of a native job
-#: (ticks: about ten microseconds) before it blocks: a host that runs both of the process's CPUs on
-#: one core would otherwise give the polling thread the time the last range needs.
+#: (ticks: about ten microseconds) before it blocks: a host that runs both of the
+#: process's CPUs on one core would otherwise give the poll the time the last range needs.
 FINISH_SPIN_TICKS = 30_000
 #: The blocked caller re-reads the count of finished ranges at least this often (s).
 FINISH_WAIT_S = 0.001
@@ -328,10 +328,13 @@ class ThreadPool:
             words = self._words
             gen = self._post(NATIVE, ((FN, address), (TABLE, table), (UNITS, units),
                                       (PARTS, parts)))
-            words.work(words.address, gen)
             interrupt: BaseException | None = None
+            take = True
             while True:       # the ranges other threads took write the caller's buffers
                 try:
+                    if take:
+                        take = False
+                        words.work(words.address, gen)
                     if not words.until(words.addr(FINISHED), parts, FINISH_SPIN_TICKS):
                         while words.words[FINISHED] != parts:
                             self._done.acquire(timeout=FINISH_WAIT_S)
