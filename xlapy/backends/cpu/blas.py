@@ -320,7 +320,7 @@ class _BlasDotPlan:
         b = rhs.transpose(d.rhs_perm).reshape(self.shape3[1])
         target = out if self.out_direct else self.packed.scratch.get("c", self.shape3[2],
                                                                       self.acc)
-        self.packed(a, b, target, self.threads, shared_pool().parallel_for)
+        self.packed(a, b, target, self.threads, shared_pool())
         if not self.out_direct:
             np.copyto(out, target.reshape(out.shape))
 
