@@ -14,6 +14,7 @@ at a 4 MiB CPU all-reduce (its result pooled, its data call started with the agr
 ``killed``: rank 1 is killed (SIGKILL) while rank 0 waits in that all-reduce."""
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -68,6 +69,7 @@ def check_collectives(rank: int) -> None:
         np.testing.assert_array_equal(cp, cm.permute(xs, pairs, rank))
         assert int(rid) == rank
     check_native_all_reduce(rank)
+    check_pair_all_reduce(rank)
     check_no_staging_copies(rank)
     check_interrupted_call_ends_the_communicator(rank)
     print(f"OK {rank}", flush=True)
@@ -106,6 +108,63 @@ def check_native_all_reduce(rank: int) -> None:
     np.testing.assert_array_equal(buf, np.full(1000, 3.0))
 
 
+MINI = """mini {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = s32[] minimum(a, b)
+}
+
+muli {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = s32[] multiply(a, b)
+}
+"""
+
+
+def check_pair_all_reduce(rank: int) -> None:
+    """The CPU backend's all-reduces of two members and at least ``PAIR_MIN_BYTES`` move
+    halves with ``Isend``/``Irecv`` (no ``Iallreduce``): an odd length (unequal halves),
+    one in its dying operand's buffer (the received half lands in a spare buffer), s32
+    min and (wrapping) product, a tuple with a small member, repeated calls; answers
+    against NumPy and the interpreter."""
+    from xlapy.backends.communicator_mpi import PAIR_MIN_BYTES
+    from xlapy.client.devices import PROCESS
+    n = PAIR_MIN_BYTES // 4 + 1
+    body = f"""  i = s32[{n}] convert(p)
+  s = f32[{n}] all-reduce(p), replica_groups={{}}, to_apply=add
+  a = f32[{n}] multiply(p, p)
+  ai = f32[{n}] all-reduce(a), replica_groups={{}}, to_apply=add
+  m = f32[{n}] negate(ai)
+  mn = s32[{n}] all-reduce(i), replica_groups={{}}, to_apply=mini
+  pr = s32[{n}] all-reduce(i), replica_groups={{}}, to_apply=muli
+  t = (f32[{n}], f32[8]) all-reduce(p, q), replica_groups={{}}, to_apply=add
+  t0 = f32[{n}] get-tuple-element(t), index=0
+  t1 = f32[8] get-tuple-element(t), index=1
+  ROOT r = (f32[{n}], f32[{n}], s32[{n}], s32[{n}], f32[{n}], f32[8]) tuple(s, m, mn, pr, t0, t1)"""
+    text = cm.module(", replica_count=2", body,
+                     f"p = f32[{n}] parameter(0)\n  q = f32[8] parameter(1)")
+    text = text.replace("ENTRY", MINI + "\nENTRY")
+    rng = np.random.default_rng(7)
+    xs = [rng.integers(-50_000, 50_000, n).astype(np.float32) for _ in range(2)]
+    qs = [cm.device_input(d) for d in range(2)]
+    ints = [v.astype(np.int32) for v in xs]
+    want = [xs[0] + xs[1], -(xs[0] * xs[0] + xs[1] * xs[1]), np.minimum(*ints),
+            ints[0] * ints[1], xs[0] + xs[1], qs[0] + qs[1]]
+    with _recording(PROCESS.communicator) as log:
+        for _ in range(3):
+            log.clear()
+            (out,) = xlapy.run_hlo(text, [[xs[rank], qs[rank]]], backend="cpu")
+            for got, expected in zip(out, want):
+                np.testing.assert_array_equal(got, expected)
+            # 6 arrays (5 all-reduces, one a tuple of 2), two stages of a send and a receive
+            assert [e[0] for e in log].count("Iallreduce") == 0, log
+            assert len(log) == 6 * 2 * 2, log
+    (ref,) = xlapy.run_hlo(text, [[xs[rank], qs[rank]]], backend="interpreter")
+    for got, expected in zip(out, ref):
+        np.testing.assert_array_equal(got, expected)
+
+
 class _Recorder:
     """An mpi4py communicator whose data calls record the buffers MPI gets (their data
     addresses, or ``IN_PLACE``) before running."""
@@ -123,6 +182,23 @@ class _Recorder:
             self.log.append((name,) + tuple(_address(a) for a in args[:2]))
             return attr(*args, **kwargs)
         return call
+
+
+@contextlib.contextmanager
+def _recording(comm):
+    """Within the block, ``comm``'s data calls are recorded in the list it yields
+    (:class:`_Recorder`)."""
+    log: list = []
+    original = comm._comm
+
+    def recording(call):
+        data, agree = original(call)
+        return _Recorder(data, log), agree
+    comm._comm = recording
+    try:
+        yield log
+    finally:
+        comm._comm = original
 
 
 def _address(buf) -> object:
@@ -157,15 +233,8 @@ def check_no_staging_copies(rank: int) -> None:
   ROOT t = (f32[{n}], f32[{n}], f32[{2 * n}], f32[{n // 2}], f32[{n}], f32[{n}], bf16[{n}], f32[{n // 2}]) tuple(ar, m, ag, rs, aa, cp, hb, mx)"""
     text = cm.module(", replica_count=2", body, f"p = f32[{n}] parameter(0)")
     text = text.replace("ENTRY", MAX + "\nENTRY")
-    log: list = []
     comm = PROCESS.communicator
-    original = comm._comm
-
-    def recording(call):
-        data, agree = original(call)
-        return _Recorder(data, log), agree
-    comm._comm = recording
-    try:
+    with _recording(comm) as log:
         exe = get_backend("cpu").compile(parse_module(text))
         xs = [np.arange(n, dtype=np.float32) * (d + 1) - d for d in range(2)]
         x = xs[rank]
@@ -200,8 +269,6 @@ def check_no_staging_copies(rank: int) -> None:
                                                               hs[0][k * n // 2:][:n // 2]]))
             np.testing.assert_array_equal(mx, np.maximum(xs[0], xs[1])[rank * n // 2:]
                                           [:n // 2])
-    finally:
-        comm._comm = original
 
 
 def check_interrupted_call_ends_the_communicator(rank: int) -> None:
@@ -220,7 +287,7 @@ def check_interrupted_call_ends_the_communicator(rank: int) -> None:
     run(0, [x], [out])
     np.testing.assert_array_equal(out, np.full(8, 3.0))
 
-    def interrupted(request):
+    def interrupted(*args):
         raise KeyboardInterrupt
     real, mpi_module._spin = mpi_module._spin, interrupted
     try:

@@ -26,7 +26,10 @@ The CPU backend's collective thunks call a prepared op (``bind_*``: :class:`_Pre
 its communicators, MPI op, agreement buffers and CRC are made on the first call, and every
 call hands MPI the executable's own buffers -- the operand as the send buffer
 (``MPI_IN_PLACE`` when the result lives there), the result as the receive buffer -- so
-nothing is staged or copied around MPI. All waits are
+nothing is staged or copied around MPI. A prepared all-reduce of two members moving
+``PAIR_MIN_BYTES`` or more exchanges halves itself (:class:`_PairAllReduce`): MPICH's
+``Iallreduce`` first copies the whole send buffer into the receive buffer, a third of the
+memory traffic of a two-member call, which this exchange does without. All waits are
 non-blocking requests polled against the timeout, so a peer that never arrives fails the
 call instead of hanging it; a process that raises is ended by ``xlapy.distributed``'s
 exception hook with ``MPI_Abort``, which ends every other process of the job.
@@ -45,16 +48,26 @@ import numpy as np
 from ..errors import CollectiveError
 from .communicator import Arrays, Bound, CollectiveCall, Communicator, default_timeout
 
-# Waiting polls the requests (see poll): spinning (yielding the core every POLLS_PER_YIELD
-# tests) for SPIN_SECONDS, plus SPIN_SECONDS_PER_BYTE per byte moved once the group is known
-# to be there, then pausing between polls, the pause doubling from MIN_PAUSE to MAX_PAUSE
-# (MPI progresses only while polled, so a pause delays every stage of MPI's algorithm: only
-# a call whose peers are late, or that takes far longer than its size explains, pauses).
+# Waiting polls the requests: a prepared call first tests a request SPIN_TESTS times in a
+# row (a small call on two free cores ends there), then poll spins (yielding the core every
+# POLLS_PER_YIELD tests: when the scheduler put two processes of the job on one core, the
+# peer being waited for gets it at once) for SPIN_SECONDS, plus SPIN_SECONDS_PER_BYTE per
+# byte moved once the group is known to be there, then pauses between polls, the pause
+# doubling from MIN_PAUSE to MAX_PAUSE (MPI progresses only while polled, so a pause delays
+# every stage of MPI's algorithm: only a call whose peers are late, or that takes far
+# longer than its size explains, pauses).
 SPIN_SECONDS = 2e-3
 SPIN_SECONDS_PER_BYTE = 1e-8
-POLLS_PER_YIELD = 64
+POLLS_PER_YIELD = 4
+SPIN_TESTS = 16
 MIN_PAUSE = 2e-5
 MAX_PAUSE = 1e-3
+
+# A prepared all-reduce of two members moving at least PAIR_MIN_BYTES exchanges halves
+# itself (_PairAllReduce) instead of calling Iallreduce.
+PAIR_MIN_BYTES = 128 << 10
+_PAIR_TAG = 16384           # its messages' tags (below MPI's least MPI_TAG_UB, 32767)
+_UFUNCS = {"sum": np.add, "product": np.multiply, "min": np.minimum, "max": np.maximum}
 
 _MAX_CHECKS = 4096          # CRCs of (signature, group) kept
 _SUM_TYPES = "iuf"          # dtype kinds MPI sums and multiplies natively
@@ -274,6 +287,8 @@ class MpiCommunicator(Communicator):
         op = self._native_op(kind, sources)
         if op is None:
             return super().bind_all_reduce(call, sources, destinations, combine, kind, in_place)
+        if len(call.group) == 2 and sum(d.nbytes for d in destinations) >= PAIR_MIN_BYTES:
+            return _PairAllReduce(self, call, destinations, op, in_place, _UFUNCS[kind])
         return _AllReduce(self, call, destinations, op, in_place)
 
     def bind_all_gather(self, call: CollectiveCall, sources: Arrays, destinations: Arrays
@@ -324,6 +339,7 @@ class _Prepared(abc.ABC):
     __slots__ = ("owner", "call", "comm", "agree_comm", "size", "mine", "everyone", "spin",
                  "MPI", "agreement")
     stage = ""              # what the data requests do, for errors
+    staged = False          # the data moves in two stages (next_stage: the second)
 
     def __init__(self, owner: MpiCommunicator, call: CollectiveCall, arrays: Arrays) -> None:
         """``arrays``: the buffers the call moves (how long a wait spins)."""
@@ -359,6 +375,10 @@ class _Prepared(abc.ABC):
             if not (_spin(requests[0]) if len(requests) == 1
                     else self.MPI.Request.Testall(requests)):
                 owner._wait(self.call, requests, self.stage, self.spin)
+            if self.staged:                     # the data's second stage, once agreed
+                requests = self.next_stage(sources, destinations)
+                if not self.MPI.Request.Testall(requests):
+                    owner._wait(self.call, requests, self.stage, self.spin)
         except BaseException as e:
             # the agreement buffers are reused by the next call: none may follow this one
             self._abandon([agreement] + requests, (sources, destinations),
@@ -370,13 +390,18 @@ class _Prepared(abc.ABC):
         """Keep ``requests`` and their buffers (MPI may still write them) alive for good,
         and refuse every later call of the communicator with ``reason``."""
         owner = self.owner
-        owner._abandoned.append((requests, (buffers, self.mine, self.everyone)))
+        owner._abandoned.append((requests, (buffers, self)))     # self: its buffers
         self.agreement = None               # may still be active: never freed
         owner.abort(reason)
 
     @abc.abstractmethod
     def requests(self, sources: Arrays, destinations: Arrays) -> list:
         """Start the op's data requests from ``sources`` into ``destinations``."""
+
+    def next_stage(self, sources: Arrays, destinations: Arrays) -> list:
+        """A ``staged`` op's second stage, started once the group agreed and the first
+        stage's requests completed: its requests."""
+        raise TypeError(f"{type(self).__name__} moves its data in one stage")
 
     def __del__(self) -> None:
         """Free the persistent agreement (inactive between calls; an abandoned one is kept
@@ -388,10 +413,10 @@ class _Prepared(abc.ABC):
 
 
 def _spin(request: Any) -> bool:
-    """Whether ``request`` completes within ``POLLS_PER_YIELD`` tests in a row (a small
-    message's wait ends here, before :func:`poll`'s clock and pauses)."""
+    """Whether ``request`` completes within ``SPIN_TESTS`` tests in a row (a small
+    message's wait ends here, before :func:`poll`'s clock and yields)."""
     test = request.Test
-    for _ in range(POLLS_PER_YIELD):
+    for _ in range(SPIN_TESTS):
         if test():
             return True
     return False
@@ -416,6 +441,52 @@ class _AllReduce(_Prepared):
                                     destinations[0], op)]
         return [comm.Iallreduce(in_place if same else s, d, op)
                 for s, d, same in zip(sources, destinations, self.in_place)]
+
+
+class _PairAllReduce(_AllReduce):
+    """An all-reduce of two members as a reduce-scatter then an all-gather of halves over
+    ``Isend``/``Irecv`` (MPICH's algorithm for it, less the copy of the whole send buffer
+    into the receive buffer its ``Iallreduce`` makes first): member ``r`` owns half ``r``
+    of every array. Stage one sends the other half of the source to the peer and receives
+    the peer's copy of the own half into the destination (into a spare buffer when the
+    destination is the source); once the group agreed, the own half is reduced in place
+    with NumPy's ufunc of the op (two operands: the same on both members, the op being
+    commutative), and stage two swaps the reduced halves."""
+
+    __slots__ = ("peer", "ufunc", "halves", "spares")
+    staged = True
+
+    def __init__(self, owner: MpiCommunicator, call: CollectiveCall, destinations: Arrays,
+                 op: Any, in_place: Sequence[bool], ufunc: np.ufunc) -> None:
+        super().__init__(owner, call, destinations, op, in_place)
+        self.peer, self.ufunc = 1 - call.position, ufunc
+        self.halves: list[tuple[slice, slice]] = []
+        self.spares: list[np.ndarray | None] = []
+        for d, same in zip(destinations, self.in_place):
+            split = d.size // 2
+            low, high = slice(0, split), slice(split, d.size)
+            own, other = (low, high) if call.position == 0 else (high, low)
+            self.halves.append((own, other))
+            self.spares.append(np.empty(own.stop - own.start, d.dtype) if same else None)
+
+    def requests(self, sources: Arrays, destinations: Arrays) -> list:
+        comm, byte, peer, requests = self.comm, self.MPI.BYTE, self.peer, []
+        for k, (s, d, (own, other), spare) in enumerate(zip(sources, destinations,
+                                                            self.halves, self.spares)):
+            into = d[own] if spare is None else spare
+            requests.append(comm.Irecv([into, byte], peer, _PAIR_TAG + 2 * k))
+            requests.append(comm.Isend([s[other], byte], peer, _PAIR_TAG + 2 * k))
+        return requests
+
+    def next_stage(self, sources: Arrays, destinations: Arrays) -> list:
+        comm, byte, peer, ufunc, requests = self.comm, self.MPI.BYTE, self.peer, self.ufunc, []
+        for k, (s, d, (own, other), spare) in enumerate(zip(sources, destinations,
+                                                            self.halves, self.spares)):
+            half = d[own]
+            ufunc(half, s[own] if spare is None else spare, out=half)
+            requests.append(comm.Irecv([d[other], byte], peer, _PAIR_TAG + 2 * k + 1))
+            requests.append(comm.Isend([half, byte], peer, _PAIR_TAG + 2 * k + 1))
+        return requests
 
 
 class _AllGather(_Prepared):
