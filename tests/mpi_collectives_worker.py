@@ -70,6 +70,7 @@ def check_collectives(rank: int) -> None:
         assert int(rid) == rank
     check_native_all_reduce(rank)
     check_pair_all_reduce(rank)
+    check_tuple_all_to_all(rank)
     check_no_staging_copies(rank)
     check_interrupted_call_ends_the_communicator(rank)
     print(f"OK {rank}", flush=True)
@@ -182,6 +183,33 @@ class _Recorder:
             self.log.append((name,) + tuple(_address(a) for a in args[:2]))
             return attr(*args, **kwargs)
         return call
+
+
+def check_tuple_all_to_all(rank: int) -> None:
+    """A tuple-form all-to-all on the CPU backend: operand j sent to position j straight
+    from the argument, result j received into the returned array (``Isend``/``Irecv``),
+    this position's own pair copied; answers the interpreter's."""
+    from xlapy.client.devices import PROCESS
+    text = cm.module(", replica_count=2", """  q = f32[8] negate(p)
+  ROOT t = (f32[8], f32[8]) all-to-all(p, q), replica_groups={{1,0}}""")
+    xs = [cm.device_input(d) for d in range(2)]
+    (ref,) = xlapy.run_hlo(text, [[xs[rank]]], backend="interpreter")
+    comm = PROCESS.communicator
+    exe = get_backend("cpu").compile(parse_module(text))
+    with _recording(comm) as log:
+        for _ in range(2):
+            log.clear()
+            with participating(Participant(rank, 0, 2, 1, comm)):
+                out = exe.execute([xs[rank]])
+            for got, expected in zip(out, ref):
+                np.testing.assert_array_equal(got, expected)
+            # group {1,0}: rank r is position 1 - r, its peer position r: it receives
+            # result r (the peer's operand 1 - r) and sends its operand r (rank 0: its
+            # argument p itself; rank 1: its -p)
+            assert [e[0] for e in log] == ["Irecv", "Isend"], log
+            assert log[0][1] == out[rank].ctypes.data, log
+            assert rank == 1 or log[1][1] == xs[0].ctypes.data, log
+    np.testing.assert_array_equal(out[rank], [-xs[1], xs[0]][rank])
 
 
 @contextlib.contextmanager

@@ -67,6 +67,7 @@ MAX_PAUSE = 1e-3
 # itself (_PairAllReduce) instead of calling Iallreduce.
 PAIR_MIN_BYTES = 128 << 10
 _PAIR_TAG = 16384           # its messages' tags (below MPI's least MPI_TAG_UB, 32767)
+_ARRAYS_TAG = 8192          # a tuple-form all-to-all's (a permute's are 0, 1, ...)
 _UFUNCS = {"sum": np.add, "product": np.multiply, "min": np.minimum, "max": np.maximum}
 
 _MAX_CHECKS = 4096          # CRCs of (signature, group) kept
@@ -306,6 +307,10 @@ class MpiCommunicator(Communicator):
                         ) -> Bound:
         return _AllToAll(self, call, destinations)
 
+    def bind_all_to_all_arrays(self, call: CollectiveCall, sources: Arrays,
+                               destinations: Arrays) -> Bound:
+        return _AllToAllArrays(self, call, destinations)
+
     def bind_permute(self, call: CollectiveCall, sources: Arrays, destinations: Arrays,
                      source: int | None, target: int | None) -> Bound:
         return _Permute(self, call, destinations, source, target)
@@ -526,6 +531,24 @@ class _AllToAll(_Prepared):
     def requests(self, sources: Arrays, destinations: Arrays) -> list:
         byte = self.MPI.BYTE
         return [self.comm.Ialltoall([sources[0], byte], [destinations[0], byte])]
+
+
+class _AllToAllArrays(_Prepared):
+    """Tuple-form all-to-all: ``Isend`` of source j to group position j and ``Irecv`` of
+    destination j from it; this position's own pair is a copy."""
+
+    __slots__ = ()
+    stage = "all-to-all"
+
+    def requests(self, sources: Arrays, destinations: Arrays) -> list:
+        comm, byte, me, requests = self.comm, self.MPI.BYTE, self.call.position, []
+        for j, (s, d) in enumerate(zip(sources, destinations)):
+            if j == me:
+                np.copyto(d, s)
+            else:
+                requests.append(comm.Irecv([d, byte], j, _ARRAYS_TAG))
+                requests.append(comm.Isend([s, byte], j, _ARRAYS_TAG))
+        return requests
 
 
 class _Permute(_Prepared):
