@@ -306,6 +306,7 @@ def check_interrupted_call_ends_the_communicator(rank: int) -> None:
     from mpi4py import MPI
 
     import xlapy.backends.communicator_mpi as mpi_module
+    import xlapy.backends.mpi_calls as calls_module
     from xlapy.backends.communicator import CollectiveCall, signature_of
     from xlapy.errors import CollectiveError
     comm = mpi_module.MpiCommunicator(MPI.COMM_WORLD.Dup(), timeout=30)
@@ -317,14 +318,14 @@ def check_interrupted_call_ends_the_communicator(rank: int) -> None:
 
     def interrupted(*args):
         raise KeyboardInterrupt
-    real, mpi_module._spin = mpi_module._spin, interrupted
+    real, calls_module._spin = calls_module._spin, interrupted
     try:
         run(1, [x], [out])
         raise AssertionError("the interruption did not reach the caller")
     except KeyboardInterrupt:
         pass
     finally:
-        mpi_module._spin = real
+        calls_module._spin = real
     try:
         run(2, [x], [out])
         raise AssertionError("a call after an interrupted one ran")
