@@ -126,7 +126,7 @@ muli {
 def check_pair_all_reduce(rank: int) -> None:
     """The CPU backend's all-reduces of two members and at least ``PAIR_MIN_BYTES`` move
     halves with ``Isend``/``Irecv`` (no ``Iallreduce``): an odd length (unequal halves),
-    one in its dying operand's buffer (the received half lands in a spare buffer), s32
+    one in its dying operand's buffer (the received half lands in the scratch buffer), s32
     min and (wrapping) product, a tuple with a small member, repeated calls; answers
     against NumPy and the interpreter."""
     from xlapy.backends.communicator_mpi import PAIR_MIN_BYTES
