@@ -69,7 +69,8 @@ def check_collectives(rank: int) -> None:
         np.testing.assert_array_equal(cp, cm.permute(xs, pairs, rank))
         assert int(rid) == rank
     check_native_all_reduce(rank)
-    check_pair_all_reduce(rank)
+    check_two_member_all_reduces(rank, 1001)         # swapped whole
+    check_two_member_all_reduces(rank, None)         # halves exchanged
     check_tuple_all_to_all(rank)
     check_no_staging_copies(rank)
     check_interrupted_call_ends_the_communicator(rank)
@@ -123,15 +124,17 @@ muli {
 """
 
 
-def check_pair_all_reduce(rank: int) -> None:
-    """The CPU backend's all-reduces of two members and at least ``PAIR_MIN_BYTES`` move
-    halves with ``Isend``/``Irecv`` (no ``Iallreduce``): an odd length (unequal halves),
-    one in its dying operand's buffer (the received half lands in the scratch buffer), s32
-    min and (wrapping) product, a tuple with a small member, repeated calls; answers
-    against NumPy and the interpreter."""
-    from xlapy.backends.communicator_mpi import PAIR_MIN_BYTES
+def check_two_member_all_reduces(rank: int, n: int | None) -> None:
+    """The CPU backend's all-reduces of two members run over ``Isend``/``Irecv`` (no
+    ``Iallreduce``): of ``n`` elements, whole arrays swapped (one round); of more than
+    ``SWAP_MAX_BYTES`` (``n`` None), halves exchanged (two rounds; an odd length: unequal
+    halves). One in its dying operand's buffer (the received data lands in the scratch
+    buffer), s32 min and (wrapping) product, a tuple with a small member, repeated calls;
+    answers against NumPy and the interpreter."""
+    from xlapy.backends.communicator_mpi import SWAP_MAX_BYTES
     from xlapy.client.devices import PROCESS
-    n = PAIR_MIN_BYTES // 4 + 1
+    rounds = 1 if n is not None else 2
+    n = n if n is not None else SWAP_MAX_BYTES // 4 + 1
     body = f"""  i = s32[{n}] convert(p)
   s = f32[{n}] all-reduce(p), replica_groups={{}}, to_apply=add
   a = f32[{n}] multiply(p, p)
@@ -158,9 +161,8 @@ def check_pair_all_reduce(rank: int) -> None:
             (out,) = xlapy.run_hlo(text, [[xs[rank], qs[rank]]], backend="cpu")
             for got, expected in zip(out, want):
                 np.testing.assert_array_equal(got, expected)
-            # 6 arrays (5 all-reduces, one a tuple of 2), two stages of a send and a receive
-            assert [e[0] for e in log].count("Iallreduce") == 0, log
-            assert len(log) == 6 * 2 * 2, log
+            # 6 arrays (5 all-reduces, one a tuple of 2), a send and a receive per round
+            assert [e[0] for e in log] == ["Irecv", "Isend"] * 6 * rounds, log
     (ref,) = xlapy.run_hlo(text, [[xs[rank], qs[rank]]], backend="interpreter")
     for got, expected in zip(out, ref):
         np.testing.assert_array_equal(got, expected)
@@ -241,8 +243,9 @@ def _address(buf) -> object:
 def check_no_staging_copies(rank: int) -> None:
     """The CPU backend's collectives hand MPI the executable's own buffers: the caller's
     argument is what MPI sends, the returned result arrays are what MPI wrote (no staging
-    array on either side, no copy after), an all-reduce whose operand dies there runs
-    ``MPI_IN_PLACE``; bf16 moves as bytes; a max reduce-scatter (no native MPI op) takes
+    array on either side, no copy after; the all-reduces, of two members, as the swap of
+    whole arrays: the peer's received into the result, or into the communicator's scratch
+    buffer when the result is the dying operand's buffer); bf16 moves as bytes; a max reduce-scatter (no native MPI op) takes
     the portable path. Answers against NumPy."""
     import ml_dtypes
     from xlapy.client.devices import PROCESS
@@ -274,16 +277,18 @@ def check_no_staging_copies(rank: int) -> None:
             addr = [o.ctypes.data for o in out]
             xa = x.ctypes.data
             other = 1 - rank
-            assert ("Iallreduce", xa, addr[0]) in log, log
-            assert any(e[:2] == ("Iallreduce", "IN_PLACE") for e in log), log
+            calls = [e[:2] for e in log]
+            assert ("Irecv", addr[0]) in calls and ("Isend", xa) in calls, log
+            assert ("Irecv", comm._scratch.ctypes.data) in calls, log
             assert ("Iallgather", xa, addr[2]) in log, log
             assert ("Ireduce_scatter_block", xa, addr[3]) in log, log
             assert ("Ialltoall", xa, addr[4]) in log, log
             assert ("Irecv", addr[5]) in [e[:2] for e in log], log
             assert ("Isend", xa) in [e[:2] for e in log], log
-            # 9 data calls: the f32 collectives (2 for the permute) and the bf16 all-to-all;
-            # the max reduce-scatter's portable path gathers through exchange()
-            assert len(log) == 9, log
+            # 11 data calls: the f32 collectives (2 for each all-reduce and the permute) and
+            # the bf16 all-to-all; the max reduce-scatter's portable path gathers through
+            # exchange()
+            assert len(log) == 11, log
             np.testing.assert_array_equal(ar, xs[0] + xs[1])
             np.testing.assert_array_equal(m, (2 * xs[0] + 2 * xs[1]) ** 2)
             np.testing.assert_array_equal(ag, np.concatenate(xs))

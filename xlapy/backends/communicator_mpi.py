@@ -26,10 +26,12 @@ The CPU backend's collective thunks call a prepared op (``bind_*``: :class:`~.mp
 its communicators, MPI op, agreement buffers and CRC are made on the first call, and every
 call hands MPI the executable's own buffers -- the operand as the send buffer
 (``MPI_IN_PLACE`` when the result lives there), the result as the receive buffer -- so
-nothing is staged or copied around MPI. A prepared all-reduce of two members moving
-``PAIR_MIN_BYTES`` or more exchanges halves itself (:class:`~.mpi_calls.PairAllReduce`): MPICH's
-``Iallreduce`` first copies the whole send buffer into the receive buffer, a third of the
-memory traffic of a two-member call, which this exchange does without. All waits are
+nothing is staged or copied around MPI. A prepared all-reduce of two members runs its own
+exchange over ``Isend``/``Irecv`` instead of MPICH's ``Iallreduce`` (which first copies the
+whole send buffer into the receive buffer, then runs two rounds): up to
+``SWAP_MAX_BYTES`` both send their whole arrays and reduce (one round,
+:class:`~.mpi_calls.SwapAllReduce`), beyond it they exchange halves
+(:class:`~.mpi_calls.PairAllReduce`). All waits are
 non-blocking requests polled against the timeout, so a peer that never arrives fails the
 call instead of hanging it; a process that raises is ended by ``xlapy.distributed``'s
 exception hook with ``MPI_Abort``, which ends every other process of the job.
@@ -44,11 +46,12 @@ import numpy as np
 from ..errors import CollectiveError
 from .communicator import Arrays, Bound, CollectiveCall, Communicator, default_timeout
 from .mpi_calls import (SPIN_SECONDS, SPIN_SECONDS_PER_BYTE, AllGather, AllReduce, AllToAll,
-                        AllToAllArrays, PairAllReduce, Permute, ReduceScatter, pause, poll)
+                        AllToAllArrays, PairAllReduce, Permute, ReduceScatter, SwapAllReduce,
+                        pause, poll)
 
-# A prepared all-reduce of two members moving at least PAIR_MIN_BYTES exchanges halves
-# itself (mpi_calls.PairAllReduce) instead of calling Iallreduce.
-PAIR_MIN_BYTES = 128 << 10
+# A prepared all-reduce of two members moving at most SWAP_MAX_BYTES swaps the arrays
+# (mpi_calls.SwapAllReduce), a larger one exchanges halves (mpi_calls.PairAllReduce).
+SWAP_MAX_BYTES = 1 << 20
 _UFUNCS = {"sum": np.add, "product": np.multiply, "min": np.minimum, "max": np.maximum}
 
 _MAX_CHECKS = 4096          # CRCs of (signature, group) kept
@@ -278,8 +281,10 @@ class MpiCommunicator(Communicator):
         op = self._native_op(kind, sources)
         if op is None:
             return super().bind_all_reduce(call, sources, destinations, combine, kind, in_place)
-        if len(call.group) == 2 and sum(d.nbytes for d in destinations) >= PAIR_MIN_BYTES:
-            return PairAllReduce(self, call, destinations, op, in_place, _UFUNCS[kind])
+        if len(call.group) == 2:
+            swap = sum(d.nbytes for d in destinations) <= SWAP_MAX_BYTES
+            return (SwapAllReduce if swap else PairAllReduce)(self, call, destinations, op,
+                                                              in_place, _UFUNCS[kind])
         return AllReduce(self, call, destinations, op, in_place)
 
     def bind_all_gather(self, call: CollectiveCall, sources: Arrays, destinations: Arrays
@@ -326,4 +331,4 @@ def _bytes(a: np.ndarray) -> Any:
     return a.reshape(-1).view(np.uint8)
 
 
-__all__ = ["MpiCommunicator", "poll", "PAIR_MIN_BYTES"]
+__all__ = ["MpiCommunicator", "poll", "SWAP_MAX_BYTES"]
