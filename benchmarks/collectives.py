@@ -9,9 +9,10 @@
 Rank 0 prints one row per size: the median time of each, the bus bandwidth
 (``bytes * 2 * (n - 1) / n / time``, NCCL's convention) and xlapy / raw MPI. xlapy's time is
 ``executable.execute`` of a one-all-reduce module on the CPU backend (the all-reduce runs as a
-runtime thunk on the buffers -- ``Iallreduce``, or from 128 KiB on two processes its own
-exchange of halves over ``Isend``/``Irecv`` -- with the group's agreement on the op beside
-it). Each size takes ``--seconds`` of interleaved samples (at least 15, at most ``--reps``).
+runtime thunk on the buffers -- on two processes its own exchange over ``Isend``/``Irecv``
+(whole arrays up to 1 MiB, halves beyond), on more ``Iallreduce`` -- with the group's
+agreement on the op beside it). Each size takes ``--seconds`` of interleaved samples (at
+least 15, at most ``--reps``).
 
 ``--breakdown`` adds, per size, where xlapy's time goes (same interleaving): MPI's
 ``Iallreduce`` polled alone, the communicator's prepared call (``bind_all_reduce``: the
