@@ -132,8 +132,9 @@ def all_reduce_bandwidth(args: argparse.Namespace) -> None:
         from machine import busy_text, cpu_model, others_busy
         load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
         print(f"all-reduce f32 over {size} processes (median of {MIN_SAMPLES} to {args.reps} "
-              f"interleaved runs, about {args.seconds:g} s per size); CPU: {cpu_model()}; load average {load}, other processes "
-              f"keep {busy_text(others_busy())} of the cores busy")
+              f"interleaved runs, about {args.seconds:g} s per size); CPU: {cpu_model()}; "
+              f"load average {load}, other processes keep {busy_text(others_busy())} of "
+              f"the cores busy")
         print(f"{'bytes':>10} {'mpi4py us':>10} {'xlapy us':>10} {'mpi GB/s':>9} "
               f"{'xlapy GB/s':>10} {'xlapy/mpi':>9}")
         for nbytes, raw, ours, bw_raw, bw_ours in rows:
