@@ -33,6 +33,7 @@ between reads); ``xlapy_pool_until(word, value, ticks)`` returns 1 once ``*word 
 from __future__ import annotations
 
 import ctypes
+import platform
 import threading
 from typing import Any, Callable
 
@@ -69,8 +70,11 @@ def _emit(module: ir.Module) -> None:
     i64p = _I64.as_pointer()
     i8p = ir.IntType(8).as_pointer()
     kernel_t = ir.FunctionType(ir.VoidType(), [i8p.as_pointer(), _I64, _I64]).as_pointer()
-    pause = ir.Function(module, ir.FunctionType(ir.VoidType(), []), name="llvm.x86.sse2.pause")
-    rdtsc = ir.Function(module, ir.FunctionType(_I64, []), name="llvm.x86.rdtsc")
+    # x86's spin-wait hint where there is one; the cycle counter is LLVM's portable one
+    # (the time-stamp counter on x86)
+    pause = (ir.Function(module, ir.FunctionType(ir.VoidType(), []), name="llvm.x86.sse2.pause")
+             if platform.machine().lower() in ("x86_64", "amd64") else None)
+    rdtsc = ir.Function(module, ir.FunctionType(_I64, []), name="llvm.readcyclecounter")
     c = lambda v: ir.Constant(_I64, v)  # noqa: E731
 
     def polling(name: str, until: bool) -> None:
@@ -89,7 +93,8 @@ def _emit(module: ir.Module) -> None:
             hit = b.and_(b.icmp_signed("!=", seen, value), b.icmp_signed("!=", seen, c(BUSY)))
         b.cbranch(hit, found, wait)
         b.position_at_end(wait)
-        b.call(pause, [])
+        if pause is not None:
+            b.call(pause, [])
         timeout = fn.append_basic_block("timeout")
         b.cbranch(b.icmp_signed("<", b.call(rdtsc, []), end), poll, timeout)
         b.position_at_end(timeout)
