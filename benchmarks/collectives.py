@@ -3,16 +3,20 @@
 **All-reduce bandwidth** (under MPI): xlapy's compiled all-reduce against raw mpi4py
 ``Allreduce`` on the same buffers, for f32 arrays of 4 KiB .. 64 MiB::
 
-    .venv/bin/mpiexec -n 2 .venv/bin/python benchmarks/collectives.py [--max-mib 64] [--reps 20]
+    .venv/bin/mpiexec -n 2 .venv/bin/python benchmarks/collectives.py [--max-mib 64] \
+        [--reps 400] [--seconds 0.5]
 
 Rank 0 prints one row per size: the median time of each, the bus bandwidth
 (``bytes * 2 * (n - 1) / n / time``, NCCL's convention) and xlapy / raw MPI. xlapy's time is
 ``executable.execute`` of a one-all-reduce module on the CPU backend (the all-reduce runs as a
-runtime thunk: ``Iallreduce`` on the buffers, the group's agreement on the op beside it).
+runtime thunk on the buffers -- on two processes its own exchange over ``Isend``/``Irecv``
+(whole arrays up to 1 MiB, halves beyond), on more ``Iallreduce`` -- with the group's
+agreement on the op beside it). Each size takes ``--seconds`` of interleaved samples (at
+least 15, at most ``--reps``).
 
 ``--breakdown`` adds, per size, where xlapy's time goes (same interleaving): MPI's
 ``Iallreduce`` polled alone, the communicator's prepared call (``bind_all_reduce``: the
-agreement and the ``Iallreduce`` on the same buffers) and the whole ``execute``.
+agreement and the data calls on the same buffers) and the whole ``execute``.
 
 **Data-parallel MLP training** (``--mlp``, started without mpiexec): a 784-512-512-10 Keras MLP
 trained with Adam (``jit_compile=True``) on random data, the same global batch two ways:
@@ -65,6 +69,10 @@ ENTRY e {{
 #: samples of one size often fall into two clusters (a core taken by another job or not),
 #: and the median of a handful then lands in either.
 MIN_SAMPLES = 15
+#: Seconds of sampling per size (default of ``--seconds``): beyond MIN_SAMPLES, a size takes
+#: as many rounds as fit (up to ``--reps``). Below 16 MiB a round costs about a millisecond,
+#: and a median of 20 samples of such a call moved by 5-10% from run to run.
+SECONDS_PER_SIZE = 0.5
 
 
 def _medians(fns, reps: int, comm) -> list[float]:
@@ -107,12 +115,14 @@ def all_reduce_bandwidth(args: argparse.Namespace) -> None:
         got = xlapy_call()
         assert np.all(got == size * (size + 1) / 2), got[:4]
         del got         # its pooled block is the next call's output, as in a loop
-        reps = max(MIN_SAMPLES, min(args.reps, int(args.reps * 2 ** 20 / nbytes)))
         fns = [lambda: comm.Allreduce(x, out, op=MPI.SUM), xlapy_call]
         if args.breakdown:
             fns += _layers(comm, me, x, out, nbytes)
+        start = time.perf_counter()
         for fn in fns:          # untimed: every buffer's pages mapped before the samples
             fn()
+        round_seconds = comm.allreduce(time.perf_counter() - start, op=MPI.MAX)
+        reps = max(MIN_SAMPLES, min(args.reps, int(args.seconds / max(round_seconds, 1e-9))))
         raw, ours, *layers = _medians(fns, reps, comm)
         bus = nbytes * 2 * (size - 1) / size
         rows.append((nbytes, raw, ours, bus / raw / 1e9, bus / ours / 1e9))
@@ -121,9 +131,10 @@ def all_reduce_bandwidth(args: argparse.Namespace) -> None:
     if rank == 0:
         from machine import busy_text, cpu_model, others_busy
         load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
-        print(f"all-reduce f32 over {size} processes (median of up to {args.reps} "
-              f"interleaved runs); CPU: {cpu_model()}; load average {load}, other processes "
-              f"keep {busy_text(others_busy())} of the cores busy")
+        print(f"all-reduce f32 over {size} processes (median of {MIN_SAMPLES} to {args.reps} "
+              f"interleaved runs, about {args.seconds:g} s per size); CPU: {cpu_model()}; "
+              f"load average {load}, other processes keep {busy_text(others_busy())} of "
+              f"the cores busy")
         print(f"{'bytes':>10} {'mpi4py us':>10} {'xlapy us':>10} {'mpi GB/s':>9} "
               f"{'xlapy GB/s':>10} {'xlapy/mpi':>9}")
         for nbytes, raw, ours, bw_raw, bw_ours in rows:
@@ -239,7 +250,10 @@ def mlp_training(args: argparse.Namespace) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--max-mib", type=float, default=64)
-    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--reps", type=int, default=400,
+                    help="most samples of each implementation per size")
+    ap.add_argument("--seconds", type=float, default=SECONDS_PER_SIZE,
+                    help="seconds of samples per size (at least %d samples)" % MIN_SAMPLES)
     ap.add_argument("--breakdown", action="store_true",
                     help="also time MPI's Iallreduce alone and the communicator's call")
     ap.add_argument("--mlp", action="store_true", help="data-parallel MLP training throughput")

@@ -17,8 +17,9 @@ process with the backend's modules already imported (their import time is a colu
 its own).
 
 ``--profile`` prints XLA's per-instruction execution profile (``--xla_hlo_profile``) of the
-xlapy W5 step instead: the step compiled with profiling, ``--warmup`` untimed calls, then
-``--repeat`` profiled calls; ``--profile-rows N`` limits the table to the slowest N rows.
+xlapy W5 step (or of the first workload ``--only`` names, e.g. ``--only W4b``) instead: the
+step compiled with profiling, ``--warmup`` untimed calls, then ``--repeat`` profiled calls;
+``--profile-rows N`` limits the table to the slowest N rows.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/training.py
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/training.py --compile
@@ -286,11 +287,13 @@ PROFILED_WORKLOAD = "W5 CIFAR-10 CNN RMSprop"
 
 def print_profile(backend: str, warmup: int, calls: int, rows: int | None,
                   smoke: bool = False) -> None:
-    """The W5 step compiled with ``--xla_hlo_profile``: its profile over ``calls`` calls."""
+    """The W5 step (or the first workload ``--only`` selects) compiled with
+    ``--xla_hlo_profile``: its profile over ``calls`` calls."""
     import xlapy
     from xlapy.client import get_backend
     from xlapy.config import debug_options
-    make, problem, size = WORKLOADS[PROFILED_WORKLOAD]
+    name = next((n for n in WORKLOADS if any(part in n for part in ONLY)), PROFILED_WORKLOAD)
+    make, problem, size = WORKLOADS[name]
     args = problem(smoke)
     module = xlapy.jit(make(namespace("xlapy")), backend=backend).lower(*args).hlo_module
     with debug_options(xla_hlo_profile=True):
@@ -301,7 +304,7 @@ def print_profile(backend: str, warmup: int, calls: int, rows: int | None,
     exe.reset_profile()
     for _ in range(max(1, calls)):
         exe.execute(flat)
-    print(f"# {PROFILED_WORKLOAD}, {'smoke' if smoke else size}: --xla_hlo_profile after "
+    print(f"# {name}, {'smoke' if smoke else size}: --xla_hlo_profile after "
           f"{warmup} warm-up calls")
     print(exe.profile_text(rows))
 
@@ -310,7 +313,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = harness.parser(__doc__.splitlines()[0], default_repeat=7)
     p.add_argument("--compile", action="store_true", help="measure compile times only")
     p.add_argument("--profile", action="store_true",
-                   help="print the per-instruction profile of the xlapy W5 step (cpu backend)")
+                   help="print the per-instruction profile of the xlapy W5 step, or of the first "
+                        "workload --only selects (cpu backend)")
     p.add_argument("--profile-rows", type=int, default=None, metavar="N",
                    help="with --profile: only the slowest N rows")
     p.add_argument("--only", action="append", default=[], metavar="TEXT",

@@ -14,6 +14,7 @@ at a 4 MiB CPU all-reduce (its result pooled, its data call started with the agr
 ``killed``: rank 1 is killed (SIGKILL) while rank 0 waits in that all-reduce."""
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -68,6 +69,9 @@ def check_collectives(rank: int) -> None:
         np.testing.assert_array_equal(cp, cm.permute(xs, pairs, rank))
         assert int(rid) == rank
     check_native_all_reduce(rank)
+    check_two_member_all_reduces(rank, 1001)         # swapped whole
+    check_two_member_all_reduces(rank, None)         # halves exchanged
+    check_tuple_all_to_all(rank)
     check_no_staging_copies(rank)
     check_interrupted_call_ends_the_communicator(rank)
     print(f"OK {rank}", flush=True)
@@ -106,6 +110,64 @@ def check_native_all_reduce(rank: int) -> None:
     np.testing.assert_array_equal(buf, np.full(1000, 3.0))
 
 
+MINI = """mini {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = s32[] minimum(a, b)
+}
+
+muli {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = s32[] multiply(a, b)
+}
+"""
+
+
+def check_two_member_all_reduces(rank: int, n: int | None) -> None:
+    """The CPU backend's all-reduces of two members run over ``Isend``/``Irecv`` (no
+    ``Iallreduce``): of ``n`` elements, whole arrays swapped (one round); of more than
+    ``SWAP_MAX_BYTES`` (``n`` None), halves exchanged (two rounds; an odd length: unequal
+    halves). One in its dying operand's buffer (the received data lands in the scratch
+    buffer), s32 min and (wrapping) product, a tuple with a small member, repeated calls;
+    answers against NumPy and the interpreter."""
+    from xlapy.backends.communicator_mpi import SWAP_MAX_BYTES
+    from xlapy.client.devices import PROCESS
+    rounds = 1 if n is not None else 2
+    n = n if n is not None else SWAP_MAX_BYTES // 4 + 1
+    body = f"""  i = s32[{n}] convert(p)
+  s = f32[{n}] all-reduce(p), replica_groups={{}}, to_apply=add
+  a = f32[{n}] multiply(p, p)
+  ai = f32[{n}] all-reduce(a), replica_groups={{}}, to_apply=add
+  m = f32[{n}] negate(ai)
+  mn = s32[{n}] all-reduce(i), replica_groups={{}}, to_apply=mini
+  pr = s32[{n}] all-reduce(i), replica_groups={{}}, to_apply=muli
+  t = (f32[{n}], f32[8]) all-reduce(p, q), replica_groups={{}}, to_apply=add
+  t0 = f32[{n}] get-tuple-element(t), index=0
+  t1 = f32[8] get-tuple-element(t), index=1
+  ROOT r = (f32[{n}], f32[{n}], s32[{n}], s32[{n}], f32[{n}], f32[8]) tuple(s, m, mn, pr, t0, t1)"""
+    text = cm.module(", replica_count=2", body,
+                     f"p = f32[{n}] parameter(0)\n  q = f32[8] parameter(1)")
+    text = text.replace("ENTRY", MINI + "\nENTRY")
+    rng = np.random.default_rng(7)
+    xs = [rng.integers(-50_000, 50_000, n).astype(np.float32) for _ in range(2)]
+    qs = [cm.device_input(d) for d in range(2)]
+    ints = [v.astype(np.int32) for v in xs]
+    want = [xs[0] + xs[1], -(xs[0] * xs[0] + xs[1] * xs[1]), np.minimum(*ints),
+            ints[0] * ints[1], xs[0] + xs[1], qs[0] + qs[1]]
+    with _recording(PROCESS.communicator) as log:
+        for _ in range(3):
+            log.clear()
+            (out,) = xlapy.run_hlo(text, [[xs[rank], qs[rank]]], backend="cpu")
+            for got, expected in zip(out, want):
+                np.testing.assert_array_equal(got, expected)
+            # 6 arrays (5 all-reduces, one a tuple of 2), a send and a receive per round
+            assert [e[0] for e in log] == ["Irecv", "Isend"] * 6 * rounds, log
+    (ref,) = xlapy.run_hlo(text, [[xs[rank], qs[rank]]], backend="interpreter")
+    for got, expected in zip(out, ref):
+        np.testing.assert_array_equal(got, expected)
+
+
 class _Recorder:
     """An mpi4py communicator whose data calls record the buffers MPI gets (their data
     addresses, or ``IN_PLACE``) before running."""
@@ -125,6 +187,50 @@ class _Recorder:
         return call
 
 
+def check_tuple_all_to_all(rank: int) -> None:
+    """A tuple-form all-to-all on the CPU backend: operand j sent to position j straight
+    from the argument, result j received into the returned array (``Isend``/``Irecv``),
+    this position's own pair copied; answers the interpreter's."""
+    from xlapy.client.devices import PROCESS
+    text = cm.module(", replica_count=2", """  q = f32[8] negate(p)
+  ROOT t = (f32[8], f32[8]) all-to-all(p, q), replica_groups={{1,0}}""")
+    xs = [cm.device_input(d) for d in range(2)]
+    (ref,) = xlapy.run_hlo(text, [[xs[rank]]], backend="interpreter")
+    comm = PROCESS.communicator
+    exe = get_backend("cpu").compile(parse_module(text))
+    with _recording(comm) as log:
+        for _ in range(2):
+            log.clear()
+            with participating(Participant(rank, 0, 2, 1, comm)):
+                out = exe.execute([xs[rank]])
+            for got, expected in zip(out, ref):
+                np.testing.assert_array_equal(got, expected)
+            # group {1,0}: rank r is position 1 - r, its peer position r: it receives
+            # result r (the peer's operand 1 - r) and sends its operand r (rank 0: its
+            # argument p itself; rank 1: its -p)
+            assert [e[0] for e in log] == ["Irecv", "Isend"], log
+            assert log[0][1] == out[rank].ctypes.data, log
+            assert rank == 1 or log[1][1] == xs[0].ctypes.data, log
+    np.testing.assert_array_equal(out[rank], [-xs[1], xs[0]][rank])
+
+
+@contextlib.contextmanager
+def _recording(comm):
+    """Within the block, ``comm``'s data calls are recorded in the list it yields
+    (:class:`_Recorder`)."""
+    log: list = []
+    original = comm._comm
+
+    def recording(call):
+        data, agree = original(call)
+        return _Recorder(data, log), agree
+    comm._comm = recording
+    try:
+        yield log
+    finally:
+        comm._comm = original
+
+
 def _address(buf) -> object:
     from mpi4py import MPI
     if buf is MPI.IN_PLACE:
@@ -137,8 +243,9 @@ def _address(buf) -> object:
 def check_no_staging_copies(rank: int) -> None:
     """The CPU backend's collectives hand MPI the executable's own buffers: the caller's
     argument is what MPI sends, the returned result arrays are what MPI wrote (no staging
-    array on either side, no copy after), an all-reduce whose operand dies there runs
-    ``MPI_IN_PLACE``; bf16 moves as bytes; a max reduce-scatter (no native MPI op) takes
+    array on either side, no copy after; the all-reduces, of two members, as the swap of
+    whole arrays: the peer's received into the result, or into the communicator's scratch
+    buffer when the result is the dying operand's buffer); bf16 moves as bytes; a max reduce-scatter (no native MPI op) takes
     the portable path. Answers against NumPy."""
     import ml_dtypes
     from xlapy.client.devices import PROCESS
@@ -157,15 +264,8 @@ def check_no_staging_copies(rank: int) -> None:
   ROOT t = (f32[{n}], f32[{n}], f32[{2 * n}], f32[{n // 2}], f32[{n}], f32[{n}], bf16[{n}], f32[{n // 2}]) tuple(ar, m, ag, rs, aa, cp, hb, mx)"""
     text = cm.module(", replica_count=2", body, f"p = f32[{n}] parameter(0)")
     text = text.replace("ENTRY", MAX + "\nENTRY")
-    log: list = []
     comm = PROCESS.communicator
-    original = comm._comm
-
-    def recording(call):
-        data, agree = original(call)
-        return _Recorder(data, log), agree
-    comm._comm = recording
-    try:
+    with _recording(comm) as log:
         exe = get_backend("cpu").compile(parse_module(text))
         xs = [np.arange(n, dtype=np.float32) * (d + 1) - d for d in range(2)]
         x = xs[rank]
@@ -177,16 +277,18 @@ def check_no_staging_copies(rank: int) -> None:
             addr = [o.ctypes.data for o in out]
             xa = x.ctypes.data
             other = 1 - rank
-            assert ("Iallreduce", xa, addr[0]) in log, log
-            assert any(e[:2] == ("Iallreduce", "IN_PLACE") for e in log), log
+            calls = [e[:2] for e in log]
+            assert ("Irecv", addr[0]) in calls and ("Isend", xa) in calls, log
+            assert ("Irecv", comm._scratch.ctypes.data) in calls, log
             assert ("Iallgather", xa, addr[2]) in log, log
             assert ("Ireduce_scatter_block", xa, addr[3]) in log, log
             assert ("Ialltoall", xa, addr[4]) in log, log
             assert ("Irecv", addr[5]) in [e[:2] for e in log], log
             assert ("Isend", xa) in [e[:2] for e in log], log
-            # 9 data calls: the f32 collectives (2 for the permute) and the bf16 all-to-all;
-            # the max reduce-scatter's portable path gathers through exchange()
-            assert len(log) == 9, log
+            # 11 data calls: the f32 collectives (2 for each all-reduce and the permute) and
+            # the bf16 all-to-all; the max reduce-scatter's portable path gathers through
+            # exchange()
+            assert len(log) == 11, log
             np.testing.assert_array_equal(ar, xs[0] + xs[1])
             np.testing.assert_array_equal(m, (2 * xs[0] + 2 * xs[1]) ** 2)
             np.testing.assert_array_equal(ag, np.concatenate(xs))
@@ -200,8 +302,6 @@ def check_no_staging_copies(rank: int) -> None:
                                                               hs[0][k * n // 2:][:n // 2]]))
             np.testing.assert_array_equal(mx, np.maximum(xs[0], xs[1])[rank * n // 2:]
                                           [:n // 2])
-    finally:
-        comm._comm = original
 
 
 def check_interrupted_call_ends_the_communicator(rank: int) -> None:
@@ -211,6 +311,7 @@ def check_interrupted_call_ends_the_communicator(rank: int) -> None:
     from mpi4py import MPI
 
     import xlapy.backends.communicator_mpi as mpi_module
+    import xlapy.backends.mpi_calls as calls_module
     from xlapy.backends.communicator import CollectiveCall, signature_of
     from xlapy.errors import CollectiveError
     comm = mpi_module.MpiCommunicator(MPI.COMM_WORLD.Dup(), timeout=30)
@@ -220,16 +321,16 @@ def check_interrupted_call_ends_the_communicator(rank: int) -> None:
     run(0, [x], [out])
     np.testing.assert_array_equal(out, np.full(8, 3.0))
 
-    def interrupted(request):
+    def interrupted(*args):
         raise KeyboardInterrupt
-    real, mpi_module._spin = mpi_module._spin, interrupted
+    real, calls_module._spin = calls_module._spin, interrupted
     try:
         run(1, [x], [out])
         raise AssertionError("the interruption did not reach the caller")
     except KeyboardInterrupt:
         pass
     finally:
-        mpi_module._spin = real
+        calls_module._spin = real
     try:
         run(2, [x], [out])
         raise AssertionError("a call after an interrupted one ran")

@@ -191,3 +191,50 @@ def test_reduce_scatter_all_to_all_and_permute_run_as_collective_thunks():
     np.testing.assert_array_equal(got[1][6], args[0][0])
     np.testing.assert_array_equal(got[3][6], np.zeros((8, 3), np.float32))
     np.testing.assert_array_equal(got[0][2], args[1][2][4:] + args[0][2][4:])   # position 1
+
+
+TUPLE_ALL_TO_ALL = """  p = f32[3,2] parameter(0)
+  h = bf16[5] parameter(1)
+  q = f32[3,2] negate(p)
+  r = f32[3,2] add(p, p)
+  g = bf16[5] negate(h)
+  t4 = (f32[3,2], f32[3,2], f32[3,2], f32[3,2]) all-to-all(p, q, r, p), replica_groups={{2,0,3,1}}
+  t2 = (bf16[5], bf16[5]) all-to-all(h, g), replica_groups={{1,0},{2,3}}
+  a = f32[3,2] get-tuple-element(t4), index=0
+  b = f32[3,2] get-tuple-element(t4), index=3
+  c = bf16[5] get-tuple-element(t2), index=0
+  d = bf16[5] get-tuple-element(t2), index=1
+  ROOT o = (f32[3,2], f32[3,2], bf16[5], bf16[5]) tuple(a, b, c, d)"""
+
+
+def test_tuple_form_all_to_all_runs_as_a_collective_thunk():
+    """Operand j goes to group position j, result j comes from position j: a thunk over
+    the buffers with the interpreter's answers (4 and 2 members, f32 and bf16)."""
+    import ml_dtypes
+    text = (f"HloModule tuple_a2a, replica_count=4\n\n{REDUCERS}\nENTRY e {{\n"
+            f"{TUPLE_ALL_TO_ALL}\n}}\n")
+    exe = get_backend("cpu").compile(parse_module(text))
+    kinds = exe.thunk_kinds()
+    assert kinds["t4"] == kinds["t2"] == "collective"
+    rng = np.random.default_rng(5)
+    args = [[rng.normal(size=(3, 2)).astype(np.float32),
+             rng.normal(size=5).astype(ml_dtypes.bfloat16)] for _ in range(4)]
+    expected = xlapy.run_hlo(text, args, backend="interpreter")
+    with debug_options(xla_force_host_platform_device_count=4):
+        for _ in range(2):
+            got = xlapy.run_hlo(text, args, backend="cpu")
+    for g, e in zip(got, expected):
+        for a, b in zip(g, e):
+            assert a.dtype == b.dtype and a.shape == b.shape
+            np.testing.assert_array_equal(a, b)
+    # device 0 is position 1 of {2,0,3,1}: result 0 is position 0's (device 2's) operand 1
+    np.testing.assert_array_equal(got[0][0], -args[2][0])
+    np.testing.assert_array_equal(got[0][1], -args[1][0])         # position 3: device 1
+    np.testing.assert_array_equal(got[2][3], args[3][1])  # {2,3}: device 3's operand 0
+
+
+def test_tuple_form_all_to_all_with_operands_of_two_sizes_stays_a_fallback():
+    text = ("HloModule uneven, replica_count=2\n\nENTRY e {\n  p = f32[4] parameter(0)\n"
+            "  q = f32[2] parameter(1)\n"
+            "  ROOT t = (f32[4], f32[2]) all-to-all(p, q), replica_groups={{0,1}}\n}\n")
+    assert get_backend("cpu").compile(parse_module(text)).thunk_kinds()["t"] == "fallback"

@@ -512,6 +512,15 @@ def env_cpu_process_blas() -> bool:
         "0", "false", "no")
 
 
+def env_cpu_native_pool() -> bool:
+    """``XLAPY_CPU_NATIVE_POOL=0`` (or ``false``/``no``) runs the CPU pool's kernel jobs
+    and split OpenBLAS products as Python shares, one per thread, instead of native jobs
+    whose ranges the threads take from a shared counter (``backends/cpu/native_pool.py``);
+    on by default."""
+    return os.environ.get("XLAPY_CPU_NATIVE_POOL", "").strip().lower() not in ("0", "false",
+                                                                               "no")
+
+
 # --------------------------------------------------------------------------------------------
 # TensorFlow's auto-clustering flags (``TF_XLA_FLAGS``), for ``xlapy.tf``
 

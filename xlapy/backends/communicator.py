@@ -201,6 +201,17 @@ class Communicator(abc.ABC):
             np.concatenate(received, out=destinations[0])
         return run
 
+    def bind_all_to_all_arrays(self, call: CollectiveCall, sources: Arrays,
+                               destinations: Arrays) -> Bound:
+        """Tuple-form all-to-all of flat arrays, one per group position and all of one
+        size (``sources[j]`` goes to position j, ``destinations[j]`` receives what position
+        j sent here), prepared for the calls of one op (see :meth:`bind_all_reduce`)."""
+        def run(sequence: int, sources: Arrays, destinations: Arrays) -> None:
+            received = self.all_to_all(_numbered(call, sequence), sources)
+            for dst, got in zip(destinations, received):
+                np.copyto(dst, got)
+        return run
+
     def bind_permute(self, call: CollectiveCall, sources: Arrays, destinations: Arrays,
                      source: int | None, target: int | None) -> Bound:
         """collective-permute of flat sources (sent to device ``target``) into flat

@@ -22,21 +22,22 @@ the collective and both sides, without waiting for the (mismatched) data calls, 
 requests and buffers are then kept alive for good; the failed call's results are never
 returned.
 
-The CPU backend's collective thunks call a prepared op (``bind_*``: :class:`_Prepared`):
+The CPU backend's collective thunks call a prepared op (``bind_*``: :class:`~.mpi_calls.Prepared`):
 its communicators, MPI op, agreement buffers and CRC are made on the first call, and every
 call hands MPI the executable's own buffers -- the operand as the send buffer
 (``MPI_IN_PLACE`` when the result lives there), the result as the receive buffer -- so
-nothing is staged or copied around MPI. All waits are
+nothing is staged or copied around MPI. A prepared all-reduce of two members runs its own
+exchange over ``Isend``/``Irecv`` instead of MPICH's ``Iallreduce`` (which first copies the
+whole send buffer into the receive buffer, then runs two rounds): up to
+``SWAP_MAX_BYTES`` both send their whole arrays and reduce (one round,
+:class:`~.mpi_calls.SwapAllReduce`), beyond it they exchange halves
+(:class:`~.mpi_calls.PairAllReduce`). All waits are
 non-blocking requests polled against the timeout, so a peer that never arrives fails the
 call instead of hanging it; a process that raises is ended by ``xlapy.distributed``'s
 exception hook with ``MPI_Abort``, which ends every other process of the job.
 """
 from __future__ import annotations
 
-import abc
-import functools
-import os
-import time
 import zlib
 from typing import Any, Callable, Sequence
 
@@ -44,17 +45,14 @@ import numpy as np
 
 from ..errors import CollectiveError
 from .communicator import Arrays, Bound, CollectiveCall, Communicator, default_timeout
+from .mpi_calls import (SPIN_SECONDS, SPIN_SECONDS_PER_BYTE, AllGather, AllReduce, AllToAll,
+                        AllToAllArrays, PairAllReduce, Permute, ReduceScatter, SwapAllReduce,
+                        pause, poll)
 
-# Waiting polls the requests (see poll): spinning (yielding the core every POLLS_PER_YIELD
-# tests) for SPIN_SECONDS, plus SPIN_SECONDS_PER_BYTE per byte moved once the group is known
-# to be there, then pausing between polls, the pause doubling from MIN_PAUSE to MAX_PAUSE
-# (MPI progresses only while polled, so a pause delays every stage of MPI's algorithm: only
-# a call whose peers are late, or that takes far longer than its size explains, pauses).
-SPIN_SECONDS = 2e-3
-SPIN_SECONDS_PER_BYTE = 1e-8
-POLLS_PER_YIELD = 64
-MIN_PAUSE = 2e-5
-MAX_PAUSE = 1e-3
+# A prepared all-reduce of two members moving at most SWAP_MAX_BYTES swaps the arrays
+# (mpi_calls.SwapAllReduce), a larger one exchanges halves (mpi_calls.PairAllReduce).
+SWAP_MAX_BYTES = 1 << 20
+_UFUNCS = {"sum": np.add, "product": np.multiply, "min": np.minimum, "max": np.maximum}
 
 _MAX_CHECKS = 4096          # CRCs of (signature, group) kept
 _SUM_TYPES = "iuf"          # dtype kinds MPI sums and multiplies natively
@@ -88,6 +86,15 @@ class MpiCommunicator(Communicator):
         self._aborted: str | None = None
         self._ops = {"sum": MPI.SUM, "product": MPI.PROD, "min": MPI.MIN, "max": MPI.MAX}
         self._native: dict[tuple, Any] = {}         # (kind, dtypes...) -> MPI op or None
+        self._scratch = np.empty(0, np.uint8)
+
+    def scratch(self, nbytes: int) -> np.ndarray:
+        """A byte buffer of at least ``nbytes`` for a call's temporary data: the one kept
+        for the communicator (its one device runs one collective at a time), replaced by a
+        larger one when too small."""
+        if self._scratch.nbytes < nbytes:
+            self._scratch = np.empty(nbytes, np.uint8)
+        return self._scratch
 
     def abort(self, reason: str) -> None:
         self._aborted = self._aborted or reason
@@ -112,7 +119,7 @@ class MpiCommunicator(Communicator):
         if self._aborted is not None:
             self._refuse(call)
         try:
-            done = poll(self.MPI, requests, self.timeout, _pause, spin=spin)
+            done = poll(self.MPI, requests, self.timeout, pause, spin=spin)
         except self.MPI.Exception as e:
             reason = f"{call.what} on process {self.rank}: MPI failed while {stage}: {e}"
             self._aborted = reason
@@ -267,33 +274,41 @@ class MpiCommunicator(Communicator):
                      sum(a.nbytes for a in arrays))
         return received
 
-    # ----- prepared collectives (the CPU backend's thunks): see _Prepared
+    # ----- prepared collectives (the CPU backend's thunks): see Prepared
     def bind_all_reduce(self, call: CollectiveCall, sources: Arrays, destinations: Arrays,
                         combine: Callable[[Any, Any], Any], kind: str | None,
                         in_place: Sequence[bool]) -> Bound:
         op = self._native_op(kind, sources)
         if op is None:
             return super().bind_all_reduce(call, sources, destinations, combine, kind, in_place)
-        return _AllReduce(self, call, destinations, op, in_place)
+        if len(call.group) == 2:
+            swap = sum(d.nbytes for d in destinations) <= SWAP_MAX_BYTES
+            return (SwapAllReduce if swap else PairAllReduce)(self, call, destinations, op,
+                                                              in_place, _UFUNCS[kind])
+        return AllReduce(self, call, destinations, op, in_place)
 
     def bind_all_gather(self, call: CollectiveCall, sources: Arrays, destinations: Arrays
                         ) -> Bound:
-        return _AllGather(self, call, destinations)
+        return AllGather(self, call, destinations)
 
     def bind_reduce_scatter(self, call: CollectiveCall, sources: Arrays, destinations: Arrays,
                             combine: Callable[[Any, Any], Any], kind: str | None) -> Bound:
         op = self._native_op(kind, sources)
         if op is None:
             return super().bind_reduce_scatter(call, sources, destinations, combine, kind)
-        return _ReduceScatter(self, call, sources, op)
+        return ReduceScatter(self, call, sources, op)
 
     def bind_all_to_all(self, call: CollectiveCall, sources: Arrays, destinations: Arrays
                         ) -> Bound:
-        return _AllToAll(self, call, destinations)
+        return AllToAll(self, call, destinations)
+
+    def bind_all_to_all_arrays(self, call: CollectiveCall, sources: Arrays,
+                               destinations: Arrays) -> Bound:
+        return AllToAllArrays(self, call, destinations)
 
     def bind_permute(self, call: CollectiveCall, sources: Arrays, destinations: Arrays,
                      source: int | None, target: int | None) -> Bound:
-        return _Permute(self, call, destinations, source, target)
+        return Permute(self, call, destinations, source, target)
 
     def _native_op(self, kind: str | None, arrays: Arrays) -> Any:
         """The MPI reduction of ``kind`` on ``arrays``' dtypes, None where MPI has none that
@@ -311,224 +326,9 @@ class MpiCommunicator(Communicator):
         return op
 
 
-class _Prepared(abc.ABC):
-    """One collective op of this process, its fixed parts made once (``bind_*``): the
-    group's communicators, the agreement -- a persistent ``Allgather_init`` on the
-    agreement communicator over buffers made here (the CRC word set once, the sequence
-    number written per call) -- and how long a wait spins. A call (:meth:`__call__`) posts
-    the data requests (subclasses' :meth:`requests`), starts the agreement, waits for it,
-    then for the data -- the protocol of ``_begin``/``_finish`` without rebuilding anything
-    per call, except that the data requests are posted first (MPI starts moving the data
-    one agreement post earlier; the agreement is still waited for first)."""
-
-    __slots__ = ("owner", "call", "comm", "agree_comm", "size", "mine", "everyone", "spin",
-                 "MPI", "agreement")
-    stage = ""              # what the data requests do, for errors
-
-    def __init__(self, owner: MpiCommunicator, call: CollectiveCall, arrays: Arrays) -> None:
-        """``arrays``: the buffers the call moves (how long a wait spins)."""
-        self.owner, self.call, self.MPI = owner, call, owner.MPI
-        self.comm, self.agree_comm = owner._comm(call)
-        self.size = self.comm.Get_size()
-        self.mine = np.array([0, owner._check(call)], dtype=np.int64)
-        self.everyone = np.empty((self.size, 2), dtype=np.int64)
-        self.spin = SPIN_SECONDS + sum(a.nbytes for a in arrays) * SPIN_SECONDS_PER_BYTE
-        # every member prepares the op at the same call (its first), as MPI's persistent
-        # collectives need (the init is local: a missing member does not block it)
-        self.agreement: Any = self.agree_comm.Allgather_init(self.mine, self.everyone)
-
-    def __call__(self, sequence: int, sources: Arrays, destinations: Arrays) -> None:
-        owner = self.owner
-        if owner._aborted is not None:          # before any request touches the buffers
-            owner._refuse(self.call)
-        requests = self.requests(sources, destinations)
-        agreement, mine = self.agreement, self.mine
-        try:
-            mine[0] = sequence
-            agreement.Start()
-        except BaseException:
-            self._abandon([agreement] + requests, (sources, destinations),
-                          f"{self.call.what} on process {owner.rank}: its agreement could "
-                          f"not start")
-            raise
-        try:
-            if not _spin(agreement):
-                owner._wait(self.call, [agreement], "agreeing on the operation")
-            if self.everyone.tobytes() != mine.tobytes() * self.size:
-                owner._disagree(self.call, self.agree_comm)
-            if not (_spin(requests[0]) if len(requests) == 1
-                    else self.MPI.Request.Testall(requests)):
-                owner._wait(self.call, requests, self.stage, self.spin)
-        except BaseException as e:
-            # the agreement buffers are reused by the next call: none may follow this one
-            self._abandon([agreement] + requests, (sources, destinations),
-                          f"{self.call.what} on process {owner.rank} was interrupted: "
-                          f"{type(e).__name__}: {e}")
-            raise
-
-    def _abandon(self, requests: list, buffers: Any, reason: str) -> None:
-        """Keep ``requests`` and their buffers (MPI may still write them) alive for good,
-        and refuse every later call of the communicator with ``reason``."""
-        owner = self.owner
-        owner._abandoned.append((requests, (buffers, self.mine, self.everyone)))
-        self.agreement = None               # may still be active: never freed
-        owner.abort(reason)
-
-    @abc.abstractmethod
-    def requests(self, sources: Arrays, destinations: Arrays) -> list:
-        """Start the op's data requests from ``sources`` into ``destinations``."""
-
-    def __del__(self) -> None:
-        """Free the persistent agreement (inactive between calls; an abandoned one is kept
-        by the communicator) while MPI still runs."""
-        agreement = getattr(self, "agreement", None)      # None: __init__ failed first
-        self.agreement = None
-        if agreement is not None and not self.MPI.Is_finalized():
-            agreement.Free()
-
-
-def _spin(request: Any) -> bool:
-    """Whether ``request`` completes within ``POLLS_PER_YIELD`` tests in a row (a small
-    message's wait ends here, before :func:`poll`'s clock and pauses)."""
-    test = request.Test
-    for _ in range(POLLS_PER_YIELD):
-        if test():
-            return True
-    return False
-
-
-class _AllReduce(_Prepared):
-    """``Iallreduce`` from each source into its destination (``MPI_IN_PLACE`` where the
-    destination is the source)."""
-
-    __slots__ = ("op", "in_place")
-    stage = "all-reduce"
-
-    def __init__(self, owner: MpiCommunicator, call: CollectiveCall, destinations: Arrays,
-                 op: Any, in_place: Sequence[bool]) -> None:
-        super().__init__(owner, call, destinations)
-        self.op, self.in_place = op, tuple(in_place)
-
-    def requests(self, sources: Arrays, destinations: Arrays) -> list:
-        comm, op, in_place = self.comm, self.op, self.MPI.IN_PLACE
-        if len(sources) == 1:                   # the common case, without a comprehension
-            return [comm.Iallreduce(in_place if self.in_place[0] else sources[0],
-                                    destinations[0], op)]
-        return [comm.Iallreduce(in_place if same else s, d, op)
-                for s, d, same in zip(sources, destinations, self.in_place)]
-
-
-class _AllGather(_Prepared):
-    """``Iallgather`` of each source's bytes into its destination."""
-
-    __slots__ = ()
-    stage = "all-gather"
-
-    def requests(self, sources: Arrays, destinations: Arrays) -> list:
-        comm, byte = self.comm, self.MPI.BYTE
-        return [comm.Iallgather([s, byte], [d, byte]) for s, d in zip(sources, destinations)]
-
-
-class _ReduceScatter(_Prepared):
-    """``Ireduce_scatter_block`` from each source (the group's blocks in order) into its
-    destination."""
-
-    __slots__ = ("op",)
-    stage = "reduce-scatter"
-
-    def __init__(self, owner: MpiCommunicator, call: CollectiveCall, sources: Arrays,
-                 op: Any) -> None:
-        super().__init__(owner, call, sources)
-        self.op = op
-
-    def requests(self, sources: Arrays, destinations: Arrays) -> list:
-        comm, op = self.comm, self.op
-        return [comm.Ireduce_scatter_block(s, d, op) for s, d in zip(sources, destinations)]
-
-
-class _AllToAll(_Prepared):
-    """``Ialltoall`` of the source's bytes (block j to position j) into the destination."""
-
-    __slots__ = ()
-    stage = "all-to-all"
-
-    def requests(self, sources: Arrays, destinations: Arrays) -> list:
-        byte = self.MPI.BYTE
-        return [self.comm.Ialltoall([sources[0], byte], [destinations[0], byte])]
-
-
-class _Permute(_Prepared):
-    """``Irecv`` into the destinations from device ``source``, ``Isend`` of the sources to
-    device ``target`` (ranks of the group's communicator: the group is every device, in
-    order); no source: the destinations are zeroed."""
-
-    __slots__ = ("source", "target")
-    stage = "collective-permute"
-
-    def __init__(self, owner: MpiCommunicator, call: CollectiveCall, destinations: Arrays,
-                 source: int | None, target: int | None) -> None:
-        super().__init__(owner, call, destinations)
-        self.source, self.target = source, target
-
-    def requests(self, sources: Arrays, destinations: Arrays) -> list:
-        comm, byte, requests = self.comm, self.MPI.BYTE, []
-        if self.source is not None:
-            requests += [comm.Irecv([d, byte], source=self.source, tag=k)
-                         for k, d in enumerate(destinations)]
-        else:
-            for d in destinations:
-                d[...] = 0
-        if self.target is not None:
-            requests += [comm.Isend([s, byte], dest=self.target, tag=k)
-                         for k, s in enumerate(sources)]
-        return requests
-
-
-def poll(MPI: Any, requests: list, timeout: float, pause: Callable[[float], Any],
-         check: Callable[[], None] | None = None, spin: float = SPIN_SECONDS) -> bool:
-    """Test ``requests`` until all are complete (True) or ``timeout`` seconds passed (False).
-
-    For the first ``spin`` seconds the tests follow each other at once (MPI progresses only
-    while polled: a completion is seen, and the next stage of MPI's algorithm started,
-    without delay), with ``pause(0)`` (a yield of the core) every ``POLLS_PER_YIELD`` tests,
-    as MPICH's own blocking waits do; after that ``pause(seconds)`` separates them, the pause
-    doubling from ``MIN_PAUSE`` to ``MAX_PAUSE`` (a peer is late: leave the core to others).
-    ``check()`` (which may raise) runs before each pause. One request is tested alone
-    (``Test``: MPICH's ``Testall`` fails a persistent collective that is not complete with
-    ``MPI_ERR_IN_STATUS``)."""
-    test = requests[0].Test if len(requests) == 1 else functools.partial(MPI.Request.Testall,
-                                                                         requests)
-    if test():
-        return True
-    start = time.monotonic()
-    seconds = 0.0
-    polls = 0
-    while not test():
-        polls += 1
-        if polls % POLLS_PER_YIELD and seconds == 0.0:
-            continue
-        elapsed = time.monotonic() - start
-        if check is not None:
-            check()
-        if elapsed > timeout:
-            return False
-        if elapsed > spin:
-            seconds = min(MAX_PAUSE, max(seconds * 2, MIN_PAUSE))
-        pause(seconds)
-    return True
-
-
-def _pause(seconds: float) -> None:
-    """Between two polls: yield the core (0 s) or sleep."""
-    if seconds:
-        time.sleep(seconds)
-    else:
-        os.sched_yield()
-
-
 def _bytes(a: np.ndarray) -> Any:
     """A buffer MPI moves as raw bytes (any dtype, ml_dtypes' included)."""
     return a.reshape(-1).view(np.uint8)
 
 
-__all__ = ["MpiCommunicator"]
+__all__ = ["MpiCommunicator", "poll", "SWAP_MAX_BYTES"]

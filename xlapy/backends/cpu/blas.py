@@ -38,8 +38,10 @@ Paths (benchmarks/dot_crossover.py; 2 cores, OpenBLAS 0.3.34 SkylakeX kernel):
   ``numpy.matmul`` on the runtime's pool (NumPy releases the GIL in it).
 - one product: ``?gemm`` straight on the arrays; from ``PARALLEL_GEMM_FLOPS`` (256^3) it
   is cut into one block of C's columns (rows when M > N) per core, each a ``?gemm`` on the
-  runtime's pool (``GemmCall.pieces``). OpenBLAS itself runs one thread (``blas_lib``'s
-  docstring says why).
+  runtime's pool (``GemmCall.pieces``); f32/f64 pieces run as one native pool job
+  (``blas_lib.NativePieces``: the threads take pieces from a shared counter without the
+  GIL, so a thread the host runs late leaves its piece to the others). OpenBLAS itself runs
+  one thread (``blas_lib``'s docstring says why).
 - with ``XLAPY_F32_GEMM=packed``, f32 products from ``PARALLEL_GEMM_FLOPS`` with ``K <=
   1024`` and fewer matrices than cores, on hosts with AVX-512: the generated packed GEMM
   (``packed_gemm.py``), whose threads share one packing of ``B`` and take row blocks of
@@ -75,8 +77,8 @@ from ...hlo.types import ElementType
 from ..interpreter.evaluator import describe
 from ..interpreter.linalg import wrap_integers
 from .bf16_dot import Bf16DotThunk, make_bf16_dot_thunk
-from .blas_lib import (BLAS_DTYPES, MatmulPlan, VectorCall, dense_geometry, geometry,
-                       library, matmul_into, plan_matmul, plan_vector)
+from .blas_lib import (BLAS_DTYPES, MatmulPlan, NativePieces, VectorCall, dense_geometry,
+                       geometry, library, matmul_into, plan_matmul, plan_vector)
 from .packed_gemm import F32Gemm, f32_wanted
 from .process_blas import in_use as process_blas_in_use, process_gemm
 from .thread_pool import cores, shared_pool, team_usable
@@ -205,6 +207,7 @@ class _BlasDotPlan:
         self.vector: VectorCall | None = None
         self.pieces: list[tuple] | None = None
         self.external: Callable[[int, int, int], None] | None = None
+        self.native: NativePieces | None = None
         self.packed: F32Gemm | None = None
         self.batch_slices = self._batch_slices()
         if self.empty or self.zero or (self.small and not self._process_batch(lhs, rhs, out)):
@@ -241,6 +244,8 @@ class _BlasDotPlan:
         if self.vector is None:
             self.external = process_gemm(self.plan.call)
             self.pieces = self.plan.call.pieces(cores())
+            if NativePieces.usable(self.pieces):
+                self.native = NativePieces(self.pieces)
 
     def _process_batch(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> bool:
         """Plan a batch of small products as one call of the process's BLAS
@@ -260,6 +265,8 @@ class _BlasDotPlan:
             return False
         self.plan, self.small, self.batch_slices, self.out_direct = plan, False, None, True
         self.pieces = plan.call.pieces(cores())
+        if NativePieces.usable(self.pieces):
+            self.native = NativePieces(self.pieces)
         return True
 
     def _batch_slices(self) -> list[slice] | None:
@@ -343,7 +350,7 @@ class _BlasDotPlan:
         b = rhs.transpose(d.rhs_perm).reshape(self.shape3[1])
         target = out if self.out_direct else self.packed.scratch.get("c", self.shape3[2],
                                                                       self.acc)
-        self.packed(a, b, target, self.threads, shared_pool().parallel_for)
+        self.packed(a, b, target, self.threads, shared_pool())
         if not self.out_direct:
             np.copyto(out, target.reshape(out.shape))
 
@@ -358,6 +365,10 @@ class _BlasDotPlan:
             return
         if self.pieces is None:
             self.plan.call.run(pa, pb, pc)
+            return
+        pool = shared_pool()
+        if self.native is not None and pool.native:
+            self.native.run(pool, pa, pb, pc)
             return
 
         def work(piece: tuple, state: dict) -> None:

@@ -279,6 +279,50 @@ class GemmCall:
         return out
 
 
+class NativePieces:
+    """Single-matrix ``f32``/``f64`` :class:`GemmCall` pieces as one native pool job: a
+    table of ``cblas_?gemm`` argument rows (``native_pool.GEMM_FIELDS``) that the pool's
+    threads take row by row without the GIL (``ThreadPool.run`` with one part per row),
+    so a thread that starts late takes fewer pieces. Only the operand addresses change
+    between calls."""
+
+    def __init__(self, pieces: Sequence[tuple["GemmCall", int, int, int]]) -> None:
+        from .native_pool import GEMM_FIELDS, GEMM_WORDS, gemm_calls, native_address
+        call0 = pieces[0][0]
+        kind = "s" if call0.dtype == np.float32 else "d"
+        lib = library()
+        one = (np.float32(1).view(np.int32).item() if kind == "s"
+               else np.float64(1).view(np.int64).item())
+        self.rows = np.zeros((len(pieces), GEMM_WORDS), np.int64)
+        col = {f: i for i, f in enumerate(GEMM_FIELDS)}
+        self.a, self.b, self.c = col["a"], col["b"], col["c"]
+        fn = native_address(lib.gemm[call0.dtype])
+        for row, (call, _, _, _) in zip(self.rows, pieces):
+            row[[col[f] for f in ("fn", "order", "transa", "transb", "m", "n", "k", "alpha",
+                                  "lda", "ldb", "beta", "ldc")]] = [
+                fn, _ROW_MAJOR, _TRANS if call.a.trans else _NO_TRANS,
+                _TRANS if call.b.trans else _NO_TRANS, call.m, call.n, call.k, one,
+                call.a.ld, call.b.ld, 0, call.ldc]
+        self.offsets = np.array([p[1:] for p in pieces], np.int64).T.copy()
+        self.fn = gemm_calls(kind)
+        self.address = self.rows.ctypes.data
+        self.count = len(pieces)
+
+    @staticmethod
+    def usable(pieces: Sequence[tuple["GemmCall", int, int, int]] | None) -> bool:
+        """Whether :class:`NativePieces` takes these pieces (real dtype, one matrix each)."""
+        return bool(pieces) and all(p[0].batch == 1 and p[0].dtype in (np.float32, np.float64)
+                                    for p in pieces)
+
+    def run(self, pool: Any, a_ptr: int, b_ptr: int, c_ptr: int) -> None:
+        """Every piece on ``pool`` (a ``ThreadPool``) for these operand addresses."""
+        rows, (oa, ob, oc) = self.rows, self.offsets
+        np.add(oa, a_ptr, out=rows[:, self.a])
+        np.add(ob, b_ptr, out=rows[:, self.b])
+        np.add(oc, c_ptr, out=rows[:, self.c])
+        pool.run(self.fn, self.address, self.count, parts=self.count)
+
+
 def plan_gemm(dtype: np.dtype, batch: int, a_rows: Strided, a_cols: Strided, b_rows: Strided,
               b_cols: Strided, c_rows: Strided, c_cols: Strided,
               batch_strides: tuple[int | None, int | None, int | None] = (0, 0, 0)
@@ -467,5 +511,6 @@ def matmul_into(a: np.ndarray, b: np.ndarray, c: np.ndarray, accumulate: bool = 
 
 
 __all__ = ["library", "BLAS_DTYPES", "Strided", "collapse", "MatrixArg", "matrix_arg", "GemmCall",
+           "NativePieces",
            "plan_gemm", "VectorCall", "plan_vector", "Geometry", "geometry", "dense_geometry",
            "MatmulPlan", "plan_matmul", "matmul_into", "PARALLEL_GEMM_FLOPS"]

@@ -14,7 +14,9 @@ after it:
   (row-major, every dimension before the gathered or scattered one of size 1):
   ``Iallgather`` into the result, ``Ireduce_scatter_block`` from the operand;
 - array-form ``all-to-all`` (:class:`AllToAllThunk`) under the same condition on its split
-  dimension: ``Ialltoall`` from the operand into the result;
+  dimension: ``Ialltoall`` from the operand into the result; tuple-form ``all-to-all``
+  (:class:`TupleAllToAllThunk`, one operand per group member, all of one size): operand j
+  sent to position j, result j received from it (``Isend``/``Irecv``);
 - ``collective-permute`` of one array (:class:`PermuteThunk`): ``Isend`` of the operand,
   ``Irecv`` into the result (zeroed on a device no pair targets).
 
@@ -41,8 +43,8 @@ from ...hlo.ir import HloInstruction
 from ...hlo.replica_groups import match_reduction
 from ..communicator import Bound, CollectiveCall, Communicator, Participant, current_participant
 from ..interpreter import Evaluator
-from ..interpreter.collective import (collective_group, collective_signature, collective_what,
-                                      combiner, permute_peers)
+from ..interpreter.collective import (check_tuple_form, collective_group, collective_signature,
+                                      collective_what, combiner, permute_peers)
 from .fallback import FallbackThunk
 from .thunks import BufferRef, Memory, Thunk, ValueRef, as_bytes, leaves
 
@@ -87,7 +89,10 @@ def collective_thunk(instr: HloInstruction, evaluator: Evaluator, operands: Sequ
             return PermuteThunk(instr, evaluator, operands, output)
         return None
     dims = instr.attrs.get("dimensions")
-    if dims is None:                        # tuple-form all-to-all
+    if dims is None:                        # tuple-form all-to-all: operand j to position j
+        sizes = {r.shape.num_elements for pair in pairs for r in pair}
+        if op == "all-to-all" and len(sizes) == 1:
+            return TupleAllToAllThunk(instr, evaluator, operands, output)
         return None
     d = int(dims[0])
     if op == "all-gather" and all(_leading_ones(o, d) for _, o in pairs):
@@ -244,6 +249,16 @@ class AllToAllThunk(_CollectiveThunk):
         return p.communicator.bind_all_to_all(call, sources, destinations)
 
 
+class TupleAllToAllThunk(_CollectiveThunk):
+    """One tuple-form all-to-all: operand j goes to group position j, result j comes from
+    it (every operand and result of one size)."""
+
+    def _bind(self, p: Participant, call: CollectiveCall, sources: list, destinations: list
+              ) -> Bound:
+        check_tuple_form(self.instruction, len(sources), call.group)
+        return p.communicator.bind_all_to_all_arrays(call, sources, destinations)
+
+
 class PermuteThunk(_CollectiveThunk):
     """One collective-permute: the operands go to the device the pairs name as this one's
     target, the results come from its source (zeros when no pair targets it)."""
@@ -259,4 +274,4 @@ class PermuteThunk(_CollectiveThunk):
 
 
 __all__ = ["AllReduceThunk", "AllGatherThunk", "ReduceScatterThunk", "AllToAllThunk",
-           "PermuteThunk", "ALL_REDUCE_OPCODES", "collective_thunk"]
+           "TupleAllToAllThunk", "PermuteThunk", "ALL_REDUCE_OPCODES", "collective_thunk"]

@@ -186,14 +186,16 @@ def chunk_blocks(mblocks: int, threads: int) -> int:
 
 def packed_matmul(a: np.ndarray, bm: np.ndarray, operand: str, threads: int = 1,
                   parallel: Callable | None = None, scratch: Scratch | None = None,
-                  out: np.ndarray | None = None, dynamic: bool = False) -> np.ndarray:
+                  out: np.ndarray | None = None, dynamic: bool = False,
+                  pool: Any = None) -> np.ndarray:
     """``a @ bm`` for ``[B, M, K]`` and ``[B, K, N]`` operands (``operand``: ``"bf16"`` or
     ``"f32"``, the arrays' type), summed in f32. The result is written into ``out`` (f32,
     or bf16 for bf16 operands; C-contiguous, ``B*M*N`` elements) when given and returned
     as ``[B, M, N]``; else a new f32 array. ``parallel(items, work)`` runs work items on
     threads (``threads`` of them). ``dynamic``: the whole product is one native call per
     thread, the threads taking packing and row-block units from a shared counter
-    (``packed_kernels._emit_driver``); else work items of whole matrices or row ranges
+    (``packed_kernels._emit_driver``), as one native job of ``pool`` (a
+    ``thread_pool.ThreadPool``) when given; else work items of whole matrices or row ranges
     (:func:`pieces`) are shared out from Python."""
     bsz, m, k = a.shape
     n = bm.shape[2]
@@ -218,7 +220,7 @@ def packed_matmul(a: np.ndarray, bm: np.ndarray, operand: str, threads: int = 1,
     pack_b = Packed(bm, 16 * nv, bp, operand)
     out_kind = "f32xf32" if operand == "f32" else "bf16" if res.dtype != _F32 else "f32"
     if dynamic:
-        _run_dynamic(g, pack_a, pack_b, out_kind, res, threads, parallel, buf)
+        _run_dynamic(g, pack_a, pack_b, out_kind, res, threads, parallel, buf, pool)
         return res
     fn = kernel((nv, out_kind))
     fixed = (ap.ctypes.data, bp.ctypes.data, res.ctypes.data, g.mblocks * kw * mr,
@@ -277,20 +279,23 @@ class DriverCall:
         self.state[:] = 0
 
     def __call__(self, item: Any = None, state: dict | None = None) -> None:
-        self.fn(self.address)
+        self.fn(self.address, 0, 1)
 
 
 def _run_dynamic(g: Geometry, pack_a: Packed, pack_b: Packed, out_kind: str,
                  res: np.ndarray, threads: int, parallel: Callable | None,
-                 buf: Callable[[str, tuple], np.ndarray]) -> None:
+                 buf: Callable[[str, tuple], np.ndarray], pool: Any = None) -> None:
     """The product through the native driver, one call per thread (``packed_matmul``)."""
-    threads = threads if parallel is not None else 1
+    threads = threads if parallel is not None or pool is not None else 1
     call = DriverCall(g, pack_a, pack_b, out_kind, res, threads, buf)
     call.reset()
-    if threads <= 1 or call.units <= 1:
+    shares = min(threads, call.units)
+    if shares <= 1:
         call()
+    elif pool is not None:         # a native pool job: one driver call per share
+        pool.run(call.fn, call.address, shares, parts=shares)
     else:
-        parallel(list(range(min(threads, call.units))), call)
+        parallel(list(range(shares)), call)
 
 
 # ----------------------------------------------------------------------------- f32 path
@@ -324,10 +329,17 @@ class F32Gemm:
         self.scratch = Scratch()
 
     def __call__(self, a: np.ndarray, bm: np.ndarray, out: np.ndarray,
-                 threads: int, parallel: Callable | None) -> None:
-        """``out`` (C-contiguous f32 with ``B*M*N`` elements) ``= a @ bm``."""
-        packed_matmul(a, bm, "f32", threads, parallel if threads > 1 else None,
-                      self.scratch, out, dynamic=True)
+                 threads: int, pool: Any) -> None:
+        """``out`` (C-contiguous f32 with ``B*M*N`` elements) ``= a @ bm``; ``pool``: a
+        ``thread_pool.ThreadPool`` (its native jobs run the driver) or None."""
+        parallel = pool if threads > 1 else None
+        if parallel is not None and getattr(parallel, "native", False):
+            packed_matmul(a, bm, "f32", threads, None, self.scratch, out, dynamic=True,
+                          pool=parallel)
+        else:
+            packed_matmul(a, bm, "f32", threads,
+                          parallel.parallel_for if parallel is not None else None,
+                          self.scratch, out, dynamic=True)
 
 
 __all__ = ["packed_matmul", "pack_panels", "pieces", "Geometry", "Scratch", "Packed",

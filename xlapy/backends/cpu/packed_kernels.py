@@ -426,7 +426,9 @@ def _transpose16(b: ir.IRBuilder, rows: list) -> list:
 DRIVER_SLOTS = ("a_src", "a_sbs", "a_sk", "a_sn", "b_src", "b_sbs", "b_sk", "b_sn", "ap",
                 "bp", "out", "k", "m", "n", "kw", "groups", "mblocks", "batch", "chunk",
                 "counter", "flags", "so", "ldo")
-DRIVER_ARGS: list[type] = [ctypes.c_void_p]
+#: The driver's arguments: the parameter block, then two that it ignores, so that it has a
+#: kernel's signature and a pool job can run it (each call takes units until none are left).
+DRIVER_ARGS: list[type] = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
 #: Polls of a ``B`` panel's flag (each one ``pause``) before a row unit packs the panel
 #: itself: a few times the time a thread takes to pack one.
 SPIN_LIMIT = 4096
@@ -458,7 +460,8 @@ def _emit_driver(module: ir.Module, nv: int, out: str) -> None:
     for callee in (pack_a, pack_b, gemm):       # copies private to this module
         callee.linkage = "internal"
     i64p = _I64.as_pointer()
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [i64p]), name=driver_name(nv, out))
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [i64p, _I64, _I64]),
+                     name=driver_name(nv, out))
     pause = ir.Function(module, ir.FunctionType(ir.VoidType(), []), name="llvm.x86.sse2.pause")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     spins = b.alloca(_I64)

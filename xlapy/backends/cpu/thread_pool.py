@@ -2,6 +2,15 @@
 unit ranges and loops of library calls (:class:`ThreadPool`), shared by the whole process
 (:func:`shared_pool`).
 
+Native kernels (ctypes function pointers given to :meth:`ThreadPool.run`, and the dot
+thunk's split OpenBLAS products) run as native jobs (``native_pool.py``): every thread,
+the calling one included, takes ranges from a shared counter in native code, so no
+thread needs the GIL between ranges and a worker that the host runs late leaves its
+ranges to the others instead of holding up the job. Between jobs a worker polls the job
+number briefly (:data:`SPIN_TICKS`, without the GIL) before it sleeps on its semaphore, so
+a job that follows at once finds it awake. Python callables (:meth:`ThreadPool.parallel_for`) keep
+one share per thread. ``XLAPY_CPU_NATIVE_POOL=0`` runs native kernels as Python shares too.
+
 In a process where another library runs its own parallel work on an OpenMP runtime
 (PyTorch: its operators and oneDNN/MKL on the GNU ``libgomp``), that runtime's idle
 threads spin for a while after each parallel region before they sleep; the pool's own
@@ -34,7 +43,9 @@ import threading
 import time
 from typing import Any, Callable, Sequence
 
-from ...config import env_cpu_openmp
+from ...config import env_cpu_native_pool, env_cpu_openmp
+from .native_pool import (ACTIVE, BUSY, COUNTER, FINISHED, FN, GEN, KIND, NATIVE, PARTS,
+                          PYTHON, SLEEPING, TABLE, UNITS, JobWords, native_address)
 
 log = logging.getLogger("xlapy.cpu")
 
@@ -81,6 +92,17 @@ class _Job:
 SLOW_WAIT_S = 0.002
 #: How long the pool uses its own workers after the OpenMP team kept coming late.
 BACKOFF_S = 1.0
+#: How long (time-stamp-counter ticks: several microseconds) an idle worker polls the job
+#: number before it sleeps on its semaphore. Kept short: on a loaded machine a polling
+#: worker takes the time other threads need (longer polls made the W4b and W7 steps
+#: slower there; docs/performance.md).
+SPIN_TICKS = 20_000
+#: How long the calling thread polls for the other threads' last ranges of a native job
+#: (ticks: about ten microseconds) before it blocks: a host that runs both of the
+#: process's CPUs on one core would otherwise give the poll the time the last range needs.
+FINISH_SPIN_TICKS = 30_000
+#: The blocked caller re-reads the count of finished ranges at least this often (s).
+FINISH_WAIT_S = 0.001
 # the decaying count of slow jobs at which the pool backs off (about 3 of the last 8 jobs)
 _SLOW_SCORE = 2.0
 
@@ -222,17 +244,57 @@ class ThreadPool:
         self._start = [threading.Semaphore(0) for _ in range(self.size)]
         self._lock = threading.Lock()
         self.openmp: OpenMPRuntime | None = None     # shares run on its threads when set
-        self._threads = []
-        for i in range(1, self.size):
-            t = threading.Thread(target=self._worker, args=(i,), daemon=True,
-                                 name=f"xlapy-cpu-{i}")
-            t.start()
-            self._threads.append(t)
+        #: native jobs on (``run`` of ctypes kernels; the dot thunk's OpenBLAS pieces):
+        #: ``XLAPY_CPU_NATIVE_POOL=0`` turns them off
+        self.native = self.size > 1 and env_cpu_native_pool()
+        self._gen = 0
+        self._done = threading.Semaphore(0)       # a worker finished a job's last range
+        self._threads: list[threading.Thread] = []
+        # the job block and the workers come with the first job (compiling the native
+        # routines is not part of compiling a program)
+        self._words_box: list[JobWords] = []
+        self._start_lock = threading.Lock()
+
+    @property
+    def _words(self) -> JobWords:
+        """The job block, with the workers started on first use."""
+        if not self._words_box:
+            with self._start_lock:
+                if not self._words_box:
+                    self._words_box.append(JobWords(self.size))
+                    for i in range(1, self.size):
+                        t = threading.Thread(target=self._worker, args=(i,), daemon=True,
+                                             name=f"xlapy-cpu-{i}")
+                        t.start()
+                        self._threads.append(t)
+        return self._words_box[0]
 
     def _worker(self, i: int) -> None:
+        """Worker ``i``: waits on the job number (natively, without the GIL, for
+        :data:`SPIN_TICKS`; then on its semaphore) and runs its part of each new job."""
+        words = self._words
+        gen_word, sleep_word = words.addr(GEN), words.addr(SLEEPING + 8 * i)
+        seen = 0
         while True:
-            self._start[i].acquire()
-            fn, args, job = self._work[i]
+            g = words.wait(gen_word, seen, SPIN_TICKS)
+            if g == seen:
+                words.swap(sleep_word, 1)
+                g = int(words.words[GEN])
+                if g in (seen, BUSY):
+                    self._start[i].acquire()
+                words.swap(sleep_word, 0)
+                continue
+            seen = g
+            if words.words[KIND] == NATIVE:
+                words.work(words.address, g)
+                block = words.words
+                if block[FINISHED] == block[PARTS] and block[GEN] == g:
+                    self._done.release()       # the caller may be blocked on the last range
+                continue
+            task, self._work[i] = self._work[i], None
+            if task is None:            # a Python job without a share for this worker
+                continue
+            fn, args, job = task
             try:
                 fn(*args)
             except BaseException as e:      # noqa: BLE001 - re-raised by _dispatch
@@ -240,6 +302,28 @@ class ThreadPool:
             finally:
                 job.finished[i] = True
                 job.locks[i].release()
+
+    def _post(self, kind: int, fields: Sequence[tuple[int, int]] = ()) -> int:
+        """Publish a new job (``native_pool``'s protocol): the block's ``fields`` as
+        ``(word, value)``; wakes the sleeping workers; returns the job's number."""
+        words = self._words
+        block = words.words
+        words.swap(words.addr(GEN), BUSY)
+        while block[ACTIVE] != 0:           # a late worker still leaving the last job
+            if not words.until(words.addr(ACTIVE), 0, SPIN_TICKS):
+                os.sched_yield()
+        for word, value in fields:
+            block[word] = value
+        while self._done.acquire(blocking=False):       # releases no caller waited for
+            pass
+        block[COUNTER] = block[FINISHED] = 0
+        block[KIND] = kind
+        self._gen += 1
+        words.swap(words.addr(GEN), self._gen)
+        for k in range(1, self.size):
+            if block[SLEEPING + 8 * k]:
+                self._start[k].release()
+        return self._gen
 
     def _dispatch(self, fn: Callable[..., None], shares: Sequence[tuple]) -> None:
         """``fn(*shares[0])`` on the calling thread and ``fn(*shares[k])`` on worker ``k``;
@@ -260,7 +344,7 @@ class ThreadPool:
             job = _Job(len(shares))
             for k in range(1, len(shares)):
                 self._work[k] = (fn, shares[k], job)
-                self._start[k].release()
+            self._post(PYTHON)
             try:
                 fn(*shares[0])
             finally:
@@ -270,17 +354,52 @@ class ThreadPool:
         if job.errors:
             raise job.errors[0]
 
-    def run(self, fn: Any, table: int, units: int, native: int = 0) -> None:
-        """Run kernel ``fn(table, begin, end)`` over ``[0, units)`` cut into up to ``size``
-        ranges. ``native``: the address of ``fn``'s native code (a generated kernel, which
-        never raises): on an OpenMP team its shares then run without Python
-        (:meth:`OpenMPRuntime.run_kernel`)."""
-        parts = min(self.size, units)
+    def _native_job(self, address: int, table: int, units: int, parts: int) -> bool:
+        """Kernel ``address`` over ``parts`` ranges of ``units`` as a native job
+        (``native_pool``): every thread takes ranges from a shared counter. False (nothing
+        run) when the pool is busy or runs its shares on an OpenMP team."""
+        if not self.native or self.openmp is not None or \
+                not self._lock.acquire(blocking=False):
+            return False
+        try:
+            words = self._words
+            gen = self._post(NATIVE, ((FN, address), (TABLE, table), (UNITS, units),
+                                      (PARTS, parts)))
+            interrupt: BaseException | None = None
+            take = True
+            while True:       # the ranges other threads took write the caller's buffers
+                try:
+                    if take:
+                        take = False
+                        words.work(words.address, gen)
+                    if not words.until(words.addr(FINISHED), parts, FINISH_SPIN_TICKS):
+                        while words.words[FINISHED] != parts:
+                            self._done.acquire(timeout=FINISH_WAIT_S)
+                    break
+                except BaseException as e:      # noqa: BLE001 - raised once all are done
+                    interrupt = interrupt or e
+            if interrupt is not None:
+                raise interrupt
+        finally:
+            self._lock.release()
+        return True
+
+    def run(self, fn: Any, table: int, units: int, parts: int | None = None) -> None:
+        """Run kernel ``fn(table, begin, end)`` over ``[0, units)`` cut into ``parts``
+        ranges (default: up to ``size``). A ctypes kernel runs as a native job, the threads
+        taking ranges from a shared counter (``native_pool``), or on an OpenMP team through
+        its native trampoline (:meth:`OpenMPRuntime.run_kernel`); a Python callable runs
+        the ranges (at most ``size`` of them) one per thread."""
+        parts = min(self.size, units) if parts is None else max(1, min(parts, units))
+        address = native_address(fn) if parts > 1 else None
+        if address is not None and self._native_job(address, table, units, parts):
+            return
+        parts = min(parts, self.size)
         bounds = [units * k // parts for k in range(parts + 1)]
-        if native and parts > 1 and self.openmp is not None and self.openmp.usable() \
-                and self._lock.acquire(blocking=False):
+        if address is not None and parts > 1 and self.openmp is not None \
+                and self.openmp.usable() and self._lock.acquire(blocking=False):
             try:
-                self.openmp.run_kernel(native, table, bounds)
+                self.openmp.run_kernel(address, table, bounds)
             finally:
                 self._lock.release()
             return

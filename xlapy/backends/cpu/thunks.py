@@ -366,7 +366,6 @@ class KernelThunk(Thunk):
         self.instruction = instr
         self.name = name
         self.fn = KERNEL_CFUNC(address)
-        self.address = address
         self.refs = list(refs)
         self.table = (ctypes.c_void_p * max(1, len(self.refs)))()
         self.table_address = ctypes.addressof(self.table)
@@ -390,7 +389,7 @@ class KernelThunk(Thunk):
         if self.pool is None:
             self.fn(self.table_address, 0, self.units)
         else:
-            self.pool.run(self.fn, self.table_address, self.units, self.address)
+            self.pool.run(self.fn, self.table_address, self.units)
 
 
 class LibraryThunk(Thunk):

@@ -217,14 +217,19 @@ def _all_to_all(ev: Evaluator, instr: HloInstruction, operands: list) -> Any:
     dims = instr.attrs.get("dimensions")
     p, call = _group_call(ev, instr, operands)
     if dims is None:                                    # tuple form: operand j -> position j
-        if len(operands) != len(call.group):
-            raise InvalidArgumentError(f"{describe(instr)}: the tuple form needs one operand per "
-                                       f"group member ({len(call.group)})")
+        check_tuple_form(instr, len(operands), call.group)
         return _async(instr, operands, tuple(p.communicator.all_to_all(call, list(operands))))
     d = int(dims[0])
     blocks = np.split(operands[0], len(call.group), axis=d)
     received = p.communicator.all_to_all(call, blocks)
     return _async(instr, operands, np.concatenate(received, axis=d))
+
+
+def check_tuple_form(instr: HloInstruction, operands: int, group: tuple[int, ...]) -> None:
+    """A tuple-form all-to-all takes one operand per member of its group."""
+    if operands != len(group):
+        raise InvalidArgumentError(f"{describe(instr)}: the tuple form needs one operand per "
+                                   f"group member ({len(group)})")
 
 
 @handler("collective-broadcast", "collective-broadcast-start")

@@ -1,0 +1,150 @@
+"""The CPU pool's native jobs (``backends/cpu/native_pool.py``): kernel ranges and split
+OpenBLAS products taken from a shared counter by whichever threads are running, checked
+against NumPy, with a worker that comes late, alternating with Python jobs, and switched
+off."""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from test_cpu_blas import assert_close, make_dot, random, run
+from xlapy.backends.cpu import blas, thread_pool
+from xlapy.backends.cpu.blas_lib import GemmCall, MatrixArg, NativePieces
+from xlapy.backends.cpu.native_pool import SLEEPING
+from xlapy.backends.cpu.thread_pool import ThreadPool
+
+
+_POOLS: dict[int, ThreadPool] = {}
+
+
+def pool_of(threads: int) -> ThreadPool:
+    """One pool per size for the whole file (a pool's workers live as long as the process)."""
+    if threads not in _POOLS:
+        _POOLS[threads] = ThreadPool(threads)
+    return _POOLS[threads]
+
+
+def stored(x: np.ndarray, trans: bool, pad: int) -> tuple[np.ndarray, int]:
+    """``x`` in a flat buffer as BLAS reads it (transposed when ``trans``), with a leading
+    dim ``pad`` larger than needed."""
+    rows = x.T if trans else x
+    ld = rows.shape[1] + pad
+    buf = np.zeros(rows.shape[0] * ld, x.dtype)
+    buf.reshape(-1, ld)[:, :rows.shape[1]] = rows
+    return buf, ld
+
+
+def product_case(m: int, n: int, k: int, ta: bool, tb: bool, dtype: type, pieces: int):
+    rng = np.random.default_rng(m * 31 + n * 7 + k)
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    sa, lda = stored(a, ta, 3)
+    sb, ldb = stored(b, tb, 2)
+    ldc = n + 5
+    c = np.full(m * ldc, np.nan, dtype)
+    call = GemmCall(np.dtype(dtype), m, n, k, MatrixArg(ta, lda), MatrixArg(tb, ldb), ldc)
+    native = NativePieces(call.split_product(pieces))
+    return native, (sa, sb, c), a.astype(np.float64) @ b, ldc
+
+
+@pytest.mark.parametrize("m,n,k", [(7, 23, 5), (23, 7, 5), (1, 9, 4), (13, 13, 1),
+                                   (67, 131, 45)])
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("pieces,threads", [(1, 2), (2, 2), (5, 2), (7, 3)])
+def test_native_pieces_compute_the_product(m, n, k, ta, tb, dtype, pieces, threads):
+    native, (sa, sb, c), want, ldc = product_case(m, n, k, ta, tb, dtype, pieces)
+    native.run(pool_of(threads), sa.ctypes.data, sb.ctypes.data, c.ctypes.data)
+    got = c.reshape(m, ldc)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got[:, :n], want, rtol=tol, atol=tol * np.sqrt(k))
+    assert np.isnan(got[:, n:]).all(), "wrote past the columns of C"
+
+
+class _HeldSemaphore:
+    """A worker's semaphore whose ``acquire`` waits for ``gate`` first: the worker sleeps
+    through jobs until the gate opens (the host giving its core late)."""
+
+    def __init__(self, inner: threading.Semaphore, gate: threading.Event) -> None:
+        self.inner, self.gate = inner, gate
+
+    def acquire(self) -> None:
+        self.gate.wait(30)
+        self.inner.acquire()
+
+    def release(self) -> None:
+        self.inner.release()
+
+
+def test_a_late_worker_leaves_the_parts_to_the_caller_and_joins_later(monkeypatch):
+    monkeypatch.setattr(thread_pool, "SPIN_TICKS", 1000)     # the worker sleeps at once
+    gate = threading.Event()
+    pool = ThreadPool(2)
+
+    def asleep() -> bool:
+        deadline = time.monotonic() + 10
+        while not pool._words.words[SLEEPING + 8]:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.001)
+        return True
+    native, (sa, sb, c), want, ldc = product_case(67, 131, 45, False, True, np.float32, 6)
+    addresses = (sa.ctypes.data, sb.ctypes.data, c.ctypes.data)
+    assert asleep()
+    pool._start[1] = _HeldSemaphore(pool._start[1], gate)
+    native.run(pool, *addresses)       # wakes the worker once; it then sleeps at the gate
+    time.sleep(0.05)
+    assert asleep()
+    for _ in range(3):                 # the caller alone takes every piece
+        c[:] = np.nan
+        native.run(pool, *addresses)
+        np.testing.assert_allclose(c.reshape(67, ldc)[:, :131], want, rtol=1e-5, atol=1e-4)
+        assert pool._words.words[SLEEPING + 8] == 1, "the held worker took part"
+    gate.set()                         # the worker wakes to finished jobs, then takes part
+    for _ in range(50):
+        c[:] = np.nan
+        native.run(pool, *addresses)
+        np.testing.assert_allclose(c.reshape(67, ldc)[:, :131], want, rtol=1e-5, atol=1e-4)
+
+
+def test_native_and_python_jobs_alternate():
+    pool = pool_of(2)
+    native, (sa, sb, c), want, ldc = product_case(40, 50, 30, True, False, np.float64, 4)
+    seen = []
+    lock = threading.Lock()
+
+    def share(item, state):
+        with lock:
+            seen.append(item)
+    for i in range(200):
+        c[:] = np.nan
+        native.run(pool, sa.ctypes.data, sb.ctypes.data, c.ctypes.data)
+        np.testing.assert_allclose(c.reshape(40, ldc)[:, :50], want, rtol=1e-12, atol=1e-10)
+        pool.parallel_for([2 * i, 2 * i + 1], share)
+    assert sorted(seen) == list(range(400))
+
+
+def test_switched_off_pool_runs_the_same_ranges(monkeypatch):
+    monkeypatch.setenv("XLAPY_CPU_NATIVE_POOL", "0")
+    pool = ThreadPool(2)
+    assert not pool.native
+    native, (sa, sb, c), want, ldc = product_case(30, 41, 17, False, False, np.float32, 5)
+    native.run(pool, sa.ctypes.data, sb.ctypes.data, c.ctypes.data)   # 5 parts on 2 threads
+    np.testing.assert_allclose(c.reshape(30, ldc)[:, :41], want, rtol=1e-5, atol=1e-4)
+    monkeypatch.delenv("XLAPY_CPU_NATIVE_POOL")
+    assert ThreadPool(2).native and not ThreadPool(1).native
+
+
+def test_split_dot_plan_uses_native_pieces():
+    m, k, n = 300, 260, 280
+    instr = make_dot((m, k), (k, n), "f32", (), (1,), (), (0,))
+    rng = np.random.default_rng(5)
+    lhs, rhs = random((m, k), np.float32, rng), random((k, n), np.float32, rng)
+    got, ref, thunk = run(instr, lhs, rhs, np.empty((m, n), np.float32))
+    assert_close(got, ref, k)
+    (plan,) = thunk.plans.values()
+    if blas.cores() > 1:
+        assert plan.native is not None and plan.native.count == len(plan.pieces)
