@@ -26,3 +26,8 @@ def _restore_process_env():
             os.environ.pop(k, None)
         else:
             os.environ[k] = v
+    # a torch.compile test hands the CPU runtime's products to PyTorch's BLAS
+    # (process_blas.py): later tests of the worker plan theirs on OpenBLAS again
+    process_blas = sys.modules.get("xlapy.backends.cpu.process_blas")
+    if process_blas is not None:
+        process_blas.stop_process_blas()

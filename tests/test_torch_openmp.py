@@ -214,3 +214,78 @@ def test_a_forked_child_uses_the_pools_own_workers(runtime):
 def _child_uses_openmp():
     return tp.shared_pool().openmp is not None
 
+
+
+# ------------------------------------------------------------------ native kernels' shares
+def _native(fn):
+    """A kernel ``fn(table, begin, end)`` as native code (a ctypes callback) and its address."""
+    from xlapy.backends.cpu.thunks import KERNEL_CFUNC
+    import ctypes
+    cb = KERNEL_CFUNC(fn)
+    return cb, ctypes.cast(cb, ctypes.c_void_p).value
+
+
+def test_native_kernel_shares_run_once_on_two_team_threads(openmp_pool, monkeypatch):
+    both = threading.Barrier(2, timeout=10)
+    seen, threads = [], set()
+
+    def share(table, begin, end):
+        both.wait()
+        threads.add(threading.get_ident())
+        seen.append((table, begin, end))
+    cb, address = _native(share)
+    python_shares = _counting(openmp_pool.openmp, monkeypatch)
+    openmp_pool.run(cb, 7, 10)
+    assert sorted(seen) == [(7, 0, 5), (7, 5, 10)]
+    assert len(threads) == 2 and threading.get_ident() in threads
+    assert python_shares == []           # no Python share callback: the native trampoline
+
+
+def test_native_trampoline_runs_every_share_once_and_times_the_caller(runtime):
+    seen = []
+    cb, address = _native(lambda table, begin, end: seen.append((table, begin, end)))
+    start = time.perf_counter()
+    runtime.run_kernel(address, 3, [0, 2, 3, 7, 8, 11])
+    assert sorted(seen) == [(3, 0, 2), (3, 2, 3), (3, 3, 7), (3, 7, 8), (3, 8, 11)]
+    # thread 0 stamped its end on the same clock as time.perf_counter
+    assert start <= runtime._caller_done <= time.perf_counter()
+
+
+def test_native_kernels_nest_inline_and_fall_back_to_the_own_workers(runtime, openmp_pool):
+    seen = []
+    cb, address = _native(lambda table, begin, end: seen.append((table, begin, end)))
+
+    def share(tag):          # a job from inside a share: runs on the share's thread
+        openmp_pool.run(cb, tag, 4)
+    openmp_pool._dispatch(share, [(1,), (2,)])
+    assert sorted(seen) == [(1, 0, 2), (1, 2, 4), (2, 0, 2), (2, 2, 4)]
+    seen.clear()
+    own = tp.ThreadPool(2)              # XLAPY_CPU_OPENMP=0: no runtime, the own workers
+    names = []
+    cb2, address2 = _native(lambda t, b, e: names.append(threading.current_thread().name))
+    own.run(cb2, 0, 2)
+    assert len(names) == 2 and set(names) <= {"MainThread", "xlapy-cpu-1"}
+
+
+def test_an_interrupt_during_native_shares_comes_after_they_finished(openmp_pool):
+    import _thread
+    done, first_done = [], threading.Event()
+
+    def share(table, begin, end):
+        if begin == 0:                   # the calling thread: then waits in native code
+            done.append(begin)
+            first_done.set()
+            return
+        first_done.wait(10)
+        time.sleep(0.05)
+        _thread.interrupt_main()         # a Ctrl-C while the job runs
+        time.sleep(0.05)
+        done.append(begin)
+    cb, address = _native(share)
+    with pytest.raises(KeyboardInterrupt):
+        openmp_pool.run(cb, 0, 2)
+    assert sorted(done) == [0, 1]        # both shares finished before it was raised
+    seen = []
+    cb2, address2 = _native(lambda t, b, e: seen.append(b))
+    openmp_pool.run(cb2, 0, 2)     # the pool is free again
+    assert sorted(seen) == [0, 1]

@@ -504,6 +504,14 @@ def env_cpu_openmp() -> bool:
     return os.environ.get("XLAPY_CPU_OPENMP", "").strip().lower() not in ("0", "false", "no")
 
 
+def env_cpu_process_blas() -> bool:
+    """``XLAPY_CPU_PROCESS_BLAS=0`` (or ``false``/``no``) keeps the CPU runtime's products on
+    OpenBLAS even where a front end offers a BLAS already loaded into the process
+    (PyTorch's MKL: ``backends/cpu/process_blas.py``); on by default."""
+    return os.environ.get("XLAPY_CPU_PROCESS_BLAS", "").strip().lower() not in (
+        "0", "false", "no")
+
+
 def env_cpu_native_pool() -> bool:
     """``XLAPY_CPU_NATIVE_POOL=0`` (or ``false``/``no``) runs the CPU pool's kernel jobs
     and split OpenBLAS products as Python shares, one per thread, instead of native jobs

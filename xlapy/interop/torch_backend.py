@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 from typing import Any, Callable, Sequence
 
 import torch
@@ -305,7 +306,9 @@ def _prepare(name: str | None) -> None:
     """Let the xlapy backend get ready for the compiles to come (the CPU backend starts
     its LLVM helper processes, which then load while AOTAutograd traces), and let the CPU
     runtime's parallel work run on PyTorch's OpenMP threads (``thread_pool``'s docstring:
-    its own workers would share the cores with them while they spin)."""
+    its own workers would share the cores with them while they spin) and its products on
+    PyTorch's BLAS (``process_blas``)."""
+    from ..backends.cpu.process_blas import use_process_blas
     from ..backends.cpu.thread_pool import share_openmp_threads
     from ..client import get_backend
     from ..frontend.core import default_backend
@@ -313,8 +316,10 @@ def _prepare(name: str | None) -> None:
     prepare = getattr(backend, "prepare", None)
     if callable(prepare):
         prepare()
-    if getattr(backend, "name", None) == "cpu":
-        share_openmp_threads()
+    if getattr(backend, "name", None) == "cpu" and share_openmp_threads():
+        # PyTorch's MKL, threaded on the same OpenMP runtime, runs the programs' products
+        use_process_blas(os.path.join(os.path.dirname(torch.__file__), "lib",
+                                      "libtorch_cpu.so"))
 
 
 def ensure_registered() -> None:

@@ -67,7 +67,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import prod
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -80,7 +80,8 @@ from .bf16_dot import Bf16DotThunk, make_bf16_dot_thunk
 from .blas_lib import (BLAS_DTYPES, MatmulPlan, NativePieces, VectorCall, dense_geometry,
                        geometry, library, matmul_into, plan_matmul, plan_vector)
 from .packed_gemm import F32Gemm, f32_wanted
-from .thread_pool import cores, shared_pool
+from .process_blas import in_use as process_blas_in_use, process_gemm
+from .thread_pool import cores, shared_pool, team_usable
 from .thunks import address_of
 
 #: Below this many multiply-adds per matrix (M*N*K) numpy.matmul beats the ctypes call.
@@ -205,10 +206,13 @@ class _BlasDotPlan:
         self.plan: MatmulPlan | None = None
         self.vector: VectorCall | None = None
         self.pieces: list[tuple] | None = None
+        self.external: Callable[[int, int, int], None] | None = None
         self.native: NativePieces | None = None
         self.packed: F32Gemm | None = None
         self.batch_slices = self._batch_slices()
-        if self.empty or self.zero or self.small:
+        if self.empty or self.zero or (self.small and not self._process_batch(lhs, rhs, out)):
+            return
+        if self.external is not None:
             return
         if (acc == _F32 and lhs.dtype == rhs.dtype == acc and et.dtype == acc
                 and f32_wanted(self.batch, self.m, self.k, self.n)):
@@ -235,10 +239,35 @@ class _BlasDotPlan:
                      ((p.copy_a, ga, (self.m, self.k)), (p.copy_b, gb, (self.k, self.n)),
                       (p.temp_c, gc, (self.m, self.n)))]
             self.vector = plan_vector(acc, *final)
+        # one call on the process's BLAS (threaded by itself on the OpenMP team), or
+        # OpenBLAS pieces while the pool backs off from that team
         if self.vector is None:
+            self.external = process_gemm(self.plan.call)
             self.pieces = self.plan.call.pieces(cores())
             if NativePieces.usable(self.pieces):
                 self.native = NativePieces(self.pieces)
+
+    def _process_batch(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> bool:
+        """Plan a batch of small products as one call of the process's BLAS
+        (``process_blas``) when the arrays need no copies; whether it is planned so."""
+        d, acc = self.dims, self.acc
+        if self.batch <= 1 or not (lhs.dtype == rhs.dtype == out.dtype == acc == self.et.dtype):
+            return False
+        nb, nlf = len(d.lhs_batch), len(d.lhs_free)
+        plan = plan_matmul(acc, self.batch, self.m, self.k, self.n,
+                           geometry(lhs, d.lhs_batch, d.lhs_free, d.lhs_contract),
+                           geometry(rhs, d.rhs_batch, d.rhs_contract, d.rhs_free),
+                           geometry(out, range(nb), range(nb, nb + nlf), range(nb + nlf, out.ndim)))
+        if plan is None or plan.copy_a or plan.copy_b or plan.temp_c:
+            return False
+        self.external = process_gemm(plan.call)
+        if self.external is None:
+            return False
+        self.plan, self.small, self.batch_slices, self.out_direct = plan, False, None, True
+        self.pieces = plan.call.pieces(cores())
+        if NativePieces.usable(self.pieces):
+            self.native = NativePieces(self.pieces)
+        return True
 
     def _batch_slices(self) -> list[slice] | None:
         """The batch cut into one slice per core for a batch of small products written
@@ -260,7 +289,8 @@ class _BlasDotPlan:
         if self.packed is not None:
             return f"packed f32 batch={self.batch} copies={'none' if self.out_direct else 'out'}"
         p = self.plan
-        kind = ("dot" if self.vector.rows == 0 else "gemv") if self.vector else "gemm"
+        kind = ("dot" if self.vector.rows == 0 else "gemv") if self.vector else \
+            ("gemm process-blas" if self.external else "gemm")
         if self.pieces is not None:
             kind += f" parallel={len(self.pieces)}"
         copies = [n for n, f in (("lhs", p.copy_a), ("rhs", p.copy_b), ("out", p.temp_c)) if f]
@@ -330,6 +360,9 @@ class _BlasDotPlan:
         shared_pool().parallel_for(self.batch_slices, work)
 
     def _gemm(self, pa: int, pb: int, pc: int) -> None:
+        if self.external is not None and process_blas_in_use() and team_usable():
+            self.external(pa, pb, pc)
+            return
         if self.pieces is None:
             self.plan.call.run(pa, pb, pc)
             return

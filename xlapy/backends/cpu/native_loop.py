@@ -15,7 +15,10 @@ It returns to Python after :data:`TRIPS_PER_CALL` trips, so an interrupt (Ctrl-C
 still seen while a long loop runs. ``WhileThunk`` uses it when the loop copies nothing
 per trip and every kernel runs on the calling thread (``thunks.py``). The same library
 exports ``void xlapy_run_calls(Call*, i64 n)``: a :class:`~.thunks.Plan` runs each run of
-two or more consecutive kernels on the calling thread as one such call.
+two or more consecutive kernels on the calling thread as one such call; and
+``void xlapy_team_shares(TeamShares*)`` (:class:`TeamShares`), which the threads of an
+OpenMP team run for a parallel kernel's shares (``thread_pool.OpenMPRuntime``), so that no
+team thread takes the GIL.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from llvmlite import ir
 
 RUNNER_NAME = "xlapy_while_runner"
 CALLS_NAME = "xlapy_run_calls"
+SHARES_NAME = "xlapy_team_shares"
 TRIPS_PER_CALL = 256
 
 
@@ -42,6 +46,62 @@ class LoopDescriptor(ctypes.Structure):
     _fields_ = [("cond", ctypes.c_void_p), ("ncond", ctypes.c_int64),
                 ("body", ctypes.c_void_p), ("nbody", ctypes.c_int64),
                 ("pred", ctypes.c_void_p), ("trips", ctypes.c_int64)]
+
+
+class TeamShares(ctypes.Structure):
+    """One kernel's shares for an OpenMP team (``thread_pool.OpenMPRuntime``): share ``i``
+    is ``fn(table, bounds[i], bounds[i + 1])``; thread ``k`` of ``t`` (``thread_num()``,
+    ``num_threads()``) runs shares ``k, k + t, ...``; thread 0 then writes
+    ``clock(CLOCK_MONOTONIC)`` into ``sec``/``nsec`` (when its own shares were done)."""
+
+    _fields_ = [("fn", ctypes.c_void_p), ("table", ctypes.c_void_p), ("n", ctypes.c_int64),
+                ("bounds", ctypes.c_void_p), ("thread_num", ctypes.c_void_p),
+                ("num_threads", ctypes.c_void_p), ("clock", ctypes.c_void_p),
+                ("sec", ctypes.c_int64), ("nsec", ctypes.c_int64)]
+
+
+_CLOCK_MONOTONIC = 1
+
+
+def _shares_module(module: ir.Module) -> None:
+    """``void xlapy_team_shares(TeamShares*)``: the function every team thread runs."""
+    i8, i32, i64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+    i8p = i8.as_pointer()
+    kernel = ir.FunctionType(ir.VoidType(), [i8p, i64, i64]).as_pointer()
+    query = ir.FunctionType(i32, []).as_pointer()
+    clock = ir.FunctionType(i32, [i32, i64.as_pointer()]).as_pointer()
+    desc_t = ir.LiteralStructType([kernel, i8p, i64, i64.as_pointer(), query, query, clock,
+                                   i64, i64])
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [i8p]), SHARES_NAME)
+    entry, check, body, done, stamp, out = (fn.append_basic_block(x) for x in (
+        "entry", "check", "body", "done", "stamp", "out"))
+    b = ir.IRBuilder(entry)
+    desc = b.bitcast(fn.args[0], desc_t.as_pointer())
+
+    def field(k: int) -> ir.Value:
+        return b.gep(desc, [ir.Constant(i32, 0), ir.Constant(i32, k)])
+    kern, table, n, bounds = (b.load(field(k)) for k in range(4))
+    k = b.sext(b.call(b.load(field(4)), []), i64)
+    t = b.sext(b.call(b.load(field(5)), []), i64)
+    t = b.select(b.icmp_signed("<", t, ir.Constant(i64, 1)), ir.Constant(i64, 1), t)
+    b.branch(check)
+    b.position_at_end(check)
+    i = b.phi(i64)
+    i.add_incoming(k, entry)
+    b.cbranch(b.icmp_signed("<", i, n), body, done)
+    b.position_at_end(body)
+    lo = b.load(b.gep(bounds, [i]))
+    hi = b.load(b.gep(bounds, [b.add(i, ir.Constant(i64, 1))]))
+    b.call(kern, [table, lo, hi])
+    i.add_incoming(b.add(i, t), body)
+    b.branch(check)
+    b.position_at_end(done)
+    b.cbranch(b.icmp_signed("==", k, ir.Constant(i64, 0)), stamp, out)
+    b.position_at_end(stamp)
+    b.call(b.load(field(6)), [ir.Constant(i32, _CLOCK_MONOTONIC), field(7)])
+    b.branch(out)
+    b.position_at_end(out)
+    b.ret_void()
 
 
 def _runner_module(module: ir.Module) -> None:
@@ -102,7 +162,7 @@ def _runner_module(module: ir.Module) -> None:
 
 
 _LOCK = threading.Lock()
-_LOADED: list[Any] = []          # [loaded code, loop driver, call runner] once compiled
+_LOADED: list[Any] = []    # [loaded code, loop driver, call runner, team shares] once compiled
 
 
 def _load() -> list[Any]:
@@ -115,14 +175,15 @@ def _load() -> list[Any]:
             eng = engine()
             module = eng.new_module("xlapy_native_drivers")
             _runner_module(module)
+            _shares_module(module)
             # compiled here, not by ``eng.compile``: its counters describe HLO modules
             with deferred_interrupt():
                 obj = compile_ir(str(module), SMALL_OPT_LEVEL, False, eng.target_spec)[0]
-            loaded = eng.load([obj], [RUNNER_NAME, CALLS_NAME])
+            loaded = eng.load([obj], [RUNNER_NAME, CALLS_NAME, SHARES_NAME])
             loop = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p)(loaded.address(RUNNER_NAME))
             calls = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(
                 loaded.address(CALLS_NAME))
-            _LOADED.extend([loaded, loop, calls])
+            _LOADED.extend([loaded, loop, calls, loaded.address(SHARES_NAME)])
         return _LOADED
 
 
@@ -134,6 +195,12 @@ def runner() -> Callable[[int], int]:
 def call_runner() -> Callable[[int, int], None]:
     """``call_runner()(address of a Call array, n)`` runs the ``n`` calls in order."""
     return _load()[2]
+
+
+def team_shares() -> int:
+    """The address of ``void xlapy_team_shares(TeamShares*)`` (see :class:`TeamShares`),
+    the function an OpenMP team runs for a kernel's shares without Python."""
+    return _load()[3]
 
 
 def calls_array(calls: Sequence[tuple[int, int, int]]) -> Any:
@@ -151,5 +218,6 @@ def descriptor(cond: Sequence[tuple[int, int, int]], body: Sequence[tuple[int, i
     return desc, [cond_calls, body_calls]
 
 
-__all__ = ["CALLS_NAME", "RUNNER_NAME", "TRIPS_PER_CALL", "Call", "LoopDescriptor", "runner",
-           "call_runner", "calls_array", "descriptor"]
+__all__ = ["CALLS_NAME", "RUNNER_NAME", "SHARES_NAME", "TRIPS_PER_CALL", "Call",
+           "LoopDescriptor", "TeamShares", "runner", "call_runner", "team_shares",
+           "calls_array", "descriptor"]

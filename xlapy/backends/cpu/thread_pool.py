@@ -20,7 +20,10 @@ of its parallel speed-up. :func:`share_openmp_threads` makes the shared pool run
 jobs' shares on that runtime's threads instead (``GOMP_parallel``: the threads that spin
 take the shares at once); the pool's semantics (one job at a time, the calling thread
 takes a share, every share finishes before an error is raised) stay the same.
-``XLAPY_CPU_OPENMP=0`` keeps the pool's own workers.
+``XLAPY_CPU_OPENMP=0`` keeps the pool's own workers. A generated kernel's shares run there
+without Python (:meth:`OpenMPRuntime.run_kernel`: every team thread runs the native
+``native_loop.TeamShares`` trampoline), so no team thread waits for the GIL; other jobs'
+shares (library calls, Python work) go through a ctypes callback per thread.
 
 On a machine whose cores other processes keep busy, a team thread that is not running
 makes the others spin at the end of the region, and jobs on the OpenMP threads became
@@ -119,6 +122,11 @@ class OpenMPRuntime:
         self._thread_num.restype = self._num_threads.restype = ctypes.c_int
         self._job: tuple[Callable[..., None], Sequence[tuple], list[BaseException]] | None = None
         self._callback = self._SHARE(self._shares)     # kept alive as long as the runtime
+        # native kernels' jobs (run_kernel): the shares' descriptor, made on first use
+        self._team: Any = None
+        self._team_fn: Any = None
+        self._team_address = 0
+        self._bounds: dict[tuple[int, ...], Any] = {}
         self._caller_done = 0.0          # when the calling thread finished its shares
         self._slow_score = 0.0
         self._backoff_until = 0.0
@@ -169,6 +177,35 @@ class OpenMPRuntime:
                 errors.append(e)
         if k == 0:
             self._caller_done = time.perf_counter()
+
+    def run_kernel(self, kernel: int, table: int, bounds: Sequence[int]) -> None:
+        """The native kernel at address ``kernel`` over ``bounds`` (share ``i``: ``kernel(
+        table, bounds[i], bounds[i + 1])``), each team thread running its shares in native
+        code (``native_loop.TeamShares``): no team thread takes the GIL, which the calling
+        thread releases for the whole job. The caller holds the pool's lock."""
+        desc = self._team
+        if desc is None:
+            from .native_loop import TeamShares, team_shares
+            libc = ctypes.CDLL(None)
+            desc = self._team = TeamShares(
+                0, 0, 0, 0, ctypes.cast(self._thread_num, ctypes.c_void_p).value,
+                ctypes.cast(self._num_threads, ctypes.c_void_p).value,
+                ctypes.cast(libc.clock_gettime, ctypes.c_void_p).value, 0, 0)
+            self._team_fn = self._SHARE(team_shares())
+            self._team_address = ctypes.addressof(desc)
+        arr = self._bounds.get(tuple(bounds))
+        if arr is None:
+            if len(self._bounds) >= 1024:       # kernels of many sizes: start again
+                self._bounds.clear()
+            arr = self._bounds[tuple(bounds)] = (ctypes.c_int64 * len(bounds))(*bounds)
+        desc.fn, desc.table, desc.n, desc.bounds = kernel, table, len(bounds) - 1, \
+            ctypes.addressof(arr)
+        desc.sec = 0
+        start = time.perf_counter()
+        self._parallel(self._team_fn, self._team_address, len(bounds) - 1, 0)
+        end = time.perf_counter()
+        self._caller_done = desc.sec + desc.nsec * 1e-9 if desc.sec else end
+        self._observe(start, end)
 
     def run(self, fn: Callable[..., None], shares: Sequence[tuple]) -> list[BaseException]:
         """``fn(*share)`` for every share, one thread of the runtime's team per share (the
@@ -350,14 +387,22 @@ class ThreadPool:
     def run(self, fn: Any, table: int, units: int, parts: int | None = None) -> None:
         """Run kernel ``fn(table, begin, end)`` over ``[0, units)`` cut into ``parts``
         ranges (default: up to ``size``). A ctypes kernel runs as a native job, the threads
-        taking ranges from a shared counter (``native_pool``); a Python callable runs the
-        ranges (at most ``size`` of them) one per thread."""
+        taking ranges from a shared counter (``native_pool``), or on an OpenMP team through
+        its native trampoline (:meth:`OpenMPRuntime.run_kernel`); a Python callable runs
+        the ranges (at most ``size`` of them) one per thread."""
         parts = min(self.size, units) if parts is None else max(1, min(parts, units))
         address = native_address(fn) if parts > 1 else None
         if address is not None and self._native_job(address, table, units, parts):
             return
         parts = min(parts, self.size)
         bounds = [units * k // parts for k in range(parts + 1)]
+        if address is not None and parts > 1 and self.openmp is not None \
+                and self.openmp.usable() and self._lock.acquire(blocking=False):
+            try:
+                self.openmp.run_kernel(address, table, bounds)
+            finally:
+                self._lock.release()
+            return
         self._dispatch(fn, [(table, bounds[k], bounds[k + 1]) for k in range(parts)])
 
     def parallel_for(self, items: Sequence[Any], work: Callable[[Any, dict], None]) -> None:
@@ -391,6 +436,14 @@ def shared_pool() -> ThreadPool:
     return _POOL
 
 
+def team_usable() -> bool:
+    """Whether the shared pool runs its jobs on an OpenMP team now (shared, and not
+    backing off from a team that keeps coming late: see the module docstring)."""
+    pool = _POOL
+    runtime = None if pool is None else pool.openmp
+    return runtime is not None and runtime.usable()
+
+
 def _forget_openmp(pool: ThreadPool) -> None:
     pool.openmp = None
 
@@ -416,4 +469,5 @@ def share_openmp_threads() -> bool:
     return True
 
 
-__all__ = ["ThreadPool", "OpenMPRuntime", "shared_pool", "share_openmp_threads", "cores"]
+__all__ = ["ThreadPool", "OpenMPRuntime", "shared_pool", "share_openmp_threads", "cores",
+           "team_usable"]
