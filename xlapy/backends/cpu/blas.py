@@ -251,7 +251,8 @@ class _BlasDotPlan:
         """Plan a batch of small products as one call of the process's BLAS
         (``process_blas``) when the arrays need no copies; whether it is planned so."""
         d, acc = self.dims, self.acc
-        if self.batch <= 1 or not (lhs.dtype == rhs.dtype == out.dtype == acc == self.et.dtype):
+        if self.batch <= 1 or not process_blas_in_use() or \
+                not (lhs.dtype == rhs.dtype == out.dtype == acc == self.et.dtype):
             return False
         nb, nlf = len(d.lhs_batch), len(d.lhs_free)
         plan = plan_matmul(acc, self.batch, self.m, self.k, self.n,
