@@ -156,29 +156,56 @@ class AllReduce(Prepared):
                 for s, d, same in zip(sources, destinations, self.in_place)]
 
 
-class SwapAllReduce(AllReduce):
-    """An all-reduce of two members in one round: each sends its whole source to the peer
-    and receives the peer's into the destination (into the communicator's scratch buffer
-    when the destination is the source); once the group agreed, each reduces the two with
-    NumPy's ufunc of the op (two operands, the op commutative: the same bits on both).
-    Against MPICH's ``Iallreduce`` (a reduce-scatter, then an all-gather, after a copy of
-    the send buffer into the receive buffer) this moves half as many messages."""
+class _TwoMemberAllReduce(AllReduce):
+    """The parts the two-member all-reduces share: the peer, NumPy's ufunc of the op (two
+    operands, the op commutative: the same bits on both members), and where an in-place
+    array's received elements go -- the communicator's scratch buffer, at offsets fixed
+    here (``received``: each array's received element count)."""
 
     __slots__ = ("peer", "ufunc", "layout", "scratch_bytes", "spares")
     staged = True
 
     def __init__(self, owner: MpiCommunicator, call: CollectiveCall, destinations: Arrays,
-                 op: Any, in_place: Sequence[bool], ufunc: np.ufunc) -> None:
+                 op: Any, in_place: Sequence[bool], ufunc: np.ufunc,
+                 received: Sequence[int]) -> None:
         super().__init__(owner, call, destinations, op, in_place)
         self.peer, self.ufunc = 1 - call.position, ufunc
-        self.layout, self.scratch_bytes = _scratch_layout(
-            [d.size for d in destinations], destinations, self.in_place)
+        self.layout: list[tuple[int, int, np.dtype] | None] = []
+        total = 0
+        for count, d, same in zip(received, destinations, self.in_place):
+            self.layout.append((total, count, d.dtype) if same else None)
+            if same:
+                total += -(-count * d.itemsize // 64) * 64
+        self.scratch_bytes = total
         self.spares: list[np.ndarray | None] = [None] * len(destinations)
+
+    def _take_spares(self) -> None:
+        """This call's views of the communicator's scratch buffer (kept with self if the
+        call fails)."""
+        if self.scratch_bytes:
+            buf = self.owner.scratch(self.scratch_bytes)
+            self.spares = [None if at is None else
+                           buf[at[0]:at[0] + at[1] * at[2].itemsize].view(at[2])
+                           for at in self.layout]
+
+
+class SwapAllReduce(_TwoMemberAllReduce):
+    """An all-reduce of two members in one round: each sends its whole source to the peer
+    and receives the peer's into the destination (into the communicator's scratch buffer
+    when the destination is the source); once the group agreed, each reduces the two.
+    Against MPICH's ``Iallreduce`` (a reduce-scatter, then an all-gather, after a copy of
+    the send buffer into the receive buffer) this moves half as many messages."""
+
+    __slots__ = ()
+
+    def __init__(self, owner: MpiCommunicator, call: CollectiveCall, destinations: Arrays,
+                 op: Any, in_place: Sequence[bool], ufunc: np.ufunc) -> None:
+        super().__init__(owner, call, destinations, op, in_place, ufunc,
+                         [d.size for d in destinations])
 
     def requests(self, sources: Arrays, destinations: Arrays) -> list:
         comm, byte, peer, requests = self.comm, self.MPI.BYTE, self.peer, []
-        if self.scratch_bytes:          # this call's views (kept with self if it fails)
-            self.spares = _scratch_views(self.owner, self.layout, self.scratch_bytes)
+        self._take_spares()
         for s, d, spare in zip(sources, destinations, self.spares):
             requests.append(comm.Irecv([d if spare is None else spare, byte], peer, _SWAP_TAG))
             requests.append(comm.Isend([s, byte], peer, _SWAP_TAG))
@@ -191,59 +218,30 @@ class SwapAllReduce(AllReduce):
         return []
 
 
-def _scratch_layout(counts: list[int], destinations: Arrays, in_place: Sequence[bool]
-                    ) -> tuple[list[tuple[int, int, np.dtype] | None], int]:
-    """Where each in-place destination's received elements (``counts``) lie in the
-    communicator's scratch buffer (offset, count, dtype; None: not in place), and the bytes
-    it needs."""
-    layout: list[tuple[int, int, np.dtype] | None] = []
-    total = 0
-    for count, d, same in zip(counts, destinations, in_place):
-        layout.append((total, count, d.dtype) if same else None)
-        if same:
-            total += -(-count * d.itemsize // 64) * 64
-    return layout, total
-
-
-def _scratch_views(owner: MpiCommunicator, layout: list, nbytes: int
-                   ) -> list[np.ndarray | None]:
-    """This call's views of the communicator's scratch buffer (see :func:`_scratch_layout`)."""
-    buf = owner.scratch(nbytes)
-    return [None if at is None else buf[at[0]:at[0] + at[1] * at[2].itemsize].view(at[2])
-            for at in layout]
-
-
-class PairAllReduce(AllReduce):
+class PairAllReduce(_TwoMemberAllReduce):
     """An all-reduce of two members as a reduce-scatter then an all-gather of halves over
     ``Isend``/``Irecv`` (MPICH's algorithm for it, less the copy of the whole send buffer
     into the receive buffer its ``Iallreduce`` makes first): member ``r`` owns half ``r``
     of every array. Stage one sends the other half of the source to the peer and receives
     the peer's copy of the own half into the destination (into the communicator's scratch
     buffer when the destination is the source); once the group agreed, the own half is
-    reduced in place with NumPy's ufunc of the op (two operands: the same on both members,
-    the op being commutative), and stage two swaps the reduced halves."""
+    reduced in place, and stage two swaps the reduced halves."""
 
-    __slots__ = ("peer", "ufunc", "halves", "layout", "scratch_bytes", "spares")
-    staged = True
+    __slots__ = ("halves",)
 
     def __init__(self, owner: MpiCommunicator, call: CollectiveCall, destinations: Arrays,
                  op: Any, in_place: Sequence[bool], ufunc: np.ufunc) -> None:
-        super().__init__(owner, call, destinations, op, in_place)
-        self.peer, self.ufunc = 1 - call.position, ufunc
         self.halves: list[tuple[slice, slice]] = []
         for d in destinations:
             split = d.size // 2
             low, high = slice(0, split), slice(split, d.size)
             self.halves.append((low, high) if call.position == 0 else (high, low))
-        # an in-place array's received half goes to the communicator's scratch buffer
-        self.layout, self.scratch_bytes = _scratch_layout(
-            [own.stop - own.start for own, _ in self.halves], destinations, self.in_place)
-        self.spares: list[np.ndarray | None] = [None] * len(destinations)
+        super().__init__(owner, call, destinations, op, in_place, ufunc,
+                         [own.stop - own.start for own, _ in self.halves])
 
     def requests(self, sources: Arrays, destinations: Arrays) -> list:
         comm, byte, peer, requests = self.comm, self.MPI.BYTE, self.peer, []
-        if self.scratch_bytes:          # this call's views (kept with self if it fails)
-            self.spares = _scratch_views(self.owner, self.layout, self.scratch_bytes)
+        self._take_spares()
         for k, (s, d, (own, other), spare) in enumerate(zip(sources, destinations,
                                                             self.halves, self.spares)):
             into = d[own] if spare is None else spare
