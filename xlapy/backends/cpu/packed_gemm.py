@@ -332,13 +332,12 @@ class F32Gemm:
                  threads: int, pool: Any) -> None:
         """``out`` (C-contiguous f32 with ``B*M*N`` elements) ``= a @ bm``; ``pool``: a
         ``thread_pool.ThreadPool`` (its native jobs run the driver) or None."""
-        parallel = pool if threads > 1 else None
-        if parallel is not None and getattr(parallel, "native", False):
+        if threads > 1 and pool is not None and pool.native:
             packed_matmul(a, bm, "f32", threads, None, self.scratch, out, dynamic=True,
-                          pool=parallel)
+                          pool=pool)
         else:
             packed_matmul(a, bm, "f32", threads,
-                          parallel.parallel_for if parallel is not None else None,
+                          pool.parallel_for if threads > 1 and pool is not None else None,
                           self.scratch, out, dynamic=True)
 
 

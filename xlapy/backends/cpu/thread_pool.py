@@ -252,22 +252,24 @@ class ThreadPool:
         self._threads: list[threading.Thread] = []
         # the job block and the workers come with the first job (compiling the native
         # routines is not part of compiling a program)
-        self._words_box: list[JobWords] = []
+        self._block: JobWords | None = None
         self._start_lock = threading.Lock()
 
     @property
     def _words(self) -> JobWords:
         """The job block, with the workers started on first use."""
-        if not self._words_box:
+        block = self._block
+        if block is None:
             with self._start_lock:
-                if not self._words_box:
-                    self._words_box.append(JobWords(self.size))
+                if self._block is None:
+                    self._block = JobWords(self.size)
                     for i in range(1, self.size):
                         t = threading.Thread(target=self._worker, args=(i,), daemon=True,
                                              name=f"xlapy-cpu-{i}")
                         t.start()
                         self._threads.append(t)
-        return self._words_box[0]
+                block = self._block
+        return block
 
     def _worker(self, i: int) -> None:
         """Worker ``i``: waits on the job number (natively, without the GIL, for
