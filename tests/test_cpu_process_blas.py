@@ -18,6 +18,11 @@ from test_cpu_blas import make_dot, padded, random, run  # noqa: E402
 TORCH_LIB = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
 
 
+def plan_summary(thunk) -> str:
+    """The dot thunk's (one) plan, as its summary string."""
+    return next(iter(thunk.plans.values())).summary()
+
+
 def assert_close(got: np.ndarray, ref: np.ndarray, k: int) -> None:
     """Within the rounding of another summation order (the library blocks K its own way)."""
     assert got.shape == ref.shape and got.dtype == ref.dtype
@@ -80,7 +85,7 @@ def test_padded_rows_and_outputs(mkl):
                           padded(random((3, 30, 17), np.float32, rng)), out)
     assert got is out
     assert_close(out, ref, 30)
-    assert "process-blas" in next(iter(thunk.plans.values())).summary()
+    assert "process-blas" in plan_summary(thunk)
 
 
 def test_batches_that_need_copies_stay_with_numpy(mkl):
@@ -89,7 +94,7 @@ def test_batches_that_need_copies_stay_with_numpy(mkl):
     lhs = random((4, 8, 12), np.float32, rng)[:, :, ::2]      # no unit stride: a copy
     got, ref, thunk = run(instr, lhs, random((4, 6, 5), np.float32, rng))
     assert_close(got, ref, 6)
-    assert next(iter(thunk.plans.values())).summary() == "numpy"
+    assert plan_summary(thunk) == "numpy"
 
 
 def test_complex_and_vector_products_stay_with_openblas(mkl):
@@ -98,12 +103,12 @@ def test_complex_and_vector_products_stay_with_openblas(mkl):
     got, ref, thunk = run(instr, random((64, 80), np.complex64, rng),
                           random((80, 70), np.complex64, rng))
     assert_close(got, ref, 80)
-    assert "process-blas" not in next(iter(thunk.plans.values())).summary()
+    assert "process-blas" not in plan_summary(thunk)
     instr = make_dot((600, 700), (700,), "f32", (), (1,), (), (0,))
     got, ref, thunk = run(instr, random((600, 700), np.float32, rng),
                           random((700,), np.float32, rng))
     assert_close(got, ref, 700)
-    assert next(iter(thunk.plans.values())).summary().startswith("gemv")
+    assert plan_summary(thunk).startswith("gemv")
 
 
 def test_only_a_loaded_library_exporting_the_routines_is_taken(tmp_path):
@@ -120,7 +125,7 @@ def test_only_a_loaded_library_exporting_the_routines_is_taken(tmp_path):
         got, ref, thunk = run(instr, random((300, 257), np.float32, rng),
                               random((257, 190), np.float32, rng))
         assert_close(got, ref, 257)
-        assert "process-blas" not in next(iter(thunk.plans.values())).summary()
+        assert "process-blas" not in plan_summary(thunk)
     finally:
         process_blas.stop_process_blas()
 
@@ -154,7 +159,7 @@ def test_plans_made_on_the_process_blas_run_on_openblas_once_it_is_gone(mkl):
         instr = make_dot(lshape, rshape, "f32", lb, lc, rb, rc)
         lhs, rhs = random(lshape, np.float32, rng), random(rshape, np.float32, rng)
         got, ref, thunk = run(instr, lhs, rhs)
-        assert "process-blas" in next(iter(thunk.plans.values())).summary()
+        assert "process-blas" in plan_summary(thunk)
         process_blas.stop_process_blas()        # as in a forked child
         out = np.full(instr.shape.dims, np.nan, np.float32)
         thunk([lhs, rhs], out)
