@@ -521,6 +521,15 @@ def env_cpu_native_pool() -> bool:
                                                                                "no")
 
 
+def env_cpu_openblas_threads() -> bool:
+    """``XLAPY_CPU_OPENBLAS_THREADS=0`` (or ``false``/``no``) cuts a large f32/f64 product
+    into one OpenBLAS call per thread of the CPU pool instead of one call that OpenBLAS
+    threads itself on the pool's threads (``backends/cpu/openblas_threads.py``); on by
+    default."""
+    return os.environ.get("XLAPY_CPU_OPENBLAS_THREADS", "").strip().lower() not in (
+        "0", "false", "no")
+
+
 # --------------------------------------------------------------------------------------------
 # TensorFlow's auto-clustering flags (``TF_XLA_FLAGS``), for ``xlapy.tf``
 

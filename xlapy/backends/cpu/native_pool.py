@@ -58,6 +58,11 @@ GEMM_CALLS = {"s": "xlapy_pool_sgemm_calls", "d": "xlapy_pool_dgemm_calls"}
 GEMM_FIELDS = ("fn", "order", "transa", "transb", "m", "n", "k", "alpha", "a", "lda", "b",
                "ldb", "beta", "c", "ldc")
 GEMM_WORDS = 16
+#: ``void name(i64* table, i64 begin, i64 end)``: OpenBLAS's jobs ``[begin, end)`` of one
+#: threaded call (``openblas_threads``): ``table`` holds the call's ``dojob`` function,
+#: ``jobdata``, ``jobdata_elsize`` and ``dojob_data``; job ``j`` is
+#: ``dojob(j, jobdata + j * elsize, dojob_data)``.
+OPENBLAS_JOBS = "xlapy_pool_openblas_jobs"
 
 _I64 = ir.IntType(64)
 #: the base class of ctypes function pointers (``CFUNCTYPE(...)(address)``)
@@ -137,23 +142,51 @@ def _emit(module: ir.Module) -> None:
     b.ret_void()
 
 
-def _emit_gemm_calls(module: ir.Module, name: str, real: ir.Type) -> None:
-    """:data:`GEMM_CALLS`' routine for ``real`` (float: alpha and beta are f32 bits in the
-    low half of their words; double: f64 bits)."""
-    i32, i64p = ir.IntType(32), _I64.as_pointer()
-    i8p = ir.IntType(8).as_pointer()
-    gemm_t = ir.FunctionType(ir.VoidType(), [i32] * 6 + [real, i8p, i32, i8p, i32, real,
-                                                          i8p, i32]).as_pointer()
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [i64p, _I64, _I64]), name=name)
+def _kernel_loop(module: ir.Module, name: str) -> tuple[ir.IRBuilder, ir.Value, ir.Value]:
+    """A kernel-shaped routine ``void name(i64* table, i64 begin, i64 end)`` looping over
+    ``[begin, end)``: the builder positioned in the loop body, ``table`` and the index;
+    the body's last block must branch back with :func:`_next`."""
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64.as_pointer(), _I64, _I64]),
+                     name=name)
     table, begin, end = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     head, body, done = (fn.append_basic_block(n) for n in ("head", "body", "done"))
     b.branch(head)
+    b.position_at_end(done)
+    b.ret_void()
     b.position_at_end(head)
     i = b.phi(_I64)
     i.add_incoming(begin, fn.entry_basic_block)
     b.cbranch(b.icmp_signed("<", i, end), body, done)
     b.position_at_end(body)
+    return b, table, i
+
+
+def _next(b: ir.IRBuilder, i: ir.Value) -> None:
+    """Close :func:`_kernel_loop`'s body: the next index."""
+    i.add_incoming(b.add(i, ir.Constant(_I64, 1)), b.block)
+    b.branch(i.parent)
+
+
+def _emit_openblas_jobs(module: ir.Module) -> None:
+    """:data:`OPENBLAS_JOBS`' routine."""
+    i32, i8p = ir.IntType(32), ir.IntType(8).as_pointer()
+    dojob_t = ir.FunctionType(ir.VoidType(), [i32, i8p, i32]).as_pointer()
+    b, table, i = _kernel_loop(module, OPENBLAS_JOBS)
+    word = [b.load(b.gep(table, [ir.Constant(_I64, k)])) for k in range(4)]
+    data = b.inttoptr(b.add(word[1], b.mul(i, word[2])), i8p)
+    b.call(b.inttoptr(word[0], dojob_t), [b.trunc(i, i32), data, b.trunc(word[3], i32)])
+    _next(b, i)
+
+
+def _emit_gemm_calls(module: ir.Module, name: str, real: ir.Type) -> None:
+    """:data:`GEMM_CALLS`' routine for ``real`` (float: alpha and beta are f32 bits in the
+    low half of their words; double: f64 bits)."""
+    i32 = ir.IntType(32)
+    i8p = ir.IntType(8).as_pointer()
+    gemm_t = ir.FunctionType(ir.VoidType(), [i32] * 6 + [real, i8p, i32, i8p, i32, real,
+                                                          i8p, i32]).as_pointer()
+    b, table, i = _kernel_loop(module, name)
     row = b.gep(table, [b.mul(i, ir.Constant(_I64, GEMM_WORDS))])
     word = {f: b.load(b.gep(row, [ir.Constant(_I64, k)])) for k, f in enumerate(GEMM_FIELDS)}
 
@@ -166,14 +199,11 @@ def _emit_gemm_calls(module: ir.Module, name: str, real: ir.Type) -> None:
              b.inttoptr(word["b"], i8p), b.trunc(word["ldb"], i32), scalar("beta"),
              b.inttoptr(word["c"], i8p), b.trunc(word["ldc"], i32)]
     b.call(b.inttoptr(word["fn"], gemm_t), args)
-    i.add_incoming(b.add(i, ir.Constant(_I64, 1)), body)
-    b.branch(head)
-    b.position_at_end(done)
-    b.ret_void()
+    _next(b, i)
 
 
 def _load() -> dict[str, Any]:
-    """The four routines, compiled and loaded once per process."""
+    """The routines, compiled and loaded once per process."""
     with _LOCK:
         if not _LOADED:
             from .jit_engine import SMALL_OPT_LEVEL, deferred_interrupt, engine
@@ -183,7 +213,8 @@ def _load() -> dict[str, Any]:
             _emit(module)
             _emit_gemm_calls(module, GEMM_CALLS["s"], ir.FloatType())
             _emit_gemm_calls(module, GEMM_CALLS["d"], ir.DoubleType())
-            names = [WAIT, UNTIL, SWAP, WORK, *GEMM_CALLS.values()]
+            _emit_openblas_jobs(module)
+            names = [WAIT, UNTIL, SWAP, WORK, OPENBLAS_JOBS, *GEMM_CALLS.values()]
             with deferred_interrupt():
                 obj = compile_ir(str(module), SMALL_OPT_LEVEL, False, eng.target_spec)[0]
             loaded = eng.load([obj], names)
@@ -195,7 +226,7 @@ def _load() -> dict[str, Any]:
                 swap=ctypes.CFUNCTYPE(i, p, i)(loaded.address(SWAP)),
                 work=ctypes.CFUNCTYPE(None, p, i)(loaded.address(WORK)),
                 **{name: ctypes.CFUNCTYPE(None, p, i, i)(loaded.address(name))
-                   for name in GEMM_CALLS.values()})
+                   for name in (OPENBLAS_JOBS, *GEMM_CALLS.values())})
         return _LOADED
 
 
@@ -224,6 +255,11 @@ def gemm_calls(kind: str) -> Any:
     return _load()[GEMM_CALLS[kind]]
 
 
+def openblas_jobs() -> Any:
+    """The ctypes function of :data:`OPENBLAS_JOBS`."""
+    return _load()[OPENBLAS_JOBS]
+
+
 def native_address(fn: Any) -> int | None:
     """The entry address of a ctypes function pointer, or None for anything else (a
     Python callable)."""
@@ -232,6 +268,7 @@ def native_address(fn: Any) -> int | None:
     return None
 
 
-__all__ = ["JobWords", "native_address", "gemm_calls", "GEMM_CALLS", "GEMM_FIELDS",
+__all__ = ["JobWords", "native_address", "gemm_calls", "openblas_jobs", "GEMM_CALLS",
+           "GEMM_FIELDS", "OPENBLAS_JOBS",
            "GEMM_WORDS", "BUSY", "NATIVE", "PYTHON", "GEN", "COUNTER",
            "FINISHED", "ACTIVE", "KIND", "FN", "TABLE", "UNITS", "PARTS", "SLEEPING"]

@@ -386,6 +386,20 @@ class ThreadPool:
             self._lock.release()
         return True
 
+    def run_together(self, fn: Any, table: int, jobs: int) -> bool:
+        """Kernel ``fn(table, j, j + 1)`` for every ``j < jobs``, each job on its own thread,
+        all at once (jobs that wait on each other, as a threaded OpenBLAS call's do): one
+        native job, the calling thread taking the first. False (nothing run) when the pool
+        cannot give every job a thread now (busy, too few threads, workers lost to fork(),
+        shares on an OpenMP team)."""
+        address = native_address(fn)
+        if address is None or jobs > self.size:
+            return False
+        self._words             # noqa: B018 - starts the workers
+        if not all(t.is_alive() for t in self._threads):
+            return False
+        return self._native_job(address, table, jobs, jobs)
+
     def run(self, fn: Any, table: int, units: int, parts: int | None = None) -> None:
         """Run kernel ``fn(table, begin, end)`` over ``[0, units)`` cut into ``parts``
         ranges (default: up to ``size``). A ctypes kernel runs as a native job, the threads
