@@ -18,8 +18,13 @@ from xlapy.backends.cpu import blas, openblas_threads
 from xlapy.backends.cpu.native_pool import openblas_jobs
 from xlapy.backends.cpu.thread_pool import ThreadPool, shared_pool
 
-pytestmark = pytest.mark.skipif(not openblas_threads.usable(shared_pool()),
+pytestmark = pytest.mark.skipif(not openblas_threads.supported(shared_pool()),
                                 reason="needs 2 cores and OpenBLAS's threads callback")
+
+
+@pytest.fixture(autouse=True)
+def _switched_on(monkeypatch):
+    monkeypatch.setenv("XLAPY_CPU_OPENBLAS_THREADS", "1")
 
 _DOJOB = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_void_p, ctypes.c_int)
 
@@ -44,10 +49,14 @@ def test_threaded_product_matches_the_interpreter(dtype, lc, rc):
     assert "parallel=" in next(iter(thunk.plans.values())).summary()
 
 
-def test_switched_off_runs_pieces_with_the_same_result(monkeypatch):
+@pytest.mark.parametrize("switch", ["0", None])
+def test_off_and_by_default_runs_pieces_with_the_same_result(monkeypatch, switch):
     instr, lhs, rhs, k = _product(seed=4)
     on, ref, _ = run(instr, lhs, rhs)
-    monkeypatch.setenv("XLAPY_CPU_OPENBLAS_THREADS", "0")
+    if switch is None:
+        monkeypatch.delenv("XLAPY_CPU_OPENBLAS_THREADS")
+    else:
+        monkeypatch.setenv("XLAPY_CPU_OPENBLAS_THREADS", switch)
     before = openblas_threads.callbacks()
     off, _, _ = run(instr, lhs, rhs)
     assert openblas_threads.callbacks() == before

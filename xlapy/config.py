@@ -522,12 +522,12 @@ def env_cpu_native_pool() -> bool:
 
 
 def env_cpu_openblas_threads() -> bool:
-    """``XLAPY_CPU_OPENBLAS_THREADS=0`` (or ``false``/``no``) cuts a large f32/f64 product
-    into one OpenBLAS call per thread of the CPU pool instead of one call that OpenBLAS
-    threads itself on the pool's threads (``backends/cpu/openblas_threads.py``); on by
-    default."""
-    return os.environ.get("XLAPY_CPU_OPENBLAS_THREADS", "").strip().lower() not in (
-        "0", "false", "no")
+    """``XLAPY_CPU_OPENBLAS_THREADS=1`` (or ``true``/``yes``) runs a large single f32/f64
+    product as one OpenBLAS call that OpenBLAS threads itself on the CPU pool's threads
+    (``backends/cpu/openblas_threads.py``) instead of one call per thread; off by default
+    (docs/performance.md has the measurements)."""
+    return os.environ.get("XLAPY_CPU_OPENBLAS_THREADS", "").strip().lower() in (
+        "1", "true", "yes")
 
 
 # --------------------------------------------------------------------------------------------

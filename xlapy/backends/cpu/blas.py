@@ -40,11 +40,11 @@ Paths (benchmarks/dot_crossover.py; 2 cores, OpenBLAS 0.3.34 SkylakeX kernel):
   is cut into one block of C's columns (rows when M > N) per core, each a ``?gemm`` on the
   runtime's pool (``GemmCall.pieces``); f32/f64 pieces run as one native pool job
   (``blas_lib.NativePieces``: the threads take pieces from a shared counter without the
-  GIL, so a thread the host runs late leaves its piece to the others). A single f32/f64
-  product instead runs as one OpenBLAS call that OpenBLAS threads itself, its threads'
-  parts handed to the pool (``openblas_threads.py``: the threads share the packed
-  operand); ``XLAPY_CPU_OPENBLAS_THREADS=0`` keeps the pieces. Otherwise OpenBLAS runs one
-  thread (``blas_lib``'s docstring says why).
+  GIL, so a thread the host runs late leaves its piece to the others). OpenBLAS itself
+  runs one thread (``blas_lib``'s docstring says why); with
+  ``XLAPY_CPU_OPENBLAS_THREADS=1`` a single f32/f64 product instead runs as one OpenBLAS
+  call that OpenBLAS threads itself, its threads' parts handed to the pool
+  (``openblas_threads.py``: the threads share the packed operand).
 - with ``XLAPY_F32_GEMM=packed``, f32 products from ``PARALLEL_GEMM_FLOPS`` with ``K <=
   1024`` and fewer matrices than cores, on hosts with AVX-512: the generated packed GEMM
   (``packed_gemm.py``), whose threads share one packing of ``B`` and take row blocks of

@@ -5,14 +5,15 @@ The library is loaded once with ctypes (symbols carry the ``scipy_`` prefix, int
 ``?gemm``, ``?gemm_batch_strided``, ``?gemv`` and ``?dot`` entry points by NumPy dtype, the
 kernel name (``corename()``) and the thread count.
 
-OpenBLAS runs **one thread**: the runtime's pool (``thunks.ThreadPool``) is the only source
-of parallelism, and large products are cut into pieces for it (:meth:`GemmCall.pieces`).
-After a multi-threaded call OpenBLAS's idle threads spin (2^28 cycles) before they
-sleep; the pool's threads, which run the generated kernels and the split convolutions
-right after, then shared the cores with them. One pool made the CNN training step and the
-transformer block faster; the price is a little on a lone mid-size product, whose two
-pieces each pack the shared operand again (figures: docs/performance.md, "Measurements
-behind the CPU backend's constants").
+OpenBLAS's own threads never run: the runtime's pool (``thread_pool.ThreadPool``) is the
+only source of parallelism. After a multi-threaded call OpenBLAS's idle threads spin (2^28
+cycles) before they sleep; the pool's threads, which run the generated kernels and the
+split convolutions right after, then shared the cores with them (figures:
+docs/performance.md, "Measurements behind the CPU backend's constants"). So OpenBLAS runs
+one thread, and large products are cut into pieces for the pool (:meth:`GemmCall.pieces`)
+that each pack the shared operand again. ``openblas_threads.py`` can instead let OpenBLAS
+thread a single product with its threads' parts run on the pool's threads (on request:
+``XLAPY_CPU_OPENBLAS_THREADS=1``).
 
 Geometry: a group of array dims that collapses into one strided dim is a :class:`Strided`;
 a matrix is passed to row-major BLAS unchanged when it is row-major (unit column stride,

@@ -17,7 +17,11 @@ an OpenMP team, a child process after ``fork()``), the callback starts threads f
 call instead. OpenBLAS threads only the calls made inside :func:`threaded` (its thread
 count is 1 otherwise), so the runtime's other OpenBLAS calls stay single-threaded.
 
-``XLAPY_CPU_OPENBLAS_THREADS=0`` keeps the one-call-per-thread pieces.
+Off by default, on with ``XLAPY_CPU_OPENBLAS_THREADS=1``: on the 2-core host measured the
+W4b step was a few percent slower than with the pieces, and several times slower while
+another process kept a core busy (the jobs wait on each other, so a job whose thread is
+preempted holds up the others, where the pieces' shared counter lets the calling thread
+take the work); docs/performance.md has the figures.
 """
 from __future__ import annotations
 
@@ -103,10 +107,14 @@ def _install(lib: Any) -> bool:
 
 def usable(pool: ThreadPool) -> bool:
     """Whether a large product runs as one OpenBLAS call threaded on ``pool``: the switch
-    is on, the pool has native jobs on its own threads, and the library takes the
-    callback."""
-    if pool.size <= 1 or not pool.native or pool.openmp is not None or \
-            not env_cpu_openblas_threads():
+    is on and :func:`supported`."""
+    return env_cpu_openblas_threads() and supported(pool)
+
+
+def supported(pool: ThreadPool) -> bool:
+    """Whether OpenBLAS can thread a call on ``pool``: the pool has several threads and
+    native jobs on its own threads, and the library takes the callback (installed here)."""
+    if pool.size <= 1 or not pool.native or pool.openmp is not None:
         return False
     installed = _state.get("callback", False)
     if installed is False:
@@ -144,4 +152,4 @@ def callbacks() -> int:
     return int(_state["calls"])
 
 
-__all__ = ["usable", "threaded", "callbacks"]
+__all__ = ["usable", "supported", "threaded", "callbacks"]
