@@ -80,9 +80,10 @@ class _HeldSemaphore:
 
 
 def test_a_late_worker_leaves_the_parts_to_the_caller_and_joins_later(monkeypatch):
-    monkeypatch.setattr(thread_pool, "SPIN_TICKS", 1000)     # the worker sleeps at once
     gate = threading.Event()
     pool = ThreadPool(2)
+    monkeypatch.setattr(pool, "_update_spin", lambda: None)
+    pool.spin_ticks = 1000                                     # the worker sleeps at once
 
     def asleep() -> bool:
         deadline = time.monotonic() + 10
@@ -136,6 +137,38 @@ def test_switched_off_pool_runs_the_same_ranges(monkeypatch):
     np.testing.assert_allclose(c.reshape(30, ldc)[:, :41], want, rtol=1e-5, atol=1e-4)
     monkeypatch.delenv("XLAPY_CPU_NATIVE_POOL")
     assert ThreadPool(2).native and not ThreadPool(1).native
+
+
+def test_workers_poll_long_while_quiet_and_briefly_while_preempted(monkeypatch):
+    """The idle workers' poll follows the rate of the process's involuntary context
+    switches, sampled at most every PREEMPTION_WINDOW_S."""
+    pool = ThreadPool(2)
+    count = [0]
+    monkeypatch.setattr(thread_pool, "_preemptions", lambda: count[0])
+    window = 10 * thread_pool.PREEMPTION_WINDOW_S
+    rate = thread_pool.BUSY_PREEMPTIONS_PER_S
+
+    def after(switches_per_s: float) -> int:
+        now = time.monotonic()
+        pool._preempt_at = (now - window, count[0])
+        count[0] += int(switches_per_s * window)
+        pool._update_spin()
+        return pool.spin_ticks
+    assert after(rate / 4) == thread_pool.LONG_SPIN_TICKS
+    assert after(rate * 4) == thread_pool.SPIN_TICKS
+    assert after(0) == thread_pool.LONG_SPIN_TICKS
+    # within the window nothing is sampled
+    pool._preempt_at = (time.monotonic(), count[0])
+    count[0] += 10**6
+    pool._update_spin()
+    assert pool.spin_ticks == thread_pool.LONG_SPIN_TICKS
+    # jobs run in either mode
+    for ticks in (thread_pool.SPIN_TICKS, thread_pool.LONG_SPIN_TICKS):
+        pool.spin_ticks = ticks
+        monkeypatch.setattr(pool, "_update_spin", lambda: None)
+        native, (sa, sb, c), want, ldc = product_case(30, 41, 17, False, False, np.float32, 5)
+        native.run(pool, sa.ctypes.data, sb.ctypes.data, c.ctypes.data)
+        np.testing.assert_allclose(c.reshape(30, ldc)[:, :41], want, rtol=1e-5, atol=1e-4)
 
 
 def test_split_dot_plan_uses_native_pieces():

@@ -7,8 +7,13 @@ thunk's split OpenBLAS products) run as native jobs (``native_pool.py``): every 
 the calling one included, takes ranges from a shared counter in native code, so no
 thread needs the GIL between ranges and a worker that the host runs late leaves its
 ranges to the others instead of holding up the job. Between jobs a worker polls the job
-number briefly (:data:`SPIN_TICKS`, without the GIL) before it sleeps on its semaphore, so
-a job that follows at once finds it awake. Python callables (:meth:`ThreadPool.parallel_for`) keep
+number (without the GIL) before it sleeps on its semaphore, so a job that follows soon
+finds it awake: :data:`LONG_SPIN_TICKS` while the process's threads are rarely preempted,
+which keeps the workers awake across the gaps between one program's jobs (a sleeping
+worker is woken late for the first several calls after a pause), and :data:`SPIN_TICKS`
+while they are often preempted (:data:`BUSY_PREEMPTIONS_PER_S`: other processes want
+the cores, and a polling worker would take the time they and the calling thread need).
+Python callables (:meth:`ThreadPool.parallel_for`) keep
 one share per thread. ``XLAPY_CPU_NATIVE_POOL=0`` runs native kernels as Python shares too.
 
 In a process where another library runs its own parallel work on an OpenMP runtime
@@ -43,11 +48,23 @@ import threading
 import time
 from typing import Any, Callable, Sequence
 
+try:
+    import resource
+except ImportError:         # not on every platform
+    resource = None  # type: ignore[assignment]
+
 from ...config import env_cpu_native_pool, env_cpu_openmp
 from .native_pool import (ACTIVE, BUSY, COUNTER, FINISHED, FN, GEN, KIND, NATIVE, PARTS,
                           PYTHON, SLEEPING, TABLE, UNITS, JobWords, native_address)
 
 log = logging.getLogger("xlapy.cpu")
+
+
+def _preemptions() -> int:
+    """Involuntary context switches of this process so far (0 where not counted)."""
+    if resource is None:
+        return 0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_nivcsw
 
 
 def cores() -> int:
@@ -97,6 +114,13 @@ BACKOFF_S = 1.0
 #: worker takes the time other threads need (longer polls made the W4b and W7 steps
 #: slower there; docs/performance.md).
 SPIN_TICKS = 20_000
+#: The poll while the machine is quiet (ticks: a few hundred microseconds).
+LONG_SPIN_TICKS = 1_000_000
+#: Involuntary context switches of the process per second from which the machine counts
+#: as busy (measured over :data:`PREEMPTION_WINDOW_S`): the workers then poll only
+#: :data:`SPIN_TICKS`.
+BUSY_PREEMPTIONS_PER_S = 200.0
+PREEMPTION_WINDOW_S = 0.05
 #: How long the calling thread polls for the other threads' last ranges of a native job
 #: (ticks: about ten microseconds) before it blocks: a host that runs both of the
 #: process's CPUs on one core would otherwise give the poll the time the last range needs.
@@ -254,6 +278,9 @@ class ThreadPool:
         # routines is not part of compiling a program)
         self._block: JobWords | None = None
         self._start_lock = threading.Lock()
+        #: how long an idle worker polls now (:meth:`_update_spin`)
+        self.spin_ticks = SPIN_TICKS
+        self._preempt_at = (time.monotonic(), _preemptions())
 
     @property
     def _words(self) -> JobWords:
@@ -278,7 +305,7 @@ class ThreadPool:
         gen_word, sleep_word = words.addr(GEN), words.addr(SLEEPING + 8 * i)
         seen = 0
         while True:
-            g = words.wait(gen_word, seen, SPIN_TICKS)
+            g = words.wait(gen_word, seen, self.spin_ticks)
             if g == seen:
                 words.swap(sleep_word, 1)
                 g = int(words.words[GEN])
@@ -305,9 +332,22 @@ class ThreadPool:
                 job.finished[i] = True
                 job.locks[i].release()
 
+    def _update_spin(self) -> None:
+        """Every :data:`PREEMPTION_WINDOW_S` at most: the workers' poll from the rate of
+        the process's involuntary context switches (module docstring)."""
+        now = time.monotonic()
+        then, count = self._preempt_at
+        if now - then < PREEMPTION_WINDOW_S:
+            return
+        current = _preemptions()
+        self._preempt_at = (now, current)
+        busy = (current - count) > BUSY_PREEMPTIONS_PER_S * (now - then)
+        self.spin_ticks = SPIN_TICKS if busy else LONG_SPIN_TICKS
+
     def _post(self, kind: int, fields: Sequence[tuple[int, int]] = ()) -> int:
         """Publish a new job (``native_pool``'s protocol): the block's ``fields`` as
         ``(word, value)``; wakes the sleeping workers; returns the job's number."""
+        self._update_spin()
         words = self._words
         block = words.words
         words.swap(words.addr(GEN), BUSY)
