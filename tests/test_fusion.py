@@ -357,6 +357,33 @@ ENTRY main {
     assert not CpuInstructionFusion().should_fuse(m.entry.root, 0)
 
 
+@pytest.mark.parametrize("dims,column", [("{0}", True), ("{1}", False)])
+def test_transpose_joins_row_but_not_column_reductions(dims, column):
+    """A column reduction (the operand's minor dimension kept) reads a fused transpose
+    strided, so the transpose is materialised first; a row reduction takes it in."""
+    text = f"""
+ENTRY main {{
+  p = f32[24,40] parameter(0)
+  q = f32[24,40] parameter(1)
+  s = f32[24,40] add(p, q)
+  t = f32[40,24] transpose(s), dimensions={{1,0}}
+  e = f32[40,24] exponential(t)
+  zero = f32[] constant(0)
+  ROOT r = f32[{24 if column else 40}] reduce(e, zero), dimensions={dims}, to_apply=add_f32
+}}
+"""
+    m = module(text)
+    p = fuse(m)
+    reduce_fusion = m.entry.root
+    assert reduce_fusion.opcode == "fusion"
+    inside = [i.opcode for i in fused_computation(reduce_fusion).instructions]
+    assert ("transpose" in inside) is not column
+    assert any("transpose into a reduction" in r.reason for r in p.refusals) is column
+    args = [rand(24, 40), rand(24, 40, seed=1)]
+    fused, ref, got = run_both(text, args)
+    np.testing.assert_allclose(got, ref, rtol=1e-5)
+
+
 def test_stable_softmax_producer_is_never_duplicated():
     text = SOFTMAX.replace("x = f32[4,10] parameter(0)",
                            "p = f32[4,10] parameter(0)\n  two = f32[] constant(2)\n"

@@ -140,6 +140,27 @@ def _bad_concatenate(instr: HloInstruction) -> bool:
         len(instr.operands) > MAX_CONCATENATE_ARGUMENTS or _is_minor_dim_concatenate(instr))
 
 
+def _reduces_over_major_dims(instr: HloInstruction) -> bool:
+    """A reduce, or a fusion holding one, that keeps its operand's minor dimension (a
+    column reduction)."""
+    if instr.opcode == "reduce":
+        reduces = [instr]
+    elif instr.opcode == "fusion":
+        reduces = [i for i in fused_computation(instr).instructions if i.opcode == "reduce"]
+    else:
+        return False
+    for r in reduces:
+        shape = r.operands[0].shape
+        if shape.rank == 0:
+            continue
+        layout = shape.layout.minor_to_major if shape.layout and \
+            shape.layout.minor_to_major else None
+        minor = layout[0] if layout else shape.rank - 1
+        if minor not in r.dimensions:
+            return True
+    return False
+
+
 # ----------------------------------------------------------------------------- in-place safety
 def in_place_operands(instr: HloInstruction) -> list[int]:
     """Operand numbers the op updates in place (XLA's GetInPlaceInputOutputPairs, top level)."""
@@ -392,6 +413,12 @@ class CpuInstructionFusion(HloPass):
         if (producer.opcode != "fusion" and is_expensive(producer)
                 and self._analysis.reuses_operand_elements(consumer, index)):
             return FusionDecision.forbid("Fusion is not profitable.")
+        if producer.opcode == "transpose" and _reduces_over_major_dims(consumer):
+            # XLA:CPU fuses nothing into a column reduction; xlapy's kernel vectorises it
+            # along the kept minor dimension, which elementwise producers read in order but
+            # a transpose reads strided: materialised first, the reduction reads it densely
+            return FusionDecision.forbid("Not fusing a transpose into a reduction over major "
+                                         "dimensions")
         base = self._base_should_fuse(producer, consumer)
         if not base:
             return base
