@@ -384,6 +384,29 @@ ENTRY main {{
     np.testing.assert_allclose(got, ref, rtol=1e-5)
 
 
+def test_transpose_feeding_a_column_reduction_is_computed_once():
+    """Its other users read the materialised transpose instead of fusing a copy of it."""
+    text = """
+ENTRY main {
+  p = f32[24,40] parameter(0)
+  e = f32[24,40] exponential(p)
+  t = f32[40,24] transpose(e), dimensions={1,0}
+  zero = f32[] constant(0)
+  r = f32[24] reduce(t, zero), dimensions={0}, to_apply=add_f32
+  n = f32[40,24] negate(t)
+  ROOT out = (f32[24], f32[40,24]) tuple(r, n)
+}
+"""
+    m = module(text)
+    fuse(m)
+    transposes = [i for i in m.entry.instructions if i.opcode == "transpose"] + \
+        [i for i in opcodes_in_fusions(m) if i == "transpose"]
+    assert len(transposes) == 1
+    fused, ref, got = run_both(text, [rand(24, 40)])
+    for g, r in zip(got, ref):
+        np.testing.assert_allclose(g, r, rtol=1e-5)
+
+
 def test_stable_softmax_producer_is_never_duplicated():
     text = SOFTMAX.replace("x = f32[4,10] parameter(0)",
                            "p = f32[4,10] parameter(0)\n  two = f32[] constant(2)\n"

@@ -161,6 +161,20 @@ def _reduces_over_major_dims(instr: HloInstruction) -> bool:
     return False
 
 
+def _feeds_column_reduction(producer: HloInstruction, consumer: HloInstruction) -> bool:
+    """Whether another user of ``producer`` than ``consumer`` is a column reduction, maybe
+    through a chain of bitcasts/reshapes (``producer`` is materialised for it, so fusing
+    it into ``consumer`` as well would compute it twice)."""
+    for user in producer.users:
+        if user is consumer:
+            continue
+        while user.opcode in ("bitcast", "reshape") and len(user.users) == 1:
+            user = user.users[0]
+        if _reduces_over_major_dims(user):
+            return True
+    return False
+
+
 # ----------------------------------------------------------------------------- in-place safety
 def in_place_operands(instr: HloInstruction) -> list[int]:
     """Operand numbers the op updates in place (XLA's GetInPlaceInputOutputPairs, top level)."""
@@ -413,10 +427,13 @@ class CpuInstructionFusion(HloPass):
         if (producer.opcode != "fusion" and is_expensive(producer)
                 and self._analysis.reuses_operand_elements(consumer, index)):
             return FusionDecision.forbid("Fusion is not profitable.")
-        if producer.opcode == "transpose" and _reduces_over_major_dims(consumer):
+        if producer.opcode == "transpose" and (
+                _reduces_over_major_dims(consumer)
+                or _feeds_column_reduction(producer, consumer)):
             # XLA:CPU fuses nothing into a column reduction; xlapy's kernel vectorises it
             # along the kept minor dimension, which elementwise producers read in order but
-            # a transpose reads strided: materialised first, the reduction reads it densely
+            # a transpose reads strided: materialised first (once, for its other users
+            # too), the reduction reads it densely
             return FusionDecision.forbid("Not fusing a transpose into a reduction over major "
                                          "dimensions")
         base = self._base_should_fuse(producer, consumer)
