@@ -211,3 +211,21 @@ def test_round_robin_samples_start_after_a_pause_and_an_untimed_call():
     harness.run_case(harness.Case("w", "n", np.ones(2), [impl("a")]), repeat=3, warmup=1,
                      min_sample_s=0.0, settle_s=0.05)
     assert [n for n, _ in log] == ["a"] * 4               # check + 3 samples, no extra calls
+
+
+def test_w4b_pool_script_times_every_variant(capsys):
+    """``benchmarks/w4b_pool.py --smoke``: one round of every pool variant (and JAX where
+    installed); the pool is left as configured."""
+    import os
+    w4b_pool = importlib.import_module("w4b_pool")
+    from xlapy.backends.cpu import thread_pool
+    assert w4b_pool.main(["--smoke", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("| samples"))
+    assert all(v in header for v in ("default", "short-poll", "openblas-threads"))
+    assert ("jax" in header) is HAVE_JAX
+    for mode in ("harness-like", "steady"):
+        row = next(line for line in out.splitlines() if line.startswith(f"| {mode}"))
+        assert row.count(" ms") == header.count("|") - 2
+    assert "XLAPY_CPU_OPENBLAS_THREADS" not in os.environ
+    assert "_update_spin" not in thread_pool.shared_pool().__dict__

@@ -1,0 +1,136 @@
+"""The W4b step (``training.py``) under the CPU pool's options, against JAX, in one process.
+
+Each round times every variant twice: *harness-like* (a 0.25 s pause, 3 untimed calls,
+then 3 timed, as ``training.py``'s samples start) and *steady* (20 untimed, 20 timed);
+rounds alternate the order, medians are printed with the ratio to JAX. Variants (the same
+compiled step; the options are read per call):
+
+- ``default``: the pool as configured (its idle workers' poll adapts to how often the
+  process is preempted, ``thread_pool.ThreadPool._update_spin``);
+- ``short-poll``: the poll fixed at ``thread_pool.SPIN_TICKS``;
+- ``openblas-threads``: ``XLAPY_CPU_OPENBLAS_THREADS=1`` (``openblas_threads.py``).
+
+``--after-pause`` prints instead the per-call times of the first 10 calls after a 0.25 s
+pause (medians over the rounds), xlapy and JAX.
+
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/w4b_pool.py
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from typing import Callable, Sequence
+
+import numpy as np
+
+import training
+from machine import check_openblas_env, machine_header
+
+W4B = "W4b MLP 784-512-512-10 Adam"
+PAUSE_S = 0.25
+
+
+def variants(args: tuple) -> tuple[dict[str, Callable[[], None]], Callable[[], object]]:
+    """``name -> switch`` (sets the pool's options for that variant), and the xlapy call
+    of the step on ``args``."""
+    from xlapy.backends.cpu import thread_pool
+    pool = thread_pool.shared_pool()
+
+    def default() -> None:
+        os.environ.pop("XLAPY_CPU_OPENBLAS_THREADS", None)
+        pool.__dict__.pop("_update_spin", None)
+
+    def short_poll() -> None:
+        default()
+        pool._update_spin = lambda: None            # type: ignore[method-assign]
+        pool.spin_ticks = thread_pool.SPIN_TICKS
+
+    def openblas_threads() -> None:
+        default()
+        os.environ["XLAPY_CPU_OPENBLAS_THREADS"] = "1"
+    call = training.xlapy_impls(W4B, args, "cpu")[0].call
+    return ({"default": default, "short-poll": short_poll,
+             "openblas-threads": openblas_threads}, call)
+
+
+def after_pause(calls: dict[str, Callable[[], object]], rounds: int) -> None:
+    seqs: dict[str, list[list[float]]] = {k: [] for k in calls}
+    for _ in range(rounds):
+        for name, f in calls.items():
+            time.sleep(PAUSE_S)
+            times = []
+            for _ in range(10):
+                t0 = time.perf_counter()
+                f()
+                times.append(time.perf_counter() - t0)
+            seqs[name].append(times)
+    print("| calls after a pause | " + " | ".join(str(i + 1) for i in range(10)) + " |")
+    print("|---" * 11 + "|")
+    for name, v in seqs.items():
+        med = np.median(np.array(v), axis=0) * 1e3
+        print(f"| {name} ms | " + " | ".join(f"{x:.2f}" for x in med) + " |")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=11, help="rounds (default %(default)s)")
+    p.add_argument("--after-pause", action="store_true",
+                   help="per-call times of the first calls after a pause instead")
+    p.add_argument("--smoke", action="store_true", help="a tiny MLP, to check the script")
+    args = p.parse_args(argv)
+    check_openblas_env(allow=args.smoke)
+    h = machine_header(measure_busy=False)
+    load = ", ".join(f"{v:.2f}" for v in h["load_average"])
+    print(f"# {h['cpu']} (LLVM: {h['llvm_host_cpu']}), {h['cores']} cores; load average "
+          f"{load}; {args.repeat} rounds, medians")
+    problem = training.WORKLOADS[W4B][1](args.smoke)
+    switches, xlapy_call = variants(problem)
+    jax = training.jax_impl(W4B, problem)
+    if args.after_pause:
+        calls = {"xlapy": xlapy_call}
+        if jax.call is not None:
+            calls["jax"] = jax.call
+        after_pause(calls, args.repeat)
+        return 0
+    calls = {name: xlapy_call for name in switches}
+    if jax.call is not None:
+        calls["jax"] = jax.call
+    for f in calls.values():
+        for _ in range(10):
+            f()
+    samples = {mode: {k: [] for k in calls} for mode in ("harness-like", "steady")}
+    order = list(calls)
+    for r in range(args.repeat):
+        for name in order if r % 2 == 0 else order[::-1]:
+            switches.get(name, switches["default"])()
+            f = calls[name]
+            time.sleep(PAUSE_S)
+            for _ in range(3):
+                f()
+            t0 = time.perf_counter()
+            for _ in range(3):
+                f()
+            samples["harness-like"][name].append((time.perf_counter() - t0) / 3)
+            for _ in range(17):
+                f()
+            t0 = time.perf_counter()
+            for _ in range(20):
+                f()
+            samples["steady"][name].append((time.perf_counter() - t0) / 20)
+    switches["default"]()
+    print("| samples | " + " | ".join(calls) + " |")
+    print("|---" * (len(calls) + 1) + "|")
+    for mode, d in samples.items():
+        ref = statistics.median(d["jax"]) if "jax" in d else None
+        cells = []
+        for v in d.values():
+            m = statistics.median(v)
+            cells.append(f"{m * 1e3:.2f} ms" + (f" ({m / ref:.2f})" if ref else ""))
+        print(f"| {mode} | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
