@@ -54,17 +54,22 @@ def variants(args: tuple) -> tuple[dict[str, Callable[[], None]], Callable[[], o
              "openblas-threads": openblas_threads}, call)
 
 
+def timed(f: Callable[[], object], untimed: int, calls: int) -> float:
+    """Seconds per call of ``calls`` calls of ``f`` after ``untimed`` ones."""
+    for _ in range(untimed):
+        f()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        f()
+    return (time.perf_counter() - t0) / calls
+
+
 def after_pause(calls: dict[str, Callable[[], object]], rounds: int) -> None:
     seqs: dict[str, list[list[float]]] = {k: [] for k in calls}
     for _ in range(rounds):
         for name, f in calls.items():
             time.sleep(PAUSE_S)
-            times = []
-            for _ in range(10):
-                t0 = time.perf_counter()
-                f()
-                times.append(time.perf_counter() - t0)
-            seqs[name].append(times)
+            seqs[name].append([timed(f, 0, 1) for _ in range(10)])
     print("| calls after a pause | " + " | ".join(str(i + 1) for i in range(10)) + " |")
     print("|---" * 11 + "|")
     for name, v in seqs.items():
@@ -88,18 +93,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     problem = training.WORKLOADS[W4B][1](args.smoke)
     switches, xlapy_call = variants(problem)
     jax = training.jax_impl(W4B, problem)
-    if args.after_pause:
-        calls = {"xlapy": xlapy_call}
-        if jax.call is not None:
-            calls["jax"] = jax.call
-        after_pause(calls, args.repeat)
-        return 0
-    calls = {name: xlapy_call for name in switches}
+    calls = {"xlapy": xlapy_call} if args.after_pause else \
+        {name: xlapy_call for name in switches}
     if jax.call is not None:
         calls["jax"] = jax.call
     for f in calls.values():
-        for _ in range(10):
-            f()
+        timed(f, 10, 1)
+    if args.after_pause:
+        after_pause(calls, args.repeat)
+        return 0
     samples = {mode: {k: [] for k in calls} for mode in ("harness-like", "steady")}
     order = list(calls)
     for r in range(args.repeat):
@@ -107,18 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             switches.get(name, switches["default"])()
             f = calls[name]
             time.sleep(PAUSE_S)
-            for _ in range(3):
-                f()
-            t0 = time.perf_counter()
-            for _ in range(3):
-                f()
-            samples["harness-like"][name].append((time.perf_counter() - t0) / 3)
-            for _ in range(17):
-                f()
-            t0 = time.perf_counter()
-            for _ in range(20):
-                f()
-            samples["steady"][name].append((time.perf_counter() - t0) / 20)
+            samples["harness-like"][name].append(timed(f, 3, 3))
+            samples["steady"][name].append(timed(f, 17, 20))
     switches["default"]()
     print("| samples | " + " | ".join(calls) + " |")
     print("|---" * (len(calls) + 1) + "|")
