@@ -19,9 +19,10 @@ count is 1 otherwise), so the runtime's other OpenBLAS calls stay single-threade
 
 Off by default, on with ``XLAPY_CPU_OPENBLAS_THREADS=1``: on the 2-core host measured the
 W4b step's steady calls were mostly slower than with the pieces (faster only in the calls
-right after a pause), and several times slower while another process kept a core busy (the jobs wait on each other, so a job whose thread is
-preempted holds up the others, where the pieces' shared counter lets the calling thread
-take the work); docs/performance.md has the figures.
+right after a pause), and several times slower while another process kept a core busy
+(the jobs wait on each other, so a job whose thread is preempted holds up the others,
+where the pieces' shared counter lets the calling thread take the work);
+docs/performance.md has the figures.
 """
 from __future__ import annotations
 
