@@ -445,11 +445,18 @@ def _env_int(name: str, default: int, minimum: int) -> int:
     return value
 
 
+def _env_switch(name: str, default: bool) -> bool:
+    """An on/off variable: ``1``/``true``/``yes`` turn an off-by-default switch on,
+    ``0``/``false``/``no`` an on-by-default one off; anything else leaves the default."""
+    value = os.environ.get(name, "").strip().lower()
+    return value not in ("0", "false", "no") if default else value in ("1", "true", "yes")
+
+
 def cache_settings() -> CacheSettings:
     """The :class:`CacheSettings` of the current environment (read on every call, so a
     change of the variables applies to the next compile)."""
     default = CacheSettings()
-    shared = os.environ.get(CACHE_SHARED_ENV, "").strip().lower() in ("1", "true", "yes")
+    shared = _env_switch(CACHE_SHARED_ENV, default=False)
     return CacheSettings(
         shared_directory=shared,
         disk_max_bytes=_env_int(CACHE_MAX_BYTES_ENV, default.disk_max_bytes, 0),
@@ -481,7 +488,7 @@ def env_cache_dir() -> str | None:
 
 def env_cache_disabled() -> bool:
     """``XLAPY_DISABLE_CACHE=1`` (or ``true``/``yes``) turns the disk cache off."""
-    return os.environ.get("XLAPY_DISABLE_CACHE", "").strip().lower() in ("1", "true", "yes")
+    return _env_switch("XLAPY_DISABLE_CACHE", default=False)
 
 
 def env_llvm_helpers() -> int | None:
@@ -501,15 +508,14 @@ def env_cpu_openmp() -> bool:
     """``XLAPY_CPU_OPENMP=0`` (or ``false``/``no``) keeps the CPU runtime's parallel work on
     its own threads even where it may share an OpenMP runtime already in the process
     (PyTorch's: ``backends/cpu/thread_pool.py``); on by default."""
-    return os.environ.get("XLAPY_CPU_OPENMP", "").strip().lower() not in ("0", "false", "no")
+    return _env_switch("XLAPY_CPU_OPENMP", default=True)
 
 
 def env_cpu_process_blas() -> bool:
     """``XLAPY_CPU_PROCESS_BLAS=0`` (or ``false``/``no``) keeps the CPU runtime's products on
     OpenBLAS even where a front end offers a BLAS already loaded into the process
     (PyTorch's MKL: ``backends/cpu/process_blas.py``); on by default."""
-    return os.environ.get("XLAPY_CPU_PROCESS_BLAS", "").strip().lower() not in (
-        "0", "false", "no")
+    return _env_switch("XLAPY_CPU_PROCESS_BLAS", default=True)
 
 
 def env_cpu_native_pool() -> bool:
@@ -517,8 +523,7 @@ def env_cpu_native_pool() -> bool:
     and split OpenBLAS products as Python shares, one per thread, instead of native jobs
     whose ranges the threads take from a shared counter (``backends/cpu/native_pool.py``);
     on by default."""
-    return os.environ.get("XLAPY_CPU_NATIVE_POOL", "").strip().lower() not in ("0", "false",
-                                                                               "no")
+    return _env_switch("XLAPY_CPU_NATIVE_POOL", default=True)
 
 
 def env_cpu_openblas_threads() -> bool:
@@ -526,8 +531,7 @@ def env_cpu_openblas_threads() -> bool:
     product as one OpenBLAS call that OpenBLAS threads itself on the CPU pool's threads
     (``backends/cpu/openblas_threads.py``) instead of one call per thread; off by default
     (docs/performance.md has the measurements)."""
-    return os.environ.get("XLAPY_CPU_OPENBLAS_THREADS", "").strip().lower() in (
-        "1", "true", "yes")
+    return _env_switch("XLAPY_CPU_OPENBLAS_THREADS", default=False)
 
 
 # --------------------------------------------------------------------------------------------
