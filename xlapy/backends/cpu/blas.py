@@ -247,9 +247,7 @@ class _BlasDotPlan:
         # OpenBLAS pieces while the pool backs off from that team
         if self.vector is None:
             self.external = process_gemm(self.plan.call)
-            self.pieces = self.plan.call.pieces(cores())
-            if NativePieces.usable(self.pieces):
-                self.native = NativePieces(self.pieces)
+            self._plan_pieces()
 
     def _process_batch(self, lhs: np.ndarray, rhs: np.ndarray, out: np.ndarray) -> bool:
         """Plan a batch of small products as one call of the process's BLAS
@@ -269,10 +267,15 @@ class _BlasDotPlan:
         if self.external is None:
             return False
         self.plan, self.small, self.batch_slices, self.out_direct = plan, False, None, True
-        self.pieces = plan.call.pieces(cores())
+        self._plan_pieces()
+        return True
+
+    def _plan_pieces(self) -> None:
+        """The plan's call cut for the pool's threads (when large enough), as one native
+        job where the pieces allow."""
+        self.pieces = self.plan.call.pieces(cores())
         if NativePieces.usable(self.pieces):
             self.native = NativePieces(self.pieces)
-        return True
 
     def _batch_slices(self) -> list[slice] | None:
         """The batch cut into one slice per core for a batch of small products written

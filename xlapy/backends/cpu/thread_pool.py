@@ -13,8 +13,8 @@ which keeps the workers awake across the gaps between one program's jobs (a slee
 worker is woken late for the first several calls after a pause), and :data:`SPIN_TICKS`
 while they are often preempted (:data:`BUSY_PREEMPTIONS_PER_S`: other processes want
 the cores, and a polling worker would take the time they and the calling thread need).
-Python callables (:meth:`ThreadPool.parallel_for`) keep
-one share per thread. ``XLAPY_CPU_NATIVE_POOL=0`` runs native kernels as Python shares too.
+Python callables (:meth:`ThreadPool.parallel_for`) keep one share per thread.
+``XLAPY_CPU_NATIVE_POOL=0`` runs native kernels as Python shares too.
 
 In a process where another library runs its own parallel work on an OpenMP runtime
 (PyTorch: its operators and oneDNN/MKL on the GNU ``libgomp``), that runtime's idle
@@ -300,7 +300,7 @@ class ThreadPool:
 
     def _worker(self, i: int) -> None:
         """Worker ``i``: waits on the job number (natively, without the GIL, for
-        :data:`SPIN_TICKS`; then on its semaphore) and runs its part of each new job."""
+        :attr:`spin_ticks`; then on its semaphore) and runs its part of each new job."""
         words = self._words
         gen_word, sleep_word = words.addr(GEN), words.addr(SLEEPING + 8 * i)
         seen = 0
