@@ -37,17 +37,33 @@ def stored(x: np.ndarray, trans: bool, pad: int) -> tuple[np.ndarray, int]:
     return buf, ld
 
 
-def product_case(m: int, n: int, k: int, ta: bool, tb: bool, dtype: type, pieces: int):
-    rng = np.random.default_rng(m * 31 + n * 7 + k)
-    a = rng.standard_normal((m, k)).astype(dtype)
-    b = rng.standard_normal((k, n)).astype(dtype)
-    sa, lda = stored(a, ta, 3)
-    sb, ldb = stored(b, tb, 2)
-    ldc = n + 5
-    c = np.full(m * ldc, np.nan, dtype)
-    call = GemmCall(np.dtype(dtype), m, n, k, MatrixArg(ta, lda), MatrixArg(tb, ldb), ldc)
-    native = NativePieces(call.split_product(pieces))
-    return native, (sa, sb, c), a.astype(np.float64) @ b, ldc
+class ProductCase:
+    """A split product's pieces as a native job over padded, possibly transposed operands
+    (``stored``), and the float64 product to check C against."""
+
+    def __init__(self, m: int, n: int, k: int, ta: bool, tb: bool, dtype: type,
+                 pieces: int) -> None:
+        rng = np.random.default_rng(m * 31 + n * 7 + k)
+        a = rng.standard_normal((m, k)).astype(dtype)
+        b = rng.standard_normal((k, n)).astype(dtype)
+        self.sa, lda = stored(a, ta, 3)
+        self.sb, ldb = stored(b, tb, 2)
+        self.m, self.n, self.ldc = m, n, n + 5
+        self.c = np.full(m * self.ldc, np.nan, dtype)
+        call = GemmCall(np.dtype(dtype), m, n, k, MatrixArg(ta, lda), MatrixArg(tb, ldb),
+                        self.ldc)
+        self.native = NativePieces(call.split_product(pieces))
+        self.want = a.astype(np.float64) @ b
+        self.addresses = (self.sa.ctypes.data, self.sb.ctypes.data, self.c.ctypes.data)
+
+    def run_checked(self, pool: ThreadPool, rtol: float, atol: float) -> None:
+        """Run the pieces on ``pool`` into a NaN-filled C; its columns equal the product
+        and nothing is written past them."""
+        self.c[:] = np.nan
+        self.native.run(pool, *self.addresses)
+        got = self.c.reshape(self.m, self.ldc)
+        np.testing.assert_allclose(got[:, :self.n], self.want, rtol=rtol, atol=atol)
+        assert np.isnan(got[:, self.n:]).all(), "wrote past the columns of C"
 
 
 @pytest.mark.parametrize("m,n,k", [(7, 23, 5), (23, 7, 5), (1, 9, 4), (13, 13, 1),
@@ -56,12 +72,9 @@ def product_case(m: int, n: int, k: int, ta: bool, tb: bool, dtype: type, pieces
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("pieces,threads", [(1, 2), (2, 2), (5, 2), (7, 3)])
 def test_native_pieces_compute_the_product(m, n, k, ta, tb, dtype, pieces, threads):
-    native, (sa, sb, c), want, ldc = product_case(m, n, k, ta, tb, dtype, pieces)
-    native.run(pool_of(threads), sa.ctypes.data, sb.ctypes.data, c.ctypes.data)
-    got = c.reshape(m, ldc)
     tol = 1e-5 if dtype == np.float32 else 1e-12
-    np.testing.assert_allclose(got[:, :n], want, rtol=tol, atol=tol * np.sqrt(k))
-    assert np.isnan(got[:, n:]).all(), "wrote past the columns of C"
+    ProductCase(m, n, k, ta, tb, dtype, pieces).run_checked(pool_of(threads), tol,
+                                                            tol * np.sqrt(k))
 
 
 class _HeldSemaphore:
@@ -92,28 +105,23 @@ def test_a_late_worker_leaves_the_parts_to_the_caller_and_joins_later(monkeypatc
                 return False
             time.sleep(0.001)
         return True
-    native, (sa, sb, c), want, ldc = product_case(67, 131, 45, False, True, np.float32, 6)
-    addresses = (sa.ctypes.data, sb.ctypes.data, c.ctypes.data)
+    case = ProductCase(67, 131, 45, False, True, np.float32, 6)
     assert asleep()
     pool._start[1] = _HeldSemaphore(pool._start[1], gate)
-    native.run(pool, *addresses)       # wakes the worker once; it then sleeps at the gate
+    case.native.run(pool, *case.addresses)    # wakes the worker once; it then sleeps at the gate
     time.sleep(0.05)
     assert asleep()
     for _ in range(3):                 # the caller alone takes every piece
-        c[:] = np.nan
-        native.run(pool, *addresses)
-        np.testing.assert_allclose(c.reshape(67, ldc)[:, :131], want, rtol=1e-5, atol=1e-4)
+        case.run_checked(pool, 1e-5, 1e-4)
         assert pool._words.words[SLEEPING + 8] == 1, "the held worker took part"
     gate.set()                         # the worker wakes to finished jobs, then takes part
     for _ in range(50):
-        c[:] = np.nan
-        native.run(pool, *addresses)
-        np.testing.assert_allclose(c.reshape(67, ldc)[:, :131], want, rtol=1e-5, atol=1e-4)
+        case.run_checked(pool, 1e-5, 1e-4)
 
 
 def test_native_and_python_jobs_alternate():
     pool = pool_of(2)
-    native, (sa, sb, c), want, ldc = product_case(40, 50, 30, True, False, np.float64, 4)
+    case = ProductCase(40, 50, 30, True, False, np.float64, 4)
     seen = []
     lock = threading.Lock()
 
@@ -121,9 +129,7 @@ def test_native_and_python_jobs_alternate():
         with lock:
             seen.append(item)
     for i in range(200):
-        c[:] = np.nan
-        native.run(pool, sa.ctypes.data, sb.ctypes.data, c.ctypes.data)
-        np.testing.assert_allclose(c.reshape(40, ldc)[:, :50], want, rtol=1e-12, atol=1e-10)
+        case.run_checked(pool, 1e-12, 1e-10)
         pool.parallel_for([2 * i, 2 * i + 1], share)
     assert sorted(seen) == list(range(400))
 
@@ -132,9 +138,8 @@ def test_switched_off_pool_runs_the_same_ranges(monkeypatch):
     monkeypatch.setenv("XLAPY_CPU_NATIVE_POOL", "0")
     pool = ThreadPool(2)
     assert not pool.native
-    native, (sa, sb, c), want, ldc = product_case(30, 41, 17, False, False, np.float32, 5)
-    native.run(pool, sa.ctypes.data, sb.ctypes.data, c.ctypes.data)   # 5 parts on 2 threads
-    np.testing.assert_allclose(c.reshape(30, ldc)[:, :41], want, rtol=1e-5, atol=1e-4)
+    case = ProductCase(30, 41, 17, False, False, np.float32, 5)     # 5 parts on 2 threads
+    case.run_checked(pool, 1e-5, 1e-4)
     monkeypatch.delenv("XLAPY_CPU_NATIVE_POOL")
     assert ThreadPool(2).native and not ThreadPool(1).native
 
@@ -166,9 +171,7 @@ def test_workers_poll_long_while_quiet_and_briefly_while_preempted(monkeypatch):
     for ticks in (thread_pool.SPIN_TICKS, thread_pool.LONG_SPIN_TICKS):
         pool.spin_ticks = ticks
         monkeypatch.setattr(pool, "_update_spin", lambda: None)
-        native, (sa, sb, c), want, ldc = product_case(30, 41, 17, False, False, np.float32, 5)
-        native.run(pool, sa.ctypes.data, sb.ctypes.data, c.ctypes.data)
-        np.testing.assert_allclose(c.reshape(30, ldc)[:, :41], want, rtol=1e-5, atol=1e-4)
+        ProductCase(30, 41, 17, False, False, np.float32, 5).run_checked(pool, 1e-5, 1e-4)
 
 
 def test_split_dot_plan_uses_native_pieces():

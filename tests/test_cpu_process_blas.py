@@ -12,7 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from xlapy.backends.cpu import blas, process_blas, thread_pool  # noqa: E402
+from xlapy.backends.cpu import process_blas, thread_pool  # noqa: E402
 from test_cpu_blas import make_dot, padded, random, run  # noqa: E402
 
 TORCH_LIB = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
@@ -28,6 +28,15 @@ def assert_close(got: np.ndarray, ref: np.ndarray, k: int) -> None:
     assert got.shape == ref.shape and got.dtype == ref.dtype
     eps = float(np.finfo(got.dtype).eps)
     np.testing.assert_allclose(got, ref, rtol=64 * eps, atol=64 * eps * np.sqrt(k))
+
+
+def checked(instr, rng, k: int):
+    """The dot thunk for ``instr`` run on random operands and checked against the
+    interpreter (contraction length ``k``); the thunk."""
+    lhs, rhs = (random(o.shape.dims, o.shape.dtype, rng) for o in instr.operands)
+    got, ref, thunk = run(instr, lhs, rhs)
+    assert_close(got, ref, k)
+    return thunk
 
 
 @pytest.fixture
@@ -52,29 +61,18 @@ def test_products_match_the_interpreter(mkl, dtype, lc, rc):
     m, k, n = 300, 257, 190
     ls = (m, k) if lc == (1,) else (k, m)
     rs = (k, n) if rc == (0,) else (n, k)
-    instr = make_dot(ls, rs, dtype, (), lc, (), rc)
-    rng = np.random.default_rng(0)
-    got, ref, thunk = run(instr, random(ls, instr.shape.dtype, rng),
-                          random(rs, instr.shape.dtype, rng))
-    assert_close(got, ref, k)
-    (plan,) = thunk.plans.values()
-    assert plan.summary() == "gemm process-blas batch=1 copies=none"
+    thunk = checked(make_dot(ls, rs, dtype, (), lc, (), rc), np.random.default_rng(0), k)
+    assert plan_summary(thunk) == "gemm process-blas batch=1 copies=none"
 
 
 @pytest.mark.parametrize("dtype", ["f32", "f64"])
 def test_batches_of_small_products_are_one_call(mkl, dtype):
     # the attention products of a transformer: [B, H, S, D] x [B, H, S, D] over D and S
-    instr = make_dot((3, 4, 16, 8), (3, 4, 16, 8), dtype, (0, 1), (3,), (0, 1), (3,))
     rng = np.random.default_rng(1)
-    got, ref, thunk = run(instr, random((3, 4, 16, 8), instr.shape.dtype, rng),
-                          random((3, 4, 16, 8), instr.shape.dtype, rng))
-    assert_close(got, ref, 8)
-    (plan,) = thunk.plans.values()
-    assert plan.summary() == "gemm process-blas batch=12 copies=none"
-    instr = make_dot((12, 16, 16), (12, 16, 8), dtype, (0,), (1,), (0,), (1,))
-    got, ref, _ = run(instr, random((12, 16, 16), instr.shape.dtype, rng),
-                      random((12, 16, 8), instr.shape.dtype, rng))
-    assert_close(got, ref, 16)
+    thunk = checked(make_dot((3, 4, 16, 8), (3, 4, 16, 8), dtype, (0, 1), (3,), (0, 1), (3,)),
+                    rng, 8)
+    assert plan_summary(thunk) == "gemm process-blas batch=12 copies=none"
+    checked(make_dot((12, 16, 16), (12, 16, 8), dtype, (0,), (1,), (0,), (1,)), rng, 16)
 
 
 def test_padded_rows_and_outputs(mkl):
@@ -98,16 +96,10 @@ def test_batches_that_need_copies_stay_with_numpy(mkl):
 
 
 def test_complex_and_vector_products_stay_with_openblas(mkl):
-    instr = make_dot((64, 80), (80, 70), "c64", (), (1,), (), (0,))
     rng = np.random.default_rng(4)
-    got, ref, thunk = run(instr, random((64, 80), np.complex64, rng),
-                          random((80, 70), np.complex64, rng))
-    assert_close(got, ref, 80)
+    thunk = checked(make_dot((64, 80), (80, 70), "c64", (), (1,), (), (0,)), rng, 80)
     assert "process-blas" not in plan_summary(thunk)
-    instr = make_dot((600, 700), (700,), "f32", (), (1,), (), (0,))
-    got, ref, thunk = run(instr, random((600, 700), np.float32, rng),
-                          random((700,), np.float32, rng))
-    assert_close(got, ref, 700)
+    thunk = checked(make_dot((600, 700), (700,), "f32", (), (1,), (), (0,)), rng, 700)
     assert plan_summary(thunk).startswith("gemv")
 
 
@@ -120,11 +112,8 @@ def test_only_a_loaded_library_exporting_the_routines_is_taken(tmp_path):
         if libc is not None:        # loaded, but no ?gemm_
             assert not process_blas.use_process_blas(libc)
         assert process_blas.process_blas_path() is None
-        instr = make_dot((300, 257), (257, 190), "f32", (), (1,), (), (0,))
-        rng = np.random.default_rng(5)
-        got, ref, thunk = run(instr, random((300, 257), np.float32, rng),
-                              random((257, 190), np.float32, rng))
-        assert_close(got, ref, 257)
+        thunk = checked(make_dot((300, 257), (257, 190), "f32", (), (1,), (), (0,)),
+                        np.random.default_rng(5), 257)
         assert "process-blas" not in plan_summary(thunk)
     finally:
         process_blas.stop_process_blas()
@@ -145,11 +134,8 @@ def test_torch_compile_uses_the_process_blas(mkl):
     want = model(x)
     got = torch.compile(model, backend="xlapy")(x)
     torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
-    from xlapy.backends.cpu import thread_pool
     if thread_pool.shared_pool().openmp is not None:
         assert process_blas.process_blas_path() == TORCH_LIB
-
-
 
 
 def test_plans_made_on_the_process_blas_run_on_openblas_once_it_is_gone(mkl):

@@ -215,7 +215,6 @@ def _child_uses_openmp():
     return tp.shared_pool().openmp is not None
 
 
-
 # ------------------------------------------------------------------ native kernels' shares
 def _native(fn):
     """A kernel ``fn(table, begin, end)`` as native code (a ctypes callback) and its address."""
@@ -233,7 +232,7 @@ def test_native_kernel_shares_run_once_on_two_team_threads(openmp_pool, monkeypa
         both.wait()
         threads.add(threading.get_ident())
         seen.append((table, begin, end))
-    cb, address = _native(share)
+    cb, _ = _native(share)
     python_shares = _counting(openmp_pool.openmp, monkeypatch)
     openmp_pool.run(cb, 7, 10)
     assert sorted(seen) == [(7, 0, 5), (7, 5, 10)]
@@ -253,7 +252,7 @@ def test_native_trampoline_runs_every_share_once_and_times_the_caller(runtime):
 
 def test_native_kernels_nest_inline_and_fall_back_to_the_own_workers(runtime, openmp_pool):
     seen = []
-    cb, address = _native(lambda table, begin, end: seen.append((table, begin, end)))
+    cb, _ = _native(lambda table, begin, end: seen.append((table, begin, end)))
 
     def share(tag):          # a job from inside a share: runs on the share's thread
         openmp_pool.run(cb, tag, 4)
@@ -262,7 +261,7 @@ def test_native_kernels_nest_inline_and_fall_back_to_the_own_workers(runtime, op
     seen.clear()
     own = tp.ThreadPool(2)              # XLAPY_CPU_OPENMP=0: no runtime, the own workers
     names = []
-    cb2, address2 = _native(lambda t, b, e: names.append(threading.current_thread().name))
+    cb2, _ = _native(lambda t, b, e: names.append(threading.current_thread().name))
     own.run(cb2, 0, 2)
     assert len(names) == 2 and set(names) <= {"MainThread", "xlapy-cpu-1"}
 
@@ -281,11 +280,11 @@ def test_an_interrupt_during_native_shares_comes_after_they_finished(openmp_pool
         _thread.interrupt_main()         # a Ctrl-C while the job runs
         time.sleep(0.05)
         done.append(begin)
-    cb, address = _native(share)
+    cb, _ = _native(share)
     with pytest.raises(KeyboardInterrupt):
         openmp_pool.run(cb, 0, 2)
     assert sorted(done) == [0, 1]        # both shares finished before it was raised
     seen = []
-    cb2, address2 = _native(lambda t, b, e: seen.append(b))
+    cb2, _ = _native(lambda t, b, e: seen.append(b))
     openmp_pool.run(cb2, 0, 2)     # the pool is free again
     assert sorted(seen) == [0, 1]
