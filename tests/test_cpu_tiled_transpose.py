@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import glob
 import itertools
+from math import prod
 import os
 
 import ml_dtypes
@@ -529,3 +530,42 @@ def test_tile_shapes_follow_the_operand_and_output_minor_dims():
     # and continue into its next dim (output dim 2)
     assert plan.tile[0] == 3 and plan.tile[3] > 1 and plan.tile[2] > 1 and plan.tile[1] == 1
     assert plan.read_order[-2:] == (2, 0) and plan.write_order[-1] == 3
+
+
+# ----------------------------------------------------------------------------- register blocks
+@pytest.mark.parametrize("et", ["f32", "f64", "s8", "bf16", "pred"])
+@pytest.mark.parametrize("in_dims,perm", [
+    ([131, 130], [1, 0]),                  # edge tiles of 3 and 2 elements on both sides
+    ([5, 30, 30, 32], [2, 3, 0, 1]),       # a weight gradient's operand: 30 padded to 32
+    ([3, 13, 13, 64], [0, 2, 3, 1]),       # NCHW to NHWC with 13 x 13 planes
+])
+def test_register_blocks_at_default_tile_sizes(et, in_dims, perm):
+    """Full-size tiles whose transposed extents are not multiples of the block: the
+    block phase moves padded blocks, the write phase reads only the tile's elements."""
+    _, unary, binary = TYPES[et]
+    out_dims = [in_dims[p] for p in perm]
+    rank = len(in_dims)
+    m2m = list(range(rank - 1, -1, -1))
+    for pre, post in [(None, None), (unary, binary)]:
+        text = transpose_module(et, in_dims, perm, m2m, m2m, pre, post)
+        args = [values(et, in_dims, 3)] + ([values(et, out_dims, 4)] if post else [])
+        kernel = check(text, args)
+        assert kernel.tiling is not None and kernel.tiling.block_dims is not None
+        assert f"{transpose_emitter.BLOCK}x{transpose_emitter.BLOCK} register blocks" in \
+            " ".join(kernel.spec.notes)
+
+
+def test_complex_tiles_are_read_without_register_blocks(small_tiles):
+    text = transpose_module("c64", [19, 12], [1, 0], [1, 0], [1, 0])
+    kernel = check(text, [values("c64", [19, 12], 5)])
+    assert kernel.tiling is not None and kernel.tiling.block_dims is None
+
+
+def test_register_blocks_need_room_for_both_tile_buffers(monkeypatch):
+    """A tile whose buffer fits the stack budget but not twice over keeps one buffer."""
+    text = transpose_module("f32", [200, 130], [1, 0], [1, 0], [1, 0])
+    plan = LoopKernel(text).tiling
+    need = 2 * prod(plan.tile) * 4         # 64 x 64 tiles: no padding
+    monkeypatch.setattr(transpose_emitter, "MAX_TILE_BUFFER_BYTES", need - 4)
+    kernel = check(text, [values("f32", [200, 130], 6)])
+    assert kernel.tiling is not None and kernel.tiling.block_dims is None

@@ -24,7 +24,12 @@ transposed one); the rest of the fusion is elementwise on the heroes' results.
 1. **read phase**: a loop nest over the tile in the *operand's* physical order (operand
    minor innermost) computes each hero element with the elemental generators (so the
    large operand is read contiguously) and stores it into a stack buffer per hero;
-2. **write phase**: a loop nest over the tile in the *output's* physical order computes
+2. **block phase** (element types of 1-8 bytes): the tile buffer is transposed into a
+   second one laid out in the output's order, in blocks of :data:`BLOCK` x :data:`BLOCK`
+   elements held in vector registers (rows loaded along the operand's minor dimension,
+   shuffled into columns, stored along the output's). Without it the write phase reads
+   the tile buffer with a stride, which LLVM vectorises as gathers;
+3. **write phase**: a loop nest over the tile in the *output's* physical order computes
    the outputs, the heroes' generators replaced by loads from their tile buffers, and
    stores them with unit stride (other operands are read in output order here).
 
@@ -67,6 +72,11 @@ TILE_MAX_BYTES = 512
 # buffers would need more stays untiled.
 MAX_TILE_BUFFER_BYTES = 128 * 1024
 
+# Rows and columns of the blocks the block phase transposes in registers; the tile
+# buffers' extents along the two transposed dimensions are rounded up to a multiple of it
+# (an edge tile's block phase moves a few unused elements).
+BLOCK = 8
+
 # Innermost tile loops over a constant trip count this small are unrolled in the IR
 # (``kernel_support.unrolled_from``).
 UNROLL_LIMIT = 4
@@ -78,6 +88,11 @@ _SAME_RANK = frozenset({"slice", "pad", "reverse", "concatenate", "dynamic-slice
 
 # One operand read: (buffer slot, per operand dimension the output dimension it follows).
 DimMap = tuple  # tuple[int | None, ...]
+
+
+def _pad(n: int) -> int:
+    """``n`` rounded up to a multiple of :data:`BLOCK`."""
+    return -(-n // BLOCK) * BLOCK
 
 
 @dataclass(frozen=True)
@@ -112,10 +127,27 @@ class TilePlan:
     def tile_elements(self) -> int:
         return prod(self.tile)
 
+    @property
+    def block_dims(self) -> tuple[int, int] | None:
+        """(output-minor dim, operand-minor dim) when the block phase runs: element
+        types of 1-8 bytes and both tile buffers within :data:`MAX_TILE_BUFFER_BYTES`."""
+        out_minor, in_minor = self.write_order[-1], self.read_order[-1]
+        types = [h.shape.element_type for h in self.heroes]
+        if out_minor == in_minor or not all(
+                isinstance(storage_type(et), (ir.IntType, ir.HalfType, ir.FloatType,
+                                              ir.DoubleType)) for et in types):
+            return None
+        padded = prod(_pad(self.tile[d]) if d in (out_minor, in_minor) else self.tile[d]
+                      for d in self.read_order)
+        if 2 * padded * sum(et.byte_size for et in types) > MAX_TILE_BUFFER_BYTES:
+            return None
+        return out_minor, in_minor
+
     def describe(self) -> str:
         sizes = "x".join(str(self.tile[d]) for d in self.write_order)
+        blocks = f", {BLOCK}x{BLOCK} register blocks" if self.block_dims else ""
         return f"tiled transpose: {sizes} tiles of dims {list(self.write_order)}, " \
-               f"{self.units} units, tile buffers for {[h.name for h in self.heroes]}"
+               f"{self.units} units, tile buffers for {[h.name for h in self.heroes]}{blocks}"
 
 
 # ----------------------------------------------------------------------------- analysis
@@ -375,6 +407,70 @@ def _box_loops(b: ir.IRBuilder, order: Sequence[int], extent: dict[int, ir.Value
     level(0)
 
 
+def _strides(order: Sequence[int], extent: dict[int, int]) -> dict[int, int]:
+    """Row-major element strides of a tile buffer over ``order`` (outermost first)."""
+    strides: dict[int, int] = {}
+    step = 1
+    for d in reversed(order):
+        strides[d] = step
+        step *= extent[d]
+    return strides
+
+
+def _transpose_block(b: ir.IRBuilder, rows: list[ir.Value]) -> list[ir.Value]:
+    """The columns of the :data:`BLOCK` x :data:`BLOCK` block whose rows are ``rows``
+    (vectors): three rounds of two-input shuffles, interleaving single elements, pairs,
+    then halves."""
+    def shuffle(x: ir.Value, y: ir.Value, mask: list[int]) -> ir.Value:
+        return b.shuffle_vector(x, y, ir.Constant(ir.VectorType(ir.IntType(32), BLOCK), mask))
+    lo1, hi1 = [0, 8, 1, 9, 4, 12, 5, 13], [2, 10, 3, 11, 6, 14, 7, 15]
+    lo2, hi2 = [0, 1, 8, 9, 4, 5, 12, 13], [2, 3, 10, 11, 6, 7, 14, 15]
+    lo4, hi4 = [0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15]
+    t: list[ir.Value] = []
+    for k in range(0, BLOCK, 2):
+        t += [shuffle(rows[k], rows[k + 1], lo1), shuffle(rows[k], rows[k + 1], hi1)]
+    # t[2m] holds columns 0,1,4,5 of rows 2m, 2m+1 interleaved; t[2m+1] columns 2,3,6,7
+    s: list[ir.Value] = []
+    for k in (0, 4):
+        s += [shuffle(t[k], t[k + 2], lo2), shuffle(t[k], t[k + 2], hi2),
+              shuffle(t[k + 1], t[k + 3], lo2), shuffle(t[k + 1], t[k + 3], hi2)]
+    # s[4h + c] holds column c (first half) and column c + 4 (second half) of rows 4h..4h+3
+    cols: list[ir.Value] = [None] * BLOCK  # type: ignore[list-item]
+    for c in range(4):
+        cols[c] = shuffle(s[c], s[4 + c], lo4)
+        cols[c + 4] = shuffle(s[c], s[4 + c], hi4)
+    return cols
+
+
+def _emit_block_phase(b: ir.IRBuilder, plan: TilePlan, dims: tuple[int, int],
+                      extent: dict[int, int], src: ir.Value, src_strides: dict[int, int],
+                      dst: ir.Value, dst_strides: dict[int, int], et: Any) -> None:
+    """Copy tile buffer ``src`` (operand-minor dim contiguous) into ``dst`` (output-minor
+    dim contiguous), :data:`BLOCK` x :data:`BLOCK` blocks at a time."""
+    out_minor, in_minor = dims
+    vec = ir.VectorType(storage_type(et), BLOCK)
+    align = min(64, BLOCK * et.byte_size)
+    others = [d for d in plan.read_order if d not in dims]
+    blocks = {d: extent[d] // BLOCK if d in dims else extent[d] for d in plan.read_order}
+
+    def at(buf: ir.Value, ivs: dict[int, ir.Value], strides: dict[int, int],
+           line: int, moved: int) -> ir.Value:
+        pos: ir.Value = c64(line * strides[moved])
+        for d, iv in ivs.items():
+            scale = strides[d] * (BLOCK if d in dims else 1)
+            pos = b.add(pos, b.mul(iv, c64(scale), flags=["nsw"]), flags=["nsw"])
+        ptr = b.gep(buf, [c64(0), pos], inbounds=True)
+        return b.bitcast(ptr, vec.as_pointer())
+
+    def body(ivs: dict[int, ir.Value]) -> None:
+        rows = [b.load(at(src, ivs, src_strides, i, out_minor), align=align)
+                for i in range(BLOCK)]
+        for j, col in enumerate(_transpose_block(b, rows)):
+            b.store(col, at(dst, ivs, dst_strides, j, in_minor), align=align)
+
+    _box_loops(b, others + [out_minor, in_minor], blocks, body, "t")
+
+
 def emit_tiled_nest(b: ir.IRBuilder, fn: ir.Function, plan: TilePlan,
                     heroes: Sequence[Generator],
                     outputs_with: Callable[[list[Generator]], Sequence[TiledStore]]) -> None:
@@ -385,17 +481,28 @@ def emit_tiled_nest(b: ir.IRBuilder, fn: ir.Function, plan: TilePlan,
     the tile buffer; valid at indices inside the current tile only)."""
     rank = len(plan.dims)
     types = [h.shape.element_type for h in plan.heroes]
-    buffers = [b.alloca(ir.ArrayType(storage_type(et), plan.tile_elements), name=f"tile{k}")
-               for k, et in enumerate(types)]
-    for buf in buffers:
-        buf.align = 64
+    blocked = plan.block_dims
     # each tile buffer is row-major over the tiled dims in read order: the read phase
-    # stores to it contiguously, the write phase gathers from it (in L1 either way)
-    bstride: dict[int, int] = {}
-    step = 1
-    for d in reversed(plan.read_order):
-        bstride[d] = step
-        step *= plan.tile[d]
+    # stores to it contiguously; with the block phase a second buffer per hero is
+    # row-major in write order, which the write phase reads contiguously (else it
+    # gathers from the first; in L1 either way)
+    extent_of = {d: _pad(plan.tile[d]) if blocked and d in blocked else plan.tile[d]
+                 for d in plan.read_order}
+    size = prod(extent_of.values())
+
+    def alloc(name: str) -> list[ir.Value]:
+        bufs = [b.alloca(ir.ArrayType(storage_type(et), size), name=f"{name}{k}")
+                for k, et in enumerate(types)]
+        for buf in bufs:
+            buf.align = 64
+        return bufs
+    buffers = alloc("tile")
+    read_strides = _strides(plan.read_order, extent_of)
+    if blocked:
+        columns = alloc("cols")
+        write_strides = _strides(plan.write_order, extent_of)
+    else:
+        columns, write_strides = buffers, read_strides
     grid = plan.grid
     grid_order = [d for d in plan.out_order if grid[d] > 1]
 
@@ -419,23 +526,28 @@ def emit_tiled_nest(b: ir.IRBuilder, fn: ir.Function, plan: TilePlan,
                 index[d] = iv if grid[d] == 1 else b.add(start[d], iv, flags=["nsw"])
             return index
 
-        def slot(buf: ir.Value, index: list) -> ir.Value:
+        def slot(buf: ir.Value, index: list, strides: dict[int, int]) -> ir.Value:
             pos = None
             for d in plan.read_order:
                 iv = index[d] if grid[d] == 1 else b.sub(index[d], start[d], flags=["nsw"])
-                term = iv if bstride[d] == 1 else b.mul(iv, c64(bstride[d]), flags=["nsw"])
+                term = iv if strides[d] == 1 else b.mul(iv, c64(strides[d]), flags=["nsw"])
                 pos = term if pos is None else b.add(pos, term, flags=["nsw"])
             return b.gep(buf, [c64(0), pos if pos is not None else c64(0)], inbounds=True)
 
         def read(ivs: dict[int, ir.Value]) -> None:
             index = index_of(ivs)
             for gen, buf, et in zip(heroes, buffers, types):
-                store_element(b, gen(index), slot(buf, index), et)
+                store_element(b, gen(index), slot(buf, index, read_strides), et)
 
         _box_loops(b, plan.read_order, extent, read, "r")
+        if blocked:
+            for src, dst, et in zip(buffers, columns, types):
+                _emit_block_phase(b, plan, blocked, extent_of, src, read_strides, dst,
+                                  write_strides, et)
+
         def loader(buf: ir.Value, et: Any) -> Generator:
-            return lambda index: load_element(b, slot(buf, index), et)
-        loads: list[Generator] = [memoize(b, loader(buf, et)) for buf, et in zip(buffers, types)]
+            return lambda index: load_element(b, slot(buf, index, write_strides), et)
+        loads: list[Generator] = [memoize(b, loader(buf, et)) for buf, et in zip(columns, types)]
         stores = outputs_with(loads)
 
         def write(ivs: dict[int, ir.Value]) -> None:
@@ -449,5 +561,5 @@ def emit_tiled_nest(b: ir.IRBuilder, fn: ir.Function, plan: TilePlan,
     for_loop(b, fn.args[1], fn.args[2], unit, "unit")
 
 
-__all__ = ["MIN_TILED_ELEMENTS", "TILE_ELEMENTS", "TilePlan", "TiledStore", "emit_tiled_nest",
-           "operand_reads", "plan_tiling", "minor_run"]
+__all__ = ["BLOCK", "MIN_TILED_ELEMENTS", "TILE_ELEMENTS", "TilePlan", "TiledStore",
+           "emit_tiled_nest", "operand_reads", "plan_tiling", "minor_run"]
