@@ -196,6 +196,39 @@ ENTRY main {
     assert live.defined_by(e.instruction("g")) == []
 
 
+OPT_BARRIER = """
+ENTRY main {
+  x = f32[64] parameter(0)
+  a = f32[64] abs(x)
+  b = f32[64] negate(x)
+  t = (f32[64], f32[64]) tuple(a, b)
+  o = (f32[64], f32[64]) opt-barrier(t)
+  g0 = f32[64] get-tuple-element(o), index=0
+  g1 = f32[64] get-tuple-element(o), index=1
+  s = f32[64] sqrt(g0)
+  tok = token[] after-all()
+  d = f32[64] add-dependency(b, tok)
+  ROOT r = f32[64] add(s, d)
+}
+"""
+
+
+def test_forwarding_ops_alias_their_operand():
+    """opt-barrier and add-dependency define no buffers (XLA's dataflow forwards operand
+    0's values): no copies at run time."""
+    m = module(OPT_BARRIER)
+    ba = assign_buffers(m)
+    e = m.entry
+    live = ba._infos[id(e)].live
+    assert live.defined_by(e.instruction("o")) == []
+    assert live.defined_by(e.instruction("d")) == []
+    assert ba.slice(e.instruction("g0")) == ba.slice(e.instruction("a"))
+    assert ba.slice(e.instruction("o"), (1,)) == ba.slice(e.instruction("b"))
+    assert ba.slice(e.instruction("d")) == ba.slice(e.instruction("b"))
+    # b is read through the barrier's alias after s: s may not write into it
+    assert ba.slice(e.instruction("s")) != ba.slice(e.instruction("b"))
+
+
 def test_allocation_kinds_and_report():
     m = module("""
 ENTRY main {
@@ -326,3 +359,22 @@ ENTRY e {
     n_slice, c_slice = ba.slice(by_name["n"]), ba.slice(by_name["c"])
     same = n_slice.allocation is c_slice.allocation and n_slice.offset == c_slice.offset
     assert not same
+
+
+@pytest.mark.parametrize("text", [
+    "HloModule m\n" + ADD + OPT_BARRIER,
+    """HloModule param_through_barrier
+ENTRY main {
+  x = f32[64] parameter(0)
+  t = (f32[64]) tuple(x)
+  ROOT o = (f32[64]) opt-barrier(t)
+}""",
+])
+def test_forwarding_ops_run_on_the_cpu_backend(text):
+    import numpy as np
+    from cpu_kernel_harness import assert_same, run_both
+    from xlapy.backends.cpu import CpuBackend
+    x = np.linspace(-2, 2, 64, dtype=np.float32)
+    got, want = run_both(CpuBackend(use_disk_cache=False), text, [x])
+    assert_same(got, want)
+    np.testing.assert_array_equal(x, np.linspace(-2, 2, 64, dtype=np.float32))

@@ -31,8 +31,8 @@ from llvmlite import ir
 from ..backends.cpu.executable import value_ref
 from ..backends.cpu.kernel_api import KERNEL_TYPE, indexed_leaves
 from ..backends.cpu.plan_builder import materialize_constants
-from ..backends.cpu.thunks import (BufferRef, CallThunk, ConditionalThunk, CopyThunk,
-                                   KernelThunk, Memory, Plan, WhileThunk, aligned_empty,
+from ..backends.cpu.thunks import (BufferRef, CallThunk, ConditionalThunk, KernelThunk,
+                                   Memory, Plan, WhileThunk, aligned_empty,
                                    leaves, major_to_minor)
 from ..errors import UnimplementedError
 from ..hlo.shape import Shape
@@ -316,8 +316,6 @@ class EntryBuilder:
         for t in plan.thunks:
             if isinstance(t, KernelThunk):
                 self._kernel(t)
-            elif isinstance(t, CopyThunk):
-                self._copies(t.copy.pairs)
             elif isinstance(t, WhileThunk):
                 self._while(t)
             elif isinstance(t, ConditionalThunk):

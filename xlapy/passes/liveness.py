@@ -9,7 +9,9 @@
 - :class:`LogicalBuffer`: one array (or tuple pointer table) an instruction
   *defines*, at a ShapeIndex. As ``TuplePointsToAnalysis``: ``tuple`` defines only
   its top-level table (elements alias the operands), ``get-tuple-element`` and
-  ``bitcast`` define nothing (they alias their operand). ``while``, ``conditional``,
+  ``bitcast`` define nothing (they alias their operand), nor do the ops that forward
+  operand 0's value (``FORWARDING_OPS``: ``opt-barrier``, ``add-dependency``,
+  ``domain``, as in XLA's dataflow analysis). ``while``, ``conditional``,
   ``call`` and ``fusion`` define fresh buffers for their outputs (the runtime
   moves values across the call boundary).
 - :class:`Liveness`: points-to sets, each buffer's ``[start, end]`` interval in
@@ -28,7 +30,9 @@ from ..hlo.shape import Shape
 POINTER_SIZE = 8
 ShapeIndex = tuple[int, ...]
 
-_ALIASING_OPS = frozenset({"get-tuple-element", "bitcast"})
+# Ops whose result is operand 0's value (the other operands only order the program).
+FORWARDING_OPS = frozenset({"opt-barrier", "add-dependency", "domain"})
+_ALIASING_OPS = frozenset({"get-tuple-element", "bitcast"}) | FORWARDING_OPS
 
 
 def buffer_size(shape: Shape) -> int:
@@ -186,7 +190,7 @@ class Liveness:
             for ix, bufs in src.items():
                 if ix[:1] == (k,):
                     pts[ix[1:]] = bufs
-        elif instr.opcode == "bitcast":
+        elif instr.opcode in _ALIASING_OPS:       # bitcast and the forwarding ops
             pts = dict(self.points_to[id(instr.operands[0])])
         elif instr.opcode == "tuple":
             pts[()] = [self._new(instr, ())]

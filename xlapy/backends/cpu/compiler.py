@@ -63,7 +63,7 @@ from .executable import CpuExecutable, value_ref
 from .jit_engine import OPT_LEVEL, SMALL_OPT_LEVEL, CompiledObject, engine
 from .kernel_api import KernelSpec, indexed_leaves
 from .pipeline import TARGET
-from .plan_builder import (FORWARD, NO_OP, PlanBuilder, library_supports,
+from .plan_builder import (NO_OP, PlanBuilder, library_supports,
                            library_target, materialize_constants)
 from .thunks import ThreadPool, shared_pool
 
@@ -169,11 +169,11 @@ def kernel_emitters(assignment: BufferAssignment) -> list[Any]:
 
 def kernel_candidates(assignment: BufferAssignment) -> Iterator[tuple[str, HloInstruction]]:
     """``(computation name, instruction)`` for every scheduled instruction that needs code
-    of its own (a kernel, a library call or the interpreter): all but no-ops, forwards
-    and control flow (``while``/``conditional``/``call`` run sub-plans)."""
+    of its own (a kernel, a library call or the interpreter): all but no-ops and control
+    flow (``while``/``conditional``/``call`` run sub-plans)."""
     for comp_name, schedule in assignment.schedules.items():
         for instr in schedule:
-            if instr.opcode not in NO_OP and instr.opcode not in FORWARD and \
+            if instr.opcode not in NO_OP and \
                     instr.opcode not in ("while", "conditional", "call"):
                 yield comp_name, instr
 
@@ -537,7 +537,7 @@ def _check_records(module: HloModule, records: list[KernelRecord]) -> None:
         if (r.computation, r.instruction) in seen:
             raise ValueError(f"two kernels for {r.computation}/{r.instruction}")
         seen.add((r.computation, r.instruction))
-        if instr.opcode in NO_OP or instr.opcode in FORWARD or \
+        if instr.opcode in NO_OP or \
                 instr.opcode in ("while", "conditional", "call"):
             raise ValueError(f"a kernel for {instr.opcode} {r.instruction}")
         elements = max([s.num_elements for _, s in indexed_leaves(instr.shape)]

@@ -26,12 +26,13 @@ and turns every instruction of the entry computation's schedule into a **thunk**
   condition reads; a loop that copies nothing per trip and whose condition and body
   are kernels on the calling thread runs its trips in a native driver
   (``native_loop.py``);
-- **copy** (``copy``): forwards an operand into a fresh buffer (``opt-barrier``-like ops);
 - **collective** (``collective``): ``all-reduce`` over row-major buffers (and ``all-gather``
   whose members' blocks follow each other in memory), handed to the running participant's
   communicator, which writes the result buffer (``collective_thunk.py``);
-- **no-op**: ``parameter``, ``constant``, ``tuple``, ``get-tuple-element`` and ``bitcast``
-  need no work (their values already are in place);
+- **no-op**: ``parameter``, ``constant``, ``tuple``, ``get-tuple-element``, ``bitcast`` and
+  the ops forwarding operand 0's value (``opt-barrier``, ``add-dependency``, ``domain``:
+  buffer assignment gives them the operand's buffers) need no work (their values
+  already are in place);
 - **fallback** (``fallback``): the reference interpreter's handler on NumPy views of the
   buffers (``fallback.py``), for everything else. Currently:
 

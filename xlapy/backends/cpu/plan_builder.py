@@ -4,13 +4,12 @@ library calls (``blas.py``/``conv.py``) rather than emitted kernels.
 
 :class:`PlanBuilder` gives every instruction of a computation's schedule a thunk: a kernel
 thunk when the compiler emitted a kernel for it (``kernels``: ``id(instr)`` -> (kernel
-record, address)), a copy for forwarding ops, ``while``/``conditional``/``call`` thunks
-with sub-plans of the called computations, a library thunk for dots and convolutions
-the libraries support, a host-callback thunk for ``custom-call``s into Python
-(``callback_thunk.py``), collective thunks (all-reduce, all-gather, reduce-scatter,
-all-to-all, collective-permute) that hand their buffers to the running participant's
-communicator (``collective_thunk.py``), and a fallback thunk (the
-reference interpreter) for the rest.
+record, address)), ``while``/``conditional``/``call`` thunks with sub-plans of the
+called computations, a library thunk for dots and convolutions the libraries support, a
+host-callback thunk for ``custom-call``s into Python (``callback_thunk.py``), collective
+thunks (all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute) that hand
+their buffers to the running participant's communicator (``collective_thunk.py``), and a
+fallback thunk (the reference interpreter) for the rest.
 Its base, :class:`PlanBuilderBase`, is what the GPU's builder (``backends/gpu/compiler.py``)
 shares with it: plans, leaf pairs and the copies and sub-plans of the control-flow thunks.
 """
@@ -21,20 +20,20 @@ from typing import Any, Callable, Iterator
 from ...hlo.ir import HloComputation, HloInstruction, HloModule
 from ...passes.buffer_assignment import BufferAssignment
 from ...passes.conv_output_fusion import conv_output_fusion_parts
+from ...passes.liveness import FORWARDING_OPS
 from ..interpreter.host_callbacks import is_host_callback
 from . import blas, conv
 from .callback_thunk import HostCallbackThunk
 from .executable import buffer_ref, value_ref
 from .kernel_api import indexed_leaves, kernel_buffers
-from .thunks import (BufferRef, CallThunk, ConditionalThunk, CopyThunk, KernelThunk,
+from .thunks import (BufferRef, CallThunk, ConditionalThunk, KernelThunk,
                      LibraryThunk, Memory, Plan, ThreadPool, Thunk, WhileThunk, leaves,
                      write_value)
 
-# Instructions whose value is already in place (aliases or buffers filled elsewhere).
+# Instructions whose value is already in place (aliases, among them the ops forwarding
+# operand 0's value, or buffers filled elsewhere).
 NO_OP = frozenset({"parameter", "constant", "tuple", "get-tuple-element", "bitcast",
-                   "after-all"})
-# Instructions that forward operand 0 into a fresh buffer.
-FORWARD = frozenset({"opt-barrier", "add-dependency", "domain"})
+                   "after-all"}) | FORWARDING_OPS
 
 
 def library_target(instr: HloInstruction) -> tuple[HloInstruction, list[int]] | None:
@@ -185,10 +184,6 @@ class PlanBuilderBase:
             self.evaluator = Evaluator(self.module)
         return self.evaluator
 
-    def forward_copies(self, instr: HloInstruction) -> Any:
-        """A ``FORWARD`` op's copies of operand 0 into its own buffers."""
-        return self.copies(self.pairs(instr.operands[0], instr))
-
     def call_parts(self, instr: HloInstruction) -> tuple[Any, Any, Any]:
         """A ``call``'s (callee plan, copies to its parameters, copies from its root)."""
         callee = instr.to_apply
@@ -253,8 +248,6 @@ class PlanBuilder(PlanBuilderBase):
                     for kb_instr, kb_index in _kernel_buffer_keys(instr)]
             return KernelThunk(instr, record.name, address, refs, record.units, record.cost,
                                self.pool, self.parallel_cost)
-        if op in FORWARD:
-            return CopyThunk(instr, self.forward_copies(instr))
         if op == "while":
             return WhileThunk(instr, *self.while_parts(instr))
         if op == "conditional":
@@ -283,6 +276,6 @@ def _kernel_buffer_keys(instr: HloInstruction) -> list[tuple[HloInstruction, tup
     return [(kb.instruction, kb.index) for kb in kernel_buffers(instr)]
 
 
-__all__ = ["NO_OP", "FORWARD", "PlanBuilder", "PlanBuilderBase", "library_target",
+__all__ = ["NO_OP", "PlanBuilder", "PlanBuilderBase", "library_target",
            "library_supports", "library_routine", "materialize_constants",
            "scheduled_constants"]

@@ -409,19 +409,6 @@ class LibraryThunk(Thunk):
         self.fn([read_value(r, mem) for r in self.operands], out)
 
 
-class CopyThunk(Thunk):
-    """Copies operand leaves to result leaves (ops that forward a value into a new buffer)."""
-
-    kind = "copy"
-
-    def __init__(self, instr: HloInstruction, pairs: Sequence[tuple[BufferRef, BufferRef]]) -> None:
-        self.instruction = instr
-        self.copy = Copier(pairs)
-
-    def run(self, mem: Memory) -> None:
-        self.copy(mem)
-
-
 class WhileThunk(Thunk):
     """``while``: the loop state lives in the while's own buffers and is copied into the
     condition's and body's parameter buffers before each run of their plans.
@@ -543,7 +530,7 @@ class CallThunk(Thunk):
 
 
 __all__ = ["Memory", "BufferRef", "TokenRef", "ValueRef", "Plan", "PlanQueries", "Thunk",
-           "KernelThunk", "LibraryThunk", "CopyThunk", "WhileThunk", "ConditionalThunk",
+           "KernelThunk", "LibraryThunk", "WhileThunk", "ConditionalThunk",
            "CallThunk", "ThreadPool", "shared_pool", "cores", "logical_view", "physical_bytes",
            "aligned_empty", "major_to_minor", "element_strides", "read_value", "write_value",
            "leaves", "Copier", "as_bytes", "address_of"]

@@ -32,12 +32,12 @@ from ...passes.buffer_assignment import BufferAssignment, assign_buffers
 from ...passes.context import PassContext
 from ...passes.dump import dump_hlo_module, dump_text, module_key, share_dump_key
 from ..cpu.executable import buffer_ref, value_ref
-from ..cpu.plan_builder import FORWARD, NO_OP, PlanBuilderBase, scheduled_constants
+from ..cpu.plan_builder import NO_OP, PlanBuilderBase, scheduled_constants
 from .device import Device
 from .kernels import GpuKernel, UnitKernelEmitter
 from .pipeline import gpu_pipeline
 from .ptx import DEFAULT_SM, compile_ptx
-from .runtime import (Buffers, CallThunk, ConditionalThunk, Copies, CopyThunk, FallbackThunk,
+from .runtime import (Buffers, CallThunk, ConditionalThunk, Copies, FallbackThunk,
                       GpuExecutable, LaunchThunk, Plan, SequenceThunk, Thunk,
                       WhileThunk)
 from .simt import NvptxTarget, SimTarget, Target
@@ -172,7 +172,7 @@ class GpuBackend:
         out: dict[int, GpuKernel] = {}
         for comp_name, schedule in assignment.schedules.items():
             for instr in schedule:
-                if instr.opcode in NO_OP or instr.opcode in FORWARD or instr.opcode in _CONTROL:
+                if instr.opcode in NO_OP or instr.opcode in _CONTROL:
                     continue
                 name = _kernel_name(comp_name, instr, names)
                 for e in emitters:
@@ -342,8 +342,6 @@ class _PlanBuilder(PlanBuilderBase):
             if len(launches) == 1:
                 return launches[0]
             return SequenceThunk(instr, Plan(instr.name, launches))
-        if op in FORWARD:
-            return CopyThunk(instr, self.forward_copies(instr))
         if op == "while":
             return WhileThunk(instr, self.buffers, *self.while_parts(instr))
         if op == "conditional":

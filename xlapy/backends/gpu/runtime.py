@@ -201,16 +201,6 @@ class Copies:
             self.device.d2d(dst, src, n)
 
 
-class CopyThunk(Thunk):
-    kind = "copy"
-
-    def __init__(self, instr: HloInstruction, copies: Copies) -> None:
-        self.instruction, self.copies = instr, copies
-
-    def run(self) -> None:
-        self.copies()
-
-
 class FallbackThunk(Thunk):
     """The interpreter's handler on host copies of the operands (module docstring)."""
 
@@ -497,5 +487,5 @@ def _to_host(value: Any) -> Any:
     return value
 
 
-__all__ = ["GpuExecutable", "Plan", "Buffers", "LaunchThunk", "SequenceThunk", "CopyThunk",
+__all__ = ["GpuExecutable", "Plan", "Buffers", "LaunchThunk", "SequenceThunk",
            "FallbackThunk", "WhileThunk", "ConditionalThunk", "CallThunk", "Copies"]
