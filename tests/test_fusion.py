@@ -407,6 +407,35 @@ ENTRY main {
         np.testing.assert_allclose(g, r, rtol=1e-5)
 
 
+def test_a_producer_with_other_users_is_not_duplicated_into_a_bitcast():
+    """A bias-add and relu read by a matrix product and returned as another shape: the
+    bitcast reads the relu's buffer, which the product needs anyway."""
+    text = """
+ENTRY main {
+  x = f32[64,32] parameter(0)
+  b = f32[32] parameter(1)
+  w = f32[32,16] parameter(2)
+  bb = f32[64,32] broadcast(b), dimensions={1}
+  a = f32[64,32] add(x, bb)
+  zero = f32[] constant(0)
+  z = f32[64,32] broadcast(zero), dimensions={}
+  r = f32[64,32] maximum(a, z)
+  c = f32[4,16,32] bitcast(r)
+  d = f32[64,16] dot(r, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT out = (f32[4,16,32], f32[64,16]) tuple(c, d)
+}
+"""
+    m = module(text)
+    p = fuse(m)
+    assert opcodes_in_fusions(m).count("maximum") == 1
+    assert [i.opcode for i in m.entry.instructions].count("bitcast") == 1
+    assert any(r.consumer == "c" and r.reason == "Not duplicating a producer into a bitcast"
+               for r in p.refusals)
+    fused, ref, got = run_both(text, [rand(64, 32), rand(32), rand(32, 16)])
+    for g, r in zip(got, ref):
+        np.testing.assert_allclose(g, r, rtol=1e-5)
+
+
 def test_stable_softmax_producer_is_never_duplicated():
     text = SOFTMAX.replace("x = f32[4,10] parameter(0)",
                            "p = f32[4,10] parameter(0)\n  two = f32[] constant(2)\n"

@@ -436,6 +436,10 @@ class CpuInstructionFusion(HloPass):
             # too), the reduction reads it densely
             return FusionDecision.forbid("Not fusing a transpose into a reduction over major "
                                          "dimensions")
+        if consumer.opcode == "bitcast" and len(producer.users) > 1:
+            # the producer is materialised for its other users anyway, and the bitcast
+            # reads that buffer for free: fused, the producer would be computed twice
+            return FusionDecision.forbid("Not duplicating a producer into a bitcast")
         base = self._base_should_fuse(producer, consumer)
         if not base:
             return base
