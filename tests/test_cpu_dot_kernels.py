@@ -184,6 +184,20 @@ def test_compiled_module_runs_small_dots_as_kernels():
     assert big.thunk_kinds()["d"] == "library"
 
 
+def test_batches_of_small_products_are_kernels_whatever_their_length():
+    """Attention's per-head products: the limit is per matrix, not per batch."""
+    heads = dot_module("f32", (64, 64, 32), (64, 32, 64), (0,), (2,), (0,), (1,))
+    assert 64 * 64 * 32 * 64 > MAX_KERNEL_MACS
+    assert kernel_wanted(parse_module(heads).entry.root, 64) is not None
+    exe = get_backend("cpu").compile(parse_module(heads))
+    assert exe.thunk_kinds()["d"] == "kernel"
+    args = _args(heads, 5)
+    np.testing.assert_allclose(np.asarray(exe.execute(args)), args[0] @ args[1],
+                               rtol=1e-5, atol=1e-5)
+    wide = dot_module("f32", (2, 256, 256), (2, 256, 256), (0,), (2,), (0,), (1,))
+    assert kernel_wanted(parse_module(wide).entry.root, 64) is None
+
+
 def test_dots_in_a_loop_run_in_the_native_driver():
     # a recurrence h = tanh(h @ w) in a while loop: the dot is a kernel, so every trip is
     # kernel calls only and the loop runs in native_loop's driver

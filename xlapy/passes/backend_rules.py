@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..hlo.ir import HloInstruction
-from ..hlo.shape import Shape
+from ..hlo.shape import Layout, Shape
 
 
 class RowReductionRules(Protocol):
@@ -41,4 +41,17 @@ class DotOutputFusionRules(Protocol):
     def output_fusible(self, dot: HloInstruction) -> bool: ...
 
 
-__all__ = ["RowReductionRules", "DotOutputFusionRules"]
+class DotOperandLayoutRules(Protocol):
+    """Which layout a backend wants for a dot's operand, asked by
+    :class:`~xlapy.passes.layout_assignment.CpuLayoutAssignment` before it applies its
+    default (row-major) policy.
+
+    ``operand_layout(dot, index)``: the layout the backend's code reads operand ``index``
+    of ``dot`` best in (layout assignment copies the operand into it), or None for the
+    default policy.
+    """
+
+    def operand_layout(self, dot: HloInstruction, index: int) -> Layout | None: ...
+
+
+__all__ = ["RowReductionRules", "DotOutputFusionRules", "DotOperandLayoutRules"]

@@ -19,7 +19,10 @@ not a fusion body (fusion bodies only get missing layouts filled in):
   a while's body parameter, body root, condition parameter and result agree;
 - a custom-call with ``operand_layout_constraints`` gets its operands in those layouts
   (LAPACK calls ask for column-major matrices);
-- dot operands are row-major, except the CPU dot policy below; with ``dot_follows_user``
+- dot operands are row-major, except the CPU dot policy below and the layouts the backend
+  asks for (``dot_layouts``, a :class:`~xlapy.passes.backend_rules.DotOperandLayoutRules`:
+  the CPU's small-product kernels read the right operand of a batch of ``A @ B^T``
+  products with its columns minor); with ``dot_follows_user``
   (the CPU pipeline) a dot whose only user is an elementwise op is given that op's layout
   (the CPU's GEMMs write either order);
 
@@ -44,6 +47,7 @@ from ..errors import InvalidArgumentError
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.opcodes import ELEMENTWISE
 from ..hlo.shape import Layout, ProgramShape, Shape
+from .backend_rules import DotOperandLayoutRules
 from .base import HloPass
 from .context import PassContext
 from .computation_edits import DeferredEdits
@@ -172,10 +176,13 @@ class CpuLayoutAssignment(HloPass):
 
     name = "layout-assignment"
 
-    def __init__(self, dot_follows_user: bool = False) -> None:
+    def __init__(self, dot_follows_user: bool = False,
+                 dot_layouts: DotOperandLayoutRules | None = None) -> None:
         """``dot_follows_user``: a dot whose only user is elementwise takes that user's
-        layout (for a backend whose dots write either order: the CPU's)."""
+        layout (for a backend whose dots write either order: the CPU's); ``dot_layouts``:
+        the backend's wishes for dot operand layouts."""
         self.dot_follows_user = dot_follows_user
+        self.dot_layouts = dot_layouts
 
     def run(self, module: HloModule, ctx: PassContext | None = None) -> bool:
         if module.entry is None:
@@ -192,7 +199,7 @@ class CpuLayoutAssignment(HloPass):
             changed |= _rewrite_as_bitcasts(comp, bitcast_sources,
                                            ctx is not None and ctx.reference_mode)
         changed |= _apply_entry_parameter_layouts(module)
-        fixer = _LayoutFixer(bitcast_sources, self.dot_follows_user)
+        fixer = _LayoutFixer(bitcast_sources, self.dot_follows_user, self.dot_layouts)
         for comp in comps:
             changed |= fixer.fix(comp)
         ecl = module.entry_computation_layout
@@ -312,9 +319,11 @@ def _apply_entry_parameter_layouts(module: HloModule) -> bool:
 class _LayoutFixer:
     """Makes operand layouts agree with what their users need, one computation at a time."""
 
-    def __init__(self, bitcast_sources: dict[int, Shape], dot_follows_user: bool = False) -> None:
+    def __init__(self, bitcast_sources: dict[int, Shape], dot_follows_user: bool = False,
+                 dot_layouts: DotOperandLayoutRules | None = None) -> None:
         self.bitcast_sources = bitcast_sources
         self.dot_follows_user = dot_follows_user
+        self.dot_layouts = dot_layouts
 
     def fix(self, comp: HloComputation) -> bool:
         cache: dict = {}
@@ -338,7 +347,11 @@ class _LayoutFixer:
         if op == "dot":
             changed = False
             for i, x in enumerate(instr.operands):
-                if not dot_accepts(instr, x.shape.layout, x.shape.rank):
+                want = self.dot_layouts.operand_layout(instr, i) if self.dot_layouts else None
+                if want is not None:
+                    changed |= _set_operand_layout(comp, instr, i, with_layout(x.shape, want),
+                                                   cache)
+                elif not dot_accepts(instr, x.shape.layout, x.shape.rank):
                     changed |= _set_operand_layout(
                         comp, instr, i, with_layout(x.shape, Layout.row_major(x.shape.rank)),
                         cache)

@@ -3,7 +3,8 @@
 OpenBLAS packs both operands into panels before multiplying; for the batch-1 and
 batch-32 products of recurrent cells and small MLPs (``f32[32,64] x [64,512]`` and the
 like) the packing and the library call (through the thunk, several microseconds) cost as
-much as the arithmetic. Such a dot is emitted as a kernel (``kernel_api`` signature) that
+much as the arithmetic, and a batch of small products (attention's per-head ones) costs a
+call or its bookkeeping per matrix. Such a dot is emitted as a kernel (``kernel_api`` signature) that
 reads the operands where they are, in their layouts, and keeps a block of the result in
 vector registers. As a kernel it also runs inside the native loop driver
 (``native_loop.py``) and in runs of consecutive kernels, without Python dispatch.
@@ -27,7 +28,8 @@ the host's (512-bit with AVX-512, else 256-bit).
 
 Which dots take this path (``dot_kernel_plan.kernel_wanted``): ``f32``/``f64`` dots whose
 operands and result have one element type, that fit one of the two shapes and have at
-most ``MAX_KERNEL_MACS`` multiply-adds in all; larger ones go to OpenBLAS (``blas.py``).
+most ``MAX_KERNEL_MACS`` multiply-adds per matrix (batches of any length: attention's
+per-head products); larger ones go to OpenBLAS (``blas.py``).
 A ``kOutput`` fusion ``add(dot(a, b), d)`` (formed by the fusion pass for the dots this
 path takes, and XLA's matrix-vector output fusion) adds ``d`` as the tile is stored.
 The figures behind the limit are in docs/performance.md ("Measurements behind the CPU

@@ -15,12 +15,15 @@ from math import prod
 
 from ...hlo import types as T
 from ...hlo.ir import HloInstruction
-from ...hlo.shape import Shape
+from ...hlo.shape import Layout, Shape
 from .blas import dot_dims, supports_dot
 from .blas_lib import collapse
 from .thunks import element_strides
 
-#: Dots with more multiply-adds than this (batch included) run in OpenBLAS.
+#: Dots with more multiply-adds than this per matrix of the batch run in OpenBLAS. A batch
+#: of products up to this size runs as a kernel whatever its length: its units (row
+#: blocks of each matrix) spread over the threads, where the library's batch call or
+#: per-matrix calls were slower (docs/performance.md).
 MAX_KERNEL_MACS = 1 << 21
 
 # register tiles: outer kernel rows x vectors, inner kernel rows x cols
@@ -161,7 +164,7 @@ def kernel_wanted(instr: HloInstruction, width_bytes: int | None = None) -> DotK
     k = prod(ls.dims[i] for i in d.lhs_contract)
     n = prod(rs.dims[i] for i in d.rhs_free)
     # an output fusion has no library path (it would run in the interpreter): any size
-    if (addend is None and batch * m * n * k > MAX_KERNEL_MACS) or batch * m * n == 0:
+    if (addend is None and m * n * k > MAX_KERNEL_MACS) or batch * m * n == 0:
         return None
     sa = _strides(instr.operands[feeds[0]].shape, [d.lhs_batch, d.lhs_free, d.lhs_contract])
     sb = _strides(instr.operands[feeds[1]].shape, [d.rhs_batch, d.rhs_contract, d.rhs_free])
@@ -208,6 +211,35 @@ class CpuDotOutputFusionRules:
         return kernel_wanted(dot, 64) is not None
 
 
+class CpuDotOperandLayouts:
+    """Layout assignment's question (a
+    :class:`~xlapy.passes.backend_rules.DotOperandLayoutRules`): the right operand of a
+    batch of small ``A @ B^T`` products (attention's ``q @ k^T``: both operands K-minor)
+    whose K is too short for the inner kernel's lane sums is wanted with its N dims minor,
+    so the outer kernel computes the batch; layout assignment copies it (a tiled
+    transpose) where it has another layout, instead of leaving the batch to the library."""
+
+    def operand_layout(self, dot: HloInstruction, index: int) -> Layout | None:
+        if index != 1 or dot.opcode != "dot" or not supports_dot(dot):
+            return None
+        et = dot.shape.element_type
+        if et not in (T.F32, T.F64) or any(o.shape.element_type != et for o in dot.operands):
+            return None
+        d = dot_dims(dot)
+        if not d.rhs_batch or not d.rhs_free or not d.rhs_contract:
+            return None
+        ls, rs = dot.operands[0].shape, dot.operands[1].shape
+        m = prod(ls.dims[i] for i in d.lhs_free)
+        k = prod(rs.dims[i] for i in d.rhs_contract)
+        n = prod(rs.dims[i] for i in d.rhs_free)
+        if m * n * k > MAX_KERNEL_MACS or k >= INNER_MIN_VECTORS * vector_bytes() // et.byte_size:
+            return None
+        if max(d.rhs_free) > max(d.rhs_contract):     # row-major B is N-minor already
+            return None
+        major_to_minor = [*d.rhs_batch, *d.rhs_contract, *d.rhs_free]
+        return Layout(tuple(reversed(major_to_minor)))
+
+
 __all__ = ["DotKernelPlan", "kernel_wanted", "output_fusion_parts", "MAX_KERNEL_MACS",
-           "vector_bytes", "CpuDotOutputFusionRules", "OUTER_VECTORS", "OUTER_ACCUMULATORS",
+           "vector_bytes", "CpuDotOutputFusionRules", "CpuDotOperandLayouts", "OUTER_VECTORS", "OUTER_ACCUMULATORS",
            "INNER_ROWS", "INNER_COLS", "INNER_MIN_VECTORS"]

@@ -61,7 +61,7 @@ from ...passes.elementwise_rematerialization import ElementwiseRematerialization
 from ...passes.rematerialization import HloRematerialization
 from ..target import Target
 from .conv import CpuConvOutputFusionRules
-from .dot_kernel_plan import CpuDotOutputFusionRules
+from .dot_kernel_plan import CpuDotOperandLayouts, CpuDotOutputFusionRules
 from .reduction_plan import ROW_CACHE_ELEMENTS
 from .thunks import major_to_minor
 
@@ -82,6 +82,7 @@ class CpuRowReductionRules:
 
 ROW_REDUCTION_RULES = CpuRowReductionRules()
 DOT_OUTPUT_RULES = CpuDotOutputFusionRules()
+DOT_OPERAND_LAYOUTS = CpuDotOperandLayouts()
 CONV_OUTPUT_RULES = CpuConvOutputFusionRules()
 
 
@@ -126,7 +127,8 @@ def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = 
         *target_independent_passes(),                                    # 1
         Bf16ExcessPrecision()                                            # 1b
         if getattr(ctx.options, "xla_allow_excess_precision", True) else None,
-        CpuLayoutAssignment(dot_follows_user=True),                      # 2
+        CpuLayoutAssignment(dot_follows_user=True,                       # 2
+                            dot_layouts=DOT_OPERAND_LAYOUTS),
         CpuInstructionFusion(may_duplicate=not multi_output,             # 3
                              dot_rules=DOT_OUTPUT_RULES),
         ConvOutputFusion(CONV_OUTPUT_RULES)                              # 3b
