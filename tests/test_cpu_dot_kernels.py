@@ -12,7 +12,8 @@ import pytest
 
 import xlapy
 from xlapy.backends.cpu.dot_emitter import DotEmitter
-from xlapy.backends.cpu.dot_kernel_plan import MAX_KERNEL_MACS, kernel_wanted
+from xlapy.backends.cpu.dot_kernel_plan import (CpuDotOperandLayouts, MAX_KERNEL_MACS,
+                                                kernel_wanted)
 from xlapy.backends.cpu.jit_engine import engine
 from xlapy.backends.cpu.thunks import KERNEL_CFUNC, logical_view, physical_bytes
 from xlapy.client import get_backend
@@ -196,6 +197,40 @@ def test_batches_of_small_products_are_kernels_whatever_their_length():
                                rtol=1e-5, atol=1e-5)
     wide = dot_module("f32", (2, 256, 256), (2, 256, 256), (0,), (2,), (0,), (1,))
     assert kernel_wanted(parse_module(wide).entry.root, 64) is None
+
+
+@pytest.mark.parametrize("lshape,rshape,lb,lc,rb,rc", [
+    ((8, 64, 32), (8, 48, 32), (0,), (2,), (0,), (2,)),     # attention's q @ k^T
+    ((256, 10), (512, 10), (), (1,), (), (1,)),               # a layer's g @ W^T, K = 10
+    ((2, 3, 20, 7), (2, 3, 33, 7), (0, 1), (3,), (0, 1), (3,)),
+])
+def test_short_k_times_transposed_rhs_is_a_kernel_after_a_layout_change(lshape, rshape, lb,
+                                                                          lc, rb, rc):
+    """Both operands K-minor with a K too short for the inner kernel: layout assignment
+    gives the right operand its N dims minor (one copy), and the outer kernel computes
+    the product."""
+    text = dot_module("f32", lshape, rshape, lb, lc, rb, rc)
+    dot = parse_module(text).entry.root
+    want = CpuDotOperandLayouts().operand_layout(dot, 1)
+    assert want is not None and want.minor_to_major[0] == len(rshape) - 2
+    assert CpuDotOperandLayouts().operand_layout(dot, 0) is None
+    exe = get_backend("cpu").compile(parse_module(text))
+    kinds = exe.thunk_kinds()
+    assert kinds["d"] == "kernel" and any(name.startswith("copy") for name in kinds), kinds
+    args = _args(text, 7)
+    a, b = args
+    expect = np.einsum("...mk,...nk->...mn", a, b)
+    np.testing.assert_allclose(np.asarray(exe.execute(args)), expect, rtol=1e-5, atol=1e-5)
+
+
+def test_operand_layouts_left_alone():
+    rules = CpuDotOperandLayouts()
+    nn = parse_module(dot_module("f32", (8, 64, 32), (8, 32, 48), (0,), (2,), (0,), (1,)))
+    long_k = parse_module(dot_module("f32", (8, 16, 256), (8, 16, 256), (0,), (2,), (0,), (2,)))
+    big = parse_module(dot_module("f32", (256, 64), (1024, 64), lc=(1,), rc=(1,)))
+    ints = parse_module(dot_module("s32", (8, 4), (6, 4), lc=(1,), rc=(1,)))
+    for m in (nn, long_k, big, ints):
+        assert rules.operand_layout(m.entry.root, 1) is None, m.to_text()
 
 
 def test_dots_in_a_loop_run_in_the_native_driver():

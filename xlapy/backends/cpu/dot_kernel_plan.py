@@ -214,10 +214,11 @@ class CpuDotOutputFusionRules:
 class CpuDotOperandLayouts:
     """Layout assignment's question (a
     :class:`~xlapy.passes.backend_rules.DotOperandLayoutRules`): the right operand of a
-    batch of small ``A @ B^T`` products (attention's ``q @ k^T``: both operands K-minor)
-    whose K is too short for the inner kernel's lane sums is wanted with its N dims minor,
-    so the outer kernel computes the batch; layout assignment copies it (a tiled
-    transpose) where it has another layout, instead of leaving the batch to the library."""
+    small ``A @ B^T`` product or batch of them (attention's ``q @ k^T``, a layer's input
+    gradient ``g @ W^T``: both operands K-minor) whose K is too short for the inner
+    kernel's lane sums is wanted with its N dims minor, so the outer kernel computes it;
+    layout assignment copies it (a tiled transpose) where it has another layout, instead
+    of leaving the product to the library (which is slow at a short K)."""
 
     def operand_layout(self, dot: HloInstruction, index: int) -> Layout | None:
         if index != 1 or dot.opcode != "dot" or not supports_dot(dot):
@@ -226,7 +227,7 @@ class CpuDotOperandLayouts:
         if et not in (T.F32, T.F64) or any(o.shape.element_type != et for o in dot.operands):
             return None
         d = dot_dims(dot)
-        if not d.rhs_batch or not d.rhs_free or not d.rhs_contract:
+        if not d.rhs_free or not d.rhs_contract:
             return None
         ls, rs = dot.operands[0].shape, dot.operands[1].shape
         m = prod(ls.dims[i] for i in d.lhs_free)
