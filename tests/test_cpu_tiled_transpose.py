@@ -569,3 +569,10 @@ def test_register_blocks_need_room_for_both_tile_buffers(monkeypatch):
     monkeypatch.setattr(transpose_emitter, "MAX_TILE_BUFFER_BYTES", need - 4)
     kernel = check(text, [values("f32", [200, 130], 6)])
     assert kernel.tiling is not None and kernel.tiling.block_dims is None
+
+
+def test_narrow_minor_dims_keep_the_gathering_write_phase():
+    """A 3-wide operand-minor dim would fill 3 of each block's 8 columns: not blocked."""
+    text = transpose_module("f32", [2048, 16, 3], [0, 2, 1], [2, 1, 0], [2, 1, 0])
+    kernel = check(text, [values("f32", [2048, 16, 3], 8)])
+    assert kernel.tiling is not None and kernel.tiling.block_dims is None

@@ -136,14 +136,16 @@ def test_share_openmp_threads_respects_the_variable(monkeypatch, runtime):
         pool.openmp = saved
 
 
-def _counting(runtime, monkeypatch):
+def _counting(runtime, monkeypatch, method: str = "run"):
+    """A list that grows by one entry per call of ``runtime.<method>`` (``run``: jobs of
+    Python shares; ``run_kernel``: native kernels' jobs)."""
     calls = []
-    run = runtime.run
+    run = getattr(runtime, method)
 
-    def counted(fn, shares):
-        calls.append(len(shares))
-        return run(fn, shares)
-    monkeypatch.setattr(runtime, "run", counted)
+    def counted(*args):
+        calls.append(args)
+        return run(*args)
+    monkeypatch.setattr(runtime, method, counted)
     return calls
 
 
@@ -164,6 +166,7 @@ def test_compiled_programs_match_on_openmp_threads(runtime, monkeypatch):
         pytest.skip("one CPU: nothing runs in parallel")
     saved = pool.openmp
     calls = _counting(runtime, monkeypatch)
+    kernel_jobs = _counting(runtime, monkeypatch, "run_kernel")
     try:
         for mode in (None, runtime):
             pool.openmp = mode
@@ -172,7 +175,7 @@ def test_compiled_programs_match_on_openmp_threads(runtime, monkeypatch):
                 np.testing.assert_allclose(np.asarray(g), w, rtol=1e-4, atol=1e-4)
     finally:
         pool.openmp = saved
-    assert calls, "no job ran on the OpenMP threads"
+    assert calls or kernel_jobs, "no job ran on the OpenMP threads"
 
 
 def test_training_steps_match_eager_on_openmp_threads(runtime):

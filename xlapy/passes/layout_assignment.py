@@ -347,9 +347,9 @@ class _LayoutFixer:
         if op == "dot":
             changed = False
             for i, x in enumerate(instr.operands):
-                want = self.dot_layouts.operand_layout(instr, i) if self.dot_layouts else None
-                if want is not None:
-                    changed |= _set_operand_layout(comp, instr, i, with_layout(x.shape, want),
+                wish = self.dot_layouts.operand_layout(instr, i) if self.dot_layouts else None
+                if wish is not None:
+                    changed |= _set_operand_layout(comp, instr, i, with_layout(x.shape, wish),
                                                    cache)
                 elif not dot_accepts(instr, x.shape.layout, x.shape.rank):
                     changed |= _set_operand_layout(

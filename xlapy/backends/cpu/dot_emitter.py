@@ -4,9 +4,9 @@ OpenBLAS packs both operands into panels before multiplying; for the batch-1 and
 batch-32 products of recurrent cells and small MLPs (``f32[32,64] x [64,512]`` and the
 like) the packing and the library call (through the thunk, several microseconds) cost as
 much as the arithmetic, and a batch of small products (attention's per-head ones) costs a
-call or its bookkeeping per matrix. Such a dot is emitted as a kernel (``kernel_api`` signature) that
-reads the operands where they are, in their layouts, and keeps a block of the result in
-vector registers. As a kernel it also runs inside the native loop driver
+call or its bookkeeping per matrix. Such a dot is emitted as a kernel (``kernel_api``
+signature) that reads the operands where they are, in their layouts, and keeps a block of
+the result in vector registers. As a kernel it also runs inside the native loop driver
 (``native_loop.py``) and in runs of consecutive kernels, without Python dispatch.
 
 The dot is a batch of products ``C[b] = A[b] @ B[b]`` (``A``: lhs as ``[M, K]``, ``B``: rhs

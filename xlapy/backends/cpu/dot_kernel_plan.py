@@ -242,5 +242,5 @@ class CpuDotOperandLayouts:
 
 
 __all__ = ["DotKernelPlan", "kernel_wanted", "output_fusion_parts", "MAX_KERNEL_MACS",
-           "vector_bytes", "CpuDotOutputFusionRules", "CpuDotOperandLayouts", "OUTER_VECTORS", "OUTER_ACCUMULATORS",
-           "INNER_ROWS", "INNER_COLS", "INNER_MIN_VECTORS"]
+           "vector_bytes", "CpuDotOutputFusionRules", "CpuDotOperandLayouts", "OUTER_VECTORS",
+           "OUTER_ACCUMULATORS", "INNER_ROWS", "INNER_COLS", "INNER_MIN_VECTORS"]

@@ -130,9 +130,13 @@ class TilePlan:
     @property
     def block_dims(self) -> tuple[int, int] | None:
         """(output-minor dim, operand-minor dim) when the block phase runs: element
-        types of 1-8 bytes and both tile buffers within :data:`MAX_TILE_BUFFER_BYTES`."""
+        types of 1-8 bytes, both tile buffers within :data:`MAX_TILE_BUFFER_BYTES`, and
+        both dims' tile extents at least 3/4 of their padded extents (a 3-wide minor dim
+        would move 8-wide blocks: the gathers were faster there)."""
         out_minor, in_minor = self.write_order[-1], self.read_order[-1]
         types = [h.shape.element_type for h in self.heroes]
+        if any(4 * self.tile[d] < 3 * _pad(self.tile[d]) for d in (out_minor, in_minor)):
+            return None
         if out_minor == in_minor or not all(
                 isinstance(storage_type(et), (ir.IntType, ir.HalfType, ir.FloatType,
                                               ir.DoubleType)) for et in types):
