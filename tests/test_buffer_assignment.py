@@ -378,3 +378,4 @@ def test_forwarding_ops_run_on_the_cpu_backend(text):
     got, want = run_both(CpuBackend(use_disk_cache=False), text, [x])
     assert_same(got, want)
     np.testing.assert_array_equal(x, np.linspace(-2, 2, 64, dtype=np.float32))
+    assert not any(np.shares_memory(g, x) for g in got)    # a result is never the argument

@@ -21,8 +21,8 @@ not a fusion body (fusion bodies only get missing layouts filled in):
   (LAPACK calls ask for column-major matrices);
 - dot operands are row-major, except the CPU dot policy below and the layouts the backend
   asks for (``dot_layouts``, a :class:`~xlapy.passes.backend_rules.DotOperandLayoutRules`:
-  the CPU's small-product kernels read the right operand of a batch of ``A @ B^T``
-  products with its columns minor); with ``dot_follows_user``
+  the CPU's small-product kernels read the right operand of ``A @ B^T`` with a short K
+  with its columns minor); with ``dot_follows_user``
   (the CPU pipeline) a dot whose only user is an elementwise op is given that op's layout
   (the CPU's GEMMs write either order);
 
