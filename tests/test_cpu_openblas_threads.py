@@ -25,6 +25,10 @@ pytestmark = pytest.mark.skipif(not openblas_threads.supported(shared_pool()),
 @pytest.fixture(autouse=True)
 def _switched_on(monkeypatch):
     monkeypatch.setenv("XLAPY_CPU_OPENBLAS_THREADS", "1")
+    # the pool's own threads (an earlier test in this process may have handed its jobs to
+    # PyTorch's OpenMP team, where OpenBLAS's threads are never used)
+    monkeypatch.setattr(shared_pool(), "openmp", None)
+
 
 _DOJOB = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_void_p, ctypes.c_int)
 
