@@ -5,6 +5,7 @@ same results as on the pool's own workers."""
 from __future__ import annotations
 
 import copy
+import ctypes
 import threading
 import time
 
@@ -291,3 +292,41 @@ def test_an_interrupt_during_native_shares_comes_after_they_finished(openmp_pool
     cb2, _ = _native(lambda t, b, e: seen.append(b))
     openmp_pool.run(cb2, 0, 2)     # the pool is free again
     assert sorted(seen) == [0, 1]
+
+
+class _TeamPool:
+    """A stand-in pool that records its jobs; ``team`` says whether it is on a team."""
+
+    size = 2
+
+    def __init__(self, team: bool) -> None:
+        self.team, self.jobs = team, []
+
+    def on_team(self) -> bool:
+        return self.team
+
+    def run(self, fn, table, units) -> None:
+        self.jobs.append(units)
+        fn(table, 0, units)
+
+
+@pytest.mark.parametrize("cost,team_at_compile,team_at_run,split", [
+    (2_000_000, True, True, True),      # between the team's threshold and parallel_cost
+    (2_000_000, True, False, False),    # the pool backed off to its own workers: serial
+    (2_000_000, False, False, False),   # never on a team: the compiler's threshold
+    (500_000, True, True, False),       # below the team's threshold
+    (5_000_000, False, False, True),    # above parallel_cost: split either way
+])
+def test_kernels_split_from_a_lower_cost_on_the_openmp_team(cost, team_at_compile,
+                                                           team_at_run, split):
+    from xlapy.backends.cpu.thunks import KERNEL_CFUNC, KernelThunk, TEAM_PARALLEL_COST
+    assert TEAM_PARALLEL_COST <= 1_000_000 < 2_000_000 < 4_000_000
+    ranges = []
+    kernel = KERNEL_CFUNC(lambda table, begin, end: ranges.append((begin, end)))
+    address = ctypes.cast(kernel, ctypes.c_void_p).value
+    pool = _TeamPool(team_at_compile)
+    thunk = KernelThunk(None, "k", address, [], 8, float(cost), pool, 4_000_000)
+    pool.team = team_at_run
+    thunk.run(None)
+    assert pool.jobs == ([8] if split else [])
+    assert ranges == [(0, 8)]

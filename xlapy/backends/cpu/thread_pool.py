@@ -104,6 +104,11 @@ class _Job:
             raise interrupt
 
 
+#: Kernels of at least this cost (``KernelSpec.cost``) are split over the threads while the
+#: pool runs its jobs on an OpenMP team, below the compiler's ``parallel_cost`` for its own
+#: workers: the team's threads spin between PyTorch's regions and take a share at once
+#: (docs/performance.md).
+TEAM_PARALLEL_COST = 1_000_000
 #: A wait for the team after the calling thread's shares below this is never "slow" (waking
 #: sleeping team threads takes well under it; a descheduled one costs a time slice).
 SLOW_WAIT_S = 0.002
@@ -439,6 +444,10 @@ class ThreadPool:
         if not all(t.is_alive() for t in self._threads):
             return False
         return self._native_job(address, table, jobs, jobs)
+
+    def on_team(self) -> bool:
+        """Whether this pool's jobs go to an OpenMP team now (:meth:`OpenMPRuntime.usable`)."""
+        return self.openmp is not None and self.openmp.usable()
 
     def run(self, fn: Any, table: int, units: int, parts: int | None = None) -> None:
         """Run kernel ``fn(table, begin, end)`` over ``[0, units)`` cut into ``parts``

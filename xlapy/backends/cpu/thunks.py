@@ -31,7 +31,8 @@ from ...errors import ExecutionError
 from ...hlo.ir import HloInstruction
 from ...hlo.shape import Shape
 from ..interpreter.evaluator import TOKEN
-from .thread_pool import ThreadPool, cores, shared_pool  # noqa: F401 - re-exported
+from .thread_pool import (TEAM_PARALLEL_COST, ThreadPool, cores,  # noqa: F401 - re-exported
+                          shared_pool)
 
 KERNEL_CFUNC = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 
@@ -371,8 +372,13 @@ class KernelThunk(Thunk):
         self.table_address = ctypes.addressof(self.table)
         self.units = units
         self.cost = cost
+        # split over the pool from ``parallel_cost``; from TEAM_PARALLEL_COST when the
+        # pool's jobs go to an OpenMP team (then checked per call: the pool may back off
+        # to its own workers, for which such a kernel runs on the calling thread)
+        self.team_only = pool is not None and TEAM_PARALLEL_COST <= cost < parallel_cost \
+            and pool.on_team()
         self.pool = pool if pool is not None and pool.size > 1 and units > 1 \
-            and cost >= parallel_cost else None
+            and (cost >= parallel_cost or self.team_only) else None
 
     def dynamic_slots(self) -> list[tuple[Any, int, int, int]]:
         """``(table, slot, allocation, offset)`` for slots in per-call allocations."""
@@ -386,10 +392,11 @@ class KernelThunk(Thunk):
     def run(self, mem: Memory) -> None:
         if self.units <= 0:
             return
-        if self.pool is None:
+        pool = self.pool
+        if pool is None or (self.team_only and not pool.on_team()):
             self.fn(self.table_address, 0, self.units)
         else:
-            self.pool.run(self.fn, self.table_address, self.units)
+            pool.run(self.fn, self.table_address, self.units)
 
 
 class LibraryThunk(Thunk):
