@@ -4,8 +4,11 @@ from __future__ import annotations
 import glob
 import os
 
+import numpy as np
 import pytest
 
+from cpu_kernel_harness import assert_same, run_both
+from xlapy.backends.cpu import CpuBackend
 from xlapy.hlo import parse_module
 from xlapy.passes import heap_simulator as heap
 from xlapy.passes.buffer_assignment import (
@@ -371,9 +374,6 @@ ENTRY main {
 }""",
 ])
 def test_forwarding_ops_run_on_the_cpu_backend(text):
-    import numpy as np
-    from cpu_kernel_harness import assert_same, run_both
-    from xlapy.backends.cpu import CpuBackend
     x = np.linspace(-2, 2, 64, dtype=np.float32)
     got, want = run_both(CpuBackend(use_disk_cache=False), text, [x])
     assert_same(got, want)
