@@ -199,17 +199,18 @@ def test_batches_of_small_products_are_kernels_whatever_their_length():
     assert kernel_wanted(parse_module(wide).entry.root, 64) is None
 
 
-@pytest.mark.parametrize("lshape,rshape,lb,lc,rb,rc", [
-    ((8, 64, 32), (8, 48, 32), (0,), (2,), (0,), (2,)),     # attention's q @ k^T
-    ((256, 10), (512, 10), (), (1,), (), (1,)),               # a layer's g @ W^T, K = 10
-    ((2, 3, 20, 7), (2, 3, 33, 7), (0, 1), (3,), (0, 1), (3,)),
+@pytest.mark.parametrize("et,lshape,rshape,lb,lc,rb,rc", [
+    ("f32", (8, 64, 32), (8, 48, 32), (0,), (2,), (0,), (2,)),     # attention's q @ k^T
+    ("f32", (256, 10), (512, 10), (), (1,), (), (1,)),               # g @ W^T, K = 10
+    ("f32", (2, 3, 20, 7), (2, 3, 33, 7), (0, 1), (3,), (0, 1), (3,)),
+    ("f64", (4, 17, 9), (4, 23, 9), (0,), (2,), (0,), (2,)),
 ])
-def test_short_k_times_transposed_rhs_is_a_kernel_after_a_layout_change(lshape, rshape, lb,
-                                                                          lc, rb, rc):
+def test_short_k_times_transposed_rhs_is_a_kernel_after_a_layout_change(et, lshape, rshape,
+                                                                          lb, lc, rb, rc):
     """Both operands K-minor with a K too short for the inner kernel: layout assignment
     gives the right operand its N dims minor (one copy), and the outer kernel computes
     the product."""
-    text = dot_module("f32", lshape, rshape, lb, lc, rb, rc)
+    text = dot_module(et, lshape, rshape, lb, lc, rb, rc)
     dot = parse_module(text).entry.root
     want = CpuDotOperandLayouts().operand_layout(dot, 1)
     assert want is not None and want.minor_to_major[0] == len(rshape) - 2
