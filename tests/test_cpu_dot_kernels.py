@@ -124,6 +124,20 @@ def test_transposed_lhs(m, k, n):
     _check(dot_module("f32", (k, m), (k, n), lc=(0,), rc=(0,)), kind="outer")
 
 
+@pytest.mark.parametrize("width", [64, 32])
+@pytest.mark.parametrize("et", ["f32", "f64"])
+@pytest.mark.parametrize("m,k,n", [(512, 256, 10), (40, 7, 3), (17, 33, 15), (16, 5, 1)])
+def test_short_n_weight_gradient_is_computed_transposed(m, k, n, et, width):
+    """X^T @ G with N shorter than a vector: the kernel computes C^T with vectors along
+    M (A^T is unit-stride there) and stores C an element at a time."""
+    kernel = _check(dot_module(et, (k, m), (k, n), lc=(0,), rc=(0,)), width, kind="outer")
+    lanes = width // (4 if et == "f32" else 8)
+    if 1 < n < lanes <= m:       # (N = 1: C is unit-stride along M either way)
+        assert (kernel.plan.m, kernel.plan.n) == (n, m) and kernel.plan.sc[2] == n
+    else:
+        assert (kernel.plan.m, kernel.plan.n) == (m, n)
+
+
 @pytest.mark.parametrize("llay,rlay,olay,fits", [
     ((0, 1), (1, 0), (1, 0), True),      # A column-major: broadcasts read any stride
     ((1, 0), (0, 1), (1, 0), "long k"),  # B column-major: inner kernel, for a long K

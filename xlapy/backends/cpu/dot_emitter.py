@@ -15,9 +15,12 @@ Two kernel shapes, chosen from the element strides:
 
 - **outer** (``B`` unit-stride along N): a tile of ``rows`` rows of ``C`` by ``vectors``
   vectors of columns is accumulated in registers; each step of K loads one row piece of
-  ``B`` and broadcasts one element of ``A`` per row (any stride of ``A``). ``C`` must be
-  unit-stride along N; a ``C`` that is unit-stride along M is computed as
-  ``C^T = B^T A^T`` (operands swapped) when that makes ``B^T`` unit-stride.
+  ``B`` and broadcasts one element of ``A`` per row (any stride of ``A``). A tile is
+  stored as vectors where ``C`` is unit-stride along N; a ``C`` that is unit-stride along
+  M is computed as ``C^T = B^T A^T`` (operands swapped) when that makes ``B^T``
+  unit-stride, and so is a product whose N is shorter than a vector while ``A^T`` is
+  unit-stride along M (a few-way layer's weight gradient ``X^T @ G``), its tiles then
+  stored an element at a time.
 - **inner** (``A`` and ``B`` both unit-stride along K): ``rows x cols`` dot products, each a
   vector accumulated along K and summed across lanes at the end (any stride of ``C``).
 
@@ -249,14 +252,19 @@ class _Emit:
                     out.append(self.fma(splats[w], bv[j], acc[r * len(widths) + j]))
             return out
         acc = carried_loop(b, 0, p.k, init, step, "k")
-        crow = self.add(c0, n0)
+        crow = self.add(c0, self.mul(n0, p.sc[2]))
         drow = self.add(self.d0, self.mul(n0, p.sd[2])) if self.d is not None else None
         for r in range(rows):
             for j, (o, w) in enumerate(zip(offs, widths)):
                 value = acc[r * len(widths) + j]
                 if drow is not None:
                     value = b.fadd(value, self.addend(self.add(drow, r * p.sd[1] + o * p.sd[2]), w))
-                self.vstore(value, self.c, self.add(crow, r * p.sc[1] + o))
+                if p.sc[2] == 1:
+                    self.vstore(value, self.c, self.add(crow, r * p.sc[1] + o))
+                    continue
+                for i in range(w):      # C stored transposed: an element at a time
+                    where = self.add(crow, r * p.sc[1] + (o + i) * p.sc[2])
+                    b.store(b.extract_element(value, c64(i)), self.at(self.c, where))
 
     def inner_block(self, rows: int, a0: Any, b0: ir.Value, c0: Any) -> None:
         p = self.p

@@ -189,12 +189,16 @@ def kernel_wanted(instr: HloInstruction, width_bytes: int | None = None) -> DotK
     # inner: both operands unit-stride along K, unless B is unit-stride along a wide N
     if inner_fits and (n < width or not unit(sb[2], n)):
         return plan("inner", INNER_ROWS)
-    if not unit(sc[2], n) and unit(sc[1], m):      # C^T = B^T A^T
+    # C^T = B^T A^T, stored transposed (an element at a time), when N is shorter than a
+    # vector and A^T is unit-stride along M: a few-way layer's weight gradient X^T @ G
+    # fills whole vectors along M instead of one partial vector along N
+    short_n = n < width <= m and unit(sa[1], m) and not unit(sc[1], m)
+    if short_n or (not unit(sc[2], n) and unit(sc[1], m)):      # C^T = B^T A^T
         m, n = n, m
         slot_a, slot_b = slot_b, slot_a
         sa, sb = (sb[0], sb[2], sb[1]), (sa[0], sa[2], sa[1])
         sc, sd = (sc[0], sc[2], sc[1]), (sd[0], sd[2], sd[1])
-    if unit(sc[2], n) and unit(sb[2], n):
+    if (unit(sc[2], n) or short_n) and unit(sb[2], n):
         vectors = min(OUTER_VECTORS, -(-n // width))
         return plan("outer", max(1, min(m, OUTER_ACCUMULATORS // vectors)))
     if inner_fits:
