@@ -250,3 +250,20 @@ def test_generated_modules_match_the_interpreter_under_the_tightest_budget(profi
         assert any(".remat" in i.name for i in optimized.entry.instructions)
         mismatches = check_case(case, sides=("cpu", "opt_interp"))
     assert not mismatches, [str(m) for m in mismatches]
+
+
+def test_peak_bytes_counts_a_value_forwarded_through_an_opt_barrier_once():
+    """As in buffer assignment, an opt-barrier owns no memory: its value is its operand's."""
+    module = parse_module("""HloModule barrier
+ENTRY main {
+  x = f32[4096] parameter(0)
+  e = f32[4096] exponential(x)
+  t = (f32[4096]) tuple(e)
+  o = (f32[4096]) opt-barrier(t)
+  g = f32[4096] get-tuple-element(o), index=0
+  ROOT r = f32[4096] negate(g)
+}""")
+    tile = 4096 * 4
+    peak = peak_bytes(module.entry, best_schedule(module.entry))
+    # parameter, result and e; the tuple's pointer table, not a second copy of e
+    assert 3 * tile <= peak < 3 * tile + 64

@@ -43,10 +43,10 @@ from typing import Callable, Sequence
 
 from ..hlo.ir import HloComputation, HloInstruction
 from .copy_insertion import array_leaf_indices
-from .liveness import Liveness, LogicalBuffer, ShapeIndex
+from .liveness import ALIASING_OPS, Liveness, LogicalBuffer, ShapeIndex
 
 CanShare = Callable[[HloInstruction, int, ShapeIndex], bool]
-_ALIASING = frozenset({"get-tuple-element", "bitcast", "tuple"})
+_ALIASING = ALIASING_OPS | {"tuple"}
 
 
 def branches_of(instr: HloInstruction) -> list[HloComputation]:

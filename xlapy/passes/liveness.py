@@ -32,7 +32,8 @@ ShapeIndex = tuple[int, ...]
 
 # Ops whose result is operand 0's value (the other operands only order the program).
 FORWARDING_OPS = frozenset({"opt-barrier", "add-dependency", "domain"})
-_ALIASING_OPS = frozenset({"get-tuple-element", "bitcast"}) | FORWARDING_OPS
+# Ops that define no buffer: their value is (part of) operand 0's.
+ALIASING_OPS = frozenset({"get-tuple-element", "bitcast"}) | FORWARDING_OPS
 
 
 def buffer_size(shape: Shape) -> int:
@@ -140,7 +141,7 @@ def list_schedule(comp: HloComputation) -> list[HloInstruction]:
 
 
 def _own_bytes(instr: HloInstruction) -> int:
-    if instr.opcode in _ALIASING_OPS or instr.opcode == "parameter":
+    if instr.opcode in ALIASING_OPS or instr.opcode == "parameter":
         return 0
     if instr.opcode == "tuple":
         return buffer_size(instr.shape)
@@ -190,7 +191,7 @@ class Liveness:
             for ix, bufs in src.items():
                 if ix[:1] == (k,):
                     pts[ix[1:]] = bufs
-        elif instr.opcode in _ALIASING_OPS:       # bitcast and the forwarding ops
+        elif instr.opcode in ALIASING_OPS:       # bitcast and the forwarding ops
             pts = dict(self.points_to[id(instr.operands[0])])
         elif instr.opcode == "tuple":
             pts[()] = [self._new(instr, ())]
@@ -228,7 +229,7 @@ class Liveness:
             self.ranges[b.id] = LiveRange(start, t)
             self.readers[b.id] = []
         for instr in self.schedule:
-            if instr.opcode in _ALIASING_OPS or instr.opcode == "tuple":
+            if instr.opcode in ALIASING_OPS or instr.opcode == "tuple":
                 continue
             t = self.time_of[id(instr)]
             for o in {id(o): o for o in instr.operands}.values():

@@ -51,12 +51,13 @@ from .computation_edits import remove_instructions
 from .buffer_assignment import assign_buffers
 from .context import PassContext, context_or_default
 from .hlo_utils import has_side_effect
-from .liveness import best_schedule, buffer_size
+from .liveness import ALIASING_OPS, best_schedule, buffer_size
 
 log = logging.getLogger("xlapy.passes")
 
 NAME = "rematerialization"
-_ALIASING = frozenset({"bitcast", "get-tuple-element", "tuple"})
+# as in liveness: these own no memory (a tuple owns only its pointer table, counted apart)
+_ALIASING = ALIASING_OPS | {"tuple"}
 _NEVER = ops_with(family="collective") | ops_with(family="io") | frozenset({
     "parameter", "constant", "while", "call", "conditional", "custom-call", "rng",
     "rng-bit-generator", "rng-get-and-update-state", "iota-rng", "after-all", "opt-barrier",
@@ -150,7 +151,7 @@ class _Tracker:
 
     def add(self, instr: HloInstruction) -> None:
         """Register ``instr`` (its operands registered first) before the walk."""
-        if instr.opcode in ("bitcast", "get-tuple-element"):
+        if instr.opcode in ALIASING_OPS:
             self.sources[id(instr)] = set(self.sources[id(instr.operands[0])])
         else:
             own = {id(instr)}
