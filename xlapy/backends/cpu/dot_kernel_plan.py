@@ -16,7 +16,7 @@ from math import prod
 from ...hlo import types as T
 from ...hlo.ir import HloInstruction
 from ...hlo.shape import Layout, Shape
-from .blas import dot_dims, supports_dot
+from .blas import DotDims, dot_dims, supports_dot
 from .blas_lib import collapse
 from .thunks import element_strides
 
@@ -136,6 +136,19 @@ def _addend_strides(instr: HloInstruction, slot: int,
     return out[0], out[1], out[2]
 
 
+def _one_float_type(dot: HloInstruction) -> bool:
+    """An f32 or f64 dot whose operands have its element type (what the kernels take)."""
+    et = dot.shape.element_type
+    return et in (T.F32, T.F64) and all(o.shape.element_type == et for o in dot.operands)
+
+
+def _sizes(dot: HloInstruction, d: DotDims) -> tuple[int, int, int, int]:
+    """(batch, M, K, N) of ``dot`` with dimension numbers ``d`` (``blas.dot_dims``)."""
+    ls, rs = dot.operands[0].shape, dot.operands[1].shape
+    return (prod(ls.dims[i] for i in d.lhs_batch), prod(ls.dims[i] for i in d.lhs_free),
+            prod(ls.dims[i] for i in d.lhs_contract), prod(rs.dims[i] for i in d.rhs_free))
+
+
 def _dot_of(instr: HloInstruction) -> tuple[HloInstruction, list[int], int | None] | None:
     fused = output_fusion_parts(instr)
     if fused is not None:
@@ -154,15 +167,10 @@ def kernel_wanted(instr: HloInstruction, width_bytes: int | None = None) -> DotK
         return None
     dot, feeds, addend = target
     et = dot.shape.element_type
-    if et not in (T.F32, T.F64) or any(o.shape.element_type != et for o in dot.operands) \
-            or instr.shape.element_type != et or not instr.shape.is_array:
+    if not _one_float_type(dot) or instr.shape.element_type != et or not instr.shape.is_array:
         return None
     d = dot_dims(dot)
-    ls, rs = dot.operands[0].shape, dot.operands[1].shape
-    batch = prod(ls.dims[i] for i in d.lhs_batch)
-    m = prod(ls.dims[i] for i in d.lhs_free)
-    k = prod(ls.dims[i] for i in d.lhs_contract)
-    n = prod(rs.dims[i] for i in d.rhs_free)
+    batch, m, k, n = _sizes(dot, d)
     # an output fusion has no library path (it would run in the interpreter): any size
     if (addend is None and m * n * k > MAX_KERNEL_MACS) or batch * m * n == 0:
         return None
@@ -225,19 +233,15 @@ class CpuDotOperandLayouts:
     of leaving the product to the library (which is slow at a short K)."""
 
     def operand_layout(self, dot: HloInstruction, index: int) -> Layout | None:
-        if index != 1 or dot.opcode != "dot" or not supports_dot(dot):
-            return None
-        et = dot.shape.element_type
-        if et not in (T.F32, T.F64) or any(o.shape.element_type != et for o in dot.operands):
+        if index != 1 or dot.opcode != "dot" or not supports_dot(dot) or \
+                not _one_float_type(dot):
             return None
         d = dot_dims(dot)
         if not d.rhs_free or not d.rhs_contract:
             return None
-        ls, rs = dot.operands[0].shape, dot.operands[1].shape
-        m = prod(ls.dims[i] for i in d.lhs_free)
-        k = prod(rs.dims[i] for i in d.rhs_contract)
-        n = prod(rs.dims[i] for i in d.rhs_free)
-        if m * n * k > MAX_KERNEL_MACS or k >= INNER_MIN_VECTORS * vector_bytes() // et.byte_size:
+        _, m, k, n = _sizes(dot, d)
+        lanes = vector_bytes() // dot.shape.element_type.byte_size
+        if m * n * k > MAX_KERNEL_MACS or k >= INNER_MIN_VECTORS * lanes:
             return None
         if max(d.rhs_free) > max(d.rhs_contract):     # row-major B is N-minor already
             return None
