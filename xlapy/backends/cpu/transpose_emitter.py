@@ -141,11 +141,16 @@ class TilePlan:
                 isinstance(storage_type(et), (ir.IntType, ir.HalfType, ir.FloatType,
                                               ir.DoubleType)) for et in types):
             return None
-        padded = prod(_pad(self.tile[d]) if d in (out_minor, in_minor) else self.tile[d]
-                      for d in self.read_order)
+        padded = prod(self.buffer_extents((out_minor, in_minor)).values())
         if 2 * padded * sum(et.byte_size for et in types) > MAX_TILE_BUFFER_BYTES:
             return None
         return out_minor, in_minor
+
+    def buffer_extents(self, blocked: tuple[int, int] | None) -> dict[int, int]:
+        """A tile buffer's extent along each tiled dim: the tile's, rounded up to a
+        multiple of :data:`BLOCK` along the ``blocked`` dims."""
+        return {d: _pad(self.tile[d]) if blocked and d in blocked else self.tile[d]
+                for d in self.read_order}
 
     def describe(self) -> str:
         sizes = "x".join(str(self.tile[d]) for d in self.write_order)
@@ -490,12 +495,11 @@ def emit_tiled_nest(b: ir.IRBuilder, fn: ir.Function, plan: TilePlan,
     # stores to it contiguously; with the block phase a second buffer per hero is
     # row-major in write order, which the write phase reads contiguously (else it
     # gathers from the first; in L1 either way)
-    extent_of = {d: _pad(plan.tile[d]) if blocked and d in blocked else plan.tile[d]
-                 for d in plan.read_order}
-    size = prod(extent_of.values())
+    extent_of = plan.buffer_extents(blocked)
+    buffer_elements = prod(extent_of.values())
 
     def alloc(name: str) -> list[ir.Value]:
-        bufs = [b.alloca(ir.ArrayType(storage_type(et), size), name=f"{name}{k}")
+        bufs = [b.alloca(ir.ArrayType(storage_type(et), buffer_elements), name=f"{name}{k}")
                 for k, et in enumerate(types)]
         for buf in bufs:
             buf.align = 64
