@@ -364,7 +364,8 @@ ENTRY e {
     assert not same
 
 
-@pytest.mark.parametrize("text", [
+# Programs with forwarding ops, f32[64] argument (also run on the GPU simulator: test_gpu).
+FORWARDING_PROGRAMS = [
     "HloModule m\n" + ADD + OPT_BARRIER,
     """HloModule param_through_barrier
 ENTRY main {
@@ -372,7 +373,10 @@ ENTRY main {
   t = (f32[64]) tuple(x)
   ROOT o = (f32[64]) opt-barrier(t)
 }""",
-])
+]
+
+
+@pytest.mark.parametrize("text", FORWARDING_PROGRAMS)
 def test_forwarding_ops_run_on_the_cpu_backend(text):
     x = np.linspace(-2, 2, 64, dtype=np.float32)
     got, want = run_both(CpuBackend(use_disk_cache=False), text, [x])

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from conformance import case_params, run_case
+from test_buffer_assignment import FORWARDING_PROGRAMS
 from gpu_programs import ADD, MAX, ColumnMajorGemm, gpu_kernels, softmax_text, w1_text
 from xlapy.client.run import run_hlo
 from xlapy.config import debug_options
@@ -383,31 +384,15 @@ def test_random_programs_on_the_device():
     _random_programs("medium", range(7000, 7006), side="gpu")
 
 
-FORWARDING = ADD + """
-ENTRY main {
-  x = f32[64] parameter(0)
-  a = f32[64] abs(x)
-  b = f32[64] negate(x)
-  t = (f32[64], f32[64]) tuple(a, b)
-  o = (f32[64], f32[64]) opt-barrier(t)
-  g0 = f32[64] get-tuple-element(o), index=0
-  s = f32[64] sqrt(g0)
-  tok = token[] after-all()
-  d = f32[64] add-dependency(b, tok)
-  r = f32[64] add(s, d)
-  ROOT out = (f32[64], f32[64]) opt-barrier((f32[64], f32[64]) tuple(r, x))
-}"""
-
-
-def test_forwarding_ops_run_without_copies_on_gpu_sim(sim):
+@pytest.mark.parametrize("text", FORWARDING_PROGRAMS)
+def test_forwarding_ops_run_without_copies_on_gpu_sim(sim, text):
     """opt-barrier and add-dependency alias their operand's buffers on the GPU backend
-    too (buffer assignment is shared): the interpreter's values, and a forwarded argument
-    comes back unchanged."""
-    text = "HloModule forwarding\n" + FORWARDING
+    too (buffer assignment is shared): the interpreter's values, the argument unchanged."""
     exe = sim.compile(parse_module(text))
     x = np.linspace(-2, 2, 64, dtype=np.float32)
     got = exe.execute([x])
     want = run_hlo(text, [x], backend="interpreter")
+    got = got if isinstance(got, tuple) else (got,)
     for g, w in zip(got, want):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
-    np.testing.assert_array_equal(np.asarray(got[1]), x)
+    np.testing.assert_array_equal(x, np.linspace(-2, 2, 64, dtype=np.float32))
