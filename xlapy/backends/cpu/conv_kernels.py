@@ -35,7 +35,6 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import logging
-import os
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
@@ -43,6 +42,7 @@ from typing import Any, Callable, Iterable
 from llvmlite import ir
 
 from ...errors import ExecutionError
+from . import kernel_cache
 from .conv_emitter import Emitter, lanes, runs, tile_registers, vector_chunks
 
 log = logging.getLogger("xlapy.cpu")
@@ -442,28 +442,18 @@ def compile_kernels(wanted: Iterable[tuple[ConvSpec, Emit]]) -> None:
 
 def _disk_entry(spec: ConvSpec, emit: Emit, name: str) -> tuple[Any, str]:
     """The disk cache of the kernels (``XLAPY_CACHE_DIR``'s :data:`CACHE_SUBDIR`) and the
-    key of kernel ``name`` there, made like a module's: the spec, the compiler's source,
-    LLVM and the host."""
-    from ...config import DebugOptions
-    from .cache import DiskCache, cache_key, default_directory
-    from .jit_engine import engine
-    disk = DiskCache(os.path.join(default_directory(), CACHE_SUBDIR))
-    return disk, cache_key(f"{name} {emit.__name__} {spec!r}", engine().host, DebugOptions())
+    key of kernel ``name`` there (``kernel_cache.py``)."""
+    return kernel_cache.entry(CACHE_SUBDIR, f"{name} {emit.__name__} {spec!r}")
 
 
 def _cached(disk: Any, key: str, name: str) -> bytes | None:
-    entry = disk.load(key)
-    if entry is not None and len(entry.objects) == 1 and entry.kernels[0]["name"] == name:
-        return entry.objects[0]
-    return None
+    return kernel_cache.load(disk, key, name)
 
 
 def _store(p: Pending, obj: bytes) -> None:
     """Keep the object code ``obj`` of kernel ``p`` in the disk cache."""
-    from .cache import CacheEntry
-    record = {"name": p.name, "computation": type(p.spec).__name__,
-              "instruction": p.emit.__name__, "units": 1, "cost": 0}
-    p.disk.store(p.key, CacheEntry("", [obj], [record], p.digest))
+    kernel_cache.store(p.disk, p.key, p.name, obj, type(p.spec).__name__, p.emit.__name__,
+                       p.digest)
 
 
 __all__ = ["ConvSpec", "WeightGradSpec", "weight_grad_kernel", "DirectSpec", "direct_kernel",

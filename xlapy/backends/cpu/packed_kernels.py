@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from typing import Callable
+from typing import Any, Callable
 
 from llvmlite import ir
 
+from . import kernel_cache
 from .kernel_support import c64, carried_loop, for_loop
 
 #: ``NV -> MR``: zmm columns per register block and the rows that fill the registers.
@@ -39,6 +40,8 @@ PACK_TILE = 64
 GEMM_ARGS: list[type] = [ctypes.c_void_p] * 3 + [ctypes.c_int64] * 14
 PACK_ARGS: list[type] = [ctypes.c_void_p] * 2 + [ctypes.c_int64] * 9
 
+#: The disk cache keeps the routines' object code in this subdirectory of its directory.
+CACHE_SUBDIR = "packed-kernels"
 _lock = threading.Lock()
 _loaded: dict[tuple, Callable] = {}
 _code: list = []                       # the loaded objects, kept alive
@@ -550,21 +553,33 @@ def kernel(key: tuple) -> Callable:
         if key not in _loaded:
             from .jit_engine import engine
             eng = engine()
-            module = eng.new_module("xlapy_packed_" + "_".join(map(str, key)))
             if key[0] == "run":
-                _emit_driver(module, key[1], key[2])
                 name, args = driver_name(key[1], key[2]), DRIVER_ARGS
             elif key[0] in ("pack", "pack_f32"):
-                f32 = key[0] == "pack_f32"
-                _emit_pack(module, key[1], f32)
-                name, args = pack_name(key[1], f32), PACK_ARGS
+                name, args = pack_name(key[1], key[0] == "pack_f32"), PACK_ARGS
             else:
-                _emit_gemm(module, key[0], key[1] == "bf16", key[1] == "f32xf32")
                 name, args = gemm_name(*key), GEMM_ARGS
-            code = eng.load(eng.compile([str(module)], [name]).objects, [name])
+            disk, disk_key = kernel_cache.entry(CACHE_SUBDIR, f"{name} {key!r}")
+            obj = kernel_cache.load(disk, disk_key, name)
+            if obj is None:
+                obj = eng.compile([str(_emit(eng, key))], [name], count=False).objects[0]
+                kernel_cache.store(disk, disk_key, name, obj, "packed", repr(key))
+            code = eng.load([obj], [name])
             _code.append(code)
             _loaded[key] = ctypes.CFUNCTYPE(None, *args)(code.address(name))
         return _loaded[key]
+
+
+def _emit(eng: Any, key: tuple) -> ir.Module:
+    """The module of the routine ``key`` names (:func:`kernel`)."""
+    module = eng.new_module("xlapy_packed_" + "_".join(map(str, key)))
+    if key[0] == "run":
+        _emit_driver(module, key[1], key[2])
+    elif key[0] in ("pack", "pack_f32"):
+        _emit_pack(module, key[1], key[0] == "pack_f32")
+    else:
+        _emit_gemm(module, key[0], key[1] == "bf16", key[1] == "f32xf32")
+    return module
 
 
 __all__ = ["SHAPES", "PACK_TILE", "kernel", "gemm_name", "pack_name", "driver_name",
