@@ -39,7 +39,8 @@ def test_split_product_blocks_cover_the_product(m, n, k, ta, tb, pieces):
 
 @pytest.mark.parametrize("lc,rc", [((1,), (0,)), ((0,), (1,)), ((1,), (1,)), ((0,), (0,))])
 @pytest.mark.parametrize("out_layout", [(1, 0), (0, 1)])
-def test_large_dot_runs_split(lc, rc, out_layout):
+def test_large_dot_runs_split(lc, rc, out_layout, monkeypatch):
+    monkeypatch.setenv("XLAPY_F32_GEMM", "openblas")     # f32: the packed GEMM's by default
     m, k, n = 270, 250, 260
     assert 2 * m * n * k >= PARALLEL_GEMM_FLOPS
     ls = (m, k) if lc == (1,) else (k, m)

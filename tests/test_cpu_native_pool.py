@@ -174,7 +174,8 @@ def test_workers_poll_long_while_quiet_and_briefly_while_preempted(monkeypatch):
         ProductCase(30, 41, 17, False, False, np.float32, 5).run_checked(pool, 1e-5, 1e-4)
 
 
-def test_split_dot_plan_uses_native_pieces():
+def test_split_dot_plan_uses_native_pieces(monkeypatch):
+    monkeypatch.setenv("XLAPY_F32_GEMM", "openblas")     # f32: the packed GEMM's by default
     m, k, n = 300, 260, 280
     instr = make_dot((m, k), (k, n), "f32", (), (1,), (), (0,))
     rng = np.random.default_rng(5)

@@ -19,6 +19,7 @@ from test_bf16_dot import source_layout
 from test_cpu_blas import every_other, in_layout, make_dot, run
 from xlapy.backends.cpu import blas, blas_lib, packed_gemm
 from xlapy.backends.interpreter import Evaluator
+from xlapy.errors import InvalidArgumentError
 
 native = pytest.mark.skipif(not packed_gemm.host_has_avx512(), reason="the CPU has no AVX-512")
 
@@ -156,8 +157,8 @@ def test_row_units_pack_panels_whose_packer_never_runs():
 
 
 def test_chunks_and_units():
-    assert packed_gemm.chunk_blocks(43, 2) == 4
-    assert packed_gemm.chunk_blocks(10, 2) == 2
+    assert packed_gemm.chunk_blocks(43, 2) == packed_gemm.MAX_CHUNK_BLOCKS
+    assert packed_gemm.chunk_blocks(6, 2) == 1              # four units a thread
     assert packed_gemm.chunk_blocks(3, 4) == 1
     assert packed_gemm.chunk_blocks(1000, 1) == packed_gemm.MAX_CHUNK_BLOCKS
 
@@ -200,17 +201,58 @@ def test_dot_thunk_takes_the_packed_path(case, out_layout, monkeypatch):
     np.testing.assert_array_equal(got2, got)
 
 
-def test_dot_thunk_keeps_openblas_by_default(monkeypatch):
-    monkeypatch.delenv(packed_gemm.F32_ENV_SWITCH, raising=False)
+@pytest.mark.parametrize("choice,process_blas,path", [
+    ("", False, "packed"), ("openblas", False, "gemm"),
+    ("", True, "gemm"), ("packed", True, "packed")])
+def test_dot_thunk_path_by_switch(choice, process_blas, path, monkeypatch):
+    """Packed by default on AVX-512 CPUs; OpenBLAS on request, and while the process's BLAS
+    (PyTorch's MKL) takes products unless the packed GEMM is asked for."""
+    monkeypatch.setenv(packed_gemm.F32_ENV_SWITCH, choice)
     monkeypatch.setattr(blas_lib, "PARALLEL_GEMM_FLOPS", 0)
     monkeypatch.setattr(blas, "SMALL_DOT_FLOPS", 0)
+    monkeypatch.setattr(blas, "process_blas_in_use", lambda: process_blas)
+    monkeypatch.setattr(blas, "process_gemm", lambda call: None)
     instr = make_dot((70, 50), (50, 60), "f32", (), (1,), (), (0,))
     rng = np.random.default_rng(2)
     lhs, rhs = f32((70, 50), rng), f32((50, 60), rng)
     got, ref, thunk = run(instr, lhs, rhs)
     assert_f32_close(got, ref, 50)
     (plan,) = thunk.plans.values()
-    assert plan.summary().startswith("gemm")
+    if path == "packed" and not packed_gemm.host_has_avx512():
+        path = "gemm"
+    assert plan.summary().startswith(path)
+
+
+def test_unknown_switch_value_is_an_error(monkeypatch):
+    monkeypatch.setenv(packed_gemm.F32_ENV_SWITCH, "fast")
+    with pytest.raises(InvalidArgumentError, match="XLAPY_F32_GEMM='fast'"):
+        packed_gemm.f32_enabled()
+
+
+@native
+def test_prepared_call_is_rebound_to_new_arrays(monkeypatch):
+    """Calls after the first reuse the thread's driver call with the new arrays'
+    addresses: every call's result is its own operands' product (views with offsets
+    included), and nothing of an earlier call's arrays is read."""
+    monkeypatch.setattr(blas_lib, "PARALLEL_GEMM_FLOPS", 0)
+    monkeypatch.setattr(blas, "SMALL_DOT_FLOPS", 0)
+    monkeypatch.setenv(packed_gemm.F32_ENV_SWITCH, "packed")
+    instr = make_dot((90, 70), (70, 80), "f32", (), (1,), (), (0,))
+    thunk = blas.make_dot_thunk(instr)
+    rng = np.random.default_rng(5)
+    calls = []
+    for i in range(4):
+        big = f32((92, 70), rng)
+        lhs, rhs = big[i % 2:90 + i % 2], f32((70, 80), rng)
+        out = np.full((90, 80), np.nan, np.float32)
+        thunk([lhs, rhs], out)
+        calls.append((lhs.copy(), rhs.copy(), out))
+        del big, lhs, rhs
+    (plan,) = thunk.plans.values()
+    assert plan.summary().startswith("packed f32")
+    assert plan.packed.scratch.last_call() is not None
+    for lhs, rhs, out in calls:
+        assert_f32_close(out, expect(lhs[None], rhs[None])[0], 70)
 
 
 @pytest.mark.parametrize("batch,m,k,n,flops,wanted", [
@@ -226,7 +268,15 @@ def test_f32_wanted(batch, m, k, n, flops, wanted, monkeypatch):
     monkeypatch.setattr(packed_gemm, "cores", lambda: 2)
     assert packed_gemm.f32_wanted(batch, m, k, n) == (wanted and packed_gemm.host_has_avx512())
     monkeypatch.delenv(packed_gemm.F32_ENV_SWITCH)
+    assert packed_gemm.f32_wanted(batch, m, k, n) == (wanted and packed_gemm.host_has_avx512())
+    assert not packed_gemm.f32_wanted(batch, m, k, n, process_blas=True)
+    monkeypatch.setenv(packed_gemm.F32_ENV_SWITCH, "openblas")
     assert not packed_gemm.f32_wanted(batch, m, k, n)
+    monkeypatch.delenv(packed_gemm.F32_ENV_SWITCH)      # OpenBLAS asked to thread products
+    monkeypatch.setenv("XLAPY_CPU_OPENBLAS_THREADS", "1")
+    assert not packed_gemm.f32_wanted(batch, m, k, n)
+    monkeypatch.setenv(packed_gemm.F32_ENV_SWITCH, "packed")
+    assert packed_gemm.f32_wanted(batch, m, k, n) == (wanted and packed_gemm.host_has_avx512())
 
 
 @native
@@ -248,3 +298,28 @@ def test_nonfinite_values_propagate(monkeypatch):
     np.testing.assert_array_equal(np.isinf(out), np.isinf(ref))
     finite = np.isfinite(ref)
     assert_f32_close(out[finite], ref[finite], 20)
+
+
+@native
+def test_routines_come_from_the_disk_cache_once_compiled(tmp_path, monkeypatch):
+    """A packed routine compiled once is stored in the disk cache and loaded from there
+    (not compiled) by the next process that needs it; the loaded code runs."""
+    from xlapy.backends.cpu import packed_kernels
+    from xlapy.backends.cpu.jit_engine import engine
+    monkeypatch.setenv("XLAPY_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("XLAPY_DISABLE_CACHE", raising=False)
+    key = ("pack_f32", 16)
+    monkeypatch.delitem(packed_kernels._loaded, key, raising=False)
+    packed_kernels.kernel(key)
+    assert len(list((tmp_path / packed_kernels.CACHE_SUBDIR).glob("*.xcache"))) == 1
+
+    def no_compile(*args, **kwargs):
+        raise AssertionError("compiled again")
+    monkeypatch.delitem(packed_kernels._loaded, key)       # as a new process would
+    monkeypatch.setattr(engine(), "compile", no_compile)
+    x = np.arange(40 * 20, dtype=np.float32).reshape(1, 40, 20)
+    panels = packed_gemm.pack_panels(x, 16, "f32")          # [2 panels, K = 40, 16]
+    words = panels.view(np.float32)
+    np.testing.assert_array_equal(words[0], x[0, :, :16])
+    np.testing.assert_array_equal(words[1][:, :4], x[0, :, 16:])
+    assert not words[1][:, 4:].any()

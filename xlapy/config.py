@@ -529,8 +529,9 @@ def env_cpu_native_pool() -> bool:
 def env_cpu_openblas_threads() -> bool:
     """``XLAPY_CPU_OPENBLAS_THREADS=1`` (or ``true``/``yes``) runs a large single f32/f64
     product as one OpenBLAS call that OpenBLAS threads itself on the CPU pool's threads
-    (``backends/cpu/openblas_threads.py``) instead of one call per thread; off by default
-    (docs/performance.md has the measurements)."""
+    (``backends/cpu/openblas_threads.py``) instead of one call per thread (f32 products
+    then stay in OpenBLAS rather than the generated packed GEMM unless
+    ``XLAPY_F32_GEMM=packed``); off by default (docs/performance.md has the measurements)."""
     return _env_switch("XLAPY_CPU_OPENBLAS_THREADS", default=False)
 
 

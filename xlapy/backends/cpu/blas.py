@@ -45,11 +45,12 @@ Paths (benchmarks/dot_crossover.py; 2 cores, OpenBLAS 0.3.34 SkylakeX kernel):
   ``XLAPY_CPU_OPENBLAS_THREADS=1`` a single f32/f64 product instead runs as one OpenBLAS
   call that OpenBLAS threads itself, its threads' parts handed to the pool
   (``openblas_threads.py``: the threads share the packed operand).
-- with ``XLAPY_F32_GEMM=packed``, f32 products from ``PARALLEL_GEMM_FLOPS`` with ``K <=
-  1024`` and fewer matrices than cores, on hosts with AVX-512: the generated packed GEMM
-  (``packed_gemm.py``), whose threads share one packing of ``B`` and take row blocks of
-  ``A`` as work units, instead of split OpenBLAS calls that each pack the shared operand
-  again (not the default: it measured no faster on 2 cores).
+- on hosts with AVX-512, f32 products from ``PARALLEL_GEMM_FLOPS`` with ``K <= 1024`` and
+  fewer matrices than cores: the generated packed GEMM (``packed_gemm.py``), whose
+  threads share one packing of ``B`` and take row blocks of ``A`` as work units, instead
+  of split OpenBLAS calls that each pack the shared operand again
+  (``XLAPY_F32_GEMM=openblas`` keeps them in OpenBLAS; while PyTorch's MKL takes the
+  process's products they stay there unless ``XLAPY_F32_GEMM=packed``).
 - ``M == 1`` or ``N == 1``: ``?gemv``; ``M == N == 1``: ``?dot`` (both faster than
   ``sgemm`` on such shapes).
 
@@ -219,7 +220,7 @@ class _BlasDotPlan:
         if self.external is not None:
             return
         if (acc == _F32 and lhs.dtype == rhs.dtype == acc and et.dtype == acc
-                and f32_wanted(self.batch, self.m, self.k, self.n)):
+                and f32_wanted(self.batch, self.m, self.k, self.n, process_blas_in_use())):
             self.packed = F32Gemm()
             self.threads = cores()
             self.out_direct = out.flags.c_contiguous

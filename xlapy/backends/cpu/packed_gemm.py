@@ -17,13 +17,14 @@ than threads: a thread that the host gives its core late finds fewer units left,
 of holding up the product with a fixed half of it (OpenBLAS calls split over the pool
 each pack the shared operand again, so they are cut once per thread).
 
-The f32 path (:func:`f32_wanted`, used by ``blas.py``'s dot plans), on request
-(``XLAPY_F32_GEMM=packed``): f32 products that would be split over the pool (at least
-``PARALLEL_GEMM_FLOPS``) run here on hosts with AVX-512. It is not the default: on the
-2-core AVX-512 host measured, two OpenBLAS calls split over the pool were a few percent
-faster on W4b's products (docs/performance.md, "W4b: Adam's updates in one loop"). The sum
-order differs from ``sgemm``'s (one FMA chain along K per element), so results agree
-with BLAS and the interpreter to f32 rounding, not bitwise.
+The f32 path (:func:`f32_wanted`, used by ``blas.py``'s dot plans): f32 products that
+would be split over the pool (at least ``PARALLEL_GEMM_FLOPS``) run here on hosts with
+AVX-512 (``XLAPY_F32_GEMM=openblas``: in OpenBLAS). Each thread prepares its driver call
+once per dot plan and then only rebinds the arrays' addresses (:class:`F32Gemm`), so a
+call costs about what the split OpenBLAS calls' dispatch does (docs/performance.md,
+"The packed f32 GEMM by default"). The sum order differs from ``sgemm``'s (one FMA chain
+along K per element), so results agree with BLAS and the interpreter to f32 rounding, not
+bitwise.
 """
 from __future__ import annotations
 
@@ -35,15 +36,18 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ...config import env_cpu_openblas_threads
 from ...errors import InvalidArgumentError
 from . import blas_lib
 from .packed_kernels import DRIVER_SLOTS, SHAPES, kernel
 from .thread_pool import cores
-from .thunks import aligned_empty
+from .thunks import address_of, aligned_empty
 
-#: ``XLAPY_F32_GEMM=packed`` sends the f32 products :func:`f32_wanted` names here (default:
-#: OpenBLAS).
+#: The f32 products :func:`f32_wanted` names run here by default on AVX-512 CPUs;
+#: ``XLAPY_F32_GEMM=openblas`` keeps them in OpenBLAS, ``=packed`` brings them here even
+#: while the process's BLAS takes the others.
 F32_ENV_SWITCH = "XLAPY_F32_GEMM"
+F32_CHOICES = ("", "packed", "openblas")
 
 #: A shared ``B`` smaller than this (elements) is packed by the calling thread alone: the
 #: pool's hand-off would cost more than the packing it shares.
@@ -55,7 +59,7 @@ F32_MAX_K = 1024
 
 #: Row blocks per work unit of the native driver at most; fewer when a matrix has under
 #: ``4 * threads`` units of that size (:func:`chunk_blocks`).
-MAX_CHUNK_BLOCKS = 4
+MAX_CHUNK_BLOCKS = 2
 
 _F32 = np.dtype(np.float32)
 
@@ -73,6 +77,14 @@ class Scratch:
 
     def __init__(self) -> None:
         self._local = threading.local()
+
+    def keep_call(self, call: "DriverCall | None") -> None:
+        """Remember this thread's last driver call (None: it cannot be rebound)."""
+        self._local.call = call
+
+    def last_call(self) -> "DriverCall | None":
+        """This thread's last driver call (:meth:`keep_call`), if any."""
+        return getattr(self._local, "call", None)
 
     def get(self, name: str, shape: tuple, dtype: Any) -> np.ndarray:
         """A 64-byte aligned ``shape`` array (zero-filled when new), the same each call."""
@@ -101,7 +113,8 @@ class Packed:
 
     def __init__(self, x: np.ndarray, width: int, out: np.ndarray, operand: str) -> None:
         item = x.dtype.itemsize
-        if any(st % item for st in x.strides):     # not on element boundaries: copy once
+        self.copied = any(st % item for st in x.strides)
+        if self.copied:     # not on element boundaries: copied once
             x = np.ascontiguousarray(x)
         self.x, self.out, self.width = x, out, width
         bsz, k, n = x.shape
@@ -220,7 +233,7 @@ def packed_matmul(a: np.ndarray, bm: np.ndarray, operand: str, threads: int = 1,
     pack_b = Packed(bm, 16 * nv, bp, operand)
     out_kind = "f32xf32" if operand == "f32" else "bf16" if res.dtype != _F32 else "f32"
     if dynamic:
-        _run_dynamic(g, pack_a, pack_b, out_kind, res, threads, parallel, buf, pool)
+        _run_dynamic(g, pack_a, pack_b, out_kind, res, threads, parallel, buf, pool, scratch)
         return res
     fn = kernel((nv, out_kind))
     fixed = (ap.ctypes.data, bp.ctypes.data, res.ctypes.data, g.mblocks * kw * mr,
@@ -274,28 +287,49 @@ class DriverCall:
         self.params[:] = [values[name] for name in DRIVER_SLOTS]
         self.fn = kernel(("run", g.nv, out_kind))
         self.address = self.params.ctypes.data
+        #: whether :class:`F32Gemm` runs it as a native pool job (its prepared call)
+        self.native = False
 
     def reset(self) -> None:
         self.state[:] = 0
+
+    def rebind(self, a: int, b: int, out: int) -> None:
+        """The same product on other arrays of the same dims and strides (addresses of
+        ``A``'s and ``B``'s views and of the result)."""
+        self.params[_A_SRC] = a
+        self.params[_B_SRC] = b
+        self.params[_OUT] = out
+
+    def start(self, threads: int, pool: Any = None, parallel: Callable | None = None) -> None:
+        """Run the product: one driver call per share, as a native job of ``pool`` (a
+        ``thread_pool.ThreadPool``), else through ``parallel``, else on this thread."""
+        self.reset()
+        shares = min(threads, self.units)
+        if shares <= 1 or (pool is None and parallel is None):
+            self()
+        elif pool is not None:         # a native pool job: one driver call per share
+            pool.run(self.fn, self.address, shares, parts=shares)
+        else:
+            parallel(list(range(shares)), self)
 
     def __call__(self, item: Any = None, state: dict | None = None) -> None:
         self.fn(self.address, 0, 1)
 
 
+_A_SRC, _B_SRC, _OUT = (DRIVER_SLOTS.index(name) for name in ("a_src", "b_src", "out"))
+
+
 def _run_dynamic(g: Geometry, pack_a: Packed, pack_b: Packed, out_kind: str,
                  res: np.ndarray, threads: int, parallel: Callable | None,
-                 buf: Callable[[str, tuple], np.ndarray], pool: Any = None) -> None:
-    """The product through the native driver, one call per thread (``packed_matmul``)."""
+                 buf: Callable[[str, tuple], np.ndarray], pool: Any = None,
+                 scratch: Scratch | None = None) -> None:
+    """The product through the native driver, one call per thread (``packed_matmul``);
+    the call is kept as ``scratch``'s last one when its operands were not copied."""
     threads = threads if parallel is not None or pool is not None else 1
     call = DriverCall(g, pack_a, pack_b, out_kind, res, threads, buf)
-    call.reset()
-    shares = min(threads, call.units)
-    if shares <= 1:
-        call()
-    elif pool is not None:         # a native pool job: one driver call per share
-        pool.run(call.fn, call.address, shares, parts=shares)
-    else:
-        parallel(list(range(shares)), call)
+    if scratch is not None:
+        scratch.keep_call(call if not (pack_a.copied or pack_b.copied) else None)
+    call.start(threads, pool, parallel)
 
 
 # ----------------------------------------------------------------------------- f32 path
@@ -305,25 +339,40 @@ def host_has_avx512() -> bool:
     return "+avx512f" in host_target().features.split(",")
 
 
-def f32_enabled() -> bool:
-    """The generated f32 GEMM is used: ``XLAPY_F32_GEMM=packed`` and the CPU has
-    AVX-512."""
-    return os.environ.get(F32_ENV_SWITCH, "").lower() == "packed" and host_has_avx512()
+def f32_enabled(process_blas: bool = False) -> bool:
+    """Whether the generated f32 GEMM is used: on CPUs with AVX-512, unless
+    ``XLAPY_F32_GEMM=openblas``; without ``XLAPY_F32_GEMM=packed`` also not while the
+    process's BLAS takes the products (``process_blas``: PyTorch's MKL on its OpenMP team)
+    or OpenBLAS is asked to thread them (``XLAPY_CPU_OPENBLAS_THREADS=1``)."""
+    choice = os.environ.get(F32_ENV_SWITCH, "").lower()
+    if choice not in F32_CHOICES:
+        raise InvalidArgumentError(f"{F32_ENV_SWITCH}={choice!r}: expected one of "
+                                   f"{', '.join(c for c in F32_CHOICES if c)} or unset")
+    if choice == "openblas" or (choice != "packed" and
+                                (process_blas or env_cpu_openblas_threads())):
+        return False
+    return host_has_avx512()
 
 
-def f32_wanted(batch: int, m: int, k: int, n: int) -> bool:
+def f32_wanted(batch: int, m: int, k: int, n: int, process_blas: bool = False) -> bool:
     """Whether an f32 product of ``batch`` ``[M, K] @ [K, N]`` matrices runs here rather
     than in OpenBLAS: products of at least ``blas_lib.PARALLEL_GEMM_FLOPS`` (from which
     OpenBLAS calls are split over the pool) with fewer matrices than threads (a larger
     batch goes to OpenBLAS in whole matrices per thread, nothing packed twice), no vector
-    side (``gemv`` handles those) and at most :data:`F32_MAX_K` contracted elements."""
+    side (``gemv`` handles those) and at most :data:`F32_MAX_K` contracted elements, when
+    :func:`f32_enabled` (``process_blas`` passed on)."""
     return (min(m, n) > 1 and k <= F32_MAX_K and batch < max(2, cores())
-            and 2 * batch * m * n * k >= blas_lib.PARALLEL_GEMM_FLOPS and f32_enabled())
+            and 2 * batch * m * n * k >= blas_lib.PARALLEL_GEMM_FLOPS
+            and f32_enabled(process_blas))
 
 
 class F32Gemm:
     """``C[B, M, N] = A @ B`` for f32 ``[B, M, K]``/``[B, K, N]`` views of any strides,
-    on the pool's threads, reusing its packing buffers between calls."""
+    on the pool's threads, reusing its packing buffers between calls.
+
+    One instance serves one dot plan (fixed dims and strides): the first call on a thread
+    prepares that thread's driver call (:class:`DriverCall`, packing buffers and parameter
+    block); later calls only write the three arrays' addresses into its parameter block."""
 
     def __init__(self) -> None:
         self.scratch = Scratch()
@@ -332,13 +381,18 @@ class F32Gemm:
                  threads: int, pool: Any) -> None:
         """``out`` (C-contiguous f32 with ``B*M*N`` elements) ``= a @ bm``; ``pool``: a
         ``thread_pool.ThreadPool`` (its native jobs run the driver) or None."""
-        if threads > 1 and pool is not None and pool.native:
-            packed_matmul(a, bm, "f32", threads, None, self.scratch, out, dynamic=True,
-                          pool=pool)
-        else:
-            packed_matmul(a, bm, "f32", threads,
-                          pool.parallel_for if threads > 1 and pool is not None else None,
-                          self.scratch, out, dynamic=True)
+        native = threads > 1 and pool is not None and pool.native
+        parallel = pool.parallel_for if threads > 1 and pool is not None else None
+        prepared = self.scratch.last_call()
+        if prepared is not None and prepared.native == native:
+            prepared.rebind(address_of(a), address_of(bm), address_of(out))
+            prepared.start(threads, pool if native else None, parallel)
+            return
+        packed_matmul(a, bm, "f32", threads, None if native else parallel, self.scratch, out,
+                      dynamic=True, pool=pool if native else None)
+        call = self.scratch.last_call()
+        if call is not None:
+            call.native = native
 
 
 __all__ = ["packed_matmul", "pack_panels", "pieces", "Geometry", "Scratch", "Packed",
