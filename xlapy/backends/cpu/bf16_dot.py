@@ -22,9 +22,12 @@ accumulators in registers (:data:`SHAPES`: 6x4, 12x2 or 14x1 zmm, chosen by N) o
 all of K and stores it, rounded to bf16 when the result is bf16, straight into the
 result buffer.
 
-Threads: a product with several matrices in its batch gives each thread whole matrices
-(packing included); a single matrix is shared by row blocks, after the threads have
-packed ``B``'s panels together (each thread then packs the ``A`` panels of its own rows).
+Threads: the dot thunk runs ``packed_gemm``'s native driver (one call per pool thread,
+the threads taking ``B``-panel packing units, then row-block units of every matrix in the
+batch, from one shared counter), prepared once per operand geometry and rebound to each
+call's arrays (``packed_gemm.PackedGemm``). :func:`bf16_matmul` shares work out from
+Python instead: whole matrices per thread when the batch has enough of them, else row
+blocks after the threads have packed ``B``'s panels together.
 
 Numerics: ``vdpbf16ps`` treats bf16 denormal inputs as zero and flushes f32 denormal
 results, and ``vcvtneps2bf16`` does the same when rounding to bf16 (oneDNN's and XLA's
@@ -44,7 +47,7 @@ import numpy as np
 from ...hlo.ir import HloInstruction
 from ...hlo.types import BF16, F32
 from .packed_kernels import SHAPES
-from .packed_gemm import Scratch, pack_panels, packed_matmul, result_view
+from .packed_gemm import PackedGemm, Scratch, pack_panels, packed_matmul, result_view
 from .thread_pool import cores, shared_pool
 
 if TYPE_CHECKING:                      # blas.py imports this module
@@ -107,6 +110,8 @@ class Bf16DotThunk:
         self.dims = dims
         self.out_dtype = instr.shape.element_type.dtype
         self.scratch = Scratch()
+        #: the prepared product per operand geometry and result view (``PackedGemm``)
+        self.gemms: dict[tuple, PackedGemm] = {}
 
     def __call__(self, operands: Sequence[np.ndarray], out: np.ndarray) -> None:
         lhs, rhs = operands
@@ -125,8 +130,11 @@ class Bf16DotThunk:
         threads = cores() if 2 * bsz * m * n * k >= 2 * 64**3 else 1
         direct = result_view(out, (bsz, m, n), (_F32, _BF16)) is not None
         target = out if direct else self.scratch.get("c", (bsz, m, n), _F32)
-        bf16_matmul(a, bm, threads, shared_pool().parallel_for if threads > 1 else None,
-                    self.scratch, target)
+        key = (a.shape, a.strides, bm.shape, bm.strides, target.dtype, threads)
+        gemm = self.gemms.get(key)
+        if gemm is None:
+            gemm = self.gemms.setdefault(key, PackedGemm("bf16"))
+        gemm(a, bm, target, threads, shared_pool() if threads > 1 else None)
         if not direct:
             np.copyto(out, target.reshape(out.shape), casting="unsafe")
 

@@ -84,7 +84,7 @@ from .bf16_dot import Bf16DotThunk, make_bf16_dot_thunk
 from . import openblas_threads
 from .blas_lib import (BLAS_DTYPES, MatmulPlan, NativePieces, VectorCall, dense_geometry,
                        geometry, library, matmul_into, plan_matmul, plan_vector)
-from .packed_gemm import F32Gemm, f32_wanted
+from .packed_gemm import PackedGemm, f32_wanted
 from .process_blas import in_use as process_blas_in_use, process_gemm
 from .thread_pool import cores, shared_pool, team_usable
 from .thunks import address_of
@@ -213,7 +213,7 @@ class _BlasDotPlan:
         self.pieces: list[tuple] | None = None
         self.external: Callable[[int, int, int], None] | None = None
         self.native: NativePieces | None = None
-        self.packed: F32Gemm | None = None
+        self.packed: PackedGemm | None = None
         self.batch_slices = self._batch_slices()
         if self.empty or self.zero or (self.small and not self._process_batch(lhs, rhs, out)):
             return
@@ -221,7 +221,7 @@ class _BlasDotPlan:
             return
         if (acc == _F32 and lhs.dtype == rhs.dtype == acc and et.dtype == acc
                 and f32_wanted(self.batch, self.m, self.k, self.n, process_blas_in_use())):
-            self.packed = F32Gemm()
+            self.packed = PackedGemm()
             self.threads = cores()
             self.out_direct = out.flags.c_contiguous
             return

@@ -20,7 +20,7 @@ each pack the shared operand again, so they are cut once per thread).
 The f32 path (:func:`f32_wanted`, used by ``blas.py``'s dot plans): f32 products that
 would be split over the pool (at least ``PARALLEL_GEMM_FLOPS``) run here on hosts with
 AVX-512 (``XLAPY_F32_GEMM=openblas``: in OpenBLAS). Each thread prepares its driver call
-once per dot plan and then only rebinds the arrays' addresses (:class:`F32Gemm`), so a
+once per dot plan and then only rebinds the arrays' addresses (:class:`PackedGemm`), so a
 call costs about what the split OpenBLAS calls' dispatch does (docs/performance.md,
 "The packed f32 GEMM by default"). The sum order differs from ``sgemm``'s (one FMA chain
 along K per element), so results agree with BLAS and the interpreter to f32 rounding, not
@@ -287,7 +287,7 @@ class DriverCall:
         self.params[:] = [values[name] for name in DRIVER_SLOTS]
         self.fn = kernel(("run", g.nv, out_kind))
         self.address = self.params.ctypes.data
-        #: whether :class:`F32Gemm` runs it as a native pool job (its prepared call)
+        #: whether :class:`PackedGemm` runs it as a native pool job (its prepared call)
         self.native = False
 
     def reset(self) -> None:
@@ -366,21 +366,24 @@ def f32_wanted(batch: int, m: int, k: int, n: int, process_blas: bool = False) -
             and f32_enabled(process_blas))
 
 
-class F32Gemm:
-    """``C[B, M, N] = A @ B`` for f32 ``[B, M, K]``/``[B, K, N]`` views of any strides,
-    on the pool's threads, reusing its packing buffers between calls.
+class PackedGemm:
+    """``C[B, M, N] = A @ B`` for ``[B, M, K]``/``[B, K, N]`` views of any strides (f32, or
+    bf16 with ``operand="bf16"``), on the pool's threads, reusing its packing buffers
+    between calls.
 
     One instance serves one dot plan (fixed dims and strides): the first call on a thread
     prepares that thread's driver call (:class:`DriverCall`, packing buffers and parameter
     block); later calls only write the three arrays' addresses into its parameter block."""
 
-    def __init__(self) -> None:
+    def __init__(self, operand: str = "f32") -> None:
+        self.operand = operand
         self.scratch = Scratch()
 
     def __call__(self, a: np.ndarray, bm: np.ndarray, out: np.ndarray,
                  threads: int, pool: Any) -> None:
-        """``out`` (C-contiguous f32 with ``B*M*N`` elements) ``= a @ bm``; ``pool``: a
-        ``thread_pool.ThreadPool`` (its native jobs run the driver) or None."""
+        """``out`` (C-contiguous f32, or bf16 for bf16 operands, with ``B*M*N`` elements)
+        ``= a @ bm``; ``pool``: a ``thread_pool.ThreadPool`` (its native jobs run the
+        driver) or None."""
         native = threads > 1 and pool is not None and pool.native
         parallel = pool.parallel_for if threads > 1 and pool is not None else None
         prepared = self.scratch.last_call()
@@ -388,8 +391,8 @@ class F32Gemm:
             prepared.rebind(address_of(a), address_of(bm), address_of(out))
             prepared.start(threads, pool if native else None, parallel)
             return
-        packed_matmul(a, bm, "f32", threads, None if native else parallel, self.scratch, out,
-                      dynamic=True, pool=pool if native else None)
+        packed_matmul(a, bm, self.operand, threads, None if native else parallel,
+                      self.scratch, out, dynamic=True, pool=pool if native else None)
         call = self.scratch.last_call()
         if call is not None:
             call.native = native
@@ -397,6 +400,6 @@ class F32Gemm:
 
 __all__ = ["packed_matmul", "pack_panels", "pieces", "Geometry", "Scratch", "Packed",
            "columns_per_group", "k_words", "result_view", "aligned", "f32_wanted",
-           "f32_enabled", "host_has_avx512", "F32Gemm", "F32_ENV_SWITCH",
+           "f32_enabled", "host_has_avx512", "PackedGemm", "F32_ENV_SWITCH",
            "SHARED_PACK_ELEMENTS", "MAX_CHUNK_BLOCKS", "chunk_blocks", "F32_MAX_K",
            "DriverCall"]
