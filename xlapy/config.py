@@ -535,6 +535,28 @@ def env_cpu_openblas_threads() -> bool:
     return _env_switch("XLAPY_CPU_OPENBLAS_THREADS", default=False)
 
 
+#: ``XLAPY_F32_GEMM``'s values (unset: the default choice).
+F32_GEMM_CHOICES = ("packed", "openblas")
+
+
+def env_f32_gemm() -> str:
+    """``XLAPY_F32_GEMM``: ``packed`` sends the CPU's large f32 products to the generated
+    packed GEMM (``backends/cpu/packed_gemm.py``) even where another library would take
+    them, ``openblas`` keeps them in OpenBLAS; ``""`` when unset (the packed GEMM on
+    AVX-512 hosts). Any other value is an :class:`InvalidArgumentError`."""
+    value = os.environ.get("XLAPY_F32_GEMM", "").strip().lower()
+    if value and value not in F32_GEMM_CHOICES:
+        raise InvalidArgumentError(f"XLAPY_F32_GEMM={value!r}: expected one of "
+                                   f"{', '.join(F32_GEMM_CHOICES)} or unset")
+    return value
+
+
+def env_bf16_dot_off() -> bool:
+    """``XLAPY_BF16_DOT=off``: bf16 dots leave the CPU's AVX512-BF16 kernel
+    (``backends/cpu/bf16_dot.py``) for the generic path."""
+    return os.environ.get("XLAPY_BF16_DOT", "").strip().lower() == "off"
+
+
 # --------------------------------------------------------------------------------------------
 # TensorFlow's auto-clustering flags (``TF_XLA_FLAGS``), for ``xlapy.tf``
 

@@ -37,13 +37,13 @@ results agree with the interpreter to f32 rounding, not bitwise.
 from __future__ import annotations
 
 import logging
-import os
 from math import prod
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import ml_dtypes
 import numpy as np
 
+from ...config import env_bf16_dot_off
 from ...hlo.ir import HloInstruction
 from ...hlo.types import BF16, F32
 from .packed_kernels import SHAPES
@@ -72,7 +72,7 @@ def host_has_avx512_bf16() -> bool:
 def native_enabled() -> bool:
     """The native kernel is used: the CPU has AVX512-BF16 and ``XLAPY_BF16_DOT`` is not
     ``off``."""
-    return os.environ.get(ENV_SWITCH, "").lower() != "off" and host_has_avx512_bf16()
+    return not env_bf16_dot_off() and host_has_avx512_bf16()
 
 
 def pack_pairs(x: np.ndarray, width: int, name: str = "", scratch: Scratch | None = None

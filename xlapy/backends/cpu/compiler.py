@@ -221,6 +221,13 @@ class CpuBackend:
         backend before AOTAutograd traces): the LLVM helper processes start loading."""
         engine().start_helpers()
 
+    def clear_memory_cache(self) -> None:
+        """Forget the executables kept in memory: the next compile of a module makes a new
+        executable (from the disk cache when that has the module), with its own thunks
+        and their plans."""
+        with self._lock:
+            self._memory.clear()
+
     def compile(self, module: HloModule) -> CpuExecutable:
         """Compile ``module`` (not modified) into an executable; :attr:`last_timings`
         tells where the time went."""

@@ -28,7 +28,6 @@ bitwise.
 """
 from __future__ import annotations
 
-import os
 import threading
 from dataclasses import dataclass
 from math import prod
@@ -36,7 +35,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...config import env_cpu_openblas_threads
+from ...config import env_cpu_openblas_threads, env_f32_gemm
 from ...errors import InvalidArgumentError
 from . import blas_lib
 from .packed_kernels import DRIVER_SLOTS, SHAPES, kernel
@@ -47,7 +46,6 @@ from .thunks import address_of, aligned_empty
 #: ``XLAPY_F32_GEMM=openblas`` keeps them in OpenBLAS, ``=packed`` brings them here even
 #: while the process's BLAS takes the others.
 F32_ENV_SWITCH = "XLAPY_F32_GEMM"
-F32_CHOICES = ("", "packed", "openblas")
 
 #: A shared ``B`` smaller than this (elements) is packed by the calling thread alone: the
 #: pool's hand-off would cost more than the packing it shares.
@@ -344,10 +342,7 @@ def f32_enabled(process_blas: bool = False) -> bool:
     ``XLAPY_F32_GEMM=openblas``; without ``XLAPY_F32_GEMM=packed`` also not while the
     process's BLAS takes the products (``process_blas``: PyTorch's MKL on its OpenMP team)
     or OpenBLAS is asked to thread them (``XLAPY_CPU_OPENBLAS_THREADS=1``)."""
-    choice = os.environ.get(F32_ENV_SWITCH, "").lower()
-    if choice not in F32_CHOICES:
-        raise InvalidArgumentError(f"{F32_ENV_SWITCH}={choice!r}: expected one of "
-                                   f"{', '.join(c for c in F32_CHOICES if c)} or unset")
+    choice = env_f32_gemm()
     if choice == "openblas" or (choice != "packed" and
                                 (process_blas or env_cpu_openblas_threads())):
         return False
