@@ -1,10 +1,11 @@
-"""The generated packed f32 GEMM (``XLAPY_F32_GEMM=packed``, ``xlapy/backends/cpu/
-packed_gemm.py``) against OpenBLAS split over the pool (the default) on W4b's products.
+"""The generated packed f32 GEMM (``xlapy/backends/cpu/packed_gemm.py``, the default on
+AVX-512 hosts) against OpenBLAS split over the pool (``XLAPY_F32_GEMM=openblas``) on W4b's
+products.
 
 Each shape runs through the CPU backend's dot thunk (``blas.DotThunk``) twice: with the
-default plan (``sgemm`` pieces on the pool's threads, each packing the shared operand)
-and with the plan made under ``XLAPY_F32_GEMM=packed`` (one packing of ``B`` shared by
-the threads, row units from an atomic counter). Samples alternate between the two
+plan made under ``XLAPY_F32_GEMM=openblas`` (``sgemm`` pieces on the pool's threads, each
+packing the shared operand) and with the plan made under ``XLAPY_F32_GEMM=packed`` (one
+packing of ``B`` shared by the threads, row units from an atomic counter). Samples alternate between the two
 (medians of ``--repeat`` samples); GFLOP/s counts 2*M*N*K per product.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/packed_gemm.py
@@ -44,12 +45,16 @@ def calls(m: int, k: int, n: int, layout: str) -> tuple[Callable, Callable]:
     b = rng.standard_normal(rshape).astype(np.float32)
     outs = np.empty((m, n), np.float32), np.empty((m, n), np.float32)
     plain, packed = blas.DotThunk(instr), blas.DotThunk(instr)
-    plain([a, b], outs[0])
-    os.environ[packed_gemm.F32_ENV_SWITCH] = "packed"
-    try:
-        packed([a, b], outs[1])                 # the plan is made on the first call
+    before = os.environ.get(packed_gemm.F32_ENV_SWITCH)
+    try:                                        # the plans are made on the first call
+        os.environ[packed_gemm.F32_ENV_SWITCH] = "openblas"
+        plain([a, b], outs[0])
+        os.environ[packed_gemm.F32_ENV_SWITCH] = "packed"
+        packed([a, b], outs[1])
     finally:
-        del os.environ[packed_gemm.F32_ENV_SWITCH]
+        os.environ.pop(packed_gemm.F32_ENV_SWITCH)
+        if before is not None:
+            os.environ[packed_gemm.F32_ENV_SWITCH] = before
     if "packed" not in next(iter(packed.plans.values())).summary():
         raise SystemExit("the packed f32 GEMM needs AVX-512: nothing to compare")
     np.testing.assert_allclose(outs[1], outs[0], rtol=1e-4, atol=1e-3 * np.sqrt(k))

@@ -2,13 +2,16 @@
 
 Each round times every variant twice: *harness-like* (a 0.25 s pause, 3 untimed calls,
 then 3 timed, as ``training.py``'s samples start) and *steady* (20 untimed, 20 timed);
-rounds alternate the order, medians are printed with the ratio to JAX. Variants (the same
-compiled step; the options are read per call):
+rounds alternate the order, medians are printed with the ratio to JAX. Variants:
 
-- ``default``: the pool as configured (its idle workers' poll adapts to how often the
-  process is preempted, ``thread_pool.ThreadPool._update_spin``);
-- ``short-poll``: the poll fixed at ``thread_pool.SPIN_TICKS``;
-- ``openblas-threads``: ``XLAPY_CPU_OPENBLAS_THREADS=1`` (``openblas_threads.py``).
+- ``default``: the step as configured (f32 products in the packed GEMM on AVX-512 hosts;
+  the pool's idle workers' poll adapts to how often the process is preempted,
+  ``thread_pool.ThreadPool._update_spin``);
+- ``short-poll``: the same executable, the poll fixed at ``thread_pool.SPIN_TICKS``;
+- ``openblas``: the step compiled again, its dot plans made under
+  ``XLAPY_F32_GEMM=openblas`` (OpenBLAS calls split over the pool);
+- ``openblas-threads``: compiled again under ``XLAPY_CPU_OPENBLAS_THREADS=1`` (kept set
+  for its calls: one OpenBLAS call threaded on the pool, ``openblas_threads.py``).
 
 ``--after-pause`` prints instead the per-call times of the first 10 calls after a 0.25 s
 pause (medians over the rounds), xlapy and JAX.
@@ -31,27 +34,41 @@ W4B = "W4b MLP 784-512-512-10 Adam"
 PAUSE_S = 0.25
 
 
-def variants(args: tuple) -> tuple[dict[str, Callable[[], None]], Callable[[], object]]:
-    """``name -> switch`` (sets the pool's options for that variant), and the xlapy call
-    of the step on ``args``."""
+def variants(args: tuple) -> dict[str, tuple[Callable[[], None], Callable[[], object]]]:
+    """``name -> (switch, call)``: ``switch`` sets the options the variant runs under,
+    ``call`` runs its xlapy step on ``args``. The dot plans are made on a step's first call
+    (under the options then set), so the library variants are steps compiled afresh."""
     from xlapy.backends.cpu import thread_pool
+    from xlapy.client.backends import get_backend
     pool = thread_pool.shared_pool()
+    env = ("XLAPY_F32_GEMM", "XLAPY_CPU_OPENBLAS_THREADS")
 
-    def default() -> None:
-        os.environ.pop("XLAPY_CPU_OPENBLAS_THREADS", None)
-        pool.__dict__.pop("_update_spin", None)
+    def with_env(**values: str) -> Callable[[], None]:
+        def switch() -> None:
+            for name in env:
+                os.environ.pop(name, None)
+            os.environ.update(values)
+            pool.__dict__.pop("_update_spin", None)
+        return switch
 
     def short_poll() -> None:
-        default()
+        with_env()()
         pool._update_spin = lambda: None            # type: ignore[method-assign]
         pool.spin_ticks = thread_pool.SPIN_TICKS
 
-    def openblas_threads() -> None:
-        default()
-        os.environ["XLAPY_CPU_OPENBLAS_THREADS"] = "1"
-    call = training.xlapy_impls(W4B, args, "cpu")[0].call
-    return ({"default": default, "short-poll": short_poll,
-             "openblas-threads": openblas_threads}, call)
+    def compiled(switch: Callable[[], None]) -> Callable[[], object]:
+        get_backend("cpu").clear_memory_cache()
+        switch()
+        call = training.xlapy_impls(W4B, args, "cpu")[0].call
+        call()                                       # the plans, made under ``switch``
+        with_env()()
+        return call
+    default = compiled(with_env())
+    out = {"default": (with_env(), default), "short-poll": (short_poll, default)}
+    for name, switch in (("openblas", with_env(XLAPY_F32_GEMM="openblas")),
+                         ("openblas-threads", with_env(XLAPY_CPU_OPENBLAS_THREADS="1"))):
+        out[name] = (switch, compiled(switch))
+    return out
 
 
 def timed(f: Callable[[], object], untimed: int, calls: int) -> float:
@@ -91,10 +108,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"# {h['cpu']} (LLVM: {h['llvm_host_cpu']}), {h['cores']} cores; load average "
           f"{load}; {args.repeat} rounds, medians")
     problem = training.WORKLOADS[W4B][1](args.smoke)
-    switches, xlapy_call = variants(problem)
+    steps = variants(problem)
+    switches = {name: switch for name, (switch, _) in steps.items()}
     jax = training.jax_impl(W4B, problem)
-    calls = {"xlapy": xlapy_call} if args.after_pause else \
-        {name: xlapy_call for name in switches}
+    calls = {"xlapy": steps["default"][1]} if args.after_pause else \
+        {name: call for name, (_, call) in steps.items()}
     if jax.call is not None:
         calls["jax"] = jax.call
     for f in calls.values():
