@@ -222,10 +222,10 @@ def test_w4b_pool_script_times_every_variant(capsys):
     assert w4b_pool.main(["--smoke", "--repeat", "1"]) == 0
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if line.startswith("| samples"))
-    assert all(v in header for v in ("default", "short-poll", "openblas-threads"))
+    assert all(v in header for v in ("default", "short-poll", "openblas", "openblas-threads"))
     assert ("jax" in header) is HAVE_JAX
     for mode in ("harness-like", "steady"):
         row = next(line for line in out.splitlines() if line.startswith(f"| {mode}"))
         assert row.count(" ms") == header.count("|") - 2
-    assert "XLAPY_CPU_OPENBLAS_THREADS" not in os.environ
+    assert "XLAPY_CPU_OPENBLAS_THREADS" not in os.environ and "XLAPY_F32_GEMM" not in os.environ
     assert "_update_spin" not in thread_pool.shared_pool().__dict__
