@@ -196,7 +196,8 @@ def test_scratch_buffers_reused_between_calls(monkeypatch):
         np.testing.assert_allclose(out.astype(np.float64), ref.astype(np.float64),
                                    rtol=2 ** -7, atol=1e-4)
     (gemm,) = thunk.gemms.values()       # one prepared product, rebound on each call
-    assert {"a", "b"} <= set(gemm.scratch._local.bufs)
+    assert gemm.scratch.arena is packed_gemm.ARENA     # packing into the thread's buffers
+    assert {"a", "b"} <= set(packed_gemm.ARENA._local.bufs)
     assert "c" not in getattr(thunk.scratch._local, "bufs", {})   # the result in place
 
 

@@ -323,3 +323,28 @@ def test_routines_come_from_the_disk_cache_once_compiled(tmp_path, monkeypatch):
     np.testing.assert_array_equal(words[0], x[0, :, :16])
     np.testing.assert_array_equal(words[1][:, :4], x[0, :, 16:])
     assert not words[1][:, 4:].any()
+
+
+@native
+def test_products_share_the_threads_packing_buffers(monkeypatch):
+    """Prepared products pack into the thread's arena; when a larger product grows it
+    (the old buffer freed), a smaller product prepared before packs into the new one."""
+    monkeypatch.setattr(blas_lib, "PARALLEL_GEMM_FLOPS", 0)
+    monkeypatch.setattr(blas, "SMALL_DOT_FLOPS", 0)
+    monkeypatch.setenv(packed_gemm.F32_ENV_SWITCH, "packed")
+    monkeypatch.setattr(packed_gemm, "ARENA", packed_gemm.PackArena())   # empty buffers
+    rng = np.random.default_rng(11)
+    small = blas.make_dot_thunk(make_dot((40, 30), (30, 50), "f32", (), (1,), (), (0,)))
+    large = blas.make_dot_thunk(make_dot((300, 200), (200, 250), "f32", (), (1,), (), (0,)))
+
+    def check(thunk, ls, rs):
+        lhs, rhs = f32(ls, rng), f32(rs, rng)
+        out = np.full((ls[0], rs[1]), np.nan, np.float32)
+        thunk([lhs, rhs], out)
+        assert_f32_close(out, expect(lhs[None], rhs[None])[0], ls[1])
+    check(small, (40, 30), (30, 50))
+    before = packed_gemm.ARENA.words("b", 1).ctypes.data
+    check(large, (300, 200), (200, 250))
+    assert packed_gemm.ARENA.words("b", 1).ctypes.data != before     # grown: a new buffer
+    check(small, (40, 30), (30, 50))                     # rebound to the new buffers
+    check(large, (300, 200), (200, 250))

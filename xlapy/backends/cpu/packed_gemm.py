@@ -69,12 +69,41 @@ def columns_per_group(n: int) -> int:
     return 4 if n > 40 else 2 if n > 16 else 1
 
 
-class Scratch:
-    """Packing and result buffers kept between calls (per thread): no page faults on
-    fresh memory each call."""
+class PackArena:
+    """Each thread's packing buffers (one for ``A``'s panels, one for ``B``'s), shared by
+    every product that thread runs: the packed panels of one product are dead once it
+    returns, so the next one packs into the same (cache-warm) memory instead of a buffer
+    of its own. A buffer grows when a larger product needs it; users re-read its address
+    per call (:meth:`DriverCall.rebind`)."""
 
     def __init__(self) -> None:
         self._local = threading.local()
+
+    def words(self, role: str, count: int) -> np.ndarray:
+        """This thread's ``role`` buffer, ``count`` uint32 words of it (64-byte aligned)."""
+        bufs = self._local.__dict__.setdefault("bufs", {})
+        buf = bufs.get(role)
+        if buf is None or buf.size < count:
+            buf = bufs[role] = aligned((count,), np.uint32, zero=True)
+        return buf[:count]
+
+
+#: The packing buffers of the prepared products (:class:`PackedGemm`).
+ARENA = PackArena()
+#: Whether prepared products pack into :data:`ARENA` (else each into buffers of its own).
+SHARE_PACKING = True
+#: Names of :class:`Scratch` buffers that come from the arena when a scratch has one.
+PACKED_ROLES = ("a", "b")
+
+
+class Scratch:
+    """Packing and result buffers kept between calls (per thread): no page faults on
+    fresh memory each call. With ``arena``, the packing buffers (:data:`PACKED_ROLES`)
+    are that arena's, shared with the thread's other products."""
+
+    def __init__(self, arena: PackArena | None = None) -> None:
+        self._local = threading.local()
+        self.arena = arena
 
     def keep_call(self, call: "DriverCall | None") -> None:
         """Remember this thread's last driver call (None: it cannot be rebound)."""
@@ -85,7 +114,10 @@ class Scratch:
         return getattr(self._local, "call", None)
 
     def get(self, name: str, shape: tuple, dtype: Any) -> np.ndarray:
-        """A 64-byte aligned ``shape`` array (zero-filled when new), the same each call."""
+        """A 64-byte aligned ``shape`` array (zero-filled when new), the same each call
+        (a packing buffer of the arena: the same while no larger product needs it)."""
+        if self.arena is not None and name in PACKED_ROLES and dtype == np.uint32:
+            return self.arena.words(name, prod(shape)).reshape(shape)
         bufs = self._local.__dict__.setdefault("bufs", {})
         buf = bufs.get(name)
         if buf is None or buf.shape != shape or buf.dtype != dtype:
@@ -287,16 +319,22 @@ class DriverCall:
         self.address = self.params.ctypes.data
         #: whether :class:`PackedGemm` runs it as a native pool job (its prepared call)
         self.native = False
+        #: the sizes of the packing buffers, in words (``A``'s, ``B``'s)
+        self.pack_words = (pack_a.out.size, pack_b.out.size)
 
     def reset(self) -> None:
         self.state[:] = 0
 
-    def rebind(self, a: int, b: int, out: int) -> None:
+    def rebind(self, a: int, b: int, out: int, arena: PackArena | None = None) -> None:
         """The same product on other arrays of the same dims and strides (addresses of
-        ``A``'s and ``B``'s views and of the result)."""
+        ``A``'s and ``B``'s views and of the result), packing into ``arena``'s buffers
+        when given (their addresses may have changed since the last call)."""
         self.params[_A_SRC] = a
         self.params[_B_SRC] = b
         self.params[_OUT] = out
+        if arena is not None:
+            self.params[_AP] = address_of(arena.words("a", self.pack_words[0]))
+            self.params[_BP] = address_of(arena.words("b", self.pack_words[1]))
 
     def start(self, threads: int, pool: Any = None, parallel: Callable | None = None) -> None:
         """Run the product: one driver call per share, as a native job of ``pool`` (a
@@ -314,7 +352,8 @@ class DriverCall:
         self.fn(self.address, 0, 1)
 
 
-_A_SRC, _B_SRC, _OUT = (DRIVER_SLOTS.index(name) for name in ("a_src", "b_src", "out"))
+_A_SRC, _B_SRC, _OUT, _AP, _BP = (DRIVER_SLOTS.index(name)
+                                   for name in ("a_src", "b_src", "out", "ap", "bp"))
 
 
 def _run_dynamic(g: Geometry, pack_a: Packed, pack_b: Packed, out_kind: str,
@@ -372,7 +411,7 @@ class PackedGemm:
 
     def __init__(self, operand: str = "f32") -> None:
         self.operand = operand
-        self.scratch = Scratch()
+        self.scratch = Scratch(ARENA if SHARE_PACKING else None)
 
     def __call__(self, a: np.ndarray, bm: np.ndarray, out: np.ndarray,
                  threads: int, pool: Any) -> None:
@@ -383,7 +422,7 @@ class PackedGemm:
         parallel = pool.parallel_for if threads > 1 and pool is not None else None
         prepared = self.scratch.last_call()
         if prepared is not None and prepared.native == native:
-            prepared.rebind(address_of(a), address_of(bm), address_of(out))
+            prepared.rebind(address_of(a), address_of(bm), address_of(out), self.scratch.arena)
             prepared.start(threads, pool if native else None, parallel)
             return
         packed_matmul(a, bm, self.operand, threads, None if native else parallel,
@@ -397,4 +436,4 @@ __all__ = ["packed_matmul", "pack_panels", "pieces", "Geometry", "Scratch", "Pac
            "columns_per_group", "k_words", "result_view", "aligned", "f32_wanted",
            "f32_enabled", "host_has_avx512", "PackedGemm", "F32_ENV_SWITCH",
            "SHARED_PACK_ELEMENTS", "MAX_CHUNK_BLOCKS", "chunk_blocks", "F32_MAX_K",
-           "DriverCall"]
+           "DriverCall", "PackArena", "ARENA"]
