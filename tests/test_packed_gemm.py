@@ -10,6 +10,7 @@ default is OpenBLAS). The kernel needs AVX-512; the tests of the kernel skip wit
 """
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -348,3 +349,40 @@ def test_products_share_the_threads_packing_buffers(monkeypatch):
     assert packed_gemm.ARENA.words("b", 1).ctypes.data != before     # grown: a new buffer
     check(small, (40, 30), (30, 50))                     # rebound to the new buffers
     check(large, (300, 200), (200, 250))
+
+
+@native
+def test_one_executable_from_several_threads_at_once(monkeypatch):
+    """A compiled program whose products take the packed GEMM, called from four Python
+    threads at once on different arguments: every call gets its own product (each thread
+    prepares its own driver call and packs into its own buffers)."""
+    import xlapy
+    import xlapy.numpy as xnp
+    monkeypatch.setenv(packed_gemm.F32_ENV_SWITCH, "packed")
+    monkeypatch.setattr(blas_lib, "PARALLEL_GEMM_FLOPS", 0)
+    monkeypatch.setattr(blas, "SMALL_DOT_FLOPS", 0)
+    threads_seen = set()
+    real_call = packed_gemm.PackedGemm.__call__
+
+    def counted(self, *args, **kwargs):
+        threads_seen.add(threading.get_ident())
+        return real_call(self, *args, **kwargs)
+    monkeypatch.setattr(packed_gemm.PackedGemm, "__call__", counted)
+
+    @xlapy.jit
+    def f(a, b, c):
+        return xnp.tanh(a @ b) @ c
+    rng = np.random.default_rng(13)
+    # above the generated dot kernels' size: library (here packed) products
+    args = [(f32((150, 160), rng), f32((160, 150), rng), f32((150, 140), rng))
+            for _ in range(8)]
+    expected = [np.tanh(a.astype(np.float64) @ b) @ c for a, b, c in args]
+
+    def run(i: int) -> list:
+        return [np.asarray(f(*args[(i + j) % 8])) for j in range(12)]
+    with ThreadPoolExecutor(4) as ex:
+        results = list(ex.map(run, range(4)))
+    for i, outs in enumerate(results):
+        for j, got in enumerate(outs):
+            np.testing.assert_allclose(got, expected[(i + j) % 8], rtol=1e-4, atol=1e-4)
+    assert len(threads_seen) > 1            # the products ran packed, from several threads
