@@ -402,7 +402,7 @@ def missing(wanted: Iterable[tuple[ConvSpec, Emit]]) -> list[Pending]:
         seen.add(spec)
         digest, name = _name(spec, emit)
         disk, key = _disk_entry(spec, emit, name)
-        obj = _cached(disk, key, name)
+        obj = kernel_cache.load(disk, key, name)
         if obj is not None:
             _install(spec, name, obj)
             continue
@@ -444,10 +444,6 @@ def _disk_entry(spec: ConvSpec, emit: Emit, name: str) -> tuple[Any, str]:
     """The disk cache of the kernels (``XLAPY_CACHE_DIR``'s :data:`CACHE_SUBDIR`) and the
     key of kernel ``name`` there (``kernel_cache.py``)."""
     return kernel_cache.entry(CACHE_SUBDIR, f"{name} {emit.__name__} {spec!r}")
-
-
-def _cached(disk: Any, key: str, name: str) -> bytes | None:
-    return kernel_cache.load(disk, key, name)
 
 
 def _store(p: Pending, obj: bytes) -> None:

@@ -87,11 +87,18 @@ class PackArena:
             buf = bufs[role] = aligned((count,), np.uint32, zero=True)
         return buf[:count]
 
+    def address(self, role: str, count: int) -> int:
+        """The address of :meth:`words` (per call of a prepared product: no array made
+        while the buffer is large enough)."""
+        bufs = self._local.__dict__.get("bufs")
+        buf = bufs.get(role) if bufs else None
+        if buf is None or buf.size < count:
+            buf = self.words(role, count)
+        return address_of(buf)
+
 
 #: The packing buffers of the prepared products (:class:`PackedGemm`).
 ARENA = PackArena()
-#: Whether prepared products pack into :data:`ARENA` (else each into buffers of its own).
-SHARE_PACKING = True
 #: Names of :class:`Scratch` buffers that come from the arena when a scratch has one.
 PACKED_ROLES = ("a", "b")
 
@@ -333,8 +340,8 @@ class DriverCall:
         self.params[_B_SRC] = b
         self.params[_OUT] = out
         if arena is not None:
-            self.params[_AP] = address_of(arena.words("a", self.pack_words[0]))
-            self.params[_BP] = address_of(arena.words("b", self.pack_words[1]))
+            self.params[_AP] = arena.address("a", self.pack_words[0])
+            self.params[_BP] = arena.address("b", self.pack_words[1])
 
     def start(self, threads: int, pool: Any = None, parallel: Callable | None = None) -> None:
         """Run the product: one driver call per share, as a native job of ``pool`` (a
@@ -411,7 +418,7 @@ class PackedGemm:
 
     def __init__(self, operand: str = "f32") -> None:
         self.operand = operand
-        self.scratch = Scratch(ARENA if SHARE_PACKING else None)
+        self.scratch = Scratch(ARENA)
 
     def __call__(self, a: np.ndarray, bm: np.ndarray, out: np.ndarray,
                  threads: int, pool: Any) -> None:

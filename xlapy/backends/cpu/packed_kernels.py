@@ -553,16 +553,13 @@ def kernel(key: tuple) -> Callable:
         if key not in _loaded:
             from .jit_engine import engine
             eng = engine()
-            if key[0] == "run":
-                name, args = driver_name(key[1], key[2]), DRIVER_ARGS
-            elif key[0] in ("pack", "pack_f32"):
-                name, args = pack_name(key[1], key[0] == "pack_f32"), PACK_ARGS
-            else:
-                name, args = gemm_name(*key), GEMM_ARGS
+            name, args, emit = _routine(key)
             disk, disk_key = kernel_cache.entry(CACHE_SUBDIR, f"{name} {key!r}")
             obj = kernel_cache.load(disk, disk_key, name)
             if obj is None:
-                obj = eng.compile([str(_emit(eng, key))], [name], count=False).objects[0]
+                module = eng.new_module("xlapy_packed_" + "_".join(map(str, key)))
+                emit(module)
+                obj = eng.compile([str(module)], [name], count=False).objects[0]
                 kernel_cache.store(disk, disk_key, name, obj, "packed", repr(key))
             code = eng.load([obj], [name])
             _code.append(code)
@@ -570,16 +567,17 @@ def kernel(key: tuple) -> Callable:
         return _loaded[key]
 
 
-def _emit(eng: Any, key: tuple) -> ir.Module:
-    """The module of the routine ``key`` names (:func:`kernel`)."""
-    module = eng.new_module("xlapy_packed_" + "_".join(map(str, key)))
+def _routine(key: tuple) -> tuple[str, list[type], Callable[[ir.Module], Any]]:
+    """The symbol, ctypes arguments and emitter of the routine ``key`` names
+    (:func:`kernel`)."""
     if key[0] == "run":
-        _emit_driver(module, key[1], key[2])
-    elif key[0] in ("pack", "pack_f32"):
-        _emit_pack(module, key[1], key[0] == "pack_f32")
-    else:
-        _emit_gemm(module, key[0], key[1] == "bf16", key[1] == "f32xf32")
-    return module
+        return (driver_name(key[1], key[2]), DRIVER_ARGS,
+                lambda m: _emit_driver(m, key[1], key[2]))
+    if key[0] in ("pack", "pack_f32"):
+        f32 = key[0] == "pack_f32"
+        return pack_name(key[1], f32), PACK_ARGS, lambda m: _emit_pack(m, key[1], f32)
+    return (gemm_name(*key), GEMM_ARGS,
+            lambda m: _emit_gemm(m, key[0], key[1] == "bf16", key[1] == "f32xf32"))
 
 
 __all__ = ["SHAPES", "PACK_TILE", "kernel", "gemm_name", "pack_name", "driver_name",
