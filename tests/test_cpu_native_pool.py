@@ -185,3 +185,85 @@ def test_split_dot_plan_uses_native_pieces(monkeypatch):
     (plan,) = thunk.plans.values()
     if blas.cores() > 1:
         assert plan.native is not None and plan.native.count == len(plan.pieces)
+
+
+def _handshake_kernel():
+    """``void k(i64* t, i64 begin, i64 end)``: range 1 sets ``t[1] = 1``; range 0 polls
+    ``t[1]`` (``t[2]`` polls at most) and writes whether it saw it to ``t[0]``."""
+    import ctypes
+    from llvmlite import ir
+    from xlapy.backends.cpu.jit_engine import engine
+    i64 = ir.IntType(64)
+    eng = engine()
+    module = eng.new_module("pool_handshake")
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [i64.as_pointer(), i64, i64]),
+                     name="pool_handshake")
+    t, begin, _ = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    first, second, poll, seen, gave_up, done = (
+        fn.append_basic_block(n) for n in ("first", "second", "poll", "seen", "gave_up", "done"))
+    b.cbranch(b.icmp_signed("==", begin, ir.Constant(i64, 0)), first, second)
+    b.position_at_end(second)
+    b.store_atomic(ir.Constant(i64, 1), b.gep(t, [ir.Constant(i64, 1)]), "release", 8)
+    b.branch(done)
+    b.position_at_end(first)
+    limit = b.load(b.gep(t, [ir.Constant(i64, 2)]))
+    b.branch(poll)
+    b.position_at_end(poll)
+    count = b.phi(i64)
+    count.add_incoming(ir.Constant(i64, 0), first)
+    flag = b.load_atomic(b.gep(t, [ir.Constant(i64, 1)]), "acquire", 8)
+    more = b.add(count, ir.Constant(i64, 1))
+    check = fn.append_basic_block("check")
+    b.cbranch(b.icmp_signed("!=", flag, ir.Constant(i64, 0)), seen, check)
+    b.position_at_end(check)
+    count.add_incoming(more, check)
+    b.cbranch(b.icmp_signed("<", more, limit), poll, gave_up)
+    for block, value in ((seen, 1), (gave_up, 0)):
+        b.position_at_end(block)
+        b.store(ir.Constant(i64, value), t)
+        b.branch(done)
+    b.position_at_end(done)
+    b.ret_void()
+    loaded = eng.load(eng.compile([module], ["pool_handshake"], count=False).objects,
+                      ["pool_handshake"])
+    kernel = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)(
+        loaded.address("pool_handshake"))
+    kernel.loaded = loaded
+    return kernel
+
+
+def test_a_polling_worker_joins_native_jobs_while_python_holds_the_gil(monkeypatch):
+    """A worker runs native jobs without returning to Python between them, so it joins a
+    job at once even while another Python thread keeps the GIL (it used to wait for the
+    GIL first: on a virtual machine tens of microseconds, here a whole switch interval)."""
+    import sys
+    pool = ThreadPool(2)
+    monkeypatch.setattr(pool, "_update_spin", lambda: None)
+    kernel = _handshake_kernel()
+    t = np.zeros(3, np.int64)
+    t[2] = 20_000_000                       # polls by the calling thread's range: >= 0.2 s
+    pool.spin_ticks = 1 << 40               # the worker keeps polling through the test
+    pool.run(kernel, t.ctypes.data, 2, parts=2)     # the worker is now in its poll
+    stop = threading.Event()
+
+    def busy() -> None:
+        while not stop.is_set():
+            pass
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.5)
+    other = threading.Thread(target=busy)
+    other.start()
+    try:
+        joined = []
+        for _ in range(4):
+            t[:2] = 0
+            pool.run(kernel, t.ctypes.data, 2, parts=2)
+            joined.append(int(t[0]))
+    finally:
+        stop.set()
+        other.join()
+        sys.setswitchinterval(interval)
+        pool.spin_ticks = thread_pool.SPIN_TICKS
+        pool.run(kernel, t.ctypes.data, 2, parts=2)     # the worker reads the short poll
+    assert sum(joined) >= 3, joined

@@ -19,16 +19,23 @@ Protocol (the words are on their own cache lines):
   ``g`` any more (or ``BUSY``), it leaves at once (decrementing ``active``). Either the
   caller sees the worker in ``active`` or the worker sees ``BUSY``, so the block is never
   rewritten under a worker.
+- a worker runs native jobs one after another inside ``xlapy_pool_serve(block, seen,
+  out)`` without returning to Python: it polls ``gen`` (``spin`` ticks), runs each native
+  job, and returns only when the poll times out (it then sleeps, below), for a Python
+  job, or when it finished a job's last range while the calling thread blocks on its
+  semaphore (``waiting``: the worker releases it). A worker that went back to Python
+  between jobs needed the GIL to join the next one, and got it only once the calling
+  thread had started its own ranges: on a virtual machine tens of microseconds late,
+  the job's first ranges all on the calling thread.
 - ``sleeping[k]``: worker ``k`` sets it (an atomic exchange) before it blocks on its
-  semaphore after ``xlapy_pool_wait`` timed out, and re-reads ``gen``; the caller reads it
-  after storing ``gen`` and releases the semaphore when it is set. One of them sees the
-  other's store, so a worker never sleeps through a job; a release it did not need only
-  makes it poll once more.
+  semaphore after ``xlapy_pool_serve``'s poll timed out, and re-reads ``gen``; the caller
+  reads it after storing ``gen`` and releases the semaphore when it is set. One of them
+  sees the other's store, so a worker never sleeps through a job; a release it did not
+  need only makes it poll once more.
 
-``xlapy_pool_wait(word, seen, ticks)`` returns the value of ``*word`` once it differs from
-``seen`` and ``BUSY``, or ``seen`` after ``ticks`` time-stamp-counter ticks (``pause``
-between reads); ``xlapy_pool_until(word, value, ticks)`` returns 1 once ``*word == value``,
-0 after ``ticks``; ``xlapy_pool_swap(word, value)`` is an atomic exchange.
+``xlapy_pool_until(word, value, ticks)`` returns 1 once ``*word == value``, 0 after
+``ticks`` time-stamp-counter ticks (``pause`` between reads); ``xlapy_pool_swap(word,
+value)`` is an atomic exchange.
 """
 from __future__ import annotations
 
@@ -44,13 +51,20 @@ from llvmlite import ir
 BUSY = -1
 #: Word offsets in the job block (8 words = one 64-byte line each for the shared counters).
 GEN, COUNTER, FINISHED, ACTIVE, KIND, FN, TABLE, UNITS, PARTS = 0, 8, 16, 24, 32, 33, 34, 35, 36
-#: ``sleeping[k]`` is word ``SLEEPING + 8 * k``.
+#: ``waiting``: the calling thread blocks on its semaphore for the last ranges (set while
+#: it does); ``spin``: how long (ticks) an idle worker polls before it returns to sleep.
+WAITING, SPIN = 37, 38
+#: ``sleeping[k]`` is word ``SLEEPING + 8 * k``; ``SLEEPING + 8 * k + 1`` is the job number
+#: worker ``k``'s last :data:`SERVE` call saw.
 SLEEPING = 40
+#: :data:`SERVE`'s results: the poll timed out, a Python job came, a native job's last
+#: range is done while the calling thread blocks on its semaphore.
+SERVE_TIMEOUT, SERVE_PYTHON, SERVE_RELEASE = 0, 1, 2
 #: ``KIND``: a native kernel job (``xlapy_pool_work``) or a Python job (``ThreadPool``).
 NATIVE, PYTHON = 1, 2
 
-WAIT, UNTIL, SWAP, WORK = ("xlapy_pool_wait", "xlapy_pool_until", "xlapy_pool_swap",
-                           "xlapy_pool_work")
+UNTIL, SWAP, WORK, SERVE = ("xlapy_pool_until", "xlapy_pool_swap", "xlapy_pool_work",
+                            "xlapy_pool_serve")
 #: ``void name(i64* calls, i64 begin, i64 end)``: the row-major ``cblas_?gemm`` calls
 #: ``[begin, end)`` of a table of :data:`GEMM_WORDS`-word rows (:data:`GEMM_FIELDS`), for
 #: f32 (``s``) and f64 (``d``); a kernel-shaped routine, so a pool job can run it.
@@ -82,33 +96,24 @@ def _emit(module: ir.Module) -> None:
     rdtsc = ir.Function(module, ir.FunctionType(_I64, []), name="llvm.readcyclecounter")
     c = lambda v: ir.Constant(_I64, v)  # noqa: E731
 
-    def polling(name: str, until: bool) -> None:
-        fn = ir.Function(module, ir.FunctionType(_I64, [i64p, _I64, _I64]), name=name)
-        word, value, ticks = fn.args
-        entry, poll, wait, found = (fn.append_basic_block(n) for n in
-                                    ("entry", "poll", "wait", "found"))
-        b = ir.IRBuilder(entry)
-        end = b.add(b.call(rdtsc, []), ticks)
-        b.branch(poll)
-        b.position_at_end(poll)
-        seen = b.load_atomic(word, "acquire", 8)
-        if until:
-            hit = b.icmp_signed("==", seen, value)
-        else:
-            hit = b.and_(b.icmp_signed("!=", seen, value), b.icmp_signed("!=", seen, c(BUSY)))
-        b.cbranch(hit, found, wait)
-        b.position_at_end(wait)
-        if pause is not None:
-            b.call(pause, [])
-        timeout = fn.append_basic_block("timeout")
-        b.cbranch(b.icmp_signed("<", b.call(rdtsc, []), end), poll, timeout)
-        b.position_at_end(timeout)
-        b.ret(c(0) if until else value)
-        b.position_at_end(found)
-        b.ret(c(1) if until else seen)
-
-    polling(WAIT, until=False)
-    polling(UNTIL, until=True)
+    until = ir.Function(module, ir.FunctionType(_I64, [i64p, _I64, _I64]), name=UNTIL)
+    word, value, ticks = until.args
+    entry, poll, wait, found = (until.append_basic_block(n) for n in
+                                ("entry", "poll", "wait", "found"))
+    b = ir.IRBuilder(entry)
+    end = b.add(b.call(rdtsc, []), ticks)
+    b.branch(poll)
+    b.position_at_end(poll)
+    b.cbranch(b.icmp_signed("==", b.load_atomic(word, "acquire", 8), value), found, wait)
+    b.position_at_end(wait)
+    if pause is not None:
+        b.call(pause, [])
+    timeout = until.append_basic_block("timeout")
+    b.cbranch(b.icmp_signed("<", b.call(rdtsc, []), end), poll, timeout)
+    b.position_at_end(timeout)
+    b.ret(c(0))
+    b.position_at_end(found)
+    b.ret(c(1))
 
     swap = ir.Function(module, ir.FunctionType(_I64, [i64p, _I64]), name=SWAP)
     b = ir.IRBuilder(swap.append_basic_block("entry"))
@@ -140,6 +145,57 @@ def _emit(module: ir.Module) -> None:
     b.position_at_end(leave)
     b.atomic_rmw("sub", at(ACTIVE), c(1), "release")
     b.ret_void()
+    _emit_serve(module, work, pause, rdtsc)
+
+
+def _emit_serve(module: ir.Module, work: ir.Function, pause: ir.Function | None,
+                rdtsc: ir.Function) -> None:
+    """``i64 xlapy_pool_serve(i64* block, i64 seen, i64* out)`` (module docstring): polls
+    ``gen`` for a job after ``seen`` for ``block[SPIN]`` ticks at a time and runs native
+    jobs until it returns :data:`SERVE_TIMEOUT`, :data:`SERVE_PYTHON` or
+    :data:`SERVE_RELEASE`, the last job number it saw in ``*out``."""
+    c = lambda v: ir.Constant(_I64, v)  # noqa: E731
+    fn = ir.Function(module, ir.FunctionType(_I64, [_I64.as_pointer(), _I64,
+                                                    _I64.as_pointer()]), name=SERVE)
+    job, first_seen, out = fn.args
+    entry, head, poll, wait, timeout, found, native, python, release = (
+        fn.append_basic_block(n) for n in ("entry", "head", "poll", "wait", "timeout",
+                                           "found", "native", "python", "release"))
+    b = ir.IRBuilder(entry)
+    at = lambda k: b.gep(job, [c(k)])  # noqa: E731
+    b.branch(head)
+    b.position_at_end(head)
+    seen = b.phi(_I64)
+    seen.add_incoming(first_seen, entry)
+    end = b.add(b.call(rdtsc, []), b.load_atomic(at(SPIN), "monotonic", 8))
+    b.branch(poll)
+    b.position_at_end(poll)
+    g = b.load_atomic(at(GEN), "acquire", 8)
+    hit = b.and_(b.icmp_signed("!=", g, seen), b.icmp_signed("!=", g, c(BUSY)))
+    b.cbranch(hit, found, wait)
+    b.position_at_end(wait)
+    if pause is not None:
+        b.call(pause, [])
+    b.cbranch(b.icmp_signed("<", b.call(rdtsc, []), end), poll, timeout)
+    b.position_at_end(timeout)
+    b.store(seen, out)
+    b.ret(c(SERVE_TIMEOUT))
+    b.position_at_end(found)
+    b.store(g, out)
+    b.cbranch(b.icmp_signed("==", b.load(at(KIND)), c(NATIVE)), native, python)
+    b.position_at_end(python)
+    b.ret(c(SERVE_PYTHON))
+    b.position_at_end(native)
+    b.call(work, [job, g])
+    b.fence("seq_cst")     # the last range's count before the caller's ``waiting`` is read
+    last = b.and_(b.icmp_signed("==", b.load_atomic(at(FINISHED), "seq_cst", 8),
+                                b.load(at(PARTS))),
+                  b.icmp_signed("==", b.load_atomic(at(GEN), "seq_cst", 8), g))
+    blocked = b.icmp_signed("!=", b.load_atomic(at(WAITING), "seq_cst", 8), c(0))
+    seen.add_incoming(g, native)
+    b.cbranch(b.and_(last, blocked), release, head)
+    b.position_at_end(release)
+    b.ret(c(SERVE_RELEASE))
 
 
 def _kernel_loop(module: ir.Module, name: str) -> tuple[ir.IRBuilder, ir.Value, ir.Value]:
@@ -214,17 +270,17 @@ def _load() -> dict[str, Any]:
             _emit_gemm_calls(module, GEMM_CALLS["s"], ir.FloatType())
             _emit_gemm_calls(module, GEMM_CALLS["d"], ir.DoubleType())
             _emit_openblas_jobs(module)
-            names = [WAIT, UNTIL, SWAP, WORK, OPENBLAS_JOBS, *GEMM_CALLS.values()]
+            names = [UNTIL, SWAP, WORK, SERVE, OPENBLAS_JOBS, *GEMM_CALLS.values()]
             with deferred_interrupt():
                 obj = compile_ir(str(module), SMALL_OPT_LEVEL, False, eng.target_spec)[0]
             loaded = eng.load([obj], names)
             p, i = ctypes.c_void_p, ctypes.c_int64
             _LOADED.update(
                 code=loaded,
-                wait=ctypes.CFUNCTYPE(i, p, i, i)(loaded.address(WAIT)),
                 until=ctypes.CFUNCTYPE(i, p, i, i)(loaded.address(UNTIL)),
                 swap=ctypes.CFUNCTYPE(i, p, i)(loaded.address(SWAP)),
                 work=ctypes.CFUNCTYPE(None, p, i)(loaded.address(WORK)),
+                serve=ctypes.CFUNCTYPE(i, p, i, p)(loaded.address(SERVE)),
                 **{name: ctypes.CFUNCTYPE(None, p, i, i)(loaded.address(name))
                    for name in (OPENBLAS_JOBS, *GEMM_CALLS.values())})
         return _LOADED
@@ -235,10 +291,10 @@ class JobWords:
 
     def __init__(self, workers: int) -> None:
         lib = _load()
-        self.wait: Callable[[int, int, int], int] = lib["wait"]
         self.until: Callable[[int, int, int], int] = lib["until"]
         self.swap: Callable[[int, int], int] = lib["swap"]
         self.work: Callable[[int, int], None] = lib["work"]
+        self.serve: Callable[[int, int, int], int] = lib["serve"]
         size = SLEEPING + 8 * max(1, workers) + 8
         raw = np.zeros(size + 8, np.int64)             # 64-byte aligned view of ``size`` words
         skip = (-raw.ctypes.data % 64) // 8
@@ -271,4 +327,5 @@ def native_address(fn: Any) -> int | None:
 __all__ = ["JobWords", "native_address", "gemm_calls", "openblas_jobs", "GEMM_CALLS",
            "GEMM_FIELDS", "OPENBLAS_JOBS",
            "GEMM_WORDS", "BUSY", "NATIVE", "PYTHON", "GEN", "COUNTER",
-           "FINISHED", "ACTIVE", "KIND", "FN", "TABLE", "UNITS", "PARTS", "SLEEPING"]
+           "FINISHED", "ACTIVE", "KIND", "FN", "TABLE", "UNITS", "PARTS", "SLEEPING", "WAITING",
+           "SPIN", "SERVE_TIMEOUT", "SERVE_PYTHON", "SERVE_RELEASE"]

@@ -55,7 +55,8 @@ except ImportError:         # not on every platform
 
 from ...config import env_cpu_native_pool, env_cpu_openmp
 from .native_pool import (ACTIVE, BUSY, COUNTER, FINISHED, FN, GEN, KIND, NATIVE, PARTS,
-                          PYTHON, SLEEPING, TABLE, UNITS, JobWords, native_address)
+                          PYTHON, SERVE_RELEASE, SERVE_TIMEOUT, SLEEPING, SPIN, TABLE, UNITS,
+                          WAITING, JobWords, native_address)
 
 log = logging.getLogger("xlapy.cpu")
 
@@ -283,9 +284,19 @@ class ThreadPool:
         # routines is not part of compiling a program)
         self._block: JobWords | None = None
         self._start_lock = threading.Lock()
-        #: how long an idle worker polls now (:meth:`_update_spin`)
-        self.spin_ticks = SPIN_TICKS
+        self._spin_ticks = SPIN_TICKS
         self._preempt_at = (time.monotonic(), _preemptions())
+
+    @property
+    def spin_ticks(self) -> int:
+        """How long an idle worker polls now (ticks; :meth:`_update_spin`)."""
+        return self._spin_ticks
+
+    @spin_ticks.setter
+    def spin_ticks(self, ticks: int) -> None:
+        self._spin_ticks = ticks
+        if self._block is not None:
+            self._block.words[SPIN] = ticks
 
     @property
     def _words(self) -> JobWords:
@@ -295,6 +306,7 @@ class ThreadPool:
             with self._start_lock:
                 if self._block is None:
                     self._block = JobWords(self.size)
+                    self._block.words[SPIN] = self._spin_ticks
                     for i in range(1, self.size):
                         t = threading.Thread(target=self._worker, args=(i,), daemon=True,
                                              name=f"xlapy-cpu-{i}")
@@ -304,26 +316,25 @@ class ThreadPool:
         return block
 
     def _worker(self, i: int) -> None:
-        """Worker ``i``: waits on the job number (natively, without the GIL, for
-        :attr:`spin_ticks`; then on its semaphore) and runs its part of each new job."""
+        """Worker ``i``: runs native jobs inside ``native_pool``'s serve loop (without the
+        GIL), polling the job number for :attr:`spin_ticks` between them; after a poll
+        that timed out it sleeps on its semaphore; it runs its share of Python jobs here."""
         words = self._words
-        gen_word, sleep_word = words.addr(GEN), words.addr(SLEEPING + 8 * i)
+        sleep_word = words.addr(SLEEPING + 8 * i)
+        out = SLEEPING + 8 * i + 1
         seen = 0
         while True:
-            g = words.wait(gen_word, seen, self.spin_ticks)
-            if g == seen:
+            code = words.serve(words.address, seen, words.addr(out))
+            seen = int(words.words[out])
+            if code == SERVE_TIMEOUT:
                 words.swap(sleep_word, 1)
                 g = int(words.words[GEN])
                 if g in (seen, BUSY):
                     self._start[i].acquire()
                 words.swap(sleep_word, 0)
                 continue
-            seen = g
-            if words.words[KIND] == NATIVE:
-                words.work(words.address, g)
-                block = words.words
-                if block[FINISHED] == block[PARTS] and block[GEN] == g:
-                    self._done.release()       # the caller may be blocked on the last range
+            if code == SERVE_RELEASE:
+                self._done.release()           # the caller blocks for the last range
                 continue
             task, self._work[i] = self._work[i], None
             if task is None:            # a Python job without a share for this worker
@@ -420,8 +431,12 @@ class ThreadPool:
                         take = False
                         words.work(words.address, gen)
                     if not words.until(words.addr(FINISHED), parts, FINISH_SPIN_TICKS):
-                        while words.words[FINISHED] != parts:
-                            self._done.acquire(timeout=FINISH_WAIT_S)
+                        words.swap(words.addr(WAITING), 1)      # a worker releases _done
+                        try:
+                            while words.words[FINISHED] != parts:
+                                self._done.acquire(timeout=FINISH_WAIT_S)
+                        finally:
+                            words.swap(words.addr(WAITING), 0)
                     break
                 except BaseException as e:      # noqa: BLE001 - raised once all are done
                     interrupt = interrupt or e
