@@ -22,6 +22,17 @@ native = pytest.mark.skipif(not bf16_dot.host_has_avx512_bf16(),
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
+@pytest.fixture(params=["dpbf16", "fma"])
+def kernel(request, monkeypatch) -> str:
+    """Each bf16 GEMM in turn (``XLAPY_BF16_DOT``), where the CPU has it."""
+    if not packed_gemm.host_has_avx512():
+        pytest.skip("the CPU has no AVX-512")
+    if request.param == "dpbf16" and not bf16_dot.host_has_avx512_bf16():
+        pytest.skip("the CPU has no AVX512-BF16")
+    monkeypatch.setenv(bf16_dot.ENV_SWITCH, request.param)
+    return request.param
+
+
 def bf16_random(shape, rng) -> np.ndarray:
     return rng.standard_normal(shape).astype(np.float32).astype(BF16)
 
@@ -65,20 +76,16 @@ FAMILIES = [
 ]
 
 
-@native
 @pytest.mark.parametrize("out_et", ["f32", "bf16"])
 @pytest.mark.parametrize("ls,rs,lb,lc,rb,rc", FAMILIES)
-def test_kernel_matches_interpreter(ls, rs, lb, lc, rb, rc, out_et, monkeypatch):
-    monkeypatch.delenv(bf16_dot.ENV_SWITCH, raising=False)
+def test_kernel_matches_interpreter(ls, rs, lb, lc, rb, rc, out_et, kernel):
     instr = make_dot(ls, rs, "bf16", lb, lc, rb, rc, out_et=out_et)
     rng = np.random.default_rng(sum(ls) + 7 * sum(rs))
     check(instr, bf16_random(ls, rng), bf16_random(rs, rng))
 
 
-@native
 @pytest.mark.parametrize("layout", ["column_major", "every_other"])
-def test_strided_operands(layout, monkeypatch):
-    monkeypatch.delenv(bf16_dot.ENV_SWITCH, raising=False)
+def test_strided_operands(layout, kernel):
     instr = make_dot((2, 23, 41), (2, 41, 35), "bf16", (0,), (2,), (0,), (1,), out_et="f32")
     rng = np.random.default_rng(3)
     lhs, rhs = bf16_random((2, 23, 41), rng), bf16_random((2, 41, 35), rng)
@@ -89,9 +96,7 @@ def test_strided_operands(layout, monkeypatch):
     check(instr, lhs, rhs)
 
 
-@native
-def test_large_product_split_over_threads(monkeypatch):
-    monkeypatch.delenv(bf16_dot.ENV_SWITCH, raising=False)
+def test_large_product_split_over_threads(kernel):
     instr = make_dot((301, 257), (257, 190), "bf16", (), (1,), (), (0,), out_et="f32")
     rng = np.random.default_rng(11)
     check(instr, bf16_random((301, 257), rng), bf16_random((257, 190), rng))
@@ -109,10 +114,8 @@ def test_pieces_cover_every_block_once():
             assert sorted(seen) == [(b, m) for b in range(g.batch) for m in range(g.mblocks)]
 
 
-@native
 @pytest.mark.filterwarnings("ignore:invalid value encountered")
-def test_special_values_and_empty(monkeypatch):
-    monkeypatch.delenv(bf16_dot.ENV_SWITCH, raising=False)
+def test_special_values_and_empty(kernel):
     instr = make_dot((4, 6), (6, 5), "bf16", (), (1,), (), (0,), out_et="f32")
     lhs = np.ones((4, 6), BF16)
     rhs = np.ones((6, 5), BF16)
@@ -182,9 +185,54 @@ def test_packing_layouts(layout, width):
         np.testing.assert_array_equal(out, reference_pack(x, width))
 
 
-@native
-def test_scratch_buffers_reused_between_calls(monkeypatch):
-    monkeypatch.delenv(bf16_dot.ENV_SWITCH, raising=False)
+@pytest.mark.skipif(not packed_gemm.host_has_avx512(), reason="the CPU has no AVX-512")
+@pytest.mark.parametrize("layout", ["k_contiguous", "n_contiguous", "strided"])
+@pytest.mark.parametrize("width", [6, 14, 16, 64])
+def test_widened_packing_matches_f32_packing(layout, width):
+    """bf16 operands widened while packing: the same panels as the f32 packer makes of
+    the same values in f32 (the widening is exact)."""
+    rng = np.random.default_rng(width + 1)
+    for bsz, k, n in ((2, 7, 5), (1, 2 * 64 * 2 + 3, 3 * width + 1), (3, 130, width)):
+        x = bf16_random((bsz, k, n), rng)
+        x[0, 0, 0] = np.float32(1e-40)              # a denormal keeps its value
+        src = source_layout(x, layout)
+        widened = packed_gemm.pack_panels(src, width, "bf16w")
+        f32 = packed_gemm.pack_panels(source_layout(x.astype(np.float32), layout), width,
+                                      "f32")
+        np.testing.assert_array_equal(widened, f32)
+
+
+def test_kernel_choice_follows_the_switch_and_the_measurement(monkeypatch):
+    instr = make_dot((4, 6), (6, 5), "bf16", (), (1,), (), (0,), out_et="f32")
+    monkeypatch.setattr(bf16_dot, "host_has_avx512", lambda: True)
+    monkeypatch.setattr(bf16_dot, "host_has_avx512_bf16", lambda: True)
+    monkeypatch.setenv(bf16_dot.ENV_SWITCH, "fma")
+    assert bf16_dot.dot_operand() == "bf16w"
+    assert blas.make_dot_thunk(instr).operand == "bf16w"
+    monkeypatch.setenv(bf16_dot.ENV_SWITCH, "dpbf16")
+    assert bf16_dot.dot_operand() == "bf16"
+    monkeypatch.setenv(bf16_dot.ENV_SWITCH, "off")
+    assert bf16_dot.dot_operand() is None
+    assert isinstance(blas.make_dot_thunk(instr), blas.DotThunk)
+    monkeypatch.setenv(bf16_dot.ENV_SWITCH, "fast")
+    with pytest.raises(InvalidArgumentError, match="XLAPY_BF16_DOT"):
+        bf16_dot.dot_operand()
+    monkeypatch.delenv(bf16_dot.ENV_SWITCH)
+    # unset: vdpbf16ps only where it takes at most DPBF16_MARGIN of the FMA kernel's time
+    for pairs, widened, faster in ((1.0, 2.0, True), (1.0, 1.1, False), (2.0, 1.0, False)):
+        times = {"bf16": pairs, "bf16w": widened}
+        monkeypatch.setattr(bf16_dot, "_product_seconds", lambda op, *a: times[op])
+        bf16_dot.dpbf16_faster.cache_clear()
+        try:
+            assert bf16_dot.dpbf16_faster() is faster
+            assert bf16_dot.dot_operand() == ("bf16" if faster else "bf16w")
+        finally:
+            bf16_dot.dpbf16_faster.cache_clear()
+    monkeypatch.setattr(bf16_dot, "host_has_avx512", lambda: False)
+    assert bf16_dot.dot_operand() is None          # no AVX-512: blas.py's path
+
+
+def test_scratch_buffers_reused_between_calls(kernel):
     instr = make_dot((2, 25, 33), (2, 33, 47), "bf16", (0,), (2,), (0,), (1,), out_et="bf16")
     thunk = blas.make_dot_thunk(instr)
     rng = np.random.default_rng(9)
@@ -201,11 +249,9 @@ def test_scratch_buffers_reused_between_calls(monkeypatch):
     assert "c" not in getattr(thunk.scratch._local, "bufs", {})   # the result in place
 
 
-@native
 @pytest.mark.parametrize("out_et", ["f32", "bf16"])
-def test_result_in_a_strided_buffer(out_et, monkeypatch):
+def test_result_in_a_strided_buffer(out_et, kernel):
     """A result buffer the kernel cannot write directly goes through an f32 scratch."""
-    monkeypatch.delenv(bf16_dot.ENV_SWITCH, raising=False)
     instr = make_dot((21, 35), (35, 40), "bf16", (), (1,), (), (0,), out_et=out_et)
     rng = np.random.default_rng(5)
     lhs, rhs = bf16_random((21, 35), rng), bf16_random((35, 40), rng)
@@ -230,11 +276,10 @@ def test_empty_products_through_the_pool():
             assert got.shape == (1, m, n) and not got.any()
 
 
-@native
 @pytest.mark.parametrize("threads", [1, 2, 3])
 @pytest.mark.parametrize("bsz,m,k,n", [(1, 97, 300, 130), (5, 40, 66, 33), (2, 29, 17, 70),
                                         (1, 50, 520, 260)])   # B shared, packed by all
-def test_weight_gradient_layouts_over_threads(bsz, m, k, n, threads):
+def test_weight_gradient_layouts_over_threads(bsz, m, k, n, threads, kernel):
     """Both operands transposed (a weight gradient: K-major lhs, [N, K] rhs) and plain
     ones, one matrix shared by row blocks or whole matrices per thread."""
     from concurrent.futures import ThreadPoolExecutor
@@ -248,7 +293,8 @@ def test_weight_gradient_layouts_over_threads(bsz, m, k, n, threads):
         for x, y in ((a, b), (np.ascontiguousarray(a), np.ascontiguousarray(b))):
             for dtype in (np.float32, BF16):
                 out = np.full((bsz, m, n), np.nan, dtype)
-                got = bf16_dot.bf16_matmul(x, y, threads, parallel, bf16_dot.Scratch(), out)
+                got = packed_gemm.packed_matmul(x, y, bf16_dot.dot_operand(), threads,
+                                                parallel, bf16_dot.Scratch(), out)
                 assert got.base is not None and np.shares_memory(got, out)
                 tol = 2 ** -7 if dtype == BF16 else 1e-5
                 np.testing.assert_allclose(out.astype(np.float64), ref, rtol=tol,

@@ -551,10 +551,21 @@ def env_f32_gemm() -> str:
     return value
 
 
-def env_bf16_dot_off() -> bool:
-    """``XLAPY_BF16_DOT=off``: bf16 dots leave the CPU's AVX512-BF16 kernel
-    (``backends/cpu/bf16_dot.py``) for the generic path."""
-    return os.environ.get("XLAPY_BF16_DOT", "").strip().lower() == "off"
+#: ``XLAPY_BF16_DOT``'s values (unset: the kernel measured faster on this CPU).
+BF16_DOT_CHOICES = ("dpbf16", "fma", "off")
+
+
+def env_bf16_dot() -> str:
+    """``XLAPY_BF16_DOT``: which kernel takes the CPU's bf16 dots
+    (``backends/cpu/bf16_dot.py``): ``dpbf16`` the AVX512-BF16 ``vdpbf16ps`` GEMM, ``fma``
+    the f32 FMA GEMM on operands widened to f32 while packing, ``off`` neither (the generic
+    path: f32 copies, ``sgemm``); ``""`` when unset. Any other value is an
+    :class:`InvalidArgumentError`."""
+    value = os.environ.get("XLAPY_BF16_DOT", "").strip().lower()
+    if value and value not in BF16_DOT_CHOICES:
+        raise InvalidArgumentError(f"XLAPY_BF16_DOT={value!r}: expected one of "
+                                   f"{', '.join(BF16_DOT_CHOICES)} or unset")
+    return value
 
 
 # --------------------------------------------------------------------------------------------

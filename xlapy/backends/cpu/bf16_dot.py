@@ -1,12 +1,25 @@
-"""bf16 matrix products on AVX512-BF16: a packed GEMM built on ``vdpbf16ps``.
+"""bf16 matrix products: packed GEMMs built on ``vdpbf16ps`` (AVX512-BF16) or on f32 FMAs.
 
 A ``dot`` whose two operands are ``bf16`` and whose result is ``f32`` or ``bf16`` (JAX's
-``preferred_element_type=f32``, or a plain bf16 dot) is computed here when the host CPU
-has AVX512-BF16 (``+avx512bf16`` in LLVM's host features): every product is summed in
-f32 and a bf16 result is rounded once at the end, as XLA:CPU and the interpreter do.
-Without the instructions the dot stays on ``blas.py``'s path (operands converted to f32,
-``sgemm``, rounded once): :func:`make_bf16_dot_thunk` returns None and the caller keeps
-its own thunk. That is the only hook in the dot dispatch (``blas.make_dot_thunk``).
+``preferred_element_type=f32``, or a plain bf16 dot) is computed here on CPUs with
+AVX-512: every product is summed in f32 and a bf16 result is rounded once at the end, as
+XLA:CPU and the interpreter do. Two kernels (:func:`dot_operand`):
+
+- ``vdpbf16ps`` on bf16 pairs (below), where the CPU has AVX512-BF16 and that
+  instruction multiplies faster than FMAs do: one ``vdpbf16ps`` does the work of two
+  ``vfmadd231ps``, so it doubles the rate where a core issues one 512-bit instruction a
+  cycle (AMD Zen 4) and gains nothing where it issues two FMAs a cycle but one
+  ``vdpbf16ps`` (Intel's AVX-512 cores, where the bf16 GEMM ran at 0.56-0.70x the f32
+  one);
+- the f32 FMA kernel, the operands widened to f32 (exactly) while they are packed
+  (``packed_kernels.py``), elsewhere.
+
+Which one is faster is measured once per process on the first bf16 dot
+(:func:`dpbf16_faster`: both kernels on one product in cache); ``XLAPY_BF16_DOT=dpbf16``
+or ``=fma`` picks one, ``=off`` (or a CPU without AVX-512) leaves the dot on ``blas.py``'s
+path (operands converted to f32, ``sgemm``, rounded once): :func:`make_bf16_dot_thunk`
+returns None and the caller keeps its own thunk. That is the only hook in the dot
+dispatch (``blas.make_dot_thunk``).
 
 The kernel
 ----------
@@ -31,23 +44,27 @@ blocks after the threads have packed ``B``'s panels together.
 
 Numerics: ``vdpbf16ps`` treats bf16 denormal inputs as zero and flushes f32 denormal
 results, and ``vcvtneps2bf16`` does the same when rounding to bf16 (oneDNN's and XLA's
-bf16 paths on these CPUs do the same); the sum order differs from ``sgemm``'s, so
-results agree with the interpreter to f32 rounding, not bitwise.
+bf16 paths on these CPUs do the same); the FMA kernel keeps denormals. The sum order
+differs from ``sgemm``'s, so results agree with the interpreter to f32 rounding, not
+bitwise.
 """
 from __future__ import annotations
 
+import functools
 import logging
+import time
 from math import prod
 from typing import TYPE_CHECKING, Callable, Sequence
 
 import ml_dtypes
 import numpy as np
 
-from ...config import env_bf16_dot_off
+from ...config import env_bf16_dot
 from ...hlo.ir import HloInstruction
 from ...hlo.types import BF16, F32
 from .packed_kernels import SHAPES
-from .packed_gemm import PackedGemm, Scratch, pack_panels, packed_matmul, result_view
+from .packed_gemm import (PackedGemm, Scratch, host_has_avx512, pack_panels, packed_matmul,
+                          result_view)
 from .thread_pool import cores, shared_pool
 
 if TYPE_CHECKING:                      # blas.py imports this module
@@ -55,8 +72,11 @@ if TYPE_CHECKING:                      # blas.py imports this module
 
 log = logging.getLogger(__name__)
 
-#: ``XLAPY_BF16_DOT=off`` keeps every bf16 dot on the f32 BLAS path (for comparisons).
+#: ``XLAPY_BF16_DOT``: ``dpbf16`` / ``fma`` pick the kernel, ``off`` keeps every bf16 dot
+#: on the f32 BLAS path (for comparisons); unset: the kernel measured faster.
 ENV_SWITCH = "XLAPY_BF16_DOT"
+#: ``vdpbf16ps`` is chosen when it takes at most this fraction of the FMA kernel's time.
+DPBF16_MARGIN = 0.8
 
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 _F32 = np.dtype(np.float32)
@@ -69,10 +89,55 @@ def host_has_avx512_bf16() -> bool:
     return "+avx512bf16" in host_target().features.split(",")
 
 
+def _product_seconds(operand: str, a: np.ndarray, bm: np.ndarray, out: np.ndarray) -> float:
+    """The shortest of five timings of three products on one thread."""
+    scratch = Scratch()
+    packed_matmul(a, bm, operand, scratch=scratch, out=out, dynamic=True)
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(3):
+            packed_matmul(a, bm, operand, scratch=scratch, out=out, dynamic=True)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+@functools.lru_cache(maxsize=None)
+def dpbf16_faster() -> bool:
+    """Whether the ``vdpbf16ps`` GEMM beats the FMA GEMM on this CPU by
+    :data:`DPBF16_MARGIN`: both time the same product (192 x 512 x 128, in cache) on one
+    thread, once per process."""
+    if not host_has_avx512_bf16():
+        return False
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((1, 192, 512)).astype(_BF16)
+    bm = rng.standard_normal((1, 512, 128)).astype(_BF16)
+    out = np.empty((1, 192, 128), _F32)
+    pairs = _product_seconds("bf16", a, bm, out)
+    widened = _product_seconds("bf16w", a, bm, out)
+    log.debug("bf16 dot kernels: vdpbf16ps %.1f us, FMA %.1f us a product",
+              pairs / 3e-6, widened / 3e-6)
+    return pairs <= DPBF16_MARGIN * widened
+
+
+def dot_operand() -> str | None:
+    """The ``packed_gemm`` operand kind bf16 dots run as: ``"bf16"`` (``vdpbf16ps`` on
+    pairs), ``"bf16w"`` (FMA on operands widened to f32), or None (``blas.py``'s path):
+    ``XLAPY_BF16_DOT``, else the faster kernel (:func:`dpbf16_faster`) on CPUs with
+    AVX-512."""
+    choice = env_bf16_dot()
+    if choice == "off" or not host_has_avx512():
+        return None
+    if choice == "fma":
+        return "bf16w"
+    if choice == "dpbf16" and host_has_avx512_bf16():
+        return "bf16"
+    return "bf16" if dpbf16_faster() else "bf16w"
+
+
 def native_enabled() -> bool:
-    """The native kernel is used: the CPU has AVX512-BF16 and ``XLAPY_BF16_DOT`` is not
-    ``off``."""
-    return not env_bf16_dot_off() and host_has_avx512_bf16()
+    """A packed kernel takes bf16 dots (:func:`dot_operand`)."""
+    return dot_operand() is not None
 
 
 def pack_pairs(x: np.ndarray, width: int, name: str = "", scratch: Scratch | None = None
@@ -106,8 +171,10 @@ def handles(instr: HloInstruction) -> bool:
 class Bf16DotThunk:
     """``thunk(operands, out)`` for one bf16 dot (``blas.py``'s calling convention)."""
 
-    def __init__(self, instr: HloInstruction, dims: "DotDims") -> None:
+    def __init__(self, instr: HloInstruction, dims: "DotDims", operand: str = "bf16") -> None:
         self.dims = dims
+        #: the packed GEMM's operand kind (:func:`dot_operand`)
+        self.operand = operand
         self.out_dtype = instr.shape.element_type.dtype
         self.scratch = Scratch()
         #: the prepared product per operand geometry and result view (``PackedGemm``)
@@ -133,21 +200,23 @@ class Bf16DotThunk:
         key = (a.shape, a.strides, bm.shape, bm.strides, target.dtype, threads)
         gemm = self.gemms.get(key)
         if gemm is None:
-            gemm = self.gemms.setdefault(key, PackedGemm("bf16"))
+            gemm = self.gemms.setdefault(key, PackedGemm(self.operand))
         gemm(a, bm, target, threads, shared_pool() if threads > 1 else None)
         if not direct:
             np.copyto(out, target.reshape(out.shape), casting="unsafe")
 
 
 def make_bf16_dot_thunk(instr: HloInstruction, dims: "DotDims") -> Bf16DotThunk | None:
-    """The native bf16 thunk for ``instr``, or None (not a bf16 dot, or no AVX512-BF16,
-    or ``XLAPY_BF16_DOT=off``): the caller then uses its own path. ``dims`` are the
-    dot's ``blas.DotDims``."""
-    if not handles(instr) or not native_enabled():
+    """The native bf16 thunk for ``instr``, or None (not a bf16 dot, no AVX-512, or
+    ``XLAPY_BF16_DOT=off``): the caller then uses its own path. ``dims`` are the dot's
+    ``blas.DotDims``."""
+    if not handles(instr):
         return None
-    return Bf16DotThunk(instr, dims)
+    operand = dot_operand()
+    return None if operand is None else Bf16DotThunk(instr, dims, operand)
 
 
-__all__ = ["bf16_matmul", "make_bf16_dot_thunk", "handles", "native_enabled",
+__all__ = ["bf16_matmul", "make_bf16_dot_thunk", "handles", "native_enabled", "dot_operand",
+           "dpbf16_faster", "DPBF16_MARGIN",
            "host_has_avx512_bf16", "pack_pairs", "Bf16DotThunk", "SHAPES",
            "Scratch"]

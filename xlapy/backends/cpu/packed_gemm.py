@@ -139,8 +139,9 @@ def aligned(shape: tuple, dtype: Any, zero: bool = False) -> np.ndarray:
 
 
 def k_words(k: int, operand: str) -> int:
-    """Packed rows for ``k`` contracted elements: pairs for bf16, elements for f32."""
-    return k if operand == "f32" else (k + 1) // 2
+    """Packed rows for ``k`` contracted elements: pairs for bf16, elements for f32 and
+    widened bf16 (``"bf16w"``)."""
+    return (k + 1) // 2 if operand == "bf16" else k
 
 
 class Packed:
@@ -157,7 +158,7 @@ class Packed:
         bsz, k, n = x.shape
         self.groups = -(-n // width)
         self.units = bsz * self.groups
-        self.key = ("pack_f32" if operand == "f32" else "pack", width)
+        self.key = ({"f32": "pack_f32", "bf16w": "pack_w16"}.get(operand, "pack"), width)
         self.args = (x.ctypes.data, out.ctypes.data, *(st // item for st in x.strides), k, n,
                      k_words(k, operand))
 
@@ -238,8 +239,9 @@ def packed_matmul(a: np.ndarray, bm: np.ndarray, operand: str, threads: int = 1,
                   parallel: Callable | None = None, scratch: Scratch | None = None,
                   out: np.ndarray | None = None, dynamic: bool = False,
                   pool: Any = None) -> np.ndarray:
-    """``a @ bm`` for ``[B, M, K]`` and ``[B, K, N]`` operands (``operand``: ``"bf16"`` or
-    ``"f32"``, the arrays' type), summed in f32. The result is written into ``out`` (f32,
+    """``a @ bm`` for ``[B, M, K]`` and ``[B, K, N]`` operands (``operand``: ``"bf16"``
+    (``vdpbf16ps`` on pairs), ``"bf16w"`` (bf16 arrays widened to f32 while packing, FMA)
+    or ``"f32"``), summed in f32. The result is written into ``out`` (f32,
     or bf16 for bf16 operands; C-contiguous, ``B*M*N`` elements) when given and returned
     as ``[B, M, N]``; else a new f32 array. ``parallel(items, work)`` runs work items on
     threads (``threads`` of them). ``dynamic``: the whole product is one native call per
@@ -268,7 +270,8 @@ def packed_matmul(a: np.ndarray, bm: np.ndarray, operand: str, threads: int = 1,
     bp = buf("b", (bsz * g.groups, kw, 16 * nv))
     pack_a = Packed(a.transpose(0, 2, 1), mr, ap, operand)
     pack_b = Packed(bm, 16 * nv, bp, operand)
-    out_kind = "f32xf32" if operand == "f32" else "bf16" if res.dtype != _F32 else "f32"
+    out_kind = {"f32": "f32xf32", "bf16w": "w16bf16" if res.dtype != _F32 else "w16f32"}.get(
+        operand, "bf16" if res.dtype != _F32 else "f32")
     if dynamic:
         _run_dynamic(g, pack_a, pack_b, out_kind, res, threads, parallel, buf, pool, scratch)
         return res

@@ -18,7 +18,15 @@ nearest even), the rows and columns past ``M`` and ``N`` left out.
 
 f32 operands use the same layout and loops with one element per word (``Kp = K``): the
 packer copies (or transposes) 32-bit elements, and the microkernel's step is a
-broadcast ``A`` element times a ``B`` panel row, added with ``vfmadd231ps``.
+broadcast ``A`` element times a ``B`` panel row, added with ``vfmadd231ps``. bf16
+operands can take that path too (*widened*): the packer reads bf16 elements and writes
+each as the f32 of the same value (the bits shifted up by 16), and the f32 kernel runs on
+them (``packed_gemm``'s ``"bf16w"`` operands; on CPUs whose ``vdpbf16ps`` is no faster
+than two FMAs, ``bf16_dot.py``).
+
+Result kinds (the routines' ``out``): ``"f32"`` / ``"bf16"`` bf16 pairs into that result,
+``"f32xf32"`` f32 operands, ``"w16f32"`` / ``"w16bf16"`` widened bf16 operands into that
+result.
 """
 from __future__ import annotations
 
@@ -61,14 +69,19 @@ class _BFloat(ir.Type):
         return hash("bfloat")
 
 
+#: Result kinds whose operands are f32 words (one element a word; the FMA kernel).
+F32_WORDS = ("f32xf32", "w16f32", "w16bf16")
+#: Result kinds with a bf16 result.
+BF16_RESULT = ("bf16", "w16bf16")
+
+
 def gemm_name(nv: int, out: str) -> str:
-    """The symbol of a GEMM: ``out`` is ``"f32"``/``"bf16"`` (bf16 operands, that result)
-    or ``"f32xf32"`` (f32 operands and result)."""
+    """The symbol of a GEMM: ``out`` a result kind (module docstring)."""
     return f"xlapy_packed_gemm_{SHAPES[nv]}x{nv}_{out}"
 
 
-def _emit_gemm(module: ir.Module, nv: int, out_bf16: bool, f32: bool = False
-               ) -> ir.Function:
+def _emit_gemm(module: ir.Module, nv: int, out_bf16: bool, f32: bool = False,
+               name: str | None = None) -> ir.Function:
     """``void name(a, bp, out, sa, sb, kpairs, groups, b0, b1, m0, m1, so, ldo, m, n,
     mblocks, unused)``: ``out[b] = a[b] @ b[b]`` for batches ``[b0, b1)`` and row blocks
     ``[m0, m1)``; ``a``/``bp`` packed (module docstring; batch strides ``sa``/``sb`` in
@@ -88,8 +101,8 @@ def _emit_gemm(module: ir.Module, nv: int, out_bf16: bool, f32: bool = False
     word, vword = (_F32, v16f) if f32 else (_I32, v16i)
     fnty = ir.FunctionType(ir.VoidType(), [word.as_pointer(), vword.as_pointer(),
                                            elem.as_pointer()] + [_I64] * 14)
-    fn = ir.Function(module, fnty, name=gemm_name(
-        nv, "f32xf32" if f32 else "bf16" if out_bf16 else "f32"))
+    fn = ir.Function(module, fnty, name=name or gemm_name(
+        nv, ("w16bf16" if out_bf16 else "f32xf32") if f32 else "bf16" if out_bf16 else "f32"))
     (a, bp, out, sa, sb, kpairs, groups, b0, b1, m0, m1, so, ldo, m, n, mblocks,
      _unused) = fn.args
     for arg in (a, bp, out):
@@ -167,8 +180,19 @@ def _store(b: ir.IRBuilder, acc: ir.Value, orow: ir.Value, col: ir.Value, n: ir.
             for_loop(b, c64(0), left, lane, "lane")
 
 
-def pack_name(width: int, f32: bool = False) -> str:
-    return f"xlapy_pack_{'f32' if f32 else 'bf16_pairs'}_{width}"
+def pack_name(width: int, f32: bool = False, widen: bool = False) -> str:
+    kind = "bf16_to_f32" if widen else "f32" if f32 else "bf16_pairs"
+    return f"xlapy_pack_{kind}_{width}"
+
+
+def _widened(b: ir.IRBuilder, bits: ir.Value) -> ir.Value:
+    """bf16 bits (``i16`` or a vector of them) as the f32 of the same value."""
+    if isinstance(bits.type, ir.VectorType):
+        n = bits.type.count
+        wide = b.zext(bits, ir.VectorType(_I32, n))
+        return b.bitcast(b.shl(wide, ir.Constant(ir.VectorType(_I32, n), [16] * n)),
+                         ir.VectorType(_F32, n))
+    return b.bitcast(b.shl(b.zext(bits, _I32), ir.Constant(_I32, 16)), _F32)
 
 
 def _scalar_loop(b: ir.IRBuilder, lo: ir.Value, hi: ir.Value, body, name: str) -> None:
@@ -180,7 +204,8 @@ def _scalar_loop(b: ir.IRBuilder, lo: ir.Value, hi: ir.Value, body, name: str) -
     carried_loop(b, lo, hi, [], step, name, hints=(("llvm.loop.vectorize.width", 1),))
 
 
-def _emit_pack(module: ir.Module, width: int, f32: bool = False) -> ir.Function:
+def _emit_pack(module: ir.Module, width: int, f32: bool = False, widen: bool = False
+               ) -> ir.Function:
     """``void name(src, dst, sbs, sk, sn, k, n, kpairs, u0, u1, unused)``: panels ``u`` in
     ``[u0, u1)`` of ``src`` (bf16 bits, element strides ``sbs`` per batch, ``sk`` along K,
     ``sn`` along the columns; ``ceil(n / width)`` panels per batch) into ``dst`` (module
@@ -188,11 +213,13 @@ def _emit_pack(module: ir.Module, width: int, f32: bool = False) -> ir.Function:
     the strides: K contiguous (a pair is one 32-bit load: tiles of :data:`PACK_TILE`
     pairs, read along K), columns contiguous (two rows interleaved, ``width`` words at a
     time), and any other strides. ``f32``: f32 source and words (a word is one element,
-    ``kpairs == k``)."""
+    ``kpairs == k``); ``widen``: bf16 source, f32 words (:func:`_widened`)."""
+    f32 = f32 or widen
     word = _F32 if f32 else _I32
-    fnty = ir.FunctionType(ir.VoidType(), [word.as_pointer() if f32 else _I16.as_pointer(),
-                                           word.as_pointer()] + [_I64] * 9)
-    fn = ir.Function(module, fnty, name=pack_name(width, f32))
+    source = _I16 if widen or not f32 else _F32
+    fnty = ir.FunctionType(ir.VoidType(), [source.as_pointer(), word.as_pointer()]
+                           + [_I64] * 9)
+    fn = ir.Function(module, fnty, name=pack_name(width, f32, widen))
     src, dst, sbs, sk, sn, k, n, kpairs, u0, u1, _unused = fn.args
     src.add_attribute("noalias")
     dst.add_attribute("noalias")
@@ -204,10 +231,14 @@ def _emit_pack(module: ir.Module, width: int, f32: bool = False) -> ir.Function:
     wordp = word.as_pointer()
     nothing = ir.Constant(word, 0)
 
+    def element(ptr: ir.Value) -> ir.Value:
+        """One source element as a word (f32 sources)."""
+        return _widened(b, b.load(ptr)) if widen else b.load(ptr)
+
     def word_at(scol: ir.Value, p: ir.Value) -> ir.Value:
         """The pair ``p`` of one source column, any strides (zero past K)."""
         if f32:
-            return b.load(b.gep(scol, [b.mul(p, sk)]))
+            return element(b.gep(scol, [b.mul(p, sk)]))
         k0 = b.mul(p, c64(2))
         lo = b.zext(b.load(b.gep(scol, [b.mul(k0, sk)])), _I32)
         k1 = b.add(k0, c64(1))
@@ -283,7 +314,7 @@ def _emit_pack(module: ir.Module, width: int, f32: bool = False) -> ir.Function:
 
                     def column(j: ir.Value) -> None:
                         if f32:
-                            put(dbase, p, j, b.load(b.gep(row0, [j])))
+                            put(dbase, p, j, element(b.gep(row0, [j])))
                             return
                         lo = b.zext(b.load(b.gep(row0, [j])), _I32)
                         hi = b.zext(b.load(b.gep(row1, [j])), _I32)
@@ -301,7 +332,7 @@ def _emit_pack(module: ir.Module, width: int, f32: bool = False) -> ir.Function:
         for_loop(b, u0, u1, lambda u: generic_pairs(u, kfull, kpairs), "uo")
 
     if f32:         # vector forms of the two common layouts (_F32Rows)
-        rows = _F32Rows(module, b, width)
+        rows = _F32Rows(module, b, width, widen)
 
         def k_contiguous() -> None:
             def panel(u: ir.Value) -> None:
@@ -335,13 +366,18 @@ class _F32Rows:
     narrow panel (``width < 16``: ``A``'s ``MR`` rows) of a column-contiguous source is
     copied a whole panel row per masked load and store."""
 
-    def __init__(self, module: ir.Module, b: ir.IRBuilder, width: int) -> None:
-        self.b, self.width = b, width
+    def __init__(self, module: ir.Module, b: ir.IRBuilder, width: int,
+                 widen: bool = False) -> None:
+        self.b, self.width, self.widen = b, width, widen
         self.v16 = ir.VectorType(_F32, 16)
         mask = ir.VectorType(ir.IntType(1), 16)
         vp = self.v16.as_pointer()
         self.load = _intrinsic(module, "llvm.masked.load.v16f32.p0v16f32",
                                ir.FunctionType(self.v16, [vp, _I32, mask, self.v16]))
+        self.v16h = ir.VectorType(_I16, 16)
+        self.load16 = _intrinsic(module, "llvm.masked.load.v16i16.p0v16i16",
+                                 ir.FunctionType(self.v16h, [self.v16h.as_pointer(), _I32,
+                                                             mask, self.v16h]))
         self.store = _intrinsic(module, "llvm.masked.store.v16f32.p0v16f32",
                                 ir.FunctionType(ir.VoidType(), [self.v16, vp, _I32, mask]))
         self.lanes = ir.Constant(ir.VectorType(_I64, 16), list(range(16)))
@@ -358,6 +394,11 @@ class _F32Rows:
 
     def _io(self, fn: ir.Function, ptr: ir.Value, mask: ir.Value, value=None) -> ir.Value:
         b = self.b
+        if value is None and self.widen:        # 16 bf16 source elements as f32
+            hptr = b.bitcast(ptr, self.v16h.as_pointer())
+            bits = b.call(self.load16, [hptr, ir.Constant(_I32, 2), mask,
+                                        ir.Constant(self.v16h, [0] * 16)])
+            return _widened(b, bits)
         vptr = b.bitcast(ptr, self.v16.as_pointer())
         if value is None:
             return b.call(fn, [vptr, ir.Constant(_I32, 4), mask, self.zero])
@@ -455,11 +496,11 @@ def _emit_driver(module: ir.Module, nv: int, out: str) -> None:
     :data:`SPIN_LIMIT` polls it packs the panel itself (the host may have taken the
     packing thread's core: the same values are written twice rather than waited for).
     The caller zeroes ``counter`` and ``flags`` before the threads start."""
-    f32 = out == "f32xf32"
+    f32, widen = out in F32_WORDS, out.startswith("w16")
     mr = SHAPES[nv]
-    pack_a = _emit_pack(module, mr, f32)
-    pack_b = _emit_pack(module, 16 * nv, f32)
-    gemm = _emit_gemm(module, nv, out == "bf16", f32)
+    pack_a = _emit_pack(module, mr, f32, widen)
+    pack_b = _emit_pack(module, 16 * nv, f32, widen)
+    gemm = _emit_gemm(module, nv, out in BF16_RESULT, f32)
     for callee in (pack_a, pack_b, gemm):       # copies private to this module
         callee.linkage = "internal"
     i64p = _I64.as_pointer()
@@ -543,8 +584,9 @@ def _emit_driver(module: ir.Module, nv: int, out: str) -> None:
 
 def kernel(key: tuple) -> Callable:
     """The ctypes function of one generated routine, compiled on first use (once per
-    process): ``(nv, "f32" | "bf16" | "f32xf32")`` a GEMM (:data:`GEMM_ARGS`; ``gemm_name``),
-    ``("pack" | "pack_f32", width)`` a packer (:data:`PACK_ARGS`), ``("run", nv, out)`` a
+    process): ``(nv, out)`` a GEMM (:data:`GEMM_ARGS`; ``gemm_name``; ``out`` a result
+    kind), ``("pack" | "pack_f32" | "pack_w16", width)`` a packer (:data:`PACK_ARGS`; bf16
+    pairs, f32, bf16 widened to f32), ``("run", nv, out)`` a
     whole product's driver (:data:`DRIVER_ARGS`, :func:`_emit_driver`)."""
     fn = _loaded.get(key)
     if fn is not None:
@@ -573,12 +615,15 @@ def _routine(key: tuple) -> tuple[str, list[type], Callable[[ir.Module], Any]]:
     if key[0] == "run":
         return (driver_name(key[1], key[2]), DRIVER_ARGS,
                 lambda m: _emit_driver(m, key[1], key[2]))
-    if key[0] in ("pack", "pack_f32"):
-        f32 = key[0] == "pack_f32"
-        return pack_name(key[1], f32), PACK_ARGS, lambda m: _emit_pack(m, key[1], f32)
+    if key[0] in ("pack", "pack_f32", "pack_w16"):
+        f32, widen = key[0] == "pack_f32", key[0] == "pack_w16"
+        return (pack_name(key[1], f32, widen), PACK_ARGS,
+                lambda m: _emit_pack(m, key[1], f32, widen))
     return (gemm_name(*key), GEMM_ARGS,
-            lambda m: _emit_gemm(m, key[0], key[1] == "bf16", key[1] == "f32xf32"))
+            lambda m: _emit_gemm(m, key[0], key[1] in BF16_RESULT, key[1] in F32_WORDS,
+                                 gemm_name(*key)))
 
 
-__all__ = ["SHAPES", "PACK_TILE", "kernel", "gemm_name", "pack_name", "driver_name",
+__all__ = ["SHAPES", "PACK_TILE", "F32_WORDS", "BF16_RESULT", "kernel", "gemm_name",
+           "pack_name", "driver_name",
            "DRIVER_SLOTS"]
