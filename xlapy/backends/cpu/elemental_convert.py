@@ -5,8 +5,9 @@
 - float -> integer truncates toward zero and saturates; NaN gives 0
   (``llvm.fptosi.sat`` / ``llvm.fptoui.sat``);
 - integer -> f16/f32/f64 rounds to nearest even; integer -> bf16 goes through f32;
-- f64 -> f16 and f64 -> bf16 go through f32 (two roundings, as XLA:CPU does);
-  f16/bf16 are widened exactly;
+- f64 -> bf16 goes through f32 (two roundings, as XLA:CPU does), f64 -> f16 too except
+  where XLA:CPU rounds it once (``interpreter.numeric.f64_to_f16_rounds_once``: CPUs with
+  AVX512-FP16); f16/bf16 are widened exactly;
 - anything -> pred is ``x != 0`` (NaN is true); pred -> number is 0 or 1;
 - integer -> integer sign- or zero-extends by the source's signedness, then wraps;
 - complex -> real type takes the real part, real -> complex has a zero imaginary part.
@@ -49,11 +50,20 @@ def _from_f32(b: ir.IRBuilder, v: ir.Value, to: ElementType) -> ir.Value:
     return v
 
 
+def _f64_to_f16_rounds_once() -> bool:
+    """The CPU converts f64 to f16 in one instruction (AVX512-FP16): XLA:CPU's convert
+    rounds once there, through f32 elsewhere (the interpreter's rule too)."""
+    from .jit_engine import engine
+    return "+avx512fp16" in engine().host.features.split(",")
+
+
 def _float_to_float(b: ir.IRBuilder, v: ir.Value, frm: ElementType, to: ElementType) -> ir.Value:
     x = to_compute(b, v, frm)            # f32 or f64, exact
     if x.type == F64:
         if to is T.F64:
             return x
+        if to is T.F16 and _f64_to_f16_rounds_once():
+            return b.fptrunc(x, F16)        # one instruction on these CPUs, as XLA:CPU
         return _from_f32(b, b.fptrunc(x, F32), to)
     return _from_f32(b, x, to)
 

@@ -15,6 +15,8 @@ These helpers give handlers that behaviour for every element type:
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ...hlo import types as T
@@ -103,17 +105,31 @@ def _f64_to_f32_round_to_odd(v: np.ndarray) -> np.ndarray:
     return np.where(inexact, bits | np.uint32(1), bits).view(np.float32)
 
 
+@functools.lru_cache(maxsize=None)
+def f64_to_f16_rounds_once() -> bool:
+    """Whether XLA:CPU rounds an f64 -> f16 ``convert`` once on this machine: directly
+    where the CPU converts f64 to f16 in one instruction (x86's AVX512-FP16
+    ``vcvtsd2sh``), through f32 (two roundings) elsewhere; XLA:CPU's results differ
+    between the two kinds of host, and the CPU backend follows the same rule."""
+    try:
+        import llvmlite.binding as llvm
+        return bool(llvm.get_host_cpu_features().get("avx512fp16"))
+    except (ImportError, RuntimeError):     # no features reported: the common case
+        return False
+
+
 def convert_float(v: np.ndarray, et: ElementType) -> np.ndarray:
     """``convert`` of f32/f64 values to float type ``et``, rounding to nearest even as XLA:CPU.
 
-    f64 -> f16 and f64 -> bf16 go through f32 (two roundings, as XLA:CPU); f64 -> f8/f4
-    types round once, directly (ml_dtypes alone would go through f32).
+    f64 -> bf16 goes through f32 (two roundings, as XLA:CPU); f64 -> f16 too, except where
+    XLA:CPU rounds it once (:func:`f64_to_f16_rounds_once`); f64 -> f8/f4 types round
+    once, directly (ml_dtypes alone would go through f32).
     """
     v = np.asarray(v)
     with np.errstate(over="ignore", invalid="ignore"):     # overflow to inf is the result
         if v.dtype == np.float64 and et.bits <= 8:
             v = _f64_to_f32_round_to_odd(v)
-        elif v.dtype == np.float64 and et is T.F16:
+        elif v.dtype == np.float64 and et is T.F16 and not f64_to_f16_rounds_once():
             v = v.astype(np.float32)
         return as_array(v, et)
 
