@@ -1,5 +1,7 @@
-"""The bf16 GEMM (AVX512-BF16 ``vdpbf16ps``, ``xlapy/backends/cpu/bf16_dot.py``) against
-the f32 BLAS dot thunk on the products of the W7 BERT-style step.
+"""The bf16 dot thunk (``xlapy/backends/cpu/bf16_dot.py``: the ``vdpbf16ps`` GEMM or the
+FMA GEMM on widened operands, whichever this CPU runs faster, or the one
+``XLAPY_BF16_DOT=dpbf16|fma`` names) against the f32 BLAS dot thunk on the products of the
+W7 BERT-style step.
 
 Each shape runs as the CPU backend runs a dot: the f32 thunk (``blas.DotThunk``,
 OpenBLAS ``sgemm`` split over the pool) on f32 operands, the bf16 thunk on the same
@@ -59,7 +61,7 @@ def thunks(batch: int, m: int, k: int, n: int, layout: str = "nn"
     f32 = blas.DotThunk(dot("f32"))
     bf16 = blas.make_dot_thunk(dot("bf16"))
     if not isinstance(bf16, bf16_dot.Bf16DotThunk):
-        raise SystemExit("this CPU has no AVX512-BF16 (or XLAPY_BF16_DOT=off): nothing to "
+        raise SystemExit("this CPU has no AVX-512 (or XLAPY_BF16_DOT=off): nothing to "
                          "compare")
     return (lambda: f32([a, b], out32)), (lambda: bf16([ab, bb], out16))
 
@@ -87,8 +89,11 @@ def start(description: str, argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from xlapy.backends.cpu import bf16_dot
     args = start(__doc__.splitlines()[0], argv)
-    print("| product | B x M x K x N, layout | f32 BLAS thunk | bf16 vdpbf16ps thunk | "
+    kernel = {"bf16": "vdpbf16ps", "bf16w": "FMA, widened"}.get(bf16_dot.dot_operand() or "",
+                                                               "none")
+    print(f"| product | B x M x K x N, layout | f32 BLAS thunk | bf16 thunk ({kernel}) | "
           "speed-up |")
     print("|---|---|---|---|---|")
     for what, batch, m, k, n, layout in SHAPES:
