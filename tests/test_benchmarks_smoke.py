@@ -229,3 +229,20 @@ def test_w4b_pool_script_times_every_variant(capsys):
         assert row.count(" ms") == header.count("|") - 2
     assert "XLAPY_CPU_OPENBLAS_THREADS" not in os.environ and "XLAPY_F32_GEMM" not in os.environ
     assert "_update_spin" not in thread_pool.shared_pool().__dict__
+
+
+def test_pool_latency_script_measures_the_second_unit(capsys):
+    """``benchmarks/pool_latency.py --smoke``: one row per unit length and gap, each with
+    the second unit's start and the call in microseconds."""
+    pool_latency = importlib.import_module("pool_latency")
+    from xlapy.backends.cpu.thread_pool import shared_pool
+    assert pool_latency.main(["--smoke"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and " us |" in line]
+    if shared_pool().size < 2:
+        assert "no worker" in out and not rows
+        return
+    assert len(rows) == 5
+    for row in rows:
+        second, call = (float(cell.split()[0]) for cell in row.strip("|").split("|")[2:4])
+        assert 0 <= second < call
