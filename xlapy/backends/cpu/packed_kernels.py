@@ -80,13 +80,14 @@ def gemm_name(nv: int, out: str) -> str:
     return f"xlapy_packed_gemm_{SHAPES[nv]}x{nv}_{out}"
 
 
-def _emit_gemm(module: ir.Module, nv: int, out_bf16: bool, f32: bool = False,
-               name: str | None = None) -> ir.Function:
+def _emit_gemm(module: ir.Module, nv: int, kind: str) -> ir.Function:
     """``void name(a, bp, out, sa, sb, kpairs, groups, b0, b1, m0, m1, so, ldo, m, n,
     mblocks, unused)``: ``out[b] = a[b] @ b[b]`` for batches ``[b0, b1)`` and row blocks
     ``[m0, m1)``; ``a``/``bp`` packed (module docstring; batch strides ``sa``/``sb`` in
     words), ``out`` f32 or bf16 with batch stride ``so`` and row stride ``ldo`` elements,
-    its columns contiguous. ``f32``: f32 operands (one element a word; FMA)."""
+    its columns contiguous. ``kind``: the result kind (module docstring; f32 words and
+    FMA for :data:`F32_WORDS`, else bf16 pairs and ``vdpbf16ps``)."""
+    f32, out_bf16 = kind in F32_WORDS, kind in BF16_RESULT
     mr = SHAPES[nv]
     v16f, v16i = ir.VectorType(_F32, 16), ir.VectorType(_I32, 16)
     v32b = ir.VectorType(_BFloat(), 32)
@@ -101,8 +102,7 @@ def _emit_gemm(module: ir.Module, nv: int, out_bf16: bool, f32: bool = False,
     word, vword = (_F32, v16f) if f32 else (_I32, v16i)
     fnty = ir.FunctionType(ir.VoidType(), [word.as_pointer(), vword.as_pointer(),
                                            elem.as_pointer()] + [_I64] * 14)
-    fn = ir.Function(module, fnty, name=name or gemm_name(
-        nv, ("w16bf16" if out_bf16 else "f32xf32") if f32 else "bf16" if out_bf16 else "f32"))
+    fn = ir.Function(module, fnty, name=gemm_name(nv, kind))
     (a, bp, out, sa, sb, kpairs, groups, b0, b1, m0, m1, so, ldo, m, n, mblocks,
      _unused) = fn.args
     for arg in (a, bp, out):
@@ -500,7 +500,7 @@ def _emit_driver(module: ir.Module, nv: int, out: str) -> None:
     mr = SHAPES[nv]
     pack_a = _emit_pack(module, mr, f32, widen)
     pack_b = _emit_pack(module, 16 * nv, f32, widen)
-    gemm = _emit_gemm(module, nv, out in BF16_RESULT, f32)
+    gemm = _emit_gemm(module, nv, out)
     for callee in (pack_a, pack_b, gemm):       # copies private to this module
         callee.linkage = "internal"
     i64p = _I64.as_pointer()
@@ -620,8 +620,7 @@ def _routine(key: tuple) -> tuple[str, list[type], Callable[[ir.Module], Any]]:
         return (pack_name(key[1], f32, widen), PACK_ARGS,
                 lambda m: _emit_pack(m, key[1], f32, widen))
     return (gemm_name(*key), GEMM_ARGS,
-            lambda m: _emit_gemm(m, key[0], key[1] in BF16_RESULT, key[1] in F32_WORDS,
-                                 gemm_name(*key)))
+            lambda m: _emit_gemm(m, key[0], key[1]))
 
 
 __all__ = ["SHAPES", "PACK_TILE", "F32_WORDS", "BF16_RESULT", "kernel", "gemm_name",
