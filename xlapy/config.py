@@ -535,6 +535,16 @@ def env_cpu_openblas_threads() -> bool:
     return _env_switch("XLAPY_CPU_OPENBLAS_THREADS", default=False)
 
 
+def _env_choice(name: str, choices: tuple[str, ...]) -> str:
+    """Variable ``name`` (lower case, ``""`` when unset), one of ``choices`` or an
+    :class:`InvalidArgumentError`."""
+    value = os.environ.get(name, "").strip().lower()
+    if value and value not in choices:
+        raise InvalidArgumentError(f"{name}={value!r}: expected one of "
+                                   f"{', '.join(choices)} or unset")
+    return value
+
+
 #: ``XLAPY_F32_GEMM``'s values (unset: the default choice).
 F32_GEMM_CHOICES = ("packed", "openblas")
 
@@ -544,11 +554,7 @@ def env_f32_gemm() -> str:
     packed GEMM (``backends/cpu/packed_gemm.py``) even where another library would take
     them, ``openblas`` keeps them in OpenBLAS; ``""`` when unset (the packed GEMM on
     AVX-512 hosts). Any other value is an :class:`InvalidArgumentError`."""
-    value = os.environ.get("XLAPY_F32_GEMM", "").strip().lower()
-    if value and value not in F32_GEMM_CHOICES:
-        raise InvalidArgumentError(f"XLAPY_F32_GEMM={value!r}: expected one of "
-                                   f"{', '.join(F32_GEMM_CHOICES)} or unset")
-    return value
+    return _env_choice("XLAPY_F32_GEMM", F32_GEMM_CHOICES)
 
 
 #: ``XLAPY_BF16_DOT``'s values (unset: the kernel measured faster on this CPU).
@@ -561,11 +567,7 @@ def env_bf16_dot() -> str:
     the f32 FMA GEMM on operands widened to f32 while packing, ``off`` neither (the generic
     path: f32 copies, ``sgemm``); ``""`` when unset. Any other value is an
     :class:`InvalidArgumentError`."""
-    value = os.environ.get("XLAPY_BF16_DOT", "").strip().lower()
-    if value and value not in BF16_DOT_CHOICES:
-        raise InvalidArgumentError(f"XLAPY_BF16_DOT={value!r}: expected one of "
-                                   f"{', '.join(BF16_DOT_CHOICES)} or unset")
-    return value
+    return _env_choice("XLAPY_BF16_DOT", BF16_DOT_CHOICES)
 
 
 # --------------------------------------------------------------------------------------------

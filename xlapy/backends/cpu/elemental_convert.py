@@ -27,6 +27,7 @@ from llvmlite import ir
 from ...hlo import types as T
 from ...hlo.ir import HloInstruction
 from ...hlo.types import ElementType
+from ..interpreter.numeric import f64_to_f16_rounds_once
 from .elemental import ElementalEmitter, elemental, operand_type
 from .elemental_complex import complex_value
 from .fallbacks import falls_back
@@ -50,19 +51,12 @@ def _from_f32(b: ir.IRBuilder, v: ir.Value, to: ElementType) -> ir.Value:
     return v
 
 
-def _f64_to_f16_rounds_once() -> bool:
-    """The CPU converts f64 to f16 in one instruction (AVX512-FP16): XLA:CPU's convert
-    rounds once there, through f32 elsewhere (the interpreter's rule too)."""
-    from .jit_engine import engine
-    return "+avx512fp16" in engine().host.features.split(",")
-
-
 def _float_to_float(b: ir.IRBuilder, v: ir.Value, frm: ElementType, to: ElementType) -> ir.Value:
     x = to_compute(b, v, frm)            # f32 or f64, exact
     if x.type == F64:
         if to is T.F64:
             return x
-        if to is T.F16 and _f64_to_f16_rounds_once():
+        if to is T.F16 and f64_to_f16_rounds_once():
             return b.fptrunc(x, F16)        # one instruction on these CPUs, as XLA:CPU
         return _from_f32(b, b.fptrunc(x, F32), to)
     return _from_f32(b, x, to)

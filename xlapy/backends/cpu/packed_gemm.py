@@ -38,7 +38,7 @@ import numpy as np
 from ...config import env_cpu_openblas_threads, env_f32_gemm
 from ...errors import InvalidArgumentError
 from . import blas_lib
-from .packed_kernels import DRIVER_SLOTS, SHAPES, kernel
+from .packed_kernels import DRIVER_SLOTS, PACK_KEYS, SHAPES, kernel
 from .thread_pool import cores
 from .thunks import address_of, aligned_empty
 
@@ -158,7 +158,7 @@ class Packed:
         bsz, k, n = x.shape
         self.groups = -(-n // width)
         self.units = bsz * self.groups
-        self.key = ({"f32": "pack_f32", "bf16w": "pack_w16"}.get(operand, "pack"), width)
+        self.key = (PACK_KEYS[operand], width)
         self.args = (x.ctypes.data, out.ctypes.data, *(st // item for st in x.strides), k, n,
                      k_words(k, operand))
 

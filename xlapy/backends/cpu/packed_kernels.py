@@ -180,9 +180,14 @@ def _store(b: ir.IRBuilder, acc: ir.Value, orow: ir.Value, col: ir.Value, n: ir.
             for_loop(b, c64(0), left, lane, "lane")
 
 
-def pack_name(width: int, f32: bool = False, widen: bool = False) -> str:
-    kind = "bf16_to_f32" if widen else "f32" if f32 else "bf16_pairs"
-    return f"xlapy_pack_{kind}_{width}"
+#: ``packed_gemm``'s operand kinds -> their packers' routine keys (``(key, width)``): bf16
+#: pairs, f32 elements, bf16 elements widened to f32.
+PACK_KEYS = {"bf16": "pack", "f32": "pack_f32", "bf16w": "pack_w16"}
+_PACK_NAMES = {"bf16": "bf16_pairs", "f32": "f32", "bf16w": "bf16_to_f32"}
+
+
+def pack_name(width: int, operand: str = "bf16") -> str:
+    return f"xlapy_pack_{_PACK_NAMES[operand]}_{width}"
 
 
 def _widened(b: ir.IRBuilder, bits: ir.Value) -> ir.Value:
@@ -204,22 +209,22 @@ def _scalar_loop(b: ir.IRBuilder, lo: ir.Value, hi: ir.Value, body, name: str) -
     carried_loop(b, lo, hi, [], step, name, hints=(("llvm.loop.vectorize.width", 1),))
 
 
-def _emit_pack(module: ir.Module, width: int, f32: bool = False, widen: bool = False
-               ) -> ir.Function:
+def _emit_pack(module: ir.Module, width: int, operand: str = "bf16") -> ir.Function:
     """``void name(src, dst, sbs, sk, sn, k, n, kpairs, u0, u1, unused)``: panels ``u`` in
     ``[u0, u1)`` of ``src`` (bf16 bits, element strides ``sbs`` per batch, ``sk`` along K,
     ``sn`` along the columns; ``ceil(n / width)`` panels per batch) into ``dst`` (module
     docstring: panel ``u`` at ``u * kpairs * width`` words). Three loop nests, chosen by
     the strides: K contiguous (a pair is one 32-bit load: tiles of :data:`PACK_TILE`
     pairs, read along K), columns contiguous (two rows interleaved, ``width`` words at a
-    time), and any other strides. ``f32``: f32 source and words (a word is one element,
-    ``kpairs == k``); ``widen``: bf16 source, f32 words (:func:`_widened`)."""
-    f32 = f32 or widen
+    time), and any other strides. ``operand`` (:data:`PACK_KEYS`): ``"f32"`` f32 source
+    and words (a word is one element, ``kpairs == k``), ``"bf16w"`` bf16 source and f32
+    words (:func:`_widened`)."""
+    f32, widen = operand != "bf16", operand == "bf16w"
     word = _F32 if f32 else _I32
     source = _I16 if widen or not f32 else _F32
     fnty = ir.FunctionType(ir.VoidType(), [source.as_pointer(), word.as_pointer()]
                            + [_I64] * 9)
-    fn = ir.Function(module, fnty, name=pack_name(width, f32, widen))
+    fn = ir.Function(module, fnty, name=pack_name(width, operand))
     src, dst, sbs, sk, sn, k, n, kpairs, u0, u1, _unused = fn.args
     src.add_attribute("noalias")
     dst.add_attribute("noalias")
@@ -496,10 +501,10 @@ def _emit_driver(module: ir.Module, nv: int, out: str) -> None:
     :data:`SPIN_LIMIT` polls it packs the panel itself (the host may have taken the
     packing thread's core: the same values are written twice rather than waited for).
     The caller zeroes ``counter`` and ``flags`` before the threads start."""
-    f32, widen = out in F32_WORDS, out.startswith("w16")
+    operand = "f32" if out == "f32xf32" else "bf16w" if out in F32_WORDS else "bf16"
     mr = SHAPES[nv]
-    pack_a = _emit_pack(module, mr, f32, widen)
-    pack_b = _emit_pack(module, 16 * nv, f32, widen)
+    pack_a = _emit_pack(module, mr, operand)
+    pack_b = _emit_pack(module, 16 * nv, operand)
     gemm = _emit_gemm(module, nv, out)
     for callee in (pack_a, pack_b, gemm):       # copies private to this module
         callee.linkage = "internal"
@@ -615,14 +620,15 @@ def _routine(key: tuple) -> tuple[str, list[type], Callable[[ir.Module], Any]]:
     if key[0] == "run":
         return (driver_name(key[1], key[2]), DRIVER_ARGS,
                 lambda m: _emit_driver(m, key[1], key[2]))
-    if key[0] in ("pack", "pack_f32", "pack_w16"):
-        f32, widen = key[0] == "pack_f32", key[0] == "pack_w16"
-        return (pack_name(key[1], f32, widen), PACK_ARGS,
-                lambda m: _emit_pack(m, key[1], f32, widen))
+    if key[0] in PACK_KEYS.values():
+        operand = next(op for op, k in PACK_KEYS.items() if k == key[0])
+        return (pack_name(key[1], operand), PACK_ARGS,
+                lambda m: _emit_pack(m, key[1], operand))
     return (gemm_name(*key), GEMM_ARGS,
             lambda m: _emit_gemm(m, key[0], key[1]))
 
 
-__all__ = ["SHAPES", "PACK_TILE", "F32_WORDS", "BF16_RESULT", "kernel", "gemm_name",
+__all__ = ["SHAPES", "PACK_TILE", "F32_WORDS", "BF16_RESULT", "PACK_KEYS", "kernel",
+           "gemm_name",
            "pack_name", "driver_name",
            "DRIVER_SLOTS"]
