@@ -72,14 +72,24 @@ class Bf16ExcessPrecision(HloPass):
     def _widened(comp: HloComputation, op: HloInstruction,
                  wide: dict[int, HloInstruction]) -> HloInstruction:
         """``op`` as f32: the f32 value it was rounded from when there is one (the
-        excess precision), else ``convert(op)``; non-bf16 operands (``select``'s
-        predicate) stay as they are."""
+        excess precision), else ``convert(op)`` (a broadcast: of its operand, broadcast);
+        non-bf16 operands (``select``'s predicate) stay as they are."""
         if not op.shape.is_array or op.shape.element_type is not BF16:
             return op
         if id(op) in wide:
             return wide[id(op)]
         if op.opcode == "convert" and op.operands[0].shape.element_type is F32:
             return op.operands[0]
+        if op.opcode == "broadcast":
+            # widen the small operand and broadcast that (XLA's simplifier sinks the
+            # broadcast below the convert likewise): a bias or a constant stays a
+            # broadcast, which fusion treats as free, instead of a convert as large as
+            # the op that reads it
+            source = Bf16ExcessPrecision._widened(comp, op.operands[0], wide)
+            widened = add_instruction(comp, "broadcast", op.shape.with_element_type(F32),
+                                      [source], dict(op.attrs), like=op)
+            wide[id(op)] = widened
+            return widened
         widened = add_instruction(comp, "convert", op.shape.with_element_type(F32), [op],
                                   like=op)
         wide[id(op)] = widened
