@@ -205,7 +205,8 @@ def test_cpu_pipeline_order():
                      "zero_sized_hlo_elimination", "comparison-expander", "call-inliner",
                      "dot_decomposer", "batchnorm_expander",
                      "convolution-canonicalization", "simplification", "transpose-folding", "cse",
-                     "tuple-simplifier", "dce", "bf16-excess-precision", "layout-assignment",
+                     "tuple-simplifier", "dce", "bf16-excess-precision", "change-op-data-type",
+                     "layout-assignment",
                      "fusion", "conv-output-fusion", "reduction_consumer_fusion",
                      "multi_output_fusion", "copy-insertion",
                      "elementwise-rematerialization"]

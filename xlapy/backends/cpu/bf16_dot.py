@@ -63,8 +63,8 @@ from ...config import env_bf16_dot
 from ...hlo.ir import HloInstruction
 from ...hlo.types import BF16, F32
 from .packed_kernels import SHAPES
-from .packed_gemm import (PackedGemm, Scratch, host_has_avx512, pack_panels, packed_matmul,
-                          result_view)
+from .packed_gemm import (F32_MAX_K, PackedGemm, Scratch, host_has_avx512, pack_panels,
+                          packed_matmul, result_view)
 from .thread_pool import cores, shared_pool
 
 if TYPE_CHECKING:                      # blas.py imports this module
@@ -168,6 +168,28 @@ def handles(instr: HloInstruction) -> bool:
             and et in (F32, BF16))
 
 
+def upcast_wanted(instr: HloInstruction) -> bool:
+    """Whether the CPU pipeline runs the bf16 dot ``instr`` as an f32 dot on converted
+    operands (``passes/change_op_data_type.py``): when no packed kernel takes bf16 dots
+    (:func:`dot_operand` None: ``blas.py`` would convert the operands itself, one
+    NumPy pass each per call) and, with the FMA kernel, for products longer than
+    ``packed_gemm.F32_MAX_K`` along K: the f32 path gives those to OpenBLAS, which blocks
+    K, where the packed kernel keeps whole ``K x 64`` panels (docs/performance.md, "bf16
+    dots as XLA:CPU runs them"). The widening converts fuse into the operands' producers
+    or run as loops; the same product either way (exact bf16 x bf16 products, f32
+    sums)."""
+    if not handles(instr) or instr.shape.is_dynamic:
+        return False
+    operand = dot_operand()
+    if operand is None:
+        return True
+    if operand != "bf16w":
+        return False
+    lhs = instr.operands[0].shape
+    k = prod(lhs.dims[int(d)] for d in instr.attrs.get("lhs_contracting_dims", ()) or ())
+    return k > F32_MAX_K
+
+
 class Bf16DotThunk:
     """``thunk(operands, out)`` for one bf16 dot (``blas.py``'s calling convention)."""
 
@@ -216,7 +238,7 @@ def make_bf16_dot_thunk(instr: HloInstruction, dims: "DotDims") -> Bf16DotThunk 
     return None if operand is None else Bf16DotThunk(instr, dims, operand)
 
 
-__all__ = ["bf16_matmul", "make_bf16_dot_thunk", "handles", "native_enabled", "dot_operand",
+__all__ = ["bf16_matmul", "make_bf16_dot_thunk", "handles", "upcast_wanted", "native_enabled", "dot_operand",
            "dpbf16_faster", "DPBF16_MARGIN",
            "host_has_avx512_bf16", "pack_pairs", "Bf16DotThunk", "SHAPES",
            "Scratch"]

@@ -6,8 +6,9 @@ computations renamed in a deterministic order, everything semantic kept -- so an
 process that numbered its instructions differently, or an edit of an unrelated line of
 the user's file, still hits), the xlapy version, a fingerprint of the compiler's own source
 (passes, IR and this backend: a code change can never reuse stale code), llvmlite and
-LLVM versions, the target triple, host CPU name and features, and every debug option
-that is not about dumping. An entry holds the optimized HLO text (so a second process
+LLVM versions, the target triple, host CPU name and features, every debug option that
+is not about dumping, and the backend's kernel choices the pipeline follows (the bf16
+dot kernel, for modules with bf16 dots: ``compiler.kernel_choices``). An entry holds the optimized HLO text (so a second process
 skips the passes), the object code of its kernels, the kernel table (name, instruction,
 units, cost) and a digest of the buffer assignment.
 
@@ -81,15 +82,16 @@ def code_fingerprint() -> str:
     return _FINGERPRINT
 
 
-def cache_key(hlo_text: str, host: HostTarget, options: DebugOptions) -> str:
-    """The key of a module's entry from its canonical text (``canonical.canonical_text``;
-    see the module docstring)."""
+def cache_key(hlo_text: str, host: HostTarget, options: DebugOptions,
+              choices: str = "") -> str:
+    """The key of a module's entry from its canonical text (``canonical.canonical_text``),
+    and ``choices``, the kernel choices its compilation depends on (module docstring)."""
     flags = {k: v for k, v in dataclasses.asdict(options).items()
              if not (k.startswith("xla_dump") or k == "xla_enable_dumping")}
     h = hashlib.sha256()
     for part in (MAGIC.decode(), __version__, code_fingerprint(), host.llvmlite_version,
                  host.llvm_version, host.triple, host.cpu, host.features,
-                 json.dumps(flags, sort_keys=True, default=str), hlo_text):
+                 json.dumps(flags, sort_keys=True, default=str), choices, hlo_text):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()

@@ -57,7 +57,7 @@ from ...passes.pipeline import PassRecord, gc_paused
 from ..compile import optimize_module, pass_context
 from ..interpreter.host_callbacks import has_host_callbacks
 from . import cache as cache_mod
-from . import conv, conv_kernels
+from . import bf16_dot, conv, conv_kernels
 from .canonical import canonical_text
 from .executable import CpuExecutable, value_ref
 from .jit_engine import OPT_LEVEL, SMALL_OPT_LEVEL, CompiledObject, engine
@@ -192,6 +192,16 @@ def library_convolutions(assignment: BufferAssignment, native: set[tuple[str, st
                 yield instr if conv_output_fusion_parts(instr) is not None else target[0]
 
 
+def kernel_choices(module: HloModule) -> str:
+    """The host-measured or environment-chosen kernels the pipeline's result depends on,
+    as text for the cache key: the bf16 dot kernel (``bf16_dot.dot_operand``, which
+    decides which bf16 dots run as f32 dots) when the module has a bf16 dot; else ""."""
+    if not any(i.opcode == "dot" and bf16_dot.handles(i)
+               for comp in module.computations for i in comp.instructions):
+        return ""
+    return f"bf16_dot={bf16_dot.dot_operand()}"
+
+
 class CpuBackend:
     """The ``"cpu"`` platform: compiles modules to native code (see the module docstring).
 
@@ -299,7 +309,8 @@ class CpuBackend:
             verify_module(module, unique_names="computation")
             raise
         return cache_mod.cache_key(text, engine().host,
-                                   options if options is not None else get_debug_options())
+                                   options if options is not None else get_debug_options(),
+                                   kernel_choices(module))
 
     def compiler_ir(self, module: HloModule, stage: str = "llvm") -> str:
         """Text of one stage of compiling ``module`` (not modified), as ``--xla_dump_to``
@@ -596,5 +607,5 @@ def assignment_digest(assignment: BufferAssignment) -> str:
 
 
 __all__ = ["CompileTimings", "CpuBackend", "KernelNames", "KernelRecord", "kernel_candidates",
-           "kernel_key",
+           "kernel_choices", "kernel_key",
            "DEFAULT_PARALLEL_COST"]

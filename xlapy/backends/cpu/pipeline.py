@@ -5,7 +5,10 @@
    fixed point with constant folding and the while-loop passes, transpose folding, CSE);
    then ``bf16-excess-precision`` (:class:`~xlapy.passes.bf16_excess_precision.
    Bf16ExcessPrecision`) unless ``--xla_allow_excess_precision=false``: chains of bf16
-   arithmetic computed in f32, rounded where stored, as XLA:CPU;
+   arithmetic computed in f32, rounded where stored, as XLA:CPU; then
+   ``change-op-data-type`` (:class:`~xlapy.passes.change_op_data_type.ChangeOpDataType`):
+   the bf16 dots the backend's kernels run no faster than its f32 path become f32 dots
+   on converted operands (:func:`bf16_dot_upcast`);
 2. ``layout-assignment`` (:class:`~xlapy.passes.layout_assignment.CpuLayoutAssignment`);
 3. ``fusion`` (:class:`~xlapy.passes.instruction_fusion.CpuInstructionFusion`): by
    default, as XLA:CPU, with duplication of cheap producers; without it when
@@ -45,9 +48,12 @@ from __future__ import annotations
 from typing import Any
 
 from ...config import DebugOptions
+from ...hlo.ir import HloInstruction
 from ...hlo.shape import Shape
+from ...hlo.types import BF16, F32
 from ...passes.base import HloPass
 from ...passes.bf16_excess_precision import Bf16ExcessPrecision
+from ...passes.change_op_data_type import ChangeOpDataType
 from ...passes.conv_output_fusion import ConvOutputFusion
 from ...passes.context import PassContext
 from ...passes.copy_insertion import CopyInsertion
@@ -108,6 +114,16 @@ def multi_output_enabled(options: DebugOptions | Any) -> bool:
     return multi_output_mode(options) == "xla"
 
 
+def bf16_dot_upcast(instr: HloInstruction) -> bool:
+    """The CPU backend's answer to which bf16 dots run as f32 dots
+    (``bf16_dot.upcast_wanted``; that module, and the kernel measurement it may make,
+    are loaded on the first bf16 dot)."""
+    if instr.opcode != "dot":
+        return False
+    from .bf16_dot import upcast_wanted
+    return upcast_wanted(instr)
+
+
 def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = None,
                  merge: bool = False, reduction_consumer_fusion: bool = True
                  ) -> HloPassPipeline:
@@ -127,6 +143,7 @@ def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = 
         *target_independent_passes(),                                    # 1
         Bf16ExcessPrecision()                                            # 1b
         if getattr(ctx.options, "xla_allow_excess_precision", True) else None,
+        ChangeOpDataType({BF16: F32}, bf16_dot_upcast),                  # 1c
         CpuLayoutAssignment(dot_follows_user=True,                       # 2
                             dot_layouts=DOT_OPERAND_LAYOUTS),
         CpuInstructionFusion(may_duplicate=not multi_output,             # 3
