@@ -238,7 +238,7 @@ def make_bf16_dot_thunk(instr: HloInstruction, dims: "DotDims") -> Bf16DotThunk 
     return None if operand is None else Bf16DotThunk(instr, dims, operand)
 
 
-__all__ = ["bf16_matmul", "make_bf16_dot_thunk", "handles", "upcast_wanted", "native_enabled", "dot_operand",
-           "dpbf16_faster", "DPBF16_MARGIN",
+__all__ = ["bf16_matmul", "make_bf16_dot_thunk", "handles", "upcast_wanted", "native_enabled",
+           "dot_operand", "dpbf16_faster", "DPBF16_MARGIN",
            "host_has_avx512_bf16", "pack_pairs", "Bf16DotThunk", "SHAPES",
            "Scratch"]

@@ -8,9 +8,10 @@ the user's file, still hits), the xlapy version, a fingerprint of the compiler's
 (passes, IR and this backend: a code change can never reuse stale code), llvmlite and
 LLVM versions, the target triple, host CPU name and features, every debug option that
 is not about dumping, and the backend's kernel choices the pipeline follows (the bf16
-dot kernel, for modules with bf16 dots: ``compiler.kernel_choices``). An entry holds the optimized HLO text (so a second process
-skips the passes), the object code of its kernels, the kernel table (name, instruction,
-units, cost) and a digest of the buffer assignment.
+dot kernel, for modules with bf16 dots: ``compiler.kernel_choices``). An entry holds the
+optimized HLO text (so a second process skips the passes), the object code of its
+kernels, the kernel table (name, instruction, units, cost) and a digest of the buffer
+assignment.
 
 File format (one file ``<key>.xcache`` per entry)::
 
