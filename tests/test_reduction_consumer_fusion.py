@@ -267,6 +267,45 @@ def test_values_used_outside_become_outputs():
     check_cpu(SHARED_MAX, [x])
 
 
+# The softmax is read as it is (a column sum, as a bias gradient) and through a bitcast to
+# two dims (a matrix product, as a weight gradient).
+VIEWED = "HloModule viewed\n" + ADD + """
+ENTRY %main (x: f32[4,16,64], w: f32[64,8]) -> (f32[64], f32[64,8]) {
+  %x = f32[4,16,64]{2,1,0} parameter(0)
+  %w = f32[64,8]{1,0} parameter(1)
+  %ninf = f32[] constant(-inf)
+  %mx = f32[4,16]{1,0} reduce(%x, %ninf), dimensions={2}, to_apply=%max
+  %mb = f32[4,16,64]{2,1,0} broadcast(%mx), dimensions={0,1}
+  %dx = f32[4,16,64]{2,1,0} subtract(%x, %mb)
+  %e = f32[4,16,64]{2,1,0} exponential(%dx)
+  %z = f32[] constant(0)
+  %s = f32[4,16]{1,0} reduce(%e, %z), dimensions={2}, to_apply=%add
+  %sb = f32[4,16,64]{2,1,0} broadcast(%s), dimensions={0,1}
+  %p = f32[4,16,64]{2,1,0} divide(%e, %sb)
+  %col = f32[64]{0} reduce(%p, %z), dimensions={0,1}, to_apply=%add
+  %p2 = f32[64,64]{1,0} bitcast(%p)
+  %y = f32[64,8]{1,0} dot(%p2, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %t = (f32[64]{0}, f32[64,8]{1,0}) tuple(%col, %y)
+}
+"""
+
+
+def test_a_value_read_through_a_bitcast_is_stored_once():
+    """The bitcast of an output leaves the group as a bitcast of that output's
+    get-tuple-element, not as a second output with the same bytes."""
+    args = [rand(4, 16, 64, seed=21), rand(64, 8, seed=22)]
+    m, _ = run_passes(VIEWED, fresh_passes(), args=args)
+    (f,) = row_fusions(m)
+    leaves = f.shape.leaves() if f.shape.is_tuple else [f.shape]
+    assert sum(1 for s in leaves if s.num_elements == 4 * 16 * 64) == 1
+    dot = next(i for i in m.entry.instructions if i.opcode == "dot")
+    view = dot.operands[0]
+    assert view.opcode == "bitcast" and view.shape.dims == (64, 64)
+    source = view.operands[0]
+    assert source is f or (source.opcode == "get-tuple-element" and source.operands[0] is f)
+    check_cpu(VIEWED, args)
+
+
 # ----------------------------------------------------------------------------- left apart
 COLUMN = "HloModule column\n" + ADD + """
 ENTRY %main (x: f32[64,48]) -> f32[64,48] {

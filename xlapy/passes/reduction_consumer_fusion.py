@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import heapq
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import prod
 
 from ..hlo import types as T
@@ -324,6 +324,9 @@ class _Body:
     operands: list[HloInstruction]      # the fusion's operands, one per parameter
     outputs: list[HloInstruction]       # members whose values leave the group
     constants: list[HloInstruction]     # clones of scalar constants from outside
+    #: members that leave the group as a bitcast of another output (member -> that
+    #: output): read outside through a bitcast of the output instead of stored twice
+    views: dict[int, tuple[HloInstruction, HloInstruction]] = field(default_factory=dict)
 
 
 def _clone(i: HloInstruction, operands: list[HloInstruction]) -> HloInstruction:
@@ -370,13 +373,17 @@ def build_body(members: list[HloInstruction]) -> _Body:
                                                                for o in i.operands]))
         value[id(m)] = imap[id(inner.root)]
     outputs = [m for m in members if m.is_root or any(id(u) not in ids for u in m.users)]
+    stored = {id(m) for m in outputs}
+    views = {id(m): (m, _stored(m)) for m in outputs
+             if _stored(m) is not m and id(_stored(m)) in stored}
+    outputs = [m for m in outputs if id(m) not in views]
     roots = [value[id(m)] for m in outputs]
     if len(roots) == 1:
         fcomp.root = roots[0]
     else:
         fcomp.root = fcomp.add_instruction(HloInstruction(
             "tuple", Shape.tuple([r.shape for r in roots]), roots, name="tuple"))
-    return _Body(fcomp, operands, outputs, constants)
+    return _Body(fcomp, operands, outputs, constants, views)
 
 
 # ----------------------------------------------------------------------------- the pass
@@ -584,6 +591,16 @@ class ReductionConsumerFusion(HloPass):
                 u.replace_operands(m, out)
             if m.is_root:
                 comp.root = out
+            for view, source in body.views.values():
+                if source is not m:
+                    continue
+                alias = comp.add_instruction(HloInstruction(
+                    "bitcast", view.shape, [out], name=module.unique_name(view.name)))
+                gtes.append(alias)
+                for u in [u for u in view.users if id(u) not in ids]:
+                    u.replace_operands(view, alias)
+                if view.is_root:
+                    comp.root = alias
         removed: list[HloInstruction] = []
         for m in reversed(members):
             operands = m.operands
