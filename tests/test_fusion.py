@@ -436,6 +436,36 @@ ENTRY main {
         np.testing.assert_allclose(g, r, rtol=1e-5)
 
 
+def test_a_large_row_sum_is_not_fused_into_a_scalar_loss():
+    """A loss summed over a row reduction: fused, the scalar loop would run every row on
+    one thread; the row sum stays its own kernel (shared out by rows), the small sum of
+    its results the consumer's."""
+    text = """
+ENTRY main {
+  x = f32[64,1024] parameter(0)
+  y = f32[64,1024] parameter(1)
+  p = f32[64,1024] multiply(x, y)
+  zero = f32[] constant(0)
+  rows = f32[64] reduce(p, zero), dimensions={1}, to_apply=add_f32
+  total = f32[] reduce(rows, zero), dimensions={0}, to_apply=add_f32
+  ROOT loss = f32[] negate(total)
+}
+"""
+    m = module(text)
+    p = fuse(m)
+    loss = m.entry.root
+    assert loss.opcode == "fusion"
+    assert [i.opcode for i in fused_computation(loss).instructions].count("reduce") == 1
+    assert any(r.producer == "rows" and "too few outputs" in r.reason for r in p.refusals)
+    small = text.replace("64,1024", "8,64").replace("f32[64]", "f32[8]")
+    m = module(small)                               # below the bound: fused as before
+    fuse(m)
+    assert [i.opcode for i in fused_computation(m.entry.root).instructions].count(
+        "reduce") == 2
+    fused, ref, got = run_both(text, [rand(64, 1024), rand(64, 1024, seed=1)])
+    np.testing.assert_allclose(got, ref, rtol=1e-5)
+
+
 def test_stable_softmax_producer_is_never_duplicated():
     text = SOFTMAX.replace("x = f32[4,10] parameter(0)",
                            "p = f32[4,10] parameter(0)\n  two = f32[] constant(2)\n"

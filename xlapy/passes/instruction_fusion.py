@@ -63,6 +63,13 @@ ALLOWED_CODE_DUPLICATION = 15           # FusionNodeIndexingEvaluation::kAllowed
 # intermediate bits.
 MAX_FUSION_SIZE = 256
 TRANSCENDENTAL_SIZE = 4
+# A reduction of at least this many elements is not fused into a consumer with fewer than
+# NESTED_REDUCE_MIN_OUTPUTS elements (xlapy's own rule; XLA:CPU fuses it): a loop fusion
+# is shared out by its output elements, so a scalar loss summed over a large row
+# reduction would run on one thread, where the row reduction alone is shared out by rows
+# and leaves a small sum for the consumer.
+NESTED_REDUCE_ELEMENTS = 1 << 16
+NESTED_REDUCE_MIN_OUTPUTS = 64
 _OPS_INVALIDATING_CACHE = frozenset({"concatenate", "dot", "dynamic-update-slice", "pad",
                                      "reduce", "reduce-window"})
 
@@ -447,6 +454,11 @@ class CpuInstructionFusion(HloPass):
                 and self._analysis.get("reduces", consumer, _fused_reduce_count)
                 > MAX_REDUCTIONS_IN_FUSION):
             return FusionDecision.forbid("Too many reductions inside single fusion.")
+        if (producer.opcode == "reduce"
+                and producer.operands[0].shape.num_elements >= NESTED_REDUCE_ELEMENTS
+                and _elements(consumer) < NESTED_REDUCE_MIN_OUTPUTS):
+            return FusionDecision.forbid("Not fusing a large reduction into a consumer with "
+                                         "too few outputs to share out")
         if producer.opcode == "constant" and consumer.opcode != "fusion":
             return FusionDecision.forbid("Not fusing: insufficient non-constant nodes.")
         if producer.opcode == "fusion":
