@@ -202,7 +202,8 @@ def test_cpu_pipeline_order():
     pipe = cpu_pipeline()
     names = pipe.pass_names
     assert names == ["sharding-remover", "dce", "dynamic-padder", "dot_decomposer",
-                     "zero_sized_hlo_elimination", "comparison-expander", "call-inliner",
+                     "zero_sized_hlo_elimination", "comparison-expander",
+                     "reducer-operand-types", "call-inliner",
                      "dot_decomposer", "batchnorm_expander",
                      "convolution-canonicalization", "simplification", "transpose-folding", "cse",
                      "tuple-simplifier", "dce", "bf16-excess-precision", "change-op-data-type",

@@ -331,6 +331,7 @@ def target_independent_passes() -> list[HloPass]:
     from .dot_decomposer import DotDecomposer
     from .sharding_remover import ShardingRemover
     from .dynamic_padder import DynamicPadder
+    from .reducer_operand_types import ReducerOperandTypes
     from .transpose_folding import TransposeFolding
     from .tuple_simplifier import TupleSimplifier
     from .zero_sized_simplifier import ZeroSizedHloElimination
@@ -341,6 +342,7 @@ def target_independent_passes() -> list[HloPass]:
         DotDecomposer(),
         ZeroSizedHloElimination(),
         ComparisonExpander(),
+        ReducerOperandTypes(),            # fp operands in their reducer's types
         CallInliner(),
         DotDecomposer(),
         BatchNormExpander(),

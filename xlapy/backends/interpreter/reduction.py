@@ -32,6 +32,7 @@ from ...errors import InvalidArgumentError
 from ...hlo.attrs import Window
 from ...hlo.ir import HloComputation, HloInstruction
 from ...hlo.types import from_dtype
+from ...passes.reducer_operand_types import reducer_operand_types
 from .evaluator import Evaluator, describe, handler
 from .scalar_computation import apply_scalar, as_list, simple_binary_op
 
@@ -179,7 +180,12 @@ def _split_variadic(instr: HloInstruction, operands: list) -> tuple[list, list]:
         raise InvalidArgumentError(f"{instr.opcode} needs as many init values as inputs, got "
                                    f"{len(operands)} operands: {describe(instr)}")
     n = len(operands) // 2
-    return [np.asarray(x) for x in operands[:n]], [np.asarray(x) for x in operands[n:]]
+    values = [np.asarray(x) for x in operands]
+    wanted = reducer_operand_types(instr)
+    if wanted is not None:      # fp operands in the reducer's own parameter types
+        values = [x.astype(et.dtype) if et.is_floating and x.dtype != et.dtype
+                  and x.dtype.kind in "fV" else x for x, et in zip(values, wanted)]
+    return values[:n], values[n:]
 
 
 def _pack(results: list[np.ndarray], instr: HloInstruction) -> Any:
