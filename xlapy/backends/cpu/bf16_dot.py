@@ -175,9 +175,8 @@ def upcast_wanted(instr: HloInstruction) -> bool:
     NumPy pass each per call) and, with the FMA kernel, for products longer than
     ``packed_gemm.F32_MAX_K`` along K: the f32 path gives those to OpenBLAS, which blocks
     K, where the packed kernel keeps whole ``K x 64`` panels (docs/performance.md, "bf16
-    dots as XLA:CPU runs them"). The widening converts fuse into the operands' producers
-    or run as loops; the same product either way (exact bf16 x bf16 products, f32
-    sums)."""
+    steps on an Intel host"). The widening converts fuse into the operands' producers or
+    run as loops; the same product either way (exact bf16 x bf16 products, f32 sums)."""
     if not handles(instr) or instr.shape.is_dynamic:
         return False
     operand = dot_operand()
