@@ -116,10 +116,12 @@ def test_cpu_upcasts_the_dots_its_bf16_kernel_does_not_win(choice, monkeypatch):
     monkeypatch.setenv(bf16_dot.ENV_SWITCH, choice)
     long_k = _dot_module(64, packed_gemm.F32_MAX_K + 8, 96)
     short_k = _dot_module(64, packed_gemm.F32_MAX_K, 96)
+    wide_n = _dot_module(64, 512, packed_gemm.F32_MAX_PACKED_B_BYTES // (4 * 512) + 16)
     expect_long = {"fma": 1, "off": 1, "dpbf16": 0}[choice]
     expect_short = {"fma": 0, "off": 1, "dpbf16": 0}[choice]
     assert _f32_dots(long_k) == expect_long
     assert _f32_dots(short_k) == expect_short
+    assert _f32_dots(wide_n) == expect_long
 
 
 @pytest.mark.parametrize("out", ["bf16", "f32"])

@@ -260,6 +260,8 @@ def test_prepared_call_is_rebound_to_new_arrays(monkeypatch):
     (1, 256, 784, 512, 2 * 256**3, True),
     (64, 128, 64, 128, 2 * 256**3, False),    # many matrices: whole ones per thread
     (1, 256, 2048, 512, 2 * 256**3, False),   # K past F32_MAX_K: OpenBLAS blocks K
+    (1, 256, 512, 2304, 2 * 256**3, False),   # B of 4.5 MiB packed: OpenBLAS blocks N
+    (1, 2048, 256, 1024, 2 * 256**3, True),   # B of 1 MiB
     (1, 1, 784, 512, 0, False),               # a vector side: gemv
     (1, 64, 64, 64, 2 * 256**3, False),       # below the parallel size
 ])

@@ -63,8 +63,8 @@ from ...config import env_bf16_dot
 from ...hlo.ir import HloInstruction
 from ...hlo.types import BF16, F32
 from .packed_kernels import SHAPES
-from .packed_gemm import (F32_MAX_K, PackedGemm, Scratch, host_has_avx512, pack_panels,
-                          packed_matmul, result_view)
+from .packed_gemm import (PackedGemm, Scratch, host_has_avx512, pack_panels, packed_matmul,
+                          packs_well, result_view)
 from .thread_pool import cores, shared_pool
 
 if TYPE_CHECKING:                      # blas.py imports this module
@@ -172,11 +172,13 @@ def upcast_wanted(instr: HloInstruction) -> bool:
     """Whether the CPU pipeline runs the bf16 dot ``instr`` as an f32 dot on converted
     operands (``passes/change_op_data_type.py``): when no packed kernel takes bf16 dots
     (:func:`dot_operand` None: ``blas.py`` would convert the operands itself, one
-    NumPy pass each per call) and, with the FMA kernel, for products longer than
-    ``packed_gemm.F32_MAX_K`` along K: the f32 path gives those to OpenBLAS, which blocks
-    K, where the packed kernel keeps whole ``K x 64`` panels (docs/performance.md, "bf16
-    steps on an Intel host"). The widening converts fuse into the operands' producers or
-    run as loops; the same product either way (exact bf16 x bf16 products, f32 sums)."""
+    NumPy pass each per call) and, with the FMA kernel, for products whose right operand
+    the packed kernel does not suit (``packed_gemm.packs_well``: longer than ``F32_MAX_K``
+    along K, or wider than its packed-panel budget): the f32 path gives those to
+    OpenBLAS, which blocks K and N, where the packed kernel keeps whole ``K x 64`` panels
+    and streams all of ``B`` per row unit (docs/performance.md, "bf16 steps on an Intel
+    host"). The widening converts fuse into the operands' producers or run as loops; the
+    same product either way (exact bf16 x bf16 products, f32 sums)."""
     if not handles(instr) or instr.shape.is_dynamic:
         return False
     operand = dot_operand()
@@ -184,9 +186,12 @@ def upcast_wanted(instr: HloInstruction) -> bool:
         return True
     if operand != "bf16w":
         return False
-    lhs = instr.operands[0].shape
+    lhs, rhs = instr.operands[0].shape, instr.operands[1].shape
     k = prod(lhs.dims[int(d)] for d in instr.attrs.get("lhs_contracting_dims", ()) or ())
-    return k > F32_MAX_K
+    used = {int(d) for key in ("rhs_contracting_dims", "rhs_batch_dims")
+            for d in instr.attrs.get(key, ()) or ()}
+    n = prod(size for d, size in enumerate(rhs.dims) if d not in used)
+    return not packs_well(k, n)
 
 
 class Bf16DotThunk:

@@ -55,6 +55,13 @@ SHARED_PACK_ELEMENTS = 1 << 17
 #: products stay in OpenBLAS, which blocks K.
 F32_MAX_K = 1024
 
+#: Each row unit multiplies its rows by every packed panel of ``B`` in turn (no N
+#: blocking), so a packed ``B`` larger than this (bytes, as f32) is streamed from L3 once
+#: per row unit: such products (a wide layer's input gradient, few rows against thousands
+#: of columns) stay in OpenBLAS, which blocks N (docs/performance.md, "bf16 steps on an
+#: Intel host").
+F32_MAX_PACKED_B_BYTES = 2 << 20
+
 #: Row blocks per work unit of the native driver at most; fewer when a matrix has under
 #: ``4 * threads`` units of that size (:func:`chunk_blocks`).
 MAX_CHUNK_BLOCKS = 2
@@ -398,14 +405,21 @@ def f32_enabled(process_blas: bool = False) -> bool:
     return host_has_avx512()
 
 
+def packs_well(k: int, n: int) -> bool:
+    """Whether the packed kernel suits a ``[K, N]`` right operand: at most
+    :data:`F32_MAX_K` contracted elements and a packed ``B`` of at most
+    :data:`F32_MAX_PACKED_B_BYTES`."""
+    return k <= F32_MAX_K and 4 * k * n <= F32_MAX_PACKED_B_BYTES
+
+
 def f32_wanted(batch: int, m: int, k: int, n: int, process_blas: bool = False) -> bool:
     """Whether an f32 product of ``batch`` ``[M, K] @ [K, N]`` matrices runs here rather
     than in OpenBLAS: products of at least ``blas_lib.PARALLEL_GEMM_FLOPS`` (from which
     OpenBLAS calls are split over the pool) with fewer matrices than threads (a larger
     batch goes to OpenBLAS in whole matrices per thread, nothing packed twice), no vector
-    side (``gemv`` handles those) and at most :data:`F32_MAX_K` contracted elements, when
+    side (``gemv`` handles those) and a right operand that :func:`packs_well`, when
     :func:`f32_enabled` (``process_blas`` passed on)."""
-    return (min(m, n) > 1 and k <= F32_MAX_K and batch < max(2, cores())
+    return (min(m, n) > 1 and packs_well(k, n) and batch < max(2, cores())
             and 2 * batch * m * n * k >= blas_lib.PARALLEL_GEMM_FLOPS
             and f32_enabled(process_blas))
 
@@ -446,4 +460,5 @@ __all__ = ["packed_matmul", "pack_panels", "pieces", "Geometry", "Scratch", "Pac
            "columns_per_group", "k_words", "result_view", "aligned", "f32_wanted",
            "f32_enabled", "host_has_avx512", "PackedGemm", "F32_ENV_SWITCH",
            "SHARED_PACK_ELEMENTS", "MAX_CHUNK_BLOCKS", "chunk_blocks", "F32_MAX_K",
+           "F32_MAX_PACKED_B_BYTES", "packs_well",
            "DriverCall", "PackArena", "ARENA"]
