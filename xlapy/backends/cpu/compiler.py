@@ -49,7 +49,6 @@ from typing import Any, Iterator
 from ...config import DumpConfig, get_debug_options
 from ...errors import ExecutionError, InvalidArgumentError
 from ...hlo.ir import HloInstruction, HloModule
-from ...hlo.types import BF16
 from ...hlo.verifier import verify_module
 from ...passes.buffer_assignment import BufferAssignment
 from ...passes.conv_output_fusion import conv_output_fusion_parts
@@ -58,7 +57,7 @@ from ...passes.pipeline import PassRecord, gc_paused
 from ..compile import optimize_module, pass_context
 from ..interpreter.host_callbacks import has_host_callbacks
 from . import cache as cache_mod
-from . import conv, conv_kernels
+from . import bf16_dot, conv, conv_kernels
 from .canonical import canonical_text
 from .executable import CpuExecutable, value_ref
 from .jit_engine import OPT_LEVEL, SMALL_OPT_LEVEL, CompiledObject, engine
@@ -196,13 +195,10 @@ def library_convolutions(assignment: BufferAssignment, native: set[tuple[str, st
 def kernel_choices(module: HloModule) -> str:
     """The host-measured or environment-chosen kernels the pipeline's result depends on,
     as text for the cache key: the bf16 dot kernel (``bf16_dot.dot_operand``, which
-    decides which bf16 dots run as f32 dots) when the module has a bf16 dot; else ""
-    (and the bf16 kernel modules are not loaded)."""
-    if not any(i.opcode == "dot" and i.operands
-               and all(o.shape.is_array and o.shape.element_type is BF16 for o in i.operands)
+    decides which bf16 dots run as f32 dots) when the module has a bf16 dot; else ""."""
+    if not any(i.opcode == "dot" and bf16_dot.handles(i)
                for comp in module.computations for i in comp.instructions):
         return ""
-    from . import bf16_dot
     return f"bf16_dot={bf16_dot.dot_operand()}"
 
 

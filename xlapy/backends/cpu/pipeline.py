@@ -8,7 +8,7 @@
    arithmetic computed in f32, rounded where stored, as XLA:CPU; then
    ``change-op-data-type`` (:class:`~xlapy.passes.change_op_data_type.ChangeOpDataType`):
    the bf16 dots the backend's kernels run no faster than its f32 path become f32 dots
-   on converted operands (:func:`bf16_dot_upcast`);
+   on converted operands (``bf16_dot.upcast_wanted``);
 2. ``layout-assignment`` (:class:`~xlapy.passes.layout_assignment.CpuLayoutAssignment`);
 3. ``fusion`` (:class:`~xlapy.passes.instruction_fusion.CpuInstructionFusion`): by
    default, as XLA:CPU, with duplication of cheap producers; without it when
@@ -48,7 +48,6 @@ from __future__ import annotations
 from typing import Any
 
 from ...config import DebugOptions
-from ...hlo.ir import HloInstruction
 from ...hlo.shape import Shape
 from ...hlo.types import BF16, F32
 from ...passes.base import HloPass
@@ -66,6 +65,7 @@ from ...passes.reduction_consumer_fusion import ReductionConsumerFusion
 from ...passes.elementwise_rematerialization import ElementwiseRematerialization
 from ...passes.rematerialization import HloRematerialization
 from ..target import Target
+from .bf16_dot import upcast_wanted
 from .conv import CpuConvOutputFusionRules
 from .dot_kernel_plan import CpuDotOperandLayouts, CpuDotOutputFusionRules
 from .reduction_plan import ROW_CACHE_ELEMENTS
@@ -114,16 +114,6 @@ def multi_output_enabled(options: DebugOptions | Any) -> bool:
     return multi_output_mode(options) == "xla"
 
 
-def bf16_dot_upcast(instr: HloInstruction) -> bool:
-    """The CPU backend's answer to which bf16 dots run as f32 dots
-    (``bf16_dot.upcast_wanted``; that module, and the kernel measurement it may make,
-    are loaded on the first bf16 dot)."""
-    if instr.opcode != "dot":
-        return False
-    from .bf16_dot import upcast_wanted
-    return upcast_wanted(instr)
-
-
 def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = None,
                  merge: bool = False, reduction_consumer_fusion: bool = True
                  ) -> HloPassPipeline:
@@ -143,7 +133,7 @@ def cpu_pipeline(ctx: PassContext | None = None, *, multi_output: bool | None = 
         *target_independent_passes(),                                    # 1
         Bf16ExcessPrecision()                                            # 1b
         if getattr(ctx.options, "xla_allow_excess_precision", True) else None,
-        ChangeOpDataType({BF16: F32}, bf16_dot_upcast),                  # 1c
+        ChangeOpDataType({BF16: F32}, upcast_wanted),                    # 1c
         CpuLayoutAssignment(dot_follows_user=True,                       # 2
                             dot_layouts=DOT_OPERAND_LAYOUTS),
         CpuInstructionFusion(may_duplicate=not multi_output,             # 3
