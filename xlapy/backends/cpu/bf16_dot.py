@@ -186,12 +186,11 @@ def upcast_wanted(instr: HloInstruction) -> bool:
         return True
     if operand != "bf16w":
         return False
+    from .blas import dot_dims          # blas.py imports this module
+    dims = dot_dims(instr)
     lhs, rhs = instr.operands[0].shape, instr.operands[1].shape
-    k = prod(lhs.dims[int(d)] for d in instr.attrs.get("lhs_contracting_dims", ()) or ())
-    used = {int(d) for key in ("rhs_contracting_dims", "rhs_batch_dims")
-            for d in instr.attrs.get(key, ()) or ()}
-    n = prod(size for d, size in enumerate(rhs.dims) if d not in used)
-    return not packs_well(k, n)
+    return not packs_well(prod(lhs.dims[d] for d in dims.lhs_contract),
+                          prod(rhs.dims[d] for d in dims.rhs_free))
 
 
 class Bf16DotThunk:
