@@ -31,8 +31,7 @@ def reducer_operand_types(instr: HloInstruction) -> list | None:
     if instr.opcode not in REDUCTIONS or not isinstance(comp, HloComputation) or n == 0 \
             or len(comp.parameters) != 2 * n:
         return None
-    params = sorted(comp.parameters, key=lambda p: p.parameter_number)
-    accumulators, inputs = params[:n], params[n:]
+    accumulators, inputs = comp.parameters[:n], comp.parameters[n:]   # parameters[i]: i
     return [p.shape.element_type for p in inputs + accumulators]
 
 

@@ -324,9 +324,9 @@ class _Body:
     operands: list[HloInstruction]      # the fusion's operands, one per parameter
     outputs: list[HloInstruction]       # members whose values leave the group
     constants: list[HloInstruction]     # clones of scalar constants from outside
-    #: members that leave the group as a bitcast of another output (member -> that
-    #: output): read outside through a bitcast of the output instead of stored twice
-    views: dict[int, tuple[HloInstruction, HloInstruction]] = field(default_factory=dict)
+    #: (member, output) for members that leave the group as a bitcast of another output:
+    #: read outside through a bitcast of that output instead of stored twice
+    views: list[tuple[HloInstruction, HloInstruction]] = field(default_factory=list)
 
 
 def _clone(i: HloInstruction, operands: list[HloInstruction]) -> HloInstruction:
@@ -374,9 +374,9 @@ def build_body(members: list[HloInstruction]) -> _Body:
         value[id(m)] = imap[id(inner.root)]
     outputs = [m for m in members if m.is_root or any(id(u) not in ids for u in m.users)]
     stored = {id(m) for m in outputs}
-    views = {id(m): (m, _stored(m)) for m in outputs
-             if _stored(m) is not m and id(_stored(m)) in stored}
-    outputs = [m for m in outputs if id(m) not in views]
+    views = [(m, s) for m in outputs if (s := _stored(m)) is not m and id(s) in stored]
+    viewed = {id(m) for m, _ in views}
+    outputs = [m for m in outputs if id(m) not in viewed]
     roots = [value[id(m)] for m in outputs]
     if len(roots) == 1:
         fcomp.root = roots[0]
@@ -591,7 +591,7 @@ class ReductionConsumerFusion(HloPass):
                 u.replace_operands(m, out)
             if m.is_root:
                 comp.root = out
-            for view, source in body.views.values():
+            for view, source in body.views:
                 if source is not m:
                     continue
                 alias = comp.add_instruction(HloInstruction(
