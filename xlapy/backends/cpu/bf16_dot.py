@@ -135,11 +135,6 @@ def dot_operand() -> str | None:
     return "bf16" if dpbf16_faster() else "bf16w"
 
 
-def native_enabled() -> bool:
-    """A packed kernel takes bf16 dots (:func:`dot_operand`)."""
-    return dot_operand() is not None
-
-
 def pack_pairs(x: np.ndarray, width: int, name: str = "", scratch: Scratch | None = None
                ) -> np.ndarray:
     """``x`` ([B, K, N] bf16, any strides) as ``[B * ceil(N/width), ceil(K/2), width]``
@@ -241,7 +236,7 @@ def make_bf16_dot_thunk(instr: HloInstruction, dims: "DotDims") -> Bf16DotThunk 
     return None if operand is None else Bf16DotThunk(instr, dims, operand)
 
 
-__all__ = ["bf16_matmul", "make_bf16_dot_thunk", "handles", "upcast_wanted", "native_enabled",
+__all__ = ["bf16_matmul", "make_bf16_dot_thunk", "handles", "upcast_wanted",
            "dot_operand", "dpbf16_faster", "DPBF16_MARGIN",
            "host_has_avx512_bf16", "pack_pairs", "Bf16DotThunk", "SHAPES",
            "Scratch"]
