@@ -34,6 +34,10 @@ FORWARD = [
     ((2, 7, 7, 8), (3, 3, 16, 8), "b01f_01oi->b01f", W((3, 3), padding=((1, 1), (1, 1)))),
     # borders wider than the static tiles: column by column
     ((1, 9, 5), (3, 5, 64), "b0f_0io->b0f", W((3,), padding=((14, 13),))),
+    # 64 output channels (six-column tiles): 15 columns as three tiles of five, the outer two
+    # holding a border column each; 13 interior columns as 5 + 4 + 4
+    ((2, 15, 15, 8), (3, 3, 8, 64), "b01f_01io->b01f", W((3, 3), padding=((1, 1), (1, 1)))),
+    ((2, 15, 15, 8), (3, 3, 8, 64), "b01f_01io->b01f", W((3, 3))),
 ]
 
 # weight gradients in autodiff's labels on NHWC activations (images are the contracted
@@ -132,6 +136,49 @@ def test_kernel_is_compiled_once():
                                    conv_kernels.lanes())
     first = conv_kernels.compiled(spec, conv_kernels.direct_kernel)
     assert conv_kernels.compiled(spec, conv_kernels.direct_kernel) is first
+
+
+@pytest.mark.parametrize("q,o,pad,kw", [(15, 64, 1, 3), (13, 64, 0, 3), (15, 32, 1, 3),
+                                         (32, 32, 2, 3), (7, 16, 0, 1), (30, 64, 14, 5)])
+def test_column_tiles_are_even(q, o, pad, kw):
+    """The forward kernel's output columns are cut into tiles of even widths (none of
+    one column next to wide ones), each at most the register tile, that cover every column
+    once; only borders wider than BORDER_TILES tiles go column by column."""
+    w = q + kw - 1 - 2 * pad
+    spec = conv_kernels.DirectSpec(1, w, 4, 1, q, o, 1, kw, (1, 1), (1, 1), (0, pad), 16)
+    most, _ = spec.tile()
+    tiles, singles, qlo, qhi = spec.column_tiles()
+    covered = [c for q0, nq in tiles for c in range(q0, q0 + nq)] + \
+        [c for a, z in singles for c in range(a, z)]
+    assert sorted(covered) == list(range(q))
+    widths = [nq for _, nq in tiles]
+    assert max(widths) <= most and max(widths) - min(widths) <= 1
+    assert len(tiles) == -(-sum(widths) // most)
+    assert all(z - a > conv_kernels.BORDER_TILES * most for a, z in singles)
+    assert (qlo, qhi) == (pad, q - pad)
+
+
+def test_misaligned_kernel_is_copied_to_a_cache_line():
+    """Weights the kernel reads as vectors start on a cache line: a kernel array that does
+    not (NumPy allocates on 16 bytes) is copied, and the result is unchanged."""
+    instr = make_conv(*FORWARD[-1])
+    lhs, rhs = operands_for(instr, np.random.default_rng(5))
+    raw = np.empty(rhs.nbytes + 128, np.uint8)
+    start = (-raw.ctypes.data % 64) + 16
+    off = raw[start:start + rhs.nbytes].view(np.float32).reshape(rhs.shape)
+    off[...] = rhs
+    assert off.ctypes.data % 64 == 16
+    thunk = conv.make_convolution_thunk(instr)
+    kernel, weights = thunk.direct.kernel, []
+
+    def recording(x, w, y, r0, r1):
+        weights.append(w)
+        kernel(x, w, y, r0, r1)
+    thunk.direct.kernel = recording
+    out = np.empty(instr.shape.dims, np.float32)
+    thunk([lhs, off], out)
+    assert weights and all(w % 64 == 0 for w in weights)
+    np.testing.assert_array_equal(out, check(instr, lhs, rhs))
 
 
 def test_vector_chunks_and_runs():

@@ -189,39 +189,52 @@ class DirectSpec(ConvSpec):
     relu: bool = False
 
     def tile(self) -> tuple[int, list[tuple[int, list[int]]]]:
-        """Output columns per tile and the output-channel blocks (vectors in registers)."""
+        """Output columns per tile (at most) and the output-channel blocks (vectors in
+        registers)."""
         blocks = vector_chunks(self.o, self.lanes, 4)
         nv = max(len(v) for _, v in blocks)
         return max(1, min(self.q, tile_registers(self.lanes) // nv)), blocks
 
+    def column_tiles(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]], int, int]:
+        """The output columns cut into tiles of even widths ``[(q0, nq)]``, the wide
+        borders left to single columns ``[(a, z)]``, and the interior ``[qlo, qhi)`` (the
+        columns whose every tap reads real input)."""
+        qb, _ = self.tile()
+        (_, sw), (_, dw), (_, pw) = self.stride, self.dilate, self.pad
+        qlo = min(self.q, max(0, -(-pw // sw)))
+        qhi = max(qlo, min(self.q, (self.w - 1 - (self.kw - 1) * dw + pw) // sw + 1))
+        a, z, singles = 0, self.q, []
+        if qlo > BORDER_TILES * qb:
+            singles.append((0, qlo))
+            a = qlo
+        if self.q - qhi > BORDER_TILES * qb:
+            singles.append((qhi, self.q))
+            z = qhi
+        n = -(-(z - a) // qb)
+        tiles, q0 = [], a
+        for i in range(n):
+            nq = (z - a) // n + (i < (z - a) % n)
+            tiles.append((q0, nq))
+            q0 += nq
+        return tiles, singles, qlo, qhi
+
 
 def direct_kernel(module: ir.Module, name: str, s: DirectSpec) -> None:
     """Emit the direct convolution kernel ``name`` for ``s`` into ``module`` (module
-    docstring): per output row ``r = n * P + p``, block of output columns and block of output
-    channels, a register tile summed over the taps and channels and stored once. Columns
-    whose taps are all real go in tiles of several; the border columns in static tiles
-    that leave out the taps outside the input (a wide border: one column at a time with a
-    branch per tap, so the code does not grow with the padding)."""
+    docstring): per output row ``r = n * P + p``, tile of output columns (the row cut into
+    tiles of even widths) and block of output channels, a register tile summed over the
+    taps and channels and stored once. Tiles whose columns are all interior (every tap
+    real) run in loops; tiles with border columns leave out the taps outside the input (a
+    wide border: one column at a time with a branch per tap, so the code does not grow
+    with the padding)."""
     e = Emitter(module, name, ["x", "w", "y", "r0", "r1"])
     x, w, y, n0, n1 = e.fn.args
     b = e.b
-    qb, blocks = s.tile()
+    _, blocks = s.tile()
+    tiles, singles, qlo, qhi = s.column_tiles()
     (sh, sw), (dh, dw), (ph, pw) = s.stride, s.dilate, s.pad
     img_x = s.h * s.w * s.c
     bias_at = s.kh * s.kw * s.c * s.o           # where the bias follows the weights
-
-    # interior columns (every tap real): tiles of qb in a loop and one of the rest; border
-    # columns in static tiles with the taps each reads (a wide border: one at a time)
-    qlo = min(s.q, max(0, -(-pw // sw)))
-    qhi = max(qlo, min(s.q, (s.w - 1 - (s.kw - 1) * dw + pw) // sw + 1))
-    tiles = (qhi - qlo) // qb
-    rest = qhi - qlo - tiles * qb          # interior columns after the tiles: one tile more
-    static, singles = [], []
-    for a, z in ((0, qlo), (qhi, s.q)):
-        if z - a > BORDER_TILES * qb:
-            singles.append((a, z))
-        else:
-            static += [(q0, min(qb, z - q0)) for q0 in range(a, z, qb)]
 
     def col_ok(q: int, kw: int) -> bool:
         return 0 <= q * sw + kw * dw - pw < s.w
@@ -289,22 +302,33 @@ def direct_kernel(module: ir.Module, name: str, s: DirectSpec) -> None:
                     value = e.epilogue(acc[qi, vi], bias[vi], s.relu, wd)
                     e.vstore(value, yrow, b.add(qo, e.const(qi * s.o + starts[vi] - o0)), wd)
 
-    def every(nq: int) -> dict[int, list[int]]:
-        return {kw: list(range(nq)) for kw in range(s.kw)}
+    # runs of tiles: interior tiles of one width in a row make one run (a loop); a tile
+    # with border columns is a run of one, emitted with the taps each column reads
+    tile_runs: list[tuple[int, int, int, bool]] = []      # (first column, width, count, inner)
+    for q0, nq in tiles:
+        inner = qlo <= q0 and q0 + nq <= qhi
+        if inner and tile_runs and tile_runs[-1][3] and tile_runs[-1][1] == nq:
+            first, _, count, _ = tile_runs[-1]
+            tile_runs[-1] = (first, nq, count + 1, True)
+        else:
+            tile_runs.append((q0, nq, 1, inner))
 
     def row(r: ir.Value) -> None:
+        """Every tile of output row ``r``."""
         n = b.udiv(r, e.const(s.p))
         p = b.urem(r, e.const(s.p))
         xi = e.ptr(x, e.off((n, img_x)))
         yrow = e.ptr(y, e.off((r, s.q * s.o)))
-        if tiles:
-            e.loop(0, tiles, lambda j: tile(xi, yrow, p, e.off((j, qb), qlo), qb, every(qb)),
-                   "qt")
-        if rest:
-            tile(xi, yrow, p, e.const(qlo + tiles * qb), rest, every(rest))
-        for q0, nq in static:
-            tile(xi, yrow, p, e.const(q0), nq,
-                 {kw: [qi for qi in range(nq) if col_ok(q0 + qi, kw)] for kw in range(s.kw)})
+        for q0, nq, count, inner in tile_runs:
+            cols = {kw: [qi for qi in range(nq) if inner or col_ok(q0 + qi, kw)]
+                    for kw in range(s.kw)}
+            if count == 1:
+                tile(xi, yrow, p, e.const(q0), nq, cols)
+                continue
+
+            def run(j: ir.Value, q0: int = q0, nq: int = nq, cols: dict = cols) -> None:
+                tile(xi, yrow, p, e.off((j, nq), q0), nq, cols)
+            e.loop(0, count, run, "qt")
         for a, z in singles:
             e.loop(a, z, lambda q: tile(xi, yrow, p, q, 1, None), "q1")
 
