@@ -20,7 +20,8 @@ from .context import PassContext
 from .fusion_utils import (
     FusionDecision, FusionRefusal, fuse_instruction, fused_computation, fusion_kind,
     is_expensive, is_multi_output_fusion, unique_operands)
-from .instruction_fusion import code_duplication_too_high, fusible_computations
+from .fusion_indexing import code_duplication_too_high
+from .instruction_fusion import fusible_computations
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ The pass context's ``reference_mode`` turns all three off (tests compare).
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from typing import Callable
 
 from ..hlo.ir import HloComputation, HloInstruction, HloModule
 from ..hlo.opcodes import OPCODES
@@ -38,11 +38,11 @@ from .backend_rules import DotOutputFusionRules
 from .base import HloPass
 from .context import PassContext
 from .computation_edits import DeferredEdits
+from .fusion_indexing import FusionAnalysisCache, code_duplication_too_high
 from .fusion_utils import (
-    FusionDecision, FusionRefusal, UseKind, can_be_loop_fused, create_fusion, fuse_instruction,
-    fused_computation, fused_instruction_count, fused_parameter_uses, fusion_kind,
-    is_always_duplicable, is_custom_fusion, is_elementwise, is_expensive, is_fusible,
-    reuses_operand_elements, unique_operands)
+    FusionDecision, FusionRefusal, can_be_loop_fused, create_fusion, fuse_instruction,
+    fused_computation, fused_instruction_count, fusion_kind, is_always_duplicable,
+    is_custom_fusion, is_elementwise, is_expensive, is_fusible, unique_operands)
 from .reachability import reachability
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,6 @@ log = logging.getLogger(__name__)
 FUSION_THRESHOLD_BYTES = 16 * 1024      # matrix-vector dot fusion: vector operand bound
 MAX_CONCATENATE_ARGUMENTS = 8
 MAX_REDUCTIONS_IN_FUSION = 5
-ALLOWED_CODE_DUPLICATION = 15           # FusionNodeIndexingEvaluation::kAllowedCodeDuplication
 # xlapy's own bound on a fusion's size (:func:`fusion_size`: instructions in the fused
 # computation, a transcendental counting TRANSCENDENTAL_SIZE): LLVM's optimizer takes
 # superlinear time in the size of one kernel, and the analyses here walk a fusion per
@@ -70,8 +69,6 @@ TRANSCENDENTAL_SIZE = 4
 # and leaves a small sum for the consumer.
 NESTED_REDUCE_ELEMENTS = 1 << 16
 NESTED_REDUCE_MIN_OUTPUTS = 64
-_OPS_INVALIDATING_CACHE = frozenset({"concatenate", "dot", "dynamic-update-slice", "pad",
-                                     "reduce", "reduce-window"})
 
 # Computations called with these opcodes are "embedded" (scalar bodies): never fused into.
 _CONTROL_FLOW_CALLERS = frozenset({"while", "conditional", "call"})
@@ -270,91 +267,6 @@ def should_fuse_in_place_op(producer: HloInstruction, consumer: HloInstruction) 
             return FusionDecision.allow()
         return FusionDecision.forbid("unrecognized inplace update non-elementwise output pair")
     return FusionDecision.allow()
-
-
-# ----------------------------------------------------------------------------- code duplication
-def emitted_instruction_counts(fusion: HloInstruction) -> dict[int, int]:
-    """How many times the elemental emitter would generate each of ``fusion``'s operands
-    (keyed by ``id``) if it were fused into ``fusion`` (XLA's
-    FusionNodeIndexingEvaluation): ops that change the shape (other than transpose)
-    compute a fresh index, so each such path re-emits the operand."""
-    comp = fused_computation(fusion)
-    root = comp.root
-    usage: dict[int, int] = {}
-    indexing_users: dict[int, set[int]] = {id(root): {id(root)}}
-    for instr in reversed(comp.post_order()):
-        if instr.opcode == "parameter":
-            continue
-        if instr is root:
-            usage[id(root)] = 1
-        else:
-            usage[id(instr)] = sum(usage.get(u, 0) for u in indexing_users.get(id(instr), ()))
-        for operand in instr.operands:
-            key = operand
-            if operand.opcode == "parameter":
-                key = fusion.operands[operand.parameter_number]
-            users = indexing_users.setdefault(id(key), set())
-            if instr.opcode == "transpose" or operand.shape.dims == instr.shape.dims:
-                users |= indexing_users.get(id(instr), set())
-            else:
-                users.add(id(instr))
-    return {id(o): sum(usage.get(u, 0) for u in indexing_users.get(id(o), ()))
-            for o in fusion.operands}
-
-
-def emitted_instruction_count(fusion: HloInstruction, producer: HloInstruction) -> int:
-    """How many times the elemental emitter would generate ``producer`` (an operand of
-    ``fusion``) if fused into ``fusion``; see :func:`emitted_instruction_counts`."""
-    return emitted_instruction_counts(fusion).get(id(producer), 0)
-
-
-def code_duplication_too_high(fusion: HloInstruction, producer: HloInstruction,
-                              cache: FusionAnalysisCache | None = None) -> bool:
-    if producer.opcode == "broadcast":
-        return False
-    if cache is None:
-        n = emitted_instruction_count(fusion, producer)
-    else:
-        n = cache.get("emitted", fusion, emitted_instruction_counts).get(id(producer), 0)
-    return n > ALLOWED_CODE_DUPLICATION or (producer.opcode in _OPS_INVALIDATING_CACHE and n > 1)
-
-
-# ----------------------------------------------------------------------------- analyses of fusions
-class FusionAnalysisCache:
-    """Results of walks over fused computations, kept per fusion instruction until the pass
-    that owns the cache changes that fusion (:meth:`invalidate`).
-
-    A fusion pass asks the same questions about a fusion for each of its operands and
-    again after every producer it fuses in; walking the fused body for each question
-    made instruction fusion quadratic in the size of its fusions. Entries are keyed by
-    ``id``: the owner keeps every instruction it asks about alive while the cache lives.
-    A cache made with ``enabled=False`` (as in the pass context's ``reference_mode``)
-    keeps nothing.
-    """
-
-    def __init__(self, enabled: bool = True) -> None:
-        self.enabled = enabled
-        self._entries: dict[int, dict[str, Any]] = {}
-
-    def get(self, what: str, fusion: HloInstruction,
-            compute: Callable[[HloInstruction], Any]) -> Any:
-        """``compute(fusion)``, cached under ``(fusion, what)``."""
-        if not self.enabled:
-            return compute(fusion)
-        entry = self._entries.setdefault(id(fusion), {})
-        if what not in entry:
-            entry[what] = compute(fusion)
-        return entry[what]
-
-    def invalidate(self, fusion: HloInstruction) -> None:
-        """Forget everything about ``fusion`` (its fused computation changed)."""
-        self._entries.pop(id(fusion), None)
-
-    def reuses_operand_elements(self, instr: HloInstruction, i: int) -> bool:
-        """:func:`reuses_operand_elements`, one walk per fusion while it is unchanged."""
-        if instr.opcode != "fusion" or not self.enabled:
-            return reuses_operand_elements(instr, i)
-        return self.get("uses", instr, fused_parameter_uses)[i] == UseKind.REUSE
 
 
 # ----------------------------------------------------------------------------- stable softmax guard
