@@ -580,6 +580,7 @@ class ReductionConsumerFusion(HloPass):
         comp.add_instruction(fusion)
         ids = {id(m) for m in members}
         gtes: list[HloInstruction] = []
+        read_as: list[tuple[HloInstruction, HloInstruction]] = []   # (member, its value now)
         for k, m in enumerate(body.outputs):
             out = fusion
             if len(body.outputs) > 1:
@@ -587,20 +588,17 @@ class ReductionConsumerFusion(HloPass):
                     "get-tuple-element", m.shape, [fusion], {"index": k},
                     name=module.unique_name("get-tuple-element")))
                 gtes.append(out)
-            for u in [u for u in m.users if id(u) not in ids]:
-                u.replace_operands(m, out)
-            if m.is_root:
-                comp.root = out
-            for view, source in body.views:
-                if source is not m:
-                    continue
+            read_as.append((m, out))
+            for view in [v for v, source in body.views if source is m]:
                 alias = comp.add_instruction(HloInstruction(
                     "bitcast", view.shape, [out], name=module.unique_name(view.name)))
                 gtes.append(alias)
-                for u in [u for u in view.users if id(u) not in ids]:
-                    u.replace_operands(view, alias)
-                if view.is_root:
-                    comp.root = alias
+                read_as.append((view, alias))
+        for m, value in read_as:
+            for u in [u for u in m.users if id(u) not in ids]:
+                u.replace_operands(m, value)
+            if m.is_root:
+                comp.root = value
         removed: list[HloInstruction] = []
         for m in reversed(members):
             operands = m.operands

@@ -39,7 +39,7 @@ from ..interpreter.evaluator import describe
 from .conv_kernels import (ConvSpec, DirectSpec, WeightGradSpec, compiled, direct_kernel,
                            lanes, tile_registers, weight_grad_kernel)
 from .conv_plan import ConvGeometry, even_split
-from .thunks import aligned_empty, cores, shared_pool
+from .thunks import aligned, cores, shared_pool
 
 log = logging.getLogger("xlapy.cpu")
 
@@ -65,12 +65,6 @@ WGRAD_ITEM_IMAGES = 4
 PARALLEL_FLOPS = 8e6
 #: Work items (image chunks) per pool thread: enough to even out a busy core.
 ITEMS_PER_THREAD = 8
-
-
-def vector_aligned(shape: tuple[int, ...], zero: bool = False) -> np.ndarray:
-    """An f32 array of ``shape`` starting on a cache line: the kernels' vector loads and
-    stores then never straddle two lines (NumPy's own allocations are 16-byte aligned)."""
-    return aligned_empty(4 * prod(shape), zero=zero).view(np.float32).reshape(shape)
 
 
 def _major_to_minor(instr: HloInstruction, k: int | None) -> list[int]:
@@ -167,7 +161,7 @@ class WeightGradDirect(_Direct):
             acc = state.get("acc")
             if acc is None:
                 acc = state["acc"] = np.zeros(self.shape4[2], np.float32)
-                state["part"] = vector_aligned(self.shape4[2])
+                state["part"] = aligned(self.shape4[2], np.float32)
                 partials.append(acc)          # list.append is atomic
             part = state["part"]
             part.fill(0)
@@ -232,17 +226,17 @@ class ConvDirect(_Direct):
         if self.pads and not np.isfinite(w).all():
             return False
         if self.spec.bias:             # the kernel reads the bias right after the weights
-            wb = vector_aligned((w.size + self.g.o,))
+            wb = aligned((w.size + self.g.o,), np.float32)
             wb[:w.size].reshape(w.shape)[...] = w
             wb[w.size:] = bias
             w = wb
         elif not w.flags.c_contiguous or w.ctypes.data % 64:
-            wa = vector_aligned(self.shape4[1])
+            wa = aligned(self.shape4[1], np.float32)
             wa[...] = w
             w = wa
         x = np.ascontiguousarray(lhs.transpose(self.x_perm), np.float32).reshape(self.shape4[0])
         y = out.transpose(self.y_perm).reshape(self.shape4[2])
-        target = y if y.flags.c_contiguous else vector_aligned(self.shape4[2])
+        target = y if y.flags.c_contiguous else aligned(self.shape4[2], np.float32)
         xp, wp, yp, kernel = x.ctypes.data, w.ctypes.data, target.ctypes.data, self.kernel
         if self.parallel:
             shared_pool().parallel_for(self.items,

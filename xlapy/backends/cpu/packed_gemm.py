@@ -40,7 +40,7 @@ from ...errors import InvalidArgumentError
 from . import blas_lib
 from .packed_kernels import DRIVER_SLOTS, PACK_KEYS, SHAPES, kernel
 from .thread_pool import cores
-from .thunks import address_of, aligned_empty
+from .thunks import address_of, aligned
 
 #: The f32 products :func:`f32_wanted` names run here by default on AVX-512 CPUs;
 #: ``XLAPY_F32_GEMM=openblas`` keeps them in OpenBLAS, ``=packed`` brings them here even
@@ -137,12 +137,6 @@ class Scratch:
         if buf is None or buf.shape != shape or buf.dtype != dtype:
             buf = bufs[name] = aligned(shape, dtype, zero=True)
         return buf
-
-
-def aligned(shape: tuple, dtype: Any, zero: bool = False) -> np.ndarray:
-    """A C-contiguous ``shape`` array whose data starts on a 64-byte line."""
-    dtype = np.dtype(dtype)
-    return aligned_empty(prod(shape) * dtype.itemsize, zero=zero).view(dtype).reshape(shape)
 
 
 def k_words(k: int, operand: str) -> int:
